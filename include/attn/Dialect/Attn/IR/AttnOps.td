@@ -1,0 +1,344 @@
+//===- AttnOps.td - attn dialect ops -------------------------*- tablegen -*-===//
+//
+// Op and attribute names here are a contract (see DESIGN.md): other tools
+// write this IR in generic form, so they must not change.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_DIALECT_ATTN_IR_ATTNOPS_TD
+#define ATTN_DIALECT_ATTN_IR_ATTNOPS_TD
+
+include "attn/Dialect/Attn/IR/AttnDialect.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/IR/BuiltinAttributes.td"
+include "mlir/IR/CommonAttrConstraints.td"
+
+//===----------------------------------------------------------------------===//
+// Type constraints
+//===----------------------------------------------------------------------===//
+
+def Attn_FloatElement : AnyTypeOf<[F16, BF16, F32, F64], "f16, bf16, f32 or f64">;
+def Attn_FloatTensor : RankedTensorOf<[F16, BF16, F32, F64]>;
+def Attn_BoolTensor : RankedTensorOf<[I1]>;
+def Attn_MaskTensor : RankedTensorOf<[I1, F16, BF16, F32, F64]>;
+
+//===----------------------------------------------------------------------===//
+// attn.matmul
+//===----------------------------------------------------------------------===//
+
+def Attn_MatmulOp : Attn_Op<"matmul", [Pure]> {
+  let summary = "batched matrix product (torch.matmul)";
+  let description = [{
+    `torch.matmul` for operands of rank >= 2: `lhs` is `[..., M, K]`, `rhs`
+    is `[..., K, N]`, the result is `[..., M, N]`; the batch dims broadcast
+    as in NumPy. Both operands have the same element type; products
+    accumulate in f32 (f64 for f64) and round to the element type once.
+
+    ```mlir
+    %s = attn.matmul %q, %kt : (tensor<2x8x128x64xf16>, tensor<2x1x64x128xf16>)
+                               -> tensor<2x8x128x128xf16>
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$lhs, Attn_FloatTensor:$rhs);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` functional-type(operands, results)
+  }];
+  let builders = [
+    // Infers the result type from the operands (static where they are).
+    OpBuilder<(ins "::mlir::Value":$lhs, "::mlir::Value":$rhs)>
+  ];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// attn.transpose
+//===----------------------------------------------------------------------===//
+
+def Attn_TransposeOp : Attn_Op<"transpose", [Pure]> {
+  let summary = "swap two dims (torch.transpose)";
+  let description = [{
+    `torch.transpose(input, dim0, dim1)`; negative dims count from the end.
+
+    ```mlir
+    %kt = attn.transpose %k dims(-2, -1) : tensor<2x8x128x64xf32> -> tensor<2x8x64x128xf32>
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$input, I64Attr:$dim0, I64Attr:$dim1);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `dims` `(` $dim0 `,` $dim1 `)` attr-dict `:` type($input) `->` type($result)
+  }];
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$input, "int64_t":$dim0, "int64_t":$dim1)>
+  ];
+  let extraClassDeclaration = [{
+    /// The two dims, made non-negative (valid after verification).
+    std::pair<int64_t, int64_t> getNormalizedDims();
+  }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise binary ops
+//===----------------------------------------------------------------------===//
+
+class Attn_BinaryOp<string mnemonic, string torchName, list<Trait> traits = []>
+    : Attn_Op<mnemonic, !listconcat(traits, [Pure])> {
+  let summary = "elementwise " # torchName # " with broadcasting";
+  let description = [{
+    Elementwise `}] # torchName # [{` with NumPy broadcasting. A rank-0
+    operand is a scalar: as in PyTorch, it takes the other operand's element
+    type. Otherwise both element types match.
+
+    ```mlir
+    %c = arith.constant dense<0.125> : tensor<f32>
+    %r = attn.}] # mnemonic # [{ %s, %c : (tensor<8x128x128xf32>, tensor<f32>) -> tensor<8x128x128xf32>
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$lhs, Attn_FloatTensor:$rhs);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` functional-type(operands, results)
+  }];
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$lhs, "::mlir::Value":$rhs), [{
+      build($_builder, $_state,
+            ::mlir::attn::inferElementwiseType({lhs, rhs}), lhs, rhs);
+    }]>
+  ];
+  let hasVerifier = 1;
+}
+
+def Attn_MulOp : Attn_BinaryOp<"mul", "multiplication (torch.mul)", [Commutative]> {
+  let hasFolder = 1;
+}
+def Attn_DivOp : Attn_BinaryOp<"div", "true division (torch.div)"> {
+  let hasFolder = 1;
+}
+def Attn_AddOp : Attn_BinaryOp<"add", "addition (torch.add)", [Commutative]>;
+def Attn_SubOp : Attn_BinaryOp<"sub", "subtraction (torch.sub)">;
+
+//===----------------------------------------------------------------------===//
+// attn.masked_fill
+//===----------------------------------------------------------------------===//
+
+def Attn_MaskedFillOp : Attn_Op<"masked_fill", [Pure]> {
+  let summary = "fill positions where a mask is true (Tensor.masked_fill)";
+  let description = [{
+    `Tensor.masked_fill(mask, value)` and the in-place `masked_fill_`: the
+    result equals `input` except where the broadcast `mask` is true, where it
+    is `value` rounded to the element type. The mask broadcasts to the
+    input's shape; the result has the input's type.
+
+    ```mlir
+    %m = attn.masked_fill %s, %mask value(0xFFF0000000000000)
+        : (tensor<2x8x128x128xf32>, tensor<128x128xi1>) -> tensor<2x8x128x128xf32>
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$input, Attn_BoolTensor:$mask, F64Attr:$value);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $mask `value` `(` $value `)` attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// attn.where
+//===----------------------------------------------------------------------===//
+
+def Attn_WhereOp : Attn_Op<"where", [Pure]> {
+  let summary = "select elementwise (torch.where)";
+  let description = [{
+    `torch.where(cond, a, b)`: `a` where `cond` is true, else `b`; the three
+    operands broadcast together. A rank-0 `a` or `b` is a scalar.
+
+    ```mlir
+    %r = attn.where %mask, %s, %neg : (tensor<128x128xi1>, tensor<8x128x128xf32>, tensor<f32>)
+                                      -> tensor<8x128x128xf32>
+    ```
+  }];
+  let arguments = (ins Attn_BoolTensor:$cond, Attn_FloatTensor:$a, Attn_FloatTensor:$b);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = [{
+    $cond `,` $a `,` $b attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// attn.softmax
+//===----------------------------------------------------------------------===//
+
+def Attn_SoftmaxOp : Attn_Op<"softmax", [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "softmax along one dim (torch.softmax)";
+  let description = [{
+    `torch.softmax(input, dim)`, computed in the element type's accumulation
+    precision (f32 for f16/bf16). A slice whose entries are all `-inf` gives
+    NaN, as in PyTorch.
+
+    ```mlir
+    %p = attn.softmax %m dim(-1) : tensor<2x8x128x128xf32>
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$input, I64Attr:$dim);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = "$input `dim` `(` $dim `)` attr-dict `:` type($input)";
+  let extraClassDeclaration = [{
+    /// The softmax dim, made non-negative (valid after verification).
+    int64_t getNormalizedDim();
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// attn.cast
+//===----------------------------------------------------------------------===//
+
+def Attn_CastOp : Attn_Op<"cast", [Pure]> {
+  let summary = "convert the element type (Tensor.to(dtype))";
+  let description = [{
+    `Tensor.to(dtype)` between f16, bf16, f32 and f64 (round to nearest
+    even). The shape does not change.
+
+    ```mlir
+    %f = attn.cast %s : tensor<8x128x128xf16> -> tensor<8x128x128xf32>
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$input);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// attn.dropout
+//===----------------------------------------------------------------------===//
+
+def Attn_DropoutOp : Attn_Op<"dropout", [AllTypesMatch<["input", "result"]>]> {
+  let summary = "dropout (F.dropout)";
+  let description = [{
+    `F.dropout(input, p, training=train)`: with `train` true, each element
+    is zeroed with probability `p` and the rest are scaled by `1 / (1 - p)`;
+    with `train` false, or `p = 0`, it is the identity and folds away.
+    `p` is in [0, 1). Not `Pure`: it draws random numbers.
+
+    ```mlir
+    %d = attn.dropout %p p(1.000000e-01) train(true) : tensor<8x128x128xf32>
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$input, F64Attr:$p, BoolAttr:$train);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `p` `(` $p `)` `train` `(` $train `)` attr-dict `:` type($input)
+  }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// attn.repeat_interleave
+//===----------------------------------------------------------------------===//
+
+def Attn_RepeatInterleaveOp : Attn_Op<"repeat_interleave", [Pure]> {
+  let summary = "repeat each slice along a dim (torch.repeat_interleave)";
+  let description = [{
+    `torch.repeat_interleave(input, repeats, dim)` with an integer
+    `repeats`: slice `i` of `dim` becomes slices `i * repeats` ...
+    `i * repeats + repeats - 1`. Grouped-query attention uses it to expand
+    `H_kv` key/value heads to `H` query heads.
+
+    ```mlir
+    %k8 = attn.repeat_interleave %k repeats(4) dim(1)
+        : tensor<2x2x128x64xf16> -> tensor<2x8x128x64xf16>
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$input, I64Attr:$repeats, I64Attr:$dim);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `repeats` `(` $repeats `)` `dim` `(` $dim `)` attr-dict `:` type($input) `->` type($result)
+  }];
+  let extraClassDeclaration = [{
+    /// The dim, made non-negative (valid after verification).
+    int64_t getNormalizedDim();
+  }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// attn.sdpa
+//===----------------------------------------------------------------------===//
+
+def Attn_SdpaOp : Attn_Op<"sdpa"> {
+  let summary = "fused scaled dot-product attention (F.scaled_dot_product_attention)";
+  let description = [{
+    `F.scaled_dot_product_attention(query, key, value, attn_mask, dropout_p,
+    is_causal, scale)` with query `[..., L, E]`, key `[..., S, E]`, value
+    `[..., S, Ev]` and result `[..., L, Ev]`.
+
+    The exact function (this is the contract the fusion pass and every
+    lowering keep):
+
+    1. `s = (query . key^T) * scale`, accumulated in f32 (f64 for f64 inputs).
+       `scale` defaults to `1/sqrt(E)` when absent.
+    2. A boolean `mask` (i1, true = the position takes part) sets the
+       positions where it is false to `masked_value`; `is_causal` sets the
+       positions `j > i` (top-left aligned, as PyTorch's
+       `torch.ones(L, S).tril()`) to `masked_value`. `masked_value` defaults
+       to `-inf` and is first rounded to the element type, as a
+       `masked_fill` on a tensor of that type would. A float `mask` is added
+       to `s`. `is_causal` and a mask may be given together; both apply.
+    3. `p = softmax(s)` along S. A row whose scores are all `-inf` gives NaN
+       (exactly as `torch.softmax` does for the unfused chain); with a finite
+       `masked_value`, a fully masked row averages `value` uniformly.
+    4. With `dropout_p > 0`, `p` is dropped out as `F.dropout(p, dropout_p)`.
+    5. `result = p . value`, rounded to the element type once.
+
+    Batch dims: key and value share their batch dims; each equals the
+    query's or is 1 (broadcast); the head dim (third from the end) may also
+    divide the query's (grouped-query attention: query head `h` reads
+    key/value head `h / (Hq / Hkv)`, as `repeat_interleave` gives). The mask
+    broadcasts to `[..., L, S]`.
+
+    ```mlir
+    %o = attn.sdpa %q, %k, %v {is_causal = true, scale = 1.250000e-01 : f64}
+        : (tensor<2x8x128x64xf16>, tensor<2x8x128x64xf16>, tensor<2x8x128x64xf16>)
+          -> tensor<2x8x128x64xf16>
+    %o2 = attn.sdpa %q, %k, %v, %mask
+        : (tensor<2x8x128x64xf32>, tensor<2x8x128x64xf32>, tensor<2x8x128x64xf32>,
+           tensor<2x1x1x128xi1>) -> tensor<2x8x128x64xf32>
+    ```
+  }];
+  let arguments = (ins
+    Attn_FloatTensor:$query,
+    Attn_FloatTensor:$key,
+    Attn_FloatTensor:$value,
+    Optional<Attn_MaskTensor>:$mask,
+    OptionalAttr<F64Attr>:$scale,
+    DefaultValuedAttr<BoolAttr, "false">:$is_causal,
+    DefaultValuedAttr<F64Attr, "0.0">:$dropout_p,
+    OptionalAttr<F64Attr>:$masked_value
+  );
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value (`,` $mask^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let extraClassDeclaration = [{
+    /// The scale applied to q.k^T: the attribute, or 1/sqrt(E) when absent.
+    double getEffectiveScale();
+    /// The score given to masked-out positions: the attribute or -inf.
+    double getEffectiveMaskedValue();
+    /// True when the mask operand is boolean (i1).
+    bool hasBoolMask();
+    /// True when the mask operand is additive (a float tensor).
+    bool hasAdditiveMask();
+  }];
+  let hasVerifier = 1;
+  let hasCanonicalizer = 1;
+}
+
+#endif // ATTN_DIALECT_ATTN_IR_ATTNOPS_TD

@@ -1,0 +1,562 @@
+//===- AttnOps.cpp - attn dialect ops: builders, verifiers, folders -------===//
+
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+#define GET_OP_CLASSES
+#include "attn/Dialect/Attn/IR/AttnOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// Shape helpers
+//===----------------------------------------------------------------------===//
+
+bool mlir::attn::isAttnFloatType(Type type) {
+  return type.isF16() || type.isBF16() || type.isF32() || type.isF64();
+}
+
+/// Prints a shape as `2x8x?x64` (`scalar` for rank 0), for diagnostics.
+static std::string shapeStr(ArrayRef<int64_t> shape) {
+  if (shape.empty())
+    return "scalar";
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  llvm::interleave(
+      shape, os,
+      [&](int64_t d) {
+        if (ShapedType::isDynamic(d))
+          os << "?";
+        else
+          os << d;
+      },
+      "x");
+  return s;
+}
+
+static std::string typeStr(Type type) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << type;
+  return s;
+}
+
+FailureOr<SmallVector<int64_t>>
+mlir::attn::broadcastShapes(ArrayRef<int64_t> a, ArrayRef<int64_t> b) {
+  size_t rank = std::max(a.size(), b.size());
+  SmallVector<int64_t> result(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (da == 1) {
+      result[i] = db;
+    } else if (db == 1) {
+      result[i] = da;
+    } else if (ShapedType::isDynamic(da)) {
+      result[i] = db;
+    } else if (ShapedType::isDynamic(db) || da == db) {
+      result[i] = da;
+    } else {
+      return failure();
+    }
+  }
+  return result;
+}
+
+/// True when `actual` can hold values of shape `expected`: same rank and
+/// equal sizes wherever both are static.
+static bool isCompatibleShape(ArrayRef<int64_t> expected,
+                              ArrayRef<int64_t> actual) {
+  if (expected.size() != actual.size())
+    return false;
+  for (auto [e, a] : llvm::zip_equal(expected, actual))
+    if (!ShapedType::isDynamic(e) && !ShapedType::isDynamic(a) && e != a)
+      return false;
+  return true;
+}
+
+static bool sameStaticOrDynamic(int64_t a, int64_t b) {
+  return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
+}
+
+RankedTensorType mlir::attn::inferElementwiseType(ArrayRef<Value> operands) {
+  SmallVector<int64_t> shape;
+  Type elementType, scalarElementType;
+  for (Value v : operands) {
+    auto type = cast<RankedTensorType>(v.getType());
+    FailureOr<SmallVector<int64_t>> b = broadcastShapes(shape, type.getShape());
+    if (failed(b))
+      return {};
+    shape = *b;
+    Type et = type.getElementType();
+    if (!isAttnFloatType(et))
+      continue;
+    // PyTorch's scalar rule: a rank-0 operand takes the others' type.
+    if (type.getRank() > 0 && !elementType)
+      elementType = et;
+    if (type.getRank() == 0 && !scalarElementType)
+      scalarElementType = et;
+  }
+  if (!elementType)
+    elementType = scalarElementType;
+  if (!elementType)
+    return {};
+  return RankedTensorType::get(shape, elementType);
+}
+
+static int64_t normalizeDim(int64_t dim, int64_t rank) {
+  return dim < 0 ? dim + rank : dim;
+}
+
+/// Checks that `dim` names a dim of a rank-`rank` tensor, PyTorch style.
+static LogicalResult verifyDimInRange(Operation *op, StringRef name,
+                                      int64_t dim, int64_t rank) {
+  if (dim < -rank || dim >= rank)
+    return op->emitOpError() << "'" << name << "' " << dim
+                             << " is out of range for rank " << rank
+                             << " (expected [" << -rank << ", " << rank - 1
+                             << "])";
+  return success();
+}
+
+/// Checks the result type against the one the operands imply.
+static LogicalResult verifyResultType(Operation *op, RankedTensorType expected,
+                                      Type actual) {
+  auto actualType = cast<RankedTensorType>(actual);
+  if (expected.getElementType() != actualType.getElementType())
+    return op->emitOpError()
+           << "result element type " << actualType.getElementType()
+           << " does not match the expected " << expected.getElementType();
+  if (!isCompatibleShape(expected.getShape(), actualType.getShape()))
+    return op->emitOpError()
+           << "result shape " << shapeStr(actualType.getShape())
+           << " does not match the expected "
+           << shapeStr(expected.getShape());
+  return success();
+}
+
+/// Element types of floating operands in an elementwise op: all equal, except
+/// that rank-0 operands (scalars) may differ.
+static LogicalResult verifyElementwiseOperands(Operation *op,
+                                               ArrayRef<Value> operands,
+                                               ArrayRef<StringRef> names) {
+  Value first;
+  StringRef firstName;
+  for (auto [v, name] : llvm::zip_equal(operands, names)) {
+    auto type = cast<RankedTensorType>(v.getType());
+    if (type.getRank() == 0)
+      continue;
+    if (!first) {
+      first = v;
+      firstName = name;
+      continue;
+    }
+    Type a = cast<RankedTensorType>(first.getType()).getElementType();
+    if (a != type.getElementType())
+      return op->emitOpError()
+             << "element types differ: '" << firstName << "' is " << a
+             << " but '" << name << "' is " << type.getElementType();
+  }
+  SmallVector<int64_t> shape;
+  std::string seen;
+  for (auto [v, name] : llvm::zip_equal(operands, names)) {
+    auto type = cast<RankedTensorType>(v.getType());
+    FailureOr<SmallVector<int64_t>> b = broadcastShapes(shape, type.getShape());
+    if (failed(b))
+      return op->emitOpError()
+             << "shape " << shapeStr(type.getShape()) << " of '" << name
+             << "' does not broadcast with " << shapeStr(shape) << " ("
+             << seen << ")";
+    shape = *b;
+    seen += (seen.empty() ? "" : ", ") + std::string("'") + name.str() + "'";
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// MatmulOp
+//===----------------------------------------------------------------------===//
+
+/// The result type of torch.matmul for rank >= 2 operands, or null.
+static RankedTensorType inferMatmulType(RankedTensorType lhs,
+                                        RankedTensorType rhs) {
+  if (lhs.getRank() < 2 || rhs.getRank() < 2)
+    return {};
+  FailureOr<SmallVector<int64_t>> batch = broadcastShapes(
+      lhs.getShape().drop_back(2), rhs.getShape().drop_back(2));
+  if (failed(batch))
+    return {};
+  SmallVector<int64_t> shape = *batch;
+  shape.push_back(lhs.getShape()[lhs.getRank() - 2]);
+  shape.push_back(rhs.getShape().back());
+  return RankedTensorType::get(shape, lhs.getElementType());
+}
+
+void MatmulOp::build(OpBuilder &builder, OperationState &state, Value lhs,
+                     Value rhs) {
+  build(builder, state,
+        inferMatmulType(cast<RankedTensorType>(lhs.getType()),
+                        cast<RankedTensorType>(rhs.getType())),
+        lhs, rhs);
+}
+
+LogicalResult MatmulOp::verify() {
+  auto lhs = cast<RankedTensorType>(getLhs().getType());
+  auto rhs = cast<RankedTensorType>(getRhs().getType());
+  if (lhs.getRank() < 2)
+    return emitOpError() << "'lhs' must have rank >= 2, got shape "
+                         << shapeStr(lhs.getShape());
+  if (rhs.getRank() < 2)
+    return emitOpError() << "'rhs' must have rank >= 2, got shape "
+                         << shapeStr(rhs.getShape());
+  if (lhs.getElementType() != rhs.getElementType())
+    return emitOpError() << "element types differ: 'lhs' is "
+                         << lhs.getElementType() << " but 'rhs' is "
+                         << rhs.getElementType();
+  int64_t k0 = lhs.getShape().back();
+  int64_t k1 = rhs.getShape()[rhs.getRank() - 2];
+  if (!sameStaticOrDynamic(k0, k1))
+    return emitOpError() << "contraction dims differ: 'lhs' "
+                         << shapeStr(lhs.getShape()) << " has " << k0
+                         << " columns but 'rhs' " << shapeStr(rhs.getShape())
+                         << " has " << k1 << " rows";
+  RankedTensorType expected = inferMatmulType(lhs, rhs);
+  if (!expected)
+    return emitOpError() << "batch dims of 'lhs' ("
+                         << shapeStr(lhs.getShape().drop_back(2))
+                         << ") and 'rhs' ("
+                         << shapeStr(rhs.getShape().drop_back(2))
+                         << ") do not broadcast";
+  return verifyResultType(*this, expected, getType());
+}
+
+//===----------------------------------------------------------------------===//
+// TransposeOp
+//===----------------------------------------------------------------------===//
+
+void TransposeOp::build(OpBuilder &builder, OperationState &state, Value input,
+                        int64_t dim0, int64_t dim1) {
+  auto type = cast<RankedTensorType>(input.getType());
+  SmallVector<int64_t> shape(type.getShape());
+  std::swap(shape[normalizeDim(dim0, type.getRank())],
+            shape[normalizeDim(dim1, type.getRank())]);
+  build(builder, state, RankedTensorType::get(shape, type.getElementType()),
+        input, dim0, dim1);
+}
+
+std::pair<int64_t, int64_t> TransposeOp::getNormalizedDims() {
+  int64_t rank = getInput().getType().getRank();
+  int64_t a = normalizeDim(getDim0(), rank);
+  int64_t b = normalizeDim(getDim1(), rank);
+  return {std::min(a, b), std::max(a, b)};
+}
+
+LogicalResult TransposeOp::verify() {
+  auto type = getInput().getType();
+  int64_t rank = type.getRank();
+  if (failed(verifyDimInRange(*this, "dim0", getDim0(), rank)) ||
+      failed(verifyDimInRange(*this, "dim1", getDim1(), rank)))
+    return failure();
+  SmallVector<int64_t> shape(type.getShape());
+  std::swap(shape[normalizeDim(getDim0(), rank)],
+            shape[normalizeDim(getDim1(), rank)]);
+  return verifyResultType(
+      *this, RankedTensorType::get(shape, type.getElementType()), getType());
+}
+
+OpFoldResult TransposeOp::fold(FoldAdaptor) {
+  auto [a, b] = getNormalizedDims();
+  if (a == b && getInput().getType() == getType())
+    return getInput();
+  // transpose(transpose(x, a, b), a, b) == x.
+  if (auto inner = getInput().getDefiningOp<TransposeOp>())
+    if (inner.getNormalizedDims() == std::make_pair(a, b) &&
+        inner.getInput().getType() == getType())
+      return inner.getInput();
+  return {};
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise binary ops
+//===----------------------------------------------------------------------===//
+
+static LogicalResult verifyBinaryOp(Operation *op) {
+  SmallVector<Value> operands(op->getOperands());
+  if (failed(verifyElementwiseOperands(op, operands, {"lhs", "rhs"})))
+    return failure();
+  return verifyResultType(op, inferElementwiseType(operands),
+                          op->getResult(0).getType());
+}
+
+LogicalResult MulOp::verify() { return verifyBinaryOp(*this); }
+LogicalResult DivOp::verify() { return verifyBinaryOp(*this); }
+LogicalResult AddOp::verify() { return verifyBinaryOp(*this); }
+LogicalResult SubOp::verify() { return verifyBinaryOp(*this); }
+
+/// True when `attr` is a float splat constant equal to `value`.
+static bool isSplatFloat(Attribute attr, double value) {
+  auto dense = dyn_cast_if_present<DenseFPElementsAttr>(attr);
+  if (!dense || !dense.isSplat())
+    return false;
+  return dense.getSplatValue<APFloat>().convertToDouble() == value;
+}
+
+OpFoldResult MulOp::fold(FoldAdaptor adaptor) {
+  // x * 1 == x exactly (NaN and signed zeros included).
+  if (isSplatFloat(adaptor.getRhs(), 1.0) && getLhs().getType() == getType())
+    return getLhs();
+  if (isSplatFloat(adaptor.getLhs(), 1.0) && getRhs().getType() == getType())
+    return getRhs();
+  return {};
+}
+
+OpFoldResult DivOp::fold(FoldAdaptor adaptor) {
+  if (isSplatFloat(adaptor.getRhs(), 1.0) && getLhs().getType() == getType())
+    return getLhs();
+  return {};
+}
+
+//===----------------------------------------------------------------------===//
+// MaskedFillOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult MaskedFillOp::verify() {
+  auto input = getInput().getType();
+  auto mask = getMask().getType();
+  FailureOr<SmallVector<int64_t>> b =
+      broadcastShapes(input.getShape(), mask.getShape());
+  if (failed(b) || !isCompatibleShape(*b, input.getShape()) ||
+      mask.getRank() > input.getRank())
+    return emitOpError() << "'mask' of shape " << shapeStr(mask.getShape())
+                         << " does not broadcast to the input shape "
+                         << shapeStr(input.getShape());
+  if (getType() != input)
+    return emitOpError() << "result type " << getType()
+                         << " differs from the input type " << input;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// WhereOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult WhereOp::verify() {
+  SmallVector<Value> operands(getOperands());
+  if (failed(verifyElementwiseOperands(*this, {getA(), getB()}, {"a", "b"})) ||
+      failed(verifyElementwiseOperands(*this, operands, {"cond", "a", "b"})))
+    return failure();
+  return verifyResultType(*this, inferElementwiseType(operands), getType());
+}
+
+//===----------------------------------------------------------------------===//
+// SoftmaxOp
+//===----------------------------------------------------------------------===//
+
+int64_t SoftmaxOp::getNormalizedDim() {
+  return normalizeDim(getDim(), getInput().getType().getRank());
+}
+
+LogicalResult SoftmaxOp::verify() {
+  int64_t rank = getInput().getType().getRank();
+  if (rank == 0)
+    return emitOpError() << "'input' must have rank >= 1";
+  return verifyDimInRange(*this, "dim", getDim(), rank);
+}
+
+//===----------------------------------------------------------------------===//
+// CastOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult CastOp::verify() {
+  auto input = getInput().getType();
+  if (!isCompatibleShape(input.getShape(), getType().getShape()))
+    return emitOpError() << "result shape " << shapeStr(getType().getShape())
+                         << " differs from the input shape "
+                         << shapeStr(input.getShape());
+  return success();
+}
+
+/// True when every value of `narrow` is exactly representable in `wide`.
+static bool isExactWidening(Type narrow, Type wide) {
+  if (narrow == wide)
+    return true;
+  if (narrow.isF16() || narrow.isBF16())
+    return wide.isF32() || wide.isF64();
+  return narrow.isF32() && wide.isF64();
+}
+
+OpFoldResult CastOp::fold(FoldAdaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  // narrow -> wide -> narrow is the identity when the widening is exact.
+  if (auto inner = getInput().getDefiningOp<CastOp>()) {
+    Type mid = inner.getType().getElementType();
+    if (inner.getInput().getType() == getType() &&
+        isExactWidening(getType().getElementType(), mid))
+      return inner.getInput();
+  }
+  return {};
+}
+
+//===----------------------------------------------------------------------===//
+// DropoutOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult DropoutOp::verify() {
+  double p = getP().convertToDouble();
+  if (!(p >= 0.0 && p < 1.0))
+    return emitOpError() << "'p' must be in [0, 1), got " << p;
+  return success();
+}
+
+OpFoldResult DropoutOp::fold(FoldAdaptor) {
+  if (!getTrain() || getP().convertToDouble() == 0.0)
+    return getInput();
+  return {};
+}
+
+//===----------------------------------------------------------------------===//
+// RepeatInterleaveOp
+//===----------------------------------------------------------------------===//
+
+int64_t RepeatInterleaveOp::getNormalizedDim() {
+  return normalizeDim(getDim(), getInput().getType().getRank());
+}
+
+LogicalResult RepeatInterleaveOp::verify() {
+  auto input = getInput().getType();
+  if (failed(verifyDimInRange(*this, "dim", getDim(), input.getRank())))
+    return failure();
+  if (getRepeats() < 1)
+    return emitOpError() << "'repeats' must be >= 1, got " << getRepeats();
+  SmallVector<int64_t> shape(input.getShape());
+  int64_t &d = shape[getNormalizedDim()];
+  if (!ShapedType::isDynamic(d))
+    d *= getRepeats();
+  return verifyResultType(
+      *this, RankedTensorType::get(shape, input.getElementType()), getType());
+}
+
+OpFoldResult RepeatInterleaveOp::fold(FoldAdaptor) {
+  if (getRepeats() == 1 && getInput().getType() == getType())
+    return getInput();
+  return {};
+}
+
+//===----------------------------------------------------------------------===//
+// SdpaOp
+//===----------------------------------------------------------------------===//
+
+double SdpaOp::getEffectiveScale() {
+  if (std::optional<APFloat> scale = getScale())
+    return scale->convertToDouble();
+  int64_t e = getQuery().getType().getShape().back();
+  return 1.0 / std::sqrt(static_cast<double>(e));
+}
+
+double SdpaOp::getEffectiveMaskedValue() {
+  if (std::optional<APFloat> v = getMaskedValue())
+    return v->convertToDouble();
+  return -std::numeric_limits<double>::infinity();
+}
+
+bool SdpaOp::hasBoolMask() {
+  return getMask() &&
+         cast<RankedTensorType>(getMask().getType()).getElementType().isInteger(
+             1);
+}
+
+bool SdpaOp::hasAdditiveMask() { return getMask() && !hasBoolMask(); }
+
+LogicalResult SdpaOp::verify() {
+  auto q = getQuery().getType();
+  auto k = getKey().getType();
+  auto v = getValue().getType();
+  int64_t rank = q.getRank();
+  if (rank < 2)
+    return emitOpError() << "'query' must have rank >= 2 ([..., L, E]), got "
+                            "shape "
+                         << shapeStr(q.getShape());
+  if (k.getRank() != rank || v.getRank() != rank)
+    return emitOpError() << "'query', 'key' and 'value' must have the same "
+                            "rank, got shapes "
+                         << shapeStr(q.getShape()) << ", "
+                         << shapeStr(k.getShape()) << " and "
+                         << shapeStr(v.getShape());
+  Type et = q.getElementType();
+  if (k.getElementType() != et || v.getElementType() != et)
+    return emitOpError() << "'query', 'key' and 'value' must share one "
+                            "element type, got "
+                         << et << ", " << k.getElementType() << " and "
+                         << v.getElementType();
+  ArrayRef<int64_t> qs = q.getShape(), ks = k.getShape(), vs = v.getShape();
+  int64_t l = qs[rank - 2], e = qs[rank - 1];
+  int64_t s = ks[rank - 2], ev = vs[rank - 1];
+  if (!sameStaticOrDynamic(ks[rank - 1], e))
+    return emitOpError() << "'key' head dim " << ks[rank - 1]
+                         << " differs from the 'query' head dim " << e
+                         << " (query " << shapeStr(qs) << ", key "
+                         << shapeStr(ks) << ")";
+  if (!sameStaticOrDynamic(vs[rank - 2], s))
+    return emitOpError() << "'value' sequence length " << vs[rank - 2]
+                         << " differs from the 'key' sequence length " << s
+                         << " (key " << shapeStr(ks) << ", value "
+                         << shapeStr(vs) << ")";
+  for (int64_t i = 0; i < rank - 2; ++i) {
+    if (!sameStaticOrDynamic(ks[i], vs[i]))
+      return emitOpError() << "'key' and 'value' batch dims differ: "
+                           << shapeStr(ks) << " vs " << shapeStr(vs);
+    if (ShapedType::isDynamic(qs[i]) || ShapedType::isDynamic(ks[i]) ||
+        ks[i] == qs[i] || ks[i] == 1)
+      continue;
+    bool isHeadDim = i == rank - 3;
+    if (isHeadDim && ks[i] > 0 && qs[i] % ks[i] == 0)
+      continue;
+    return emitOpError() << "'key' batch dim " << i << " (" << ks[i]
+                         << ") must equal the 'query' one (" << qs[i]
+                         << ") or be 1"
+                         << (isHeadDim ? ", or divide it (grouped-query "
+                                         "attention)"
+                                       : "");
+  }
+  if (Value mask = getMask()) {
+    auto m = cast<RankedTensorType>(mask.getType());
+    Type met = m.getElementType();
+    if (!met.isInteger(1) && met != et)
+      return emitOpError() << "'mask' must be i1 (boolean) or the query "
+                              "element type "
+                           << et << " (additive), got " << met;
+    SmallVector<int64_t> target(qs.drop_back(2));
+    target.push_back(l);
+    target.push_back(s);
+    FailureOr<SmallVector<int64_t>> b = broadcastShapes(target, m.getShape());
+    if (m.getRank() < 1 || m.getRank() > rank || failed(b) ||
+        !isCompatibleShape(*b, target))
+      return emitOpError() << "'mask' of shape " << shapeStr(m.getShape())
+                           << " does not broadcast to the scores shape "
+                           << shapeStr(target);
+  }
+  if (std::optional<APFloat> scale = getScale())
+    if (!scale->isFinite())
+      return emitOpError() << "'scale' must be finite";
+  double p = getDropoutP().convertToDouble();
+  if (!(p >= 0.0 && p < 1.0))
+    return emitOpError() << "'dropout_p' must be in [0, 1), got " << p;
+  if (std::optional<APFloat> mv = getMaskedValue())
+    if (mv->isNaN())
+      return emitOpError() << "'masked_value' must not be NaN";
+  SmallVector<int64_t> resultShape(qs.drop_back(1));
+  resultShape.push_back(ev);
+  return verifyResultType(*this, RankedTensorType::get(resultShape, et),
+                          getType());
+}

@@ -1,0 +1,17 @@
+//===- InitAttn.cpp - register everything AttnFuse provides ---------------===//
+
+#include "attn/InitAttn.h"
+
+#include "attn/Dialect/Attn/IR/AttnDialect.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+
+
+void mlir::attn::registerAllAttnDialects(DialectRegistry &registry) {
+  registry.insert<AttnDialect>();
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+}
+
+void mlir::attn::registerAllAttnPasses() {}

@@ -1,0 +1,46 @@
+# -*- Python -*-
+# lit configuration for the AttnFuse tests.
+
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "AttnFuse"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test", ".c", ".cpp"]
+config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.attn_obj_root, "test")
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%attn_src_root", config.attn_src_root))
+config.substitutions.append(("%attn_lib_dir", config.attn_lib_dir))
+config.substitutions.append(("%llvm_tools_dir", config.llvm_tools_dir))
+
+# As upstream mlir/test/lit.cfg.py: variables are scoped to CHECK-LABELs and
+# every prefix named on the command line must be used.
+config.environment["FILECHECK_OPTS"] = (
+    "-enable-var-scope --allow-unused-prefixes=false"
+)
+
+llvm_config.use_default_substitutions()
+
+tool_dirs = [config.attn_tools_dir, config.llvm_tools_dir]
+tools = ["attn-opt", "attn-compile", "attn-run", "mlir-opt", "FileCheck", "not", "count"]
+llvm_config.add_tool_substitutions(
+    [t for t in tools if os.path.exists(os.path.join(config.attn_tools_dir, t))
+     or os.path.exists(os.path.join(config.llvm_tools_dir, t))],
+    tool_dirs,
+)
+llvm_config.with_environment("PATH", config.attn_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+
+# Features tests can REQUIRE/UNSUPPORTED on.
+for tool in ["attn-compile", "attn-run"]:
+    if os.path.exists(os.path.join(config.attn_tools_dir, tool)):
+        config.available_features.add(tool)
+if config.attn_have_cuda:
+    config.available_features.add("cuda-toolkit")
+if os.path.exists("/dev/nvidia0") or os.environ.get("ATTN_HAVE_GPU") == "1":
+    config.available_features.add("cuda-gpu")
