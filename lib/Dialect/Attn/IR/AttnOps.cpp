@@ -8,6 +8,7 @@
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
@@ -44,10 +45,11 @@ static std::string shapeStr(ArrayRef<int64_t> shape) {
   return s;
 }
 
-static std::string typeStr(Type type) {
+/// Prints a double the way a user wrote it (`0.5`, `1e-09`), for diagnostics.
+static std::string numStr(double v) {
   std::string s;
   llvm::raw_string_ostream os(s);
-  os << type;
+  os << llvm::format("%g", v);
   return s;
 }
 
@@ -147,26 +149,30 @@ static LogicalResult verifyResultType(Operation *op, RankedTensorType expected,
 
 /// Element types of floating operands in an elementwise op: all equal, except
 /// that rank-0 operands (scalars) may differ.
-static LogicalResult verifyElementwiseOperands(Operation *op,
-                                               ArrayRef<Value> operands,
-                                               ArrayRef<StringRef> names) {
-  Value first;
+static LogicalResult verifyElementTypes(Operation *op, ArrayRef<Value> operands,
+                                        ArrayRef<StringRef> names) {
+  Type first;
   StringRef firstName;
   for (auto [v, name] : llvm::zip_equal(operands, names)) {
     auto type = cast<RankedTensorType>(v.getType());
     if (type.getRank() == 0)
       continue;
     if (!first) {
-      first = v;
+      first = type.getElementType();
       firstName = name;
       continue;
     }
-    Type a = cast<RankedTensorType>(first.getType()).getElementType();
-    if (a != type.getElementType())
+    if (first != type.getElementType())
       return op->emitOpError()
-             << "element types differ: '" << firstName << "' is " << a
+             << "element types differ: '" << firstName << "' is " << first
              << " but '" << name << "' is " << type.getElementType();
   }
+  return success();
+}
+
+/// The operand shapes broadcast together (NumPy rules).
+static LogicalResult verifyBroadcast(Operation *op, ArrayRef<Value> operands,
+                                     ArrayRef<StringRef> names) {
   SmallVector<int64_t> shape;
   std::string seen;
   for (auto [v, name] : llvm::zip_equal(operands, names)) {
@@ -175,10 +181,10 @@ static LogicalResult verifyElementwiseOperands(Operation *op,
     if (failed(b))
       return op->emitOpError()
              << "shape " << shapeStr(type.getShape()) << " of '" << name
-             << "' does not broadcast with " << shapeStr(shape) << " ("
+             << "' does not broadcast with " << shapeStr(shape) << " (from "
              << seen << ")";
     shape = *b;
-    seen += (seen.empty() ? "" : ", ") + std::string("'") + name.str() + "'";
+    seen += (seen.empty() ? "'" : ", '") + name.str() + "'";
   }
   return success();
 }
@@ -292,7 +298,8 @@ OpFoldResult TransposeOp::fold(FoldAdaptor) {
 
 static LogicalResult verifyBinaryOp(Operation *op) {
   SmallVector<Value> operands(op->getOperands());
-  if (failed(verifyElementwiseOperands(op, operands, {"lhs", "rhs"})))
+  if (failed(verifyElementTypes(op, operands, {"lhs", "rhs"})) ||
+      failed(verifyBroadcast(op, operands, {"lhs", "rhs"})))
     return failure();
   return verifyResultType(op, inferElementwiseType(operands),
                           op->getResult(0).getType());
@@ -352,8 +359,8 @@ LogicalResult MaskedFillOp::verify() {
 
 LogicalResult WhereOp::verify() {
   SmallVector<Value> operands(getOperands());
-  if (failed(verifyElementwiseOperands(*this, {getA(), getB()}, {"a", "b"})) ||
-      failed(verifyElementwiseOperands(*this, operands, {"cond", "a", "b"})))
+  if (failed(verifyElementTypes(*this, {getA(), getB()}, {"a", "b"})) ||
+      failed(verifyBroadcast(*this, operands, {"cond", "a", "b"})))
     return failure();
   return verifyResultType(*this, inferElementwiseType(operands), getType());
 }
@@ -415,7 +422,7 @@ OpFoldResult CastOp::fold(FoldAdaptor) {
 LogicalResult DropoutOp::verify() {
   double p = getP().convertToDouble();
   if (!(p >= 0.0 && p < 1.0))
-    return emitOpError() << "'p' must be in [0, 1), got " << p;
+    return emitOpError() << "'p' must be in [0, 1), got " << numStr(p);
   return success();
 }
 
@@ -551,7 +558,7 @@ LogicalResult SdpaOp::verify() {
       return emitOpError() << "'scale' must be finite";
   double p = getDropoutP().convertToDouble();
   if (!(p >= 0.0 && p < 1.0))
-    return emitOpError() << "'dropout_p' must be in [0, 1), got " << p;
+    return emitOpError() << "'dropout_p' must be in [0, 1), got " << numStr(p);
   if (std::optional<APFloat> mv = getMaskedValue())
     if (mv->isNaN())
       return emitOpError() << "'masked_value' must not be NaN";

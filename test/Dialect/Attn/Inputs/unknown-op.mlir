@@ -1,0 +1,1 @@
+%0 = "attn.frobnicate"() : () -> tensor<f32>

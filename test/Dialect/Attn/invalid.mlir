@@ -1,0 +1,380 @@
+// RUN: attn-opt %s --split-input-file --verify-diagnostics
+
+// One case per verifier message of the attn dialect.
+
+func.func @matmul_lhs_rank(%a: tensor<64xf32>, %b: tensor<64x32xf32>) {
+  // expected-error @+1 {{'attn.matmul' op 'lhs' must have rank >= 2, got shape 64}}
+  %0 = attn.matmul %a, %b : (tensor<64xf32>, tensor<64x32xf32>) -> tensor<32xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_rhs_rank(%a: tensor<8x64xf32>, %b: tensor<64xf32>) {
+  // expected-error @+1 {{'rhs' must have rank >= 2, got shape 64}}
+  %0 = attn.matmul %a, %b : (tensor<8x64xf32>, tensor<64xf32>) -> tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_element_types(%a: tensor<8x64xf16>, %b: tensor<64x8xf32>) {
+  // expected-error @+1 {{element types differ: 'lhs' is 'f16' but 'rhs' is 'f32'}}
+  %0 = attn.matmul %a, %b : (tensor<8x64xf16>, tensor<64x8xf32>) -> tensor<8x8xf16>
+  return
+}
+
+// -----
+
+func.func @matmul_contraction(%a: tensor<2x8x64xf32>, %b: tensor<2x32x8xf32>) {
+  // expected-error @+1 {{contraction dims differ: 'lhs' 2x8x64 has 64 columns but 'rhs' 2x32x8 has 32 rows}}
+  %0 = attn.matmul %a, %b : (tensor<2x8x64xf32>, tensor<2x32x8xf32>) -> tensor<2x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_batch(%a: tensor<2x8x64xf32>, %b: tensor<3x64x8xf32>) {
+  // expected-error @+1 {{batch dims of 'lhs' (2) and 'rhs' (3) do not broadcast}}
+  %0 = attn.matmul %a, %b : (tensor<2x8x64xf32>, tensor<3x64x8xf32>) -> tensor<2x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_result_shape(%a: tensor<2x8x64xf32>, %b: tensor<1x64x16xf32>) {
+  // expected-error @+1 {{result shape 2x8x8 does not match the expected 2x8x16}}
+  %0 = attn.matmul %a, %b : (tensor<2x8x64xf32>, tensor<1x64x16xf32>) -> tensor<2x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_result_type(%a: tensor<8x64xf32>, %b: tensor<64x16xf32>) {
+  // expected-error @+1 {{result element type 'f16' does not match the expected 'f32'}}
+  %0 = attn.matmul %a, %b : (tensor<8x64xf32>, tensor<64x16xf32>) -> tensor<8x16xf16>
+  return
+}
+
+// -----
+
+func.func @matmul_integer(%a: tensor<8x64xi32>, %b: tensor<64x16xi32>) {
+  // expected-error @+1 {{operand #0 must be ranked tensor of 16-bit float or bfloat16 type or 32-bit float or 64-bit float values}}
+  %0 = "attn.matmul"(%a, %b) : (tensor<8x64xi32>, tensor<64x16xi32>) -> tensor<8x16xi32>
+  return
+}
+
+// -----
+
+func.func @transpose_dim_range(%k: tensor<2x8x64xf32>) {
+  // expected-error @+1 {{'dim1' 3 is out of range for rank 3 (expected [-3, 2])}}
+  %0 = attn.transpose %k dims(1, 3) : tensor<2x8x64xf32> -> tensor<2x64x8xf32>
+  return
+}
+
+// -----
+
+func.func @transpose_negative_range(%k: tensor<2x8x64xf32>) {
+  // expected-error @+1 {{'dim0' -4 is out of range for rank 3 (expected [-3, 2])}}
+  %0 = attn.transpose %k dims(-4, -1) : tensor<2x8x64xf32> -> tensor<2x64x8xf32>
+  return
+}
+
+// -----
+
+func.func @transpose_result(%k: tensor<2x8x64xf32>) {
+  // expected-error @+1 {{result shape 2x8x64 does not match the expected 2x64x8}}
+  %0 = attn.transpose %k dims(-2, -1) : tensor<2x8x64xf32> -> tensor<2x8x64xf32>
+  return
+}
+
+// -----
+
+func.func @binary_element_types(%a: tensor<8x8xf16>, %b: tensor<8x8xf32>) {
+  // expected-error @+1 {{element types differ: 'lhs' is 'f16' but 'rhs' is 'f32'}}
+  %0 = attn.mul %a, %b : (tensor<8x8xf16>, tensor<8x8xf32>) -> tensor<8x8xf16>
+  return
+}
+
+// -----
+
+func.func @binary_broadcast(%a: tensor<8x8xf32>, %b: tensor<4x8xf32>) {
+  // expected-error @+1 {{shape 4x8 of 'rhs' does not broadcast with 8x8 (from 'lhs')}}
+  %0 = attn.add %a, %b : (tensor<8x8xf32>, tensor<4x8xf32>) -> tensor<8x8xf32>
+  return
+}
+
+// -----
+
+func.func @binary_result(%a: tensor<8x1xf32>, %b: tensor<1x8xf32>) {
+  // expected-error @+1 {{result shape 8x1 does not match the expected 8x8}}
+  %0 = attn.sub %a, %b : (tensor<8x1xf32>, tensor<1x8xf32>) -> tensor<8x1xf32>
+  return
+}
+
+// -----
+
+func.func @binary_scalar_result_type(%a: tensor<8x8xf16>, %c: tensor<f32>) {
+  // A scalar operand takes the tensor's element type (PyTorch's rule).
+  // expected-error @+1 {{result element type 'f32' does not match the expected 'f16'}}
+  %0 = attn.div %a, %c : (tensor<8x8xf16>, tensor<f32>) -> tensor<8x8xf32>
+  return
+}
+
+// -----
+
+func.func @masked_fill_broadcast(%s: tensor<2x8x16x16xf32>, %m: tensor<4x16xi1>) {
+  // expected-error @+1 {{'mask' of shape 4x16 does not broadcast to the input shape 2x8x16x16}}
+  %0 = attn.masked_fill %s, %m value(0.0) : (tensor<2x8x16x16xf32>, tensor<4x16xi1>) -> tensor<2x8x16x16xf32>
+  return
+}
+
+// -----
+
+func.func @masked_fill_grows_input(%s: tensor<16x16xf32>, %m: tensor<2x16x16xi1>) {
+  // masked_fill keeps the input's shape: a mask may not broadcast it up.
+  // expected-error @+1 {{'mask' of shape 2x16x16 does not broadcast to the input shape 16x16}}
+  %0 = attn.masked_fill %s, %m value(0.0) : (tensor<16x16xf32>, tensor<2x16x16xi1>) -> tensor<16x16xf32>
+  return
+}
+
+// -----
+
+func.func @masked_fill_result(%s: tensor<16x16xf32>, %m: tensor<16x16xi1>) {
+  // expected-error @+1 {{result type 'tensor<16x16xf16>' differs from the input type 'tensor<16x16xf32>'}}
+  %0 = attn.masked_fill %s, %m value(0.0) : (tensor<16x16xf32>, tensor<16x16xi1>) -> tensor<16x16xf16>
+  return
+}
+
+// -----
+
+func.func @masked_fill_float_mask(%s: tensor<16x16xf32>, %m: tensor<16x16xf32>) {
+  // expected-error @+1 {{operand #1 must be ranked tensor of 1-bit signless integer values}}
+  %0 = "attn.masked_fill"(%s, %m) {value = 0.0 : f64} : (tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32>
+  return
+}
+
+// -----
+
+func.func @where_element_types(%c: tensor<16x16xi1>, %a: tensor<16x16xf32>, %b: tensor<16x16xbf16>) {
+  // expected-error @+1 {{element types differ: 'a' is 'f32' but 'b' is 'bf16'}}
+  %0 = attn.where %c, %a, %b : (tensor<16x16xi1>, tensor<16x16xf32>, tensor<16x16xbf16>) -> tensor<16x16xf32>
+  return
+}
+
+// -----
+
+func.func @where_broadcast(%c: tensor<8x16xi1>, %a: tensor<16x16xf32>, %b: tensor<f32>) {
+  // expected-error @+1 {{shape 16x16 of 'a' does not broadcast with 8x16 (from 'cond')}}
+  %0 = attn.where %c, %a, %b : (tensor<8x16xi1>, tensor<16x16xf32>, tensor<f32>) -> tensor<16x16xf32>
+  return
+}
+
+// -----
+
+func.func @where_result(%c: tensor<2x16x16xi1>, %a: tensor<16x16xf32>, %b: tensor<f32>) {
+  // expected-error @+1 {{result shape 16x16 does not match the expected 2x16x16}}
+  %0 = attn.where %c, %a, %b : (tensor<2x16x16xi1>, tensor<16x16xf32>, tensor<f32>) -> tensor<16x16xf32>
+  return
+}
+
+// -----
+
+func.func @softmax_dim(%s: tensor<8x16xf32>) {
+  // expected-error @+1 {{'dim' 2 is out of range for rank 2 (expected [-2, 1])}}
+  %0 = attn.softmax %s dim(2) : tensor<8x16xf32>
+  return
+}
+
+// -----
+
+func.func @softmax_rank0(%s: tensor<f32>) {
+  // expected-error @+1 {{'input' must have rank >= 1}}
+  %0 = attn.softmax %s dim(0) : tensor<f32>
+  return
+}
+
+// -----
+
+func.func @softmax_result(%s: tensor<8x16xf32>) {
+  // expected-error @+1 {{failed to verify that all of {input, result} have same type}}
+  %0 = "attn.softmax"(%s) {dim = -1 : i64} : (tensor<8x16xf32>) -> tensor<8x16xf16>
+  return
+}
+
+// -----
+
+func.func @cast_shape(%s: tensor<8x16xf16>) {
+  // expected-error @+1 {{result shape 16x8 differs from the input shape 8x16}}
+  %0 = attn.cast %s : tensor<8x16xf16> -> tensor<16x8xf32>
+  return
+}
+
+// -----
+
+func.func @dropout_p(%s: tensor<8x16xf32>) {
+  // expected-error @+1 {{'p' must be in [0, 1), got 1}}
+  %0 = attn.dropout %s p(1.0) train(true) : tensor<8x16xf32>
+  return
+}
+
+// -----
+
+func.func @dropout_negative_p(%s: tensor<8x16xf32>) {
+  // expected-error @+1 {{'p' must be in [0, 1), got -0.5}}
+  %0 = attn.dropout %s p(-0.5) train(false) : tensor<8x16xf32>
+  return
+}
+
+// -----
+
+func.func @repeat_interleave_dim(%k: tensor<2x2x16x8xf32>) {
+  // expected-error @+1 {{'dim' 4 is out of range for rank 4 (expected [-4, 3])}}
+  %0 = attn.repeat_interleave %k repeats(2) dim(4) : tensor<2x2x16x8xf32> -> tensor<2x4x16x8xf32>
+  return
+}
+
+// -----
+
+func.func @repeat_interleave_repeats(%k: tensor<2x2x16x8xf32>) {
+  // expected-error @+1 {{'repeats' must be >= 1, got 0}}
+  %0 = attn.repeat_interleave %k repeats(0) dim(1) : tensor<2x2x16x8xf32> -> tensor<2x0x16x8xf32>
+  return
+}
+
+// -----
+
+func.func @repeat_interleave_result(%k: tensor<2x2x16x8xf32>) {
+  // expected-error @+1 {{result shape 2x4x16x8 does not match the expected 2x6x16x8}}
+  %0 = attn.repeat_interleave %k repeats(3) dim(1) : tensor<2x2x16x8xf32> -> tensor<2x4x16x8xf32>
+  return
+}
+
+// -----
+
+func.func @sdpa_query_rank(%q: tensor<64xf32>) {
+  // expected-error @+1 {{'query' must have rank >= 2 ([..., L, E]), got shape 64}}
+  %0 = attn.sdpa %q, %q, %q : (tensor<64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<64xf32>
+  return
+}
+
+// -----
+
+func.func @sdpa_ranks(%q: tensor<2x16x64xf32>, %k: tensor<16x64xf32>) {
+  // expected-error @+1 {{'query', 'key' and 'value' must have the same rank, got shapes 2x16x64, 16x64 and 16x64}}
+  %0 = attn.sdpa %q, %k, %k : (tensor<2x16x64xf32>, tensor<16x64xf32>, tensor<16x64xf32>) -> tensor<2x16x64xf32>
+  return
+}
+
+// -----
+
+func.func @sdpa_element_types(%q: tensor<16x64xf32>, %k: tensor<16x64xf16>) {
+  // expected-error @+1 {{'query', 'key' and 'value' must share one element type, got 'f32', 'f16' and 'f16'}}
+  %0 = attn.sdpa %q, %k, %k : (tensor<16x64xf32>, tensor<16x64xf16>, tensor<16x64xf16>) -> tensor<16x64xf32>
+  return
+}
+
+// -----
+
+func.func @sdpa_head_dim(%q: tensor<2x16x64xf32>, %k: tensor<2x32x32xf32>, %v: tensor<2x32x64xf32>) {
+  // expected-error @+1 {{'key' head dim 32 differs from the 'query' head dim 64 (query 2x16x64, key 2x32x32)}}
+  %0 = attn.sdpa %q, %k, %v : (tensor<2x16x64xf32>, tensor<2x32x32xf32>, tensor<2x32x64xf32>) -> tensor<2x16x64xf32>
+  return
+}
+
+// -----
+
+func.func @sdpa_value_length(%q: tensor<2x16x64xf32>, %k: tensor<2x32x64xf32>, %v: tensor<2x31x64xf32>) {
+  // expected-error @+1 {{'value' sequence length 31 differs from the 'key' sequence length 32 (key 2x32x64, value 2x31x64)}}
+  %0 = attn.sdpa %q, %k, %v : (tensor<2x16x64xf32>, tensor<2x32x64xf32>, tensor<2x31x64xf32>) -> tensor<2x16x64xf32>
+  return
+}
+
+// -----
+
+func.func @sdpa_kv_batch(%q: tensor<2x4x16x64xf32>, %k: tensor<2x4x32x64xf32>, %v: tensor<2x2x32x64xf32>) {
+  // expected-error @+1 {{'key' and 'value' batch dims differ: 2x4x32x64 vs 2x2x32x64}}
+  %0 = attn.sdpa %q, %k, %v : (tensor<2x4x16x64xf32>, tensor<2x4x32x64xf32>, tensor<2x2x32x64xf32>) -> tensor<2x4x16x64xf32>
+  return
+}
+
+// -----
+
+func.func @sdpa_gqa_heads(%q: tensor<2x8x16x64xf32>, %k: tensor<2x3x32x64xf32>) {
+  // expected-error @+1 {{'key' batch dim 1 (3) must equal the 'query' one (8) or be 1, or divide it (grouped-query attention)}}
+  %0 = attn.sdpa %q, %k, %k : (tensor<2x8x16x64xf32>, tensor<2x3x32x64xf32>, tensor<2x3x32x64xf32>) -> tensor<2x8x16x64xf32>
+  return
+}
+
+// -----
+
+func.func @sdpa_outer_batch(%q: tensor<4x8x16x64xf32>, %k: tensor<2x8x32x64xf32>) {
+  // Only the head dim may group; other batch dims match or broadcast.
+  // expected-error @+1 {{'key' batch dim 0 (2) must equal the 'query' one (4) or be 1}}
+  %0 = attn.sdpa %q, %k, %k : (tensor<4x8x16x64xf32>, tensor<2x8x32x64xf32>, tensor<2x8x32x64xf32>) -> tensor<4x8x16x64xf32>
+  return
+}
+
+// -----
+
+func.func @sdpa_mask_type(%q: tensor<16x64xf32>, %m: tensor<16x16xf16>) {
+  // expected-error @+1 {{'mask' must be i1 (boolean) or the query element type 'f32' (additive), got 'f16'}}
+  %0 = attn.sdpa %q, %q, %q, %m : (tensor<16x64xf32>, tensor<16x64xf32>, tensor<16x64xf32>, tensor<16x16xf16>) -> tensor<16x64xf32>
+  return
+}
+
+// -----
+
+func.func @sdpa_mask_shape(%q: tensor<2x16x64xf32>, %k: tensor<2x32x64xf32>, %m: tensor<16x16xi1>) {
+  // expected-error @+1 {{'mask' of shape 16x16 does not broadcast to the scores shape 2x16x32}}
+  %0 = attn.sdpa %q, %k, %k, %m : (tensor<2x16x64xf32>, tensor<2x32x64xf32>, tensor<2x32x64xf32>, tensor<16x16xi1>) -> tensor<2x16x64xf32>
+  return
+}
+
+// -----
+
+func.func @sdpa_mask_grows_result(%q: tensor<16x64xf32>, %m: tensor<2x16x16xi1>) {
+  // expected-error @+1 {{'mask' of shape 2x16x16 does not broadcast to the scores shape 16x16}}
+  %0 = attn.sdpa %q, %q, %q, %m : (tensor<16x64xf32>, tensor<16x64xf32>, tensor<16x64xf32>, tensor<2x16x16xi1>) -> tensor<16x64xf32>
+  return
+}
+
+// -----
+
+func.func @sdpa_scale(%q: tensor<16x64xf32>) {
+  // expected-error @+1 {{'scale' must be finite}}
+  %0 = attn.sdpa %q, %q, %q {scale = 0x7FF0000000000000 : f64} : (tensor<16x64xf32>, tensor<16x64xf32>, tensor<16x64xf32>) -> tensor<16x64xf32>
+  return
+}
+
+// -----
+
+func.func @sdpa_dropout(%q: tensor<16x64xf32>) {
+  // expected-error @+1 {{'dropout_p' must be in [0, 1), got 1.5}}
+  %0 = attn.sdpa %q, %q, %q {dropout_p = 1.5 : f64} : (tensor<16x64xf32>, tensor<16x64xf32>, tensor<16x64xf32>) -> tensor<16x64xf32>
+  return
+}
+
+// -----
+
+func.func @sdpa_masked_value(%q: tensor<16x64xf32>) {
+  // expected-error @+1 {{'masked_value' must not be NaN}}
+  %0 = attn.sdpa %q, %q, %q {is_causal = true, masked_value = 0x7FF8000000000000 : f64} : (tensor<16x64xf32>, tensor<16x64xf32>, tensor<16x64xf32>) -> tensor<16x64xf32>
+  return
+}
+
+// -----
+
+func.func @sdpa_result(%q: tensor<16x64xf32>, %v: tensor<16x32xf32>) {
+  // expected-error @+1 {{result shape 16x64 does not match the expected 16x32}}
+  %0 = attn.sdpa %q, %q, %v : (tensor<16x64xf32>, tensor<16x64xf32>, tensor<16x32xf32>) -> tensor<16x64xf32>
+  return
+}
+
+// -----
+
+func.func @sdpa_attr_type(%q: tensor<16x64xf32>) {
+  // expected-error @+1 {{attribute 'is_causal' failed to satisfy constraint: bool attribute}}
+  %0 = "attn.sdpa"(%q, %q, %q) {is_causal = 1 : i64} : (tensor<16x64xf32>, tensor<16x64xf32>, tensor<16x64xf32>) -> tensor<16x64xf32>
+  return
+}

@@ -1,0 +1,89 @@
+// RUN: attn-opt %s | attn-opt | FileCheck %s
+// RUN: attn-opt %s --mlir-print-op-generic | attn-opt | FileCheck %s
+
+// Round trip of every op in its custom form, and through the generic form.
+
+// CHECK-LABEL: func.func @matmul_broadcast
+// CHECK: attn.matmul %{{.*}}, %{{.*}} : (tensor<2x8x128x64xf16>, tensor<2x1x64x96xf16>) -> tensor<2x8x128x96xf16>
+func.func @matmul_broadcast(%a: tensor<2x8x128x64xf16>, %b: tensor<2x1x64x96xf16>) -> tensor<2x8x128x96xf16> {
+  %0 = attn.matmul %a, %b : (tensor<2x8x128x64xf16>, tensor<2x1x64x96xf16>) -> tensor<2x8x128x96xf16>
+  return %0 : tensor<2x8x128x96xf16>
+}
+
+// CHECK-LABEL: func.func @matmul_dynamic
+// CHECK: attn.matmul %{{.*}}, %{{.*}} : (tensor<?x?x64xf32>, tensor<?x64x?xf32>) -> tensor<?x?x?xf32>
+func.func @matmul_dynamic(%a: tensor<?x?x64xf32>, %b: tensor<?x64x?xf32>) -> tensor<?x?x?xf32> {
+  %0 = attn.matmul %a, %b : (tensor<?x?x64xf32>, tensor<?x64x?xf32>) -> tensor<?x?x?xf32>
+  return %0 : tensor<?x?x?xf32>
+}
+
+// CHECK-LABEL: func.func @transpose
+// CHECK: attn.transpose %{{.*}} dims(-2, -1) : tensor<2x8x128x64xf32> -> tensor<2x8x64x128xf32>
+func.func @transpose(%k: tensor<2x8x128x64xf32>) -> tensor<2x8x64x128xf32> {
+  %0 = attn.transpose %k dims(-2, -1) : tensor<2x8x128x64xf32> -> tensor<2x8x64x128xf32>
+  return %0 : tensor<2x8x64x128xf32>
+}
+
+// CHECK-LABEL: func.func @elementwise
+// CHECK: attn.mul %{{.*}}, %{{.*}} : (tensor<8x16x16xbf16>, tensor<f32>) -> tensor<8x16x16xbf16>
+// CHECK: attn.div %{{.*}}, %{{.*}} : (tensor<8x16x16xbf16>, tensor<bf16>) -> tensor<8x16x16xbf16>
+// CHECK: attn.add %{{.*}}, %{{.*}} : (tensor<8x16x16xbf16>, tensor<1x16xbf16>) -> tensor<8x16x16xbf16>
+// CHECK: attn.sub %{{.*}}, %{{.*}} : (tensor<8x1x16xbf16>, tensor<16x1xbf16>) -> tensor<8x16x16xbf16>
+func.func @elementwise(%s: tensor<8x16x16xbf16>, %c: tensor<f32>, %d: tensor<bf16>,
+                       %m: tensor<1x16xbf16>, %x: tensor<8x1x16xbf16>, %y: tensor<16x1xbf16>)
+    -> (tensor<8x16x16xbf16>, tensor<8x16x16xbf16>) {
+  %0 = attn.mul %s, %c : (tensor<8x16x16xbf16>, tensor<f32>) -> tensor<8x16x16xbf16>
+  %1 = attn.div %0, %d : (tensor<8x16x16xbf16>, tensor<bf16>) -> tensor<8x16x16xbf16>
+  %2 = attn.add %1, %m : (tensor<8x16x16xbf16>, tensor<1x16xbf16>) -> tensor<8x16x16xbf16>
+  %3 = attn.sub %x, %y : (tensor<8x1x16xbf16>, tensor<16x1xbf16>) -> tensor<8x16x16xbf16>
+  return %2, %3 : tensor<8x16x16xbf16>, tensor<8x16x16xbf16>
+}
+
+// CHECK-LABEL: func.func @masks
+// CHECK: attn.masked_fill %{{.*}}, %{{.*}} value(0xFFF0000000000000) : (tensor<2x4x16x32xf32>, tensor<16x32xi1>) -> tensor<2x4x16x32xf32>
+// CHECK: attn.masked_fill %{{.*}}, %{{.*}} value(-1.000000e+09) : (tensor<2x4x16x32xf32>, tensor<2x1x1x32xi1>) -> tensor<2x4x16x32xf32>
+// CHECK: attn.where %{{.*}}, %{{.*}}, %{{.*}} : (tensor<16x32xi1>, tensor<2x4x16x32xf32>, tensor<f32>) -> tensor<2x4x16x32xf32>
+func.func @masks(%s: tensor<2x4x16x32xf32>, %causal: tensor<16x32xi1>, %pad: tensor<2x1x1x32xi1>,
+                 %neg: tensor<f32>) -> tensor<2x4x16x32xf32> {
+  %0 = attn.masked_fill %s, %causal value(0xFFF0000000000000) : (tensor<2x4x16x32xf32>, tensor<16x32xi1>) -> tensor<2x4x16x32xf32>
+  %1 = attn.masked_fill %0, %pad value(-1.0e9) : (tensor<2x4x16x32xf32>, tensor<2x1x1x32xi1>) -> tensor<2x4x16x32xf32>
+  %2 = attn.where %causal, %1, %neg : (tensor<16x32xi1>, tensor<2x4x16x32xf32>, tensor<f32>) -> tensor<2x4x16x32xf32>
+  return %2 : tensor<2x4x16x32xf32>
+}
+
+// CHECK-LABEL: func.func @softmax_cast_dropout
+// CHECK: attn.cast %{{.*}} : tensor<4x16x16xf16> -> tensor<4x16x16xf32>
+// CHECK: attn.softmax %{{.*}} dim(-1) : tensor<4x16x16xf32>
+// CHECK: attn.cast %{{.*}} : tensor<4x16x16xf32> -> tensor<4x16x16xf16>
+// CHECK: attn.dropout %{{.*}} p(1.000000e-01) train(true) : tensor<4x16x16xf16>
+func.func @softmax_cast_dropout(%s: tensor<4x16x16xf16>) -> tensor<4x16x16xf16> {
+  %0 = attn.cast %s : tensor<4x16x16xf16> -> tensor<4x16x16xf32>
+  %1 = attn.softmax %0 dim(-1) : tensor<4x16x16xf32>
+  %2 = attn.cast %1 : tensor<4x16x16xf32> -> tensor<4x16x16xf16>
+  %3 = attn.dropout %2 p(0.1) train(true) : tensor<4x16x16xf16>
+  return %3 : tensor<4x16x16xf16>
+}
+
+// CHECK-LABEL: func.func @repeat_interleave
+// CHECK: attn.repeat_interleave %{{.*}} repeats(4) dim(1) : tensor<2x2x128x64xf16> -> tensor<2x8x128x64xf16>
+func.func @repeat_interleave(%k: tensor<2x2x128x64xf16>) -> tensor<2x8x128x64xf16> {
+  %0 = attn.repeat_interleave %k repeats(4) dim(1) : tensor<2x2x128x64xf16> -> tensor<2x8x128x64xf16>
+  return %0 : tensor<2x8x128x64xf16>
+}
+
+// CHECK-LABEL: func.func @sdpa
+// CHECK: attn.sdpa %{{.*}}, %{{.*}}, %{{.*}} : (tensor<2x8x128x64xf16>, tensor<2x8x96x64xf16>, tensor<2x8x96x80xf16>) -> tensor<2x8x128x80xf16>
+// CHECK: attn.sdpa %{{.*}}, %{{.*}}, %{{.*}} {dropout_p = 1.000000e-01 : f64, is_causal = true, masked_value = -1.000000e+09 : f64, scale = 1.250000e-01 : f64}
+// CHECK: attn.sdpa %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : (tensor<2x8x128x64xf16>, tensor<2x2x96x64xf16>, tensor<2x2x96x64xf16>, tensor<2x1x1x96xi1>) -> tensor<2x8x128x64xf16>
+// CHECK: attn.sdpa %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : (tensor<?x?x64xf32>, tensor<?x?x64xf32>, tensor<?x?x64xf32>, tensor<?x?xf32>) -> tensor<?x?x64xf32>
+func.func @sdpa(%q: tensor<2x8x128x64xf16>, %k: tensor<2x8x96x64xf16>, %v: tensor<2x8x96x80xf16>,
+                %k2: tensor<2x2x96x64xf16>, %pad: tensor<2x1x1x96xi1>,
+                %dq: tensor<?x?x64xf32>, %dm: tensor<?x?xf32>)
+    -> (tensor<2x8x128x80xf16>, tensor<2x8x128x80xf16>, tensor<2x8x128x64xf16>, tensor<?x?x64xf32>) {
+  %0 = attn.sdpa %q, %k, %v : (tensor<2x8x128x64xf16>, tensor<2x8x96x64xf16>, tensor<2x8x96x80xf16>) -> tensor<2x8x128x80xf16>
+  %1 = attn.sdpa %q, %k, %v {scale = 0.125 : f64, is_causal = true, dropout_p = 0.1 : f64, masked_value = -1.0e9 : f64}
+      : (tensor<2x8x128x64xf16>, tensor<2x8x96x64xf16>, tensor<2x8x96x80xf16>) -> tensor<2x8x128x80xf16>
+  %2 = attn.sdpa %q, %k2, %k2, %pad : (tensor<2x8x128x64xf16>, tensor<2x2x96x64xf16>, tensor<2x2x96x64xf16>, tensor<2x1x1x96xi1>) -> tensor<2x8x128x64xf16>
+  %3 = attn.sdpa %dq, %dq, %dq, %dm : (tensor<?x?x64xf32>, tensor<?x?x64xf32>, tensor<?x?x64xf32>, tensor<?x?xf32>) -> tensor<?x?x64xf32>
+  return %0, %1, %2, %3 : tensor<2x8x128x80xf16>, tensor<2x8x128x80xf16>, tensor<2x8x128x64xf16>, tensor<?x?x64xf32>
+}
