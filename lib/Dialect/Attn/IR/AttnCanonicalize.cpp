@@ -10,7 +10,7 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 
-#include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -78,16 +78,17 @@ struct FoldConstantSdpaMask : public OpRewritePattern<SdpaOp> {
         return false;
       };
       kind = classifyMask(attr, l, s, keep);
+      // The causal positions take masked_value instead of the mask's -inf:
+      // the same only when masked_value is -inf too.
       if (kind == MaskKind::Causal &&
-          (!onlyZeroOrNegInf || !std::isinf(op.getEffectiveMaskedValue())))
+          (!onlyZeroOrNegInf ||
+           op.getEffectiveMaskedValue() !=
+               -std::numeric_limits<double>::infinity()))
         kind = MaskKind::Other;
     }
     if (kind == MaskKind::Other)
       return rewriter.notifyMatchFailure(op, "mask is neither causal nor "
                                              "all-keep");
-    if (kind == MaskKind::Causal && op.getIsCausal() == false &&
-        op.hasAdditiveMask() && op.getMaskedValue())
-      return rewriter.notifyMatchFailure(op, "explicit masked_value");
     rewriter.modifyOpInPlace(op, [&] {
       op.getMaskMutable().clear();
       if (kind == MaskKind::Causal)
