@@ -10,7 +10,6 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 
-#include <limits>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -47,7 +46,8 @@ static MaskKind classifyMask(DenseElementsAttr attr, int64_t l, int64_t s,
 
 namespace {
 /// attn.sdpa with a constant mask that keeps everything (true, or 0.0 when
-/// additive) drops the mask; one that is exactly causal becomes is_causal.
+/// additive) drops the mask; a boolean one that is exactly causal becomes
+/// is_causal (both replace the masked scores by masked_value).
 struct FoldConstantSdpaMask : public OpRewritePattern<SdpaOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -65,25 +65,14 @@ struct FoldConstantSdpaMask : public OpRewritePattern<SdpaOp> {
       auto values = attr.getValues<bool>();
       kind = classifyMask(attr, l, s, [&](int64_t i) { return values[i]; });
     } else {
-      // Additive: 0 keeps, -inf removes (the -inf is then the masked value,
-      // which causal positions get only when masked_value is -inf too).
+      // Additive: only an all-zero mask goes (s + 0 == s, NaN and infinities
+      // included). A 0/-inf causal pattern does NOT become is_causal: the
+      // chain computes s + (-inf), which is NaN where s is NaN or +inf,
+      // while is_causal replaces s outright.
       auto values = attr.getValues<APFloat>();
-      bool onlyZeroOrNegInf = true;
-      auto keep = [&](int64_t i) {
-        APFloat v = values[i];
-        if (v.isZero())
-          return true;
-        if (!(v.isInfinity() && v.isNegative()))
-          onlyZeroOrNegInf = false;
-        return false;
-      };
-      kind = classifyMask(attr, l, s, keep);
-      // The causal positions take masked_value instead of the mask's -inf:
-      // the same only when masked_value is -inf too.
-      if (kind == MaskKind::Causal &&
-          (!onlyZeroOrNegInf ||
-           op.getEffectiveMaskedValue() !=
-               -std::numeric_limits<double>::infinity()))
+      kind = classifyMask(attr, l, s,
+                          [&](int64_t i) { return values[i].isZero(); });
+      if (kind == MaskKind::Causal)
         kind = MaskKind::Other;
     }
     if (kind == MaskKind::Other)
