@@ -3,6 +3,7 @@
 #include "attn/InitAttn.h"
 
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
+#include "attn/Dialect/Attn/Transforms/Passes.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
@@ -14,4 +15,6 @@ void mlir::attn::registerAllAttnDialects(DialectRegistry &registry) {
   registerAllExtensions(registry);
 }
 
-void mlir::attn::registerAllAttnPasses() {}
+void mlir::attn::registerAllAttnPasses() {
+  registerAttnTransformsPasses();
+}

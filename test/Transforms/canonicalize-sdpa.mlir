@@ -1,0 +1,202 @@
+// RUN: attn-opt %s --canonicalize --split-input-file | FileCheck %s
+
+// attn.sdpa canonicalization (AttnCanonicalize.cpp): constant masks that say
+// nothing beyond causality become is_causal, masks that keep everything go,
+// and an unused masked_value goes. Each rewrite is exact; the negative_ cases
+// look close but would change the function.
+
+// CHECK-LABEL: func.func @bool_tril_becomes_causal
+// CHECK-SAME: (%[[Q:[^:]+]]: tensor<2x4x8xf32>, %[[K:[^:]+]]: tensor<2x4x8xf32>, %[[V:[^:]+]]: tensor<2x4x8xf32>)
+// CHECK-NOT: arith.constant
+// CHECK: attn.sdpa %[[Q]], %[[K]], %[[V]] {is_causal = true, scale = 1.250000e-01 : f64} : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+func.func @bool_tril_becomes_causal(%q: tensor<2x4x8xf32>, %k: tensor<2x4x8xf32>, %v: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+  %m = arith.constant dense<[[true, false, false, false], [true, true, false, false],
+                             [true, true, true, false], [true, true, true, true]]> : tensor<4x4xi1>
+  %o = attn.sdpa %q, %k, %v, %m {scale = 0.125 : f64} : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<4x4xi1>) -> tensor<2x4x8xf32>
+  return %o : tensor<2x4x8xf32>
+}
+
+// -----
+
+// Causal in every batch slice, and a finite masked_value that stays (is_causal
+// uses it exactly as the mask did).
+
+// CHECK-LABEL: func.func @bool_tril_batched_keeps_masked_value
+// CHECK: attn.sdpa %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}} {is_causal = true, masked_value = -1.000000e+04 : f64}
+// CHECK-SAME: (tensor<2x2x4x8xf32>, tensor<2x2x4x8xf32>, tensor<2x2x4x8xf32>) -> tensor<2x2x4x8xf32>
+func.func @bool_tril_batched_keeps_masked_value(%q: tensor<2x2x4x8xf32>, %k: tensor<2x2x4x8xf32>, %v: tensor<2x2x4x8xf32>) -> tensor<2x2x4x8xf32> {
+  %m = arith.constant dense<[[[[true, false, false, false], [true, true, false, false],
+                               [true, true, true, false], [true, true, true, true]]],
+                             [[[true, false, false, false], [true, true, false, false],
+                               [true, true, true, false], [true, true, true, true]]]]> : tensor<2x1x4x4xi1>
+  %o = attn.sdpa %q, %k, %v, %m {masked_value = -1.0e4 : f64} : (tensor<2x2x4x8xf32>, tensor<2x2x4x8xf32>, tensor<2x2x4x8xf32>, tensor<2x1x4x4xi1>) -> tensor<2x2x4x8xf32>
+  return %o : tensor<2x2x4x8xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @bool_all_true_goes
+// CHECK: attn.sdpa %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}} : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+// CHECK: attn.sdpa %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}} : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+func.func @bool_all_true_goes(%q: tensor<2x4x8xf32>, %k: tensor<2x4x8xf32>, %v: tensor<2x4x8xf32>) -> (tensor<2x4x8xf32>, tensor<2x4x8xf32>) {
+  %m = arith.constant dense<true> : tensor<4x4xi1>
+  %n = arith.constant dense<[[true, true, true, true]]> : tensor<1x4xi1>
+  %o = attn.sdpa %q, %k, %v, %m : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<4x4xi1>) -> tensor<2x4x8xf32>
+  %o2 = attn.sdpa %q, %k, %v, %n : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<1x4xi1>) -> tensor<2x4x8xf32>
+  return %o, %o2 : tensor<2x4x8xf32>, tensor<2x4x8xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @additive_zero_goes
+// CHECK: attn.sdpa %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}} : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+func.func @additive_zero_goes(%q: tensor<2x4x8xf32>, %k: tensor<2x4x8xf32>, %v: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+  %m = arith.constant dense<0.0> : tensor<4x4xf32>
+  %o = attn.sdpa %q, %k, %v, %m : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<4x4xf32>) -> tensor<2x4x8xf32>
+  return %o : tensor<2x4x8xf32>
+}
+
+// -----
+
+// A 0/-inf additive causal mask stays a mask: the chain adds -inf, which
+// gives NaN where a score is NaN or +inf, while is_causal would replace the
+// score by -inf.
+// CHECK-LABEL: func.func @negative_additive_causal_stays
+// CHECK: %[[M:.+]] = arith.constant
+// CHECK: attn.sdpa %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %[[M]] :
+// CHECK-NOT: is_causal
+func.func @negative_additive_causal_stays(%q: tensor<2x4x8xf32>, %k: tensor<2x4x8xf32>, %v: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+  %m = arith.constant dense<[[0.0, 0xFF800000, 0xFF800000, 0xFF800000], [0.0, 0.0, 0xFF800000, 0xFF800000],
+                             [0.0, 0.0, 0.0, 0xFF800000], [0.0, 0.0, 0.0, 0.0]]> : tensor<4x4xf32>
+  %o = attn.sdpa %q, %k, %v, %m : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<4x4xf32>) -> tensor<2x4x8xf32>
+  return %o : tensor<2x4x8xf32>
+}
+
+// -----
+
+// A masked_value that nothing uses (additive mask, not causal) goes.
+
+// CHECK-LABEL: func.func @unused_masked_value_goes
+// CHECK-SAME: %[[M:[^:]+]]: tensor<4x4xf32>
+// CHECK: attn.sdpa %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %[[M]] :
+func.func @unused_masked_value_goes(%q: tensor<2x4x8xf32>, %k: tensor<2x4x8xf32>, %v: tensor<2x4x8xf32>, %m: tensor<4x4xf32>) -> tensor<2x4x8xf32> {
+  %o = attn.sdpa %q, %k, %v, %m {masked_value = -1.0e4 : f64} : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<4x4xf32>) -> tensor<2x4x8xf32>
+  return %o : tensor<2x4x8xf32>
+}
+
+// -----
+
+// tril(diagonal=-1): the diagonal is masked too, which is not is_causal (and
+// row 0 is fully masked).
+
+// CHECK-LABEL: func.func @negative_strict_tril
+// CHECK: %[[M:.+]] = arith.constant
+// CHECK: attn.sdpa %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %[[M]] :
+// CHECK-NOT: is_causal
+func.func @negative_strict_tril(%q: tensor<2x4x8xf32>, %k: tensor<2x4x8xf32>, %v: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+  %m = arith.constant dense<[[false, false, false, false], [true, false, false, false],
+                             [true, true, false, false], [true, true, true, false]]> : tensor<4x4xi1>
+  %o = attn.sdpa %q, %k, %v, %m : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<4x4xi1>) -> tensor<2x4x8xf32>
+  return %o : tensor<2x4x8xf32>
+}
+
+// -----
+
+// One bit flipped (row 3 drops key 2).
+
+// CHECK-LABEL: func.func @negative_one_bit_flipped
+// CHECK: %[[M:.+]] = arith.constant
+// CHECK: attn.sdpa %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %[[M]] :
+// CHECK-NOT: is_causal
+func.func @negative_one_bit_flipped(%q: tensor<2x4x8xf32>, %k: tensor<2x4x8xf32>, %v: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+  %m = arith.constant dense<[[true, false, false, false], [true, true, false, false],
+                             [true, true, true, false], [true, true, false, true]]> : tensor<4x4xi1>
+  %o = attn.sdpa %q, %k, %v, %m : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<4x4xi1>) -> tensor<2x4x8xf32>
+  return %o : tensor<2x4x8xf32>
+}
+
+// -----
+
+// A row mask [1, S] broadcast over L is causal for row 0 only: not the same
+// size as the scores, not is_causal.
+
+// CHECK-LABEL: func.func @negative_causal_wrong_size
+// CHECK: %[[M:.+]] = arith.constant
+// CHECK: attn.sdpa %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %[[M]] :
+// CHECK-NOT: is_causal
+func.func @negative_causal_wrong_size(%q: tensor<2x4x8xf32>, %k: tensor<2x4x8xf32>, %v: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+  %m = arith.constant dense<[[true, false, false, false]]> : tensor<1x4xi1>
+  %o = attn.sdpa %q, %k, %v, %m : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<1x4xi1>) -> tensor<2x4x8xf32>
+  return %o : tensor<2x4x8xf32>
+}
+
+// -----
+
+// Causal one batch slice out of two.
+
+// CHECK-LABEL: func.func @negative_causal_one_slice
+// CHECK: %[[M:.+]] = arith.constant
+// CHECK: attn.sdpa %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %[[M]] :
+// CHECK-NOT: is_causal
+func.func @negative_causal_one_slice(%q: tensor<2x2x8xf32>, %k: tensor<2x2x8xf32>, %v: tensor<2x2x8xf32>) -> tensor<2x2x8xf32> {
+  %m = arith.constant dense<[[[true, false], [true, true]], [[true, true], [true, true]]]> : tensor<2x2x2xi1>
+  %o = attn.sdpa %q, %k, %v, %m : (tensor<2x2x8xf32>, tensor<2x2x8xf32>, tensor<2x2x8xf32>, tensor<2x2x2xi1>) -> tensor<2x2x8xf32>
+  return %o : tensor<2x2x8xf32>
+}
+
+// -----
+
+// An additive causal mask on top of is_causal with a finite masked_value: the
+// positions above the diagonal get masked_value + (-inf) = -inf; dropping
+// the mask would give them -1e4.
+
+// CHECK-LABEL: func.func @negative_additive_causal_finite_masked_value
+// CHECK: %[[M:.+]] = arith.constant
+// CHECK: attn.sdpa %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %[[M]] {is_causal = true, masked_value = -1.000000e+04 : f64}
+func.func @negative_additive_causal_finite_masked_value(%q: tensor<2x4x8xf32>, %k: tensor<2x4x8xf32>, %v: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+  %m = arith.constant dense<[[0.0, 0xFF800000, 0xFF800000, 0xFF800000], [0.0, 0.0, 0xFF800000, 0xFF800000],
+                             [0.0, 0.0, 0.0, 0xFF800000], [0.0, 0.0, 0.0, 0.0]]> : tensor<4x4xf32>
+  %o = attn.sdpa %q, %k, %v, %m {is_causal = true, masked_value = -1.0e4 : f64} : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<4x4xf32>) -> tensor<2x4x8xf32>
+  return %o : tensor<2x4x8xf32>
+}
+
+// -----
+
+// An additive "causal" mask with -1e9 instead of -inf is not is_causal (a
+// finite value shifts the scores, it does not remove them).
+
+// CHECK-LABEL: func.func @negative_additive_finite_causal_shape
+// CHECK: %[[M:.+]] = arith.constant
+// CHECK: attn.sdpa %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %[[M]] :
+// CHECK-NOT: is_causal
+func.func @negative_additive_finite_causal_shape(%q: tensor<2x4x8xf32>, %k: tensor<2x4x8xf32>, %v: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+  %m = arith.constant dense<[[0.0, -1.0e9, -1.0e9, -1.0e9], [0.0, 0.0, -1.0e9, -1.0e9],
+                             [0.0, 0.0, 0.0, -1.0e9], [0.0, 0.0, 0.0, 0.0]]> : tensor<4x4xf32>
+  %o = attn.sdpa %q, %k, %v, %m : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<4x4xf32>) -> tensor<2x4x8xf32>
+  return %o : tensor<2x4x8xf32>
+}
+
+// -----
+
+// All masked (splat false) stays: every row is NaN, which no attribute says.
+
+// CHECK-LABEL: func.func @negative_all_masked
+// CHECK: %[[M:.+]] = arith.constant dense<false>
+// CHECK: attn.sdpa %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %[[M]] :
+func.func @negative_all_masked(%q: tensor<2x4x8xf32>, %k: tensor<2x4x8xf32>, %v: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+  %m = arith.constant dense<false> : tensor<4x4xi1>
+  %o = attn.sdpa %q, %k, %v, %m : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<4x4xi1>) -> tensor<2x4x8xf32>
+  return %o : tensor<2x4x8xf32>
+}
+
+// -----
+
+// A bool mask next to is_causal that is not itself causal stays.
+
+// CHECK-LABEL: func.func @negative_padding_with_causal
+// CHECK-SAME: %[[M:[^:]+]]: tensor<2x1x4xi1>
+// CHECK: attn.sdpa %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %[[M]] {is_causal = true}
+func.func @negative_padding_with_causal(%q: tensor<2x4x8xf32>, %k: tensor<2x4x8xf32>, %v: tensor<2x4x8xf32>, %m: tensor<2x1x4xi1>) -> tensor<2x4x8xf32> {
+  %o = attn.sdpa %q, %k, %v, %m {is_causal = true} : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x1x4xi1>) -> tensor<2x4x8xf32>
+  return %o : tensor<2x4x8xf32>
+}
