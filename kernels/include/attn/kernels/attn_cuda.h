@@ -1,0 +1,103 @@
+/*
+ * AttnFuse CUDA kernels: host C ABI for the fused scaled-dot-product-attention
+ * forward pass (the runtime target of `attn.sdpa`).
+ *
+ * Plain C (C99), usable from C and C++. All tensors are DEVICE pointers owned
+ * by the caller; the library allocates nothing, keeps no state between calls
+ * (except a per-device cache of "shared-memory attribute already set"), and
+ * enqueues all work on the caller's stream, on the calling thread's current
+ * CUDA device (the stream must belong to it). attn_cuda_sdpa_fwd returns as
+ * soon as the kernel is enqueued: it does not synchronise, so errors raised
+ * while the kernel *executes* surface on the caller's next synchronising CUDA
+ * call. The functions are thread-safe. Requires a device of compute capability
+ * 8.0 or newer.
+ *
+ * Semantics (the contract shared with the compiler, see kernels/README.md):
+ *   scores[i,j] = (q[i,:] . k[j,:]) * scale                  (f32 accumulation)
+ *   BOOL mask:      mask[i,j] == 0  -> scores[i,j] = masked_value (rounded to dtype)
+ *   ADDITIVE mask:  scores[i,j] += mask[i,j]                  (f32 math)
+ *   is_causal:      j > i           -> scores[i,j] = masked_value (rounded to dtype)
+ *   P = softmax_j(scores) in f32; out = P . v (f32 accumulation, rounded once)
+ *   A row whose scores are all -inf yields NaN (like torch.softmax), its LSE is -inf.
+ */
+#ifndef ATTN_KERNELS_ATTN_CUDA_H
+#define ATTN_KERNELS_ATTN_CUDA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Result of every entry point. Never aborts; on error a message is written to
+ * the caller-provided `err` buffer (truncated to err_len, always NUL
+ * terminated when err_len > 0). */
+typedef enum {
+  ATTN_OK = 0,
+  ATTN_ERR_INVALID_ARGUMENT = 1, /* the arguments are malformed (NULL, shapes disagree, ...) */
+  ATTN_ERR_UNSUPPORTED = 2,      /* well-formed but outside what the kernels implement */
+  ATTN_ERR_CUDA = 3              /* a CUDA runtime call / kernel launch failed */
+} attn_status;
+
+/* Element type of q, k, v, out and of an ADDITIVE mask. */
+typedef enum { ATTN_DTYPE_F16 = 0, ATTN_DTYPE_BF16 = 1 } attn_dtype;
+
+/* How `mask` is interpreted. */
+typedef enum {
+  ATTN_MASK_NONE = 0,     /* mask is ignored */
+  ATTN_MASK_BOOL = 1,     /* 1 byte per element, nonzero = position takes part */
+  ATTN_MASK_ADDITIVE = 2  /* same dtype as q, added to the scaled scores */
+} attn_mask_kind;
+
+/* A strided rank-4 view of device memory.
+ *   data:    device pointer to element [0,0,0,0]
+ *   sizes:   [B, H, L (or S), E]
+ *   strides: in ELEMENTS (not bytes). A broadcast dimension has stride 0.
+ *            The last dimension must have stride 1 (contiguous rows). */
+typedef struct {
+  void *data;
+  int64_t sizes[4];
+  int64_t strides[4];
+} attn_tensor4;
+
+typedef struct {
+  attn_dtype dtype;  /* element type of q/k/v/out (and of an ADDITIVE mask) */
+  attn_tensor4 q;    /* [B, Hq, L, E]   device pointer, read */
+  attn_tensor4 k;    /* [B, Hkv, S, E]  Hq % Hkv == 0 (MQA/GQA: query head h reads kv head h / (Hq/Hkv)) */
+  attn_tensor4 v;    /* [B, Hkv, S, Ev] read */
+  attn_tensor4 out;  /* [B, Hq, L, Ev]  written (must not alias q/k/v; no stride-0 dims of size > 1) */
+  attn_mask_kind mask_kind; /* ATTN_MASK_NONE ignores `mask` entirely */
+  attn_tensor4 mask; /* [B|1, Hq|1, L|1, S] (broadcast via size 1 or stride 0); BOOL: 1 byte per element,
+                        nonzero = position takes part; ADDITIVE: same dtype as q, added to the scaled scores.
+                        Last dim (S) must have stride 1. No alignment requirement. */
+  float scale;       /* multiplies q.k^T; must be finite (typically 1/sqrt(E)) */
+  int is_causal;     /* nonzero: top-left aligned like PyTorch: query i sees key j iff j <= i */
+  float masked_value;/* score given to positions removed by a BOOL mask or by is_causal, rounded to `dtype`
+                        first (so -1e9 becomes -inf in f16). -INFINITY by default; must not be NaN.
+                        A finite value means masked positions still take part with that score. */
+  float *lse;        /* optional [B, Hq, L] contiguous f32 device buffer, written with the natural-log
+                        log-sum-exp of each row's scores (m + log(sum exp(s - m))); -inf for rows whose
+                        scores are all -inf (their `out` row is NaN). May be NULL. */
+  void *stream;      /* cudaStream_t to enqueue on; NULL = legacy default stream */
+} attn_sdpa_fwd_args;
+
+/* Validates (see attn_cuda_validate_sdpa_fwd), then enqueues the fused forward
+ * kernel on args->stream. Returns ATTN_ERR_CUDA (with cudaGetErrorString text)
+ * if a CUDA call or the launch fails. Does not synchronise. */
+attn_status attn_cuda_sdpa_fwd(const attn_sdpa_fwd_args *args, char *err, size_t err_len);
+
+/* The pure host checks alone, no CUDA call at all: NULL pointers, non-positive
+ * sizes, shape agreement between q/k/v/out/mask, Hq % Hkv, supported head dims,
+ * 16-byte alignment of q/k/v/out and of their row strides, unit last-dim
+ * strides, enum values, finite scale. `err` may be NULL / err_len 0. */
+attn_status attn_cuda_validate_sdpa_fwd(const attn_sdpa_fwd_args *args, char *err, size_t err_len);
+
+/* Static string naming the status ("ATTN_OK", ...); "ATTN_<unknown>" otherwise. */
+const char *attn_status_string(attn_status s);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* ATTN_KERNELS_ATTN_CUDA_H */

@@ -1,0 +1,164 @@
+//===- attnrt_cuda.cpp - bridge from compiled modules to the CUDA kernels -===//
+//
+// Modules compiled with `attn-compile --target=cuda` call these functions
+// (emitted by `attn-lower-sdpa-to-cuda`). Each takes MLIR unranked memrefs
+// (a rank and a pointer to the ranked descriptor), builds the kernels'
+// attn_sdpa_fwd_args from their sizes and strides, launches the kernel and
+// waits for it, so the result is ready for whatever reads it next.
+//
+// The module's own allocations (results, temporaries) come from
+// _mlir_memref_to_llvm_alloc & co. below: CUDA managed memory, reachable from
+// both the kernels and any op that runs on the CPU. The caller frees returned
+// buffers with attnrt_cuda_free (or cudaFree).
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/kernels/attn_cuda.h"
+
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+
+namespace {
+
+/// The ranked descriptor an unranked memref points to: {allocated, aligned,
+/// offset, sizes[rank], strides[rank]}.
+struct DescriptorHeader {
+  void *allocated;
+  void *aligned;
+  int64_t offset;
+  int64_t sizesAndStrides[1]; // sizes[rank] then strides[rank]
+};
+
+/// A rank-2..4 memref as the kernels' [B, H, L, E] view; leading dims that
+/// the memref lacks become size 1.
+bool toTensor4(const char *name, int64_t rank, void *descriptor,
+               size_t elementSize, attn_tensor4 &out) {
+  if (rank < 1 || rank > 4 || !descriptor) {
+    std::fprintf(stderr,
+                 "attnrt: attn.sdpa %s: rank %lld is not supported on CUDA "
+                 "(1 to 4)\n",
+                 name, static_cast<long long>(rank));
+    return false;
+  }
+  auto *d = static_cast<DescriptorHeader *>(descriptor);
+  const int64_t *sizes = d->sizesAndStrides;
+  const int64_t *strides = d->sizesAndStrides + rank;
+  int64_t pad = 4 - rank;
+  for (int i = 0; i < 4; ++i) {
+    out.sizes[i] = i < pad ? 1 : sizes[i - pad];
+    out.strides[i] = i < pad ? 0 : strides[i - pad];
+  }
+  out.data = static_cast<char *>(d->aligned) + d->offset * elementSize;
+  return true;
+}
+
+/// Key/value batch dims of size 1 broadcast over the query's (stride 0).
+void broadcastBatch(attn_tensor4 &t, const attn_tensor4 &q) {
+  if (t.sizes[0] == 1 && q.sizes[0] > 1) {
+    t.sizes[0] = q.sizes[0];
+    t.strides[0] = 0;
+  }
+}
+
+int32_t runSdpa(attn_dtype dtype, attn_mask_kind maskKind, int64_t qr,
+                void *qd, int64_t kr, void *kd, int64_t vr, void *vd,
+                int64_t mr, void *md, int64_t outr, void *outd, float scale,
+                int32_t isCausal, float maskedValue) {
+  attn_sdpa_fwd_args args;
+  std::memset(&args, 0, sizeof(args));
+  args.dtype = dtype;
+  args.mask_kind = maskKind;
+  args.scale = scale;
+  args.is_causal = isCausal;
+  args.masked_value = maskedValue;
+  const size_t elementSize = 2; // f16 and bf16
+  if (!toTensor4("query", qr, qd, elementSize, args.q) ||
+      !toTensor4("key", kr, kd, elementSize, args.k) ||
+      !toTensor4("value", vr, vd, elementSize, args.v) ||
+      !toTensor4("result", outr, outd, elementSize, args.out))
+    return ATTN_ERR_INVALID_ARGUMENT;
+  broadcastBatch(args.k, args.q);
+  broadcastBatch(args.v, args.q);
+  if (maskKind != ATTN_MASK_NONE &&
+      !toTensor4("mask", mr, md, maskKind == ATTN_MASK_BOOL ? 1 : elementSize,
+                 args.mask))
+    return ATTN_ERR_INVALID_ARGUMENT;
+
+  char err[512];
+  attn_status status = attn_cuda_sdpa_fwd(&args, err, sizeof(err));
+  if (status != ATTN_OK) {
+    std::fprintf(stderr, "attnrt: attn.sdpa on CUDA failed (%s): %s\n",
+                 attn_status_string(status), err);
+    return status;
+  }
+  cudaError_t sync = cudaStreamSynchronize(nullptr);
+  if (sync != cudaSuccess) {
+    std::fprintf(stderr, "attnrt: attn.sdpa CUDA kernel failed: %s\n",
+                 cudaGetErrorString(sync));
+    return ATTN_ERR_CUDA;
+  }
+  return ATTN_OK;
+}
+
+} // namespace
+
+extern "C" {
+
+#define ATTNRT_SDPA_ENTRIES(SUFFIX, DTYPE)                                     \
+  int32_t attnrt_cuda_sdpa_##SUFFIX(int64_t qr, void *qd, int64_t kr,          \
+                                    void *kd, int64_t vr, void *vd,            \
+                                    int64_t outr, void *outd, float scale,     \
+                                    int32_t isCausal, float maskedValue) {     \
+    return runSdpa(DTYPE, ATTN_MASK_NONE, qr, qd, kr, kd, vr, vd, 0, nullptr,  \
+                   outr, outd, scale, isCausal, maskedValue);                  \
+  }                                                                            \
+  int32_t attnrt_cuda_sdpa_##SUFFIX##_bool(                                    \
+      int64_t qr, void *qd, int64_t kr, void *kd, int64_t vr, void *vd,        \
+      int64_t mr, void *md, int64_t outr, void *outd, float scale,             \
+      int32_t isCausal, float maskedValue) {                                   \
+    return runSdpa(DTYPE, ATTN_MASK_BOOL, qr, qd, kr, kd, vr, vd, mr, md,      \
+                   outr, outd, scale, isCausal, maskedValue);                  \
+  }                                                                            \
+  int32_t attnrt_cuda_sdpa_##SUFFIX##_add(                                     \
+      int64_t qr, void *qd, int64_t kr, void *kd, int64_t vr, void *vd,        \
+      int64_t mr, void *md, int64_t outr, void *outd, float scale,             \
+      int32_t isCausal, float maskedValue) {                                   \
+    return runSdpa(DTYPE, ATTN_MASK_ADDITIVE, qr, qd, kr, kd, vr, vd, mr, md,  \
+                   outr, outd, scale, isCausal, maskedValue);                  \
+  }
+
+ATTNRT_SDPA_ENTRIES(f16, ATTN_DTYPE_F16)
+ATTNRT_SDPA_ENTRIES(bf16, ATTN_DTYPE_BF16)
+
+#undef ATTNRT_SDPA_ENTRIES
+
+// finalize-memref-to-llvm{use-generic-functions} allocates through these.
+void *_mlir_memref_to_llvm_alloc(size_t size) {
+  void *p = nullptr;
+  if (cudaMallocManaged(&p, size == 0 ? 1 : size) != cudaSuccess) {
+    std::fprintf(stderr, "attnrt: cudaMallocManaged(%zu) failed\n", size);
+    return nullptr;
+  }
+  return p;
+}
+
+void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment, size_t size) {
+  // cudaMallocManaged returns at least 256-byte aligned memory.
+  if (alignment > 256) {
+    std::fprintf(stderr, "attnrt: alignment %zu above 256 is not supported\n",
+                 alignment);
+    return nullptr;
+  }
+  return _mlir_memref_to_llvm_alloc(size);
+}
+
+void _mlir_memref_to_llvm_free(void *p) { cudaFree(p); }
+
+/// Frees a buffer a compiled CUDA module returned.
+void attnrt_cuda_free(void *p) { cudaFree(p); }
+
+} // extern "C"

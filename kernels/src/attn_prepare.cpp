@@ -1,0 +1,326 @@
+// Pure-host argument validation for attn_cuda_sdpa_fwd and the translation of
+// the public ABI struct into the kernels' FwdParams. No CUDA headers, no CUDA
+// calls: this file is also compiled into the CPU emulation test.
+#include <cinttypes>
+#include <cmath>
+#include <cstdarg>
+#include <cstdio>
+#include <limits>
+
+#include "fwd_params.h"
+
+namespace attn {
+namespace detail {
+namespace {
+
+attn_status fail(attn_status st, char* err, size_t err_len, const char* fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+
+attn_status fail(attn_status st, char* err, size_t err_len, const char* fmt, ...) {
+  if (err && err_len > 0) {
+    va_list ap;
+    va_start(ap, fmt);
+    std::vsnprintf(err, err_len, fmt, ap);
+    va_end(ap);
+  }
+  return st;
+}
+
+constexpr int64_t kMaxGridYZ = 65535;
+// Loop indices inside the kernels are 32-bit; keep a margin for "index + tile".
+constexpr int64_t kMaxLen = static_cast<int64_t>(std::numeric_limits<int32_t>::max()) - 1024;
+
+const char* const kDimNames[4] = {"B", "H", "L/S", "E"};
+
+// Checks the sizes of one tensor are positive.
+attn_status check_sizes(const char* name, const attn_tensor4& t, char* err, size_t err_len) {
+  for (int d = 0; d < 4; ++d) {
+    if (t.sizes[d] <= 0) {
+      return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len, "%s.sizes[%d] (%s) must be positive, got %" PRId64, name, d,
+                  kDimNames[d], t.sizes[d]);
+    }
+  }
+  return ATTN_OK;
+}
+
+// Checks strides of q/k/v/out: last dim contiguous, non-negative, rows 16-byte
+// aligned (cp.async moves 16-byte chunks), offsets representable.
+attn_status check_strides(const char* name, const attn_tensor4& t, bool is_output, char* err, size_t err_len) {
+  if (t.sizes[3] > 1 && t.strides[3] != 1) {
+    return fail(ATTN_ERR_UNSUPPORTED, err, err_len,
+                "%s.strides[3] must be 1 (last dim contiguous), got %" PRId64, name, t.strides[3]);
+  }
+  for (int d = 0; d < 3; ++d) {
+    if (t.sizes[d] == 1) continue;  // stride of a size-1 dim is never used
+    const int64_t s = t.strides[d];
+    if (s < 0) {
+      return fail(ATTN_ERR_UNSUPPORTED, err, err_len, "%s.strides[%d]=%" PRId64 " is negative (unsupported)", name, d, s);
+    }
+    if (is_output && s == 0) {
+      return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len,
+                  "%s.strides[%d] is 0 (broadcast) but %s.sizes[%d]=%" PRId64 " > 1: an output cannot broadcast",
+                  name, d, name, d, t.sizes[d]);
+    }
+    if (s % 8 != 0) {
+      return fail(ATTN_ERR_UNSUPPORTED, err, err_len,
+                  "%s.strides[%d]=%" PRId64 " is not a multiple of 8 elements: rows must be 16-byte aligned", name, d,
+                  s);
+    }
+    int64_t span = 0;
+    if (__builtin_mul_overflow(t.sizes[d] - 1, s, &span) || span > (std::numeric_limits<int64_t>::max() >> 3)) {
+      return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len, "%s: offset of the last element along dim %d overflows",
+                  name, d);
+    }
+  }
+  return ATTN_OK;
+}
+
+attn_status check_aligned16(const char* name, const void* p, char* err, size_t err_len) {
+  if (reinterpret_cast<uintptr_t>(p) % 16 != 0) {
+    return fail(ATTN_ERR_UNSUPPORTED, err, err_len, "%s.data (%p) is not 16-byte aligned (misaligned pointer)", name, p);
+  }
+  return ATTN_OK;
+}
+
+#define ATTN_TRY(expr)                  \
+  do {                                  \
+    attn_status st__ = (expr);          \
+    if (st__ != ATTN_OK) return st__;   \
+  } while (0)
+
+}  // namespace
+
+attn_status prepare_fwd_params(const attn_sdpa_fwd_args* args, FwdParams* out_params, char* err, size_t err_len) {
+  if (err && err_len > 0) err[0] = '\0';
+  if (!args) return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len, "args is NULL");
+  const attn_sdpa_fwd_args& a = *args;
+
+  if (a.dtype != ATTN_DTYPE_F16 && a.dtype != ATTN_DTYPE_BF16) {
+    return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len, "unknown dtype %d (expected ATTN_DTYPE_F16=0 or ATTN_DTYPE_BF16=1)",
+                static_cast<int>(a.dtype));
+  }
+  if (a.mask_kind != ATTN_MASK_NONE && a.mask_kind != ATTN_MASK_BOOL && a.mask_kind != ATTN_MASK_ADDITIVE) {
+    return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len,
+                "unknown mask_kind %d (expected ATTN_MASK_NONE=0, ATTN_MASK_BOOL=1 or ATTN_MASK_ADDITIVE=2)",
+                static_cast<int>(a.mask_kind));
+  }
+  const bool has_mask = a.mask_kind != ATTN_MASK_NONE;
+
+  if (!a.q.data) return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len, "q.data is NULL");
+  if (!a.k.data) return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len, "k.data is NULL");
+  if (!a.v.data) return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len, "v.data is NULL");
+  if (!a.out.data) return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len, "out.data is NULL");
+  if (has_mask && !a.mask.data) {
+    return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len, "mask.data is NULL but mask_kind is %d", static_cast<int>(a.mask_kind));
+  }
+
+  ATTN_TRY(check_sizes("q", a.q, err, err_len));
+  ATTN_TRY(check_sizes("k", a.k, err, err_len));
+  ATTN_TRY(check_sizes("v", a.v, err, err_len));
+  ATTN_TRY(check_sizes("out", a.out, err, err_len));
+  if (has_mask) ATTN_TRY(check_sizes("mask", a.mask, err, err_len));
+
+  const int64_t B = a.q.sizes[0], Hq = a.q.sizes[1], L = a.q.sizes[2], E = a.q.sizes[3];
+  const int64_t Hkv = a.k.sizes[1], S = a.k.sizes[2], Ev = a.v.sizes[3];
+
+  // Shape agreement.
+  if (a.k.sizes[0] != B || a.v.sizes[0] != B || a.out.sizes[0] != B) {
+    return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len,
+                "batch mismatch: q.sizes[0]=%" PRId64 ", k.sizes[0]=%" PRId64 ", v.sizes[0]=%" PRId64
+                ", out.sizes[0]=%" PRId64,
+                B, a.k.sizes[0], a.v.sizes[0], a.out.sizes[0]);
+  }
+  if (a.v.sizes[1] != Hkv) {
+    return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len,
+                "kv head mismatch: k.sizes[1]=%" PRId64 " but v.sizes[1]=%" PRId64, Hkv, a.v.sizes[1]);
+  }
+  if (Hq % Hkv != 0) {
+    return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len,
+                "Hq %% Hkv != 0: q has %" PRId64 " heads, k/v have %" PRId64 " (GQA needs Hq a multiple of Hkv)", Hq, Hkv);
+  }
+  if (a.v.sizes[2] != S) {
+    return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len,
+                "sequence mismatch: k.sizes[2] (S)=%" PRId64 " but v.sizes[2]=%" PRId64, S, a.v.sizes[2]);
+  }
+  if (a.k.sizes[3] != E) {
+    return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len,
+                "head dim mismatch: q.sizes[3] (E)=%" PRId64 " but k.sizes[3]=%" PRId64, E, a.k.sizes[3]);
+  }
+  if (a.out.sizes[1] != Hq || a.out.sizes[2] != L || a.out.sizes[3] != Ev) {
+    return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len,
+                "out shape mismatch: expected [%" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 "] (B, Hq, L, Ev), got [%" PRId64
+                ", %" PRId64 ", %" PRId64 ", %" PRId64 "]",
+                B, Hq, L, Ev, a.out.sizes[0], a.out.sizes[1], a.out.sizes[2], a.out.sizes[3]);
+  }
+
+  // Supported head dims.
+  KernelPath path;
+  if (E == Ev && (E == 64 || E == 128)) {
+    path = KernelPath::TensorCore;
+  } else if (E % 8 == 0 && Ev % 8 == 0 && E <= kGenMaxHeadDim && Ev <= kGenMaxHeadDim) {
+    path = KernelPath::Generic;
+  } else {
+    return fail(ATTN_ERR_UNSUPPORTED, err, err_len,
+                "unsupported head dim E=%" PRId64 ", Ev=%" PRId64
+                ": the tensor-core kernel needs E == Ev in {64, 128}; the generic kernel needs E and Ev "
+                "multiples of 8 and <= %d",
+                E, Ev, kGenMaxHeadDim);
+  }
+
+  // Size limits of the launch configuration / 32-bit loop indices.
+  if (B > kMaxGridYZ) {
+    return fail(ATTN_ERR_UNSUPPORTED, err, err_len, "batch B=%" PRId64 " exceeds the supported maximum %" PRId64, B, kMaxGridYZ);
+  }
+  if (Hq > kMaxGridYZ) {
+    return fail(ATTN_ERR_UNSUPPORTED, err, err_len, "heads Hq=%" PRId64 " exceeds the supported maximum %" PRId64, Hq,
+                kMaxGridYZ);
+  }
+  if (L > kMaxLen || S > kMaxLen) {
+    return fail(ATTN_ERR_UNSUPPORTED, err, err_len, "sequence length L=%" PRId64 " / S=%" PRId64 " exceeds %" PRId64, L, S,
+                kMaxLen);
+  }
+
+  // Layout.
+  ATTN_TRY(check_strides("q", a.q, false, err, err_len));
+  ATTN_TRY(check_strides("k", a.k, false, err, err_len));
+  ATTN_TRY(check_strides("v", a.v, false, err, err_len));
+  ATTN_TRY(check_strides("out", a.out, true, err, err_len));
+  ATTN_TRY(check_aligned16("q", a.q.data, err, err_len));
+  ATTN_TRY(check_aligned16("k", a.k.data, err, err_len));
+  ATTN_TRY(check_aligned16("v", a.v.data, err, err_len));
+  ATTN_TRY(check_aligned16("out", a.out.data, err, err_len));
+
+  int64_t m_sb = 0, m_sh = 0, m_sl = 0;
+  if (has_mask) {
+    const attn_tensor4& m = a.mask;
+    if (m.sizes[0] != 1 && m.sizes[0] != B) {
+      return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len, "bad mask shape: mask.sizes[0]=%" PRId64 " must be 1 or B=%" PRId64,
+                  m.sizes[0], B);
+    }
+    if (m.sizes[1] != 1 && m.sizes[1] != Hq) {
+      return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len,
+                  "bad mask shape: mask.sizes[1]=%" PRId64 " must be 1 or Hq=%" PRId64, m.sizes[1], Hq);
+    }
+    if (m.sizes[2] != 1 && m.sizes[2] != L) {
+      return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len, "bad mask shape: mask.sizes[2]=%" PRId64 " must be 1 or L=%" PRId64,
+                  m.sizes[2], L);
+    }
+    if (m.sizes[3] != S) {
+      return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len, "bad mask shape: mask.sizes[3]=%" PRId64 " must equal S=%" PRId64,
+                  m.sizes[3], S);
+    }
+    if (S > 1 && m.strides[3] != 1) {
+      return fail(ATTN_ERR_UNSUPPORTED, err, err_len, "mask.strides[3] must be 1 (last dim contiguous), got %" PRId64,
+                  m.strides[3]);
+    }
+    for (int d = 0; d < 3; ++d) {
+      if (m.sizes[d] == 1) continue;
+      if (m.strides[d] < 0) {
+        return fail(ATTN_ERR_UNSUPPORTED, err, err_len, "mask.strides[%d]=%" PRId64 " is negative (unsupported)", d,
+                    m.strides[d]);
+      }
+      int64_t span = 0;
+      if (__builtin_mul_overflow(m.sizes[d] - 1, m.strides[d], &span) ||
+          span > (std::numeric_limits<int64_t>::max() >> 3)) {
+        return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len, "mask: offset of the last element along dim %d overflows", d);
+      }
+    }
+    if (a.mask_kind == ATTN_MASK_ADDITIVE && reinterpret_cast<uintptr_t>(m.data) % 2 != 0) {
+      return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len, "mask.data (%p) is not 2-byte aligned for a 16-bit additive mask",
+                  m.data);
+    }
+    m_sb = m.sizes[0] == 1 ? 0 : m.strides[0];
+    m_sh = m.sizes[1] == 1 ? 0 : m.strides[1];
+    m_sl = m.sizes[2] == 1 ? 0 : m.strides[2];
+  }
+  if (a.lse && reinterpret_cast<uintptr_t>(a.lse) % 4 != 0) {
+    return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len, "lse (%p) is not 4-byte aligned", static_cast<void*>(a.lse));
+  }
+  if (!std::isfinite(a.scale)) {
+    return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len, "scale must be finite, got %g", static_cast<double>(a.scale));
+  }
+  if (std::isnan(a.masked_value)) {
+    return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len, "masked_value is NaN");
+  }
+
+  if (!out_params) return ATTN_OK;
+
+  const bool bf16 = a.dtype == ATTN_DTYPE_BF16;
+  FwdParams p{};
+  p.q = a.q.data;
+  p.k = a.k.data;
+  p.v = a.v.data;
+  p.out = a.out.data;
+  p.mask = has_mask ? a.mask.data : nullptr;
+  p.lse = a.lse;
+  auto nz = [](const attn_tensor4& t, int d) { return t.sizes[d] == 1 ? int64_t{0} : t.strides[d]; };
+  p.q_sb = nz(a.q, 0);
+  p.q_sh = nz(a.q, 1);
+  p.q_sl = nz(a.q, 2);
+  p.k_sb = nz(a.k, 0);
+  p.k_sh = nz(a.k, 1);
+  p.k_sl = nz(a.k, 2);
+  p.v_sb = nz(a.v, 0);
+  p.v_sh = nz(a.v, 1);
+  p.v_sl = nz(a.v, 2);
+  p.o_sb = nz(a.out, 0);
+  p.o_sh = nz(a.out, 1);
+  p.o_sl = nz(a.out, 2);
+  p.m_sb = m_sb;
+  p.m_sh = m_sh;
+  p.m_sl = m_sl;
+  p.B = static_cast<int>(B);
+  p.Hq = static_cast<int>(Hq);
+  p.Hkv = static_cast<int>(Hkv);
+  p.L = static_cast<int>(L);
+  p.S = static_cast<int>(S);
+  p.E = static_cast<int>(E);
+  p.Ev = static_cast<int>(Ev);
+  p.group = static_cast<int>(Hq / Hkv);
+
+  constexpr double kLog2e = 1.4426950408889634;
+  p.scale_log2 = static_cast<float>(static_cast<double>(a.scale) * kLog2e);
+  // "as if a f16/bf16 tensor held it": -1e9 becomes -inf in f16, stays finite in bf16.
+  const float mv = round_to_dtype(a.masked_value, bf16);
+  p.masked_value_rounded = mv;
+  if (std::isinf(mv)) {
+    p.masked_log2 = mv;
+  } else {
+    double m2 = static_cast<double>(mv) * kLog2e;
+    const double fmax = static_cast<double>(std::numeric_limits<float>::max());
+    if (m2 > fmax) m2 = fmax;
+    if (m2 < -fmax) m2 = -fmax;
+    p.masked_log2 = static_cast<float>(m2);
+  }
+  p.mask_kind = static_cast<int>(a.mask_kind);
+  p.is_causal = a.is_causal ? 1 : 0;
+  p.causal_skip = (p.is_causal && std::isinf(mv) && mv < 0) ? 1 : 0;
+  p.is_bf16 = bf16 ? 1 : 0;
+  p.path = path;
+  *out_params = p;
+  return ATTN_OK;
+}
+
+}  // namespace detail
+}  // namespace attn
+
+extern "C" attn_status attn_cuda_validate_sdpa_fwd(const attn_sdpa_fwd_args* args, char* err, size_t err_len) {
+  return attn::detail::prepare_fwd_params(args, nullptr, err, err_len);
+}
+
+extern "C" const char* attn_status_string(attn_status s) {
+  switch (s) {
+    case ATTN_OK:
+      return "ATTN_OK";
+    case ATTN_ERR_INVALID_ARGUMENT:
+      return "ATTN_ERR_INVALID_ARGUMENT";
+    case ATTN_ERR_UNSUPPORTED:
+      return "ATTN_ERR_UNSUPPORTED";
+    case ATTN_ERR_CUDA:
+      return "ATTN_ERR_CUDA";
+  }
+  return "ATTN_<unknown>";
+}

@@ -1,0 +1,366 @@
+// Internal: FlashAttention-2 style forward, one thread block per
+// (query tile, head, batch), 4 warps x (16 or 32) query rows, tensor cores
+// through mma.sync.m16n8k16 (f32 accumulate). The tile shape is a TcConfig
+// (fwd_params.h). Templated over the Ops policy
+// (see kernel_common.h) so the identical body runs on the GPU and in the CPU
+// emulator.
+//
+// Data flow per block (Br query rows, Bc keys per tile, D = head dim):
+//
+//   smem: sQ[Br][D+8], sK[Bc][D+8], sV[Bc][D+8]  (16-byte pad per row: the 8
+//         row addresses of one ldmatrix phase then fall into 8 different
+//         16-byte bank groups, so ldmatrix is conflict free without a swizzle)
+//
+//   cp.async Q, K_0                         ; commit ; wait ; sync
+//   Q -> registers (ldmatrix, A fragments)  ; kept for the whole block (or
+//                                             re-read from sQ per tile, kQInRegs=false)
+//   for each key tile n:
+//     (n > 0) wait K_n ; sync               ; also: every warp is done with V_{n-1}
+//     cp.async V_n -> sV ; commit           ; overlaps with S = Q K^T and softmax
+//     S = Q K_n^T   (ldmatrix K, non-transposed: K rows are the mma "col" operand)
+//     mask, online softmax in registers (log2 domain, exp2)
+//     wait V_n ; sync                       ; also: every warp is done with sK
+//     cp.async K_{n+1} -> sK ; commit       ; overlaps with O += P V
+//     O += P V_n    (P re-used from the S accumulators as A fragments,
+//                    V through ldmatrix.trans)
+//   O /= l, write out (and LSE)
+//
+// K and V each have one smem buffer, but their loads are interleaved so that
+// one is always in flight while the other is consumed (the FA2 schedule: a
+// two-stage pipeline over the K/V pair). This keeps smem at 3 tiles
+// (27-36 KiB for D=64, 51 KiB for D=128) so that several blocks fit per SM.
+//
+// Fragment layouts used (PTX ISA "Matrix Fragments for mma.m16n8k16", with
+// g = lane / 4 and t = lane % 4):
+//   A (16x16, row):  a0=(g, 2t..2t+1)  a1=(g+8, 2t..)  a2=(g, 2t+8..)  a3=(g+8, 2t+8..)
+//   B (16x8, col):   b0=(k=2t..2t+1, n=g)  b1=(k=2t+8.., n=g)
+//   C (16x8, f32):   c0,c1=(g, 2t..2t+1)  c2,c3=(g+8, 2t..2t+1)
+//   ldmatrix.x4: lanes 8i..8i+7 give the row addresses of matrix i; register i
+//   of lane l receives row l/4, columns 2(l%4), 2(l%4)+1 of matrix i (.trans:
+//   rows 2(l%4), 2(l%4)+1 of column l/4).
+#pragma once
+
+#include "fwd_params.h"
+#include "kernel_common.h"
+
+namespace attn {
+namespace detail {
+
+// Issues the cp.async copies of a [kRows x D] tile starting at global row
+// `row0` (rows >= n_rows are zero-filled: out-of-range keys then produce score
+// 0 before masking and, more importantly, V rows of exactly 0 so that
+// P(=0) * V never creates NaN from stale smem).
+template <class Ops, int D, int kRows>
+ATTN_DEV void tc_load_tile(uint16_t* s, const uint16_t* g, int64_t row_stride, int row0, int n_rows, int tid) {
+  constexpr int kChunksPerRow = D / 8;  // 16-byte chunks
+  constexpr int kChunks = kRows * kChunksPerRow;
+  static_assert(kChunks % kTcThreads == 0, "tile must split evenly over the block");
+  ATTN_UNROLL
+  for (int i = 0; i < kChunks / kTcThreads; ++i) {
+    const int c = tid + i * kTcThreads;
+    const int r = c / kChunksPerRow;
+    const int cc = c % kChunksPerRow;
+    const int grow = row0 + r;
+    const bool pred = grow < n_rows;
+    const uint16_t* src = pred ? g + static_cast<int64_t>(grow) * row_stride + cc * 8 : g;
+    Ops::cp_async_16(s + r * (D + kTcSmemPad) + cc * 8, src, pred);
+  }
+}
+
+// One thread block of the tensor-core kernel.
+//   Cfg: a TcConfig (fwd_params.h). m_block: index of the Cfg::kBlockM-row
+//   query tile, h: query head, b: batch, tid: thread index in [0, 128),
+//   smem: Cfg::kSmemBytes bytes, 16-byte aligned.
+template <class Ops, bool kBF16, class Cfg, bool kHasMask>
+ATTN_DEV void flash_fwd_tc_block(const FwdParams& p, int m_block, int h, int b, int tid, uint16_t* smem) {
+  constexpr int D = Cfg::D;
+  constexpr int kMT = Cfg::kMT;          // 16-row mma tiles per warp
+  constexpr int kBr = Cfg::kBlockM;
+  constexpr int kBc = Cfg::kBlockN;
+  constexpr bool kQRegs = Cfg::kQInRegs;
+  constexpr int kStride = Cfg::kStride;  // smem row stride in elements
+  constexpr int kDSteps = D / 16;        // k-steps of Q K^T  (and pairs of n8 tiles of O)
+  constexpr int kSTiles = kBc / 8;       // n8 tiles of S per mma row tile
+  constexpr int kOTiles = D / 8;         // n8 tiles of O per mma row tile
+  constexpr int kPSteps = kBc / 16;      // k-steps of P V
+  static_assert(D % 16 == 0 && D >= 16 && D <= 256, "head dim must be a multiple of 16");
+  static_assert(kBc % 16 == 0, "key tile must be a multiple of 16");
+  static_assert(kBr == 16 * kMT * (kTcThreads / 32), "block rows = warps x 16 x kMT");
+
+  const float kNegInf = -INFINITY;
+
+  uint16_t* sQ = smem;
+  uint16_t* sK = sQ + kBr * kStride;
+  uint16_t* sV = sK + kBc * kStride;
+
+  const int warp = tid >> 5;
+  const int lane = tid & 31;
+  const int g = lane >> 2;  // mma "groupID": row within the 8-row half
+  const int t = lane & 3;   // mma "threadID_in_group": column pair
+  const int hk = h / p.group;  // GQA: query head h reads kv head h / (Hq / Hkv)
+  const int q0 = m_block * kBr;
+  const int warp_q = warp * 16 * kMT;  // first row of this warp inside the block tile
+  const int warp_row0 = q0 + warp_q;   // ... as a query index
+
+  const uint16_t* qg = static_cast<const uint16_t*>(p.q) + b * p.q_sb + h * p.q_sh;
+  const uint16_t* kg = static_cast<const uint16_t*>(p.k) + b * p.k_sb + hk * p.k_sh;
+  const uint16_t* vg = static_cast<const uint16_t*>(p.v) + b * p.v_sb + hk * p.v_sh;
+
+  // Key tiles to visit. With causal masking and masked_value == -inf, keys
+  // j > i contribute exp(-inf) = 0, so tiles starting after the last query row
+  // of this block are skipped entirely. With a finite masked_value they take
+  // part (with that score) and must be visited.
+  int n_end = ceil_div(p.S, kBc);
+  if (p.causal_skip) {
+    const int q_last = imin(q0 + kBr, p.L) - 1;
+    n_end = imin(n_end, q_last / kBc + 1);
+  }
+
+  tc_load_tile<Ops, D, kBr>(sQ, qg, p.q_sl, q0, p.L, tid);
+  Ops::cp_async_commit();
+  tc_load_tile<Ops, D, kBc>(sK, kg, p.k_sl, 0, p.S, tid);
+  Ops::cp_async_commit();
+
+  // In mma row tile mt this thread owns query rows
+  //   warp_row0 + 16 mt + g      (accumulator elements 0, 1) and
+  //   warp_row0 + 16 mt + g + 8  (elements 2, 3).
+  int64_t mask_off[kMT][2];
+  ATTN_UNROLL
+  for (int mt = 0; mt < kMT; ++mt) {
+    ATTN_UNROLL
+    for (int r = 0; r < 2; ++r) {
+      const int row = warp_row0 + 16 * mt + g + 8 * r;
+      mask_off[mt][r] = kHasMask ? b * p.m_sb + h * p.m_sh + static_cast<int64_t>(row) * p.m_sl : 0;
+    }
+  }
+
+  float o[kMT][kOTiles][4];
+  float m_run[kMT][2];  // running row max (log2 domain)
+  float l_run[kMT][2];  // this thread's partial row sum of exp2(s - m)
+  ATTN_UNROLL
+  for (int mt = 0; mt < kMT; ++mt) {
+    ATTN_UNROLL
+    for (int i = 0; i < kOTiles; ++i) o[mt][i][0] = o[mt][i][1] = o[mt][i][2] = o[mt][i][3] = 0.f;
+    m_run[mt][0] = m_run[mt][1] = kNegInf;
+    l_run[mt][0] = l_run[mt][1] = 0.f;
+  }
+
+  Ops::cp_async_wait_all();
+  Ops::sync();
+
+  // Q A-fragments. ldmatrix.x4 matrices: 0 = rows 0-7 / cols 0-7 of the 16x16
+  // block, 1 = rows 8-15 / cols 0-7, 2 = rows 0-7 / cols 8-15, 3 = rows 8-15 /
+  // cols 8-15, which is exactly a0..a3. Lane l addresses row l % 16, column
+  // half l / 16.
+  uint32_t qf[kQRegs ? kMT : 1][kQRegs ? kDSteps : 1][4];
+  if constexpr (kQRegs) {
+    ATTN_UNROLL
+    for (int mt = 0; mt < kMT; ++mt) {
+      ATTN_UNROLL
+      for (int kc = 0; kc < kDSteps; ++kc) {
+        Ops::ldsm_x4(qf[mt][kc], sQ + (warp_q + 16 * mt + (lane & 15)) * kStride + kc * 16 + (lane >> 4) * 8);
+      }
+    }
+  }
+
+  for (int n = 0; n < n_end; ++n) {
+    if (n > 0) {
+      Ops::cp_async_wait_all();  // K_n (issued during the previous iteration) has landed
+      Ops::sync();               // ...for every thread; and every warp finished reading sV
+    }
+    const int k0 = n * kBc;
+    tc_load_tile<Ops, D, kBc>(sV, vg, p.v_sl, k0, p.S, tid);
+    Ops::cp_async_commit();
+
+    // ---- S = Q K^T -------------------------------------------------------
+    // B operand = K^T: b0 = K[key g][d 2t..2t+1] = row g, cols 2t.. of the
+    // 8x8 block with rows = keys and cols = d, i.e. a plain (non-.trans)
+    // ldmatrix of K as stored. One x4 covers keys np*16..+15 x d kc*16..+15:
+    // matrix 0 = keys 0-7/d 0-7 (b0 of n-tile 2np), 1 = keys 0-7/d 8-15 (b1),
+    // 2 = keys 8-15/d 0-7 (b0 of n-tile 2np+1), 3 = keys 8-15/d 8-15 (b1).
+    // Each K fragment is used by all kMT row tiles of the warp.
+    float s[kMT][kSTiles][4];
+    ATTN_UNROLL
+    for (int mt = 0; mt < kMT; ++mt) {
+      ATTN_UNROLL
+      for (int i = 0; i < kSTiles; ++i) s[mt][i][0] = s[mt][i][1] = s[mt][i][2] = s[mt][i][3] = 0.f;
+    }
+    ATTN_UNROLL
+    for (int kc = 0; kc < kDSteps; ++kc) {
+      uint32_t a[kMT][4];
+      ATTN_UNROLL
+      for (int mt = 0; mt < kMT; ++mt) {
+        if constexpr (kQRegs) {
+          a[mt][0] = qf[mt][kc][0];
+          a[mt][1] = qf[mt][kc][1];
+          a[mt][2] = qf[mt][kc][2];
+          a[mt][3] = qf[mt][kc][3];
+        } else {
+          Ops::ldsm_x4(a[mt], sQ + (warp_q + 16 * mt + (lane & 15)) * kStride + kc * 16 + (lane >> 4) * 8);
+        }
+      }
+      ATTN_UNROLL
+      for (int np = 0; np < kSTiles / 2; ++np) {
+        uint32_t kf[4];
+        Ops::ldsm_x4(kf, sK + (np * 16 + (lane & 7) + ((lane >> 4) << 3)) * kStride + kc * 16 + ((lane >> 3) & 1) * 8);
+        ATTN_UNROLL
+        for (int mt = 0; mt < kMT; ++mt) {
+          Ops::template mma<kBF16>(s[mt][2 * np], a[mt], kf[0], kf[1]);
+          Ops::template mma<kBF16>(s[mt][2 * np + 1], a[mt], kf[2], kf[3]);
+        }
+      }
+    }
+
+    // ---- scale, masks, bounds (log2 domain) -------------------------------
+    // Element e of n-tile nt of row tile mt sits at query row
+    // warp_row0 + 16 mt + g + 8 (e / 2) and key k0 + 8 nt + 2t + e % 2.
+    const bool need_kbound = k0 + kBc > p.S;
+    const bool need_causal = p.is_causal && (k0 + kBc - 1 > warp_row0);
+    if (kHasMask || need_kbound || need_causal) {
+      ATTN_UNROLL
+      for (int mt = 0; mt < kMT; ++mt) {
+        ATTN_UNROLL
+        for (int nt = 0; nt < kSTiles; ++nt) {
+          ATTN_UNROLL
+          for (int e = 0; e < 4; ++e) {
+            const int row = warp_row0 + 16 * mt + g + (e >> 1) * 8;
+            const int col = k0 + nt * 8 + 2 * t + (e & 1);
+            float x = s[mt][nt][e] * p.scale_log2;
+            if (kHasMask && row < p.L && col < p.S) {
+              if (p.mask_kind == ATTN_MASK_BOOL) {
+                if (Ops::ld_u8(static_cast<const uint8_t*>(p.mask) + mask_off[mt][e >> 1] + col) == 0) x = p.masked_log2;
+              } else {
+                x += Ops::template to_float<kBF16>(
+                         Ops::ld_u16(static_cast<const uint16_t*>(p.mask) + mask_off[mt][e >> 1] + col)) *
+                     kLog2e;
+              }
+            }
+            if (p.is_causal && col > row) x = p.masked_log2;  // replaces, like masked_fill
+            if (col >= p.S) x = kNegInf;                      // padding keys never count
+            s[mt][nt][e] = x;
+          }
+        }
+      }
+    } else {
+      ATTN_UNROLL
+      for (int mt = 0; mt < kMT; ++mt) {
+        ATTN_UNROLL
+        for (int nt = 0; nt < kSTiles; ++nt) {
+          ATTN_UNROLL
+          for (int e = 0; e < 4; ++e) s[mt][nt][e] *= p.scale_log2;
+        }
+      }
+    }
+
+    // ---- online softmax --------------------------------------------------
+    // A row is spread over the 4 lanes of a quad (same g): reduce with
+    // shfl_xor 1 and 2. If every score seen so far is -inf the exponent
+    // offset is taken as 0 so that exp2(-inf - 0) = 0 instead of NaN; whether
+    // the *whole* row was -inf is decided at the end (m_run == -inf -> NaN),
+    // because a later tile may still bring a finite score.
+    ATTN_UNROLL
+    for (int mt = 0; mt < kMT; ++mt) {
+      ATTN_UNROLL
+      for (int r = 0; r < 2; ++r) {
+        float mx = kNegInf;
+        ATTN_UNROLL
+        for (int nt = 0; nt < kSTiles; ++nt) mx = fmaxf(mx, fmaxf(s[mt][nt][2 * r], s[mt][nt][2 * r + 1]));
+        mx = fmaxf(mx, Ops::shfl_xor(mx, 1));
+        mx = fmaxf(mx, Ops::shfl_xor(mx, 2));
+        const float m_new = fmaxf(m_run[mt][r], mx);
+        const float m_use = (m_new == kNegInf) ? 0.f : m_new;
+        const float alpha = Ops::exp2(m_run[mt][r] - m_use);
+        m_run[mt][r] = m_new;
+        float rs = 0.f;
+        ATTN_UNROLL
+        for (int nt = 0; nt < kSTiles; ++nt) {
+          const float p0 = Ops::exp2(s[mt][nt][2 * r] - m_use);
+          const float p1 = Ops::exp2(s[mt][nt][2 * r + 1] - m_use);
+          s[mt][nt][2 * r] = p0;
+          s[mt][nt][2 * r + 1] = p1;
+          rs += p0 + p1;
+        }
+        l_run[mt][r] = l_run[mt][r] * alpha + rs;
+        ATTN_UNROLL
+        for (int ot = 0; ot < kOTiles; ++ot) {
+          o[mt][ot][2 * r] *= alpha;
+          o[mt][ot][2 * r + 1] *= alpha;
+        }
+      }
+    }
+
+    // P as A fragments of P V (k = keys): the accumulator of n-tile j holds
+    // (g, 8j+2t..), (g+8, 8j+2t..); A k-step kk needs columns 16kk..16kk+15,
+    // i.e. n-tiles 2kk (a0, a1) and 2kk+1 (a2, a3).
+    uint32_t pf[kMT][kPSteps][4];
+    ATTN_UNROLL
+    for (int mt = 0; mt < kMT; ++mt) {
+      ATTN_UNROLL
+      for (int kk = 0; kk < kPSteps; ++kk) {
+        pf[mt][kk][0] = Ops::template pack2<kBF16>(s[mt][2 * kk][0], s[mt][2 * kk][1]);
+        pf[mt][kk][1] = Ops::template pack2<kBF16>(s[mt][2 * kk][2], s[mt][2 * kk][3]);
+        pf[mt][kk][2] = Ops::template pack2<kBF16>(s[mt][2 * kk + 1][0], s[mt][2 * kk + 1][1]);
+        pf[mt][kk][3] = Ops::template pack2<kBF16>(s[mt][2 * kk + 1][2], s[mt][2 * kk + 1][3]);
+      }
+    }
+
+    Ops::cp_async_wait_all();  // V_n has landed
+    Ops::sync();               // ...for every thread; and every warp finished reading sK
+    if (n + 1 < n_end) {
+      tc_load_tile<Ops, D, kBc>(sK, kg, p.k_sl, k0 + kBc, p.S, tid);
+      Ops::cp_async_commit();
+    }
+
+    // ---- O += P V ----------------------------------------------------------
+    // B operand = V (k = key, n = d): b0 = V[key 2t..2t+1][d g], which is the
+    // .trans ldmatrix of the 8x8 block (rows = keys, cols = d). One x4.trans
+    // covers keys kk*16..+15 x d dp*16..+15: matrix 0 = keys 0-7/d 0-7 (b0 of
+    // d-tile 2dp), 1 = keys 8-15/d 0-7 (b1), 2 = keys 0-7/d 8-15 (b0 of d-tile
+    // 2dp+1), 3 = keys 8-15/d 8-15 (b1).
+    ATTN_UNROLL
+    for (int kk = 0; kk < kPSteps; ++kk) {
+      ATTN_UNROLL
+      for (int dp = 0; dp < kDSteps; ++dp) {
+        uint32_t vf[4];
+        Ops::ldsm_x4_t(vf, sV + (kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8) * kStride + dp * 16 + (lane >> 4) * 8);
+        ATTN_UNROLL
+        for (int mt = 0; mt < kMT; ++mt) {
+          Ops::template mma<kBF16>(o[mt][2 * dp], pf[mt][kk], vf[0], vf[1]);
+          Ops::template mma<kBF16>(o[mt][2 * dp + 1], pf[mt][kk], vf[2], vf[3]);
+        }
+      }
+    }
+  }
+
+  // ---- epilogue ------------------------------------------------------------
+  uint16_t* og = static_cast<uint16_t*>(p.out) + b * p.o_sb + h * p.o_sh;
+  ATTN_UNROLL
+  for (int mt = 0; mt < kMT; ++mt) {
+    ATTN_UNROLL
+    for (int r = 0; r < 2; ++r) {
+      float l = l_run[mt][r];
+      l += Ops::shfl_xor(l, 1);
+      l += Ops::shfl_xor(l, 2);
+      const int row = warp_row0 + 16 * mt + g + 8 * r;
+      // Every score of the row was -inf: torch.softmax gives exp(-inf - -inf) =
+      // NaN for the whole row, so do we (o is 0 here; 0 * NaN = NaN).
+      const bool dead = (m_run[mt][r] == kNegInf);
+      const float inv = dead ? NAN : 1.f / l;
+      if (row < p.L) {
+        uint16_t* orow = og + static_cast<int64_t>(row) * p.o_sl;
+        ATTN_UNROLL
+        for (int ot = 0; ot < kOTiles; ++ot) {
+          Ops::st_u32(orow + ot * 8 + 2 * t,
+                      Ops::template pack2<kBF16>(o[mt][ot][2 * r] * inv, o[mt][ot][2 * r + 1] * inv));
+        }
+        if (p.lse != nullptr && t == 0) {
+          const float lse = dead ? kNegInf : (m_run[mt][r] + Ops::log2(l)) * kLn2;
+          Ops::st_f32(p.lse + (static_cast<int64_t>(b) * p.Hq + h) * p.L + row, lse);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace detail
+}  // namespace attn

@@ -1,0 +1,159 @@
+// Internal: the validated, normalised problem description handed to the
+// kernels, plus bit-exact f16/bf16 conversions usable on the host.
+//
+// This header must stay free of CUDA headers: it is shared by the CUDA
+// library, the host-only validation code and the CPU emulation test
+// (tests/test_kernel_emulation.cpp) which compiles the kernel bodies with the
+// host C++ compiler.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#include "attn/kernels/attn_cuda.h"
+
+namespace attn {
+namespace detail {
+
+// Tile geometry of the tensor-core kernel (flash_fwd_core.h). Shared with the
+// host so launch code, emulation and docs agree.
+constexpr int kTcThreads = 128; // 4 warps
+constexpr int kTcSmemPad = 8;   // elements of padding per smem row (16 bytes): conflict-free ldmatrix
+
+// One compile-time configuration of the tensor-core kernel.
+//   D:        head dim (E == Ev)
+//   kMT:      16-row mma tiles per warp (block = 4 warps x 16 kMT query rows)
+//   kBlockN:  keys per K/V tile
+//   kQInRegs: Q fragments loaded once into registers (else re-read from smem
+//             with ldmatrix for every key tile, which saves 4 kMT D/16 registers)
+template <int D_, int kMT_, int kBlockN_, bool kQInRegs_>
+struct TcConfig {
+  static constexpr int D = D_;
+  static constexpr int kMT = kMT_;
+  static constexpr int kBlockM = 4 * 16 * kMT_;
+  static constexpr int kBlockN = kBlockN_;
+  static constexpr bool kQInRegs = kQInRegs_;
+  static constexpr int kStride = D_ + kTcSmemPad;  // smem row stride (elements)
+  // sQ [kBlockM][D+8] + sK [kBlockN][D+8] + sV [kBlockN][D+8], 2 bytes per element.
+  static constexpr int kSmemBytes = (kBlockM + 2 * kBlockN_) * kStride * 2;
+};
+
+// The two tile shapes the library ships (selected at run time, see
+// attn_internal.h):
+//   M16: 16 query rows per warp, 64-key tiles, Q in registers. Smallest
+//        register footprint; every K/V fragment read from smem feeds 1 mma row tile.
+//   M32: 32 query rows per warp (FA2's 128-row blocks): every K/V fragment
+//        feeds 2 mma row tiles, halving smem traffic per flop; D=128 uses
+//        32-key tiles and re-reads Q from smem to stay within 255 registers.
+template <int D> using TcConfigM16 = TcConfig<D, 1, 64, true>;
+template <int D> using TcConfigM32 = TcConfig<D, 2, (D <= 64 ? 64 : 32), (D <= 64)>;
+
+// Generic (non tensor core) fallback kernel geometry (generic_fwd_core.h).
+constexpr int kGenWarps = 4;          // one query row per warp
+constexpr int kGenThreads = kGenWarps * 32;
+constexpr int kGenMaxHeadDim = 256;   // E and Ev <= 256
+constexpr int kGenSmemBytes = kGenWarps * kGenMaxHeadDim * 4;  // the q row of each warp in f32
+
+enum class KernelPath : int { TensorCore = 0, Generic = 1 };
+
+// Everything the kernels read. Strides are in elements; a dimension of size 1
+// has its stride normalised to 0 so that indexing never needs a size check.
+struct FwdParams {
+  const void* q;
+  const void* k;
+  const void* v;
+  void* out;
+  const void* mask;  // nullptr unless mask_kind != NONE
+  float* lse;        // optional
+
+  int64_t q_sb, q_sh, q_sl;
+  int64_t k_sb, k_sh, k_sl;
+  int64_t v_sb, v_sh, v_sl;
+  int64_t o_sb, o_sh, o_sl;
+  int64_t m_sb, m_sh, m_sl;  // mask strides (0 for broadcast dims)
+
+  int B, Hq, Hkv, L, S, E, Ev;
+  int group;  // Hq / Hkv
+
+  float scale_log2;   // scale * log2(e): scores are kept in the log2 domain (exp2 is the native op)
+  float masked_log2;  // dtype-rounded masked_value * log2(e); -inf stays -inf, finite values are clamped
+                      // to +-FLT_MAX so that a finite masked value never turns into -inf
+  float masked_value_rounded;  // dtype-rounded masked_value (natural units, for documentation/tests)
+  int mask_kind;      // attn_mask_kind
+  int is_causal;      // 0/1
+  int causal_skip;    // 1 iff is_causal and masked value is -inf: key tiles / keys above the diagonal
+                      // contribute exp(-inf) = 0 and may be skipped entirely
+  int is_bf16;        // dtype
+  KernelPath path;
+};
+
+// ---------------------------------------------------------------------------
+// Bit-exact IEEE conversions (round to nearest even), host side. The device
+// code uses the CUDA intrinsics; tests compare the two.
+// ---------------------------------------------------------------------------
+inline uint32_t f32_bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+inline float bits_f32(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+inline uint16_t f32_to_bf16_bits(float f) {
+  uint32_t u = f32_bits(f);
+  if ((u & 0x7FFFFFFFu) > 0x7F800000u) return static_cast<uint16_t>(((u >> 16) & 0x8000u) | 0x7FC0u);  // NaN
+  u += 0x7FFFu + ((u >> 16) & 1u);  // RNE; overflow carries into the exponent -> inf
+  return static_cast<uint16_t>(u >> 16);
+}
+inline float bf16_bits_to_f32(uint16_t h) { return bits_f32(static_cast<uint32_t>(h) << 16); }
+
+inline uint16_t f32_to_f16_bits(float f) {
+  uint32_t x = f32_bits(f);
+  const uint32_t sign = (x >> 16) & 0x8000u;
+  x &= 0x7FFFFFFFu;
+  if (x >= 0x7F800000u) return static_cast<uint16_t>(sign | (x > 0x7F800000u ? 0x7E00u : 0x7C00u));
+  if (x >= 0x477FF000u) return static_cast<uint16_t>(sign | 0x7C00u);  // >= 65520 rounds to inf
+  if (x < 0x38800000u) {                                             // below 2^-14: f16 subnormal or 0
+    if (x < 0x33000000u) return static_cast<uint16_t>(sign);         // < 2^-25 (2^-25 ties to 0 below)
+    const uint32_t mant = (x & 0x7FFFFFu) | 0x800000u;
+    const int exp = static_cast<int>(x >> 23);  // 102..112
+    const int shift = 126 - exp;                // value / 2^-24 = mant >> shift
+    uint32_t r = mant >> shift;
+    const uint32_t rem = mant & ((1u << shift) - 1u);
+    const uint32_t half = 1u << (shift - 1);
+    if (rem > half || (rem == half && (r & 1u))) ++r;
+    return static_cast<uint16_t>(sign | r);
+  }
+  uint32_t r = (x >> 13) - (112u << 10);  // rebias exponent 127 -> 15, keep 10 mantissa bits
+  const uint32_t rem = x & 0x1FFFu;
+  if (rem > 0x1000u || (rem == 0x1000u && (r & 1u))) ++r;
+  return static_cast<uint16_t>(sign | r);
+}
+
+inline float f16_bits_to_f32(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  const uint32_t exp = (h >> 10) & 0x1Fu;
+  uint32_t mant = h & 0x3FFu;
+  if (exp == 0x1Fu) return bits_f32(sign | 0x7F800000u | (mant << 13));
+  if (exp == 0) {
+    if (mant == 0) return bits_f32(sign);
+    // subnormal: mant * 2^-24
+    float v = static_cast<float>(mant) * (1.0f / 16777216.0f);
+    return sign ? -v : v;
+  }
+  return bits_f32(sign | ((exp + 112u) << 23) | (mant << 13));
+}
+
+inline uint16_t f32_to_dtype_bits(float f, bool bf16) { return bf16 ? f32_to_bf16_bits(f) : f32_to_f16_bits(f); }
+inline float dtype_bits_to_f32(uint16_t h, bool bf16) { return bf16 ? bf16_bits_to_f32(h) : f16_bits_to_f32(h); }
+inline float round_to_dtype(float f, bool bf16) { return dtype_bits_to_f32(f32_to_dtype_bits(f, bf16), bf16); }
+
+// Validates `args` (pure host, no CUDA call) and, on success, fills `*params`
+// (may be nullptr). Implemented in attn_prepare.cpp.
+attn_status prepare_fwd_params(const attn_sdpa_fwd_args* args, FwdParams* params, char* err, size_t err_len);
+
+}  // namespace detail
+}  // namespace attn

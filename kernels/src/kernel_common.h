@@ -1,0 +1,58 @@
+// Internal: portability layer for the kernel bodies.
+//
+// The kernel bodies (flash_fwd_core.h, generic_fwd_core.h) are templates over
+// an `Ops` policy that provides every warp-collective / memory-system
+// primitive they use. On the GPU, Ops = DeviceOps (device_ops.cuh: inline PTX
+// mma.sync / ldmatrix / cp.async, shuffles, __syncthreads). In the CPU
+// emulation test, Ops = EmuOps (tests/emu/warp_emu.h), which runs the same
+// kernel body with one user-level fiber per CUDA thread and implements the
+// primitives from the PTX ISA fragment definitions. This is how the fragment
+// layouts and index math are checked on a machine without a GPU.
+//
+// Required Ops interface (all static):
+//   void  sync();                                   // __syncthreads
+//   void  syncwarp();                               // __syncwarp
+//   float shfl_xor(float v, int lane_mask);         // full-warp butterfly
+//   float shfl_idx(float v, int src_lane);          // full-warp broadcast
+//   void  ldsm_x4(uint32_t (&r)[4], const uint16_t* smem_row);    // ldmatrix.x4
+//   void  ldsm_x4_t(uint32_t (&r)[4], const uint16_t* smem_row);  // ldmatrix.x4.trans
+//   template <bool BF16> void mma(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1);
+//                                                   // mma.sync.m16n8k16.row.col.f32.{f16,bf16}, d += a*b
+//   void  cp_async_16(uint16_t* smem, const uint16_t* gmem, bool pred);  // 16 bytes, zero-fill if !pred
+//   void  cp_async_commit();
+//   void  cp_async_wait_all();                      // cp.async.wait_group 0
+//   float exp2(float); float log2(float);
+//   template <bool BF16> uint32_t pack2(float lo, float hi);  // RNE, lo in the low 16 bits
+//   template <bool BF16> float to_float(uint16_t bits);
+//   uint8_t ld_u8(const uint8_t*); uint16_t ld_u16(const uint16_t*); U4 ld_u4(const uint16_t*);  // global loads
+//   void st_u32(uint16_t* gmem, uint32_t v); void st_f32(float* gmem, float v);               // global stores
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#if defined(__CUDACC__)
+#define ATTN_DEV __device__ __forceinline__
+#define ATTN_HD __host__ __device__ __forceinline__
+#define ATTN_UNROLL _Pragma("unroll")
+#else
+#define ATTN_DEV inline
+#define ATTN_HD inline
+#define ATTN_UNROLL
+#endif
+
+namespace attn {
+namespace detail {
+
+struct alignas(16) U4 {
+  uint32_t x, y, z, w;
+};
+
+ATTN_HD int imin(int a, int b) { return a < b ? a : b; }
+ATTN_HD int ceil_div(int a, int b) { return (a + b - 1) / b; }
+
+constexpr float kLog2e = 1.4426950408889634f;
+constexpr float kLn2 = 0.6931471805599453f;
+
+}  // namespace detail
+}  // namespace attn

@@ -1,0 +1,564 @@
+// Shared by the GPU correctness test and the CPU emulation test: test cases,
+// input generation (host buffers with arbitrary layouts), the double-precision
+// reference of the attn.sdpa contract, and the comparison.
+//
+// Host-only C++ (no CUDA headers).
+#pragma once
+
+#include <algorithm>
+#include <cinttypes>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "attn/kernels/attn_cuda.h"
+#include "fwd_params.h"
+
+namespace sdpa_test {
+
+using attn::detail::dtype_bits_to_f32;
+using attn::detail::f32_to_dtype_bits;
+using attn::detail::round_to_dtype;
+
+enum Layout {
+  kBHLD = 0,        // contiguous [B, H, L, E]
+  kBLHD = 1,        // [B, L, H, E] memory order (heads interleaved, like a fused qkv projection)
+  kPadded = 2,      // [B, H, L, E] with row stride E + 8 (padding must stay untouched in `out`)
+  kKVBcastB = 3,    // q/out contiguous, k/v batch-broadcast (stride 0 on B, one batch stored)
+};
+
+enum MaskShape {
+  kMaskFull = 0,   // [B, Hq, L, S]
+  kMask11LS = 1,   // [1, 1, L, S]
+  kMaskB11S = 2,   // [B, 1, 1, S]
+};
+
+struct Case {
+  std::string name;
+  bool bf16 = false;
+  int B = 1, Hq = 1, Hkv = 1, L = 1, S = 1, E = 64, Ev = 64;
+  bool causal = false;
+  attn_mask_kind mask_kind = ATTN_MASK_NONE;
+  MaskShape mask_shape = kMaskFull;
+  bool dead_rows = false;  // some rows fully masked (bool 0 / additive -inf)
+  float masked_value = -INFINITY;
+  float scale = 0.f;       // 0 -> 1/sqrt(E)
+  float amp = 1.f;         // q/k amplitude (larger -> peakier softmax)
+  bool lse = false;
+  Layout layout = kBHLD;
+  uint32_t seed = 1;
+};
+
+inline std::string describe(const Case& c) {
+  char buf[512];
+  const char* mk = c.mask_kind == ATTN_MASK_NONE ? "none" : c.mask_kind == ATTN_MASK_BOOL ? "bool" : "add";
+  const char* ms = c.mask_shape == kMaskFull ? "BHLS" : c.mask_shape == kMask11LS ? "11LS" : "B11S";
+  std::snprintf(buf, sizeof(buf),
+                "%s %s B=%d Hq=%d Hkv=%d L=%d S=%d E=%d Ev=%d causal=%d mask=%s%s%s mv=%g scale=%g amp=%g lse=%d layout=%d",
+                c.name.c_str(), c.bf16 ? "bf16" : "f16", c.B, c.Hq, c.Hkv, c.L, c.S, c.E, c.Ev, c.causal ? 1 : 0, mk,
+                c.mask_kind == ATTN_MASK_NONE ? "" : ms, c.dead_rows ? "+dead" : "", static_cast<double>(c.masked_value),
+                static_cast<double>(c.scale), static_cast<double>(c.amp), c.lse ? 1 : 0, static_cast<int>(c.layout));
+  return buf;
+}
+
+// A host tensor: storage + the attn_tensor4 view (data filled in by the user).
+struct HostTensor {
+  std::vector<uint16_t> data;  // 16-bit elements (or bytes packed for bool masks, see bytes)
+  std::vector<uint8_t> bytes;  // used for bool masks
+  int64_t sizes[4] = {0, 0, 0, 0};
+  int64_t strides[4] = {0, 0, 0, 0};
+  size_t numel_storage = 0;
+
+  int64_t offset(int64_t b, int64_t h, int64_t l, int64_t e) const {
+    return b * strides[0] + h * strides[1] + l * strides[2] + e * strides[3];
+  }
+  attn_tensor4 view(void* device_data) const {
+    attn_tensor4 t;
+    t.data = device_data;
+    for (int i = 0; i < 4; ++i) {
+      t.sizes[i] = sizes[i];
+      t.strides[i] = strides[i];
+    }
+    return t;
+  }
+};
+
+inline void set_layout(HostTensor& t, int64_t B, int64_t H, int64_t L, int64_t E, Layout layout, bool is_kv) {
+  t.sizes[0] = B;
+  t.sizes[1] = H;
+  t.sizes[2] = L;
+  t.sizes[3] = E;
+  int64_t rs = E;
+  switch (layout) {
+    case kBLHD:
+      t.strides[3] = 1;
+      t.strides[1] = E;
+      t.strides[2] = H * E;
+      t.strides[0] = L * H * E;
+      break;
+    case kPadded:
+      rs = E + 8;
+      t.strides[3] = 1;
+      t.strides[2] = rs;
+      t.strides[1] = L * rs;
+      t.strides[0] = H * L * rs;
+      break;
+    case kKVBcastB:
+    case kBHLD:
+    default:
+      t.strides[3] = 1;
+      t.strides[2] = E;
+      t.strides[1] = L * E;
+      t.strides[0] = (layout == kKVBcastB && is_kv) ? 0 : H * L * E;
+      break;
+  }
+  int64_t n = 1;
+  for (int i = 0; i < 4; ++i) n += (t.sizes[i] - 1) * t.strides[i];
+  t.numel_storage = static_cast<size_t>(n);
+}
+
+inline uint16_t out_sentinel(bool bf16) { return bf16 ? 0xFF8Du : 0x7D5Au; }  // signalling-NaN patterns
+inline uint32_t lse_sentinel() { return 0x7FA5A5A5u; }
+
+struct Problem {
+  Case c;
+  float scale = 0.f;
+  HostTensor q, k, v, out, mask;
+  std::vector<float> lse;  // [B, Hq, L] (sentinel-filled)
+  // reference
+  std::vector<double> ref_out;  // [B, Hq, L, Ev] (NaN for dead rows)
+  std::vector<double> ref_lse;  // [B, Hq, L]
+};
+
+inline Problem make_problem(const Case& c) {
+  Problem p;
+  p.c = c;
+  p.scale = c.scale != 0.f ? c.scale : 1.0f / std::sqrt(static_cast<float>(c.E));
+  std::mt19937 rng(c.seed * 2654435761u + 12345u);
+  std::uniform_real_distribution<float> uni(-1.f, 1.f);
+  auto fill = [&](HostTensor& t, float amp) {
+    t.data.resize(t.numel_storage);
+    for (auto& x : t.data) x = f32_to_dtype_bits(amp * uni(rng), c.bf16);  // also fills padding with junk
+  };
+  set_layout(p.q, c.B, c.Hq, c.L, c.E, c.layout, false);
+  set_layout(p.k, c.B, c.Hkv, c.S, c.E, c.layout, true);
+  set_layout(p.v, c.B, c.Hkv, c.S, c.Ev, c.layout, true);
+  set_layout(p.out, c.B, c.Hq, c.L, c.Ev, c.layout == kKVBcastB ? kBHLD : c.layout, false);
+  fill(p.q, c.amp);
+  fill(p.k, c.amp);
+  fill(p.v, 1.f);
+  p.out.data.assign(p.out.numel_storage, out_sentinel(c.bf16));
+  if (c.lse) {
+    p.lse.resize(static_cast<size_t>(c.B) * c.Hq * c.L);
+    const float s = attn::detail::bits_f32(lse_sentinel());
+    for (auto& x : p.lse) x = s;
+  }
+
+  if (c.mask_kind != ATTN_MASK_NONE) {
+    HostTensor& m = p.mask;
+    const int64_t mb = c.mask_shape == kMaskB11S || c.mask_shape == kMaskFull ? c.B : 1;
+    const int64_t mh = c.mask_shape == kMaskFull ? c.Hq : 1;
+    const int64_t ml = c.mask_shape == kMaskB11S ? 1 : c.L;
+    m.sizes[0] = mb;
+    m.sizes[1] = mh;
+    m.sizes[2] = ml;
+    m.sizes[3] = c.S;
+    m.strides[3] = 1;
+    m.strides[2] = c.S;
+    m.strides[1] = ml * c.S;
+    m.strides[0] = mh * ml * c.S;
+    // size-1 dims get stride 0, like a broadcast view (expand) would have
+    for (int i = 0; i < 3; ++i)
+      if (m.sizes[i] == 1) m.strides[i] = 0;
+    m.numel_storage = static_cast<size_t>(mb * mh * ml * c.S);
+    std::uniform_real_distribution<float> u01(0.f, 1.f);
+    if (c.mask_kind == ATTN_MASK_BOOL) m.bytes.resize(m.numel_storage);
+    else m.data.resize(m.numel_storage);
+    for (int64_t b = 0; b < mb; ++b)
+      for (int64_t h = 0; h < mh; ++h)
+        for (int64_t l = 0; l < ml; ++l) {
+          // dead rows: every 5th mask row (or the last batch for [B,1,1,S])
+          const bool dead = c.dead_rows && (c.mask_shape == kMaskB11S ? (b == mb - 1) : (l % 5 == 2));
+          // prefix rows: the first 70 keys (more than one 64-key tile, more than
+          // two 32-key chunks) are masked, the rest is not: the running max is
+          // -inf for a while and must recover once finite scores arrive.
+          const bool prefix =
+              c.dead_rows && (c.mask_shape == kMaskB11S ? (b == 0 && mb > 1) : (l % 5 == 4));
+          const int64_t prefix_end = std::min<int64_t>(70, c.S - 1);
+          for (int64_t s = 0; s < c.S; ++s) {
+            const size_t idx = static_cast<size_t>(b * mh * ml * c.S + h * ml * c.S + l * c.S + s);
+            const bool off = dead || (prefix && s < prefix_end);
+            const bool keep_last = prefix && s == c.S - 1;
+            if (c.mask_kind == ATTN_MASK_BOOL) {
+              m.bytes[idx] = off ? 0 : ((keep_last || u01(rng) < 0.7f) ? static_cast<uint8_t>(1 + (rng() % 3)) : 0);
+            } else {
+              float val = 3.f * uni(rng);
+              if (off || (!keep_last && u01(rng) < 0.15f)) val = -INFINITY;
+              m.data[idx] = f32_to_dtype_bits(val, c.bf16);
+            }
+          }
+        }
+  }
+  return p;
+}
+
+// Double-precision reference of the attn.sdpa contract.
+inline void compute_reference(Problem& p) {
+  const Case& c = p.c;
+  const double mv = static_cast<double>(round_to_dtype(c.masked_value, c.bf16));
+  const int group = c.Hq / c.Hkv;
+  p.ref_out.assign(static_cast<size_t>(c.B) * c.Hq * c.L * c.Ev, 0.0);
+  p.ref_lse.assign(static_cast<size_t>(c.B) * c.Hq * c.L, 0.0);
+  std::vector<double> sc(c.S), pr(c.S);
+  for (int b = 0; b < c.B; ++b)
+    for (int h = 0; h < c.Hq; ++h) {
+      const int hk = h / group;
+      for (int i = 0; i < c.L; ++i) {
+        for (int j = 0; j < c.S; ++j) {
+          double dot = 0;
+          for (int e = 0; e < c.E; ++e) {
+            dot += static_cast<double>(dtype_bits_to_f32(p.q.data[p.q.offset(b, h, i, e)], c.bf16)) *
+                   static_cast<double>(dtype_bits_to_f32(p.k.data[p.k.offset(b, hk, j, e)], c.bf16));
+          }
+          double s = dot * static_cast<double>(p.scale);
+          if (c.mask_kind != ATTN_MASK_NONE) {
+            const HostTensor& m = p.mask;
+            const int64_t off = (m.sizes[0] == 1 ? 0 : b) * m.strides[0] + (m.sizes[1] == 1 ? 0 : h) * m.strides[1] +
+                                (m.sizes[2] == 1 ? 0 : i) * m.strides[2] + j;
+            if (c.mask_kind == ATTN_MASK_BOOL) {
+              if (m.bytes[static_cast<size_t>(off)] == 0) s = mv;
+            } else {
+              s += static_cast<double>(dtype_bits_to_f32(m.data[static_cast<size_t>(off)], c.bf16));
+            }
+          }
+          if (c.causal && j > i) s = mv;
+          sc[j] = s;
+        }
+        double mx = -INFINITY;
+        for (int j = 0; j < c.S; ++j) mx = std::max(mx, sc[j]);
+        double l = 0;
+        for (int j = 0; j < c.S; ++j) {
+          pr[j] = std::exp(sc[j] - mx);  // exp(-inf - -inf) = NaN for dead rows, as torch.softmax
+          l += pr[j];
+        }
+        const size_t ri = (static_cast<size_t>(b) * c.Hq + h) * c.L + i;
+        p.ref_lse[ri] = (mx == -INFINITY) ? -INFINITY : mx + std::log(l);
+        for (int e = 0; e < c.Ev; ++e) {
+          double acc = 0;
+          for (int j = 0; j < c.S; ++j)
+            acc += pr[j] * static_cast<double>(dtype_bits_to_f32(p.v.data[p.v.offset(b, hk, j, e)], c.bf16));
+          p.ref_out[ri * c.Ev + e] = acc / l;
+        }
+      }
+    }
+}
+
+struct CompareResult {
+  bool ok = true;
+  double max_err = 0;
+  int64_t n_bad = 0;
+  int64_t n_nan_rows = 0;
+  std::string first_bad;
+};
+
+// Compares p.out / p.lse (as filled by the kernel) against the reference.
+inline CompareResult compare(const Problem& p) {
+  const Case& c = p.c;
+  CompareResult r;
+  const double atol = c.bf16 ? 2e-2 : 4e-3;
+  const double rtol = c.bf16 ? 2e-2 : 4e-3;
+  auto bad = [&](const char* fmt, auto... args) {
+    ++r.n_bad;
+    r.ok = false;
+    if (r.first_bad.empty()) {
+      char buf[256];
+      std::snprintf(buf, sizeof(buf), fmt, args...);
+      r.first_bad = buf;
+    }
+  };
+  const uint16_t sent = out_sentinel(c.bf16);
+  for (int b = 0; b < c.B; ++b)
+    for (int h = 0; h < c.Hq; ++h)
+      for (int i = 0; i < c.L; ++i) {
+        const size_t ri = (static_cast<size_t>(b) * c.Hq + h) * c.L + i;
+        bool row_nan = false;
+        for (int e = 0; e < c.Ev; ++e) {
+          const uint16_t bits = p.out.data[static_cast<size_t>(p.out.offset(b, h, i, e))];
+          const double got = dtype_bits_to_f32(bits, c.bf16);
+          const double want = p.ref_out[ri * c.Ev + e];
+          if (bits == sent) {
+            bad("out[%d,%d,%d,%d] never written", b, h, i, e);
+            continue;
+          }
+          if (std::isnan(want)) {
+            row_nan = true;
+            if (!std::isnan(got)) bad("out[%d,%d,%d,%d]=%g, expected NaN (fully masked row)", b, h, i, e, got);
+            continue;
+          }
+          const double err = std::fabs(got - want);
+          if (!(err <= atol + rtol * std::fabs(want))) {
+            bad("out[%d,%d,%d,%d]=%.6g, expected %.6g (err %.3g)", b, h, i, e, got, want, err);
+          }
+          if (err > r.max_err) r.max_err = err;
+        }
+        if (row_nan) ++r.n_nan_rows;
+        if (c.lse) {
+          const float gotf = p.lse[ri];
+          const double want = p.ref_lse[ri];
+          if (attn::detail::f32_bits(gotf) == lse_sentinel()) {
+            bad("lse[%d,%d,%d] never written", b, h, i);
+          } else if (std::isinf(want)) {
+            if (!(std::isinf(gotf) && (gotf < 0) == (want < 0))) bad("lse[%d,%d,%d]=%g, expected %g", b, h, i, (double)gotf, want);
+          } else if (!(std::fabs(gotf - want) <= 1e-3 + 1e-4 * std::fabs(want))) {
+            bad("lse[%d,%d,%d]=%.7g, expected %.7g", b, h, i, static_cast<double>(gotf), want);
+          }
+        }
+      }
+  // Padding of a padded output must be untouched.
+  if (c.layout == kPadded) {
+    for (int b = 0; b < c.B; ++b)
+      for (int h = 0; h < c.Hq; ++h)
+        for (int i = 0; i < c.L; ++i)
+          for (int e = c.Ev; e < c.Ev + 8; ++e) {
+            const int64_t off = p.out.offset(b, h, i, 0) + e;
+            if (off < static_cast<int64_t>(p.out.data.size()) && p.out.data[static_cast<size_t>(off)] != sent) {
+              bad("out padding [%d,%d,%d,+%d] was overwritten", b, h, i, e);
+            }
+          }
+  }
+  return r;
+}
+
+// Fills the ABI struct given the (device or host) addresses of the buffers.
+inline attn_sdpa_fwd_args make_args(const Problem& p, void* q, void* k, void* v, void* out, void* mask, float* lse,
+                                    void* stream) {
+  attn_sdpa_fwd_args a;
+  std::memset(&a, 0, sizeof(a));
+  a.dtype = p.c.bf16 ? ATTN_DTYPE_BF16 : ATTN_DTYPE_F16;
+  a.q = p.q.view(q);
+  a.k = p.k.view(k);
+  a.v = p.v.view(v);
+  a.out = p.out.view(out);
+  a.mask_kind = p.c.mask_kind;
+  if (p.c.mask_kind != ATTN_MASK_NONE) a.mask = p.mask.view(mask);
+  a.scale = p.scale;
+  a.is_causal = p.c.causal ? 1 : 0;
+  a.masked_value = p.c.masked_value;
+  a.lse = p.c.lse ? lse : nullptr;
+  a.stream = stream;
+  return a;
+}
+
+// ---------------------------------------------------------------------------
+// Case lists
+// ---------------------------------------------------------------------------
+// `small` keeps every case cheap enough for the CPU emulator.
+inline std::vector<Case> make_cases(bool small) {
+  std::vector<Case> cs;
+  uint32_t seed = 100;
+  auto add = [&](Case c) {
+    c.seed = seed++;
+    cs.push_back(c);
+  };
+  const int big = small ? 130 : 300;
+  for (int bf = 0; bf < 2; ++bf) {
+    for (int D : {64, 128}) {
+      Case c;
+      c.bf16 = bf != 0;
+      c.E = c.Ev = D;
+      c.B = 1;
+      c.Hq = c.Hkv = 2;
+
+      Case a = c;  // plain, L == S not a tile multiple
+      a.name = "plain";
+      a.B = 2;
+      a.L = a.S = small ? 129 : 129;
+      add(a);
+
+      Case b = c;  // L != S, causal, short queries
+      b.name = "causal_L<S";
+      b.L = 17;
+      b.S = big;
+      b.causal = true;
+      b.lse = true;
+      add(b);
+
+      Case b2 = c;  // L > S, causal
+      b2.name = "causal_L>S";
+      b2.L = big;
+      b2.S = 17;
+      b2.causal = true;
+      add(b2);
+
+      Case d = c;  // single query row
+      d.name = "L1";
+      d.L = 1;
+      d.S = 129;
+      d.lse = true;
+      add(d);
+
+      Case e = c;  // GQA
+      e.name = "gqa_causal";
+      e.Hq = 8;
+      e.Hkv = 2;
+      e.L = e.S = small ? 70 : 300;
+      e.causal = true;
+      e.lse = true;
+      add(e);
+
+      Case f = c;  // bool mask with dead rows, -inf
+      f.name = "bool_dead_inf";
+      f.L = 33;
+      f.S = small ? 100 : 300;
+      f.mask_kind = ATTN_MASK_BOOL;
+      f.mask_shape = kMaskFull;
+      f.dead_rows = true;
+      f.causal = true;
+      f.lse = true;
+      add(f);
+
+      Case f2 = c;  // bool mask, dead and prefix-masked rows, not causal
+      f2.name = "bool_prefix_inf";
+      f2.L = 40;
+      f2.S = small ? 140 : 300;
+      f2.mask_kind = ATTN_MASK_BOOL;
+      f2.mask_shape = kMaskFull;
+      f2.dead_rows = true;
+      f2.lse = true;
+      add(f2);
+
+      Case g = c;  // bool mask [1,1,L,S] with dead rows, finite masked value
+      g.name = "bool_dead_finite";
+      g.L = 40;
+      g.S = 90;
+      g.mask_kind = ATTN_MASK_BOOL;
+      g.mask_shape = kMask11LS;
+      g.dead_rows = true;
+      g.masked_value = -10000.f;
+      g.causal = true;
+      g.lse = true;
+      add(g);
+
+      Case hcase = c;  // additive [B,1,1,S] + causal
+      hcase.name = "add_B11S_causal";
+      hcase.B = 2;
+      hcase.L = small ? 65 : 129;
+      hcase.S = small ? 80 : 200;
+      hcase.mask_kind = ATTN_MASK_ADDITIVE;
+      hcase.mask_shape = kMaskB11S;
+      hcase.causal = true;
+      hcase.lse = true;
+      add(hcase);
+
+      Case i = c;  // additive [1,1,L,S] with -inf rows
+      i.name = "add_11LS_dead";
+      i.L = 50;
+      i.S = 75;
+      i.mask_kind = ATTN_MASK_ADDITIVE;
+      i.mask_shape = kMask11LS;
+      i.dead_rows = true;
+      i.lse = true;
+      add(i);
+
+      Case j = c;  // BLHD layout, peaky softmax
+      j.name = "blhd_peaky";
+      j.L = j.S = small ? 96 : 200;
+      j.layout = kBLHD;
+      j.amp = 2.f;
+      j.scale = 1.0f;
+      j.lse = true;
+      add(j);
+
+      Case k = c;  // padded rows, masked_value -1e9 (inf in f16, finite in bf16), causal
+      k.name = "padded_mv1e9";
+      k.L = 70;
+      k.S = 70;
+      k.layout = kPadded;
+      k.masked_value = -1e9f;
+      k.causal = true;
+      k.lse = true;
+      add(k);
+
+      Case l = c;  // causal with masked_value 0: masked keys take part with score 0
+      l.name = "causal_mv0";
+      l.L = 65;
+      l.S = 100;
+      l.masked_value = 0.f;
+      l.causal = true;
+      l.lse = true;
+      add(l);
+
+      Case m = c;  // MQA with batch-broadcast k/v
+      m.name = "mqa_kvbcast";
+      m.B = 2;
+      m.Hq = 3;
+      m.Hkv = 1;
+      m.L = 20;
+      m.S = 129;
+      m.layout = kKVBcastB;
+      add(m);
+
+      Case n = c;  // exact tile multiples, causal
+      n.name = "tile_multiple_causal";
+      n.L = n.S = 128;
+      n.causal = true;
+      add(n);
+
+      if (!small) {
+        Case o = c;  // longer
+        o.name = "long_causal";
+        o.B = 2;
+        o.Hq = 4;
+        o.Hkv = 4;
+        o.L = o.S = 1031;
+        o.causal = true;
+        o.lse = true;
+        add(o);
+        Case o2 = o;
+        o2.name = "long_bool";
+        o2.causal = false;
+        o2.mask_kind = ATTN_MASK_BOOL;
+        o2.mask_shape = kMask11LS;
+        o2.dead_rows = true;
+        add(o2);
+      }
+    }
+    // Generic (non tensor core) path.
+    struct HD {
+      int E, Ev;
+    };
+    for (HD hd : {HD{32, 32}, HD{80, 80}, HD{64, 32}, HD{256, 256}}) {
+      Case c;
+      c.bf16 = bf != 0;
+      c.E = hd.E;
+      c.Ev = hd.Ev;
+      c.name = "generic";
+      c.Hq = 4;
+      c.Hkv = 2;
+      c.L = 37;
+      c.S = small ? 70 : 129;
+      c.causal = true;
+      c.lse = true;
+      c.mask_kind = ATTN_MASK_BOOL;
+      c.mask_shape = kMask11LS;
+      c.dead_rows = true;
+      add(c);
+      Case c2 = c;
+      c2.name = "generic_add_mv-5";
+      c2.causal = true;
+      c2.mask_kind = ATTN_MASK_ADDITIVE;
+      c2.mask_shape = kMaskB11S;
+      c2.masked_value = -5.f;
+      c2.layout = kBLHD;
+      add(c2);
+    }
+  }
+  return cs;
+}
+
+}  // namespace sdpa_test

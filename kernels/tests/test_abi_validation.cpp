@@ -1,0 +1,351 @@
+// Host-only test of the C ABI: argument validation of attn_cuda_validate_sdpa_fwd
+// and attn_cuda_sdpa_fwd (which must reject bad arguments before touching the
+// device), status strings, and the host f16/bf16 conversions against CUDA's
+// own host implementations. No device function is ever called with valid
+// arguments here, so this runs on machines without a GPU.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <random>
+#include <string>
+
+#include "attn/kernels/attn_cuda.h"
+#include "fwd_params.h"
+
+namespace {
+
+int g_passed = 0, g_failed = 0;
+
+#define CHECK(cond, ...)                                          \
+  do {                                                            \
+    if (cond) {                                                   \
+      ++g_passed;                                                 \
+    } else {                                                      \
+      ++g_failed;                                                 \
+      std::printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
+      std::printf(__VA_ARGS__);                                   \
+      std::printf("\n");                                          \
+    }                                                             \
+  } while (0)
+
+// Fake, 256-byte aligned device addresses: validation never dereferences.
+void* fake_ptr(uintptr_t i) { return reinterpret_cast<void*>(0x100000 + i * 0x1000000); }
+
+attn_tensor4 contiguous(void* data, int64_t b, int64_t h, int64_t l, int64_t e) {
+  attn_tensor4 t;
+  t.data = data;
+  t.sizes[0] = b;
+  t.sizes[1] = h;
+  t.sizes[2] = l;
+  t.sizes[3] = e;
+  t.strides[3] = 1;
+  t.strides[2] = e;
+  t.strides[1] = l * e;
+  t.strides[0] = h * l * e;
+  return t;
+}
+
+// A valid problem: B=2, Hq=8, Hkv=2, L=100, S=130, E=Ev=D.
+attn_sdpa_fwd_args good_args(int64_t D = 64, attn_dtype dt = ATTN_DTYPE_F16) {
+  attn_sdpa_fwd_args a;
+  std::memset(&a, 0, sizeof(a));
+  a.dtype = dt;
+  a.q = contiguous(fake_ptr(1), 2, 8, 100, D);
+  a.k = contiguous(fake_ptr(2), 2, 2, 130, D);
+  a.v = contiguous(fake_ptr(3), 2, 2, 130, D);
+  a.out = contiguous(fake_ptr(4), 2, 8, 100, D);
+  a.mask_kind = ATTN_MASK_NONE;
+  a.scale = 0.125f;
+  a.is_causal = 0;
+  a.masked_value = -INFINITY;
+  a.lse = nullptr;
+  a.stream = nullptr;
+  return a;
+}
+
+void add_mask(attn_sdpa_fwd_args& a, attn_mask_kind kind, int64_t mb, int64_t mh, int64_t ml) {
+  a.mask_kind = kind;
+  const int64_t S = a.k.sizes[2];
+  a.mask.data = fake_ptr(5);
+  a.mask.sizes[0] = mb;
+  a.mask.sizes[1] = mh;
+  a.mask.sizes[2] = ml;
+  a.mask.sizes[3] = S;
+  a.mask.strides[3] = 1;
+  a.mask.strides[2] = ml == 1 ? 0 : S;
+  a.mask.strides[1] = mh == 1 ? 0 : ml * S;
+  a.mask.strides[0] = mb == 1 ? 0 : mh * ml * S;
+}
+
+// Runs both entry points on `a` and checks the status and that the message
+// contains `needle`.
+void expect(const char* what, const attn_sdpa_fwd_args* a, attn_status want, const char* needle) {
+  char err[512];
+  std::memset(err, 'x', sizeof(err));
+  attn_status st = attn_cuda_validate_sdpa_fwd(a, err, sizeof(err));
+  CHECK(st == want, "[%s] validate returned %s, want %s (msg: %s)", what, attn_status_string(st), attn_status_string(want),
+        err);
+  if (want == ATTN_OK) {
+    CHECK(err[0] == '\0', "[%s] message not cleared on success: '%s'", what, err);
+  } else {
+    CHECK(std::strstr(err, needle) != nullptr, "[%s] message '%s' does not mention '%s'", what, err, needle);
+    // The full entry point must fail identically, before any CUDA call (on a
+    // machine without a GPU a CUDA call would turn this into ATTN_ERR_CUDA).
+    char err2[512];
+    std::memset(err2, 'y', sizeof(err2));
+    st = attn_cuda_sdpa_fwd(a, err2, sizeof(err2));
+    CHECK(st == want, "[%s] sdpa_fwd returned %s, want %s (msg: %s)", what, attn_status_string(st),
+          attn_status_string(want), err2);
+    CHECK(std::strcmp(err, err2) == 0, "[%s] messages differ: '%s' vs '%s'", what, err, err2);
+  }
+}
+
+void test_bad_arguments() {
+  expect("null args", nullptr, ATTN_ERR_INVALID_ARGUMENT, "args is NULL");
+
+  using Mut = std::function<void(attn_sdpa_fwd_args&)>;
+  struct BadCase {
+    const char* name;
+    Mut mutate;
+    attn_status want;
+    const char* needle;
+  };
+  const BadCase cases[] = {
+      {"null q", [](attn_sdpa_fwd_args& a) { a.q.data = nullptr; }, ATTN_ERR_INVALID_ARGUMENT, "q.data is NULL"},
+      {"null k", [](attn_sdpa_fwd_args& a) { a.k.data = nullptr; }, ATTN_ERR_INVALID_ARGUMENT, "k.data is NULL"},
+      {"null v", [](attn_sdpa_fwd_args& a) { a.v.data = nullptr; }, ATTN_ERR_INVALID_ARGUMENT, "v.data is NULL"},
+      {"null out", [](attn_sdpa_fwd_args& a) { a.out.data = nullptr; }, ATTN_ERR_INVALID_ARGUMENT, "out.data is NULL"},
+      {"zero L", [](attn_sdpa_fwd_args& a) { a.q.sizes[2] = 0; }, ATTN_ERR_INVALID_ARGUMENT, "q.sizes[2]"},
+      {"zero B", [](attn_sdpa_fwd_args& a) { a.q.sizes[0] = 0; }, ATTN_ERR_INVALID_ARGUMENT, "q.sizes[0]"},
+      {"negative S", [](attn_sdpa_fwd_args& a) { a.k.sizes[2] = -5; }, ATTN_ERR_INVALID_ARGUMENT, "k.sizes[2]"},
+      {"zero Ev", [](attn_sdpa_fwd_args& a) { a.v.sizes[3] = 0; }, ATTN_ERR_INVALID_ARGUMENT, "v.sizes[3]"},
+      {"mismatched E", [](attn_sdpa_fwd_args& a) { a.k.sizes[3] = 128; }, ATTN_ERR_INVALID_ARGUMENT, "head dim mismatch"},
+      {"Hq % Hkv", [](attn_sdpa_fwd_args& a) { a.k.sizes[1] = a.v.sizes[1] = 3; }, ATTN_ERR_INVALID_ARGUMENT,
+       "Hq % Hkv"},
+      {"k/v heads differ", [](attn_sdpa_fwd_args& a) { a.v.sizes[1] = 4; }, ATTN_ERR_INVALID_ARGUMENT,
+       "kv head mismatch"},
+      {"k/v length differ", [](attn_sdpa_fwd_args& a) { a.v.sizes[2] = 129; }, ATTN_ERR_INVALID_ARGUMENT,
+       "sequence mismatch"},
+      {"batch mismatch", [](attn_sdpa_fwd_args& a) { a.v.sizes[0] = 1; }, ATTN_ERR_INVALID_ARGUMENT, "batch mismatch"},
+      {"out shape", [](attn_sdpa_fwd_args& a) { a.out.sizes[2] = 99; }, ATTN_ERR_INVALID_ARGUMENT, "out shape mismatch"},
+      {"out Ev", [](attn_sdpa_fwd_args& a) { a.out.sizes[3] = 32; }, ATTN_ERR_INVALID_ARGUMENT, "out shape mismatch"},
+      {"head dim 60", [](attn_sdpa_fwd_args& a) { a.q.sizes[3] = a.k.sizes[3] = a.v.sizes[3] = a.out.sizes[3] = 60; },
+       ATTN_ERR_UNSUPPORTED, "unsupported head dim"},
+      {"head dim 512", [](attn_sdpa_fwd_args& a) { a.q.sizes[3] = a.k.sizes[3] = a.v.sizes[3] = a.out.sizes[3] = 512; },
+       ATTN_ERR_UNSUPPORTED, "unsupported head dim"},
+      {"misaligned q", [](attn_sdpa_fwd_args& a) { a.q.data = static_cast<char*>(a.q.data) + 2; }, ATTN_ERR_UNSUPPORTED,
+       "q.data"},
+      {"misaligned out", [](attn_sdpa_fwd_args& a) { a.out.data = static_cast<char*>(a.out.data) + 8; },
+       ATTN_ERR_UNSUPPORTED, "16-byte aligned"},
+      {"non-unit last stride q", [](attn_sdpa_fwd_args& a) { a.q.strides[3] = 2; }, ATTN_ERR_UNSUPPORTED,
+       "q.strides[3] must be 1"},
+      {"non-unit last stride v", [](attn_sdpa_fwd_args& a) { a.v.strides[3] = 0; }, ATTN_ERR_UNSUPPORTED,
+       "v.strides[3] must be 1"},
+      {"row stride not x8", [](attn_sdpa_fwd_args& a) { a.k.strides[2] = 68; }, ATTN_ERR_UNSUPPORTED,
+       "k.strides[2]=68 is not a multiple of 8"},
+      {"negative stride", [](attn_sdpa_fwd_args& a) { a.k.strides[1] = -64 * 130; }, ATTN_ERR_UNSUPPORTED,
+       "negative"},
+      {"broadcast out", [](attn_sdpa_fwd_args& a) { a.out.strides[1] = 0; }, ATTN_ERR_INVALID_ARGUMENT,
+       "cannot broadcast"},
+      {"bad dtype", [](attn_sdpa_fwd_args& a) { a.dtype = static_cast<attn_dtype>(7); }, ATTN_ERR_INVALID_ARGUMENT,
+       "unknown dtype 7"},
+      {"bad mask kind", [](attn_sdpa_fwd_args& a) { a.mask_kind = static_cast<attn_mask_kind>(5); },
+       ATTN_ERR_INVALID_ARGUMENT, "unknown mask_kind 5"},
+      {"mask NULL", [](attn_sdpa_fwd_args& a) { add_mask(a, ATTN_MASK_BOOL, 1, 1, 100); a.mask.data = nullptr; },
+       ATTN_ERR_INVALID_ARGUMENT, "mask.data is NULL"},
+      {"mask S mismatch", [](attn_sdpa_fwd_args& a) { add_mask(a, ATTN_MASK_BOOL, 1, 1, 100); a.mask.sizes[3] = 129; },
+       ATTN_ERR_INVALID_ARGUMENT, "mask.sizes[3]=129 must equal S=130"},
+      {"mask H not 1/Hq", [](attn_sdpa_fwd_args& a) { add_mask(a, ATTN_MASK_ADDITIVE, 2, 2, 100); },
+       ATTN_ERR_INVALID_ARGUMENT, "mask.sizes[1]=2 must be 1 or Hq=8"},
+      {"mask B not 1/B", [](attn_sdpa_fwd_args& a) { add_mask(a, ATTN_MASK_BOOL, 3, 1, 100); },
+       ATTN_ERR_INVALID_ARGUMENT, "mask.sizes[0]=3"},
+      {"mask L not 1/L", [](attn_sdpa_fwd_args& a) { add_mask(a, ATTN_MASK_BOOL, 1, 1, 50); },
+       ATTN_ERR_INVALID_ARGUMENT, "mask.sizes[2]=50 must be 1 or L=100"},
+      {"mask zero size", [](attn_sdpa_fwd_args& a) { add_mask(a, ATTN_MASK_BOOL, 1, 1, 0); },
+       ATTN_ERR_INVALID_ARGUMENT, "mask.sizes[2]"},
+      {"mask last stride", [](attn_sdpa_fwd_args& a) { add_mask(a, ATTN_MASK_BOOL, 1, 1, 100); a.mask.strides[3] = 2; },
+       ATTN_ERR_UNSUPPORTED, "mask.strides[3] must be 1"},
+      {"additive mask odd address",
+       [](attn_sdpa_fwd_args& a) {
+         add_mask(a, ATTN_MASK_ADDITIVE, 1, 1, 100);
+         a.mask.data = static_cast<char*>(a.mask.data) + 1;
+       },
+       ATTN_ERR_INVALID_ARGUMENT, "2-byte aligned"},
+      {"lse misaligned", [](attn_sdpa_fwd_args& a) { a.lse = reinterpret_cast<float*>(static_cast<char*>(fake_ptr(6)) + 2); },
+       ATTN_ERR_INVALID_ARGUMENT, "lse"},
+      {"scale NaN", [](attn_sdpa_fwd_args& a) { a.scale = std::numeric_limits<float>::quiet_NaN(); },
+       ATTN_ERR_INVALID_ARGUMENT, "scale must be finite"},
+      {"scale inf", [](attn_sdpa_fwd_args& a) { a.scale = INFINITY; }, ATTN_ERR_INVALID_ARGUMENT,
+       "scale must be finite"},
+      {"masked_value NaN", [](attn_sdpa_fwd_args& a) { a.masked_value = std::numeric_limits<float>::quiet_NaN(); },
+       ATTN_ERR_INVALID_ARGUMENT, "masked_value is NaN"},
+      {"too many heads", [](attn_sdpa_fwd_args& a) {
+         a.q.sizes[1] = a.out.sizes[1] = 70000;
+         a.k.sizes[1] = a.v.sizes[1] = 70000;
+       },
+       ATTN_ERR_UNSUPPORTED, "Hq=70000 exceeds"},
+  };
+  for (const BadCase& c : cases) {
+    attn_sdpa_fwd_args a = good_args();
+    c.mutate(a);
+    expect(c.name, &a, c.want, c.needle);
+  }
+
+  // Unused mask fields are ignored when mask_kind is NONE.
+  {
+    attn_sdpa_fwd_args a = good_args();
+    a.mask.data = nullptr;
+    a.mask.sizes[0] = -3;
+    expect("mask ignored when NONE", &a, ATTN_OK, "");
+  }
+  // err may be NULL / 0, and short buffers are truncated but terminated.
+  {
+    attn_sdpa_fwd_args a = good_args();
+    a.q.data = nullptr;
+    CHECK(attn_cuda_validate_sdpa_fwd(&a, nullptr, 0) == ATTN_ERR_INVALID_ARGUMENT, "NULL err buffer");
+    CHECK(attn_cuda_sdpa_fwd(&a, nullptr, 0) == ATTN_ERR_INVALID_ARGUMENT, "NULL err buffer (fwd)");
+    char small[8];
+    std::memset(small, 'z', sizeof(small));
+    CHECK(attn_cuda_validate_sdpa_fwd(&a, small, sizeof(small)) == ATTN_ERR_INVALID_ARGUMENT, "small err buffer");
+    CHECK(small[7] == '\0' && std::strncmp(small, "q.data ", 7) == 0, "truncated message: '%.8s'", small);
+  }
+}
+
+void test_good_arguments() {
+  for (attn_dtype dt : {ATTN_DTYPE_F16, ATTN_DTYPE_BF16}) {
+    for (int64_t D : {64, 128, 32, 80, 256}) {  // 32/80/256 take the generic kernel
+      attn_sdpa_fwd_args a = good_args(D, dt);
+      char name[64];
+      std::snprintf(name, sizeof(name), "good D=%lld dtype=%d", static_cast<long long>(D), static_cast<int>(dt));
+      expect(name, &a, ATTN_OK, "");
+    }
+  }
+  attn_sdpa_fwd_args a = good_args();
+  a.v.sizes[3] = a.out.sizes[3] = 32;  // E != Ev (generic kernel)
+  a.v = contiguous(a.v.data, 2, 2, 130, 32);
+  a.out = contiguous(a.out.data, 2, 8, 100, 32);
+  expect("E=64 Ev=32", &a, ATTN_OK, "");
+
+  a = good_args();
+  add_mask(a, ATTN_MASK_BOOL, 1, 1, 100);
+  a.is_causal = 1;
+  a.lse = static_cast<float*>(fake_ptr(6));
+  expect("bool mask [1,1,L,S] causal lse", &a, ATTN_OK, "");
+
+  a = good_args(128, ATTN_DTYPE_BF16);
+  add_mask(a, ATTN_MASK_ADDITIVE, 2, 1, 1);
+  expect("additive mask [B,1,1,S]", &a, ATTN_OK, "");
+
+  a = good_args();
+  add_mask(a, ATTN_MASK_ADDITIVE, 2, 8, 100);
+  a.mask.data = static_cast<char*>(a.mask.data) + 2;  // masks need only element alignment
+  expect("full additive mask, 2-byte aligned", &a, ATTN_OK, "");
+
+  a = good_args();
+  add_mask(a, ATTN_MASK_BOOL, 2, 8, 100);
+  a.mask.strides[0] = 0;  // size-B dim broadcast through stride 0
+  a.mask.data = static_cast<char*>(a.mask.data) + 3;
+  expect("bool mask stride-0 batch, odd address", &a, ATTN_OK, "");
+
+  // [B, L, H, E] (heads interleaved) and a batch-broadcast k/v.
+  a = good_args();
+  a.q.strides[0] = 100 * 8 * 64;
+  a.q.strides[1] = 64;
+  a.q.strides[2] = 8 * 64;
+  a.k.strides[0] = 0;
+  a.v.strides[0] = 0;
+  expect("BLHD q, batch-broadcast k/v", &a, ATTN_OK, "");
+
+  // MQA
+  a = good_args();
+  a.k = contiguous(a.k.data, 2, 1, 130, 64);
+  a.v = contiguous(a.v.data, 2, 1, 130, 64);
+  expect("MQA", &a, ATTN_OK, "");
+
+  // Normalisation details of the internal parameters.
+  {
+    attn_sdpa_fwd_args g = good_args();
+    g.masked_value = -1e9f;
+    g.is_causal = 1;
+    attn::detail::FwdParams p;
+    CHECK(attn::detail::prepare_fwd_params(&g, &p, nullptr, 0) == ATTN_OK, "prepare");
+    CHECK(std::isinf(p.masked_value_rounded) && p.causal_skip == 1, "f16: -1e9 rounds to -inf -> causal skip");
+    g.dtype = ATTN_DTYPE_BF16;
+    CHECK(attn::detail::prepare_fwd_params(&g, &p, nullptr, 0) == ATTN_OK, "prepare bf16");
+    CHECK(std::isfinite(p.masked_value_rounded) && p.causal_skip == 0, "bf16: -1e9 stays finite -> no causal skip");
+    CHECK(p.path == attn::detail::KernelPath::TensorCore && p.group == 4, "path/group");
+    g.masked_value = -3.0e38f;  // finite in bf16; times log2(e) it would overflow: must be clamped, not -inf
+    CHECK(attn::detail::prepare_fwd_params(&g, &p, nullptr, 0) == ATTN_OK, "prepare bf16 huge");
+    CHECK(std::isfinite(p.masked_log2) && p.causal_skip == 0, "masked_log2 clamped: %g", static_cast<double>(p.masked_log2));
+  }
+}
+
+void test_status_strings() {
+  CHECK(std::strcmp(attn_status_string(ATTN_OK), "ATTN_OK") == 0, "OK string");
+  CHECK(std::strcmp(attn_status_string(ATTN_ERR_INVALID_ARGUMENT), "ATTN_ERR_INVALID_ARGUMENT") == 0, "INVALID string");
+  CHECK(std::strcmp(attn_status_string(ATTN_ERR_UNSUPPORTED), "ATTN_ERR_UNSUPPORTED") == 0, "UNSUPPORTED string");
+  CHECK(std::strcmp(attn_status_string(ATTN_ERR_CUDA), "ATTN_ERR_CUDA") == 0, "CUDA string");
+  CHECK(std::strcmp(attn_status_string(static_cast<attn_status>(42)), "ATTN_<unknown>") == 0, "unknown string");
+}
+
+// Our host conversions (used for masked_value rounding and by the tests'
+// reference) must agree bit-for-bit with CUDA's.
+void test_conversions_vs_cuda() {
+  std::mt19937 rng(7);
+  int bad16 = 0, badbf = 0;
+  auto check_one = [&](float f) {
+    const uint16_t ours16 = attn::detail::f32_to_f16_bits(f);
+    const uint16_t cuda16 = __half_as_ushort(__float2half_rn(f));
+    if (std::isnan(f)) {
+      if (((ours16 >> 10) & 0x1F) != 0x1F || (ours16 & 0x3FF) == 0) ++bad16;
+    } else if (ours16 != cuda16) {
+      if (bad16++ < 5) std::printf("  f16 mismatch for %.9g: ours 0x%04x cuda 0x%04x\n", static_cast<double>(f), ours16, cuda16);
+    }
+    const uint16_t oursbf = attn::detail::f32_to_bf16_bits(f);
+    const uint16_t cudabf = __bfloat16_as_ushort(__float2bfloat16_rn(f));
+    if (std::isnan(f)) {
+      if (((oursbf >> 7) & 0xFF) != 0xFF || (oursbf & 0x7F) == 0) ++badbf;
+    } else if (oursbf != cudabf) {
+      if (badbf++ < 5) std::printf("  bf16 mismatch for %.9g: ours 0x%04x cuda 0x%04x\n", static_cast<double>(f), oursbf, cudabf);
+    }
+  };
+  for (int i = 0; i < 2000000; ++i) {
+    uint32_t bits = static_cast<uint32_t>(rng());
+    // bias towards the f16 range
+    if (i & 1) bits = (bits & 0x807FFFFFu) | ((0x60u + (bits >> 23) % 0x40u) << 23);
+    float f;
+    std::memcpy(&f, &bits, 4);
+    check_one(f);
+  }
+  for (float f : {0.f, -0.f, 65504.f, 65519.99f, 65520.f, -65520.f, 1e9f, -1e9f, 5.96e-8f, 2.98e-8f, INFINITY, -INFINITY,
+                  3.4e38f, -3.4e38f, 1.17549435e-38f, 1e-45f})
+    check_one(f);
+  CHECK(bad16 == 0, "%d f16 conversion mismatches vs __float2half_rn", bad16);
+  CHECK(badbf == 0, "%d bf16 conversion mismatches vs __float2bfloat16_rn", badbf);
+  int badback = 0;
+  for (uint32_t h = 0; h < 65536; ++h) {
+    const float ours = attn::detail::f16_bits_to_f32(static_cast<uint16_t>(h));
+    const float cuda = __half2float(__ushort_as_half(static_cast<unsigned short>(h)));
+    if (!(std::isnan(ours) && std::isnan(cuda)) && std::memcmp(&ours, &cuda, 4) != 0) ++badback;
+    const float oursb = attn::detail::bf16_bits_to_f32(static_cast<uint16_t>(h));
+    const float cudab = __bfloat162float(__ushort_as_bfloat16(static_cast<unsigned short>(h)));
+    if (!(std::isnan(oursb) && std::isnan(cudab)) && std::memcmp(&oursb, &cudab, 4) != 0) ++badback;
+  }
+  CHECK(badback == 0, "%d f16/bf16 -> f32 mismatches", badback);
+}
+
+}  // namespace
+
+int main() {
+  test_bad_arguments();
+  test_good_arguments();
+  test_status_strings();
+  test_conversions_vs_cuda();
+  std::printf("%d passed, %d failed\n", g_passed, g_failed);
+  return g_failed == 0 ? 0 : 1;
+}
