@@ -2,6 +2,8 @@
 
 #include "attn/InitAttn.h"
 
+#include "attn/Conversion/AttnToCpu/AttnToCpu.h"
+#include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
 #include "attn/Dialect/Attn/Transforms/Passes.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -17,4 +19,6 @@ void mlir::attn::registerAllAttnDialects(DialectRegistry &registry) {
 
 void mlir::attn::registerAllAttnPasses() {
   registerAttnTransformsPasses();
+  registerAttnConversionPasses();
+  registerAttnCpuLoweringPipeline();
 }

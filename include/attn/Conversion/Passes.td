@@ -1,0 +1,115 @@
+//===- Passes.td - attn conversion passes ------------------*- tablegen -*-===//
+
+#ifndef ATTN_CONVERSION_PASSES_TD
+#define ATTN_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def AttnLowerToCpu : Pass<"attn-lower-to-cpu", "::mlir::ModuleOp"> {
+  let summary = "Lower every attn op to linalg/tensor/arith/math/scf on tensors";
+  let description = [{
+    Rewrites each attn op into upstream dialects on tensors, for static and
+    dynamic (`?`) dims, ready for one-shot bufferization:
+
+    - `attn.matmul`: a `linalg.generic` with broadcasting batch maps,
+      accumulating in f32 (f64 for f64) and rounding once.
+    - `attn.transpose`: `linalg.transpose`.
+    - `attn.mul/div/add/sub/masked_fill/where/cast/dropout/repeat_interleave`:
+      elementwise `linalg.generic`s with NumPy broadcasting maps.
+    - `attn.softmax`: max, sum-of-exp and normalise generics in f32.
+    - `attn.sdpa`: `math` materialises the `[..., L, S]` scores; `flash` is an
+      `scf.forall` over batch dims x query blocks with an `scf.for` over
+      key/value blocks doing online softmax on block-sized scratch only.
+      `auto` picks flash unless `dropout_p > 0`. A string attribute
+      `attn.cpu_backend` ("auto", "flash", "math") on an attn.sdpa overrides
+      the option for that op.
+
+    Dropout (attn.dropout, and attn.sdpa with `dropout_p > 0` on the math
+    path) is deterministic: element `i` (row-major) is kept iff the top 24
+    bits of a MurmurHash3 finaliser of `(i, seed)` are >= `p * 2^24`, with
+    `seed` the op's optional `seed` i64 attribute (0 when absent). attn.sdpa
+    drops out its `[..., L, S]` probabilities with the stream attn.dropout
+    uses on that tensor.
+
+    Dynamic dims do not broadcast at run time: where a `?` dim meets another
+    size, a `cf.assert` checks they are equal.
+
+    With `trace`, the lowered code of each op is bracketed by calls to
+    `attnrt_trace_begin(i64)` / `attnrt_trace_end(i64)` and the module gets
+    `attn.trace_names`, the op names indexed by id.
+
+    An op that cannot be lowered (e.g. a cast from f64 to f16) is a located
+    error and the pass fails.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::cf::ControlFlowDialect",
+    "::mlir::func::FuncDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect", "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect", "::mlir::affine::AffineDialect"
+  ];
+  let options = [
+    Option<"backend", "backend", "std::string", /*default=*/"\"auto\"",
+           "attn.sdpa implementation: auto (flash unless dropout), flash "
+           "(tiled online softmax) or math (materialised scores)">,
+    Option<"trace", "trace", "bool", /*default=*/"false",
+           "Bracket each lowered op with attnrt_trace_begin/end calls">,
+    Option<"blockQ", "block-q", "int64_t", /*default=*/"64",
+           "Query rows per flash block">,
+    Option<"blockKV", "block-kv", "int64_t", /*default=*/"64",
+           "Key/value rows per flash block">
+  ];
+}
+
+def AttnCpuEmitCInterface : Pass<"attn-cpu-emit-c-interface", "::mlir::ModuleOp"> {
+  let summary = "Mark public functions with llvm.emit_c_interface";
+  let description = [{
+    Sets the `llvm.emit_c_interface` unit attribute on every public
+    `func.func` with a body, so that `convert-func-to-llvm` emits
+    `_mlir_ciface_<name>` wrappers taking memref descriptors (what the JIT
+    and AOT drivers call).
+  }];
+}
+
+def AttnCpuExpApproximation : Pass<"attn-cpu-exp-approximation"> {
+  let summary = "Replace f32 math.exp by MLIR's polynomial approximation";
+  let description = [{
+    A libm `expf` call per element stops LLVM from vectorising the softmax
+    loops; the polynomial approximation (arith/math ops only, a couple of ulp
+    of error, exact -inf -> 0 and NaN -> NaN) vectorises. Only `math.exp` is
+    rewritten.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
+def AttnLowerSdpaToCuda : Pass<"attn-lower-sdpa-to-cuda", "::mlir::ModuleOp"> {
+  let summary = "Lower attn.sdpa to calls into the CUDA flash kernels";
+  let description = [{
+    Rewrites each `attn.sdpa` that the CUDA kernels (kernels/) support into a
+    call of the runtime bridge `attnrt_cuda_sdpa_<f16|bf16>[_bool|_add]`,
+    passing q/k/v/mask and a freshly allocated result as unranked memrefs
+    (the bridge reads sizes and strides from their descriptors) plus scale,
+    is_causal and masked_value. A non-zero status from the bridge fails a
+    `cf.assert`. An `attn.transpose` feeding q/k/v that keeps the last dim in
+    place (the nanoGPT `x.transpose(1, 2)`) becomes a strided view, so no copy
+    and no CPU op is left for it.
+
+    Supported: f16 and bf16, rank <= 4, static head dims that are multiples
+    of 8 up to 256, dropout_p = 0. Any other attn.sdpa stays for the CPU
+    lowering with a remark saying why, or, with `require-gpu`, is an error.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
+    "::mlir::cf::ControlFlowDialect", "::mlir::func::FuncDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::tensor::TensorDialect"
+  ];
+  let options = [
+    Option<"requireGpu", "require-gpu", "bool", /*default=*/"false",
+           "Fail on an attn.sdpa the CUDA kernels cannot run instead of "
+           "leaving it for the CPU lowering">
+  ];
+}
+
+#endif // ATTN_CONVERSION_PASSES_TD

@@ -1,0 +1,138 @@
+//===- Pipelines.h - attn on tensors to LLVM IR and object code -*- C++ -*-===//
+//
+// The whole AttnFuse CPU pipeline as attn-compile and attn-run use it:
+//   [attn-fuse-sdpa] -> CPU lowering (backend auto|flash|math) -> LLVM dialect
+//   -> LLVM IR -> optimized LLVM IR -> object code for a TargetMachine,
+// plus the C header that declares the compiled functions' C ABI.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_PIPELINES_PIPELINES_H
+#define ATTN_PIPELINES_PIPELINES_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/LLVM.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <memory>
+#include <string>
+
+namespace llvm {
+class LLVMContext;
+class Module;
+class TargetMachine;
+class raw_pwrite_stream;
+} // namespace llvm
+
+namespace mlir {
+class DialectRegistry;
+class OpPassManager;
+} // namespace mlir
+
+namespace mlir::attn {
+
+/// Choices shared by attn-compile and attn-run.
+struct AttnPipelineOptions {
+  /// Run attn-fuse-sdpa before lowering.
+  bool fuse = true;
+  /// CPU lowering of attn.sdpa: "auto", "flash" or "math".
+  std::string backend = "auto";
+  /// Lower with trace=true: the code calls attnrt_trace_begin/end around each
+  /// op and the module gets `attn.trace_names`.
+  bool trace = false;
+  /// 1: sequential code; 0: OpenMP with the runtime's default thread count
+  /// (OMP_NUM_THREADS, else all cores); N > 1: OpenMP with N threads. OpenMP
+  /// code needs libomp when it runs.
+  unsigned numThreads = 0;
+  /// "cpu", or "cuda": attn.sdpa ops the CUDA kernels support become calls
+  /// into the kernels' runtime bridge (attn-lower-sdpa-to-cuda; with backend
+  /// "flash" every attn.sdpa must be supported), everything else is lowered
+  /// for the CPU, and allocations use CUDA managed memory.
+  std::string target = "cpu";
+};
+
+/// The OpenMP runtime the lowered code calls when numThreads != 1 (the
+/// libomp that the build found), for the JIT and for linking libraries.
+StringRef getOpenMPRuntimePath();
+
+/// True for the backend names the CPU lowering accepts.
+bool isValidCpuBackend(StringRef backend);
+
+/// True for "cpu" and "cuda".
+bool isValidTarget(StringRef target);
+
+/// Registers what the pipelines need beyond registerAllAttnDialects: the
+/// translations from MLIR's LLVM dialect (and friends) to LLVM IR.
+void registerAttnPipelineTranslations(DialectRegistry &registry);
+
+/// Adds the passes that take a module of attn (and upstream) ops on tensors
+/// to the LLVM dialect.
+void buildAttnToLLVMPipeline(OpPassManager &pm,
+                             const AttnPipelineOptions &options);
+
+/// Prepares the public functions of `module` for being called from C: marks
+/// them `llvm.emit_c_interface` (entry point `_mlir_ciface_<name>` taking
+/// memref descriptors) and their tensor arguments
+/// `bufferization.writable = false` (compiled code never writes its inputs).
+void prepareCInterface(ModuleOp module);
+
+/// prepareCInterface, then the pipeline. Errors are reported as diagnostics
+/// on the module's context.
+LogicalResult lowerToLLVMDialect(ModuleOp module,
+                                 const AttnPipelineOptions &options);
+
+/// Span names from the `attn.trace_names` module attribute (index = id);
+/// empty if the lowering added none.
+SmallVector<std::string> getTraceNames(ModuleOp module);
+
+/// Checks that the lowered module has `_mlir_ciface_<name>` with the arity
+/// the C header promises for the tensor-level signature `funcType`.
+LogicalResult verifyLoweredCInterface(ModuleOp lowered, StringRef name,
+                                      FunctionType funcType, Location loc);
+
+//===----------------------------------------------------------------------===//
+// LLVM IR and object code
+//===----------------------------------------------------------------------===//
+
+struct AttnTargetOptions {
+  /// Empty: the host CPU.
+  std::string cpu;
+  /// Comma-separated "+feat,-feat"; empty with an empty cpu: the host's
+  /// features. Appended to the host features when cpu is empty.
+  std::string features;
+  /// LLVM optimization level 0-3.
+  unsigned optLevel = 3;
+};
+
+/// A TargetMachine for the host triple (PIC, so objects link into shared
+/// libraries). Returns null and sets `error` on failure (unknown CPU, ...).
+std::unique_ptr<llvm::TargetMachine>
+createAttnTargetMachine(const AttnTargetOptions &options, std::string &error);
+
+/// Translates a module in the LLVM dialect to LLVM IR, sets triple and data
+/// layout from `tm` and runs LLVM's O<optLevel> pipeline. Null on failure
+/// (diagnostics reported on the module).
+std::unique_ptr<llvm::Module> translateAndOptimize(ModuleOp module,
+                                                   llvm::LLVMContext &ctx,
+                                                   llvm::TargetMachine &tm,
+                                                   unsigned optLevel);
+
+/// Writes `llvmModule` as an object file.
+LogicalResult emitObjectFile(llvm::Module &llvmModule, llvm::TargetMachine &tm,
+                             llvm::raw_pwrite_stream &os, std::string &error);
+
+//===----------------------------------------------------------------------===//
+// C header
+//===----------------------------------------------------------------------===//
+
+/// Writes a C header declaring `_mlir_ciface_<name>` for every public
+/// function of the tensor-level `module` (call before lowering). Fails with a
+/// located diagnostic on a signature with no C mapping. `cudaManaged`: the
+/// module is compiled for --target=cuda (results in CUDA managed memory, and
+/// the header declares attnrt_cuda_free).
+LogicalResult emitCHeader(ModuleOp module, llvm::raw_ostream &os,
+                          bool cudaManaged, StringRef guardName);
+
+} // namespace mlir::attn
+
+#endif // ATTN_PIPELINES_PIPELINES_H

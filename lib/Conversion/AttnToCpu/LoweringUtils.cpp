@@ -1,0 +1,269 @@
+//===- LoweringUtils.cpp - shared helpers of the attn-to-CPU lowering -----===//
+
+#include "LoweringUtils.h"
+
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::cpu;
+
+Type cpu::getComputeType(Type elementType) {
+  if (elementType.isF64())
+    return elementType;
+  return Float32Type::get(elementType.getContext());
+}
+
+Value cpu::castFloat(OpBuilder &b, Location loc, Value v, Type to) {
+  Type from = v.getType();
+  if (from == to)
+    return v;
+  auto fromF = cast<FloatType>(from);
+  auto toF = cast<FloatType>(to);
+  if (fromF.getWidth() < toF.getWidth())
+    return arith::ExtFOp::create(b, loc, to, v);
+  if (fromF.getWidth() > toF.getWidth())
+    return arith::TruncFOp::create(b, loc, to, v);
+  // f16 <-> bf16: widen exactly to f32, then round once.
+  Value wide = arith::ExtFOp::create(b, loc, b.getF32Type(), v);
+  return arith::TruncFOp::create(b, loc, to, wide);
+}
+
+bool cpu::isSupportedFloatCast(Type from, Type to) {
+  // f64 -> f16/bf16 would need either a libcall that the JIT may not find or
+  // two roundings (f64 -> f32 -> f16), which is not the contract's result.
+  if (from.isF64() && (to.isF16() || to.isBF16()))
+    return false;
+  return true;
+}
+
+double cpu::roundToType(Type type, double value) {
+  APFloat f(value);
+  bool losesInfo = false;
+  (void)f.convert(cast<FloatType>(type).getFloatSemantics(),
+                  APFloat::rmNearestTiesToEven, &losesInfo);
+  bool ignored;
+  (void)f.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven,
+                  &ignored);
+  return f.convertToDouble();
+}
+
+Value cpu::createFloatConstant(OpBuilder &b, Location loc, Type type,
+                               double value) {
+  APFloat f(value);
+  bool losesInfo = false;
+  (void)f.convert(cast<FloatType>(type).getFloatSemantics(),
+                  APFloat::rmNearestTiesToEven, &losesInfo);
+  return arith::ConstantOp::create(b, loc, type, b.getFloatAttr(type, f));
+}
+
+Value cpu::getDimSize(OpBuilder &b, Location loc, Value tensor, int64_t dim) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  if (!type.isDynamicDim(dim))
+    return arith::ConstantIndexOp::create(b, loc, type.getDimSize(dim));
+  return tensor::DimOp::create(b, loc, tensor, dim);
+}
+
+AffineMap cpu::getBroadcastMap(RankedTensorType operandType,
+                               ArrayRef<int64_t> resultShape, unsigned numLoops,
+                               unsigned firstLoop, MLIRContext *ctx) {
+  int64_t rank = operandType.getRank();
+  int64_t resultRank = resultShape.size();
+  SmallVector<AffineExpr> exprs;
+  for (int64_t i = 0; i < rank; ++i) {
+    int64_t r = resultRank - rank + i;
+    if (operandType.getDimSize(i) == 1 && resultShape[r] != 1)
+      exprs.push_back(getAffineConstantExpr(0, ctx));
+    else
+      exprs.push_back(getAffineDimExpr(firstLoop + r, ctx));
+  }
+  return AffineMap::get(numLoops, 0, exprs, ctx);
+}
+
+void cpu::assertEqualSizes(OpBuilder &b, Location loc, Value a, Value c,
+                           StringRef message) {
+  std::optional<int64_t> ca = getConstantIntValue(a);
+  std::optional<int64_t> cc = getConstantIntValue(c);
+  if (ca && cc && *ca == *cc)
+    return;
+  Value eq = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, a, c);
+  cf::AssertOp::create(b, loc, eq, message);
+}
+
+/// The broadcast size of result dim `r` when every operand has a static size
+/// there (the result type may still say `?`).
+static Value staticBroadcastSize(OpBuilder &b, Location loc,
+                                 ValueRange operands, int64_t r,
+                                 int64_t resultRank) {
+  int64_t size = 1;
+  for (Value operand : operands) {
+    auto type = cast<RankedTensorType>(operand.getType());
+    int64_t i = r - (resultRank - type.getRank());
+    if (i >= 0 && type.getDimSize(i) != 1)
+      size = type.getDimSize(i);
+  }
+  return arith::ConstantIndexOp::create(b, loc, size);
+}
+
+SmallVector<Value> cpu::getBroadcastDynamicSizes(OpBuilder &b, Location loc,
+                                                 RankedTensorType resultType,
+                                                 ValueRange operands) {
+  SmallVector<Value> sizes;
+  int64_t resultRank = resultType.getRank();
+  for (int64_t r = 0; r < resultRank; ++r) {
+    SmallVector<Value> candidates;
+    for (Value operand : operands) {
+      auto type = cast<RankedTensorType>(operand.getType());
+      int64_t i = r - (resultRank - type.getRank());
+      if (i < 0 || !type.isDynamicDim(i))
+        continue;
+      candidates.push_back(tensor::DimOp::create(b, loc, operand, i));
+    }
+    // The size every operand dim that does not broadcast must have: the
+    // static result size, else the first dynamic operand size.
+    Value size;
+    if (!resultType.isDynamicDim(r))
+      size = arith::ConstantIndexOp::create(b, loc, resultType.getDimSize(r));
+    else if (!candidates.empty())
+      size = candidates.front();
+    else
+      size = staticBroadcastSize(b, loc, operands, r, resultRank);
+    for (Value c : candidates)
+      if (c != size)
+        assertEqualSizes(b, loc, size, c,
+                         "attn: dynamic dims that broadcast must be equal at "
+                         "run time (a run-time size-1 broadcast is not "
+                         "supported)");
+    if (resultType.isDynamicDim(r))
+      sizes.push_back(size);
+  }
+  return sizes;
+}
+
+Value cpu::createEmpty(OpBuilder &b, Location loc, RankedTensorType type,
+                       ValueRange dynamicSizes) {
+  return tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType(),
+                                 dynamicSizes);
+}
+
+Value cpu::createFilled(OpBuilder &b, Location loc, RankedTensorType type,
+                        ValueRange dynamicSizes, double value) {
+  Value empty = createEmpty(b, loc, type, dynamicSizes);
+  Value cst = createFloatConstant(b, loc, type.getElementType(), value);
+  return linalg::FillOp::create(b, loc, ValueRange{cst}, ValueRange{empty})
+      .getResult(0);
+}
+
+Value cpu::buildElementwise(OpBuilder &b, Location loc,
+                            RankedTensorType resultType, ValueRange inputs,
+                            ElementwiseBodyFn body) {
+  MLIRContext *ctx = b.getContext();
+  SmallVector<Value> dynSizes =
+      getBroadcastDynamicSizes(b, loc, resultType, inputs);
+  Value init = createEmpty(b, loc, resultType, dynSizes);
+  unsigned rank = resultType.getRank();
+  SmallVector<AffineMap> maps;
+  for (Value input : inputs)
+    maps.push_back(getBroadcastMap(cast<RankedTensorType>(input.getType()),
+                                   resultType.getShape(), rank, 0, ctx));
+  maps.push_back(b.getMultiDimIdentityMap(rank));
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{resultType}, inputs, ValueRange{init}, maps, iterators,
+      [&](OpBuilder &nb, Location nl, ValueRange args) {
+        Value r = body(nb, nl, args.drop_back());
+        linalg::YieldOp::create(nb, nl, r);
+      });
+  return generic.getResult(0);
+}
+
+Value cpu::buildFlatIndex(OpBuilder &b, Location loc, ArrayRef<Value> sizes) {
+  Value flat = arith::ConstantIndexOp::create(b, loc, 0);
+  for (auto [i, size] : llvm::enumerate(sizes)) {
+    Value idx = linalg::IndexOp::create(b, loc, i);
+    flat = arith::MulIOp::create(b, loc, flat, size);
+    flat = arith::AddIOp::create(b, loc, flat, idx);
+  }
+  return flat;
+}
+
+Value cpu::buildDropoutElement(OpBuilder &b, Location loc, Value x,
+                               Value flatIndex, double p, int64_t seed) {
+  Type i64 = b.getI64Type();
+  auto cst = [&](uint64_t v) -> Value {
+    return arith::ConstantOp::create(b, loc, i64,
+                                     b.getIntegerAttr(i64, (int64_t)v));
+  };
+  Value h = arith::IndexCastUIOp::create(b, loc, i64, flatIndex);
+  h = arith::MulIOp::create(b, loc, h, cst(0x9E3779B97F4A7C15ULL));
+  h = arith::AddIOp::create(b, loc, h,
+                            cst((uint64_t)seed * 0xD1B54A32D192ED03ULL));
+  // MurmurHash3 fmix64.
+  auto xorShift = [&](Value v) -> Value {
+    Value s = arith::ShRUIOp::create(b, loc, v, cst(33));
+    return arith::XOrIOp::create(b, loc, v, s);
+  };
+  h = xorShift(h);
+  h = arith::MulIOp::create(b, loc, h, cst(0xff51afd7ed558ccdULL));
+  h = xorShift(h);
+  h = arith::MulIOp::create(b, loc, h, cst(0xc4ceb9fe1a85ec53ULL));
+  h = xorShift(h);
+  Value top = arith::ShRUIOp::create(b, loc, h, cst(40));
+  Value u = arith::UIToFPOp::create(b, loc, b.getF64Type(), top);
+  u = arith::MulFOp::create(
+      b, loc, u, createFloatConstant(b, loc, b.getF64Type(), 1.0 / 16777216.0));
+  Value keep =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGE, u,
+                            createFloatConstant(b, loc, b.getF64Type(), p));
+  Type t = x.getType();
+  Value scaled = arith::MulFOp::create(
+      b, loc, x, createFloatConstant(b, loc, t, 1.0 / (1.0 - p)));
+  return arith::SelectOp::create(b, loc, keep, scaled,
+                                 createFloatConstant(b, loc, t, 0.0));
+}
+
+int64_t cpu::getDropoutSeed(Operation *op) {
+  if (auto seed = op->getAttrOfType<IntegerAttr>("seed"))
+    return seed.getInt();
+  return 0;
+}
+
+arith::FastMathFlagsAttr cpu::getReassocFlags(MLIRContext *ctx) {
+  return arith::FastMathFlagsAttr::get(ctx, arith::FastMathFlags::reassoc |
+                                                arith::FastMathFlags::contract);
+}
+
+LogicalResult cpu::checkLowerableToCpu(Operation *op) {
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([](CastOp cast) -> LogicalResult {
+        Type from = cast.getInput().getType().getElementType();
+        Type to = cast.getType().getElementType();
+        if (!isSupportedFloatCast(from, to))
+          return cast.emitOpError()
+                 << "cannot be lowered to CPU code: a cast from " << from
+                 << " to " << to
+                 << " needs one correctly rounded conversion, which the CPU "
+                    "lowering does not provide (cast to f32 first)";
+        return success();
+      })
+      .Case([](WhereOp where) -> LogicalResult {
+        Type to = where.getType().getElementType();
+        for (Value v : {where.getA(), where.getB()}) {
+          Type from = cast<RankedTensorType>(v.getType()).getElementType();
+          if (!isSupportedFloatCast(from, to))
+            return where.emitOpError()
+                   << "cannot be lowered to CPU code: selecting a " << from
+                   << " scalar into a " << to
+                   << " result needs one correctly rounded conversion, "
+                      "which the CPU lowering does not provide";
+        }
+        return success();
+      })
+      .Default([](Operation *) { return success(); });
+}

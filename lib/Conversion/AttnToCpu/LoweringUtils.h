@@ -1,0 +1,96 @@
+//===- LoweringUtils.h - shared helpers of the attn-to-CPU lowering -------===//
+
+#ifndef LIB_CONVERSION_ATTNTOCPU_LOWERINGUTILS_H
+#define LIB_CONVERSION_ATTNTOCPU_LOWERINGUTILS_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+namespace mlir::attn::cpu {
+
+/// The type arithmetic runs in: f32 for f16/bf16/f32, f64 for f64.
+Type getComputeType(Type elementType);
+
+/// extf/truncf `v` to `to` (identity when the types match). bf16 <-> f16
+/// goes through f32 (exact widening, then one rounding).
+Value castFloat(OpBuilder &b, Location loc, Value v, Type to);
+
+/// True when a float value of type `from` can be converted to `to` with a
+/// single rounding by the lowering (f64 -> f16/bf16 cannot).
+bool isSupportedFloatCast(Type from, Type to);
+
+/// `value` rounded (to nearest even) to `type`, as a constant of that type.
+Value createFloatConstant(OpBuilder &b, Location loc, Type type, double value);
+
+/// `value` rounded to `type`, returned as a double (for attributes that the
+/// contract says are first rounded to the element type).
+double roundToType(Type type, double value);
+
+/// The size of `dim` of `tensor` (a constant index when static).
+Value getDimSize(OpBuilder &b, Location loc, Value tensor, int64_t dim);
+
+/// The indexing map of an operand of type `operandType` into a loop nest
+/// over `resultRank` dims (the operand's dims are aligned to the trailing
+/// loop dims, NumPy style). Static size-1 dims that broadcast against a
+/// non-1 result dim read index 0.
+AffineMap getBroadcastMap(RankedTensorType operandType,
+                          ArrayRef<int64_t> resultShape, unsigned numLoops,
+                          unsigned firstLoop, MLIRContext *ctx);
+
+/// The dynamic sizes of the broadcast of `operands` to `resultType`. Where
+/// two operands have a dynamic size in one position, they are assumed equal
+/// (a runtime size-1 broadcast of a `?` dim is not supported) and a cf.assert
+/// checks it.
+SmallVector<Value> getBroadcastDynamicSizes(OpBuilder &b, Location loc,
+                                            RankedTensorType resultType,
+                                            ValueRange operands);
+
+/// Emits `cf.assert(a == b, message)` unless both are the same constant.
+void assertEqualSizes(OpBuilder &b, Location loc, Value a, Value c,
+                      StringRef message);
+
+/// tensor.empty of `type` with the given dynamic sizes.
+Value createEmpty(OpBuilder &b, Location loc, RankedTensorType type,
+                  ValueRange dynamicSizes);
+
+/// linalg.fill of `value` into a new tensor of `type`.
+Value createFilled(OpBuilder &b, Location loc, RankedTensorType type,
+                   ValueRange dynamicSizes, double value);
+
+/// An elementwise linalg.generic producing `resultType` from `inputs`
+/// (broadcast NumPy style). `body` gets the scalar inputs and returns the
+/// result element.
+using ElementwiseBodyFn =
+    function_ref<Value(OpBuilder &, Location, ValueRange)>;
+Value buildElementwise(OpBuilder &b, Location loc, RankedTensorType resultType,
+                       ValueRange inputs, ElementwiseBodyFn body);
+
+/// The counter-based dropout RNG shared by attn.dropout and attn.sdpa's math
+/// path: element `flatIndex` (row-major index in the dropped-out tensor) is
+/// kept iff `u >= p`, where `u` is the top 24 bits of
+/// fmix64(flatIndex * 0x9E3779B97F4A7C15 + seed * 0xD1B54A32D192ED03) (the
+/// MurmurHash3 finaliser) divided by 2^24. Returns `x / (1 - p)` or 0.
+/// `x` is in the compute type; `flatIndex` is an index value.
+Value buildDropoutElement(OpBuilder &b, Location loc, Value x, Value flatIndex,
+                          double p, int64_t seed);
+
+/// The row-major flat index of the current linalg.generic iteration over
+/// `sizes` (index values), from linalg.index ops.
+Value buildFlatIndex(OpBuilder &b, Location loc, ArrayRef<Value> sizes);
+
+/// The seed of a dropout: the op's `seed` integer attribute, else 0.
+int64_t getDropoutSeed(Operation *op);
+
+/// Fast-math flags that let LLVM vectorise float reductions.
+arith::FastMathFlagsAttr getReassocFlags(MLIRContext *ctx);
+
+/// Runs the checks of every attn op's lowering that need a diagnostic
+/// (unsupported element type combinations); emits a located error and
+/// fails on the first unsupported op.
+LogicalResult checkLowerableToCpu(Operation *op);
+
+} // namespace mlir::attn::cpu
+
+#endif // LIB_CONVERSION_ATTNTOCPU_LOWERINGUTILS_H

@@ -1,0 +1,217 @@
+//===- AttnToCuda.cpp - lower attn.sdpa to calls into the CUDA kernels ----===//
+//
+// attn.sdpa -> bufferization.to_buffer of q/k/v/mask, a memref.alloc for the
+// result, and a call of `attnrt_cuda_sdpa_<dtype>[_bool|_add]` taking unranked
+// memrefs (rank + descriptor pointer, the bridge reads sizes and strides from
+// the descriptor) and the scalar attributes. A non-zero status fails a
+// cf.assert: the bridge has printed the kernel library's message by then.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Conversion/AttnToCuda/AttnToCuda.h"
+#include "attn/Conversion/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/SetVector.h"
+
+#include <cmath>
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNLOWERSDPATOCUDA
+#include "attn/Conversion/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+/// Largest head dim the kernels take (their generic path); E and Ev must be
+/// multiples of 8 so that every row is 16-byte aligned for cp.async.
+static constexpr int64_t kMaxCudaHeadDim = 256;
+
+std::string mlir::attn::getCudaUnsupportedReason(SdpaOp op) {
+  RankedTensorType q = op.getQuery().getType();
+  Type et = q.getElementType();
+  if (!et.isF16() && !et.isBF16()) {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    os << "element type " << et << " (the CUDA kernels take f16 and bf16)";
+    return s;
+  }
+  int64_t rank = q.getRank();
+  if (rank > 4)
+    return "rank " + std::to_string(rank) +
+           " (the CUDA kernels take [B, H, L, E] at most)";
+  int64_t e = q.getShape().back();
+  int64_t ev = op.getValue().getType().getShape().back();
+  for (int64_t d : {e, ev}) {
+    if (ShapedType::isDynamic(d))
+      return "a dynamic head dim (the kernel is chosen at compile time)";
+    if (d % 8 != 0 || d > kMaxCudaHeadDim)
+      return "head dim " + std::to_string(d) +
+             " (the CUDA kernels need a multiple of 8, at most " +
+             std::to_string(kMaxCudaHeadDim) + ")";
+  }
+  if (op.getDropoutP().convertToDouble() != 0.0)
+    return "dropout_p > 0 (the CUDA kernels are inference kernels)";
+  return "";
+}
+
+/// The bridge function for `op`'s element type and mask kind.
+static std::string getBridgeName(SdpaOp op) {
+  std::string name = "attnrt_cuda_sdpa_";
+  name += op.getQuery().getType().getElementType().isF16() ? "f16" : "bf16";
+  if (op.hasBoolMask())
+    name += "_bool";
+  else if (op.hasAdditiveMask())
+    name += "_add";
+  return name;
+}
+
+/// Declares (once) `name` with `type` at the module's start.
+static func::FuncOp getOrDeclareBridge(ModuleOp module, StringRef name,
+                                       FunctionType type, Location loc) {
+  if (auto f = module.lookupSymbol<func::FuncOp>(name))
+    return f;
+  OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
+  auto f = func::FuncOp::create(b, loc, name, type);
+  f.setPrivate();
+  return f;
+}
+
+/// A fully dynamic strided memref type for reading `tensor` in place.
+static MemRefType getReadBufferType(RankedTensorType tensor) {
+  int64_t rank = tensor.getRank();
+  SmallVector<int64_t> strides(rank, ShapedType::kDynamic);
+  auto layout = StridedLayoutAttr::get(tensor.getContext(),
+                                       ShapedType::kDynamic, strides);
+  return MemRefType::get(tensor.getShape(), tensor.getElementType(), layout);
+}
+
+/// q/k/v/mask as unranked memrefs over their buffers. An attn.transpose
+/// that keeps the last dim in place (the nanoGPT `x.transpose(1, 2)`) becomes
+/// a strided view of its input's buffer: the kernels take any row strides, so
+/// nothing is copied and no op is left to run on the CPU.
+static Value toUnrankedBuffer(OpBuilder &b, Location loc, Value tensor) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  auto unranked = UnrankedMemRefType::get(type.getElementType(), 0);
+  auto transpose = tensor.getDefiningOp<TransposeOp>();
+  int64_t rank = type.getRank();
+  if (transpose) {
+    auto [d0, d1] = transpose.getNormalizedDims();
+    if (d0 != d1 && d1 != rank - 1) {
+      Value input = transpose.getInput();
+      Value buffer = bufferization::ToBufferOp::create(
+          b, loc, getReadBufferType(cast<RankedTensorType>(input.getType())), input,
+          /*read_only=*/true);
+      SmallVector<unsigned> perm =
+          llvm::to_vector(llvm::seq<unsigned>(0, rank));
+      std::swap(perm[d0], perm[d1]);
+      auto map = AffineMap::getPermutationMap(perm, b.getContext());
+      Value view =
+          memref::TransposeOp::create(b, loc, buffer, AffineMapAttr::get(map));
+      return memref::CastOp::create(b, loc, unranked, view);
+    }
+  }
+  Value buffer = bufferization::ToBufferOp::create(
+      b, loc, getReadBufferType(type), tensor, /*read_only=*/true);
+  return memref::CastOp::create(b, loc, unranked, buffer);
+}
+
+/// Rewrites one supported attn.sdpa into the bridge call.
+static void lowerSdpaToCudaCall(SdpaOp op, ModuleOp module) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  RankedTensorType resultType = op.getType();
+  Type et = resultType.getElementType();
+
+  SmallVector<Value> args;
+  for (Value v : {op.getQuery(), op.getKey(), op.getValue()})
+    args.push_back(toUnrankedBuffer(b, loc, v));
+  if (Value mask = op.getMask())
+    args.push_back(toUnrankedBuffer(b, loc, mask));
+
+  // The result buffer; sizes from q ([..., L]) and v (Ev).
+  SmallVector<Value> dynSizes;
+  int64_t rank = resultType.getRank();
+  for (int64_t i = 0; i < rank; ++i) {
+    if (!resultType.isDynamicDim(i))
+      continue;
+    Value src = i == rank - 1 ? op.getValue() : op.getQuery();
+    dynSizes.push_back(tensor::DimOp::create(b, loc, src, i));
+  }
+  auto outType = MemRefType::get(resultType.getShape(), et);
+  Value out = memref::AllocOp::create(b, loc, outType, dynSizes);
+  args.push_back(
+      memref::CastOp::create(b, loc, UnrankedMemRefType::get(et, 0), out));
+
+  args.push_back(arith::ConstantOp::create(
+      b, loc, b.getF32FloatAttr(static_cast<float>(op.getEffectiveScale()))));
+  args.push_back(arith::ConstantOp::create(
+      b, loc, b.getI32IntegerAttr(op.getIsCausal() ? 1 : 0)));
+  args.push_back(arith::ConstantOp::create(
+      b, loc,
+      b.getF32FloatAttr(static_cast<float>(op.getEffectiveMaskedValue()))));
+
+  SmallVector<Type> argTypes = llvm::map_to_vector(
+      args, [](Value v) -> Type { return v.getType(); });
+  auto fnType = FunctionType::get(b.getContext(), argTypes, {b.getI32Type()});
+  func::FuncOp bridge =
+      getOrDeclareBridge(module, getBridgeName(op), fnType, loc);
+  auto call = func::CallOp::create(b, loc, bridge, args);
+
+  Value zero = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0));
+  Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                   call.getResult(0), zero);
+  cf::AssertOp::create(
+      b, loc, ok,
+      "attn.sdpa: the CUDA kernel call failed (its message is on stderr)");
+
+  Value result = bufferization::ToTensorOp::create(
+      b, loc, resultType, out, /*restrict=*/true, /*writable=*/true);
+  llvm::SmallSetVector<Operation *, 4> producers;
+  for (Value v : op.getOperands())
+    if (Operation *def = v.getDefiningOp<TransposeOp>())
+      producers.insert(def);
+  op.replaceAllUsesWith(result);
+  op.erase();
+  // Transposes now read through strided views are dead unless used elsewhere.
+  for (Operation *def : producers)
+    if (def->use_empty())
+      def->erase();
+}
+
+namespace {
+struct AttnLowerSdpaToCudaPass
+    : public mlir::attn::impl::AttnLowerSdpaToCudaBase<
+          AttnLowerSdpaToCudaPass> {
+  using AttnLowerSdpaToCudaBase::AttnLowerSdpaToCudaBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<SdpaOp> ops;
+    module.walk([&](SdpaOp op) { ops.push_back(op); });
+    bool failedAny = false;
+    for (SdpaOp op : ops) {
+      std::string reason = getCudaUnsupportedReason(op);
+      if (reason.empty()) {
+        lowerSdpaToCudaCall(op, module);
+        continue;
+      }
+      if (requireGpu) {
+        op.emitOpError() << "cannot run on the GPU: " << reason;
+        failedAny = true;
+        continue;
+      }
+      op.emitRemark() << "attn.sdpa stays on the CPU: " << reason;
+    }
+    if (failedAny)
+      signalPassFailure();
+  }
+};
+} // namespace

@@ -1,0 +1,178 @@
+//===- CHeader.cpp - C declarations of compiled attn functions ------------===//
+//
+// Mirrors what `llvm.emit_c_interface` + bufferization with identity-layout
+// function boundaries produce: every ranked tensor becomes a pointer to a
+// strided memref descriptor; results that pack into a struct (any tensor
+// result, or several results) come back through a pointer passed first.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Pipelines/Pipelines.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+
+namespace {
+/// How one element type appears in C.
+struct CElement {
+  StringRef cType; // "float"
+  StringRef tag;   // "f32", used in descriptor type names
+};
+} // namespace
+
+static std::optional<CElement> getCElement(Type type) {
+  if (type.isF32())
+    return CElement{"float", "f32"};
+  if (type.isF64())
+    return CElement{"double", "f64"};
+  if (type.isF16())
+    return CElement{"uint16_t", "f16"};
+  if (type.isBF16())
+    return CElement{"uint16_t", "bf16"};
+  if (type.isIndex())
+    return CElement{"int64_t", "index"};
+  if (type.isSignlessInteger(1))
+    return CElement{"bool", "i1"};
+  if (type.isSignlessInteger(8))
+    return CElement{"int8_t", "i8"};
+  if (type.isSignlessInteger(16))
+    return CElement{"int16_t", "i16"};
+  if (type.isSignlessInteger(32))
+    return CElement{"int32_t", "i32"};
+  if (type.isSignlessInteger(64))
+    return CElement{"int64_t", "i64"};
+  return std::nullopt;
+}
+
+/// The C type of one argument or result, defining descriptor structs on
+/// first use. Empty on an unsupported type.
+static std::string getCType(Type type, llvm::StringSet<> &defined,
+                            llvm::raw_ostream &defs) {
+  if (auto shaped = dyn_cast<ShapedType>(type)) {
+    if (!shaped.hasRank() || !isa<TensorType, MemRefType>(type))
+      return "";
+    std::optional<CElement> elem = getCElement(shaped.getElementType());
+    if (!elem)
+      return "";
+    int64_t rank = shaped.getRank();
+    std::string name =
+        ("attn_memref_" + elem->tag + "_" + Twine(rank) + "d").str();
+    if (defined.insert(name).second) {
+      std::string guard = StringRef(name).upper();
+      defs << "#ifndef " << guard << "\n#define " << guard << "\n";
+      defs << "/* Strided memref descriptor, rank " << rank
+           << ": element (i0, i1, ...) is aligned[offset + i0 * strides[0] + "
+              "...]. */\n";
+      defs << "typedef struct {\n  " << elem->cType << " *allocated;\n  "
+           << elem->cType << " *aligned;\n  int64_t offset;\n";
+      if (rank > 0)
+        defs << "  int64_t sizes[" << rank << "];\n  int64_t strides[" << rank
+             << "];\n";
+      defs << "} " << name << ";\n#endif\n\n";
+    }
+    return name;
+  }
+  std::optional<CElement> elem = getCElement(type);
+  return elem ? elem->cType.str() : "";
+}
+
+/// A C identifier from a function name (symbol names may contain '.', '$').
+static std::string sanitize(StringRef name) {
+  std::string out;
+  for (char c : name)
+    out += (llvm::isAlnum(c) || c == '_') ? c : '_';
+  return out;
+}
+
+LogicalResult attn::emitCHeader(ModuleOp module, llvm::raw_ostream &os,
+                                bool cudaManaged,
+                                StringRef guardName) {
+  std::string defsStorage, declsStorage;
+  llvm::raw_string_ostream defs(defsStorage), decls(declsStorage);
+  llvm::StringSet<> defined;
+
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (!func.isPublic() || func.isExternal())
+      continue;
+    FunctionType type = func.getFunctionType();
+    auto unsupported = [&](Type t) {
+      return func.emitError("function '")
+             << func.getSymName() << "' has type " << t
+             << " with no C mapping (supported: ranked tensors and scalars of "
+                "f16, bf16, f32, f64, i1, i8, i16, i32, i64, index)";
+    };
+
+    SmallVector<std::string> resultTypes;
+    for (Type t : type.getResults()) {
+      std::string c = getCType(t, defined, defs);
+      if (c.empty())
+        return unsupported(t);
+      resultTypes.push_back(c);
+    }
+    SmallVector<std::string> argTypes;
+    for (Type t : type.getInputs()) {
+      std::string c = getCType(t, defined, defs);
+      if (c.empty())
+        return unsupported(t);
+      argTypes.push_back(c);
+    }
+
+    std::string cName = sanitize(func.getSymName());
+    std::string returnType = "void";
+    SmallVector<std::string> params;
+    bool packed =
+        type.getNumResults() > 1 ||
+        (type.getNumResults() == 1 && isa<ShapedType>(type.getResult(0)));
+    if (type.getNumResults() > 1) {
+      decls << "/* Results of @" << func.getSymName()
+            << ". */\ntypedef struct {\n";
+      for (auto [i, t] : llvm::enumerate(resultTypes))
+        decls << "  " << t << " r" << i << ";\n";
+      decls << "} " << cName << "_results;\n";
+      params.push_back(cName + "_results *results");
+    } else if (packed) {
+      params.push_back(resultTypes.front() + " *result");
+    } else if (type.getNumResults() == 1) {
+      returnType = resultTypes.front();
+    }
+    for (auto [i, t] : llvm::enumerate(argTypes)) {
+      bool isDescriptor = isa<ShapedType>(type.getInput(i));
+      params.push_back((isDescriptor ? "const " + t + " *" : t + " ") + "arg" +
+                       std::to_string(i));
+    }
+
+    decls << "/* @" << func.getSymName() << ": " << type << "\n";
+    if (cudaManaged)
+      decls << "   Tensor arguments are read, never written, and must be "
+               "device-accessible\n   (cudaMalloc, or cudaMallocManaged where "
+               "an op runs on the CPU). Result\n   buffers are CUDA managed "
+               "memory: attnrt_cuda_free(result->allocated)\n   when done. */\n";
+    else
+      decls << "   Tensor arguments are read, never written. Result buffers are "
+               "malloc'ed by\n   the callee: free(result->allocated) when done "
+               "(a result that is a\n   compile-time constant has allocated == "
+               "(void *)0xdeadbeef; do not free that). */\n";
+    decls << returnType << " _mlir_ciface_" << cName << "(";
+    llvm::interleave(params, decls, ", ");
+    if (params.empty())
+      decls << "void";
+    decls << ");\n\n";
+  }
+
+  os << "/* Generated by attn-compile: the C ABI of the compiled functions. "
+        "f16 and bf16\n   elements are uint16_t bit patterns. */\n";
+  os << "#ifndef " << guardName << "\n#define " << guardName << "\n\n";
+  os << "#include <stdbool.h>\n#include <stdint.h>\n\n";
+  os << "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n";
+  os << defsStorage << declsStorage;
+  if (cudaManaged)
+    os << "/* Frees a result buffer of the functions above (CUDA managed "
+          "memory). */\nvoid attnrt_cuda_free(void *ptr);\n\n";
+  os << "#ifdef __cplusplus\n}\n#endif\n\n#endif /* " << guardName << " */\n";
+  return success();
+}

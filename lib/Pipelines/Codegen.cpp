@@ -1,0 +1,103 @@
+//===- Codegen.cpp - LLVM dialect to optimized LLVM IR and object code ----===//
+
+#include "attn/Pipelines/Pipelines.h"
+
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Target/TargetOptions.h"
+#include "llvm/TargetParser/Host.h"
+
+using namespace mlir;
+
+static std::string hostFeatureString() {
+  std::string features;
+  for (const auto &feature : llvm::sys::getHostCPUFeatures()) {
+    if (!features.empty())
+      features += ",";
+    features += (feature.second ? "+" : "-") + feature.first().str();
+  }
+  return features;
+}
+
+std::unique_ptr<llvm::TargetMachine>
+attn::createAttnTargetMachine(const AttnTargetOptions &options,
+                              std::string &error) {
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  llvm::Triple triple(llvm::sys::getProcessTriple());
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return nullptr;
+
+  std::string cpu = options.cpu;
+  std::string features = options.features;
+  if (cpu.empty() || cpu == "native" || cpu == "host") {
+    cpu = llvm::sys::getHostCPUName().str();
+    std::string host = hostFeatureString();
+    features = features.empty() ? host : host + "," + features;
+  } else {
+    // Reject CPU names the target does not know (LLVM would only warn on
+    // stderr and fall back to a generic CPU).
+    std::unique_ptr<llvm::MCSubtargetInfo> sti(
+        target->createMCSubtargetInfo(triple, "", ""));
+    if (sti && !sti->isCPUStringValid(cpu)) {
+      error = "unknown CPU '" + cpu + "' for " + triple.str() +
+              " (try llc-22 -mcpu=help)";
+      return nullptr;
+    }
+  }
+
+  llvm::CodeGenOptLevel level = llvm::CodeGenOptLevel::Default;
+  if (options.optLevel == 0)
+    level = llvm::CodeGenOptLevel::None;
+  else if (options.optLevel >= 3)
+    level = llvm::CodeGenOptLevel::Aggressive;
+  llvm::TargetOptions targetOptions;
+  std::unique_ptr<llvm::TargetMachine> tm(
+      target->createTargetMachine(triple, cpu, features, targetOptions,
+                                  llvm::Reloc::PIC_, std::nullopt, level));
+  if (!tm)
+    error = "could not create a target machine for " + triple.str();
+  return tm;
+}
+
+std::unique_ptr<llvm::Module>
+attn::translateAndOptimize(ModuleOp module, llvm::LLVMContext &ctx,
+                           llvm::TargetMachine &tm, unsigned optLevel) {
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(module, ctx);
+  if (!llvmModule) {
+    module.emitError("failed to translate the lowered module to LLVM IR");
+    return nullptr;
+  }
+  llvmModule->setTargetTriple(tm.getTargetTriple());
+  llvmModule->setDataLayout(tm.createDataLayout());
+  auto transformer = makeOptimizingTransformer(optLevel, /*sizeLevel=*/0, &tm);
+  if (llvm::Error err = transformer(llvmModule.get())) {
+    module.emitError("LLVM optimization failed: ")
+        << llvm::toString(std::move(err));
+    return nullptr;
+  }
+  return llvmModule;
+}
+
+LogicalResult attn::emitObjectFile(llvm::Module &llvmModule,
+                                   llvm::TargetMachine &tm,
+                                   llvm::raw_pwrite_stream &os,
+                                   std::string &error) {
+  llvm::legacy::PassManager pm;
+  if (tm.addPassesToEmitFile(pm, os, nullptr,
+                             llvm::CodeGenFileType::ObjectFile)) {
+    error = "the target cannot emit object files";
+    return failure();
+  }
+  pm.run(llvmModule);
+  return success();
+}

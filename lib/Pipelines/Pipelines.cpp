@@ -1,0 +1,124 @@
+//===- Pipelines.cpp - attn on tensors to the LLVM dialect ----------------===//
+//
+// Fusion (by pass name, so the pipeline needs no link-time knowledge of the
+// fusion library beyond registerAllAttnPasses) followed by the CPU lowering
+// pipeline that include/attn/Conversion/AttnToCpu/AttnToCpu.h provides.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Pipelines/Pipelines.h"
+
+#include "attn/Conversion/AttnToCpu/AttnToCpu.h"
+#include "attn/Conversion/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+
+using namespace mlir;
+
+bool attn::isValidCpuBackend(StringRef backend) {
+  return succeeded(parseSdpaCpuBackend(backend));
+}
+
+bool attn::isValidTarget(StringRef target) {
+  return target == "cpu" || target == "cuda";
+}
+
+void attn::registerAttnPipelineTranslations(DialectRegistry &registry) {
+  registerAllToLLVMIRTranslations(registry);
+}
+
+void attn::buildAttnToLLVMPipeline(OpPassManager &pm,
+                                   const AttnPipelineOptions &options) {
+  if (options.fuse) {
+    // By name: the pass is registered by registerAllAttnPasses. A missing
+    // registration is a build problem, so fail loudly rather than skip.
+    if (failed(parsePassPipeline("attn-fuse-sdpa", pm, llvm::errs())))
+      llvm::report_fatal_error("attn-fuse-sdpa is not registered; call "
+                               "registerAllAttnPasses() first");
+  }
+  if (options.target == "cuda") {
+    AttnLowerSdpaToCudaOptions cuda;
+    cuda.requireGpu = options.backend == "flash";
+    pm.addPass(createAttnLowerSdpaToCuda(cuda));
+  }
+  AttnCpuLoweringOptions lowering;
+  lowering.useGenericAllocFunctions = options.target == "cuda";
+  FailureOr<SdpaCpuBackend> backend = parseSdpaCpuBackend(options.backend);
+  if (failed(backend))
+    llvm::report_fatal_error("unknown CPU backend '" + Twine(options.backend) +
+                             "'; check with isValidCpuBackend first");
+  lowering.backend = *backend;
+  lowering.enableTrace = options.trace;
+  lowering.numThreads = options.numThreads;
+  buildAttnCpuLoweringPipeline(pm, lowering);
+}
+
+void attn::prepareCInterface(ModuleOp module) {
+  MLIRContext *ctx = module.getContext();
+  auto readOnly = BoolAttr::get(ctx, false);
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (!func.isPublic() || func.isExternal())
+      continue;
+    func->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
+                  UnitAttr::get(ctx));
+    for (auto [i, type] : llvm::enumerate(func.getArgumentTypes()))
+      if (isa<TensorType>(type))
+        func.setArgAttr(i, "bufferization.writable", readOnly);
+  }
+}
+
+LogicalResult attn::lowerToLLVMDialect(ModuleOp module,
+                                       const AttnPipelineOptions &options) {
+  prepareCInterface(module);
+  PassManager pm(module.getContext());
+  buildAttnToLLVMPipeline(pm, options);
+  return pm.run(module);
+}
+
+SmallVector<std::string> attn::getTraceNames(ModuleOp module) {
+  SmallVector<std::string> names;
+  auto array = module->getAttrOfType<ArrayAttr>("attn.trace_names");
+  if (!array)
+    return names;
+  for (Attribute a : array) {
+    auto s = dyn_cast<StringAttr>(a);
+    names.push_back(s ? s.str() : std::string("?"));
+  }
+  return names;
+}
+
+/// The number of C arguments `_mlir_ciface_<f>` takes for a tensor-level
+/// signature: one pointer per ranked tensor/memref argument, one value per
+/// scalar, plus a leading result pointer when the results pack into a struct
+/// (any memref result, or more than one result).
+static int64_t expectedCArity(FunctionType type) {
+  int64_t n = type.getNumInputs();
+  bool packed =
+      type.getNumResults() > 1 ||
+      (type.getNumResults() == 1 && isa<ShapedType>(type.getResult(0)));
+  return n + (packed ? 1 : 0);
+}
+
+LogicalResult attn::verifyLoweredCInterface(ModuleOp lowered, StringRef name,
+                                            FunctionType funcType,
+                                            Location loc) {
+  std::string wrapper = ("_mlir_ciface_" + name).str();
+  auto fn = lowered.lookupSymbol<LLVM::LLVMFuncOp>(wrapper);
+  if (!fn)
+    return emitError(loc) << "lowering produced no C entry point '" << wrapper
+                          << "'";
+  int64_t expected = expectedCArity(funcType);
+  if (static_cast<int64_t>(fn.getNumArguments()) != expected)
+    return emitError(loc) << "C entry point '" << wrapper << "' takes "
+                          << fn.getNumArguments() << " arguments, expected "
+                          << expected << " (one descriptor pointer per tensor)";
+  return success();
+}
+
+StringRef attn::getOpenMPRuntimePath() { return ATTN_LIBOMP; }

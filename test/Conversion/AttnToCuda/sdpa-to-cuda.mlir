@@ -1,0 +1,103 @@
+// RUN: attn-opt %s --split-input-file --attn-lower-sdpa-to-cuda --verify-diagnostics | FileCheck %s
+
+// attn.sdpa -> a call of the kernels' runtime bridge on unranked memrefs.
+
+// CHECK-LABEL: func.func private @attnrt_cuda_sdpa_f16(memref<*xf16>, memref<*xf16>, memref<*xf16>, memref<*xf16>, f32, i32, f32) -> i32
+// CHECK-LABEL: func.func @causal_f16
+// CHECK-SAME: (%[[Q:.+]]: tensor<2x8x128x64xf16>, %[[K:.+]]: tensor<2x8x128x64xf16>, %[[V:.+]]: tensor<2x8x128x64xf16>)
+// CHECK-DAG: %[[QB:.+]] = bufferization.to_buffer %[[Q]] read_only
+// CHECK-DAG: %[[QU:.+]] = memref.cast %[[QB]] : memref<2x8x128x64xf16, strided<[?, ?, ?, ?], offset: ?>> to memref<*xf16>
+// CHECK-DAG: %[[KB:.+]] = bufferization.to_buffer %[[K]] read_only
+// CHECK-DAG: %[[VB:.+]] = bufferization.to_buffer %[[V]] read_only
+// CHECK: %[[OUT:.+]] = memref.alloc() : memref<2x8x128x64xf16>
+// CHECK: %[[OUTU:.+]] = memref.cast %[[OUT]] : memref<2x8x128x64xf16> to memref<*xf16>
+// CHECK-DAG: %[[SCALE:.+]] = arith.constant 1.250000e-01 : f32
+// CHECK-DAG: %[[CAUSAL:.+]] = arith.constant 1 : i32
+// CHECK-DAG: %[[MASKED:.+]] = arith.constant 0xFF800000 : f32
+// CHECK: %[[STATUS:.+]] = call @attnrt_cuda_sdpa_f16(%[[QU]], %{{.+}}, %{{.+}}, %[[OUTU]], %[[SCALE]], %[[CAUSAL]], %[[MASKED]])
+// CHECK: %[[OK:.+]] = arith.cmpi eq, %[[STATUS]], %{{.+}} : i32
+// CHECK: cf.assert %[[OK]], "attn.sdpa: the CUDA kernel call failed (its message is on stderr)"
+// CHECK: %[[R:.+]] = bufferization.to_tensor %[[OUT]] restrict writable
+// CHECK: return %[[R]]
+func.func @causal_f16(%q: tensor<2x8x128x64xf16>, %k: tensor<2x8x128x64xf16>, %v: tensor<2x8x128x64xf16>) -> tensor<2x8x128x64xf16> {
+  %o = attn.sdpa %q, %k, %v {is_causal = true} : (tensor<2x8x128x64xf16>, tensor<2x8x128x64xf16>, tensor<2x8x128x64xf16>) -> tensor<2x8x128x64xf16>
+  return %o : tensor<2x8x128x64xf16>
+}
+
+// -----
+
+// Masks pick the bridge entry; masked_value and scale pass through; the
+// result's dynamic sizes come from q (L) and v (Ev).
+
+// CHECK-DAG: func.func private @attnrt_cuda_sdpa_bf16_bool(memref<*xbf16>, memref<*xbf16>, memref<*xbf16>, memref<*xi1>, memref<*xbf16>, f32, i32, f32) -> i32
+// CHECK-DAG: func.func private @attnrt_cuda_sdpa_bf16_add(memref<*xbf16>, memref<*xbf16>, memref<*xbf16>, memref<*xbf16>, memref<*xbf16>, f32, i32, f32) -> i32
+// CHECK-LABEL: func.func @masks_bf16
+// CHECK: %[[L:.+]] = tensor.dim %{{.+}}, %{{.+}} : tensor<4x?x128xbf16>
+// CHECK: memref.alloc(%[[L]]) : memref<4x?x96xbf16>
+// CHECK-DAG: arith.constant 5.000000e-01 : f32
+// CHECK-DAG: arith.constant -1.000000e+09 : f32
+// CHECK: call @attnrt_cuda_sdpa_bf16_bool(
+// CHECK: call @attnrt_cuda_sdpa_bf16_add(
+func.func @masks_bf16(%q: tensor<4x?x128xbf16>, %k: tensor<4x64x128xbf16>, %v: tensor<4x64x96xbf16>,
+                      %pad: tensor<4x1x64xi1>, %bias: tensor<?x64xbf16>) -> (tensor<4x?x96xbf16>, tensor<4x?x96xbf16>) {
+  %0 = attn.sdpa %q, %k, %v, %pad {scale = 0.5 : f64, masked_value = -1.0e9 : f64}
+      : (tensor<4x?x128xbf16>, tensor<4x64x128xbf16>, tensor<4x64x96xbf16>, tensor<4x1x64xi1>) -> tensor<4x?x96xbf16>
+  %1 = attn.sdpa %q, %k, %v, %bias : (tensor<4x?x128xbf16>, tensor<4x64x128xbf16>, tensor<4x64x96xbf16>, tensor<?x64xbf16>) -> tensor<4x?x96xbf16>
+  return %0, %1 : tensor<4x?x96xbf16>, tensor<4x?x96xbf16>
+}
+
+// -----
+
+// nanoGPT layout: q/k/v = x.transpose(1, 2) of [B, L, H, E]. The kernels take
+// any row strides, so the transposes become views of the inputs' buffers and
+// disappear; nothing is copied, nothing is left for the CPU.
+
+// CHECK-LABEL: func.func @nanogpt_layout
+// CHECK-SAME: (%[[X:.+]]: tensor<2x128x8x64xf16>)
+// CHECK-NOT: attn.transpose
+// CHECK: %[[XB:.+]] = bufferization.to_buffer %[[X]] read_only
+// CHECK: memref.transpose %[[XB]] (d0, d1, d2, d3) -> (d0, d2, d1, d3)
+// CHECK: call @attnrt_cuda_sdpa_f16(
+// CHECK-NOT: attn.transpose
+func.func @nanogpt_layout(%x: tensor<2x128x8x64xf16>) -> tensor<2x8x128x64xf16> {
+  %q = attn.transpose %x dims(1, 2) : tensor<2x128x8x64xf16> -> tensor<2x8x128x64xf16>
+  %o = attn.sdpa %q, %q, %q {is_causal = true} : (tensor<2x8x128x64xf16>, tensor<2x8x128x64xf16>, tensor<2x8x128x64xf16>) -> tensor<2x8x128x64xf16>
+  return %o : tensor<2x8x128x64xf16>
+}
+
+// -----
+
+// A transpose that is used elsewhere too stays for its other user.
+
+// CHECK-LABEL: func.func @negative_transpose_kept
+// CHECK: %[[T:.+]] = attn.transpose
+// CHECK: call @attnrt_cuda_sdpa_f16(
+// CHECK: return %{{.+}}, %[[T]]
+func.func @negative_transpose_kept(%x: tensor<2x128x8x64xf16>) -> (tensor<2x8x128x64xf16>, tensor<2x8x128x64xf16>) {
+  %q = attn.transpose %x dims(1, 2) : tensor<2x128x8x64xf16> -> tensor<2x8x128x64xf16>
+  %o = attn.sdpa %q, %q, %q : (tensor<2x8x128x64xf16>, tensor<2x8x128x64xf16>, tensor<2x8x128x64xf16>) -> tensor<2x8x128x64xf16>
+  return %o, %q : tensor<2x8x128x64xf16>, tensor<2x8x128x64xf16>
+}
+
+// -----
+
+// What the kernels cannot run stays for the CPU lowering, with a remark
+// (sdpa-to-cuda-require-gpu.mlir: with require-gpu it is an error).
+
+// CHECK-LABEL: func.func @negative_unsupported
+// CHECK-COUNT-5: attn.sdpa
+// CHECK-NOT: call
+func.func @negative_unsupported(%f: tensor<16x64xf32>, %h: tensor<16x60xf16>, %w: tensor<16x512xf16>,
+                                %d: tensor<16x64xf16>, %r: tensor<1x2x2x16x64xf16>) {
+  // expected-remark @+1 {{attn.sdpa stays on the CPU: element type f32 (the CUDA kernels take f16 and bf16)}}
+  %0 = attn.sdpa %f, %f, %f : (tensor<16x64xf32>, tensor<16x64xf32>, tensor<16x64xf32>) -> tensor<16x64xf32>
+  // expected-remark @+1 {{stays on the CPU: head dim 60 (the CUDA kernels need a multiple of 8, at most 256)}}
+  %1 = attn.sdpa %h, %h, %h : (tensor<16x60xf16>, tensor<16x60xf16>, tensor<16x60xf16>) -> tensor<16x60xf16>
+  // expected-remark @+1 {{stays on the CPU: head dim 512}}
+  %2 = attn.sdpa %w, %w, %w : (tensor<16x512xf16>, tensor<16x512xf16>, tensor<16x512xf16>) -> tensor<16x512xf16>
+  // expected-remark @+1 {{stays on the CPU: dropout_p > 0 (the CUDA kernels are inference kernels)}}
+  %3 = attn.sdpa %d, %d, %d {dropout_p = 0.1 : f64} : (tensor<16x64xf16>, tensor<16x64xf16>, tensor<16x64xf16>) -> tensor<16x64xf16>
+  // expected-remark @+1 {{stays on the CPU: rank 5 (the CUDA kernels take [B, H, L, E] at most)}}
+  %4 = attn.sdpa %r, %r, %r : (tensor<1x2x2x16x64xf16>, tensor<1x2x2x16x64xf16>, tensor<1x2x2x16x64xf16>) -> tensor<1x2x2x16x64xf16>
+  return
+}

@@ -1,0 +1,21 @@
+// The seed's naive causal chain (examples/naive_causal_attention.mlir) at a
+// small size; the i1 mask is random with fully masked rows (see attn-run
+// --help), so some output rows are NaN in both runs.
+// RUN: attn-run %s --entry f --check --trace %t.json | FileCheck %s
+// RUN: FileCheck %s --check-prefix=TRACE < %t.json
+// CHECK: result 0: 2x4x64x32xf32
+// CHECK: check: {{.*}} ok
+// The chain was fused into one attn.sdpa:
+// TRACE: "name": "sdpa"
+
+func.func @f(%q: tensor<2x4x64x32xf32>, %k: tensor<2x4x64x32xf32>,
+             %v: tensor<2x4x64x32xf32>, %mask: tensor<64x64xi1>) -> tensor<2x4x64x32xf32> {
+  %kt = "attn.transpose"(%k) {dim0 = -2 : i64, dim1 = -1 : i64} : (tensor<2x4x64x32xf32>) -> tensor<2x4x32x64xf32>
+  %s  = "attn.matmul"(%q, %kt) : (tensor<2x4x64x32xf32>, tensor<2x4x32x64xf32>) -> tensor<2x4x64x64xf32>
+  %c  = arith.constant dense<0.17677669529663687> : tensor<f32>
+  %ss = "attn.mul"(%s, %c) : (tensor<2x4x64x64xf32>, tensor<f32>) -> tensor<2x4x64x64xf32>
+  %m  = "attn.masked_fill"(%ss, %mask) {value = 0xFFF0000000000000 : f64} : (tensor<2x4x64x64xf32>, tensor<64x64xi1>) -> tensor<2x4x64x64xf32>
+  %p  = "attn.softmax"(%m) {dim = -1 : i64} : (tensor<2x4x64x64xf32>) -> tensor<2x4x64x64xf32>
+  %o  = "attn.matmul"(%p, %v) : (tensor<2x4x64x64xf32>, tensor<2x4x64x32xf32>) -> tensor<2x4x64x32xf32>
+  return %o : tensor<2x4x64x32xf32>
+}

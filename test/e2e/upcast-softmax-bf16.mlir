@@ -1,0 +1,22 @@
+// bf16 attention with the softmax upcast to f32 (scores.float().softmax(-1)
+// .to(bf16)), causal-style boolean mask with fully masked rows.
+// RUN: attn-run %s --entry f --check --trace %t.json | FileCheck %s
+// RUN: FileCheck %s --check-prefix=TRACE < %t.json
+// CHECK: result 0: 2x4x64x32xbf16
+// CHECK: check: {{.*}} ok
+// The chain was fused into one attn.sdpa:
+// TRACE: "name": "sdpa"
+
+func.func @f(%q: tensor<2x4x64x32xbf16>, %k: tensor<2x4x64x32xbf16>,
+             %v: tensor<2x4x64x32xbf16>, %mask: tensor<64x64xi1>) -> tensor<2x4x64x32xbf16> {
+  %kt = "attn.transpose"(%k) {dim0 = -2 : i64, dim1 = -1 : i64} : (tensor<2x4x64x32xbf16>) -> tensor<2x4x32x64xbf16>
+  %s  = "attn.matmul"(%q, %kt) : (tensor<2x4x64x32xbf16>, tensor<2x4x32x64xbf16>) -> tensor<2x4x64x64xbf16>
+  %c  = arith.constant dense<0.17677669529663687> : tensor<bf16>
+  %ss = "attn.mul"(%s, %c) : (tensor<2x4x64x64xbf16>, tensor<bf16>) -> tensor<2x4x64x64xbf16>
+  %m  = "attn.masked_fill"(%ss, %mask) {value = 0xFFF0000000000000 : f64} : (tensor<2x4x64x64xbf16>, tensor<64x64xi1>) -> tensor<2x4x64x64xbf16>
+  %f  = "attn.cast"(%m) : (tensor<2x4x64x64xbf16>) -> tensor<2x4x64x64xf32>
+  %p  = "attn.softmax"(%f) {dim = -1 : i64} : (tensor<2x4x64x64xf32>) -> tensor<2x4x64x64xf32>
+  %ph = "attn.cast"(%p) : (tensor<2x4x64x64xf32>) -> tensor<2x4x64x64xbf16>
+  %o  = "attn.matmul"(%ph, %v) : (tensor<2x4x64x64xbf16>, tensor<2x4x64x32xbf16>) -> tensor<2x4x64x32xbf16>
+  return %o : tensor<2x4x64x32xbf16>
+}

@@ -1,0 +1,822 @@
+//===- attn-run.cpp - compile and run one attn function -------------------===//
+//
+// attn-run FILE.mlir --entry NAME [options]
+//
+// Compiles FILE with the AttnFuse CPU pipeline (JIT through MLIR's
+// ExecutionEngine, or loads a library built by attn-compile with --so), feeds
+// the function seeded random inputs or .npy files, and prints a checksum line
+// per result. --check compares against the unfused chain lowered with the
+// math backend; --repeat times the function; --trace writes a Chrome trace of
+// the spans the lowered code reports.
+//
+//===----------------------------------------------------------------------===//
+
+#include "HostTensor.h"
+
+#include "attn/InitAttn.h"
+#include "attn/Pipelines/Pipelines.h"
+#include "attn/Runtime/AttnRuntime.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ExecutionEngine/Orc/Mangling.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Target/TargetMachine.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <dlfcn.h>
+
+using namespace mlir;
+using namespace attnrun;
+namespace cl = llvm::cl;
+
+static const char *const kOverview =
+    R"(attn-run: compile and run one function of an attn module
+
+Inputs
+  Without --input, argument I gets seeded random data (--seed, default 1):
+    floats: uniform in [-1, 1] (--dist=normal: standard normal);
+    i1 masks: rows are the slices along the last dim, counted over all
+      leading dims; row r is all false if r % 7 == 0, all true if r % 7 == 1,
+      otherwise each position is true with probability 1/2. Whichever
+      polarity the function gives its mask (masked_fill: true = masked out;
+      where / sdpa: true = kept), some rows are fully masked;
+    other integers: uniform in [0, 8).
+  Arguments with dynamic (?) dims need --shape I=AxBx...; static dims given
+  there must agree with the type.
+
+Outputs
+  One line per result: "result I: <shape>x<dtype> sum=.. abs_sum=.. nan=..".
+
+--check
+  Also compiles the module unfused with the math backend (the reference), runs
+  both on the same inputs and prints
+    check: max_abs_err=.. max_rel_err=.. tol=<atol>+<rtol>*|ref| ok|FAIL
+  An element passes if |out - ref| <= atol + rtol * |ref|; NaN in both is
+  equal, NaN against a number fails; infinities must match exactly.
+  max_rel_err is over elements with |ref| >= atol. The default tolerance is
+  that of the least precise float type among the arguments and results
+  (override with --atol/--rtol):
+    f64: 1e-10 + 1e-10*|ref|   f32: 1e-4 + 1e-4*|ref|
+    f16: 2e-2 + 2e-2*|ref|     bf16: 5e-2 + 5e-2*|ref|
+  Exit status 1 on FAIL.
+)";
+
+static cl::OptionCategory toolCategory("attn-run options");
+
+static cl::opt<std::string> inputFilename(cl::cat(toolCategory), cl::Positional,
+                                          cl::Required,
+                                          cl::desc("<input .mlir>"));
+static cl::opt<std::string> entryName(cl::cat(toolCategory), "entry",
+                                      cl::Required, cl::desc("Function to run"),
+                                      cl::value_desc("name"));
+static cl::opt<uint64_t> seed(cl::cat(toolCategory), "seed", cl::init(1),
+                              cl::desc("Seed of the random inputs"));
+static cl::opt<std::string> dist(cl::cat(toolCategory), "dist",
+                                 cl::init("uniform"),
+                                 cl::desc("Random floats: uniform in [-1,1] "
+                                          "or normal"),
+                                 cl::value_desc("uniform|normal"));
+static cl::list<std::string>
+    inputFiles(cl::cat(toolCategory), "input",
+               cl::desc("Read argument I from a .npy file"),
+               cl::value_desc("I=path.npy"));
+static cl::list<std::string>
+    outputFiles(cl::cat(toolCategory), "output",
+                cl::desc("Write result I to a .npy file"),
+                cl::value_desc("I=path.npy"));
+static cl::list<std::string>
+    shapes(cl::cat(toolCategory), "shape",
+           cl::desc("Shape of argument I (needed for dynamic dims)"),
+           cl::value_desc("I=AxBx..."));
+static cl::opt<bool> check(cl::cat(toolCategory), "check",
+                           cl::desc("Compare with the unfused math lowering"));
+static cl::opt<double> atolOpt(cl::cat(toolCategory), "atol", cl::init(-1.0),
+                               cl::desc("Absolute tolerance of --check "
+                                        "(default: by dtype)"));
+static cl::opt<double> rtolOpt(cl::cat(toolCategory), "rtol", cl::init(-1.0),
+                               cl::desc("Relative tolerance of --check "
+                                        "(default: by dtype)"));
+static cl::opt<bool> noFuse(cl::cat(toolCategory), "no-fuse",
+                            cl::desc("Do not run attn-fuse-sdpa"));
+static cl::opt<std::string>
+    backend(cl::cat(toolCategory), "backend", cl::init("auto"),
+            cl::desc("CPU lowering of attn.sdpa: auto, flash or math"),
+            cl::value_desc("auto|flash|math"));
+static cl::opt<unsigned> threads(
+    cl::cat(toolCategory), "num-threads", cl::init(0),
+    cl::desc("Threads of the lowered code: 0 = OpenMP default "
+             "(OMP_NUM_THREADS, else all cores), 1 = sequential, N = N"),
+    cl::value_desc("N"));
+static cl::opt<unsigned>
+    repeat(cl::cat(toolCategory), "repeat", cl::init(0),
+           cl::desc("Time N more runs after the first (warm-up) run"),
+           cl::value_desc("N"));
+static cl::opt<std::string>
+    tracePath(cl::cat(toolCategory), "trace",
+              cl::desc("Write a Chrome trace (JSON) of one run"),
+              cl::value_desc("out.json"));
+static cl::opt<std::string>
+    soPath(cl::cat(toolCategory), "so",
+           cl::desc("Run a shared library built by attn-compile --emit=so "
+                    "instead of compiling FILE (FILE still gives the "
+                    "signature)"),
+           cl::value_desc("lib.so"));
+static cl::opt<std::string> mcpu(cl::cat(toolCategory), "mcpu",
+                                 cl::desc("Target CPU (default: host)"));
+static cl::opt<std::string>
+    mattr(cl::cat(toolCategory), "mattr",
+          cl::desc("Target features, e.g. +avx2,-fma "
+                   "(added to the host's when --mcpu is not given)"));
+
+static int fail(const llvm::Twine &message) {
+  llvm::errs() << "attn-run: error: " << message << "\n";
+  return 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Signature and inputs
+//===----------------------------------------------------------------------===//
+
+namespace {
+struct ArgSpec {
+  DType dtype;
+  SmallVector<int64_t> shape; // resolved
+};
+
+struct ResultSpec {
+  DType dtype;
+  int64_t rank;
+  std::string type; // for messages
+};
+} // namespace
+
+/// Parses "I=rest" into (I, rest).
+static bool parseIndexed(StringRef text, unsigned &index, StringRef &rest) {
+  auto [lhs, rhs] = text.split('=');
+  if (rhs.empty() && !text.contains('='))
+    return false;
+  rest = rhs;
+  return !lhs.trim().getAsInteger(10, index);
+}
+
+static bool parseShape(StringRef text, SmallVectorImpl<int64_t> &shape) {
+  if (text.empty())
+    return true; // rank 0
+  SmallVector<StringRef> parts;
+  text.split(parts, 'x');
+  for (StringRef p : parts) {
+    int64_t d;
+    if (p.getAsInteger(10, d) || d < 0)
+      return false;
+    shape.push_back(d);
+  }
+  return true;
+}
+
+static std::string shapeString(ArrayRef<int64_t> shape) {
+  std::string s;
+  for (auto [i, d] : llvm::enumerate(shape))
+    s += (i ? "x" : "") + std::to_string(d);
+  return s;
+}
+
+static HostTensor makeRandom(DType dtype, ArrayRef<int64_t> shape,
+                             uint64_t argSeed, bool normal) {
+  HostTensor t(dtype, shape);
+  Rng rng(argSeed);
+  int64_t n = t.getNumElements();
+  if (isFloat(dtype)) {
+    for (int64_t i = 0; i < n; ++i)
+      t.set(i, normal ? rng.normal() : 2.0 * rng.uniform() - 1.0);
+  } else if (dtype == DType::I1) {
+    int64_t rowLen = shape.empty() ? 1 : std::max<int64_t>(shape.back(), 1);
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t row = i / rowLen;
+      bool value = row % 7 == 0   ? false
+                   : row % 7 == 1 ? true
+                                  : (rng.next() >> 63) != 0;
+      t.set(i, value);
+    }
+  } else {
+    for (int64_t i = 0; i < n; ++i)
+      t.set(i, static_cast<double>(rng.next() % 8));
+  }
+  return t;
+}
+
+//===----------------------------------------------------------------------===//
+// Compiled code: JIT or AOT library
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// One way of calling `_mlir_ciface_<entry>`.
+class Executable {
+public:
+  virtual ~Executable() = default;
+  /// `args`: the C arguments (descriptor pointers), the result struct pointer
+  /// first when the results are packed.
+  virtual LogicalResult call(ArrayRef<void *> args) = 0;
+  virtual void traceEnable(bool on) = 0;
+  virtual void traceReset() = 0;
+  virtual LogicalResult traceWrite(StringRef path) = 0;
+};
+
+class JitExecutable : public Executable {
+public:
+  JitExecutable(std::unique_ptr<ExecutionEngine> engine, std::string wrapper,
+                SmallVector<std::string> traceNames)
+      : engine(std::move(engine)), wrapper(std::move(wrapper)),
+        traceNames(std::move(traceNames)) {}
+
+  LogicalResult call(ArrayRef<void *> args) override {
+    // The packed wrapper takes one pointer per C argument, pointing at it.
+    SmallVector<void *> values(args.begin(), args.end());
+    SmallVector<void *> packed;
+    for (void *&v : values)
+      packed.push_back(&v);
+    if (llvm::Error err = engine->invokePacked(wrapper, packed)) {
+      llvm::errs() << "attn-run: error: " << llvm::toString(std::move(err))
+                   << "\n";
+      return failure();
+    }
+    return success();
+  }
+  void traceEnable(bool on) override { attnrt_trace_enable(on); }
+  void traceReset() override { attnrt_trace_reset(); }
+  LogicalResult traceWrite(StringRef path) override {
+    SmallVector<const char *> names;
+    for (const std::string &n : traceNames)
+      names.push_back(n.c_str());
+    return success(attnrt_trace_write_json(path.str().c_str(), names.data(),
+                                           names.size()) == 0);
+  }
+
+private:
+  std::unique_ptr<ExecutionEngine> engine;
+  std::string wrapper;
+  SmallVector<std::string> traceNames;
+};
+
+/// A library from `attn-compile --emit=so`: it carries its own copy of the
+/// runtime (attnrt_*) and, when built with --trace, the span names.
+class SoExecutable : public Executable {
+public:
+  SoExecutable(void *handle, void *fn) : handle(handle), fn(fn) {}
+  ~SoExecutable() override { dlclose(handle); }
+
+  LogicalResult call(ArrayRef<void *> a) override {
+    using P = void *;
+    switch (a.size()) {
+#define ATTN_CALL(N, ...)                                                      \
+  case N:                                                                      \
+    reinterpret_cast<void (*)(ATTN_PARAMS_##N)>(fn)(__VA_ARGS__);              \
+    return success();
+#define ATTN_PARAMS_1 P
+#define ATTN_PARAMS_2 P, P
+#define ATTN_PARAMS_3 P, P, P
+#define ATTN_PARAMS_4 P, P, P, P
+#define ATTN_PARAMS_5 P, P, P, P, P
+#define ATTN_PARAMS_6 P, P, P, P, P, P
+#define ATTN_PARAMS_7 P, P, P, P, P, P, P
+#define ATTN_PARAMS_8 P, P, P, P, P, P, P, P
+#define ATTN_PARAMS_9 P, P, P, P, P, P, P, P, P
+#define ATTN_PARAMS_10 P, P, P, P, P, P, P, P, P, P
+      ATTN_CALL(1, a[0])
+      ATTN_CALL(2, a[0], a[1])
+      ATTN_CALL(3, a[0], a[1], a[2])
+      ATTN_CALL(4, a[0], a[1], a[2], a[3])
+      ATTN_CALL(5, a[0], a[1], a[2], a[3], a[4])
+      ATTN_CALL(6, a[0], a[1], a[2], a[3], a[4], a[5])
+      ATTN_CALL(7, a[0], a[1], a[2], a[3], a[4], a[5], a[6])
+      ATTN_CALL(8, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7])
+      ATTN_CALL(9, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8])
+      ATTN_CALL(10, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9])
+#undef ATTN_CALL
+    default:
+      llvm::errs() << "attn-run: error: --so supports at most 10 C arguments "
+                      "(arguments plus the result pointer), got "
+                   << a.size() << "\n";
+      return failure();
+    }
+  }
+  void traceEnable(bool on) override {
+    if (auto *f = reinterpret_cast<void (*)(int)>(
+            dlsym(handle, "attnrt_trace_enable")))
+      f(on);
+  }
+  void traceReset() override {
+    if (auto *f =
+            reinterpret_cast<void (*)()>(dlsym(handle, "attnrt_trace_reset")))
+      f();
+  }
+  LogicalResult traceWrite(StringRef path) override {
+    auto *write =
+        reinterpret_cast<int (*)(const char *, const char *const *, int64_t)>(
+            dlsym(handle, "attnrt_trace_write_json"));
+    auto *names = reinterpret_cast<const char *const *>(
+        dlsym(handle, "attn_trace_names"));
+    auto *count = reinterpret_cast<const int64_t *>(
+        dlsym(handle, "attn_trace_num_names"));
+    if (!write || !names || !count) {
+      llvm::errs() << "attn-run: error: --trace: '" << soPath
+                   << "' was not built with attn-compile --trace\n";
+      return failure();
+    }
+    return success(write(path.str().c_str(), names, *count) == 0);
+  }
+
+private:
+  void *handle;
+  void *fn;
+};
+} // namespace
+
+static std::unique_ptr<Executable>
+compileJit(ModuleOp source, func::FuncOp entry,
+           const attn::AttnPipelineOptions &options) {
+  OwningOpRef<ModuleOp> module = source.clone();
+  // Compile only what the entry needs: other public functions go unless
+  // something calls them.
+  for (auto func : llvm::make_early_inc_range(module->getOps<func::FuncOp>()))
+    if (func.getSymName() != entry.getSymName() &&
+        SymbolTable::symbolKnownUseEmpty(func, *module))
+      func.erase();
+  if (failed(attn::lowerToLLVMDialect(*module, options)))
+    return nullptr;
+  if (failed(attn::verifyLoweredCInterface(*module, entry.getSymName(),
+                                           entry.getFunctionType(),
+                                           entry.getLoc())))
+    return nullptr;
+  SmallVector<std::string> traceNames = attn::getTraceNames(*module);
+
+  attn::AttnTargetOptions targetOptions;
+  targetOptions.cpu = mcpu;
+  targetOptions.features = mattr;
+  std::string error;
+  std::unique_ptr<llvm::TargetMachine> tm =
+      attn::createAttnTargetMachine(targetOptions, error);
+  if (!tm) {
+    fail(error);
+    return nullptr;
+  }
+  auto transformer = makeOptimizingTransformer(3, 0, tm.get());
+  ExecutionEngineOptions engineOptions;
+  engineOptions.transformer = transformer;
+  engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  // memrefCopy and friends, should the lowering need them; the OpenMP
+  // runtime for parallel code.
+  SmallVector<StringRef> libs = {ATTN_MLIR_C_RUNNER_UTILS};
+  if (options.numThreads != 1) {
+    if (attn::getOpenMPRuntimePath().empty()) {
+      fail("parallel code needs libomp, which the build did not find; use "
+           "--num-threads=1");
+      return nullptr;
+    }
+    libs.push_back(attn::getOpenMPRuntimePath());
+  }
+  engineOptions.sharedLibPaths = libs;
+  auto engineOr =
+      ExecutionEngine::create(*module, engineOptions, std::move(tm));
+  if (!engineOr) {
+    fail("JIT compilation failed: " + llvm::toString(engineOr.takeError()));
+    return nullptr;
+  }
+  std::unique_ptr<ExecutionEngine> engine = std::move(*engineOr);
+  engine->registerSymbols([](llvm::orc::MangleAndInterner interner) {
+    llvm::orc::SymbolMap map;
+    auto add = [&](StringRef name, auto *fn) {
+      map[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(fn),
+                             llvm::JITSymbolFlags::Exported};
+    };
+    add("attnrt_trace_begin", &attnrt_trace_begin);
+    add("attnrt_trace_end", &attnrt_trace_end);
+    return map;
+  });
+  return std::make_unique<JitExecutable>(
+      std::move(engine), ("_mlir_ciface_" + entry.getSymName()).str(),
+      std::move(traceNames));
+}
+
+static std::unique_ptr<Executable> loadSo(StringRef path, StringRef entry) {
+  // dlopen searches the library path for names without a slash.
+  SmallString<256> absolute(path);
+  llvm::sys::fs::make_absolute(absolute);
+  void *handle = dlopen(absolute.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    fail("cannot load '" + path + "': " + dlerror());
+    return nullptr;
+  }
+  std::string symbol = ("_mlir_ciface_" + entry).str();
+  void *fn = dlsym(handle, symbol.c_str());
+  if (!fn) {
+    dlclose(handle);
+    fail("'" + path + "' has no symbol '" + symbol +
+         "' (was it built from this file by attn-compile?)");
+    return nullptr;
+  }
+  return std::make_unique<SoExecutable>(handle, fn);
+}
+
+//===----------------------------------------------------------------------===//
+// Running
+//===----------------------------------------------------------------------===//
+
+/// One call: builds descriptors, calls, copies the results out and frees the
+/// buffers the callee allocated.
+static LogicalResult runOnce(Executable &exe, ArrayRef<HostTensor> inputs,
+                             ArrayRef<ResultSpec> results, bool packedResults,
+                             SmallVectorImpl<HostTensor> *outputs,
+                             double *seconds) {
+  SmallVector<SmallVector<int64_t>> descs;
+  for (const HostTensor &t : inputs)
+    descs.push_back(t.makeDescriptor());
+  int64_t resultWords = 0;
+  for (const ResultSpec &r : results)
+    resultWords += 3 + 2 * r.rank;
+  SmallVector<int64_t> resultStorage(std::max<int64_t>(resultWords, 1), 0);
+
+  SmallVector<void *> args;
+  if (packedResults)
+    args.push_back(resultStorage.data());
+  for (auto &d : descs)
+    args.push_back(d.data());
+
+  auto start = std::chrono::steady_clock::now();
+  if (failed(exe.call(args)))
+    return failure();
+  auto end = std::chrono::steady_clock::now();
+  if (seconds)
+    *seconds = std::chrono::duration<double>(end - start).count();
+
+  llvm::DenseSet<intptr_t> freed;
+  for (const HostTensor &t : inputs)
+    freed.insert(reinterpret_cast<intptr_t>(t.getData()));
+  freed.insert(0xdeadbeef); // memref.global constants: not heap memory
+  freed.insert(0);
+  int64_t word = 0;
+  for (const ResultSpec &r : results) {
+    const int64_t *desc = resultStorage.data() + word;
+    if (outputs)
+      outputs->push_back(copyFromDescriptor(desc, r.rank, r.dtype));
+    if (freed.insert(desc[0]).second)
+      std::free(reinterpret_cast<void *>(desc[0]));
+    word += 3 + 2 * r.rank;
+  }
+  return success();
+}
+
+namespace {
+struct Tolerance {
+  double atol, rtol;
+};
+} // namespace
+
+static Tolerance defaultTolerance(DType dtype) {
+  switch (dtype) {
+  case DType::F64:
+    return {1e-10, 1e-10};
+  case DType::F16:
+    return {2e-2, 2e-2};
+  case DType::BF16:
+    return {5e-2, 5e-2};
+  default:
+    return {1e-4, 1e-4};
+  }
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  attn::registerAllAttnPasses();
+  cl::HideUnrelatedOptions(toolCategory);
+  cl::ParseCommandLineOptions(argc, argv, kOverview);
+
+  if (!attn::isValidCpuBackend(backend))
+    return fail("--backend=" + backend + ": expected auto, flash or math");
+  if (dist != "uniform" && dist != "normal")
+    return fail("--dist=" + dist + ": expected uniform or normal");
+  if (!soPath.empty() &&
+      (noFuse || backend.getNumOccurrences() || threads.getNumOccurrences()))
+    return fail("--no-fuse, --backend and --num-threads choose how "
+                "attn-compile builds the library; they have no effect with "
+                "--so");
+
+  DialectRegistry registry;
+  attn::registerAllAttnDialects(registry);
+  attn::registerAttnPipelineTranslations(registry);
+  MLIRContext context(registry);
+  // Diagnostics point at the source line; dumping the (lowered) op that
+  // failed would bury them.
+  context.printOpOnDiagnostic(false);
+
+  auto file = llvm::MemoryBuffer::getFileOrSTDIN(inputFilename);
+  if (!file)
+    return fail("cannot open '" + inputFilename +
+                "': " + file.getError().message());
+  auto sourceMgr = std::make_shared<llvm::SourceMgr>();
+  sourceMgr->AddNewSourceBuffer(std::move(*file), llvm::SMLoc());
+  SourceMgrDiagnosticHandler diagHandler(*sourceMgr, &context);
+  OwningOpRef<ModuleOp> module =
+      parseSourceFile<ModuleOp>(sourceMgr, ParserConfig(&context));
+  if (!module)
+    return 1;
+
+  auto entry = module->lookupSymbol<func::FuncOp>(entryName);
+  if (!entry || entry.isExternal()) {
+    std::string names;
+    for (auto f : module->getOps<func::FuncOp>())
+      if (!f.isExternal())
+        names += (names.empty() ? "" : ", ") + f.getSymName().str();
+    return fail("no function '" + entryName + "' in '" + inputFilename +
+                "' (functions: " + (names.empty() ? "none" : names) + ")");
+  }
+  if (!entry.isPublic())
+    return fail("function '" + entryName +
+                "' is private; only public functions get a C entry point");
+  FunctionType type = entry.getFunctionType();
+
+  // Explicit shapes and input files, by argument index.
+  DenseMap<unsigned, SmallVector<int64_t>> shapeOverrides;
+  for (StringRef s : shapes) {
+    unsigned index;
+    StringRef rest;
+    SmallVector<int64_t> shape;
+    if (!parseIndexed(s, index, rest) || !parseShape(rest, shape))
+      return fail("--shape " + s + ": expected I=AxBx... (e.g. 0=2x8x100x64)");
+    if (index >= type.getNumInputs())
+      return fail("--shape " + s + ": @" + entryName + " has " +
+                  Twine(type.getNumInputs()) + " arguments");
+    shapeOverrides[index] = shape;
+  }
+  DenseMap<unsigned, std::string> inputPaths;
+  for (StringRef s : inputFiles) {
+    unsigned index;
+    StringRef rest;
+    if (!parseIndexed(s, index, rest) || rest.empty())
+      return fail("--input " + s + ": expected I=path.npy");
+    if (index >= type.getNumInputs())
+      return fail("--input " + s + ": @" + entryName + " has " +
+                  Twine(type.getNumInputs()) + " arguments");
+    inputPaths[index] = rest.str();
+  }
+  DenseMap<unsigned, std::string> outputPaths;
+  for (StringRef s : outputFiles) {
+    unsigned index;
+    StringRef rest;
+    if (!parseIndexed(s, index, rest) || rest.empty())
+      return fail("--output " + s + ": expected I=path.npy");
+    if (index >= type.getNumResults())
+      return fail("--output " + s + ": @" + entryName + " has " +
+                  Twine(type.getNumResults()) + " results");
+    outputPaths[index] = rest.str();
+  }
+
+  // Inputs.
+  SmallVector<HostTensor> inputs;
+  for (auto [i, argType] : llvm::enumerate(type.getInputs())) {
+    auto tensorType = dyn_cast<RankedTensorType>(argType);
+    std::optional<DType> dtype =
+        tensorType ? getDType(tensorType.getElementType()) : std::nullopt;
+    if (!dtype) {
+      entry.emitError() << "argument " << i << " of @" << entryName
+                        << " has type " << argType
+                        << ", which attn-run cannot feed (supported: ranked "
+                           "tensors of f16, bf16, f32, f64, i1, i8, i16, i32, "
+                           "i64)";
+      return 1;
+    }
+    std::string typeText;
+    llvm::raw_string_ostream(typeText) << argType;
+
+    SmallVector<int64_t> shape(tensorType.getShape());
+    auto overridden = shapeOverrides.find(i);
+    if (overridden != shapeOverrides.end()) {
+      ArrayRef<int64_t> given = overridden->second;
+      bool ok = given.size() == shape.size();
+      for (size_t d = 0; ok && d < shape.size(); ++d)
+        ok = ShapedType::isDynamic(shape[d]) || shape[d] == given[d];
+      if (!ok)
+        return fail("--shape " + Twine(i) + "=" + shapeString(given) +
+                    " does not fit argument " + Twine(i) + " of type " +
+                    typeText);
+      shape.assign(given.begin(), given.end());
+    }
+
+    auto path = inputPaths.find(i);
+    if (path != inputPaths.end()) {
+      std::string error;
+      std::optional<HostTensor> t = readNpy(path->second, error);
+      if (!t)
+        return fail("--input " + Twine(i) + ": " + error);
+      if (t->getDType() != *dtype)
+        return fail("--input " + Twine(i) + ": '" + path->second + "' holds " +
+                    getName(t->getDType()) + ", argument " + Twine(i) +
+                    " of @" + entryName + " is " + typeText);
+      bool ok = t->getShape().size() == shape.size();
+      for (size_t d = 0; ok && d < shape.size(); ++d)
+        ok = ShapedType::isDynamic(shape[d]) || shape[d] == t->getShape()[d];
+      if (!ok)
+        return fail("--input " + Twine(i) + ": '" + path->second +
+                    "' has shape " + shapeString(t->getShape()) +
+                    ", argument " + Twine(i) + " of @" + entryName + " is " +
+                    typeText);
+      inputs.push_back(std::move(*t));
+      continue;
+    }
+    if (llvm::any_of(shape, ShapedType::isDynamic))
+      return fail("argument " + Twine(i) + " of @" + entryName + " (" +
+                  typeText +
+                  ") has dynamic dims: give its shape with --shape " +
+                  Twine(i) + "=AxBx...");
+    inputs.push_back(makeRandom(
+        *dtype, shape, seed * 0x100000001b3ull + i * 0x9e3779b97f4a7c15ull,
+        dist == "normal"));
+  }
+
+  SmallVector<ResultSpec> results;
+  for (auto [i, resultType] : llvm::enumerate(type.getResults())) {
+    auto tensorType = dyn_cast<RankedTensorType>(resultType);
+    std::optional<DType> dtype =
+        tensorType ? getDType(tensorType.getElementType()) : std::nullopt;
+    if (!dtype) {
+      entry.emitError() << "result " << i << " of @" << entryName
+                        << " has type " << resultType
+                        << ", which attn-run cannot read back (supported: "
+                           "ranked tensors)";
+      return 1;
+    }
+    std::string typeText;
+    llvm::raw_string_ostream(typeText) << resultType;
+    results.push_back({*dtype, tensorType.getRank(), typeText});
+  }
+  bool packedResults = !results.empty();
+
+  // Compile.
+  attn::AttnPipelineOptions options;
+  options.fuse = !noFuse;
+  options.backend = backend;
+  options.trace = !tracePath.empty();
+  options.numThreads = threads;
+  std::unique_ptr<Executable> exe = soPath.empty()
+                                        ? compileJit(*module, entry, options)
+                                        : loadSo(soPath, entryName);
+  if (!exe)
+    return 1;
+
+  // The reference first, on copies of the inputs: compiled code never
+  // writes its inputs (the pipeline marks them read-only), but should that
+  // break, the reference would still see the true inputs. The runs below
+  // use the inputs themselves, so --repeat measures no extra copies in RSS.
+  SmallVector<HostTensor> expected;
+  if (check) {
+    attn::AttnPipelineOptions refOptions;
+    refOptions.fuse = false;
+    refOptions.backend = "math";
+    refOptions.numThreads = threads;
+    std::unique_ptr<Executable> ref = compileJit(*module, entry, refOptions);
+    if (!ref)
+      return 1;
+    SmallVector<HostTensor> refInputs;
+    for (const HostTensor &t : inputs)
+      refInputs.push_back(t.clone());
+    if (failed(runOnce(*ref, refInputs, results, packedResults, &expected,
+                       nullptr)))
+      return 1;
+  }
+
+  SmallVector<HostTensor> outputs;
+  if (!tracePath.empty()) {
+    exe->traceReset();
+    exe->traceEnable(true);
+  }
+  if (failed(runOnce(*exe, inputs, results, packedResults, &outputs, nullptr)))
+    return 1;
+  if (!tracePath.empty()) {
+    exe->traceEnable(false);
+    if (failed(exe->traceWrite(tracePath)))
+      return fail("cannot write the trace to '" + tracePath + "'");
+  }
+
+  for (auto [i, out] : llvm::enumerate(outputs)) {
+    double sum = 0, absSum = 0;
+    int64_t nans = 0;
+    for (int64_t e = 0, n = out.getNumElements(); e < n; ++e) {
+      double v = out.get(e);
+      if (std::isnan(v)) {
+        ++nans;
+        continue;
+      }
+      sum += v;
+      absSum += std::fabs(v);
+    }
+    llvm::outs() << llvm::format(
+        "result %u: %s sum=%.6e abs_sum=%.6e nan=%lld\n",
+        static_cast<unsigned>(i), out.describe().c_str(), sum, absSum,
+        static_cast<long long>(nans));
+    auto path = outputPaths.find(i);
+    std::string error;
+    if (path != outputPaths.end() && !writeNpy(path->second, out, error))
+      return fail("--output " + Twine(i) + ": " + error);
+  }
+  llvm::outs().flush();
+
+  int status = 0;
+  if (check) {
+    // The least precise float type anywhere in the signature sets the
+    // tolerance: an f32 result computed from bf16 inputs carries bf16 error.
+    Tolerance checkTolerance = {0, 0};
+    auto loosen = [&](DType dtype) {
+      if (!isFloat(dtype))
+        return;
+      Tolerance t = defaultTolerance(dtype);
+      checkTolerance.atol = std::max(checkTolerance.atol, t.atol);
+      checkTolerance.rtol = std::max(checkTolerance.rtol, t.rtol);
+    };
+    for (const HostTensor &t : inputs)
+      loosen(t.getDType());
+    for (const ResultSpec &r : results)
+      loosen(r.dtype);
+    if (atolOpt >= 0)
+      checkTolerance.atol = atolOpt;
+    if (rtolOpt >= 0)
+      checkTolerance.rtol = rtolOpt;
+    std::string tolText = llvm::formatv(
+        "{0:e1}+{1:e1}*|ref|", checkTolerance.atol, checkTolerance.rtol);
+    double maxAbs = 0, maxRel = 0;
+    int64_t bad = 0, total = 0;
+    for (auto [i, out] : llvm::enumerate(outputs)) {
+      const HostTensor &want = expected[i];
+      Tolerance tol = checkTolerance;
+      if (out.getShape() != want.getShape()) {
+        llvm::outs() << "check: result " << i << " has shape " << out.describe()
+                     << ", the reference " << want.describe() << " FAIL\n";
+        return 1;
+      }
+      for (int64_t e = 0, n = out.getNumElements(); e < n; ++e, ++total) {
+        double a = out.get(e), b = want.get(e);
+        if (std::isnan(a) || std::isnan(b)) {
+          bad += std::isnan(a) != std::isnan(b);
+          continue;
+        }
+        if (std::isinf(a) || std::isinf(b)) {
+          bad += a != b;
+          continue;
+        }
+        double err = std::fabs(a - b);
+        maxAbs = std::max(maxAbs, err);
+        if (std::fabs(b) >= tol.atol)
+          maxRel = std::max(maxRel, err / std::fabs(b));
+        bad += err > tol.atol + tol.rtol * std::fabs(b);
+      }
+    }
+    llvm::outs() << llvm::format("check: max_abs_err=%.3e max_rel_err=%.3e ",
+                                 maxAbs, maxRel)
+                 << "tol=" << tolText;
+    if (bad)
+      llvm::outs() << " mismatches=" << bad << "/" << total << " FAIL\n";
+    else
+      llvm::outs() << " ok\n";
+    status = bad ? 1 : 0;
+  }
+
+  if (repeat > 0) {
+    // The run above that produced the results was the warm-up.
+    SmallVector<double> times;
+    for (unsigned r = 0; r < repeat; ++r) {
+      double seconds;
+      if (failed(
+              runOnce(*exe, inputs, results, packedResults, nullptr, &seconds)))
+        return 1;
+      times.push_back(seconds * 1e3);
+    }
+    llvm::sort(times);
+    double median =
+        times.size() % 2
+            ? times[times.size() / 2]
+            : 0.5 * (times[times.size() / 2 - 1] + times[times.size() / 2]);
+    llvm::outs() << llvm::format("time: median=%.3f ms min=%.3f ms\n", median,
+                                 times.front());
+  }
+  llvm::outs().flush();
+  return status;
+}
