@@ -285,13 +285,14 @@ def Attn_SdpaOp : Attn_Op<"sdpa"> {
 
     1. `s = (query . key^T) * scale`, accumulated in f32 (f64 for f64 inputs).
        `scale` defaults to `1/sqrt(E)` when absent.
-    2. A boolean `mask` (i1, true = the position takes part) sets the
-       positions where it is false to `masked_value`; `is_causal` sets the
-       positions `j > i` (top-left aligned, as PyTorch's
-       `torch.ones(L, S).tril()`) to `masked_value`. `masked_value` defaults
-       to `-inf` and is first rounded to the element type, as a
-       `masked_fill` on a tensor of that type would. A float `mask` is added
-       to `s`. `is_causal` and a mask may be given together; both apply.
+    2. A float `mask` is added to `s`. Then a boolean `mask` (i1, true = the
+       position takes part) sets the positions where it is false to
+       `masked_value`, and `is_causal` sets the positions `j > i` (top-left
+       aligned, as PyTorch's `torch.ones(L, S).tril()`) to `masked_value`:
+       these replace the score, whatever the additive mask added.
+       `masked_value` defaults to `-inf` and is first rounded to the element
+       type, as a `masked_fill` on a tensor of that type would. `is_causal`
+       and a mask may be given together; both apply.
     3. `p = softmax(s)` along S. A row whose scores are all `-inf` gives NaN
        (exactly as `torch.softmax` does for the unfused chain); with a finite
        `masked_value`, a fully masked row averages `value` uniformly.
