@@ -1,8 +1,9 @@
 // RUN: attn-opt %s --attn-fuse-sdpa --split-input-file | FileCheck %s
 
 // Form 2: every way a frontend writes the scale ends up in `scale` (f64).
-// Scalars are rank-0 or splat constants; like the chain, a scalar takes the
-// scores' element type first. Division by c becomes scale = 1/c: the chain's
+// Scalars are rank-0 or splat constants; like the lowered chain, a scalar
+// takes part at the compute precision (f32 for f16/bf16 scores; a wider
+// rank-0 constant is rounded to it, not to the scores' element type). Division by c becomes scale = 1/c: the chain's
 // x / c and the fused x * (1/c) can differ in the last bit, which is within
 // the fused op's tolerance (it also scales once, in f32, after an unrounded
 // q.k^T). The same holds for scales written on q or k.

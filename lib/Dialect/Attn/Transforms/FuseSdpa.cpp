@@ -69,6 +69,15 @@ static APFloat roundTo(double value, Type elementType) {
   return f;
 }
 
+/// The type elementwise ops compute in (f32 for f16/bf16, as the lowerings
+/// do): a rank-0 scale constant of another float type takes part at this
+/// precision, and the product is rounded to the element type once.
+static Type computeType(Type elementType) {
+  if (elementType.isF16() || elementType.isBF16())
+    return Float32Type::get(elementType.getContext());
+  return elementType;
+}
+
 static RankedTensorType tensorType(Value v) {
   return cast<RankedTensorType>(v.getType());
 }
@@ -78,7 +87,7 @@ static RankedTensorType tensorType(Value v) {
 /// `c` (or `1/c`).
 static Value peelScalarScale(Value v, double &factor) {
   while (Operation *def = v.getDefiningOp()) {
-    Type et = tensorType(v).getElementType();
+    Type et = computeType(tensorType(v).getElementType());
     Value x;
     std::optional<APFloat> c;
     bool divide = false;
@@ -203,8 +212,9 @@ struct Step {
   Operation *op;
   /// The scores flowing through the step.
   Value input;
-  /// Scale: the factor c (the step computes x * c or x / c), in the scores'
-  /// element type. BoolMask: the fill value in that type.
+  /// Scale: the factor c (the step computes x * c or x / c), in the compute
+  /// type of the scores' element type. BoolMask: the fill value in the
+  /// scores' element type.
   APFloat constant = APFloat(0.0);
   bool divide = false;
   /// BoolMask: the i1 mask; AddMask: the float mask.
@@ -267,7 +277,7 @@ static LogicalResult classifyStep(Operation *op, Step &step,
   step.op = op;
   if (auto mul = dyn_cast<MulOp>(op)) {
     auto [x, c] = splitScoresOperand(mul.getLhs(), mul.getRhs(), resultType);
-    std::optional<APFloat> value = getScalarConstant(c, et);
+    std::optional<APFloat> value = getScalarConstant(c, computeType(et));
     if (!value) {
       why = "the scores are multiplied by a value that is not a scalar "
             "constant";
@@ -283,7 +293,8 @@ static LogicalResult classifyStep(Operation *op, Step &step,
     return success();
   }
   if (auto div = dyn_cast<DivOp>(op)) {
-    std::optional<APFloat> value = getScalarConstant(div.getRhs(), et);
+    std::optional<APFloat> value =
+        getScalarConstant(div.getRhs(), computeType(et));
     if (!value) {
       why = "the scores are divided by a value that is not a scalar constant";
       return failure();
@@ -365,6 +376,23 @@ static LogicalResult classifyStep(Operation *op, Step &step,
 static std::string usersText(Value v) {
   return std::to_string(std::distance(v.getUses().begin(), v.getUses().end())) +
          " users";
+}
+
+/// True for a constant float tensor whose entries are all -inf or in
+/// [-16, 16]: added to f16/bf16 scores, it changes them by no more than the
+/// scores' own rounding scale, so the chain and attn.sdpa differ by rounding.
+static bool isSmallAdditiveConstant(Value mask) {
+  DenseFPElementsAttr attr;
+  if (!matchPattern(mask, m_Constant(&attr)))
+    return false;
+  auto small = [](const APFloat &f) {
+    if (f.isInfinity() && f.isNegative())
+      return true;
+    return f.isFinite() && std::fabs(f.convertToDouble()) <= 16.0;
+  };
+  if (attr.isSplat())
+    return small(attr.getSplatValue<APFloat>());
+  return llvm::all_of(attr.getValues<APFloat>(), small);
 }
 
 /// Matches the attention structure rooted at `softmax`, or says why not.
@@ -457,10 +485,19 @@ static FailureOr<AttentionMatch> matchAttention(SoftmaxOp softmax,
           why = "a non-positive scale is applied after the boolean mask";
           return failure();
         }
+        // As the chain computes it: in the compute type, rounded once to the
+        // element type (a wider scalar can push a finite fill to -inf).
+        APFloat f = *m.fill;
+        bool losesInfo = false;
+        f.convert(step.constant.getSemantics(), APFloat::rmNearestTiesToEven,
+                  &losesInfo);
         if (step.divide)
-          m.fill->divide(step.constant, APFloat::rmNearestTiesToEven);
+          f.divide(step.constant, APFloat::rmNearestTiesToEven);
         else
-          m.fill->multiply(step.constant, APFloat::rmNearestTiesToEven);
+          f.multiply(step.constant, APFloat::rmNearestTiesToEven);
+        f.convert(m.fill->getSemantics(), APFloat::rmNearestTiesToEven,
+                  &losesInfo);
+        m.fill = f;
       }
       m.scale *= step.divide ? 1.0 / c : c;
       break;
@@ -595,6 +632,15 @@ static FailureOr<AttentionMatch> matchAttention(SoftmaxOp softmax,
       return failure();
     }
   }
+  // A mask that must be inverted (xor with an all-true constant) or combined
+  // with another one (andi) needs a static shape: a dense constant cannot
+  // have `?` dims, and two `?`-shaped masks may broadcast differently.
+  if (!rest.empty() && (rest.size() > 1 || !rest.front().second) &&
+      !tensorType(rest.front().first).hasStaticShape()) {
+    why = "a dynamic-shaped boolean mask would have to be inverted or "
+          "combined";
+    return failure();
+  }
   m.boolMasks = std::move(rest);
   if (!m.boolMasks.empty() && m.additiveMask) {
     why = "both a boolean and an additive mask (attn.sdpa takes one mask)";
@@ -602,6 +648,31 @@ static FailureOr<AttentionMatch> matchAttention(SoftmaxOp softmax,
   }
   if (m.boolMasks.empty() && !m.isCausal)
     m.fill.reset();
+  // The chain fills the future positions, then adds the mask there too
+  // (fill + mask); the lowerings add the mask, then replace the future
+  // positions by masked_value. Equal only when the fill is -inf.
+  if (m.isCausal && m.additiveMask && m.fill && !m.fill->isInfinity()) {
+    SmallString<16> fill;
+    m.fill->toString(fill);
+    why = "a causal mask with the finite fill " + fill.str().str() +
+          " followed by an additive mask (attn.sdpa replaces the future "
+          "positions by masked_value after adding the mask)";
+    return failure();
+  }
+  // f16/bf16: the chain adds the mask in the element type (rounding every
+  // masked score), attn.sdpa adds it in f32. With large finite mask values
+  // (-1e4, the dtype's lowest, as Hugging Face pads) a row of masked scores
+  // rounds to equal values in the chain (a uniform average) but keeps the
+  // scores' differences in f32 (a softmax-weighted one). Only a constant
+  // mask of small values and -inf is the same function up to rounding.
+  if (m.additiveMask && (et.isF16() || et.isBF16()) &&
+      !isSmallAdditiveConstant(m.additiveMask)) {
+    why = "the additive mask is not a constant of values in [-16, 16] or "
+          "-inf: the chain adds it in " + str(et) +
+          ", attn.sdpa in f32 (large finite mask values round the scores "
+          "away)";
+    return failure();
+  }
   return m;
 }
 
