@@ -307,7 +307,9 @@ func.func @negative_bool_mask_after_additive_mask(%q: tensor<2x4x8xf32>, %k: ten
   %ss = attn.mul %s, %c : (tensor<2x4x4xf32>, tensor<f32>) -> tensor<2x4x4xf32>
   %a = attn.add %ss, %bias : (tensor<2x4x4xf32>, tensor<4x4xf32>) -> tensor<2x4x4xf32>
   %m = attn.masked_fill %a, %mask value(0xFFF0000000000000) : (tensor<2x4x4xf32>, tensor<4x4xi1>) -> tensor<2x4x4xf32>
-  // expected-remark @+1 {{not fused: a boolean mask is applied after the additive mask}}
+  // A runtime boolean mask after the additive one: attn.sdpa has one mask
+  // operand (a constant causal mask there would fuse, as is_causal).
+  // expected-remark @+1 {{not fused: both a boolean and an additive mask (attn.sdpa takes one mask)}}
   %p = attn.softmax %m dim(-1) : tensor<2x4x4xf32>
   %o = attn.matmul %p, %v : (tensor<2x4x4xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
   return %o : tensor<2x4x8xf32>

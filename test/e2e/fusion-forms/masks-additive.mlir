@@ -157,7 +157,8 @@ func.func @add_bhls_bf16(%q: tensor<2x2x13x24xbf16>, %k: tensor<2x2x13x24xbf16>,
   return %t8 : tensor<2x2x13x24xbf16>
 }
 
-// causal constant (-inf) then an ALiBi-style additive bias [H,L,S] on the left of the add, f32
+// a runtime ALiBi-style additive bias [H,L,S] (on the left of the add), then
+// the causal constant (-inf): the contract's order (add, then replace), f32
 // RUN: attn-run %s --entry causal_add_f32 --check --trace %t.causal_add_f32.json | FileCheck %s --check-prefix=CAUSAL_ADD_F32
 // RUN: FileCheck %s --check-prefix=ONE-SDPA --implicit-check-not='"name": "softmax"' --input-file %t.causal_add_f32.json
 // CAUSAL_ADD_F32: result 0: 2x2x13x24xf32 {{.*}} nan=0
@@ -168,8 +169,8 @@ func.func @causal_add_f32(%q: tensor<2x2x13x24xf32>, %k: tensor<2x2x13x24xf32>, 
   %t3 = arith.constant dense<0.20412414523193154> : tensor<f32>
   %t4 = attn.mul %t2, %t3 : (tensor<2x2x13x13xf32>, tensor<f32>) -> tensor<2x2x13x13xf32>
   %t5 = arith.constant dense<[[false, true, true, true, true, true, true, true, true, true, true, true, true], [false, false, true, true, true, true, true, true, true, true, true, true, true], [false, false, false, true, true, true, true, true, true, true, true, true, true], [false, false, false, false, true, true, true, true, true, true, true, true, true], [false, false, false, false, false, true, true, true, true, true, true, true, true], [false, false, false, false, false, false, true, true, true, true, true, true, true], [false, false, false, false, false, false, false, true, true, true, true, true, true], [false, false, false, false, false, false, false, false, true, true, true, true, true], [false, false, false, false, false, false, false, false, false, true, true, true, true], [false, false, false, false, false, false, false, false, false, false, true, true, true], [false, false, false, false, false, false, false, false, false, false, false, true, true], [false, false, false, false, false, false, false, false, false, false, false, false, true], [false, false, false, false, false, false, false, false, false, false, false, false, false]]> : tensor<13x13xi1>
-  %t6 = attn.masked_fill %t4, %t5 value(0xFFF0000000000000) : (tensor<2x2x13x13xf32>, tensor<13x13xi1>) -> tensor<2x2x13x13xf32>
-  %t7 = attn.add %bias, %t6 : (tensor<2x13x13xf32>, tensor<2x2x13x13xf32>) -> tensor<2x2x13x13xf32>
+  %t6 = attn.add %bias, %t4 : (tensor<2x13x13xf32>, tensor<2x2x13x13xf32>) -> tensor<2x2x13x13xf32>
+  %t7 = attn.masked_fill %t6, %t5 value(0xFFF0000000000000) : (tensor<2x2x13x13xf32>, tensor<13x13xi1>) -> tensor<2x2x13x13xf32>
   %t8 = attn.softmax %t7 dim(-1) : tensor<2x2x13x13xf32>
   %t9 = attn.matmul %t8, %v : (tensor<2x2x13x13xf32>, tensor<2x2x13x24xf32>) -> tensor<2x2x13x24xf32>
   return %t9 : tensor<2x2x13x24xf32>
@@ -211,4 +212,23 @@ func.func @causal_add_bf16(%q: tensor<2x2x13x24xbf16>, %k: tensor<2x2x13x24xbf16
   %t9 = attn.softmax %t8 dim(-1) : tensor<2x2x13x13xbf16>
   %t10 = attn.matmul %t9, %v : (tensor<2x2x13x13xbf16>, tensor<2x2x13x24xbf16>) -> tensor<2x2x13x24xbf16>
   return %t10 : tensor<2x2x13x24xbf16>
+}
+
+// runtime additive mask [L,S] then a constant causal masked_fill with a
+// finite fill: the contract's order (add, then replace), f32
+// RUN: attn-run %s --entry add_then_causal_finite_f32 --check --trace %t.add_then_causal_finite_f32.json | FileCheck %s --check-prefix=ADD_THEN_CAUSAL
+// RUN: FileCheck %s --check-prefix=ONE-SDPA --implicit-check-not='"name": "softmax"' --input-file %t.add_then_causal_finite_f32.json
+// ADD_THEN_CAUSAL: result 0: 2x2x13x24xf32 {{.*}} nan=0
+// ADD_THEN_CAUSAL: check: {{.*}} ok
+func.func @add_then_causal_finite_f32(%q: tensor<2x2x13x24xf32>, %k: tensor<2x2x13x24xf32>, %v: tensor<2x2x13x24xf32>, %bias: tensor<13x13xf32>) -> tensor<2x2x13x24xf32> {
+  %t1 = attn.transpose %k dims(-2, -1) : tensor<2x2x13x24xf32> -> tensor<2x2x24x13xf32>
+  %t2 = attn.matmul %q, %t1 : (tensor<2x2x13x24xf32>, tensor<2x2x24x13xf32>) -> tensor<2x2x13x13xf32>
+  %t3 = arith.constant dense<0.20412414523193154> : tensor<f32>
+  %t4 = attn.mul %t2, %t3 : (tensor<2x2x13x13xf32>, tensor<f32>) -> tensor<2x2x13x13xf32>
+  %t5 = attn.add %t4, %bias : (tensor<2x2x13x13xf32>, tensor<13x13xf32>) -> tensor<2x2x13x13xf32>
+  %causal = arith.constant dense<[[false, true, true, true, true, true, true, true, true, true, true, true, true], [false, false, true, true, true, true, true, true, true, true, true, true, true], [false, false, false, true, true, true, true, true, true, true, true, true, true], [false, false, false, false, true, true, true, true, true, true, true, true, true], [false, false, false, false, false, true, true, true, true, true, true, true, true], [false, false, false, false, false, false, true, true, true, true, true, true, true], [false, false, false, false, false, false, false, true, true, true, true, true, true], [false, false, false, false, false, false, false, false, true, true, true, true, true], [false, false, false, false, false, false, false, false, false, true, true, true, true], [false, false, false, false, false, false, false, false, false, false, true, true, true], [false, false, false, false, false, false, false, false, false, false, false, true, true], [false, false, false, false, false, false, false, false, false, false, false, false, true], [false, false, false, false, false, false, false, false, false, false, false, false, false]]> : tensor<13x13xi1>
+  %t6 = attn.masked_fill %t5, %causal value(-1.0e9) : (tensor<2x2x13x13xf32>, tensor<13x13xi1>) -> tensor<2x2x13x13xf32>
+  %t7 = attn.softmax %t6 dim(-1) : tensor<2x2x13x13xf32>
+  %t8 = attn.matmul %t7, %v : (tensor<2x2x13x13xf32>, tensor<2x2x13x24xf32>) -> tensor<2x2x13x24xf32>
+  return %t8 : tensor<2x2x13x24xf32>
 }

@@ -61,9 +61,11 @@ func.func @causal_finite_fill_additive_f32(%q: tensor<2x2x11x8xf32>, %k: tensor<
   return %t8 : tensor<2x2x11x8xf32>
 }
 
-// the same with fill -inf (both orders agree): fuses
+// the same with fill -inf and a runtime mask: -inf + mask is NaN in the chain
+// where the mask holds +inf or NaN, which attn.sdpa (add, then replace)
+// would not reproduce: NOT-FUSED
 // RUN: attn-run %s --entry causal_neginf_additive_f32 --check --trace %t.causal_neginf_additive_f32.json | FileCheck %s --check-prefix=CAUSAL_NEGINF_ADDITIVE_F32
-// RUN: FileCheck %s --check-prefix=ONE-SDPA --implicit-check-not='"name": "softmax"' --input-file %t.causal_neginf_additive_f32.json
+// RUN: FileCheck %s --check-prefix=NOT-FUSED --implicit-check-not='"name": "sdpa"' --input-file %t.causal_neginf_additive_f32.json
 // CAUSAL_NEGINF_ADDITIVE_F32: result 0: 2x2x11x8xf32 {{.*}} nan=0
 // CAUSAL_NEGINF_ADDITIVE_F32: check: {{.*}} ok
 func.func @causal_neginf_additive_f32(%q: tensor<2x2x11x8xf32>, %k: tensor<2x2x11x8xf32>, %v: tensor<2x2x11x8xf32>, %bias: tensor<11x11xf32>) -> tensor<2x2x11x8xf32> {

@@ -234,6 +234,11 @@ struct AttentionMatch {
   bool isCausal = false;
   /// Boolean masks (polarity in the bool) still to combine into one.
   SmallVector<std::pair<Value, bool>> boolMasks;
+  /// Per entry of `boolMasks` (before classification): applied after the
+  /// additive mask in the chain.
+  SmallVector<bool> boolMaskAfterAdditive;
+  /// A constant causal mask was applied before the additive mask.
+  bool causalBeforeAdditive = false;
   Value additiveMask;
   std::optional<APFloat> fill;
 };
@@ -395,6 +400,19 @@ static bool isSmallAdditiveConstant(Value mask) {
   return llvm::all_of(attr.getValues<APFloat>(), small);
 }
 
+/// True for a constant float tensor with no +inf and no NaN entry.
+static bool isConstantWithoutPosInfOrNaN(Value mask) {
+  DenseFPElementsAttr attr;
+  if (!matchPattern(mask, m_Constant(&attr)))
+    return false;
+  auto ok = [](const APFloat &f) {
+    return !f.isNaN() && !(f.isInfinity() && !f.isNegative());
+  };
+  if (attr.isSplat())
+    return ok(attr.getSplatValue<APFloat>());
+  return llvm::all_of(attr.getValues<APFloat>(), ok);
+}
+
 /// Matches the attention structure rooted at `softmax`, or says why not.
 /// Pure analysis: creates nothing.
 static FailureOr<AttentionMatch> matchAttention(SoftmaxOp softmax,
@@ -469,8 +487,10 @@ static FailureOr<AttentionMatch> matchAttention(SoftmaxOp softmax,
     steps.push_back(step);
   }
 
-  // Replay the steps in program order into the contract's order: scale,
-  // then boolean masks (replace with the fill), then the additive mask.
+  // Replay the steps in program order, checking each against the
+  // contract's order: scale, then the additive mask, then boolean masks and
+  // causality (replace with the fill). Out-of-order steps that are still
+  // exact are accepted here and checked once the masks are classified.
   for (const Step &step : llvm::reverse(steps)) {
     switch (step.kind) {
     case Step::Scale: {
@@ -503,16 +523,16 @@ static FailureOr<AttentionMatch> matchAttention(SoftmaxOp softmax,
       break;
     }
     case Step::BoolMask: {
-      if (m.additiveMask) {
-        why = "a boolean mask is applied after the additive mask";
-        return failure();
-      }
+      // After an additive mask, only a constant causal mask is exact (the
+      // contract adds first, then replaces); any other boolean mask then
+      // fails below, as attn.sdpa takes one mask operand.
       if (m.fill && !m.fill->bitwiseIsEqual(step.constant)) {
         why = "two boolean masks fill different values";
         return failure();
       }
       m.fill = step.constant;
       m.boolMasks.push_back({step.mask, step.maskKeeps});
+      m.boolMaskAfterAdditive.push_back(static_cast<bool>(m.additiveMask));
       break;
     }
     case Step::AddMask:
@@ -609,12 +629,15 @@ static FailureOr<AttentionMatch> matchAttention(SoftmaxOp softmax,
   int64_t l = qs[rank - 2];
   int64_t s = scoresType.getShape()[rank - 1];
   SmallVector<std::pair<Value, bool>> rest;
-  for (auto [mask, keeps] : m.boolMasks) {
+  for (auto [i, entry] : llvm::enumerate(m.boolMasks)) {
+    auto [mask, keeps] = entry;
     DenseElementsAttr attr;
     if (matchPattern(mask, m_Constant(&attr))) {
       ConstMaskKind kind = classifier.classify(attr, l, s, !keeps);
       if (kind == ConstMaskKind::Causal) {
         m.isCausal = true;
+        m.causalBeforeAdditive |=
+            m.additiveMask && !m.boolMaskAfterAdditive[i];
         continue;
       }
       if (kind == ConstMaskKind::Nothing)
@@ -649,15 +672,25 @@ static FailureOr<AttentionMatch> matchAttention(SoftmaxOp softmax,
   if (m.boolMasks.empty() && !m.isCausal)
     m.fill.reset();
   // The chain fills the future positions, then adds the mask there too
-  // (fill + mask); the lowerings add the mask, then replace the future
-  // positions by masked_value. Equal only when the fill is -inf.
-  if (m.isCausal && m.additiveMask && m.fill && !m.fill->isInfinity()) {
-    SmallString<16> fill;
-    m.fill->toString(fill);
-    why = "a causal mask with the finite fill " + fill.str().str() +
-          " followed by an additive mask (attn.sdpa replaces the future "
-          "positions by masked_value after adding the mask)";
-    return failure();
+  // (fill + mask); attn.sdpa adds the mask, then replaces the future
+  // positions by masked_value. Equal only when the fill is -inf and the mask
+  // holds no +inf or NaN (-inf + +inf is NaN in the chain).
+  if (m.causalBeforeAdditive) {
+    if (!m.fill->isInfinity()) {
+      SmallString<16> fill;
+      m.fill->toString(fill);
+      why = "a causal mask with the finite fill " + fill.str().str() +
+            " followed by an additive mask (attn.sdpa replaces the future "
+            "positions by masked_value after adding the mask)";
+      return failure();
+    }
+    if (!isConstantWithoutPosInfOrNaN(m.additiveMask)) {
+      why = "a causal mask followed by an additive mask that is not a "
+            "constant free of +inf and NaN (the chain gives NaN where such a "
+            "mask meets a filled position; attn.sdpa replaces the position "
+            "after adding the mask)";
+      return failure();
+    }
   }
   // f16/bf16: the chain adds the mask in the element type (rounding every
   // masked score), attn.sdpa adds it in f32. With large finite mask values

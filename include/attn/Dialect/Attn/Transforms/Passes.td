@@ -31,9 +31,12 @@ def AttnFuseSdpa : Pass<"attn-fuse-sdpa"> {
        fused op) and `k`, `v` may be expanded by `repeat_interleave` over
        the head dim (grouped-query attention). Each step between the
        matmul and the softmax is checked to be expressible exactly in the
-       contract's order (scale, then boolean mask/causal, then additive
-       mask); a boolean mask applied before a positive scale gets the
-       scaled fill value as `masked_value`.
+       contract's order (scale, then the additive mask, then the boolean
+       mask/causal replacing scores by `masked_value`); a boolean mask
+       applied before a positive scale gets the scaled fill value as
+       `masked_value`, and a constant causal mask applied before an
+       additive one fuses only when the sum cannot differ (a `-inf` fill
+       and a constant mask free of `+inf` and NaN).
 
     Scales move into `scale` in f64: `x / c` becomes `scale = 1/c`, and a
     scale on `q`/`k` or several scales are multiplied together. That changes
