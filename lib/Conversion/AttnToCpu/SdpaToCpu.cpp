@@ -721,9 +721,14 @@ static Value lowerSdpaFlash(OpBuilder &b, Location loc, SdpaOp op,
                              ValueRange{acc, m, sum, alpha, rowMax, sbuf});
       });
 
-  // out = acc / sum, NaN where the row max stayed -inf (every score -inf).
+  // out = acc / sum, NaN where the row max stayed -inf (every score -inf),
+  // 0 when there are no keys at all (S = 0: the chain's p . v is an empty
+  // sum, as the math path computes).
   Value accF = kvLoop.getResult(0), mF = kvLoop.getResult(1),
         sumF = kvLoop.getResult(2);
+  Value noKeys = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::eq, plan.s,
+      arith::ConstantIndexOp::create(b, loc, 0));
   Value outTile = extractTile(b, loc, sharedOut, qIdx, l0, br, plan.ev);
   auto outTileType = cast<RankedTensorType>(outTile.getType());
   outTile = linalg::GenericOp::create(
@@ -740,6 +745,9 @@ static Value lowerSdpaFlash(OpBuilder &b, Location loc, SdpaOp op,
                   Value nan = createFloatConstant(
                       b, l, ct, std::numeric_limits<double>::quiet_NaN());
                   r = arith::SelectOp::create(b, l, isNegInf, nan, r);
+                  r = arith::SelectOp::create(b, l, noKeys,
+                                              createFloatConstant(b, l, ct, 0.0),
+                                              r);
                   linalg::YieldOp::create(b, l, castFloat(b, l, r, et));
                 })
                 .getResult(0);
