@@ -83,6 +83,25 @@ int32_t runSdpa(attn_dtype dtype, attn_mask_kind maskKind, int64_t qr,
     return ATTN_ERR_INVALID_ARGUMENT;
   broadcastBatch(args.k, args.q);
   broadcastBatch(args.v, args.q);
+  // Empty shapes, which the kernels reject: nothing to compute, or (no keys,
+  // S = 0) the chain's p . v is an empty sum, all zeros. The result buffer
+  // is the module's own dense allocation.
+  int64_t outElements = 1;
+  for (int64_t size : args.out.sizes)
+    outElements *= size;
+  if (outElements == 0)
+    return ATTN_OK;
+  if (args.k.sizes[2] == 0) {
+    cudaError_t zero = cudaMemset(args.out.data, 0, outElements * elementSize);
+    if (zero == cudaSuccess)
+      zero = cudaStreamSynchronize(nullptr);
+    if (zero != cudaSuccess) {
+      std::fprintf(stderr, "attnrt: attn.sdpa with S = 0 failed: %s\n",
+                   cudaGetErrorString(zero));
+      return ATTN_ERR_CUDA;
+    }
+    return ATTN_OK;
+  }
   if (maskKind != ATTN_MASK_NONE &&
       !toTensor4("mask", mr, md, maskKind == ATTN_MASK_BOOL ? 1 : elementSize,
                  args.mask))
