@@ -14,34 +14,27 @@
 using namespace mlir;
 using namespace mlir::attn;
 
-namespace {
-/// How a constant mask relates to the causal (top-left, j <= i) pattern.
-enum class MaskKind { Other, AllKeep, Causal };
-} // namespace
-
-/// Classifies a constant mask of shape [..., Lm, Sm] that broadcasts to
-/// [..., L, S]. `keep(index)` says whether the flat element takes part.
-/// Causal needs the mask to span the full L x S (no broadcast there).
-static MaskKind classifyMask(DenseElementsAttr attr, int64_t l, int64_t s,
-                             llvm::function_ref<bool(int64_t)> keep) {
+ConstantMaskKind mlir::attn::classifyConstantBoolMask(DenseElementsAttr attr,
+                                                      int64_t l, int64_t s,
+                                                      bool keepValue) {
+  auto values = attr.getValues<bool>();
+  auto keep = [&](int64_t i) { return values[i] == keepValue; };
+  if (attr.isSplat())
+    return keep(0) ? ConstantMaskKind::KeepsAll : ConstantMaskKind::Other;
   auto type = cast<RankedTensorType>(attr.getType());
-  int64_t n = type.getNumElements();
-  bool allKeep = true;
-  for (int64_t i = 0; i < (attr.isSplat() ? 1 : n) && allKeep; ++i)
-    allKeep = keep(i);
-  if (allKeep)
-    return MaskKind::AllKeep;
-  int64_t rank = type.getRank();
-  if (attr.isSplat() || rank < 2 || ShapedType::isDynamic(l) ||
-      ShapedType::isDynamic(s) || type.getDimSize(rank - 2) != l ||
-      type.getDimSize(rank - 1) != s)
-    return MaskKind::Other;
+  int64_t n = type.getNumElements(), rank = type.getRank();
+  if (llvm::all_of(llvm::seq<int64_t>(0, n), keep))
+    return ConstantMaskKind::KeepsAll;
+  // Causal needs the mask to span the full L x S (no broadcast there).
+  if (rank < 2 || ShapedType::isDynamic(l) || ShapedType::isDynamic(s) ||
+      type.getDimSize(rank - 2) != l || type.getDimSize(rank - 1) != s)
+    return ConstantMaskKind::Other;
   for (int64_t idx = 0; idx < n; ++idx) {
     int64_t j = idx % s, i = (idx / s) % l;
     if (keep(idx) != (j <= i))
-      return MaskKind::Other;
+      return ConstantMaskKind::Other;
   }
-  return MaskKind::Causal;
+  return ConstantMaskKind::Causal;
 }
 
 namespace {
@@ -60,27 +53,26 @@ struct FoldConstantSdpaMask : public OpRewritePattern<SdpaOp> {
     int64_t rank = op.getQuery().getType().getRank();
     int64_t l = op.getQuery().getType().getDimSize(rank - 2);
     int64_t s = op.getKey().getType().getDimSize(rank - 2);
-    MaskKind kind;
+    ConstantMaskKind kind;
     if (op.hasBoolMask()) {
-      auto values = attr.getValues<bool>();
-      kind = classifyMask(attr, l, s, [&](int64_t i) { return values[i]; });
+      kind = classifyConstantBoolMask(attr, l, s, /*keepValue=*/true);
     } else {
       // Additive: only an all-zero mask goes (s + 0 == s, NaN and infinities
       // included). A 0/-inf causal pattern does NOT become is_causal: the
       // chain computes s + (-inf), which is NaN where s is NaN or +inf,
       // while is_causal replaces s outright.
-      auto values = attr.getValues<APFloat>();
-      kind = classifyMask(attr, l, s,
-                          [&](int64_t i) { return values[i].isZero(); });
-      if (kind == MaskKind::Causal)
-        kind = MaskKind::Other;
+      auto isZero = [](const APFloat &v) { return v.isZero(); };
+      bool allZero = attr.isSplat()
+                         ? isZero(attr.getSplatValue<APFloat>())
+                         : llvm::all_of(attr.getValues<APFloat>(), isZero);
+      kind = allZero ? ConstantMaskKind::KeepsAll : ConstantMaskKind::Other;
     }
-    if (kind == MaskKind::Other)
+    if (kind == ConstantMaskKind::Other)
       return rewriter.notifyMatchFailure(op, "mask is neither causal nor "
                                              "all-keep");
     rewriter.modifyOpInPlace(op, [&] {
       op.getMaskMutable().clear();
-      if (kind == MaskKind::Causal)
+      if (kind == ConstantMaskKind::Causal)
         op.setIsCausal(true);
     });
     return success();

@@ -160,49 +160,23 @@ struct FoldSoftmaxUpcast : public OpRewritePattern<CastOp> {
 //===----------------------------------------------------------------------===//
 
 namespace {
-/// How a constant boolean mask relates to causality.
-enum class ConstMaskKind { Other, Nothing, Causal };
-
 /// Classifies constant boolean masks, caching by attribute so that a mask
 /// constant shared by many blocks is scanned once (keeps the pass linear).
 class MaskClassifier {
 public:
   /// `fillPolarity`: the mask is true where positions are masked out.
-  ConstMaskKind classify(DenseElementsAttr attr, int64_t l, int64_t s,
-                         bool fillPolarity) {
+  ConstantMaskKind classify(DenseElementsAttr attr, int64_t l, int64_t s,
+                            bool fillPolarity) {
     auto key = std::make_tuple(attr.getAsOpaquePointer(), l, s,
                                static_cast<int>(fillPolarity));
-    auto it = cache.find(key);
-    if (it != cache.end())
-      return it->second;
-    ConstMaskKind kind = compute(attr, l, s, fillPolarity);
-    cache[key] = kind;
-    return kind;
+    auto [it, inserted] = cache.try_emplace(key, ConstantMaskKind::Other);
+    if (inserted)
+      it->second = classifyConstantBoolMask(attr, l, s, !fillPolarity);
+    return it->second;
   }
 
 private:
-  static ConstMaskKind compute(DenseElementsAttr attr, int64_t l, int64_t s,
-                               bool fillPolarity) {
-    auto type = cast<RankedTensorType>(attr.getType());
-    auto values = attr.getValues<bool>();
-    auto keep = [&](int64_t i) { return values[i] != fillPolarity; };
-    if (attr.isSplat())
-      return keep(0) ? ConstMaskKind::Nothing : ConstMaskKind::Other;
-    int64_t n = type.getNumElements(), rank = type.getRank();
-    if (llvm::all_of(llvm::seq<int64_t>(0, n), keep))
-      return ConstMaskKind::Nothing;
-    if (rank < 2 || ShapedType::isDynamic(l) || ShapedType::isDynamic(s) ||
-        type.getDimSize(rank - 2) != l || type.getDimSize(rank - 1) != s)
-      return ConstMaskKind::Other;
-    for (int64_t idx = 0; idx < n; ++idx) {
-      int64_t j = idx % s, i = (idx / s) % l;
-      if (keep(idx) != (j <= i))
-        return ConstMaskKind::Other;
-    }
-    return ConstMaskKind::Causal;
-  }
-
-  DenseMap<std::tuple<const void *, int64_t, int64_t, int>, ConstMaskKind>
+  DenseMap<std::tuple<const void *, int64_t, int64_t, int>, ConstantMaskKind>
       cache;
 };
 
@@ -633,14 +607,14 @@ static FailureOr<AttentionMatch> matchAttention(SoftmaxOp softmax,
     auto [mask, keeps] = entry;
     DenseElementsAttr attr;
     if (matchPattern(mask, m_Constant(&attr))) {
-      ConstMaskKind kind = classifier.classify(attr, l, s, !keeps);
-      if (kind == ConstMaskKind::Causal) {
+      ConstantMaskKind kind = classifier.classify(attr, l, s, !keeps);
+      if (kind == ConstantMaskKind::Causal) {
         m.isCausal = true;
         m.causalBeforeAdditive |=
             m.additiveMask && !m.boolMaskAfterAdditive[i];
         continue;
       }
-      if (kind == ConstMaskKind::Nothing)
+      if (kind == ConstantMaskKind::KeepsAll)
         continue;
     }
     if (tensorType(mask).getRank() == 0) {

@@ -25,6 +25,22 @@ RankedTensorType inferElementwiseType(ArrayRef<Value> operands);
 /// True for f16, bf16, f32 and f64.
 bool isAttnFloatType(Type type);
 
+/// How a constant boolean mask over scores [..., L, S] relates to causality.
+enum class ConstantMaskKind {
+  Other,
+  /// Every position takes part.
+  KeepsAll,
+  /// Exactly the top-left causal pattern (position j of row i takes part iff
+  /// j <= i), spanning the full L x S in every batch slice.
+  Causal
+};
+
+/// Classifies a constant i1 mask that broadcasts to scores [..., l, s].
+/// `keepValue` is the element value that means "takes part": true for
+/// attn.sdpa and attn.where, false for attn.masked_fill.
+ConstantMaskKind classifyConstantBoolMask(DenseElementsAttr attr, int64_t l,
+                                          int64_t s, bool keepValue);
+
 } // namespace mlir::attn
 
 #define GET_OP_CLASSES
