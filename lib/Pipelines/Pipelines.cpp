@@ -15,14 +15,37 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
 
 using namespace mlir;
 
 bool attn::isValidCpuBackend(StringRef backend) {
   return succeeded(parseSdpaCpuBackend(backend));
+}
+
+std::unique_ptr<attn::AttnInputModule>
+attn::parseInputModule(StringRef filename, MLIRContext &context,
+                       std::string &error) {
+  context.printOpOnDiagnostic(false);
+  auto file = llvm::MemoryBuffer::getFileOrSTDIN(filename);
+  if (!file) {
+    error = "cannot open '" + filename.str() +
+            "': " + file.getError().message();
+    return nullptr;
+  }
+  auto input = std::make_unique<AttnInputModule>();
+  input->sourceMgr = std::make_shared<llvm::SourceMgr>();
+  input->sourceMgr->AddNewSourceBuffer(std::move(*file), llvm::SMLoc());
+  input->diagnostics =
+      std::make_unique<SourceMgrDiagnosticHandler>(*input->sourceMgr, &context);
+  input->module =
+      parseSourceFile<ModuleOp>(input->sourceMgr, ParserConfig(&context));
+  return input;
 }
 
 bool attn::isValidTarget(StringRef target) {

@@ -256,21 +256,14 @@ int main(int argc, char **argv) {
   attn::registerAllAttnDialects(registry);
   attn::registerAttnPipelineTranslations(registry);
   MLIRContext context(registry);
-  // Diagnostics point at the source line; dumping the (lowered) op that
-  // failed would bury them.
-  context.printOpOnDiagnostic(false);
-
-  auto file = llvm::MemoryBuffer::getFileOrSTDIN(inputFilename);
-  if (!file)
-    return fail("cannot open '" + inputFilename +
-                "': " + file.getError().message());
-  auto sourceMgr = std::make_shared<llvm::SourceMgr>();
-  sourceMgr->AddNewSourceBuffer(std::move(*file), llvm::SMLoc());
-  SourceMgrDiagnosticHandler diagHandler(*sourceMgr, &context);
-  OwningOpRef<ModuleOp> module =
-      parseSourceFile<ModuleOp>(sourceMgr, ParserConfig(&context));
-  if (!module)
+  std::string readError;
+  std::unique_ptr<attn::AttnInputModule> input =
+      attn::parseInputModule(inputFilename, context, readError);
+  if (!input)
+    return fail(readError);
+  if (!input->module)
     return 1;
+  OwningOpRef<ModuleOp> &module = input->module;
 
   // The C header comes from the tensor-level signatures.
   std::string headerPath = headerFilename;

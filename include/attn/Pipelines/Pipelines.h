@@ -11,6 +11,8 @@
 #define ATTN_PIPELINES_PIPELINES_H
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/OwningOpRef.h"
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/StringRef.h"
 
@@ -19,6 +21,7 @@
 
 namespace llvm {
 class LLVMContext;
+class SourceMgr;
 class Module;
 class TargetMachine;
 class raw_pwrite_stream;
@@ -30,6 +33,22 @@ class OpPassManager;
 } // namespace mlir
 
 namespace mlir::attn {
+
+/// An input module parsed for a tool, with the diagnostic handler that
+/// points diagnostics at its source lines (installed while this lives).
+struct AttnInputModule {
+  std::shared_ptr<llvm::SourceMgr> sourceMgr;
+  std::unique_ptr<SourceMgrDiagnosticHandler> diagnostics;
+  OwningOpRef<ModuleOp> module;
+};
+
+/// Reads `filename` ('-': stdin) and parses it in `context`, which gets
+/// printOpOnDiagnostic(false): located messages, not dumps of lowered ops.
+/// Returns null with `error` set when the file cannot be read; a parse error
+/// is reported as a located diagnostic and leaves `module` null.
+std::unique_ptr<AttnInputModule> parseInputModule(StringRef filename,
+                                                  MLIRContext &context,
+                                                  std::string &error);
 
 /// Choices shared by attn-compile and attn-run.
 struct AttnPipelineOptions {
