@@ -138,3 +138,22 @@ func.func @grouped_query_only_key_expanded(%q: tensor<2x4x4x8xf32>, %k: tensor<2
   %o = attn.matmul %p, %v : (tensor<2x4x4x4xf32>, tensor<2x4x4x8xf32>) -> tensor<2x4x4x8xf32>
   return %o : tensor<2x4x4x8xf32>
 }
+
+// -----
+
+// Dynamic batch and sequence dims fuse: a `?` dim never broadcasts at run
+// time (the lowerings check it), so `?` against `?` or N is the same size.
+// CHECK-LABEL: func.func @dynamic_dims
+// CHECK-SAME: (%[[Q:[^:]+]]: tensor<?x8x?x64xf32>, %[[K:[^:]+]]: tensor<?x8x?x64xf32>, %[[V:[^:]+]]: tensor<?x8x?x64xf32>)
+// CHECK: attn.sdpa %[[Q]], %[[K]], %[[V]] {scale = 1.250000e-01 : f64} : (tensor<?x8x?x64xf32>, tensor<?x8x?x64xf32>, tensor<?x8x?x64xf32>) -> tensor<?x8x?x64xf32>
+// CHECK-NOT: attn.softmax
+func.func @dynamic_dims(%q: tensor<?x8x?x64xf32>, %k: tensor<?x8x?x64xf32>, %v: tensor<?x8x?x64xf32>) -> tensor<?x8x?x64xf32> {
+  %kt = attn.transpose %k dims(-2, -1) : tensor<?x8x?x64xf32> -> tensor<?x8x64x?xf32>
+  %s = attn.matmul %q, %kt : (tensor<?x8x?x64xf32>, tensor<?x8x64x?xf32>) -> tensor<?x8x?x?xf32>
+  %c = arith.constant dense<0.125> : tensor<f32>
+  %ss = attn.mul %s, %c : (tensor<?x8x?x?xf32>, tensor<f32>) -> tensor<?x8x?x?xf32>
+  %p = attn.softmax %ss dim(-1) : tensor<?x8x?x?xf32>
+  %o = attn.matmul %p, %v : (tensor<?x8x?x?xf32>, tensor<?x8x?x64xf32>) -> tensor<?x8x?x64xf32>
+  return %o : tensor<?x8x?x64xf32>
+}
+

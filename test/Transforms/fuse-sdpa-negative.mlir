@@ -423,3 +423,19 @@ func.func @not_attention_softmax(%x: tensor<2x4x4xf32>) -> (tensor<2x4x4xf32>) {
   %p = attn.softmax %x dim(-1) : tensor<2x4x4xf32>
   return %p : tensor<2x4x4xf32>
 }
+
+// -----
+
+// A static 1 query batch against a `?` key batch: the chain's result batch
+// is `?` (q may broadcast up), the fused op's would be 1.
+// CHECK-LABEL: func.func @negative_dynamic_key_batch_broadcasts_query
+// CHECK-NOT: attn.sdpa
+// CHECK: attn.softmax
+func.func @negative_dynamic_key_batch_broadcasts_query(%q: tensor<1x8x16x64xf32>, %k: tensor<?x8x16x64xf32>, %v: tensor<?x8x16x64xf32>) -> tensor<?x8x16x64xf32> {
+  %kt = attn.transpose %k dims(-2, -1) : tensor<?x8x16x64xf32> -> tensor<?x8x64x16xf32>
+  %s = attn.matmul %q, %kt : (tensor<1x8x16x64xf32>, tensor<?x8x64x16xf32>) -> tensor<?x8x16x16xf32>
+  // expected-remark @+1 {{not fused: the query batch dims broadcast up in the matmuls}}
+  %p = attn.softmax %s dim(-1) : tensor<?x8x16x16xf32>
+  %o = attn.matmul %p, %v : (tensor<?x8x16x16xf32>, tensor<?x8x16x64xf32>) -> tensor<?x8x16x64xf32>
+  return %o : tensor<?x8x16x64xf32>
+}

@@ -566,11 +566,6 @@ static FailureOr<AttentionMatch> matchAttention(SoftmaxOp softmax,
           std::to_string(rank);
     return failure();
   }
-  if (!qType.hasStaticShape() || !kType.hasStaticShape() ||
-      !vType.hasStaticShape()) {
-    why = "dynamic shapes are not supported";
-    return failure();
-  }
   if (vType.getElementType() != et || qType.getElementType() != et) {
     why = "query, key and value element types differ from the scores' " +
           str(et);
@@ -578,13 +573,21 @@ static FailureOr<AttentionMatch> matchAttention(SoftmaxOp softmax,
   }
   ArrayRef<int64_t> qs = qType.getShape(), ks = kType.getShape(),
                     vs = vType.getShape();
+  // A `?` dim never broadcasts at run time (the dialect's rule, checked by
+  // the lowering of the chain and of attn.sdpa alike): it equals its
+  // partner. Only a static 1 broadcasts.
+  auto sameSize = [](int64_t a, int64_t b) {
+    return a == b || ShapedType::isDynamic(a) || ShapedType::isDynamic(b);
+  };
   for (int64_t i = 0; i < rank - 2; ++i) {
-    if (ks[i] != vs[i]) {
+    if (!sameSize(ks[i], vs[i])) {
       why = "key and value batch dims differ (attn.sdpa needs them equal)";
       return failure();
     }
-    bool divides = i == rank - 3 && ks[i] > 0 && qs[i] % ks[i] == 0;
-    if (ks[i] != qs[i] && ks[i] != 1 && !divides) {
+    bool divides = i == rank - 3 && !ShapedType::isDynamic(ks[i]) &&
+                   !ShapedType::isDynamic(qs[i]) && ks[i] > 0 &&
+                   qs[i] % ks[i] == 0;
+    if (!sameSize(ks[i], qs[i]) && ks[i] != 1 && !divides) {
       why = "the query batch dims broadcast against the key's";
       return failure();
     }

@@ -19,6 +19,10 @@ def Attn_Dialect : Dialect {
     `softmax`, `cast`, `dropout`, `repeat_interleave`, and the fused
     `sdpa` (`F.scaled_dot_product_attention`). Op and attribute names are a
     contract: other tools write this IR in generic form.
+
+    Broadcasting follows NumPy, with one rule for dynamic dims: a `?` dim
+    never broadcasts at run time (only a static 1 does); it must equal the
+    size it meets, which lowered code checks.
   }];
   let cppNamespace = "::mlir::attn";
   let useDefaultAttributePrinterParser = 0;
