@@ -10,6 +10,7 @@
 
 #include "attn/Conversion/AttnToCpu/AttnToCpu.h"
 #include "attn/Conversion/Passes.h"
+#include "attn/InitAttn.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -29,22 +30,25 @@ bool attn::isValidCpuBackend(StringRef backend) {
 }
 
 std::unique_ptr<attn::AttnInputModule>
-attn::parseInputModule(StringRef filename, MLIRContext &context,
-                       std::string &error) {
-  context.printOpOnDiagnostic(false);
+attn::parseInputModule(StringRef filename, std::string &error) {
   auto file = llvm::MemoryBuffer::getFileOrSTDIN(filename);
   if (!file) {
     error = "cannot open '" + filename.str() +
             "': " + file.getError().message();
     return nullptr;
   }
+  DialectRegistry registry;
+  registerAllAttnDialects(registry);
+  registerAttnPipelineTranslations(registry);
   auto input = std::make_unique<AttnInputModule>();
+  input->context = std::make_unique<MLIRContext>(registry);
+  input->context->printOpOnDiagnostic(false);
   input->sourceMgr = std::make_shared<llvm::SourceMgr>();
   input->sourceMgr->AddNewSourceBuffer(std::move(*file), llvm::SMLoc());
-  input->diagnostics =
-      std::make_unique<SourceMgrDiagnosticHandler>(*input->sourceMgr, &context);
-  input->module =
-      parseSourceFile<ModuleOp>(input->sourceMgr, ParserConfig(&context));
+  input->diagnostics = std::make_unique<SourceMgrDiagnosticHandler>(
+      *input->sourceMgr, input->context.get());
+  input->module = parseSourceFile<ModuleOp>(input->sourceMgr,
+                                            ParserConfig(input->context.get()));
   return input;
 }
 

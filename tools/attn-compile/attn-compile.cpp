@@ -252,13 +252,9 @@ int main(int argc, char **argv) {
   if (optLevel > 3)
     return fail("-O" + Twine(optLevel) + ": expected 0, 1, 2 or 3");
 
-  DialectRegistry registry;
-  attn::registerAllAttnDialects(registry);
-  attn::registerAttnPipelineTranslations(registry);
-  MLIRContext context(registry);
   std::string readError;
   std::unique_ptr<attn::AttnInputModule> input =
-      attn::parseInputModule(inputFilename, context, readError);
+      attn::parseInputModule(inputFilename, readError);
   if (!input)
     return fail(readError);
   if (!input->module)

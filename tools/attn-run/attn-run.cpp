@@ -521,13 +521,9 @@ int main(int argc, char **argv) {
                 "attn-compile builds the library; they have no effect with "
                 "--so");
 
-  DialectRegistry registry;
-  attn::registerAllAttnDialects(registry);
-  attn::registerAttnPipelineTranslations(registry);
-  MLIRContext context(registry);
   std::string readError;
   std::unique_ptr<attn::AttnInputModule> input =
-      attn::parseInputModule(inputFilename, context, readError);
+      attn::parseInputModule(inputFilename, readError);
   if (!input)
     return fail(readError);
   if (!input->module)

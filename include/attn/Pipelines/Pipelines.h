@@ -34,20 +34,21 @@ class OpPassManager;
 
 namespace mlir::attn {
 
-/// An input module parsed for a tool, with the diagnostic handler that
-/// points diagnostics at its source lines (installed while this lives).
+/// An input module parsed for a tool, in its own context (every AttnFuse
+/// dialect and the LLVM IR translations registered), with the diagnostic
+/// handler that points diagnostics at its source lines.
 struct AttnInputModule {
+  std::unique_ptr<MLIRContext> context;
   std::shared_ptr<llvm::SourceMgr> sourceMgr;
   std::unique_ptr<SourceMgrDiagnosticHandler> diagnostics;
   OwningOpRef<ModuleOp> module;
 };
 
-/// Reads `filename` ('-': stdin) and parses it in `context`, which gets
-/// printOpOnDiagnostic(false): located messages, not dumps of lowered ops.
-/// Returns null with `error` set when the file cannot be read; a parse error
-/// is reported as a located diagnostic and leaves `module` null.
+/// Reads `filename` ('-': stdin) and parses it. The context prints located
+/// messages, not dumps of lowered ops. Returns null with `error` set when the
+/// file cannot be read; a parse error is reported as a located diagnostic
+/// and leaves `module` null.
 std::unique_ptr<AttnInputModule> parseInputModule(StringRef filename,
-                                                  MLIRContext &context,
                                                   std::string &error);
 
 /// Choices shared by attn-compile and attn-run.
