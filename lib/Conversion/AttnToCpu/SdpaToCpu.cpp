@@ -42,6 +42,10 @@ struct SdpaPlan {
   int64_t rank = 0, numBatch = 0;
   Type elementType, computeType;
   double scale = 1.0;
+  /// The scale as a run-time value (compute type) when it is the default
+  /// 1/sqrt(E) and E is dynamic in both query and key; null otherwise (then
+  /// `scale` holds it).
+  Value scaleValue;
   /// The masked score, already rounded to the element type.
   double maskedValue = 0.0;
   bool isCausal = false, hasBoolMask = false, hasAddMask = false;
@@ -70,7 +74,6 @@ static SdpaPlan buildPlan(OpBuilder &b, Location loc, SdpaOp op) {
   plan.numBatch = plan.rank - 2;
   plan.elementType = qType.getElementType();
   plan.computeType = getComputeType(plan.elementType);
-  plan.scale = op.getEffectiveScale();
   plan.maskedValue =
       roundToType(plan.elementType, op.getEffectiveMaskedValue());
   plan.isCausal = op.getIsCausal();
@@ -114,6 +117,20 @@ static SdpaPlan buildPlan(OpBuilder &b, Location loc, SdpaOp op) {
   if (qType.isDynamicDim(rank - 1) || kType.isDynamicDim(rank - 1))
     assertEqualSizes(b, loc, plan.e, getDimSize(b, loc, k, rank - 1),
                      "attn.sdpa: query and key head dims differ");
+  // The default scale 1/sqrt(E) with E dynamic in query and key: computed
+  // at run time (in f64, rounded once to the compute type, as the constant
+  // is).
+  if (std::optional<double> scale = op.getEffectiveScale()) {
+    plan.scale = *scale;
+  } else {
+    Type f64 = b.getF64Type();
+    Value eInt = arith::IndexCastUIOp::create(b, loc, b.getI64Type(), plan.e);
+    Value eF = arith::UIToFPOp::create(b, loc, f64, eInt);
+    Value root = math::SqrtOp::create(b, loc, eF);
+    Value inv = arith::DivFOp::create(
+        b, loc, createFloatConstant(b, loc, f64, 1.0), root);
+    plan.scaleValue = castFloat(b, loc, inv, plan.computeType);
+  }
   if (kType.isDynamicDim(rank - 2) || vType.isDynamicDim(rank - 2))
     assertEqualSizes(b, loc, plan.s, getDimSize(b, loc, v, rank - 2),
                      "attn.sdpa: key and value sequence lengths differ");
@@ -194,8 +211,10 @@ static SmallVector<Value> kvBatchIndices(OpBuilder &b, Location loc,
 static Value buildMaskedScore(OpBuilder &b, Location loc, const SdpaPlan &plan,
                               Value acc, Value maskElem, Value row, Value col) {
   Type ct = plan.computeType;
-  Value s = arith::MulFOp::create(b, loc, acc,
-                                  createFloatConstant(b, loc, ct, plan.scale));
+  Value scale = plan.scaleValue
+                    ? plan.scaleValue
+                    : createFloatConstant(b, loc, ct, plan.scale);
+  Value s = arith::MulFOp::create(b, loc, acc, scale);
   if (plan.hasAddMask)
     s = arith::AddFOp::create(b, loc, s, castFloat(b, loc, maskElem, ct));
   Value masked;

@@ -151,7 +151,9 @@ static void lowerSdpaToCudaCall(SdpaOp op, ModuleOp module) {
       memref::CastOp::create(b, loc, UnrankedMemRefType::get(et, 0), out));
 
   args.push_back(arith::ConstantOp::create(
-      b, loc, b.getF32FloatAttr(static_cast<float>(op.getEffectiveScale()))));
+      b, loc,
+      // Static: getCudaUnsupportedReason requires static head dims.
+      b.getF32FloatAttr(static_cast<float>(*op.getEffectiveScale()))));
   args.push_back(arith::ConstantOp::create(
       b, loc, b.getI32IntegerAttr(op.getIsCausal() ? 1 : 0)));
   args.push_back(arith::ConstantOp::create(

@@ -464,10 +464,14 @@ OpFoldResult RepeatInterleaveOp::fold(FoldAdaptor) {
 // SdpaOp
 //===----------------------------------------------------------------------===//
 
-double SdpaOp::getEffectiveScale() {
+std::optional<double> SdpaOp::getEffectiveScale() {
   if (std::optional<APFloat> scale = getScale())
     return scale->convertToDouble();
   int64_t e = getQuery().getType().getShape().back();
+  if (ShapedType::isDynamic(e))
+    e = getKey().getType().getShape().back();
+  if (ShapedType::isDynamic(e))
+    return std::nullopt;
   return 1.0 / std::sqrt(static_cast<double>(e));
 }
 

@@ -329,8 +329,10 @@ def Attn_SdpaOp : Attn_Op<"sdpa"> {
     $query `,` $key `,` $value (`,` $mask^)? attr-dict `:` functional-type(operands, results)
   }];
   let extraClassDeclaration = [{
-    /// The scale applied to q.k^T: the attribute, or 1/sqrt(E) when absent.
-    double getEffectiveScale();
+    /// The scale applied to q.k^T: the attribute, or 1/sqrt(E) when absent,
+    /// with E from the query's or the key's static head dim; nullopt when
+    /// both are dynamic (the scale is then only known at run time).
+    std::optional<double> getEffectiveScale();
     /// The score given to masked-out positions: the attribute or -inf.
     double getEffectiveMaskedValue();
     /// True when the mask operand is boolean (i1).
