@@ -505,6 +505,10 @@ static Tolerance defaultTolerance(DType dtype) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
+  // A failing run-time check in the compiled code (cf.assert) puts() its
+  // message and aborts: line-buffer stdout so the message is not lost in a
+  // buffer when stdout is a pipe or a file.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   attn::registerAllAttnPasses();
