@@ -42,7 +42,12 @@ def AttnFuseSdpa : Pass<"attn-fuse-sdpa"> {
     scale on `q`/`k` or several scales are multiplied together. That changes
     rounding within the usual tolerance (the fused op scales once, in f32);
     everything else (masked positions, fully masked rows, the f16/bf16
-    upcast around softmax) is exact.
+    upcast around softmax) is exact. One difference is inherent to any fused
+    f16/bf16 attention: the scores live in f32 inside attn.sdpa, so where the
+    chain's f16/bf16 scores round badly or overflow (|q.k * scale| beyond the
+    type's range, or a scale far above 1 amplifying the f16 rounding of the
+    scores), the fused op is the more accurate one, finite where the chain
+    has inf or NaN.
 
     With `explain`, every softmax that is plausibly attention (its input
     comes through elementwise ops from an `attn.matmul`, or its result
