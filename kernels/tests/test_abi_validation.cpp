@@ -17,21 +17,12 @@
 #include "attn/kernels/attn_cuda.h"
 #include "fwd_params.h"
 
+#include "test_check.h"
+
 namespace {
 
-int g_passed = 0, g_failed = 0;
-
-#define CHECK(cond, ...)                                          \
-  do {                                                            \
-    if (cond) {                                                   \
-      ++g_passed;                                                 \
-    } else {                                                      \
-      ++g_failed;                                                 \
-      std::printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-      std::printf(__VA_ARGS__);                                   \
-      std::printf("\n");                                          \
-    }                                                             \
-  } while (0)
+using attn_test::g_failed;
+using attn_test::g_passed;
 
 // Fake, 256-byte aligned device addresses: validation never dereferences.
 void* fake_ptr(uintptr_t i) { return reinterpret_cast<void*>(0x100000 + i * 0x1000000); }

@@ -25,21 +25,12 @@
 
 using namespace attn::detail;
 
+#include "test_check.h"
+
 namespace {
 
-int g_failed = 0, g_passed = 0;
-
-#define CHECK(cond, ...)                                           \
-  do {                                                             \
-    if (cond) {                                                    \
-      ++g_passed;                                                  \
-    } else {                                                       \
-      ++g_failed;                                                  \
-      std::printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);  \
-      std::printf(__VA_ARGS__);                                    \
-      std::printf("\n");                                           \
-    }                                                              \
-  } while (0)
+using attn_test::g_failed;
+using attn_test::g_passed;
 
 // ---------------------------------------------------------------------------
 // f16 / bf16 conversions (the emulator and the reference rely on them)

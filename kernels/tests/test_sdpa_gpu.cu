@@ -19,21 +19,12 @@
 #include "attn_internal.h"
 #include "sdpa_testlib.h"
 
+#include "test_check.h"
+
 namespace {
 
-int g_passed = 0, g_failed = 0;
-
-#define CHECK(cond, ...)                                          \
-  do {                                                            \
-    if (cond) {                                                   \
-      ++g_passed;                                                 \
-    } else {                                                      \
-      ++g_failed;                                                 \
-      std::printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-      std::printf(__VA_ARGS__);                                   \
-      std::printf("\n");                                          \
-    }                                                             \
-  } while (0)
+using attn_test::g_failed;
+using attn_test::g_passed;
 
 #define CUDA_OK(expr)                                                                                     \
   do {                                                                                                    \
