@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools clang-22
-  libomp-22-dev ninja-build lld cmake python3
+  libomp-22-dev ninja-build lld cmake g++ python3
 )
 
 missing=()
