@@ -21,6 +21,7 @@
 
 #include "attn/kernels/attn_cuda.h"
 #include "attn_internal.h"
+#include "sdpa_testlib.h"
 
 #define CUDA_OK(expr)                                                                                  \
   do {                                                                                                 \
@@ -55,19 +56,7 @@ __global__ void init_kernel(uint16_t* p, size_t n, uint32_t seed, int bf16) {
   }
 }
 
-attn_tensor4 contiguous(void* data, int64_t b, int64_t h, int64_t l, int64_t e) {
-  attn_tensor4 t;
-  t.data = data;
-  t.sizes[0] = b;
-  t.sizes[1] = h;
-  t.sizes[2] = l;
-  t.sizes[3] = e;
-  t.strides[3] = 1;
-  t.strides[2] = e;
-  t.strides[1] = l * e;
-  t.strides[0] = h * l * e;
-  return t;
-}
+using sdpa_test::contiguous;
 
 }  // namespace
 

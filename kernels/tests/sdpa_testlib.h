@@ -66,6 +66,21 @@ inline std::string describe(const Case& c) {
   return buf;
 }
 
+// A dense row-major [B, H, L, E] view of `data`.
+inline attn_tensor4 contiguous(void* data, int64_t b, int64_t h, int64_t l, int64_t e) {
+  attn_tensor4 t;
+  t.data = data;
+  t.sizes[0] = b;
+  t.sizes[1] = h;
+  t.sizes[2] = l;
+  t.sizes[3] = e;
+  t.strides[3] = 1;
+  t.strides[2] = e;
+  t.strides[1] = l * e;
+  t.strides[0] = h * l * e;
+  return t;
+}
+
 // A host tensor: storage + the attn_tensor4 view (data filled in by the user).
 struct HostTensor {
   std::vector<uint16_t> data;  // 16-bit elements (or bytes packed for bool masks, see bytes)

@@ -16,6 +16,7 @@
 
 #include "attn/kernels/attn_cuda.h"
 #include "fwd_params.h"
+#include "sdpa_testlib.h"
 
 #include "test_check.h"
 
@@ -27,19 +28,7 @@ using attn_test::g_passed;
 // Fake, 256-byte aligned device addresses: validation never dereferences.
 void* fake_ptr(uintptr_t i) { return reinterpret_cast<void*>(0x100000 + i * 0x1000000); }
 
-attn_tensor4 contiguous(void* data, int64_t b, int64_t h, int64_t l, int64_t e) {
-  attn_tensor4 t;
-  t.data = data;
-  t.sizes[0] = b;
-  t.sizes[1] = h;
-  t.sizes[2] = l;
-  t.sizes[3] = e;
-  t.strides[3] = 1;
-  t.strides[2] = e;
-  t.strides[1] = l * e;
-  t.strides[0] = h * l * e;
-  return t;
-}
+using sdpa_test::contiguous;
 
 // A valid problem: B=2, Hq=8, Hkv=2, L=100, S=130, E=Ev=D.
 attn_sdpa_fwd_args good_args(int64_t D = 64, attn_dtype dt = ATTN_DTYPE_F16) {
