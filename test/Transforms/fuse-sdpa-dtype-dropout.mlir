@@ -71,6 +71,40 @@ func.func @dropout_training(%q: tensor<2x4x8xf32>, %k: tensor<2x4x8xf32>, %v: te
 
 // -----
 
+// Training dropout with a seed: attn.sdpa carries the seed, so it draws the
+// same mask as the chain's attn.dropout (dropping it was a wrong fusion).
+
+// CHECK-LABEL: func.func @dropout_training_seed
+// CHECK: attn.sdpa {{.*}} {dropout_p = 5.000000e-01 : f64, scale = 1.000000e+00 : f64, seed = 7 : i64}
+// CHECK-NOT: attn.dropout
+func.func @dropout_training_seed(%q: tensor<1x2x8x4xf32>, %k: tensor<1x2x8x4xf32>, %v: tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32> {
+  %kt = attn.transpose %k dims(-2, -1) : tensor<1x2x8x4xf32> -> tensor<1x2x4x8xf32>
+  %s = attn.matmul %q, %kt : (tensor<1x2x8x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x8x8xf32>
+  %p = attn.softmax %s dim(-1) : tensor<1x2x8x8xf32>
+  %d = attn.dropout %p p(5.000000e-01) train(true) {seed = 7 : i64} : tensor<1x2x8x8xf32>
+  %o = attn.matmul %d, %v : (tensor<1x2x8x8xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32>
+  return %o : tensor<1x2x8x4xf32>
+}
+
+// -----
+
+// Inference with a seed: the dropout goes, and so does its seed.
+
+// CHECK-LABEL: func.func @dropout_inference_seed
+// CHECK: attn.sdpa
+// CHECK-NOT: seed
+// CHECK: return
+func.func @dropout_inference_seed(%q: tensor<1x2x8x4xf32>, %k: tensor<1x2x8x4xf32>, %v: tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32> {
+  %kt = attn.transpose %k dims(-2, -1) : tensor<1x2x8x4xf32> -> tensor<1x2x4x8xf32>
+  %s = attn.matmul %q, %kt : (tensor<1x2x8x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x8x8xf32>
+  %p = attn.softmax %s dim(-1) : tensor<1x2x8x8xf32>
+  %d = attn.dropout %p p(5.000000e-01) train(false) {seed = 7 : i64} : tensor<1x2x8x8xf32>
+  %o = attn.matmul %d, %v : (tensor<1x2x8x8xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32>
+  return %o : tensor<1x2x8x4xf32>
+}
+
+// -----
+
 // Inference (train = false) or p = 0: the dropout is the identity and goes.
 
 // CHECK-LABEL: func.func @dropout_inference

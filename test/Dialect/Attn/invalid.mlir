@@ -378,3 +378,53 @@ func.func @sdpa_attr_type(%q: tensor<16x64xf32>) {
   %0 = "attn.sdpa"(%q, %q, %q) {is_causal = 1 : i64} : (tensor<16x64xf32>, tensor<16x64xf32>, tensor<16x64xf32>) -> tensor<16x64xf32>
   return
 }
+
+// -----
+
+func.func @dropout_seed_type(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{attribute 'seed' failed to satisfy constraint: 64-bit signless integer attribute}}
+  %0 = attn.dropout %x p(1.000000e-01) train(true) {seed = 1.5 : f64} : tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @sdpa_seed_type(%q: tensor<16x64xf32>) {
+  // expected-error @+1 {{attribute 'seed' failed to satisfy constraint: 64-bit signless integer attribute}}
+  %0 = attn.sdpa %q, %q, %q {dropout_p = 1.000000e-01 : f64, seed = 3 : i32} : (tensor<16x64xf32>, tensor<16x64xf32>, tensor<16x64xf32>) -> tensor<16x64xf32>
+  return
+}
+
+// -----
+
+// A result type must be exactly the inferred one: refining a `?` would need a
+// run-time check the op does not make (tensor.cast says it explicitly).
+func.func @transpose_refined_result(%x: tensor<?x4xf32>) {
+  // expected-error @+1 {{result shape 4x3 does not match the expected 4x?}}
+  %0 = attn.transpose %x dims(0, 1) : tensor<?x4xf32> -> tensor<4x3xf32>
+  return
+}
+
+// -----
+
+func.func @add_refined_result(%x: tensor<?x4xf32>) {
+  // expected-error @+1 {{result shape 3x4 does not match the expected ?x4}}
+  %0 = attn.add %x, %x : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<3x4xf32>
+  return
+}
+
+// -----
+
+func.func @add_generalized_result(%x: tensor<3x4xf32>) {
+  // expected-error @+1 {{result shape ?x4 does not match the expected 3x4}}
+  %0 = attn.add %x, %x : (tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @cast_refined_result(%x: tensor<?x4xf32>) {
+  // expected-error @+1 {{result shape 3x4 differs from the input shape ?x4}}
+  %0 = attn.cast %x : tensor<?x4xf32> -> tensor<3x4xf16>
+  return
+}

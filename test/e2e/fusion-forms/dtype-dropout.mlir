@@ -1,7 +1,7 @@
 // End-to-end check of a fusion form family (issue 3): attn-run --check runs
 // each function fused (default pipeline) and unfused (math lowering) on the
 // same seeded random inputs; i1 mask arguments get fully masked rows.
-// This file: f16/bf16 softmax upcast; dropout in eval mode or with p = 0 (train = true, p > 0 is random: test/Transforms covers its IR).
+// This file: f16/bf16 softmax upcast; dropout in eval mode or with p = 0 (training dropout: dropout-train.mlir).
 // Every function's trace has exactly one sdpa span and no softmax span
 // (attn-run --trace), so these tests fail if fusion silently stops.
 // ONE-SDPA: "name": "sdpa"

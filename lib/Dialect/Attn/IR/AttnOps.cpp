@@ -139,7 +139,10 @@ static LogicalResult verifyResultType(Operation *op, RankedTensorType expected,
     return op->emitOpError()
            << "result element type " << actualType.getElementType()
            << " does not match the expected " << expected.getElementType();
-  if (!isCompatibleShape(expected.getShape(), actualType.getShape()))
+  // Exactly the inferred shape: a result that refines a `?` (or forgets a
+  // static size) would need a run-time check the op does not make; a
+  // tensor.cast says it explicitly.
+  if (expected.getShape() != actualType.getShape())
     return op->emitOpError()
            << "result shape " << shapeStr(actualType.getShape())
            << " does not match the expected "
@@ -386,7 +389,7 @@ LogicalResult SoftmaxOp::verify() {
 
 LogicalResult CastOp::verify() {
   auto input = getInput().getType();
-  if (!isCompatibleShape(input.getShape(), getType().getShape()))
+  if (input.getShape() != getType().getShape())
     return emitOpError() << "result shape " << shapeStr(getType().getShape())
                          << " differs from the input shape "
                          << shapeStr(input.getShape());
@@ -488,6 +491,14 @@ bool SdpaOp::hasBoolMask() {
 }
 
 bool SdpaOp::hasAdditiveMask() { return getMask() && !hasBoolMask(); }
+
+Speculation::Speculatability SdpaOp::getSpeculatability() {
+  // A `?` dim is checked against its partners when the op runs.
+  bool allStatic = llvm::all_of(getOperandTypes(), [](Type t) {
+    return cast<RankedTensorType>(t).hasStaticShape();
+  });
+  return allStatic ? Speculation::Speculatable : Speculation::NotSpeculatable;
+}
 
 LogicalResult SdpaOp::verify() {
   auto q = getQuery().getType();

@@ -740,7 +740,8 @@ static void rewriteAttention(AttentionMatch &m,
     maskedValue = rewriter.getF64FloatAttr(m.fill->convertToDouble());
   auto sdpa = SdpaOp::create(rewriter, loc, out.getType(), m.query, key,
                              m.value, mask, rewriter.getF64FloatAttr(m.scale),
-                             m.isCausal, APFloat(m.dropoutP), maskedValue);
+                             m.isCausal, APFloat(m.dropoutP), maskedValue,
+                             m.dropoutP > 0.0 ? m.dropout.getSeedAttr() : nullptr);
   rewriter.replaceOp(out, sdpa.getResult());
   // Dropout is not Pure, so dead-code elimination would keep it.
   if (m.dropout && m.dropout->use_empty())

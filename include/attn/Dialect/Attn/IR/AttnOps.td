@@ -218,19 +218,28 @@ def Attn_CastOp : Attn_Op<"cast", [Pure]> {
 // attn.dropout
 //===----------------------------------------------------------------------===//
 
-def Attn_DropoutOp : Attn_Op<"dropout", [AllTypesMatch<["input", "result"]>]> {
+def Attn_DropoutOp : Attn_Op<"dropout", [Pure, AllTypesMatch<["input", "result"]>]> {
   let summary = "dropout (F.dropout)";
   let description = [{
     `F.dropout(input, p, training=train)`: with `train` true, each element
     is zeroed with probability `p` and the rest are scaled by `1 / (1 - p)`;
     with `train` false, or `p = 0`, it is the identity and folds away.
-    `p` is in [0, 1). Not `Pure`: it draws random numbers.
+    `p` is in [0, 1).
+
+    Which elements are kept is a counter-based hash of the element's
+    row-major index and `seed` (an absent `seed` is 0), not a random-number
+    state: the op is a pure function of its input and attributes, so the
+    same op gives the same mask on every call, fusion into `attn.sdpa`
+    (which carries the seed) keeps the mask, and CSE may merge two identical
+    ops. Give independent dropouts distinct seeds. The stream cannot match
+    PyTorch's generator.
 
     ```mlir
-    %d = attn.dropout %p p(1.000000e-01) train(true) : tensor<8x128x128xf32>
+    %d = attn.dropout %p p(1.000000e-01) train(true) {seed = 7 : i64} : tensor<8x128x128xf32>
     ```
   }];
-  let arguments = (ins Attn_FloatTensor:$input, F64Attr:$p, BoolAttr:$train);
+  let arguments = (ins Attn_FloatTensor:$input, F64Attr:$p, BoolAttr:$train,
+                       OptionalAttr<I64Attr>:$seed);
   let results = (outs Attn_FloatTensor:$result);
   let assemblyFormat = [{
     $input `p` `(` $p `)` `train` `(` $train `)` attr-dict `:` type($input)
@@ -273,7 +282,8 @@ def Attn_RepeatInterleaveOp : Attn_Op<"repeat_interleave", [Pure]> {
 // attn.sdpa
 //===----------------------------------------------------------------------===//
 
-def Attn_SdpaOp : Attn_Op<"sdpa"> {
+def Attn_SdpaOp : Attn_Op<"sdpa", [NoMemoryEffect,
+    DeclareOpInterfaceMethods<ConditionallySpeculatable>]> {
   let summary = "fused scaled dot-product attention (F.scaled_dot_product_attention)";
   let description = [{
     `F.scaled_dot_product_attention(query, key, value, attn_mask, dropout_p,
@@ -296,7 +306,9 @@ def Attn_SdpaOp : Attn_Op<"sdpa"> {
     3. `p = softmax(s)` along S. A row whose scores are all `-inf` gives NaN
        (exactly as `torch.softmax` does for the unfused chain); with a finite
        `masked_value`, a fully masked row averages `value` uniformly.
-    4. With `dropout_p > 0`, `p` is dropped out as `F.dropout(p, dropout_p)`.
+    4. With `dropout_p > 0`, `p` is dropped out as `F.dropout(p, dropout_p)`,
+       with the mask of `attn.dropout` on the `[..., L, S]` probabilities
+       with the same `seed` (absent: 0).
     5. `result = p . value`, rounded to the element type once.
 
     Batch dims: key and value share their batch dims; each equals the
@@ -304,6 +316,10 @@ def Attn_SdpaOp : Attn_Op<"sdpa"> {
     divide the query's (grouped-query attention: query head `h` reads
     key/value head `h / (Hq / Hkv)`, as `repeat_interleave` gives). The mask
     broadcasts to `[..., L, S]`.
+
+    The op has no memory effects. It is speculatable when every operand has
+    a static shape; a `?` dim is checked at run time (it never broadcasts),
+    so such an op is not hoisted out of the code that guards it.
 
     ```mlir
     %o = attn.sdpa %q, %k, %v {is_causal = true, scale = 1.250000e-01 : f64}
@@ -322,7 +338,8 @@ def Attn_SdpaOp : Attn_Op<"sdpa"> {
     OptionalAttr<F64Attr>:$scale,
     DefaultValuedAttr<BoolAttr, "false">:$is_causal,
     DefaultValuedAttr<F64Attr, "0.0">:$dropout_p,
-    OptionalAttr<F64Attr>:$masked_value
+    OptionalAttr<F64Attr>:$masked_value,
+    OptionalAttr<I64Attr>:$seed
   );
   let results = (outs Attn_FloatTensor:$result);
   let assemblyFormat = [{
