@@ -25,8 +25,11 @@
 
 using namespace mlir;
 
-bool attn::isValidCpuBackend(StringRef backend) {
-  return succeeded(parseSdpaCpuBackend(backend));
+llvm::cl::ValuesClass attn::compileTargetValues() {
+  return llvm::cl::values(
+      clEnumValN(CompileTarget::Cpu, "cpu", "everything on the CPU"),
+      clEnumValN(CompileTarget::Cuda, "cuda",
+                 "attn.sdpa on the CUDA kernels where they support it"));
 }
 
 std::unique_ptr<attn::AttnInputModule>
@@ -52,10 +55,6 @@ attn::parseInputModule(StringRef filename, std::string &error) {
   return input;
 }
 
-bool attn::isValidTarget(StringRef target) {
-  return target == "cpu" || target == "cuda";
-}
-
 void attn::registerAttnPipelineTranslations(DialectRegistry &registry) {
   registerAllToLLVMIRTranslations(registry);
 }
@@ -69,18 +68,15 @@ void attn::buildAttnToLLVMPipeline(OpPassManager &pm,
       llvm::report_fatal_error("attn-fuse-sdpa is not registered; call "
                                "registerAllAttnPasses() first");
   }
-  if (options.target == "cuda") {
-    AttnLowerSdpaToCudaOptions cuda;
-    cuda.requireGpu = options.backend == "flash";
-    pm.addPass(createAttnLowerSdpaToCuda(cuda));
+  bool cuda = options.target == CompileTarget::Cuda;
+  if (cuda) {
+    AttnLowerSdpaToCudaOptions cudaOptions;
+    cudaOptions.requireGpu = options.backend == SdpaCpuBackend::Flash;
+    pm.addPass(createAttnLowerSdpaToCuda(cudaOptions));
   }
   AttnCpuLoweringOptions lowering;
-  lowering.useGenericAllocFunctions = options.target == "cuda";
-  FailureOr<SdpaCpuBackend> backend = parseSdpaCpuBackend(options.backend);
-  if (failed(backend))
-    llvm::report_fatal_error("unknown CPU backend '" + Twine(options.backend) +
-                             "'; check with isValidCpuBackend first");
-  lowering.backend = *backend;
+  lowering.useGenericAllocFunctions = cuda;
+  lowering.backend = options.backend;
   lowering.enableTrace = options.trace;
   lowering.numThreads = options.numThreads;
   buildAttnCpuLoweringPipeline(pm, lowering);

@@ -57,12 +57,14 @@ static cl::opt<std::string> emit(
     cl::value_desc("mlir|llvm|obj|so"));
 static cl::opt<bool> noFuse(cl::cat(toolCategory), "no-fuse",
                             cl::desc("Do not run attn-fuse-sdpa"));
-static cl::opt<std::string>
-    backend(cl::cat(toolCategory), "backend", cl::init("auto"),
-            cl::desc("CPU lowering of attn.sdpa: auto, flash or math"),
-            cl::value_desc("auto|flash|math"));
-static cl::opt<std::string>
-    target(cl::cat(toolCategory), "target", cl::init("cpu"),
+static cl::opt<attn::SdpaCpuBackend>
+    backend(cl::cat(toolCategory), "backend",
+            cl::init(attn::SdpaCpuBackend::Auto),
+            cl::desc("CPU lowering of attn.sdpa"),
+            attn::sdpaCpuBackendValues());
+static cl::opt<attn::CompileTarget>
+    target(cl::cat(toolCategory), "target",
+           cl::init(attn::CompileTarget::Cpu), attn::compileTargetValues(),
            cl::desc("cpu, or cuda: attn.sdpa ops the CUDA kernels support "
                     "call them (the rest runs on the CPU, with a remark; "
                     "--backend=flash makes that an error), allocations use "
@@ -184,7 +186,7 @@ static LogicalResult linkSharedLibrary(StringRef object, StringRef output,
     args.push_back(omp.str());
     args.push_back(("-Wl,-rpath," + llvm::sys::path::parent_path(omp)).str());
   }
-  if (target == "cuda") {
+  if (target == attn::CompileTarget::Cuda) {
 #ifdef ATTN_CUDA_RUNTIME_ARCHIVE
     StringRef cudaLibDir = ATTN_CUDA_LIBRARY_DIR;
     for (StringRef a : {"-Wl,--whole-archive", ATTN_CUDA_RUNTIME_ARCHIVE,
@@ -245,10 +247,6 @@ int main(int argc, char **argv) {
   bool binary = kind == "obj" || kind == "so";
   if (binary && outputFilename == "-")
     return fail("--emit=" + kind + " writes a binary; give a file with -o");
-  if (!attn::isValidCpuBackend(backend))
-    return fail("--backend=" + backend + ": expected auto, flash or math");
-  if (!attn::isValidTarget(target))
-    return fail("--target=" + target + ": expected cpu or cuda");
   if (optLevel > 3)
     return fail("-O" + Twine(optLevel) + ": expected 0, 1, 2 or 3");
 
@@ -276,7 +274,7 @@ int main(int argc, char **argv) {
       if (!llvm::isAlnum(c))
         c = '_';
     llvm::raw_string_ostream os(headerText);
-    if (failed(attn::emitCHeader(*module, os, target == "cuda", guard)))
+    if (failed(attn::emitCHeader(*module, os, target == attn::CompileTarget::Cuda, guard)))
       return 1;
   }
 

@@ -117,10 +117,11 @@ static cl::opt<double> rtolOpt(cl::cat(toolCategory), "rtol", cl::init(-1.0),
                                         "(default: by dtype)"));
 static cl::opt<bool> noFuse(cl::cat(toolCategory), "no-fuse",
                             cl::desc("Do not run attn-fuse-sdpa"));
-static cl::opt<std::string>
-    backend(cl::cat(toolCategory), "backend", cl::init("auto"),
-            cl::desc("CPU lowering of attn.sdpa: auto, flash or math"),
-            cl::value_desc("auto|flash|math"));
+static cl::opt<attn::SdpaCpuBackend>
+    backend(cl::cat(toolCategory), "backend",
+            cl::init(attn::SdpaCpuBackend::Auto),
+            cl::desc("CPU lowering of attn.sdpa"),
+            attn::sdpaCpuBackendValues());
 static cl::opt<unsigned> threads(
     cl::cat(toolCategory), "num-threads", cl::init(0),
     cl::desc("Threads of the lowered code: 0 = OpenMP default "
@@ -515,8 +516,6 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(toolCategory);
   cl::ParseCommandLineOptions(argc, argv, kOverview);
 
-  if (!attn::isValidCpuBackend(backend))
-    return fail("--backend=" + backend + ": expected auto, flash or math");
   if (dist != "uniform" && dist != "normal")
     return fail("--dist=" + dist + ": expected uniform or normal");
   if (!soPath.empty() &&
@@ -684,7 +683,7 @@ int main(int argc, char **argv) {
   if (check) {
     attn::AttnPipelineOptions refOptions;
     refOptions.fuse = false;
-    refOptions.backend = "math";
+    refOptions.backend = attn::SdpaCpuBackend::Math;
     refOptions.numThreads = threads;
     std::unique_ptr<Executable> ref = compileJit(*module, entry, refOptions);
     if (!ref)

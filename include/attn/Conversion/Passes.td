@@ -48,9 +48,11 @@ def AttnLowerToCpu : Pass<"attn-lower-to-cpu", "::mlir::ModuleOp"> {
     "::mlir::tensor::TensorDialect", "::mlir::affine::AffineDialect"
   ];
   let options = [
-    Option<"backend", "backend", "std::string", /*default=*/"\"auto\"",
+    Option<"backend", "backend", "::mlir::attn::SdpaCpuBackend",
+           /*default=*/"::mlir::attn::SdpaCpuBackend::Auto",
            "attn.sdpa implementation: auto (flash unless dropout), flash "
-           "(tiled online softmax) or math (materialised scores)">,
+           "(tiled online softmax) or math (materialised scores)",
+           "::mlir::attn::sdpaCpuBackendValues()">,
     Option<"trace", "trace", "bool", /*default=*/"false",
            "Bracket each lowered op with attnrt_trace_begin/end calls">,
     Option<"blockQ", "block-q", "int64_t", /*default=*/"64",

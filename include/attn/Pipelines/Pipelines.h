@@ -10,6 +10,8 @@
 #ifndef ATTN_PIPELINES_PIPELINES_H
 #define ATTN_PIPELINES_PIPELINES_H
 
+#include "attn/Conversion/AttnToCpu/AttnToCpu.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/OwningOpRef.h"
@@ -34,6 +36,13 @@ class OpPassManager;
 
 namespace mlir::attn {
 
+/// Where attn.sdpa runs: the CPU lowering, or the CUDA kernels for the
+/// configurations they support (the rest stays on the CPU).
+enum class CompileTarget { Cpu, Cuda };
+
+/// The values of a typed `--target` option: "cpu" or "cuda".
+llvm::cl::ValuesClass compileTargetValues();
+
 /// An input module parsed for a tool, in its own context (every AttnFuse
 /// dialect and the LLVM IR translations registered), with the diagnostic
 /// handler that points diagnostics at its source lines.
@@ -55,8 +64,8 @@ std::unique_ptr<AttnInputModule> parseInputModule(StringRef filename,
 struct AttnPipelineOptions {
   /// Run attn-fuse-sdpa before lowering.
   bool fuse = true;
-  /// CPU lowering of attn.sdpa: "auto", "flash" or "math".
-  std::string backend = "auto";
+  /// CPU lowering of attn.sdpa.
+  SdpaCpuBackend backend = SdpaCpuBackend::Auto;
   /// Lower with trace=true: the code calls attnrt_trace_begin/end around each
   /// op and the module gets `attn.trace_names`.
   bool trace = false;
@@ -68,18 +77,12 @@ struct AttnPipelineOptions {
   /// into the kernels' runtime bridge (attn-lower-sdpa-to-cuda; with backend
   /// "flash" every attn.sdpa must be supported), everything else is lowered
   /// for the CPU, and allocations use CUDA managed memory.
-  std::string target = "cpu";
+  CompileTarget target = CompileTarget::Cpu;
 };
 
 /// The OpenMP runtime the lowered code calls when numThreads != 1 (the
 /// libomp that the build found), for the JIT and for linking libraries.
 StringRef getOpenMPRuntimePath();
-
-/// True for the backend names the CPU lowering accepts.
-bool isValidCpuBackend(StringRef backend);
-
-/// True for "cpu" and "cuda".
-bool isValidTarget(StringRef target);
 
 /// Registers what the pipelines need beyond registerAllAttnDialects: the
 /// translations from MLIR's LLVM dialect (and friends) to LLVM IR.

@@ -33,14 +33,37 @@ namespace mlir::attn {
 using namespace mlir;
 using namespace mlir::attn;
 
+static constexpr SdpaCpuBackend kAllSdpaCpuBackends[] = {
+    SdpaCpuBackend::Auto, SdpaCpuBackend::Flash, SdpaCpuBackend::Math};
+
+StringRef mlir::attn::stringifySdpaCpuBackend(SdpaCpuBackend backend) {
+  switch (backend) {
+  case SdpaCpuBackend::Auto:
+    return "auto";
+  case SdpaCpuBackend::Flash:
+    return "flash";
+  case SdpaCpuBackend::Math:
+    return "math";
+  }
+  llvm_unreachable("covered switch");
+}
+
 FailureOr<SdpaCpuBackend> mlir::attn::parseSdpaCpuBackend(StringRef name) {
-  if (name == "auto")
-    return SdpaCpuBackend::Auto;
-  if (name == "flash")
-    return SdpaCpuBackend::Flash;
-  if (name == "math")
-    return SdpaCpuBackend::Math;
+  for (SdpaCpuBackend backend : kAllSdpaCpuBackends)
+    if (name == stringifySdpaCpuBackend(backend))
+      return backend;
   return failure();
+}
+
+llvm::cl::ValuesClass mlir::attn::sdpaCpuBackendValues() {
+  auto value = [](SdpaCpuBackend backend, StringRef description) {
+    return llvm::cl::OptionEnumValue{stringifySdpaCpuBackend(backend),
+                                     static_cast<int>(backend), description};
+  };
+  return llvm::cl::values(
+      value(SdpaCpuBackend::Auto, "flash, or math when dropout_p > 0"),
+      value(SdpaCpuBackend::Flash, "tiled online softmax, no L x S scores"),
+      value(SdpaCpuBackend::Math, "materialised scores (the reference)"));
 }
 
 SdpaCpuBackend mlir::attn::getSdpaCpuBackend(Operation *sdpa,
@@ -75,13 +98,7 @@ struct AttnLowerToCpuPass
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
     AttnCpuLoweringOptions options;
-    FailureOr<SdpaCpuBackend> parsed = parseSdpaCpuBackend(backend);
-    if (failed(parsed)) {
-      module.emitError() << "attn-lower-to-cpu: unknown backend '" << backend
-                         << "' (expected auto, flash or math)";
-      return signalPassFailure();
-    }
-    options.backend = *parsed;
+    options.backend = backend;
     options.enableTrace = trace;
     if (blockQ < 1 || blockKV < 1) {
       module.emitError() << "attn-lower-to-cpu: block sizes must be >= 1";
@@ -200,17 +217,7 @@ struct AttnCpuExpApproximationPass
 void mlir::attn::buildAttnCpuLoweringPipeline(
     OpPassManager &pm, const AttnCpuLoweringOptions &options) {
   AttnLowerToCpuOptions lowerOptions;
-  switch (options.backend) {
-  case SdpaCpuBackend::Auto:
-    lowerOptions.backend = "auto";
-    break;
-  case SdpaCpuBackend::Flash:
-    lowerOptions.backend = "flash";
-    break;
-  case SdpaCpuBackend::Math:
-    lowerOptions.backend = "math";
-    break;
-  }
+  lowerOptions.backend = options.backend;
   lowerOptions.trace = options.enableTrace;
   lowerOptions.blockQ = options.blockQ;
   lowerOptions.blockKV = options.blockKV;
@@ -271,9 +278,9 @@ void mlir::attn::buildAttnCpuLoweringPipeline(
 
 namespace {
 struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
-  Option<std::string> backend{*this, "backend",
-                              llvm::cl::desc("auto, flash or math"),
-                              llvm::cl::init("auto")};
+  Option<SdpaCpuBackend> backend{
+      *this, "backend", llvm::cl::desc("attn.sdpa implementation"),
+      llvm::cl::init(SdpaCpuBackend::Auto), sdpaCpuBackendValues()};
   Option<bool> trace{*this, "trace", llvm::cl::desc("emit trace calls"),
                      llvm::cl::init(false)};
   Option<unsigned> numThreads{
@@ -295,9 +302,7 @@ void mlir::attn::registerAttnCpuLoweringPipeline() {
       "loops, OpenMP, LLVM)",
       [](OpPassManager &pm, const PipelineOptions &o) {
         AttnCpuLoweringOptions options;
-        options.backend = succeeded(parseSdpaCpuBackend(o.backend))
-                              ? *parseSdpaCpuBackend(o.backend)
-                              : SdpaCpuBackend::Auto;
+        options.backend = o.backend;
         options.enableTrace = o.trace;
         options.numThreads = o.numThreads;
         options.fastExp = o.fastExp;

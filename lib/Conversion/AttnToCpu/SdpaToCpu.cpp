@@ -24,6 +24,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <cmath>
 #include <limits>
@@ -502,7 +503,8 @@ static Value lowerSdpaFlash(OpBuilder &b, Location loc, SdpaOp op,
   for (Value size : plan.qBatch)
     ubs.push_back(getAsOpFoldResult(size));
   if (std::optional<int64_t> l = getConstantIntValue(plan.l))
-    ubs.push_back(b.getIndexAttr((*l + blockQ - 1) / blockQ));
+    ubs.push_back(b.getIndexAttr(
+        llvm::divideCeil(static_cast<uint64_t>(*l), blockQ)));
   else
     ubs.push_back(numQBlocks);
 
@@ -804,6 +806,11 @@ struct SdpaOpLowering : OpRewritePattern<SdpaOp> {
                     (backend == SdpaCpuBackend::Auto && !hasDropout);
     if (useFlash && hasDropout)
       return rewriter.notifyMatchFailure(op, "flash has no dropout");
+    // A static head dim of 0 leaves nothing to tile (and no valid slice of
+    // it): the math path computes the same empty sums.
+    if (op.getQuery().getType().getShape().back() == 0 ||
+        op.getValue().getType().getShape().back() == 0)
+      useFlash = false;
     Location loc = op.getLoc();
     SdpaPlan plan = buildPlan(rewriter, loc, op);
     Value result = useFlash ? lowerSdpaFlash(rewriter, loc, op, plan,

@@ -39,6 +39,7 @@
 
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/Support/CommandLine.h"
 
 #include <cstdint>
 #include <string>
@@ -48,8 +49,16 @@ namespace mlir::attn {
 /// Which attn.sdpa implementation to emit.
 enum class SdpaCpuBackend { Auto, Flash, Math };
 
-/// Parses "auto", "flash" or "math".
+/// "auto", "flash" or "math": the one spelling of each backend, used by the
+/// pass and pipeline options, the tools' flags and `attn.cpu_backend`.
+StringRef stringifySdpaCpuBackend(SdpaCpuBackend backend);
+
+/// Parses a name printed by stringifySdpaCpuBackend.
 FailureOr<SdpaCpuBackend> parseSdpaCpuBackend(StringRef name);
+
+/// The values of a typed `backend` command-line option: anything else is
+/// rejected when the option is parsed.
+llvm::cl::ValuesClass sdpaCpuBackendValues();
 
 /// A discardable string attribute on an attn.sdpa ("auto", "flash" or
 /// "math") that overrides the pass's backend for that op (used to compare
