@@ -16,7 +16,7 @@ through transpose(x, 1, 2) (torch [B, L, H, E] layout), a kT argument, or
 repeat_interleave (GQA); 0-3 steps between the scores matmul and the softmax
 (scalar scales, masked_fill, where, additive masks in every operand order and
 broadcast shape, constant causal masks); optional f32 upcast around the
-softmax, dropout(train=false), a positive softmax dim, an intermediate
+softmax, dropout (eval, or training with a seed), a positive softmax dim, an intermediate
 returned as a second result (a second user: must not fuse wrongly), k/v
 batch dims broadcast by the matmuls, and sometimes two chains in one function
 (same sizes, shared arguments and constant masks).
@@ -378,10 +378,17 @@ def gen_chain(rng, fn):
     else:
         p = fn.emit("attn.softmax %s dim(%d) : %s" % (s, sdim, st))
     inter.append((p, st))
-    if rng.random() < 0.2:
-        p = fn.emit("attn.dropout %s p(%s) train(false) : %s"
-                    % (p, flt(rng.choice([0.1, 0.5])), st))
-        fn.desc.append("dropout(train=false)")
+    if rng.random() < 0.25:
+        # Training dropout draws its mask from (seed, element index): fused
+        # and unfused must drop the same elements (a lost seed is a wrong
+        # fusion). An absent seed is 0.
+        train = rng.random() < 0.6
+        prob = rng.choice([0.1, 0.5])
+        seed = rng.choice([None, 0, 7, -3, 2**40 + 5])
+        attrs = "" if seed is None else " {seed = %d : i64}" % seed
+        p = fn.emit("attn.dropout %s p(%s) train(%s)%s : %s"
+                    % (p, flt(prob), "true" if train else "false", attrs, st))
+        fn.desc.append("dropout(train=%s, seed=%s)" % (train, seed))
     ot = tt(batch + [L, Ev], et)
     o = fn.emit("attn.matmul %s, %s : (%s, %s) -> %s"
                 % (p, v, st, tt(kb + [S, Ev], et), ot))
