@@ -111,7 +111,8 @@ struct AttnLowerToCpuPass
     SmallVector<Operation *> attnOps;
     bool ok = true;
     module.walk([&](Operation *op) {
-      if (!isa_and_nonnull<AttnDialect>(op->getDialect()))
+      // attn.yield belongs to its attn.sdpa's score_mod and goes with it.
+      if (!isa_and_nonnull<AttnDialect>(op->getDialect()) || isa<YieldOp>(op))
         return;
       attnOps.push_back(op);
       if (failed(cpu::checkLowerableToCpu(op)))

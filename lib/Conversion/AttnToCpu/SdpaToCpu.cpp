@@ -57,12 +57,46 @@ struct SdpaPlan {
   SmallVector<int64_t> kvGroup;
   /// Per mask dim: true when it broadcasts (reads index 0).
   SmallVector<bool> maskBroadcast;
+  /// The same for each extra operand of the score_mod region.
+  SmallVector<SmallVector<bool>> extraBroadcast;
   /// Sizes (index values): query batch dims, L, S, E, Ev.
   SmallVector<Value> qBatch;
   Value l, s, e, ev;
 };
 
 } // namespace
+
+/// Per dim of `operand` (the mask or an extra operand, broadcast to the
+/// scores [..., L, S]): true where it broadcasts (reads index 0). Emits the
+/// run-time check that a dynamic dim equals the scores dim.
+static SmallVector<bool> getScoresBroadcast(OpBuilder &b, Location loc,
+                                            const SdpaPlan &plan, SdpaOp op,
+                                            Value operand) {
+  auto qType = op.getQuery().getType();
+  auto kType = op.getKey().getType();
+  int64_t rank = plan.rank;
+  auto mType = cast<RankedTensorType>(operand.getType());
+  int64_t mRank = mType.getRank();
+  SmallVector<bool> flags;
+  for (int64_t j = 0; j < mRank; ++j) {
+    int64_t t = rank - mRank + j;
+    int64_t target = t < plan.numBatch ? qType.getDimSize(t)
+                     : t == rank - 2   ? qType.getDimSize(rank - 2)
+                                       : kType.getDimSize(rank - 2);
+    bool broadcast = mType.getDimSize(j) == 1 && target != 1;
+    flags.push_back(broadcast);
+    if (!broadcast &&
+        (mType.isDynamicDim(j) || ShapedType::isDynamic(target))) {
+      Value targetSize = t < plan.numBatch ? plan.qBatch[t]
+                         : t == rank - 2   ? plan.l
+                                           : plan.s;
+      assertEqualSizes(b, loc, getDimSize(b, loc, operand, j), targetSize,
+                       "attn.sdpa: a dynamic mask dim must equal the "
+                       "scores dim at run time");
+    }
+  }
+  return flags;
+}
 
 /// Fills `plan` and emits run-time checks for dims that are dynamic and
 /// assumed equal.
@@ -136,27 +170,11 @@ static SdpaPlan buildPlan(OpBuilder &b, Location loc, SdpaOp op) {
     assertEqualSizes(b, loc, plan.s, getDimSize(b, loc, v, rank - 2),
                      "attn.sdpa: key and value sequence lengths differ");
 
-  if (Value mask = op.getMask()) {
-    auto mType = cast<RankedTensorType>(mask.getType());
-    int64_t mRank = mType.getRank();
-    for (int64_t j = 0; j < mRank; ++j) {
-      int64_t t = rank - mRank + j;
-      int64_t target = t < plan.numBatch ? qType.getDimSize(t)
-                       : t == rank - 2   ? qType.getDimSize(rank - 2)
-                                         : kType.getDimSize(rank - 2);
-      bool broadcast = mType.getDimSize(j) == 1 && target != 1;
-      plan.maskBroadcast.push_back(broadcast);
-      if (!broadcast &&
-          (mType.isDynamicDim(j) || ShapedType::isDynamic(target))) {
-        Value targetSize = t < plan.numBatch ? plan.qBatch[t]
-                           : t == rank - 2   ? plan.l
-                                             : plan.s;
-        assertEqualSizes(b, loc, getDimSize(b, loc, mask, j), targetSize,
-                         "attn.sdpa: a dynamic mask dim must equal the "
-                         "scores dim at run time");
-      }
-    }
-  }
+  if (Value mask = op.getMask())
+    plan.maskBroadcast = getScoresBroadcast(b, loc, plan, op, mask);
+  for (Value extra : op.getExtras())
+    plan.extraBroadcast.push_back(
+        getScoresBroadcast(b, loc, plan, op, extra));
   return plan;
 }
 
@@ -205,17 +223,33 @@ static SmallVector<Value> kvBatchIndices(OpBuilder &b, Location loc,
   return idx;
 }
 
-/// Applies scale, additive mask, boolean mask and the causal mask to one
-/// raw score `acc` (compute type) at query row `row` and key column `col`
-/// (index values). `maskElem` is the mask element at that position (or
-/// null).
+namespace {
+/// What one score position reads besides its raw score: its indices (query
+/// batch dims, row, column) and its mask and extra-operand elements.
+struct ScorePosition {
+  SmallVector<Value> batch;
+  Value row, col;
+  Value maskElem;
+  SmallVector<Value> extraElems;
+};
+} // namespace
+
+/// Applies scale, the score_mod region, the additive mask, the boolean mask
+/// and the causal mask to one raw score `acc` (compute type), in the
+/// contract's order. Both implementations call it per score.
 static Value buildMaskedScore(OpBuilder &b, Location loc, const SdpaPlan &plan,
-                              Value acc, Value maskElem, Value row, Value col) {
+                              SdpaOp op, Value acc, const ScorePosition &pos) {
   Type ct = plan.computeType;
   Value scale = plan.scaleValue
                     ? plan.scaleValue
                     : createFloatConstant(b, loc, ct, plan.scale);
   Value s = arith::MulFOp::create(b, loc, acc, scale);
+  Value maskElem = pos.maskElem, row = pos.row, col = pos.col;
+  if (op.getScoreModBlock()) {
+    SmallVector<Value> indices(pos.batch);
+    indices.append({row, col});
+    s = op.buildScoreMod(b, s, indices, pos.extraElems);
+  }
   if (plan.hasAddMask)
     s = arith::AddFOp::create(b, loc, s, castFloat(b, loc, maskElem, ct));
   Value masked;
@@ -311,12 +345,13 @@ static Value lowerSdpaMath(OpBuilder &b, Location loc, SdpaOp op,
   // 2. scale and masks, in place over loops (b..., l, s).
   unsigned r = plan.rank;
   SmallVector<Value> ins;
-  SmallVector<AffineMap> maskMaps;
-  if (Value mask = op.getMask()) {
+  if (Value mask = op.getMask())
     ins.push_back(mask);
-    maskMaps.push_back(getBroadcastMap(cast<RankedTensorType>(mask.getType()),
+  llvm::append_range(ins, op.getExtras());
+  SmallVector<AffineMap> maskMaps;
+  for (Value in : ins)
+    maskMaps.push_back(getBroadcastMap(cast<RankedTensorType>(in.getType()),
                                        scoreShape, r, 0, ctx));
-  }
   maskMaps.push_back(b.getMultiDimIdentityMap(r));
   SmallVector<utils::IteratorType> piters(r, utils::IteratorType::parallel);
   scores =
@@ -324,15 +359,22 @@ static Value lowerSdpaMath(OpBuilder &b, Location loc, SdpaOp op,
           b, loc, TypeRange{scoreType}, ins, ValueRange{scores}, maskMaps,
           piters,
           [&](OpBuilder &nb2, Location l, ValueRange args) {
-            Value maskElem = ins.empty() ? Value() : args[0];
-            Value row, col;
-            if (plan.isCausal) {
-              row = linalg::IndexOp::create(nb2, l, nb);
-              col = linalg::IndexOp::create(nb2, l, nb + 1);
+            ScorePosition pos;
+            ValueRange elems = args.drop_back();
+            if (op.getMask()) {
+              pos.maskElem = elems.front();
+              elems = elems.drop_front();
             }
-            linalg::YieldOp::create(nb2, l,
-                                    buildMaskedScore(nb2, l, plan, args.back(),
-                                                     maskElem, row, col));
+            pos.extraElems.assign(elems.begin(), elems.end());
+            bool needsIndices = plan.isCausal || op.getScoreModBlock();
+            for (int64_t d = 0; needsIndices && d < nb; ++d)
+              pos.batch.push_back(linalg::IndexOp::create(nb2, l, d));
+            if (needsIndices) {
+              pos.row = linalg::IndexOp::create(nb2, l, nb);
+              pos.col = linalg::IndexOp::create(nb2, l, nb + 1);
+            }
+            linalg::YieldOp::create(
+                nb2, l, buildMaskedScore(nb2, l, plan, op, args.back(), pos));
           })
           .getResult(0);
 
@@ -612,28 +654,38 @@ static Value lowerSdpaFlash(OpBuilder &b, Location loc, SdpaOp op,
                   Value j = linalg::IndexOp::create(b, l, 1);
                   Value row = arith::AddIOp::create(b, l, l0, i);
                   Value col = arith::AddIOp::create(b, l, kv0, j);
-                  Value maskElem;
-                  if (mask) {
-                    auto mType = cast<RankedTensorType>(mask.getType());
-                    int64_t mRank = mType.getRank();
+                  // The element of a mask or extra operand at this
+                  // position (index 0 where it broadcasts).
+                  auto elementAt = [&](Value t, ArrayRef<bool> broadcast) {
+                    int64_t tRank = cast<RankedTensorType>(t.getType())
+                                        .getRank();
                     SmallVector<Value> idx;
                     Value c0 = arith::ConstantIndexOp::create(b, l, 0);
-                    for (int64_t jm = 0; jm < mRank; ++jm) {
-                      int64_t t = plan.rank - mRank + jm;
-                      if (plan.maskBroadcast[jm])
+                    for (int64_t jm = 0; jm < tRank; ++jm) {
+                      int64_t dim = plan.rank - tRank + jm;
+                      if (broadcast[jm])
                         idx.push_back(c0);
-                      else if (t < nb)
-                        idx.push_back(qIdx[t]);
-                      else if (t == nb)
+                      else if (dim < nb)
+                        idx.push_back(qIdx[dim]);
+                      else if (dim == nb)
                         idx.push_back(row);
                       else
                         idx.push_back(col);
                     }
-                    maskElem = tensor::ExtractOp::create(b, l, mask, idx);
-                  }
-                  linalg::YieldOp::create(b, l,
-                                          buildMaskedScore(b, l, plan, args[0],
-                                                           maskElem, row, col));
+                    return tensor::ExtractOp::create(b, l, t, idx)
+                        .getResult();
+                  };
+                  ScorePosition pos;
+                  pos.batch.assign(qIdx.begin(), qIdx.end());
+                  pos.row = row;
+                  pos.col = col;
+                  if (mask)
+                    pos.maskElem = elementAt(mask, plan.maskBroadcast);
+                  for (auto [extra, broadcast] :
+                       llvm::zip_equal(op.getExtras(), plan.extraBroadcast))
+                    pos.extraElems.push_back(elementAt(extra, broadcast));
+                  linalg::YieldOp::create(
+                      b, l, buildMaskedScore(b, l, plan, op, args[0], pos));
                 })
                 .getResult(0);
 

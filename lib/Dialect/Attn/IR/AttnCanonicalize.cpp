@@ -71,7 +71,7 @@ struct FoldConstantSdpaMask : public OpRewritePattern<SdpaOp> {
       return rewriter.notifyMatchFailure(op, "mask is neither causal nor "
                                              "all-keep");
     rewriter.modifyOpInPlace(op, [&] {
-      op.getMaskMutable().clear();
+      op.getMaskAndExtrasMutable().erase(0);
       if (kind == ConstantMaskKind::Causal)
         op.setIsCausal(true);
     });
