@@ -79,6 +79,7 @@ void attn::buildAttnToLLVMPipeline(OpPassManager &pm,
   lowering.backend = options.backend;
   lowering.enableTrace = options.trace;
   lowering.numThreads = options.numThreads;
+  lowering.checkFailureCalls = true;
   buildAttnCpuLoweringPipeline(pm, lowering);
 }
 
@@ -99,9 +100,15 @@ void attn::prepareCInterface(ModuleOp module) {
 LogicalResult attn::lowerToLLVMDialect(ModuleOp module,
                                        const AttnPipelineOptions &options) {
   prepareCInterface(module);
+  SmallVector<std::pair<std::string, FunctionType>> signatures;
+  for (auto func : module.getOps<func::FuncOp>())
+    if (func.isPublic() && !func.isExternal())
+      signatures.emplace_back(func.getSymName().str(), func.getFunctionType());
   PassManager pm(module.getContext());
   buildAttnToLLVMPipeline(pm, options);
-  return pm.run(module);
+  if (failed(pm.run(module)))
+    return failure();
+  return insertArgumentChecks(module, signatures);
 }
 
 SmallVector<std::string> attn::getTraceNames(ModuleOp module) {

@@ -99,8 +99,20 @@ void buildAttnToLLVMPipeline(OpPassManager &pm,
 /// `bufferization.writable = false` (compiled code never writes its inputs).
 void prepareCInterface(ModuleOp module);
 
-/// prepareCInterface, then the pipeline. Errors are reported as diagnostics
-/// on the module's context.
+/// Makes every `_mlir_ciface_<name>` of `signatures` (the tensor-level
+/// types of the public functions) first pass each tensor argument's
+/// descriptor to the runtime's attnrt_check_argument: wrong static sizes,
+/// negative sizes, non-zero offsets and strided views are reported through
+/// the check-failure handler (include/attn/Runtime/AttnRuntime.h) instead of
+/// being read wrongly. Entry points that are missing or have another arity
+/// are left for verifyLoweredCInterface to report.
+LogicalResult
+insertArgumentChecks(ModuleOp lowered,
+                     ArrayRef<std::pair<std::string, FunctionType>> signatures);
+
+/// prepareCInterface, then the pipeline (failed run-time checks call the
+/// runtime's attnrt_check_failed), then insertArgumentChecks. Errors are
+/// reported as diagnostics on the module's context.
 LogicalResult lowerToLLVMDialect(ModuleOp module,
                                  const AttnPipelineOptions &options);
 
