@@ -269,6 +269,8 @@ void mlir::attn::buildAttnCpuLoweringPipeline(
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());
+  if (options.checkFailureCalls)
+    pm.addPass(createAttnCheckFailureCallsPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createConvertOpenMPToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());
@@ -293,6 +295,10 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
                        llvm::cl::init(true)};
   Option<int64_t> blockQ{*this, "block-q", llvm::cl::init(64)};
   Option<int64_t> blockKV{*this, "block-kv", llvm::cl::init(64)};
+  Option<bool> checkFailureCalls{
+      *this, "check-failure-calls",
+      llvm::cl::desc("failed checks call attnrt_check_failed"),
+      llvm::cl::init(false)};
 };
 } // namespace
 
@@ -309,6 +315,7 @@ void mlir::attn::registerAttnCpuLoweringPipeline() {
         options.fastExp = o.fastExp;
         options.blockQ = o.blockQ;
         options.blockKV = o.blockKV;
+        options.checkFailureCalls = o.checkFailureCalls;
         buildAttnCpuLoweringPipeline(pm, options);
       });
 }
