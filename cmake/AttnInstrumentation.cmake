@@ -25,7 +25,12 @@ if(ATTN_SANITIZE)
   # test) instead of printing and going on. Line tables give located reports.
   list(APPEND ATTN_INSTRUMENT_COMPILE_FLAGS
     -fsanitize=${ATTN_SANITIZE} -fno-sanitize-recover=all
-    -fno-omit-frame-pointer -gline-tables-only)
+    -fno-omit-frame-pointer)
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+    list(APPEND ATTN_INSTRUMENT_COMPILE_FLAGS -gline-tables-only)
+  else()
+    list(APPEND ATTN_INSTRUMENT_COMPILE_FLAGS -g1)
+  endif()
   list(APPEND ATTN_INSTRUMENT_LINK_FLAGS -fsanitize=${ATTN_SANITIZE})
   message(STATUS "AttnFuse: -fsanitize=${ATTN_SANITIZE} on lib/, tools/, fuzz/ "
           "(not kernels/, not AttnRuntime)")

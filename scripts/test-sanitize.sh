@@ -5,9 +5,6 @@
 # test expects, or in a child of a helper script) fails the run: every
 # report is written to build-sanitize/sanitizer-reports/ and printed at the
 # end. Ends with one line `sanitize: N passed, N failed, N skipped`.
-#
-# ATTN_SANITIZE_FUZZ_SCALE (default 0.25): fraction of the cases the two
-# differential fuzz tests (test/e2e/*fuzz*.test) run.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 source "$root/scripts/sanitize-common.sh"
@@ -27,8 +24,7 @@ export UBSAN_OPTIONS="abort_on_error=1:log_path=$reports/ubsan:$UBSAN_OPTIONS"
 results="$sanitize_build/test/lit-results.json"
 rm -f "$results"
 start=$(date +%s)
-"$prefix/bin/lit" -sv --time-tests -o "$results" \
-  --param fuzz_scale="${ATTN_SANITIZE_FUZZ_SCALE:-0.25}" "$sanitize_build/test"
+"$prefix/bin/lit" -sv --time-tests -o "$results" "$sanitize_build/test"
 status=$?
 echo "sanitize lit: $(( $(date +%s) - start )) s"
 
