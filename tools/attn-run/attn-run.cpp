@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "HostTensor.h"
+#include "JitMemory.h"
 
 #include "attn/InitAttn.h"
 #include "attn/Pipelines/Pipelines.h"
@@ -410,6 +411,7 @@ compileJit(ModuleOp source, func::FuncOp entry,
     libs.push_back(attn::getOpenMPRuntimePath());
   }
   engineOptions.sharedLibPaths = libs;
+  engineOptions.sectionMemoryMapper = &attnrun::getJitMemoryMapper();
   auto engineOr =
       ExecutionEngine::create(*module, engineOptions, std::move(tm));
   if (!engineOr) {
