@@ -1,7 +1,7 @@
 //===- AttnOps.td - attn dialect ops -------------------------*- tablegen -*-===//
 //
-// Op and attribute names here are a contract (see DESIGN.md): other tools
-// write this IR in generic form, so they must not change.
+// Op and attribute names here are a contract (README.md, docs/AttnOps.md):
+// other tools write this IR in generic form, so they must not change.
 //
 //===----------------------------------------------------------------------===//
 
