@@ -10,15 +10,15 @@
 // why the attribute form did not apply.
 // ROUNDTRIP-NOT: attn.softmax
 
-// Gemma-2 soft-capping: s = cap * tanh(s / cap), then a causal mask.
+// Gemma-2 soft-capping: s = cap * tanh(s / cap), then a boolean mask. The
+// leading scale steps of f32 scores (/ cap here) become `scale`.
 // CHECK-LABEL: func.func @softcap_f32
 // CHECK-SAME: (%[[Q:[^:]+]]: tensor<1x2x8x16xf32>, %[[K:[^:]+]]: tensor<1x2x8x16xf32>, %[[V:[^:]+]]: tensor<1x2x8x16xf32>, %[[M:[^:]+]]: tensor<8x8xi1>)
-// CHECK: %[[O:.+]] = attn.sdpa %[[Q]], %[[K]], %[[V]] extras(%[[M]]) {scale = 1.000000e+00 : f64} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<8x8xi1>) -> tensor<1x2x8x16xf32> score_mod {
+// CHECK: %[[O:.+]] = attn.sdpa %[[Q]], %[[K]], %[[V]] extras(%[[M]]) {scale = 2.000000e-02 : f64} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<8x8xi1>) -> tensor<1x2x8x16xf32> score_mod {
 // CHECK-NEXT: ^bb0(%[[S:.+]]: f32, %{{.+}}: index, %{{.+}}: index, %{{.+}}: index, %{{.+}}: index, %[[ME:.+]]: i1):
 // CHECK-DAG: %[[C:.+]] = arith.constant 5.000000e+01 : f32
 // CHECK-DAG: %[[NI:.+]] = arith.constant 0xFF800000 : f32
-// CHECK: %[[D:.+]] = arith.divf %[[S]], %[[C]] : f32
-// CHECK: %[[T:.+]] = math.tanh %[[D]] : f32
+// CHECK: %[[T:.+]] = math.tanh %[[S]] : f32
 // CHECK: %[[R:.+]] = arith.mulf %[[T]], %[[C]] : f32
 // CHECK: %[[SEL:.+]] = arith.select %[[ME]], %[[NI]], %[[R]] : f32
 // CHECK: attn.yield %[[SEL]] : f32

@@ -61,30 +61,35 @@ static std::optional<APFloat> getScalarConstant(Value v, Type elementType) {
 
 /// If `v` is `x * c`, `c * x` or `x / c` with a scalar constant `c` and the
 /// type of `x` (no broadcasting up), returns `x` and multiplies `factor` by
-/// `c` (or `1/c`).
-static Value peelScalarScale(Value v, double &factor) {
-  while (Operation *def = v.getDefiningOp()) {
-    Type ct = getComputeType(tensorType(v).getElementType());
-    Value x;
-    std::optional<APFloat> c;
-    bool divide = false;
-    if (auto mul = dyn_cast<MulOp>(def)) {
-      if ((c = getScalarConstant(mul.getRhs(), ct)))
-        x = mul.getLhs();
-      else if ((c = getScalarConstant(mul.getLhs(), ct)))
-        x = mul.getRhs();
-    } else if (auto div = dyn_cast<DivOp>(def)) {
-      if ((c = getScalarConstant(div.getRhs(), ct))) {
-        x = div.getLhs();
-        divide = true;
-      }
+/// `c` (or `1/c`); else null.
+static Value peelOneScalarScale(Value v, double &factor) {
+  Operation *def = v.getDefiningOp();
+  Type ct = getComputeType(tensorType(v).getElementType());
+  Value x;
+  std::optional<APFloat> c;
+  bool divide = false;
+  if (auto mul = dyn_cast_or_null<MulOp>(def)) {
+    if ((c = getScalarConstant(mul.getRhs(), ct)))
+      x = mul.getLhs();
+    else if ((c = getScalarConstant(mul.getLhs(), ct)))
+      x = mul.getRhs();
+  } else if (auto div = dyn_cast_or_null<DivOp>(def)) {
+    if ((c = getScalarConstant(div.getRhs(), ct))) {
+      x = div.getLhs();
+      divide = true;
     }
-    if (!x || x.getType() != v.getType() || !c->isFiniteNonZero())
-      return v;
-    double d = c->convertToDouble();
-    factor *= divide ? 1.0 / d : d;
-    v = x;
   }
+  if (!x || x.getType() != v.getType() || !c->isFiniteNonZero())
+    return nullptr;
+  double d = c->convertToDouble();
+  factor *= divide ? 1.0 / d : d;
+  return x;
+}
+
+/// Peels every scalar scale off `v` (see peelOneScalarScale).
+static Value peelScalarScale(Value v, double &factor) {
+  while (Value x = peelOneScalarScale(v, factor))
+    v = x;
   return v;
 }
 
@@ -751,6 +756,22 @@ FailureOr<AttentionMatch> mlir::attn::matchAttention(SoftmaxOp softmax,
   region.fill.reset();
   if (failed(matchScoreModForm(region, why)))
     return failure();
+  // Leading scalar scales of f32/f64 scores are the `scale` attribute (the
+  // attribute form's rounding); f16/bf16 chains keep them in the region,
+  // after the score is rounded as the matmul rounds it.
+  region.regionInput = m.scoresMatmul.getResult();
+  Type et = m.scoresMatmul.getType().getElementType();
+  while (!region.chain.empty() && (et.isF32() || et.isF64())) {
+    Operation *op = region.chain.front();
+    double factor = 1.0;
+    if (!op->getResult(0).hasOneUse() ||
+        peelOneScalarScale(op->getResult(0), factor) != region.regionInput)
+      break;
+    region.qkScale *= factor;
+    region.regionInput = op->getResult(0);
+    region.chain.erase(region.chain.begin());
+  }
+  region.scale = region.qkScale;
   region.form = SdpaForm::ScoreMod;
   region.attributeFormMiss = attributeWhy;
   return region;

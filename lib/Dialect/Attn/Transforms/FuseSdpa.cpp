@@ -128,7 +128,7 @@ static void buildScoreModRegion(RewriterBase &rewriter, Location loc,
   DenseMap<Value, unsigned> extraIndex;
   for (Operation *op : m.chain)
     for (Value v : op->getOperands()) {
-      bool derived = v == m.scoresMatmul.getResult() ||
+      bool derived = v == m.regionInput ||
                      llvm::is_contained(m.chain, v.getDefiningOp());
       if (!derived && !getSplatScalar(v) && !extraIndex.contains(v)) {
         extraIndex[v] = extras.size();
@@ -144,7 +144,7 @@ static void buildScoreModRegion(RewriterBase &rewriter, Location loc,
   OpBuilder::InsertionGuard guard(rewriter);
   Block *block = rewriter.createBlock(&region, {}, argTypes, argLocs);
   IRMapping scalars;
-  scalars.map(m.scoresMatmul.getResult(),
+  scalars.map(m.regionInput,
               castFloat(rewriter, loc, block->getArgument(0), et));
   for (Operation *op : m.chain) {
     SmallVector<Value> operands;

@@ -66,10 +66,12 @@ struct AttentionMatch {
   Value additiveMask;
   std::optional<APFloat> fill;
 
-  /// ScoreMod form: the scalar factor peeled from q and k (applied as
-  /// `scale`), and the ops between the scores matmul and the softmax in
-  /// program order.
+  /// ScoreMod form: the scalar factor peeled from q and k and, for f32/f64
+  /// scores, from the chain's leading scale steps (applied as `scale`); the
+  /// value the region's score argument stands for; and the ops between it
+  /// and the softmax in program order.
   double qkScale = 1.0;
+  Value regionInput;
   SmallVector<Operation *> chain;
 };
 
