@@ -20,6 +20,7 @@ from __future__ import annotations
 import linecache
 import math
 import operator
+import os
 import re
 import warnings
 from dataclasses import dataclass, field
@@ -45,6 +46,12 @@ class Const:
 
 
 @dataclass
+class SymSize:
+    """A dynamic size (a sympy expression); never folded."""
+    expr: object
+
+
+@dataclass
 class ArgSpec:
     kind: str  # "input", "parameter", "buffer", "constant"
     name: str  # the user input's name or the state's qualified name
@@ -64,6 +71,9 @@ class Exported:
     notes: list[str] = field(default_factory=list)
 
 
+_TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
+
+
 def source_of(node: torch.fx.Node):
     """(file, line, code) of the innermost frame of the node's stack trace:
     the module's own source line."""
@@ -72,7 +82,10 @@ def source_of(node: torch.fx.Node):
                         trace)
     if not frames:
         return None
-    file, line, code = frames[-1]
+    # The innermost frame outside torch itself: the module's line, not
+    # nn.Linear's.
+    user = [f for f in frames if not f[0].startswith(_TORCH_DIR)]
+    file, line, code = (user or frames)[-1]
     return file, int(line), code.strip()
 
 
@@ -131,6 +144,11 @@ class _Exporter:
         self.notes: list[str] = []
         self.num_dropouts = 0
         self.node = None
+        # Boolean values whose exact negation is cheap to build (a `not`, a
+        # comparison): masked_fill(x, m, v) with such an m is written
+        # where(not m, x, v), so the fusion gets a keep-mask and need not
+        # invert a run-time mask (it cannot when the mask is dynamic).
+        self.inverses: dict = {}
 
     # ---- errors -----------------------------------------------------------
     def fail(self, message: str):
@@ -356,7 +374,8 @@ class _Exporter:
             return None
         if isinstance(target, torch._ops.OpOverload) and \
                 target.overloadpacket is aten.sym_size:
-            return Const(mlir.as_dim(node.meta["val"]))
+            size = mlir.as_dim(node.meta["val"])
+            return Const(size) if isinstance(size, int) else SymSize(size)
         handler = _HANDLERS.get(target)
         if handler is None:
             self.unsupported()
@@ -437,6 +456,12 @@ class _Exporter:
             value = value.item()
         if not isinstance(value, (int, float)):
             self.unsupported("masked_fill with a run-time value")
+        if mask.name in self.inverses:
+            keep = self.inverses[mask.name]()
+            fill = self.scalar_operand(float(value), out.dtype)
+            return self.b.op(
+                f'"attn.where"({keep.name}, {x.name}, {fill.name}) : '
+                f'({keep.type}, {x.type}, {fill.type}) -> {out}', out)
         return self.b.op(
             f'"attn.masked_fill"({x.name}, {mask.name}) {{value = '
             f'{f64_attr(value)}}} : ({x.type}, {mask.type}) -> {out}', out)
@@ -618,33 +643,42 @@ class _Exporter:
 
     # ---- handlers: shapes -------------------------------------------------
     def reshape(self, x, *_):
-        """Any row-major reshape: collapse to 1-D, expand to the result's
-        shape (both are views when the data is contiguous)."""
+        """A row-major reshape as one tensor.expand_shape or collapse_shape
+        grouping the dims whose products agree, else a collapse to 1-D and an
+        expand. (MLIR 22's expand-strided-metadata crashes on an expand group
+        with two dynamic dims, so such a reshape is refused.)"""
         x = self.tensor(x)
         out = self.out_type()
         if x.type.dims == out.dims:
             return x
-        flat = x
-        if x.type.rank != 1:
-            n = 1
-            for d in x.type.dims:
-                n = n * d
-            if not isinstance(n, int) and n.is_Integer:
-                n = int(n)
-            flat_type = TensorType((n,), x.type.dtype)
-            assoc = "[]" if x.type.rank == 0 else \
-                f"[{list(range(x.type.rank))}]"
-            flat = self.b.op(f"tensor.collapse_shape {x.name} {assoc} : "
-                             f"{x.type} into {flat_type}", flat_type)
-        if out.rank == 1:
-            return flat if flat.type == out else self.fail("bad reshape")
-        assoc = "[]" if out.rank == 0 else f"[{list(range(out.rank))}]"
-        if out.rank == 0:
-            return self.b.op(f"tensor.collapse_shape {flat.name} [] : "
-                             f"{flat.type} into {out}", out)
+        groups = _reassociation(x.type.dims, out.dims)
+        if groups is not None and out.rank > x.type.rank:
+            return self._expand_shape(x, groups, out)
+        if groups is not None:
+            return self._collapse_shape(x, groups, out)
+        n = 1
+        for d in x.type.dims:
+            n = n * d
+        flat_type = TensorType((int(n) if _is_int(n) else n,), x.type.dtype)
+        flat = self._collapse_shape(x, [list(range(x.type.rank))], flat_type)
+        return self._expand_shape(flat, [list(range(out.rank))], out)
+
+    def _collapse_shape(self, x, groups, out):
+        if x.type.rank == 1 and out.rank == 1:
+            return x
+        return self.b.op(f"tensor.collapse_shape {x.name} {groups} : "
+                         f"{x.type} into {out}", out)
+
+    def _expand_shape(self, x, groups, out):
+        if x.type.rank == 1 and out.rank == 1:
+            return x
+        for g in groups:
+            if sum(not out.is_static(i) for i in g) > 1:
+                self.unsupported(f"reshape {x.type} -> {out} splits a dim "
+                                 f"into two dynamic dims")
         return self.b.op(
-            f"tensor.expand_shape {flat.name} {assoc} output_shape "
-            f"{self.b.mixed_sizes(out.dims)} : {flat.type} into {out}", out)
+            f"tensor.expand_shape {x.name} {groups} output_shape "
+            f"{self.b.mixed_sizes(out.dims)} : {x.type} into {out}", out)
 
     def expand(self, x, sizes, implicit=False):
         x = self.tensor(x)
@@ -729,8 +763,11 @@ class _Exporter:
     _CMP = {"eq": ("oeq", "eq"), "ne": ("une", "ne"), "lt": ("olt", "slt"),
             "le": ("ole", "sle"), "gt": ("ogt", "sgt"), "ge": ("oge", "sge")}
 
-    def compare(self, pred, lhs, rhs):
-        out = self.out_type()
+    _NEGATED = {"eq": "ne", "ne": "eq", "lt": "ge", "ge": "lt", "le": "gt",
+                 "gt": "le"}
+
+    def compare(self, pred, lhs, rhs, negate=False, out=None):
+        out = out or self.out_type()
         operands = [v for v in (lhs, rhs)
                     if isinstance(v, (Value, Const)) and not (
                         isinstance(v, Const) and not isinstance(v.value, torch.Tensor))]
@@ -742,7 +779,9 @@ class _Exporter:
         if isinstance(ctype, torch.dtype) and ctype == torch.bool:
             ctype = torch.int8 if any(not isinstance(v, (Value, Const))
                                       for v in (lhs, rhs)) else torch.bool
-        fpred, ipred = self._CMP[pred]
+        fpred, ipred = self._CMP[self._NEGATED[pred] if negate else pred]
+        if negate and pred not in ("eq", "ne"):
+            fpred = "u" + fpred[1:]  # the exact negation: true for NaN
         elt = mlir.element_type(ctype)
         tensors, slots = [], []
         for v in (lhs, rhs):
@@ -767,13 +806,19 @@ class _Exporter:
             lines.append(f"%r = {op}, {names[0]}, {names[1]} : {elt}")
             return lines, "%r"
 
-        return self.b.elementwise(tensors, out, body)
+        result = self.b.elementwise(tensors, out, body)
+        if not negate:
+            self.inverses[result.name] = lambda: self.compare(
+                pred, lhs, rhs, negate=True, out=out)
+        return result
 
     def logical(self, op, *operands):
         out = self.out_type()
         if out.dtype != torch.bool:
             self.unsupported(f"{op} on {out.dtype}")
         vals = [self.tensor(v, torch.bool) for v in operands]
+        if op == "not":
+            inner = vals[0]
 
         def body(a, o):
             if op == "not":
@@ -781,7 +826,10 @@ class _Exporter:
                         f"%r = arith.xori {a[0]}, %t : i1"], "%r"
             return [f"%r = arith.{op}i {a[0]}, {a[1]} : i1"], "%r"
 
-        return self.b.elementwise(vals, out, body)
+        result = self.b.elementwise(vals, out, body)
+        if op == "not":
+            self.inverses[result.name] = lambda: inner
+        return result
 
     def fill(self, value, dtype):
         out = self.out_type()
@@ -841,6 +889,44 @@ class _Exporter:
                     f"%r = arith.select %keep, {a[0]}, %z : {out.elt}"], "%r"
 
         return self.b.elementwise([x], out, body)
+
+
+def _is_int(d) -> bool:
+    return isinstance(d, int) or bool(getattr(d, "is_Integer", False))
+
+
+def _same_size(a, b) -> bool:
+    if _is_int(a) and _is_int(b):
+        return int(a) == int(b)
+    import sympy
+    return sympy.simplify(sympy.sympify(a) - sympy.sympify(b)) == 0
+
+
+def _reassociation(src, dst):
+    """Groups of the higher-rank shape's dims, one per dim of the lower-rank
+    shape, whose sizes multiply to it (trailing 1s join the last group), or
+    None when the reshape is not a pure expand or collapse."""
+    large, small = (dst, src) if len(dst) >= len(src) else (src, dst)
+    if len(large) == len(small):
+        return None
+    if not small:
+        return [] if all(_is_int(d) and int(d) == 1 for d in large) else None
+    groups, j = [], 0
+    for d in small:
+        group, prod = [], 1
+        while j < len(large):
+            group.append(j)
+            prod = prod * large[j]
+            j += 1
+            if _same_size(prod, d):
+                break
+        else:
+            return None
+        groups.append(group)
+    while j < len(large) and _is_int(large[j]) and int(large[j]) == 1 and groups:
+        groups[-1].append(j)
+        j += 1
+    return groups if j == len(large) else None
 
 
 def node_negative(node) -> bool:
