@@ -7,14 +7,13 @@ import os
 import re
 import shutil
 import tempfile
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from .errors import AttnFuseError, ExportError
+from .errors import AttnFuseError
 from .exporter import Exported, export_program, source_line, torch_export
 from .runtime import CompiledFunction
 from .tools import run_tool, tool_identity
@@ -179,7 +178,6 @@ class Explanation:
 
 
 _REMARK = re.compile(r'^(.*?):(\d+):\d+: remark: (.*)$')
-_SDPA_LOC = re.compile(r'"attn\.sdpa".*loc\("((?:[^"\\]|\\.)*)":(\d+):\d+\)')
 
 
 def fuse(mlir_text: str, explain: bool = False):
@@ -195,24 +193,22 @@ def fuse(mlir_text: str, explain: bool = False):
 
 
 def _locate_sdpas(fused_text: str) -> list[tuple[str, int]]:
-    """(file, line) of each attn.sdpa, resolving `#locN` aliases."""
+    """(file, line) of each attn.sdpa in generic-form output printed with
+    `--mlir-print-debuginfo`: its `loc(#locN)` alias is a file location or
+    a fused one listing aliases; the first file location wins."""
     aliases = dict(re.findall(r'^(#loc\d*) = loc\((.*)\)$', fused_text, re.M))
+    file_loc = re.compile(r'"((?:[^"\\]|\\.)*)":(\d+):\d+')
     found = []
     for line in fused_text.splitlines():
         if '"attn.sdpa"' not in line:
             continue
         m = re.search(r'loc\((#loc\d*)\)\s*$', line)
-        target = aliases.get(m.group(1), "") if m else line
-        fm = re.search(r'"((?:[^"\\]|\\.)*)":(\d+):\d+', target)
-        if not fm and target.startswith("fused"):
-            fm = None
-        # A fused location lists its parts by alias: take the first file loc.
-        if not fm:
-            for alias in re.findall(r'#loc\d*', target):
-                fm = re.search(r'"((?:[^"\\]|\\.)*)":(\d+):\d+',
-                               aliases.get(alias, ""))
-                if fm:
-                    break
+        text = aliases.get(m.group(1), "") if m else line
+        fm = file_loc.search(text)
+        for alias in ([] if fm else re.findall(r'#loc\d*', text)):
+            fm = file_loc.search(aliases.get(alias, ""))
+            if fm:
+                break
         found.append((fm.group(1), int(fm.group(2))) if fm else ("?", 0))
     return found
 
@@ -269,5 +265,4 @@ def count_sdpa(mlir_text: str) -> int:
 
 
 __all__ = ["compile", "export", "explain", "fuse", "count_sdpa",
-           "CompiledModule", "Explanation", "Remark", "build_library",
-           "ExportError"]
+           "CompiledModule", "Explanation", "Remark", "build_library"]

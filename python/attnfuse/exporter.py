@@ -149,6 +149,7 @@ class _Exporter:
         # where(not m, x, v), so the fusion gets a keep-mask and need not
         # invert a run-time mask (it cannot when the mask is dynamic).
         self.inverses: dict = {}
+        self.all_true: set = set()  # run-time all-true masks (ones(T, T))
 
     # ---- errors -----------------------------------------------------------
     def fail(self, message: str):
@@ -569,10 +570,7 @@ class _Exporter:
             f'"attn.repeat_interleave"({x.name}) {{dim = {dim} : i64, '
             f'repeats = {repeats} : i64}} : ({x.type}) -> {out}', out)
 
-    def to_dtype(self, x, dtype=None, **_):
-        return self.tensor(x, dtype)
-
-    def to_dtype_positional(self, x, dtype, *_, **__):
+    def to_dtype(self, x, dtype=None, *_, **__):
         return self.tensor(x, dtype)
 
     # ---- handlers: projections -------------------------------------------
@@ -835,8 +833,11 @@ class _Exporter:
         out = self.out_type()
         empty = self.b.empty(out)
         cst = self.b.emit(f"arith.constant {mlir.scalar_literal(value, out.dtype)}")
-        return self.b.op(f"linalg.fill ins({cst} : {out.elt}) outs("
-                         f"{empty.name} : {out}) -> {out}", out)
+        result = self.b.op(f"linalg.fill ins({cst} : {out.elt}) outs("
+                           f"{empty.name} : {out}) -> {out}", out)
+        if out.dtype == torch.bool and value:
+            self.all_true.add(result.name)
+        return result
 
     def full(self, size, value, **_):
         return self.fill(value, None)
@@ -861,7 +862,7 @@ class _Exporter:
         elt = out.elt
 
         def body(a, o):
-            return [f"%i = linalg.index 0 : index",
+            return ["%i = linalg.index 0 : index",
                     f"%c = arith.index_cast %i : index to {elt}",
                     f"%st = arith.constant {step} : {elt}",
                     f"%s0 = arith.constant {start} : {elt}",
@@ -882,13 +883,19 @@ class _Exporter:
         def body(a, o):
             return [f"%i = linalg.index {r - 2} : index",
                     f"%j = linalg.index {r - 1} : index",
-                    f"%d = arith.subi %j, %i : index",
+                    "%d = arith.subi %j, %i : index",
                     f"%k = arith.constant {diagonal} : index",
                     f"%keep = arith.cmpi {pred}, %d, %k : index",
                     f"%z = arith.constant {zero}",
                     f"%r = arith.select %keep, {a[0]}, %z : {out.elt}"], "%r"
 
-        return self.b.elementwise([x], out, body)
+        result = self.b.elementwise([x], out, body)
+        if x.name in self.all_true:
+            # not triu(ones, k) == tril(ones, k - 1); not tril(ones, k) ==
+            # triu(ones, k + 1).
+            self.inverses[result.name] = lambda: self.tri(
+                not upper, x, diagonal - 1 if upper else diagonal + 1)
+        return result
 
 
 def _is_int(d) -> bool:
@@ -982,7 +989,7 @@ _HANDLERS = {
     aten.scaled_dot_product_attention.default: _E.sdpa,
     aten.repeat_interleave.self_int: _E.repeat_interleave,
     aten._to_copy.default: _E.to_dtype,
-    aten.to.dtype: _E.to_dtype_positional,
+    aten.to.dtype: _E.to_dtype,
     aten.view.default: _E.reshape,
     aten.reshape.default: _E.reshape,
     aten._unsafe_view.default: _E.reshape,

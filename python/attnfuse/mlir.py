@@ -106,6 +106,8 @@ def _scalar_bits(value, dtype: torch.dtype) -> str:
 
 def scalar_literal(value, elt_dtype: torch.dtype) -> str:
     """`arith.constant` operand text for a scalar of `elt_dtype`."""
+    if elt_dtype == torch.bool:  # `true : i1` does not parse
+        return f"{int(bool(value))} : i1"
     return f"{_scalar_bits(value, elt_dtype)} : {element_type(elt_dtype)}"
 
 

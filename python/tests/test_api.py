@@ -1,7 +1,6 @@
 """Errors, dropout policy, the compile cache, NumPy, explain, the tools."""
 
 import time
-import warnings
 
 import numpy as np
 import pytest

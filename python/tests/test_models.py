@@ -140,3 +140,24 @@ def test_buffers_as_constants_give_is_causal():
     assert fused.count('"attn.sdpa"') == 1
     assert "is_causal = true" in fused
     assert "%arg4" in text and "%arg5" not in text  # the buffer is no argument
+
+
+@pytest.mark.parametrize("name", ["gqa", "naive_masked_fill"])
+def test_masks_built_from_dynamic_sizes(name):
+    """With a dynamic sequence length, `arange(T)` comparisons and
+    `ones(T, T).triu(1)` are computed at run time (linalg.generic), and the
+    block still fuses with a run-time mask."""
+    factory, inputs, _, _ = CASES[name]
+    seq = torch.export.Dim("seq", min=2, max=16)
+    module = factory().eval()
+    example = inputs(2)
+    seq_dim = 1 if name == "gqa" else 2
+    dynamic = tuple({0: BATCH, seq_dim: seq} for _ in example)
+    compiled = attnfuse.compile(module, example, dynamic_shapes=dynamic)
+    assert "linalg.index" in compiled.mlir
+    assert attnfuse.count_sdpa(compiled.mlir) == 1
+    for batch, length in ((2, 8), (3, 5)):
+        shape = list(example[0].shape)
+        shape[0], shape[seq_dim] = batch, length
+        args = tuple(torch.randn(shape) for _ in example)
+        assert_matches(compiled(*args), module(*args))
