@@ -29,7 +29,6 @@ import tempfile
 import time
 import traceback
 import zipfile
-from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -39,44 +38,33 @@ import torch.nn.functional as F
 ROOT = Path(__file__).resolve().parent.parent
 
 
-@dataclass
-class Config:
-    block_size: int = 1024
-    n_embd: int = 384
-    n_head: int = 6
-    dropout: float = 0.0
-    bias: bool = True
+# nanoGPT's block as written (model.py, the `not self.flash` branch), shared
+# with the tests.
+sys.path.insert(0, str(ROOT / "python" / "tests"))
+from models import CausalSelfAttention, GPTConfig  # noqa: E402
 
 
-class CausalSelfAttention(nn.Module):
-    """nanoGPT model.py, the `not self.flash` branch."""
+def Config():
+    """nanoGPT's GPT-2 block size with the Shakespeare-char width."""
+    return GPTConfig(block_size=1024, n_embd=384, n_head=6, dropout=0.0)
+
+
+class AttentionCore(nn.Module):
+    """The same block's attention alone, q/k/v given ([B, H, T, D]): the
+    part AttnFuse fuses, without the projections."""
 
     def __init__(self, config):
         super().__init__()
-        self.c_attn = nn.Linear(config.n_embd, 3 * config.n_embd, bias=config.bias)
-        self.c_proj = nn.Linear(config.n_embd, config.n_embd, bias=config.bias)
-        self.attn_dropout = nn.Dropout(config.dropout)
-        self.resid_dropout = nn.Dropout(config.dropout)
-        self.n_head = config.n_head
-        self.n_embd = config.n_embd
         self.register_buffer("bias", torch.tril(torch.ones(
             config.block_size, config.block_size)).view(
                 1, 1, config.block_size, config.block_size))
 
-    def forward(self, x):
-        B, T, C = x.size()
-        q, k, v = self.c_attn(x).split(self.n_embd, dim=2)
-        k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
-        q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
-        v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+    def forward(self, q, k, v):
+        T = q.size(-2)
         att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
         att = att.masked_fill(self.bias[:, :, :T, :T] == 0, float("-inf"))
         att = F.softmax(att, dim=-1)
-        att = self.attn_dropout(att)
-        y = att @ v
-        y = y.transpose(1, 2).contiguous().view(B, T, C)
-        y = self.resid_dropout(self.c_proj(y))
-        return y
+        return att @ v
 
 
 def latency_ms(fn, min_time=2.0, min_calls=5, warmup=2):
@@ -93,16 +81,16 @@ def latency_ms(fn, min_time=2.0, min_calls=5, warmup=2):
     return statistics.median(times) * 1e3
 
 
-# Each peer: compile(module, x, workdir) -> (call, fused_note).
+# Each peer: compile(module, inputs, workdir) -> (call, fused_note).
 def peer_eager(module, x, work):
-    return (lambda: module(x)), "no: eager runs each op of the chain"
+    return (lambda: module(*x)), "no: eager runs each op of the chain"
 
 
 def peer_attnfuse(module, x, work):
     sys.path.insert(0, str(ROOT / "python"))
     import attnfuse
     os.environ["ATTNFUSE_CACHE_DIR"] = str(work / "attnfuse-cache")
-    compiled = attnfuse.compile(module, (x,), constants="buffers")
+    compiled = attnfuse.compile(module, x, constants="buffers")
     fused, _ = attnfuse.fuse(compiled.mlir)
     n = fused.count('"attn.sdpa"')
     causal = "is_causal = true" in fused
@@ -110,11 +98,11 @@ def peer_attnfuse(module, x, work):
             f"attn-opt --attn-fuse-sdpa, no attn.softmax left"
             if n and '"attn.softmax"' not in fused else
             f"no: {n} attn.sdpa")
-    return (lambda: compiled(x)), note
+    return (lambda: compiled(*x)), note
 
 
 def peer_aotinductor(module, x, work):
-    ep = torch.export.export(module, (x,))
+    ep = torch.export.export(module, x)
     path = torch._inductor.aoti_compile_and_package(
         ep, package_path=str(work / "block.pt2"))
     runner = torch._inductor.aoti_load_package(path)
@@ -129,14 +117,14 @@ def peer_aotinductor(module, x, work):
             f"no: no SDPA call in the generated code "
             f"({code.count('cpp_fused_')} cpp_fused kernel references, "
             f"bmm/mm as extern calls)")
-    return (lambda: runner(x)), note
+    return (lambda: runner(*x)), note
 
 
 def peer_iree(module, x, work):
     import iree.compiler as ireec
     import iree.runtime as ireert
     from iree.turbine import aot
-    exported = aot.export(module, x)
+    exported = aot.export(module, *x)
     src = work / "block.mlir"
     exported.save_mlir(str(src))
     args = ["--iree-llvmcpu-target-cpu=host"]
@@ -151,22 +139,23 @@ def peer_iree(module, x, work):
     ctx = ireert.SystemContext(config=config)
     ctx.add_vm_module(ireert.VmModule.copy_buffer(ctx.instance, vmfb))
     fn = ctx.modules.module["main"]
-    xs = x.numpy()
+    xs = [t.numpy() for t in x]
     n_attn = flow.count("iree_linalg_ext.attention")
     n_disp = flow.count("flow.dispatch @")
     note = (f"yes: {n_attn} iree_linalg_ext.attention at --compile-to=flow"
             if n_attn else
             f"no: no iree_linalg_ext.attention at --compile-to=flow "
             f"({n_disp} dispatches)")
-    return (lambda: fn(xs).to_host()), note
+    return (lambda: fn(*xs).to_host()), note
 
 
 def peer_onnxruntime(module, x, work):
     import onnxruntime as ort
     import onnx
     path = work / "block.onnx"
-    torch.onnx.export(module, (x,), str(path), dynamo=True,
-                      input_names=["x"], output_names=["y"])
+    names = [f"x{i}" for i in range(len(x))]
+    torch.onnx.export(module, x, str(path), dynamo=True,
+                      input_names=names, output_names=["y"])
     opts = ort.SessionOptions()
     opts.intra_op_num_threads = torch.get_num_threads()
     opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
@@ -180,8 +169,8 @@ def peer_onnxruntime(module, x, work):
     note = (f"yes: {', '.join(attn)} in the optimized graph" if attn else
             f"no: no Attention op in ORT's optimized graph ({len(ops)} nodes:"
             f" {kinds})")
-    xs = x.numpy()
-    return (lambda: sess.run(None, {"x": xs})[0]), note
+    feeds = {n: t.numpy() for n, t in zip(names, x)}
+    return (lambda: sess.run(None, feeds)[0]), note
 
 
 PEERS = {"eager": peer_eager, "attnfuse": peer_attnfuse,
@@ -221,6 +210,9 @@ def main():
     p.add_argument("--peers", nargs="+", default=list(PEERS))
     p.add_argument("--min-time", type=float, default=2.0,
                    help="seconds of timed calls per measurement")
+    p.add_argument("--module", choices=["block", "core"], default="block",
+                   help="block: the whole CausalSelfAttention; core: its "
+                   "attention alone on q/k/v")
     p.add_argument("--json", help="write the results here")
     args = p.parse_args()
     torch.set_num_threads(args.threads)
@@ -228,18 +220,24 @@ def main():
     os.environ["OMP_NUM_THREADS"] = str(args.threads)
     cfg = Config()
     torch.manual_seed(0)
-    module = CausalSelfAttention(cfg).eval()
+    block = args.module == "block"
+    module = (CausalSelfAttention if block else AttentionCore)(cfg).eval()
+    head_dim = cfg.n_embd // cfg.n_head
     results = []
     with torch.no_grad():
         for seq in args.seq:
-            x = torch.randn(args.batch, seq, cfg.n_embd)
-            expected = module(x)
+            if block:
+                x = (torch.randn(args.batch, seq, cfg.n_embd),)
+            else:
+                x = tuple(torch.randn(args.batch, cfg.n_head, seq, head_dim)
+                          for _ in range(3))
+            expected = module(*x)
             for peer in args.peers:
                 r = run(peer, module, x, expected, args.min_time)
                 r["seq"] = seq
                 results.append(r)
                 print(json.dumps(r), flush=True)
-    print(f"\nnanoGPT CausalSelfAttention, n_embd={cfg.n_embd}, "
+    print(f"\nnanoGPT CausalSelfAttention ({args.module}), n_embd={cfg.n_embd}, "
           f"n_head={cfg.n_head}, batch={args.batch}, f32, "
           f"{args.threads} threads\n")
     print("| T | system | latency (ms) | compile (s) | attention fused? "

@@ -306,8 +306,7 @@ class _Exporter:
             return v
         out = v.type.with_dtype(dtype)
         if mlir.is_float(v.type.dtype) and mlir.is_float(dtype):
-            return self.b.op(f'"attn.cast"({v.name}) : ({v.type}) -> ({out})',
-                             out)
+            return self.b.attn("cast", [v], out)
         conv = self._convert_scalar(v.type.dtype, dtype, "%a0")
         if conv is None:
             self.fail(f"conversion from {v.type.dtype} to {dtype} has no "
@@ -390,8 +389,7 @@ class _Exporter:
             self.unsupported("matmul of a vector")
         if not mlir.is_float(out.dtype):
             self.unsupported(f"{out.dtype} matmul")
-        return self.b.op(f'"attn.matmul"({a.name}, {b.name}) : ({a.type}, '
-                         f'{b.type}) -> {out}', out)
+        return self.b.attn("matmul", [a, b], out)
 
     def transpose(self, x, dim0, dim1):
         out = self.out_type()
@@ -408,9 +406,8 @@ class _Exporter:
         # reads them either way.
         d0, d1 = (dim0 - r, dim1 - r) if node_negative(self.node) else (
             dim0, dim1)
-        return self.b.op(
-            f'"attn.transpose"({x.name}) {{dim0 = {d0} : i64, dim1 = {d1} : '
-            f'i64}} : ({x.type}) -> {out}', out)
+        return self.b.attn("transpose", [x], out,
+                           [f"dim0 = {d0} : i64", f"dim1 = {d1} : i64"])
 
     def _linalg_transpose(self, x: Value, perm, out: TensorType) -> Value:
         init = self.b.empty(out)
@@ -438,8 +435,7 @@ class _Exporter:
     def softmax(self, x, dim, dtype=None):
         x = self.tensor(x, dtype)
         out = x.type
-        return self.b.op(f'"attn.softmax"({x.name}) {{dim = {dim} : i64}} : '
-                         f'({x.type}) -> {out}', out)
+        return self.b.attn("softmax", [x], out, [f"dim = {dim} : i64"])
 
     def _softmax(self, x, dim, half_to_float):
         return self.softmax(x, dim, torch.float32 if half_to_float else None)
@@ -460,12 +456,9 @@ class _Exporter:
         if mask.name in self.inverses:
             keep = self.inverses[mask.name]()
             fill = self.scalar_operand(float(value), out.dtype)
-            return self.b.op(
-                f'"attn.where"({keep.name}, {x.name}, {fill.name}) : '
-                f'({keep.type}, {x.type}, {fill.type}) -> {out}', out)
-        return self.b.op(
-            f'"attn.masked_fill"({x.name}, {mask.name}) {{value = '
-            f'{f64_attr(value)}}} : ({x.type}, {mask.type}) -> {out}', out)
+            return self.b.attn("where", [keep, x, fill], out)
+        return self.b.attn("masked_fill", [x, mask], out,
+                           [f"value = {f64_attr(value)}"])
 
     def where(self, cond, a, b):
         out = self.out_type()
@@ -473,9 +466,7 @@ class _Exporter:
             self.unsupported(f"where on {out.dtype}")
         cond = self.tensor(cond)
         a, b = (self.scalar_operand(v, out.dtype) for v in (a, b))
-        return self.b.op(
-            f'"attn.where"({cond.name}, {a.name}, {b.name}) : ({cond.type}, '
-            f'{a.type}, {b.type}) -> {out}', out)
+        return self.b.attn("where", [cond, a, b], out)
 
     def binary(self, op, lhs, rhs):
         out = self.out_type()
@@ -483,8 +474,7 @@ class _Exporter:
             self.unsupported(f"{out.dtype} arithmetic on run-time values")
         lhs = self.scalar_operand(lhs, out.dtype)
         rhs = self.scalar_operand(rhs, out.dtype)
-        return self.b.op(f'"attn.{op}"({lhs.name}, {rhs.name}) : ({lhs.type}, '
-                         f'{rhs.type}) -> {out}', out)
+        return self.b.attn(op, [lhs, rhs], out)
 
     def add(self, lhs, rhs, alpha=1):
         if alpha != 1:
@@ -518,9 +508,8 @@ class _Exporter:
         self._check_train_dropout(p)
         seed = self.num_dropouts
         self.num_dropouts += 1
-        return self.b.op(
-            f'"attn.dropout"({x.name}) {{p = {f64_attr(p)}, seed = {seed} : '
-            f'i64, train = true}} : ({x.type}) -> {x.type}', x.type)
+        return self.b.attn("dropout", [x], x.type, [
+            f"p = {f64_attr(p)}", f"seed = {seed} : i64", "train = true"])
 
     def native_dropout(self, x, p, train):
         if train is False or p == 0:
@@ -556,19 +545,15 @@ class _Exporter:
             attrs.append("is_causal = true")
         if dropout_p:
             attrs.append(f"dropout_p = {f64_attr(dropout_p)}")
-        names = ", ".join(o.name for o in operands)
-        types = ", ".join(str(o.type) for o in operands)
-        return self.b.op(f'"attn.sdpa"({names}) {{{", ".join(attrs)}}} : '
-                         f'({types}) -> {out}', out)
+        return self.b.attn("sdpa", operands, out, attrs)
 
     def repeat_interleave(self, x, repeats, dim=None, output_size=None):
         x = self.tensor(x)
         if not isinstance(repeats, int) or dim is None:
             self.unsupported("repeat_interleave needs an int repeats and dim")
         out = self.out_type()
-        return self.b.op(
-            f'"attn.repeat_interleave"({x.name}) {{dim = {dim} : i64, '
-            f'repeats = {repeats} : i64}} : ({x.type}) -> {out}', out)
+        return self.b.attn("repeat_interleave", [x], out, [
+            f"dim = {dim} : i64", f"repeats = {repeats} : i64"])
 
     def to_dtype(self, x, dtype=None, *_, **__):
         return self.tensor(x, dtype)

@@ -168,6 +168,14 @@ class FunctionBuilder:
     def op(self, rhs: str, type_: TensorType) -> Value:
         return Value(self.emit(rhs), type_)
 
+    def attn(self, name: str, operands, out: TensorType, attrs=()) -> Value:
+        """An attn op in generic form (the dialect's contract)."""
+        names = ", ".join(v.name for v in operands)
+        types = ", ".join(str(v.type) for v in operands)
+        attr = f" {{{', '.join(attrs)}}}" if attrs else ""
+        return self.op(f'"attn.{name}"({names}){attr} : ({types}) -> {out}',
+                       out)
+
     # Index arithmetic for dynamic sizes.
     def index(self, dim) -> str:
         """The SSA `index` value of a size: an int or a sympy expression
