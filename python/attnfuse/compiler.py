@@ -224,7 +224,9 @@ def explain(module, example_inputs, dynamic_shapes=None, constants=False,
     not_fused = []
     for line in stderr.splitlines():
         m = _REMARK.match(line)
-        if m:
+        # "fused into attn.sdpa ..." remarks say which form a fusion took;
+        # the fused list below comes from the output's locations.
+        if m and m.group(3).startswith("not fused"):
             file, ln = m.group(1), int(m.group(2))
             not_fused.append(Remark(file, ln, m.group(3),
                                     source_line(file, ln)))
