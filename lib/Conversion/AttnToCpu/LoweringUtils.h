@@ -13,8 +13,9 @@ namespace mlir::attn::cpu {
 /// The type arithmetic runs in: f32 for f16/bf16/f32, f64 for f64.
 Type getComputeType(Type elementType);
 
-/// extf/truncf `v` to `to` (identity when the types match). bf16 <-> f16
-/// goes through f32 (exact widening, then one rounding).
+/// extf/truncf `v` to `to` (identity when the types match); scalars or
+/// vectors of the same shape. bf16 <-> f16 goes through f32 (exact widening,
+/// then one rounding).
 Value castFloat(OpBuilder &b, Location loc, Value v, Type to);
 
 /// True when a float value of type `from` can be converted to `to` with a
@@ -23,6 +24,10 @@ bool isSupportedFloatCast(Type from, Type to);
 
 /// `value` rounded (to nearest even) to `type`, as a constant of that type.
 Value createFloatConstant(OpBuilder &b, Location loc, Type type, double value);
+
+/// createFloatConstant for a float type or a vector of one (a broadcast).
+Value createFloatConstantOfType(OpBuilder &b, Location loc, Type type,
+                                double value);
 
 /// `value` rounded to `type`, returned as a double (for attributes that the
 /// contract says are first rounded to the element type).
@@ -82,6 +87,11 @@ Value buildFlatIndex(OpBuilder &b, Location loc, ArrayRef<Value> sizes);
 
 /// The seed of a dropout: the op's `seed` integer attribute, else 0.
 int64_t getDropoutSeed(Operation *op);
+
+/// The widest vector registers of the host CPU in bits: 512 with AVX-512F,
+/// 256 with AVX, else 128 (what the flash lowering sizes its register tiles
+/// for when the vector width is not given).
+int64_t getHostVectorBits();
 
 /// Fast-math flags that let LLVM vectorise float reductions.
 arith::FastMathFlagsAttr getReassocFlags(MLIRContext *ctx);
