@@ -19,7 +19,9 @@ def AttnLowerToCpu : Pass<"attn-lower-to-cpu", "::mlir::ModuleOp"> {
     - `attn.softmax`: max, sum-of-exp and normalise generics in f32.
     - `attn.sdpa`: `math` materialises the `[..., L, S]` scores; `flash` is an
       `scf.forall` over batch dims x query blocks with an `scf.for` over
-      key/value blocks doing online softmax on block-sized scratch only.
+      key/value blocks doing online softmax on block-sized scratch only, in
+      register-tiled `vector` code on buffers (`bufferization.to_buffer` of
+      the operands, the result a `bufferization.to_tensor` of a new buffer).
       `auto` picks flash unless `dropout_p > 0`. A string attribute
       `attn.cpu_backend` ("auto", "flash", "math") on an attn.sdpa overrides
       the option for that op.
@@ -45,7 +47,9 @@ def AttnLowerToCpu : Pass<"attn-lower-to-cpu", "::mlir::ModuleOp"> {
     "::mlir::arith::ArithDialect", "::mlir::cf::ControlFlowDialect",
     "::mlir::func::FuncDialect", "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect", "::mlir::scf::SCFDialect",
-    "::mlir::tensor::TensorDialect", "::mlir::affine::AffineDialect"
+    "::mlir::tensor::TensorDialect", "::mlir::affine::AffineDialect",
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::vector::VectorDialect"
   ];
   let options = [
     Option<"backend", "backend", "::mlir::attn::SdpaCpuBackend",
@@ -55,10 +59,14 @@ def AttnLowerToCpu : Pass<"attn-lower-to-cpu", "::mlir::ModuleOp"> {
            "::mlir::attn::sdpaCpuBackendValues()">,
     Option<"trace", "trace", "bool", /*default=*/"false",
            "Bracket each lowered op with attnrt_trace_begin/end calls">,
-    Option<"blockQ", "block-q", "int64_t", /*default=*/"64",
-           "Query rows per flash block">,
-    Option<"blockKV", "block-kv", "int64_t", /*default=*/"64",
-           "Key/value rows per flash block">
+    Option<"blockQ", "block-q", "int64_t", /*default=*/"0",
+           "Query rows per flash block (0: chosen for the target; rounded "
+           "up to a multiple of the vector lanes)">,
+    Option<"blockKV", "block-kv", "int64_t", /*default=*/"0",
+           "Key/value rows per flash block (0: chosen for the target)">,
+    Option<"vectorBits", "vector-bits", "int64_t", /*default=*/"0",
+           "Vector register width of the target in bits: 128, 256, 512, or "
+           "0 for the host's">
   ];
 }
 

@@ -100,12 +100,21 @@ struct AttnLowerToCpuPass
     AttnCpuLoweringOptions options;
     options.backend = backend;
     options.enableTrace = trace;
-    if (blockQ < 1 || blockKV < 1) {
-      module.emitError() << "attn-lower-to-cpu: block sizes must be >= 1";
+    if (blockQ < 0 || blockKV < 0) {
+      module.emitError()
+          << "attn-lower-to-cpu: block sizes must be >= 0 (0: chosen for "
+             "the target)";
+      return signalPassFailure();
+    }
+    if (!llvm::is_contained(ArrayRef<int64_t>{0, 128, 256, 512}, vectorBits)) {
+      module.emitError() << "attn-lower-to-cpu: vector-bits must be 0 (the "
+                            "host's), 128, 256 or 512, not "
+                         << static_cast<int64_t>(vectorBits);
       return signalPassFailure();
     }
     options.blockQ = blockQ;
     options.blockKV = blockKV;
+    options.vectorBits = vectorBits;
 
     // Located errors for what no pattern can lower, before changing anything.
     SmallVector<Operation *> attnOps;
@@ -222,6 +231,7 @@ void mlir::attn::buildAttnCpuLoweringPipeline(
   lowerOptions.trace = options.enableTrace;
   lowerOptions.blockQ = options.blockQ;
   lowerOptions.blockKV = options.blockKV;
+  lowerOptions.vectorBits = options.vectorBits;
   // Elementwise arith on tensors (the fusion's mask inversion, or a
   // frontend's) has no bufferization of its own: make it linalg first.
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
@@ -293,8 +303,16 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
   Option<bool> fastExp{*this, "fast-exp",
                        llvm::cl::desc("polynomial exp (vectorises)"),
                        llvm::cl::init(true)};
-  Option<int64_t> blockQ{*this, "block-q", llvm::cl::init(64)};
-  Option<int64_t> blockKV{*this, "block-kv", llvm::cl::init(64)};
+  Option<int64_t> blockQ{*this, "block-q",
+                         llvm::cl::desc("flash query rows (0: auto)"),
+                         llvm::cl::init(0)};
+  Option<int64_t> blockKV{*this, "block-kv",
+                          llvm::cl::desc("flash keys per block (0: auto)"),
+                          llvm::cl::init(0)};
+  Option<int64_t> vectorBits{
+      *this, "vector-bits",
+      llvm::cl::desc("target vector width in bits (0: the host's)"),
+      llvm::cl::init(0)};
   Option<bool> checkFailureCalls{
       *this, "check-failure-calls",
       llvm::cl::desc("failed checks call attnrt_check_failed"),
@@ -316,6 +334,7 @@ void mlir::attn::registerAttnCpuLoweringPipeline() {
         options.blockQ = o.blockQ;
         options.blockKV = o.blockKV;
         options.checkFailureCalls = o.checkFailureCalls;
+        options.vectorBits = o.vectorBits;
         buildAttnCpuLoweringPipeline(pm, options);
       });
 }

@@ -6,8 +6,10 @@
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/TargetParser/Host.h"
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -39,6 +41,15 @@ Value cpu::createFloatConstant(OpBuilder &b, Location loc, Type type,
   (void)f.convert(cast<FloatType>(type).getFloatSemantics(),
                   APFloat::rmNearestTiesToEven, &losesInfo);
   return arith::ConstantOp::create(b, loc, type, b.getFloatAttr(type, f));
+}
+
+Value cpu::createFloatConstantOfType(OpBuilder &b, Location loc, Type type,
+                                     double value) {
+  auto vt = dyn_cast<VectorType>(type);
+  if (!vt)
+    return createFloatConstant(b, loc, type, value);
+  Value scalar = createFloatConstant(b, loc, vt.getElementType(), value);
+  return vector::BroadcastOp::create(b, loc, vt, scalar);
 }
 
 Value cpu::getDimSize(OpBuilder &b, Location loc, Value tensor, int64_t dim) {
@@ -245,4 +256,13 @@ LogicalResult cpu::checkLowerableToCpu(Operation *op) {
         return success();
       })
       .Default([](Operation *) { return success(); });
+}
+
+int64_t cpu::getHostVectorBits() {
+  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+  if (features.lookup("avx512f"))
+    return 512;
+  if (features.lookup("avx"))
+    return 256;
+  return 128;
 }

@@ -23,6 +23,10 @@ bool isSupportedFloatCast(Type from, Type to);
 /// `value` rounded (to nearest even) to `type`, as a constant of that type.
 Value createFloatConstant(OpBuilder &b, Location loc, Type type, double value);
 
+/// createFloatConstant for a float type or a vector of one (a broadcast).
+Value createFloatConstantOfType(OpBuilder &b, Location loc, Type type,
+                                double value);
+
 /// `value` rounded to `type`, returned as a double (for attributes that the
 /// contract says are first rounded to the element type).
 double roundToType(Type type, double value);
@@ -81,6 +85,11 @@ Value buildFlatIndex(OpBuilder &b, Location loc, ArrayRef<Value> sizes);
 
 /// The seed of a dropout: the op's `seed` integer attribute, else 0.
 int64_t getDropoutSeed(Operation *op);
+
+/// The widest vector registers of the host CPU in bits: 512 with AVX-512F,
+/// 256 with AVX, else 128 (what the flash lowering sizes its register tiles
+/// for when the vector width is not given).
+int64_t getHostVectorBits();
 
 /// Fast-math flags that let LLVM vectorise float reductions.
 arith::FastMathFlagsAttr getReassocFlags(MLIRContext *ctx);

@@ -1,4 +1,4 @@
-// RUN: attn-opt %s --attn-lower-to-cpu=backend=flash | FileCheck %s
+// RUN: attn-opt %s --attn-lower-to-cpu="backend=flash block-q=64 vector-bits=256" | FileCheck %s
 
 // Sizes near the index range: the number of query blocks, ceil(L / 64), is
 // computed without overflow (L + 63 wrapped to a negative scf.forall bound).

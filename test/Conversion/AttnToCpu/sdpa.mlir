@@ -1,33 +1,40 @@
-// RUN: attn-opt %s --attn-lower-to-cpu --split-input-file | FileCheck %s --check-prefixes=CHECK,FLASH
-// RUN: attn-opt %s --attn-lower-to-cpu=backend=flash --split-input-file | FileCheck %s --check-prefixes=CHECK,FLASH
+// RUN: attn-opt %s --attn-lower-to-cpu=vector-bits=256 --split-input-file | FileCheck %s --check-prefixes=CHECK,FLASH
+// RUN: attn-opt %s --attn-lower-to-cpu="backend=flash vector-bits=256" --split-input-file | FileCheck %s --check-prefixes=CHECK,FLASH
 // RUN: attn-opt %s --attn-lower-to-cpu=backend=math --split-input-file | FileCheck %s --check-prefixes=CHECK,MATH
 
-// flash: forall over (batch, heads, query blocks), a loop over key/value
-// blocks, only block-sized scratch; never a 128x128 scores tensor.
-// math: the [2, 8, 128, 128] scores in f32.
+// flash (AVX2-sized: 8 lanes, 96-row query blocks): forall over (batch,
+// heads, query blocks) on buffers, a loop over key/value blocks, register
+// tiles in vector code, only block-sized scratch; never a 128x128 scores
+// tensor. math: the [2, 8, 128, 128] scores in f32.
 // CHECK-LABEL: func.func @causal_f16
 // FLASH-NOT: tensor<2x8x128x128xf32>
-// FLASH: %[[OUT:.+]] = tensor.empty() : tensor<2x8x128x64xf16>
-// FLASH: scf.forall (%[[B:.+]], %[[H:.+]], %[[QB:.+]]) in (2, 8, 2) shared_outs(%[[O:.+]] = %[[OUT]])
-// FLASH: tensor.extract_slice %{{.+}}[%[[B]], %[[H]], %{{.+}}, 0] [1, 1, %{{.+}}, 64] [1, 1, 1, 1] : tensor<2x8x128x64xf16> to tensor<?x64xf16>
-// FLASH: tensor.empty(%{{.+}}) : tensor<?x64xf32>
-// FLASH: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} iter_args(
-// FLASH: linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "reduction"]
-// FLASH-SAME: outs(%{{.+}} : tensor<?x?xf32>)
-// causal mask from the global row and column:
-// FLASH: arith.cmpi ugt
-// running max, safe subtrahend, rescale factor:
-// FLASH: arith.maximumf
+// FLASH: %[[QB:.+]] = bufferization.to_buffer %{{.+}} read_only : tensor<2x8x128x64xf16> to memref<2x8x128x64xf16>
+// FLASH: %[[OUT:.+]] = memref.alloc() {alignment = 64 : i64} : memref<2x8x128x64xf16>
+// FLASH: scf.forall (%[[B:.+]], %[[H:.+]], %{{.+}}) in (2, 8, 2) {
+// FLASH: memref.alloc() {{.*}} : memref<64x96xf32>
+// q^T of the block, converted once:
+// FLASH: memref.load %[[QB]][%[[B]], %[[H]], %{{.+}}, %{{.+}}] : memref<2x8x128x64xf16>
+// FLASH: arith.extf {{.+}} : f16 to f32
+// causal: no key block past the query block's last row
+// FLASH: %[[END:.+]] = arith.minui %{{.+}}, %c128
+// FLASH: scf.for %{{.+}} = %c0 to %[[END]] step %c64
+// q.k^T register tile: 6 keys x 2 vectors of 8 query rows
+// FLASH: scf.for {{.+}} iter_args({{.+}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>) {
+// FLASH-COUNT-12: vector.fma
+// score step: scale, causal (global row >= column), running max, exp
+// FLASH: arith.mulf %{{.+}}, %{{.+}} : vector<8xf32>
+// FLASH: arith.cmpi ule, %{{.+}}, %{{.+}} : vector<8xindex>
+// FLASH: arith.cmpf ogt, {{.+}} : vector<8xf32>
 // FLASH: arith.cmpf oeq
-// FLASH: math.exp
-// FLASH: linalg.generic {{.+}} iterator_types = ["parallel", "reduction", "parallel"]
-// FLASH: scf.yield
+// FLASH: math.exp {{.+}} : vector<8xf32>
+// p.v register tile
+// FLASH: vector.fma
 // final division, NaN for rows whose max stayed -inf, one rounding:
 // FLASH: arith.divf
 // FLASH: arith.select
 // FLASH: arith.truncf {{.+}} : f32 to f16
-// FLASH: scf.forall.in_parallel
-// FLASH-NEXT: tensor.parallel_insert_slice
+// FLASH: memref.store {{.+}}, %[[OUT]]
+// FLASH: bufferization.to_tensor %[[OUT]] restrict writable
 // FLASH-NOT: tensor<2x8x128x128xf32>
 // MATH-NOT: scf.forall (
 // MATH: linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<2x8x128x128xf32>)
@@ -47,9 +54,10 @@ func.func @causal_f16(%q: tensor<2x8x128x64xf16>, %k: tensor<2x8x128x64xf16>, %v
 // kv head h / 4, batch reads index 0.
 // MATH-DAG: #[[$KV:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (0, d1 floordiv 4, d3, d4)>
 // CHECK-LABEL: func.func @gqa_broadcast
+// FLASH: %[[K:.+]] = bufferization.to_buffer %{{.+}} read_only : tensor<1x2x32x64xf32>
 // FLASH: scf.forall (%[[B:.+]], %[[H:.+]], %{{.+}}) in (2, 8, 1)
 // FLASH: %[[KVH:.+]] = arith.divui %[[H]], %{{.+}} : index
-// FLASH: tensor.extract_slice %{{.+}}[%{{.+}}, %[[KVH]], %{{.+}}, 0] [1, 1, %{{.+}}, 64] [1, 1, 1, 1] : tensor<1x2x32x64xf32> to tensor<?x64xf32>
+// FLASH: memref.load %[[K]][%c0, %[[KVH]], %{{.+}}, %{{.+}}] : memref<1x2x32x64xf32>
 // MATH: linalg.generic {indexing_maps = [#{{.+}}, #[[$KV]], #{{.+}}]
 func.func @gqa_broadcast(%q: tensor<2x8x16x64xf32>, %k: tensor<1x2x32x64xf32>, %v: tensor<1x2x32x64xf32>) -> tensor<2x8x16x64xf32> {
   %o = attn.sdpa %q, %k, %v : (tensor<2x8x16x64xf32>, tensor<1x2x32x64xf32>, tensor<1x2x32x64xf32>) -> tensor<2x8x16x64xf32>
@@ -62,7 +70,7 @@ func.func @gqa_broadcast(%q: tensor<2x8x16x64xf32>, %k: tensor<1x2x32x64xf32>, %
 // CHECK-LABEL: func.func @dynamic
 // CHECK-SAME: %[[Q:[^:]+]]: tensor<?x8x?x64xf32>
 // FLASH: %[[L:.+]] = tensor.dim %[[Q]], %c2
-// FLASH: %[[NQ:.+]] = arith.ceildivui %[[L]], %{{.+}}
+// FLASH: %[[NQ:.+]] = arith.ceildivui %[[L]], %c96
 // FLASH: scf.forall ({{.+}}) in (%{{.+}}, 8, %[[NQ]])
 // MATH: linalg.fill {{.+}} -> tensor<?x8x?x?xf32>
 func.func @dynamic(%q: tensor<?x8x?x64xf32>, %k: tensor<?x8x?x64xf32>, %v: tensor<?x8x?x64xf32>, %m: tensor<?x1x?x?xf32>) -> tensor<?x8x?x64xf32> {
@@ -88,7 +96,7 @@ func.func @dropout_picks_math(%q: tensor<1x2x16x8xf32>, %k: tensor<1x2x16x8xf32>
 // The per-op attribute overrides the pass option.
 // CHECK-LABEL: func.func @per_op_backend
 // CHECK: scf.forall (
-// CHECK: scf.forall.in_parallel
+// CHECK: bufferization.to_tensor
 // CHECK-NOT: scf.forall (
 // CHECK: linalg.fill {{.+}} -> tensor<1x1x8x8xf32>
 func.func @per_op_backend(%q: tensor<1x1x8x8xf32>) -> (tensor<1x1x8x8xf32>, tensor<1x1x8x8xf32>) {

@@ -12,7 +12,8 @@
 // two implementations, picked like PyTorch's backend selection:
 //   - math:  materialises the [..., L, S] scores (the reference);
 //   - flash: scf.forall over (batch dims x query blocks), scf.for over
-//            key/value blocks with online softmax; only block-sized scratch.
+//            key/value blocks with online softmax in register-tiled vector
+//            code (vector width from the target); only block-sized scratch.
 // `auto` is flash unless dropout_p > 0 (math). A discardable string
 // attribute `attn.cpu_backend` on an attn.sdpa overrides the choice per op.
 //
@@ -75,9 +76,15 @@ struct AttnCpuLoweringOptions {
   /// Bracket each lowered attn op with attnrt_trace_begin/end(i64) calls and
   /// record the op names in the module attribute `attn.trace_names`.
   bool enableTrace = false;
-  /// Flash block sizes (query rows, key/value rows).
-  int64_t blockQ = 64;
-  int64_t blockKV = 64;
+  /// Flash block sizes (query rows, key/value rows); 0: chosen for the
+  /// target. Query blocks are rounded up to a multiple of the vector lanes.
+  int64_t blockQ = 0;
+  int64_t blockKV = 0;
+  /// Vector register width of the target in bits (128, 256 or 512); 0: the
+  /// host's (AVX-512F: 512, AVX: 256, else 128). The flash path sizes its
+  /// vectors and register tiles from it; code for a wider width still runs
+  /// correctly where LLVM splits the vectors, only slower.
+  int64_t vectorBits = 0;
   /// Pipeline only. 1: sequential code (scf.forall -> scf.for, no OpenMP);
   /// 0: OpenMP with the runtime's default thread count; N > 1: OpenMP with
   /// N threads. OpenMP code needs libomp.so when it runs (JIT: pass it as a
@@ -117,7 +124,8 @@ void buildAttnCpuLoweringPipeline(OpPassManager &pm,
 std::unique_ptr<Pass> createAttnCheckFailureCallsPass();
 
 /// Registers `attn-cpu-lowering-pipeline` (options: backend, trace,
-/// num-threads, fast-exp, check-failure-calls) for attn-opt.
+/// num-threads, fast-exp, block-q, block-kv, vector-bits, check-failure-calls)
+/// for attn-opt.
 void registerAttnCpuLoweringPipeline();
 
 } // namespace mlir::attn

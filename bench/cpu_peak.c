@@ -1,0 +1,132 @@
+/*===- cpu_peak.c - FMA peak and STREAM-like triad of this CPU -------------===*\
+|*                                                                            *|
+|* The two ceilings the CPU benchmarks report against, measured in the same  *|
+|* run and with the same thread count as the contenders:                     *|
+|*                                                                            *|
+|*   fma    NCHAINS independent multiply-add chains of the widest vectors     *|
+|*          the compiler targets (-march=native: zmm with AVX-512, ymm with   *|
+|*          AVX2), each starting from a DIFFERENT value so that no compiler   *|
+|*          can merge chains (equal start values let gcc fold them into one   *|
+|*          and overstate the peak); 2 FLOP per lane per FMA.                 *|
+|*   triad  a[i] = b[i] + s * c[i] over arrays far larger than the caches:    *|
+|*          bytes moved = 3 * 4 * n per pass (no write-allocate counted, as   *|
+|*          STREAM).                                                          *|
+|*                                                                            *|
+|* Build: cc -O2 -march=native -fopenmp bench/cpu_peak.c -o cpu_peak          *|
+|* Run:   cpu_peak fma|triad THREADS     prints one line: "<kind> <value>"    *|
+|* bench/cpu_attention_bench.py builds it, checks the FMA loop's disassembly  *|
+|* (NCHAINS vfmadd on vector registers, no spills) and runs it.               *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#if defined(__AVX512F__)
+#define VBYTES 64
+#elif defined(__AVX__)
+#define VBYTES 32
+#else
+#define VBYTES 16
+#endif
+#define LANES (VBYTES / 4)
+/* Enough chains to cover FMA latency x FMA ports on current x86 cores
+   (4 cycles x 2 ports = 8; 12 leaves slack and fits 16 registers). */
+#define NCHAINS 12
+
+typedef float vf __attribute__((vector_size(VBYTES)));
+
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec + 1e-9 * t.tv_nsec;
+}
+
+/* Kept out of line so that its disassembly can be checked by name. */
+__attribute__((noinline)) float fma_chains(long iters, float seed) {
+  vf acc[NCHAINS];
+  vf a, c;
+  for (int l = 0; l < LANES; ++l) {
+    a[l] = 0.999999f;
+    c[l] = 1e-7f * seed;
+  }
+  for (int i = 0; i < NCHAINS; ++i)
+    for (int l = 0; l < LANES; ++l)
+      acc[i][l] = seed + (float)(i * LANES + l); /* distinct start values */
+  for (long it = 0; it < iters; ++it) {
+#pragma GCC unroll 12
+    for (int i = 0; i < NCHAINS; ++i)
+      acc[i] = acc[i] * a + c;
+    __asm__ volatile("" : "+x"(a)); /* a is not a loop constant to fold */
+  }
+  float sum = 0;
+  for (int i = 0; i < NCHAINS; ++i)
+    for (int l = 0; l < LANES; ++l)
+      sum += acc[i][l];
+  return sum;
+}
+
+static double fmaPeak(int threads) {
+  long iters = 200000000L / LANES;
+  double best = 0;
+  for (int round = 0; round < 3; ++round) {
+    double t0 = now();
+    float sink = 0;
+#pragma omp parallel num_threads(threads) reduction(+ : sink)
+    sink += fma_chains(iters, 1.0f + omp_get_thread_num());
+    double t = now() - t0;
+    double gflops = 2.0 * LANES * NCHAINS * (double)iters * threads / t / 1e9;
+    if (sink == 12345.0f)
+      printf("(sink)\n");
+    if (gflops > best)
+      best = gflops;
+  }
+  return best;
+}
+
+static double triad(int threads) {
+  long n = 1L << 25; /* 3 x 128 MiB */
+  float *a = aligned_alloc(64, n * sizeof(float));
+  float *b = aligned_alloc(64, n * sizeof(float));
+  float *c = aligned_alloc(64, n * sizeof(float));
+#pragma omp parallel for num_threads(threads)
+  for (long i = 0; i < n; ++i) {
+    a[i] = 0;
+    b[i] = 1;
+    c[i] = 2;
+  }
+  double best = 0;
+  for (int round = 0; round < 5; ++round) {
+    double t0 = now();
+#pragma omp parallel for num_threads(threads)
+    for (long i = 0; i < n; ++i)
+      a[i] = b[i] + 3.0f * c[i];
+    double t = now() - t0;
+    double gbs = 3.0 * sizeof(float) * n / t / 1e9;
+    if (gbs > best)
+      best = gbs;
+  }
+  if (a[n / 2] != 7.0f)
+    printf("triad: wrong result\n");
+  free(a);
+  free(b);
+  free(c);
+  return best;
+}
+
+int main(int argc, char **argv) {
+  if (argc != 3 || (strcmp(argv[1], "fma") && strcmp(argv[1], "triad"))) {
+    fprintf(stderr, "usage: cpu_peak fma|triad THREADS\n");
+    return 2;
+  }
+  int threads = atoi(argv[2]);
+  if (!strcmp(argv[1], "fma"))
+    printf("fma %.1f GFLOP/s (%d-wide f32, %d chains)\n", fmaPeak(threads),
+           LANES, NCHAINS);
+  else
+    printf("triad %.1f GB/s\n", triad(threads));
+  return 0;
+}

@@ -1,0 +1,682 @@
+//===- SdpaFlashToCpu.cpp - attn.sdpa as register-tiled online softmax ----===//
+//
+// The flash path emits the loop nest a hand-written kernel would have, in
+// the vector dialect on buffers (so that no L x S tensor ever exists and the
+// accumulators live in vector registers):
+//
+//   scf.forall (query batch dims x query blocks of blockQ rows)   work item
+//     pack qT[E, blockQ] = q^T of the block (f32; zero past the last row)
+//     scf.for key blocks of blockKV keys (causal: none past the diagonal)
+//       [pack k/v of the block to f32 when their element type is not f32]
+//       1. scores:  sT[j, i] = hook(sum_e k[j, e] * qT[e, i])
+//          register tile: qkKeys keys (broadcast) x qkRowVecs vectors of
+//          query rows, accumulated over e in registers; its epilogue applies
+//          the score step (applyScoreTransforms: scale, additive mask,
+//          boolean mask, causal) to the tile in registers, stores it and
+//          keeps the block's row max.
+//       2. softmax: per vector of `lanes` query rows: online-softmax
+//          statistics, p = exp(s - m) in place (one pass over the tile in
+//          L1), row sums.
+//       3. p.v:     acc[i, d] = acc[i, d] * alpha[i] + sum_j sT[j, i] v[j, d]
+//          register tile: pvRows query rows (broadcast) x pvColVecs vectors
+//          of value columns, accumulated over the block's keys.
+//     out = acc / l (NaN for rows whose scores were all -inf, 0 when S = 0)
+//
+// The score tile is stored key-major (sT = S^T): then the row statistics
+// (max, sum) are vertical vector ops over the tile's rows, q.k^T needs no
+// transposed key tile (keys are broadcast from their rows) and p.v reads p
+// as broadcasts. Register tiles and vector width come from the target (see
+// chooseFlashTiling); every tile shape is static, and the remainders (last
+// key block, rows or columns that do not fill a tile) are peeled into
+// narrower static tiles.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LoweringUtils.h"
+#include "SdpaPlan.h"
+
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::cpu;
+
+namespace {
+
+/// Block sizes and register tiles of one flash lowering.
+struct FlashTiling {
+  /// Compute-type elements per vector register.
+  int64_t lanes = 8;
+  /// Query rows per work item (a multiple of lanes), keys per block.
+  int64_t blockQ = 96, blockKV = 64;
+  /// q.k^T tile: keys (broadcast) x vectors of query rows.
+  int64_t qkKeys = 6, qkRowVecs = 2;
+  /// p.v tile: query rows (broadcast) x vectors of value columns.
+  int64_t pvRows = 6, pvColVecs = 2;
+};
+
+/// A row-major 2-D view of a key or value block: element (j, c) is
+/// `mem[prefix..., rowOffset + j, c]`.
+struct BlockView {
+  Value mem;
+  SmallVector<Value> prefix;
+  Value rowOffset;
+};
+
+/// The scratch and indices of one work item.
+struct WorkItem {
+  SmallVector<Value> qIdx, kvIdx;
+  /// First query row of the block and the number of valid rows.
+  Value row0, rows;
+  /// qT [E, blockQ], sT [blockKV, blockQ], acc [blockQ, evPadded], the
+  /// running max m, sum l and rescale factor alpha [blockQ], and the max of
+  /// the current key block's scores per row, blockMax [blockQ].
+  Value qT, sT, acc, m, l, alpha, blockMax;
+  /// f32 copies of a key/value block, or null when read in place.
+  Value kPack, vPack;
+};
+
+using GroupFn = function_ref<void(Value first, int64_t n)>;
+using ScalarLoadFn = function_ref<Value(int64_t r, Value k)>;
+using VectorLoadFn = function_ref<Value(int64_t v, Value k)>;
+
+class FlashLowering {
+public:
+  FlashLowering(OpBuilder &b, Location loc, SdpaOp op, const SdpaPlan &plan,
+                const FlashTiling &tiling)
+      : b(b), loc(loc), op(op), plan(plan), t(tiling),
+        ct(plan.computeType), vecType(VectorType::get({tiling.lanes}, ct)) {}
+
+  Value emit();
+
+private:
+  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
+  Value toBuffer(Value tensor);
+  Value alloc(ArrayRef<OpFoldResult> sizes);
+  void forLoop(Value lo, Value hi, Value step,
+               function_ref<void(Value)> body);
+  void forGroups(Value lo, Value hi, int64_t group, GroupFn body);
+  SmallVector<Value> emitTileLoop(Value count, ArrayRef<Value> init,
+                                  int64_t mr, int64_t nv, ScalarLoadFn loadA,
+                                  VectorLoadFn loadB);
+  Value loadScalar(const BlockView &view, Value j, Value c);
+  Value loadVector(const BlockView &view, Value j, Value c);
+
+  void emitWorkItem(ValueRange ivs);
+  WorkItem allocateScratch(ValueRange ivs);
+  void emitInit(WorkItem &w);
+  void emitKeyBlock(WorkItem &w, Value kv0);
+  BlockView packBlock(Value source, Value pack, ArrayRef<Value> kvIdx,
+                      Value kv0, Value keys, Value cols, Value paddedCols);
+  void emitScores(WorkItem &w, const BlockView &k, Value kv0, Value keys);
+  void emitScoreTileEpilogue(WorkItem &w, ArrayRef<Value> acc,
+                             ArrayRef<Value> keyOf, ArrayRef<Value> rowOf,
+                             Value kv0, int64_t mr, int64_t nv);
+  void emitSoftmaxStep(WorkItem &w, Value keys);
+  Value applyScoreTransforms(WorkItem &w, Value scores, Value rowBase,
+                             Value col);
+  Value loadOperandVector(WorkItem &w, Value buf, ArrayRef<bool> broadcast,
+                          Value rowBase, Value col);
+  void emitPv(WorkItem &w, const BlockView &v, Value keys);
+  void emitOutput(WorkItem &w);
+
+  OpBuilder &b;
+  Location loc;
+  SdpaOp op;
+  const SdpaPlan &plan;
+  FlashTiling t;
+  Type ct;
+  VectorType vecType;
+  Value qBuf, kBuf, vBuf, maskBuf, outBuf;
+  /// The score_mod region's extra operands, as buffers.
+  SmallVector<Value> extraBufs;
+  /// Ev rounded up to a multiple of lanes (the accumulator's row length).
+  Value evPadded;
+  bool packK = false, packV = false;
+};
+
+} // namespace
+
+/// Block sizes and register tiles for the target. A target with 32 vector
+/// registers (AVX-512) takes 6 x 4 tiles (24 accumulators, 4 loads, 1
+/// broadcast), one with 16 (AVX2, SSE) 6 x 2; the vector width is the
+/// target's (`vectorBits`, 0 = the host's), counted in compute-type lanes.
+static FlashTiling chooseFlashTiling(const SdpaPlan &plan,
+                                     const AttnCpuLoweringOptions &options) {
+  FlashTiling t;
+  int64_t bits =
+      options.vectorBits > 0 ? options.vectorBits : getHostVectorBits();
+  t.lanes = std::max<int64_t>(
+      1, bits / static_cast<int64_t>(plan.computeType.getIntOrFloatBitWidth()));
+  bool manyRegisters = bits >= 512;
+  t.qkRowVecs = manyRegisters ? 4 : 2;
+  t.pvColVecs = manyRegisters ? 4 : 2;
+  int64_t rowTile = t.qkRowVecs * t.lanes;
+  int64_t blockQ = options.blockQ > 0 ? options.blockQ
+                                      : std::max<int64_t>(96, 2 * rowTile);
+  if (std::optional<int64_t> l = getConstantIntValue(plan.l))
+    blockQ = std::min(blockQ, std::max<int64_t>(*l, 1));
+  t.blockQ = llvm::alignTo(blockQ, t.lanes);
+  t.blockKV = options.blockKV > 0 ? options.blockKV : 64;
+  return t;
+}
+
+Value FlashLowering::toBuffer(Value tensor) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
+  return bufferization::ToBufferOp::create(b, loc, memrefType, tensor,
+                                           /*read_only=*/true);
+}
+
+/// A 64-byte aligned compute-type buffer (freed by buffer deallocation).
+Value FlashLowering::alloc(ArrayRef<OpFoldResult> sizes) {
+  SmallVector<int64_t> shape;
+  SmallVector<Value> dynamic;
+  dispatchIndexOpFoldResults(sizes, dynamic, shape);
+  return memref::AllocOp::create(b, loc, MemRefType::get(shape, ct), dynamic,
+                                 b.getI64IntegerAttr(64));
+}
+
+void FlashLowering::forLoop(Value lo, Value hi, Value step,
+                            function_ref<void(Value)> body) {
+  scf::ForOp::create(b, loc, lo, hi, step, ValueRange{},
+                     [&](OpBuilder &, Location, Value iv, ValueRange) {
+                       body(iv);
+                       scf::YieldOp::create(b, loc);
+                     });
+}
+
+/// Calls `body(first, n)` for consecutive groups covering [lo, hi): groups
+/// of `group` in a loop, then the rest (one static group when the bounds
+/// are static, else a loop of single steps).
+void FlashLowering::forGroups(Value lo, Value hi, int64_t group,
+                              GroupFn body) {
+  std::optional<int64_t> cLo = getConstantIntValue(lo);
+  std::optional<int64_t> cHi = getConstantIntValue(hi);
+  if (cLo && cHi) {
+    int64_t count = *cHi - *cLo, full = count / group * group;
+    if (full > 0)
+      forLoop(lo, idx(*cLo + full), idx(group),
+              [&](Value first) { body(first, group); });
+    if (count > full)
+      body(idx(*cLo + full), count - full);
+    return;
+  }
+  Value count = arith::SubIOp::create(b, loc, hi, lo);
+  Value rest = arith::RemUIOp::create(b, loc, count, idx(group));
+  Value mid = arith::SubIOp::create(b, loc, hi, rest);
+  forLoop(lo, mid, idx(group), [&](Value first) { body(first, group); });
+  if (group > 1)
+    forLoop(mid, hi, idx(1), [&](Value first) { body(first, 1); });
+}
+
+/// The register tile: returns acc[r * nv + v] + sum_{k < count} a(r, k) *
+/// b(v, k), with the mr x nv accumulators carried through an scf.for (so
+/// they stay in vector registers). Per step: nv vector loads, mr
+/// broadcasts, mr * nv FMAs.
+SmallVector<Value> FlashLowering::emitTileLoop(Value count,
+                                               ArrayRef<Value> init,
+                                               int64_t mr, int64_t nv,
+                                               ScalarLoadFn loadA,
+                                               VectorLoadFn loadB) {
+  auto loop = scf::ForOp::create(
+      b, loc, idx(0), count, idx(1), init,
+      [&](OpBuilder &, Location, Value k, ValueRange acc) {
+        SmallVector<Value> bv, next(acc.begin(), acc.end());
+        for (int64_t v = 0; v < nv; ++v)
+          bv.push_back(loadB(v, k));
+        for (int64_t r = 0; r < mr; ++r) {
+          Value a = vector::BroadcastOp::create(b, loc, vecType, loadA(r, k));
+          for (int64_t v = 0; v < nv; ++v)
+            next[r * nv + v] =
+                vector::FMAOp::create(b, loc, a, bv[v], next[r * nv + v]);
+        }
+        scf::YieldOp::create(b, loc, next);
+      });
+  return SmallVector<Value>(loop.getResults());
+}
+
+Value FlashLowering::loadScalar(const BlockView &view, Value j, Value c) {
+  SmallVector<Value> indices(view.prefix);
+  indices.append({add(view.rowOffset, j), c});
+  return castFloat(b, loc, memref::LoadOp::create(b, loc, view.mem, indices),
+                   ct);
+}
+
+Value FlashLowering::loadVector(const BlockView &view, Value j, Value c) {
+  SmallVector<Value> indices(view.prefix);
+  indices.append({add(view.rowOffset, j), c});
+  return vector::LoadOp::create(b, loc, vecType, view.mem, indices);
+}
+
+Value FlashLowering::emit() {
+  int64_t nb = plan.numBatch;
+  auto resultType = op.getType();
+  qBuf = toBuffer(op.getQuery());
+  kBuf = toBuffer(op.getKey());
+  vBuf = toBuffer(op.getValue());
+  if (Value mask = op.getMask())
+    maskBuf = toBuffer(mask);
+  for (Value extra : op.getExtras())
+    extraBufs.push_back(toBuffer(extra));
+  SmallVector<Value> outDyn;
+  for (int64_t i = 0; i < nb; ++i)
+    if (resultType.isDynamicDim(i))
+      outDyn.push_back(plan.qBatch[i]);
+  if (resultType.isDynamicDim(nb))
+    outDyn.push_back(plan.l);
+  if (resultType.isDynamicDim(nb + 1))
+    outDyn.push_back(plan.ev);
+  outBuf = memref::AllocOp::create(
+      b, loc, MemRefType::get(resultType.getShape(), plan.elementType), outDyn,
+      b.getI64IntegerAttr(64));
+
+  // Keys and values are read in place when they already are vectors of the
+  // compute type: f32 rows (values: whole vectors per row).
+  std::optional<int64_t> ev = getConstantIntValue(plan.ev);
+  bool sameType = plan.elementType == ct;
+  packK = !sameType;
+  packV = !sameType || !ev || *ev % t.lanes != 0;
+  Value lanes = idx(t.lanes);
+  evPadded =
+      ev ? idx(llvm::alignTo(*ev, t.lanes))
+         : mul(arith::CeilDivUIOp::create(b, loc, plan.ev, lanes), lanes);
+
+  SmallVector<OpFoldResult> ubs;
+  for (Value size : plan.qBatch)
+    ubs.push_back(getAsOpFoldResult(size));
+  if (std::optional<int64_t> l = getConstantIntValue(plan.l))
+    ubs.push_back(b.getIndexAttr(
+        llvm::divideCeil(static_cast<uint64_t>(*l), t.blockQ)));
+  else
+    ubs.push_back(arith::CeilDivUIOp::create(b, loc, plan.l, idx(t.blockQ))
+                      .getResult());
+  auto forall =
+      scf::ForallOp::create(b, loc, ubs, ValueRange{}, std::nullopt);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(forall.getBody()->getTerminator());
+    emitWorkItem(forall.getInductionVars());
+  }
+  return bufferization::ToTensorOp::create(b, loc, resultType, outBuf,
+                                           /*restrict=*/true,
+                                           /*writable=*/true);
+}
+
+WorkItem FlashLowering::allocateScratch(ValueRange ivs) {
+  WorkItem w;
+  ValueRange batchIvs = ivs.drop_back();
+  w.qIdx.assign(batchIvs.begin(), batchIvs.end());
+  w.kvIdx = kvBatchIndices(b, loc, plan, w.qIdx);
+  w.row0 = mul(ivs.back(), idx(t.blockQ));
+  w.rows = arith::MinUIOp::create(
+      b, loc, arith::SubIOp::create(b, loc, plan.l, w.row0), idx(t.blockQ));
+  OpFoldResult bq = b.getIndexAttr(t.blockQ), bkv = b.getIndexAttr(t.blockKV);
+  OpFoldResult e = getAsOpFoldResult(plan.e);
+  OpFoldResult evp = getAsOpFoldResult(evPadded);
+  w.qT = alloc({e, bq});
+  w.sT = alloc({bkv, bq});
+  w.acc = alloc({bq, evp});
+  w.m = alloc({bq});
+  w.blockMax = alloc({bq});
+  w.l = alloc({bq});
+  w.alpha = alloc({bq});
+  if (packK)
+    w.kPack = alloc({bkv, e});
+  if (packV)
+    w.vPack = alloc({bkv, evp});
+  return w;
+}
+
+/// qT = the block's queries transposed (zero past the last valid row),
+/// acc = 0, m = -inf, l = 0.
+void FlashLowering::emitInit(WorkItem &w) {
+  Value c0 = idx(0), c1 = idx(1), lanes = idx(t.lanes), bq = idx(t.blockQ);
+  forLoop(c0, w.rows, c1, [&](Value i) {
+    forLoop(c0, plan.e, c1, [&](Value e) {
+      SmallVector<Value> qi(w.qIdx);
+      qi.append({add(w.row0, i), e});
+      Value x = memref::LoadOp::create(b, loc, qBuf, qi);
+      memref::StoreOp::create(b, loc, castFloat(b, loc, x, ct), w.qT,
+                              ValueRange{e, i});
+    });
+  });
+  Value zero = createFloatConstant(b, loc, ct, 0.0);
+  forLoop(w.rows, bq, c1, [&](Value i) {
+    forLoop(c0, plan.e, c1, [&](Value e) {
+      memref::StoreOp::create(b, loc, zero, w.qT, ValueRange{e, i});
+    });
+  });
+  Value zeroVec = createFloatConstantOfType(b, loc, vecType, 0.0);
+  Value negInfVec = createFloatConstantOfType(
+      b, loc, vecType, -std::numeric_limits<double>::infinity());
+  forLoop(c0, bq, c1, [&](Value i) {
+    forLoop(c0, evPadded, lanes, [&](Value d) {
+      vector::StoreOp::create(b, loc, zeroVec, w.acc, ValueRange{i, d});
+    });
+  });
+  forLoop(c0, bq, lanes, [&](Value i) {
+    vector::StoreOp::create(b, loc, negInfVec, w.m, ValueRange{i});
+    vector::StoreOp::create(b, loc, zeroVec, w.l, ValueRange{i});
+  });
+}
+
+void FlashLowering::emitWorkItem(ValueRange ivs) {
+  WorkItem w = allocateScratch(ivs);
+  emitInit(w);
+  // Causal with -inf: keys past the block's last row are -inf for every
+  // row; their blocks are skipped (a predicate on whole key blocks: a
+  // sliding window would bound the loop from below the same way).
+  Value kvEnd = plan.s;
+  if (plan.canSkipFutureKeys())
+    kvEnd = arith::MinUIOp::create(b, loc, plan.s, add(w.row0, w.rows));
+  forLoop(idx(0), kvEnd, idx(t.blockKV),
+          [&](Value kv0) { emitKeyBlock(w, kv0); });
+  emitOutput(w);
+}
+
+/// The view of rows [kv0, kv0 + keys) of a key/value tensor: in place, or
+/// packed to the compute type into `pack` (columns [cols, paddedCols)
+/// zero).
+BlockView FlashLowering::packBlock(Value source, Value pack,
+                                   ArrayRef<Value> kvIdx, Value kv0,
+                                   Value keys, Value cols, Value paddedCols) {
+  BlockView inPlace{source, SmallVector<Value>(kvIdx), kv0};
+  if (!pack)
+    return inPlace;
+  Value c0 = idx(0), c1 = idx(1), lanes = idx(t.lanes);
+  Type et = cast<MemRefType>(source.getType()).getElementType();
+  auto sourceVecType = VectorType::get({t.lanes}, et);
+  Value vectorCols = arith::SubIOp::create(
+      b, loc, cols, arith::RemUIOp::create(b, loc, cols, lanes));
+  forLoop(c0, keys, c1, [&](Value j) {
+    // Whole vectors converted on load (F16C's vcvtph2ps, shifts for bf16),
+    // then the rest one by one.
+    forLoop(c0, vectorCols, lanes, [&](Value c) {
+      SmallVector<Value> indices(kvIdx);
+      indices.append({add(kv0, j), c});
+      Value x = vector::LoadOp::create(b, loc, sourceVecType, source, indices);
+      vector::StoreOp::create(b, loc, castFloat(b, loc, x, vecType), pack,
+                              ValueRange{j, c});
+    });
+    forLoop(vectorCols, cols, c1, [&](Value c) {
+      memref::StoreOp::create(b, loc, loadScalar(inPlace, j, c), pack,
+                              ValueRange{j, c});
+    });
+    if (cols == paddedCols)
+      return;
+    Value zero = createFloatConstant(b, loc, ct, 0.0);
+    forLoop(cols, paddedCols, c1, [&](Value c) {
+      memref::StoreOp::create(b, loc, zero, pack, ValueRange{j, c});
+    });
+  });
+  return BlockView{pack, {}, c0};
+}
+
+void FlashLowering::emitKeyBlock(WorkItem &w, Value kv0) {
+  Value keys = arith::MinUIOp::create(
+      b, loc, arith::SubIOp::create(b, loc, plan.s, kv0), idx(t.blockKV));
+  BlockView k =
+      packBlock(kBuf, w.kPack, w.kvIdx, kv0, keys, plan.e, plan.e);
+  BlockView v =
+      packBlock(vBuf, w.vPack, w.kvIdx, kv0, keys, plan.ev, evPadded);
+  Value negInfVec = createFloatConstantOfType(
+      b, loc, vecType, -std::numeric_limits<double>::infinity());
+  forLoop(idx(0), idx(t.blockQ), idx(t.lanes), [&](Value i) {
+    vector::StoreOp::create(b, loc, negInfVec, w.blockMax, ValueRange{i});
+  });
+  emitScores(w, k, kv0, keys);
+  emitSoftmaxStep(w, keys);
+  emitPv(w, v, keys);
+}
+
+/// max(x, y) as `x > y ? x : y` (one vmaxps on x86), which skips NaN
+/// scores instead of propagating them as arith.maximumf would (a compare
+/// and a blend more per vector). A row with a NaN score still ends NaN, as
+/// the chain's does: p = exp(NaN - m) = NaN, hence l and acc are NaN.
+static Value buildMaxIgnoringNaN(OpBuilder &b, Location loc, Value x,
+                                 Value y) {
+  Value greater =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x, y);
+  return arith::SelectOp::create(b, loc, greater, x, y);
+}
+
+/// sT[j, i] = score step of (sum_e k[j, e] * qT[e, i]) for the block's keys
+/// and all rows, and blockMax[i] = max_j sT[j, i].
+void FlashLowering::emitScores(WorkItem &w, const BlockView &k, Value kv0,
+                               Value keys) {
+  int64_t rowVecs = t.blockQ / t.lanes;
+  forGroups(idx(0), keys, t.qkKeys, [&](Value j0, int64_t mr) {
+    forGroups(idx(0), idx(rowVecs), t.qkRowVecs, [&](Value v0, int64_t nv) {
+      Value i0 = mul(v0, idx(t.lanes));
+      SmallVector<Value> rowOf, colOf;
+      for (int64_t r = 0; r < mr; ++r)
+        rowOf.push_back(add(j0, idx(r)));
+      for (int64_t v = 0; v < nv; ++v)
+        colOf.push_back(add(i0, idx(v * t.lanes)));
+      SmallVector<Value> init(
+          mr * nv, createFloatConstantOfType(b, loc, vecType, 0.0));
+      SmallVector<Value> acc = emitTileLoop(
+          plan.e, init, mr, nv,
+          [&](int64_t r, Value e) { return loadScalar(k, rowOf[r], e); },
+          [&](int64_t v, Value e) {
+            return vector::LoadOp::create(b, loc, vecType, w.qT,
+                                          ValueRange{e, colOf[v]});
+          });
+      emitScoreTileEpilogue(w, acc, rowOf, colOf, kv0, mr, nv);
+    });
+  });
+}
+
+/// The scores of one register tile (keys keyOf[r], query rows rowOf[v] +
+/// lanes) go through the score hook while still in registers, into sT, and
+/// their per-row max into blockMax.
+void FlashLowering::emitScoreTileEpilogue(WorkItem &w, ArrayRef<Value> acc,
+                                          ArrayRef<Value> keyOf,
+                                          ArrayRef<Value> rowOf, Value kv0,
+                                          int64_t mr, int64_t nv) {
+  for (int64_t v = 0; v < nv; ++v) {
+    Value rowBase = add(w.row0, rowOf[v]);
+    Value max = vector::LoadOp::create(b, loc, vecType, w.blockMax,
+                                       ValueRange{rowOf[v]});
+    for (int64_t r = 0; r < mr; ++r) {
+      Value s = applyScoreTransforms(w, acc[r * nv + v], rowBase,
+                                     add(kv0, keyOf[r]));
+      vector::StoreOp::create(b, loc, s, w.sT, ValueRange{keyOf[r], rowOf[v]});
+      max = buildMaxIgnoringNaN(b, loc, s, max);
+    }
+    vector::StoreOp::create(b, loc, max, w.blockMax, ValueRange{rowOf[v]});
+  }
+}
+
+/// The elements of a score operand (the mask, an extra operand of the
+/// score_mod region; `broadcast` its plan flags) for rows [rowBase, rowBase +
+/// lanes) at key `col`: one broadcast load when it does not vary along the
+/// rows, else one load per row (rows past L, which only padding lanes have,
+/// read row L - 1).
+Value FlashLowering::loadOperandVector(WorkItem &w, Value buf,
+                                       ArrayRef<bool> broadcast, Value rowBase,
+                                       Value col) {
+  auto bufType = cast<MemRefType>(buf.getType());
+  int64_t rank = bufType.getRank();
+  bool alongRows = rank >= 2 && !broadcast[rank - 2];
+  if (!alongRows) {
+    SmallVector<Value> indices =
+        scoreOperandIndices(b, loc, plan, broadcast, w.qIdx, idx(0), col);
+    Value x = memref::LoadOp::create(b, loc, buf, indices);
+    return vector::BroadcastOp::create(
+        b, loc, VectorType::get({t.lanes}, x.getType()), x);
+  }
+  Value lastRow = arith::SubIOp::create(b, loc, plan.l, idx(1));
+  SmallVector<Value> elems;
+  for (int64_t lane = 0; lane < t.lanes; ++lane) {
+    Value row = arith::MinUIOp::create(b, loc, add(rowBase, idx(lane)),
+                                       lastRow);
+    SmallVector<Value> indices =
+        scoreOperandIndices(b, loc, plan, broadcast, w.qIdx, row, col);
+    elems.push_back(memref::LoadOp::create(b, loc, buf, indices));
+  }
+  return vector::FromElementsOp::create(
+      b, loc, VectorType::get({t.lanes}, bufType.getElementType()), elems);
+}
+
+/// THE SCORE HOOK. Everything the contract does to a raw score before the
+/// softmax happens here and only here, on one vector of `lanes` f32 scores
+/// of the [keys x rows] tile while it is in registers: query rows
+/// [rowBase, rowBase + lanes) (global indices; lanes past L are padding
+/// whose results are discarded) at key column `col` (global), batch indices
+/// `w.qIdx` (query) and `w.kvIdx` (key/value). The score_mod region runs
+/// here on the vector (buildMaskedScore clones its scalar code on vectors:
+/// scalar operands broadcast, i as rowBase + vector.step). Whole key blocks are
+/// skipped by the predicate in emitWorkItem (causal today; a sliding window
+/// would raise the loop's lower bound the same way), not here.
+Value FlashLowering::applyScoreTransforms(WorkItem &w, Value scores,
+                                          Value rowBase, Value col) {
+  Value maskVec =
+      maskBuf ? loadOperandVector(w, maskBuf, plan.maskBroadcast, rowBase, col)
+              : Value();
+  ScoreModInputs mod;
+  bool hasMod = op.getScoreModBlock() != nullptr;
+  if (hasMod) {
+    mod.batch = w.qIdx;
+    for (auto [buf, broadcast] : llvm::zip_equal(extraBufs, plan.extraBroadcast))
+      mod.extras.push_back(
+          loadOperandVector(w, buf, broadcast, rowBase, col));
+  }
+  Value rowVec, colVec;
+  if (plan.isCausal || hasMod) {
+    auto indexVec = VectorType::get({t.lanes}, b.getIndexType());
+    Value step = vector::StepOp::create(b, loc, indexVec);
+    rowVec = arith::AddIOp::create(
+        b, loc, vector::BroadcastOp::create(b, loc, indexVec, rowBase), step);
+    colVec = vector::BroadcastOp::create(b, loc, indexVec, col);
+  }
+  mod.row = rowVec;
+  mod.col = colVec;
+  return buildMaskedScore(b, loc, plan, op, scores, maskVec, rowVec, colVec,
+                          mod);
+}
+
+/// Per vector of query rows: the online-softmax statistics from the block
+/// max, then p = exp(s - m) in place and the row sums.
+///
+/// With -inf scores the running max can be -inf (a row whose keys so far
+/// are all masked); exp(s - m) would then be exp(-inf - -inf) = NaN. So the
+/// subtrahend is buildSafeMax(m) (0 while m = -inf): p = 0, the row keeps
+/// l = 0, acc = 0, and once a finite score arrives alpha = exp(-inf - m) = 0
+/// discards nothing that mattered. A row whose scores are ALL -inf ends with
+/// m = -inf: NaN at the end, as torch.softmax gives.
+void FlashLowering::emitSoftmaxStep(WorkItem &w, Value keys) {
+  Value c0 = idx(0), c1 = idx(1);
+  Value zeroVec = createFloatConstantOfType(b, loc, vecType, 0.0);
+  forLoop(c0, idx(t.blockQ), idx(t.lanes), [&](Value i0) {
+    Value mOld = vector::LoadOp::create(b, loc, vecType, w.m, ValueRange{i0});
+    Value blockMax =
+        vector::LoadOp::create(b, loc, vecType, w.blockMax, ValueRange{i0});
+    Value mNew = buildMaxIgnoringNaN(b, loc, blockMax, mOld);
+    Value sub = buildSafeMax(b, loc, mNew);
+    Value alpha = math::ExpOp::create(
+        b, loc, arith::SubFOp::create(b, loc, mOld, sub));
+    auto sumLoop = scf::ForOp::create(
+        b, loc, c0, keys, c1, ValueRange{zeroVec},
+        [&](OpBuilder &, Location, Value j, ValueRange iter) {
+          Value s = vector::LoadOp::create(b, loc, vecType, w.sT,
+                                           ValueRange{j, i0});
+          Value p = math::ExpOp::create(
+              b, loc, arith::SubFOp::create(b, loc, s, sub));
+          vector::StoreOp::create(b, loc, p, w.sT, ValueRange{j, i0});
+          scf::YieldOp::create(
+              b, loc, Value(arith::AddFOp::create(b, loc, iter[0], p)));
+        });
+    Value lOld = vector::LoadOp::create(b, loc, vecType, w.l, ValueRange{i0});
+    Value lNew = vector::FMAOp::create(b, loc, lOld, alpha,
+                                       sumLoop.getResult(0));
+    vector::StoreOp::create(b, loc, mNew, w.m, ValueRange{i0});
+    vector::StoreOp::create(b, loc, lNew, w.l, ValueRange{i0});
+    vector::StoreOp::create(b, loc, alpha, w.alpha, ValueRange{i0});
+  });
+}
+
+/// acc[i, d] = acc[i, d] * alpha[i] + sum_j p[j, i] * v[j, d].
+void FlashLowering::emitPv(WorkItem &w, const BlockView &v, Value keys) {
+  Value lanes = idx(t.lanes);
+  Value colVecs = arith::DivUIOp::create(b, loc, evPadded, lanes);
+  forGroups(idx(0), idx(t.blockQ), t.pvRows, [&](Value i0, int64_t mr) {
+    SmallVector<Value> rowOf, alphaOf;
+    for (int64_t r = 0; r < mr; ++r) {
+      rowOf.push_back(add(i0, idx(r)));
+      Value a = memref::LoadOp::create(b, loc, w.alpha, ValueRange{rowOf[r]});
+      alphaOf.push_back(vector::BroadcastOp::create(b, loc, vecType, a));
+    }
+    forGroups(idx(0), colVecs, t.pvColVecs, [&](Value dv0, int64_t nv) {
+      Value d0 = mul(dv0, lanes);
+      SmallVector<Value> colOf, init;
+      for (int64_t c = 0; c < nv; ++c)
+        colOf.push_back(add(d0, idx(c * t.lanes)));
+      for (int64_t r = 0; r < mr; ++r)
+        for (int64_t c = 0; c < nv; ++c)
+          init.push_back(arith::MulFOp::create(
+              b, loc,
+              vector::LoadOp::create(b, loc, vecType, w.acc,
+                                     ValueRange{rowOf[r], colOf[c]}),
+              alphaOf[r]));
+      SmallVector<Value> acc = emitTileLoop(
+          keys, init, mr, nv,
+          [&](int64_t r, Value j) -> Value {
+            return memref::LoadOp::create(b, loc, w.sT, ValueRange{j, rowOf[r]});
+          },
+          [&](int64_t c, Value j) { return loadVector(v, j, colOf[c]); });
+      for (int64_t r = 0; r < mr; ++r)
+        for (int64_t c = 0; c < nv; ++c)
+          vector::StoreOp::create(b, loc, acc[r * nv + c], w.acc,
+                                  ValueRange{rowOf[r], colOf[c]});
+    });
+  });
+}
+
+/// out = acc / l, NaN where the row max stayed -inf (every score -inf), 0
+/// when there are no keys at all (S = 0: the chain's p . v is an empty
+/// sum), rounded once to the element type.
+void FlashLowering::emitOutput(WorkItem &w) {
+  Value c0 = idx(0), c1 = idx(1);
+  Value noKeys =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, plan.s, c0);
+  Value negInf =
+      createFloatConstant(b, loc, ct, -std::numeric_limits<double>::infinity());
+  Value nan =
+      createFloatConstant(b, loc, ct, std::numeric_limits<double>::quiet_NaN());
+  Value zero = createFloatConstant(b, loc, ct, 0.0);
+  forLoop(c0, w.rows, c1, [&](Value i) {
+    Value m = memref::LoadOp::create(b, loc, w.m, ValueRange{i});
+    Value l = memref::LoadOp::create(b, loc, w.l, ValueRange{i});
+    Value allMasked =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m, negInf);
+    forLoop(c0, plan.ev, c1, [&](Value d) {
+      Value acc = memref::LoadOp::create(b, loc, w.acc, ValueRange{i, d});
+      Value r = arith::DivFOp::create(b, loc, acc, l);
+      r = arith::SelectOp::create(b, loc, allMasked, nan, r);
+      r = arith::SelectOp::create(b, loc, noKeys, zero, r);
+      SmallVector<Value> indices(w.qIdx);
+      indices.append({add(w.row0, i), d});
+      memref::StoreOp::create(b, loc, castFloat(b, loc, r, plan.elementType),
+                              outBuf, indices);
+    });
+  });
+}
+
+Value cpu::lowerSdpaFlash(OpBuilder &b, Location loc, SdpaOp op,
+                          const SdpaPlan &plan,
+                          const AttnCpuLoweringOptions &options) {
+  return FlashLowering(b, loc, op, plan, chooseFlashTiling(plan, options))
+      .emit();
+}

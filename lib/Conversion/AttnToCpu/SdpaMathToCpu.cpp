@@ -1,0 +1,226 @@
+//===- SdpaMathToCpu.cpp - attn.sdpa as materialised scores (math path) ---===//
+//
+// The reference implementation of the contract: the `[..., L, S]` scores in
+// f32 (f64 for f64) as linalg.generic ops on tensors: q.k^T, the score step
+// (scale, masks, causal), softmax along S, optional dropout, p.v, rounded
+// once to the element type.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LoweringUtils.h"
+#include "SdpaPlan.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::cpu;
+
+namespace {
+/// A `[qBatch..., rows, cols]` f32 (compute type) tensor of the math path.
+struct MathTensor {
+  RankedTensorType type;
+  SmallVector<Value> sizes, dynamicSizes;
+};
+} // namespace
+
+static MathTensor getMathTensor(const SdpaPlan &plan, ArrayRef<int64_t> shape,
+                                ArrayRef<Value> sizes) {
+  MathTensor t;
+  t.type = RankedTensorType::get(shape, plan.computeType);
+  t.sizes.assign(sizes.begin(), sizes.end());
+  for (auto [i, size] : llvm::enumerate(sizes))
+    if (t.type.isDynamicDim(i))
+      t.dynamicSizes.push_back(size);
+  return t;
+}
+
+/// A contraction over loops (b..., t0, t1, t2) whose tail loop `reduction`
+/// is summed: lhs, rhs and out index their last two dims with the tail
+/// loops `lhsTail`, `rhsTail`, `outTail`; rhs reads the key/value batch
+/// indices. Products in the compute type, reassociable sums.
+static Value buildBatchContraction(OpBuilder &b, Location loc,
+                                   const SdpaPlan &plan, Value lhs, Value rhs,
+                                   ArrayRef<unsigned> lhsTail,
+                                   ArrayRef<unsigned> rhsTail,
+                                   ArrayRef<unsigned> outTail,
+                                   unsigned reduction, const MathTensor &out) {
+  MLIRContext *ctx = b.getContext();
+  int64_t nb = plan.numBatch;
+  unsigned n = nb + 3;
+  SmallVector<AffineExpr> lhsE, rhsE(kvBatchExprs(plan, ctx)), outE;
+  for (int64_t i = 0; i < nb; ++i) {
+    lhsE.push_back(getAffineDimExpr(i, ctx));
+    outE.push_back(getAffineDimExpr(i, ctx));
+  }
+  for (unsigned d : lhsTail)
+    lhsE.push_back(getAffineDimExpr(nb + d, ctx));
+  for (unsigned d : rhsTail)
+    rhsE.push_back(getAffineDimExpr(nb + d, ctx));
+  for (unsigned d : outTail)
+    outE.push_back(getAffineDimExpr(nb + d, ctx));
+  SmallVector<AffineMap> maps = {AffineMap::get(n, 0, lhsE, ctx),
+                                 AffineMap::get(n, 0, rhsE, ctx),
+                                 AffineMap::get(n, 0, outE, ctx)};
+  SmallVector<utils::IteratorType> iters(n, utils::IteratorType::parallel);
+  iters[nb + reduction] = utils::IteratorType::reduction;
+  Value init = createFilled(b, loc, out.type, out.dynamicSizes, 0.0);
+  Type ct = plan.computeType;
+  auto fastmath = getReassocFlags(ctx);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{out.type}, ValueRange{lhs, rhs},
+             ValueRange{init}, maps, iters,
+             [&](OpBuilder &b, Location l, ValueRange args) {
+               Value x = castFloat(b, l, args[0], ct);
+               Value y = castFloat(b, l, args[1], ct);
+               Value m = arith::MulFOp::create(b, l, x, y, fastmath);
+               linalg::YieldOp::create(
+                   b, l,
+                   Value(arith::AddFOp::create(b, l, args[2], m, fastmath)));
+             })
+      .getResult(0);
+}
+
+/// The contract's score step on every score, in place.
+static Value emitScoreStep(OpBuilder &b, Location loc, SdpaOp op,
+                           const SdpaPlan &plan, const MathTensor &scores,
+                           Value raw) {
+  MLIRContext *ctx = b.getContext();
+  unsigned r = plan.rank;
+  int64_t nb = plan.numBatch;
+  SmallVector<Value> ins;
+  if (Value mask = op.getMask())
+    ins.push_back(mask);
+  llvm::append_range(ins, op.getExtras());
+  SmallVector<AffineMap> maps;
+  for (Value in : ins)
+    maps.push_back(getBroadcastMap(cast<RankedTensorType>(in.getType()),
+                                   scores.type.getShape(), r, 0, ctx));
+  maps.push_back(b.getMultiDimIdentityMap(r));
+  SmallVector<utils::IteratorType> iters(r, utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{scores.type}, ins, ValueRange{raw}, maps, iters,
+             [&](OpBuilder &b, Location l, ValueRange args) {
+               ValueRange elems = args.drop_back();
+               Value maskElem;
+               if (op.getMask()) {
+                 maskElem = elems.front();
+                 elems = elems.drop_front();
+               }
+               bool hasMod = op.getScoreModBlock() != nullptr;
+               Value row, col;
+               SmallVector<Value> batch;
+               if (plan.isCausal || hasMod) {
+                 row = linalg::IndexOp::create(b, l, nb);
+                 col = linalg::IndexOp::create(b, l, nb + 1);
+               }
+               for (int64_t d = 0; hasMod && d < nb; ++d)
+                 batch.push_back(linalg::IndexOp::create(b, l, d));
+               ScoreModInputs mod{batch, row, col, llvm::to_vector(elems)};
+               linalg::YieldOp::create(
+                   b, l,
+                   buildMaskedScore(b, l, plan, op, args.back(), maskElem,
+                                    row, col, mod));
+             })
+      .getResult(0);
+}
+
+/// A reduction along the last dim of `scores` into `[qBatch..., L]`.
+static Value emitRowReduction(
+    OpBuilder &b, Location loc, const SdpaPlan &plan, const MathTensor &scores,
+    ValueRange ins, double init,
+    function_ref<Value(OpBuilder &, Location, ValueRange)> combine) {
+  unsigned r = plan.rank;
+  MathTensor rows = getMathTensor(plan, scores.type.getShape().drop_back(),
+                                  ArrayRef(scores.sizes).drop_back());
+  AffineMap id = b.getMultiDimIdentityMap(r);
+  AffineMap rowMap = id.getMajorSubMap(r - 1);
+  SmallVector<AffineMap> maps = {id};
+  for (size_t i = 1; i < ins.size(); ++i)
+    maps.push_back(rowMap);
+  maps.push_back(rowMap);
+  SmallVector<utils::IteratorType> iters(r, utils::IteratorType::parallel);
+  iters[r - 1] = utils::IteratorType::reduction;
+  Value initT = createFilled(b, loc, rows.type, rows.dynamicSizes, init);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{rows.type}, ins, ValueRange{initT}, maps, iters,
+             [&](OpBuilder &b, Location l, ValueRange args) {
+               linalg::YieldOp::create(b, l, combine(b, l, args));
+             })
+      .getResult(0);
+}
+
+/// softmax along S (rows of all -inf become NaN, as torch.softmax), then
+/// dropout with attn.dropout's RNG over the [..., L, S] probabilities, so
+/// that the unfused chain softmax -> dropout -> matmul in f32 with the same
+/// seed agrees.
+static Value emitSoftmax(OpBuilder &b, Location loc, const SdpaPlan &plan,
+                         const MathTensor &scores, Value s) {
+  auto fastmath = getReassocFlags(b.getContext());
+  unsigned r = plan.rank;
+  Value max = emitRowReduction(
+      b, loc, plan, scores, ValueRange{s},
+      -std::numeric_limits<double>::infinity(),
+      [](OpBuilder &b, Location l, ValueRange args) -> Value {
+        return arith::MaximumFOp::create(b, l, args[0], args[1]);
+      });
+  Value sum = emitRowReduction(
+      b, loc, plan, scores, ValueRange{s, max}, 0.0,
+      [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+        Value d = arith::SubFOp::create(b, l, args[0], args[1]);
+        Value e = math::ExpOp::create(b, l, d);
+        return arith::AddFOp::create(b, l, args[2], e, fastmath);
+      });
+  AffineMap id = b.getMultiDimIdentityMap(r);
+  AffineMap rowMap = id.getMajorSubMap(r - 1);
+  SmallVector<utils::IteratorType> iters(r, utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{scores.type}, ValueRange{max, sum},
+             ValueRange{s}, ArrayRef<AffineMap>{rowMap, rowMap, id}, iters,
+             [&](OpBuilder &b, Location l, ValueRange args) {
+               Value d = arith::SubFOp::create(b, l, args[2], args[0]);
+               Value e = math::ExpOp::create(b, l, d);
+               Value p = arith::DivFOp::create(b, l, e, args[1]);
+               if (plan.dropoutP > 0.0) {
+                 Value flat = buildFlatIndex(b, l, scores.sizes);
+                 p = buildDropoutElement(b, l, p, flat, plan.dropoutP,
+                                         plan.seed);
+               }
+               linalg::YieldOp::create(b, l, p);
+             })
+      .getResult(0);
+}
+
+Value cpu::lowerSdpaMath(OpBuilder &b, Location loc, SdpaOp op,
+                         const SdpaPlan &plan) {
+  auto qType = op.getQuery().getType();
+  auto kType = op.getKey().getType();
+  auto resultType = op.getType();
+
+  // Scores [qBatch..., L, S]: q.k^T over loops (b..., l, s, e).
+  SmallVector<int64_t> scoreShape(qType.getShape().drop_back(1));
+  scoreShape.push_back(kType.getDimSize(plan.rank - 2));
+  SmallVector<Value> scoreSizes(plan.qBatch);
+  scoreSizes.append({plan.l, plan.s});
+  MathTensor scores = getMathTensor(plan, scoreShape, scoreSizes);
+  Value s = buildBatchContraction(b, loc, plan, op.getQuery(), op.getKey(),
+                                  {0, 2}, {1, 2}, {0, 1}, 2, scores);
+  s = emitScoreStep(b, loc, op, plan, scores, s);
+  Value p = emitSoftmax(b, loc, plan, scores, s);
+
+  // p.v over loops (b..., l, s, d), d innermost.
+  SmallVector<Value> outSizes(plan.qBatch);
+  outSizes.append({plan.l, plan.ev});
+  MathTensor out = getMathTensor(plan, resultType.getShape(), outSizes);
+  Value result = buildBatchContraction(b, loc, plan, p, op.getValue(), {0, 1},
+                                       {1, 2}, {0, 2}, 1, out);
+  if (plan.computeType == plan.elementType)
+    return result;
+  return buildElementwise(
+      b, loc, resultType, {result},
+      [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+        return castFloat(b, l, args[0], plan.elementType);
+      });
+}

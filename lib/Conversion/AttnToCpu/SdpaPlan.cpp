@@ -1,0 +1,289 @@
+//===- SdpaPlan.cpp - what both attn.sdpa CPU lowerings know about one op -===//
+
+#include "SdpaPlan.h"
+
+#include "mlir/IR/IRMapping.h"
+
+#include "LoweringUtils.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::cpu;
+
+bool SdpaPlan::canSkipFutureKeys() const {
+  return isCausal && std::isinf(maskedValue) && maskedValue < 0;
+}
+
+/// Fills `plan` and emits run-time checks for dims that are dynamic and
+/// assumed equal.
+/// Per dim of `operand` (the mask or an extra operand, broadcast to the
+/// scores [..., L, S]): true where it broadcasts (reads index 0). Emits the
+/// run-time check that a dynamic dim equals the scores dim.
+static SmallVector<bool> getScoresBroadcast(OpBuilder &b, Location loc,
+                                            const SdpaPlan &plan, SdpaOp op,
+                                            Value operand) {
+  auto qType = op.getQuery().getType();
+  auto kType = op.getKey().getType();
+  int64_t rank = plan.rank;
+  auto mType = cast<RankedTensorType>(operand.getType());
+  int64_t mRank = mType.getRank();
+  SmallVector<bool> flags;
+  for (int64_t j = 0; j < mRank; ++j) {
+    int64_t t = rank - mRank + j;
+    int64_t target = t < plan.numBatch ? qType.getDimSize(t)
+                     : t == rank - 2   ? qType.getDimSize(rank - 2)
+                                       : kType.getDimSize(rank - 2);
+    bool broadcast = mType.getDimSize(j) == 1 && target != 1;
+    flags.push_back(broadcast);
+    if (!broadcast &&
+        (mType.isDynamicDim(j) || ShapedType::isDynamic(target))) {
+      Value targetSize = t < plan.numBatch ? plan.qBatch[t]
+                         : t == rank - 2   ? plan.l
+                                           : plan.s;
+      assertEqualSizes(b, loc, getDimSize(b, loc, operand, j), targetSize,
+                       "attn.sdpa: a dynamic mask dim must equal the "
+                       "scores dim at run time");
+    }
+  }
+  return flags;
+}
+
+SdpaPlan cpu::buildSdpaPlan(OpBuilder &b, Location loc, SdpaOp op) {
+  SdpaPlan plan;
+  auto qType = op.getQuery().getType();
+  auto kType = op.getKey().getType();
+  auto vType = op.getValue().getType();
+  plan.rank = qType.getRank();
+  plan.numBatch = plan.rank - 2;
+  plan.elementType = qType.getElementType();
+  plan.computeType = getComputeType(plan.elementType);
+  plan.maskedValue =
+      roundToType(plan.elementType, op.getEffectiveMaskedValue());
+  plan.isCausal = op.getIsCausal();
+  plan.hasBoolMask = op.hasBoolMask();
+  plan.hasAddMask = op.hasAdditiveMask();
+  plan.dropoutP = op.getDropoutP().convertToDouble();
+  plan.seed = getDropoutSeed(op);
+
+  Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
+  int64_t rank = plan.rank;
+  for (int64_t i = 0; i < plan.numBatch; ++i) {
+    int64_t qd = qType.getDimSize(i), kd = kType.getDimSize(i);
+    Value qSize = getDimSize(b, loc, q, i);
+    plan.qBatch.push_back(qSize);
+    if (kType.isDynamicDim(i) || vType.isDynamicDim(i))
+      assertEqualSizes(b, loc, getDimSize(b, loc, k, i),
+                       getDimSize(b, loc, v, i),
+                       "attn.sdpa: key and value batch dims differ");
+    if (kd == 1 && qd != 1) {
+      plan.kvKind.push_back(BatchIndexKind::Broadcast);
+      plan.kvGroup.push_back(1);
+    } else if (!ShapedType::isDynamic(qd) && !ShapedType::isDynamic(kd) &&
+               qd != kd) {
+      // The verifier allows this only on the head dim, dividing evenly.
+      plan.kvKind.push_back(BatchIndexKind::Group);
+      plan.kvGroup.push_back(qd / kd);
+    } else {
+      plan.kvKind.push_back(BatchIndexKind::Same);
+      plan.kvGroup.push_back(1);
+      if (ShapedType::isDynamic(qd) || ShapedType::isDynamic(kd))
+        assertEqualSizes(b, loc, qSize, getDimSize(b, loc, k, i),
+                         "attn.sdpa: a dynamic key/value batch dim must equal "
+                         "the query's at run time (broadcast and grouped "
+                         "heads need static sizes)");
+    }
+  }
+  plan.l = getDimSize(b, loc, q, rank - 2);
+  plan.e = getDimSize(b, loc, q, rank - 1);
+  plan.s = getDimSize(b, loc, k, rank - 2);
+  plan.ev = getDimSize(b, loc, v, rank - 1);
+  if (qType.isDynamicDim(rank - 1) || kType.isDynamicDim(rank - 1))
+    assertEqualSizes(b, loc, plan.e, getDimSize(b, loc, k, rank - 1),
+                     "attn.sdpa: query and key head dims differ");
+  // The default scale 1/sqrt(E) with E dynamic in query and key: computed
+  // at run time (in f64, rounded once to the compute type, as the constant
+  // is).
+  if (std::optional<double> scale = op.getEffectiveScale()) {
+    plan.scale = *scale;
+  } else {
+    Type f64 = b.getF64Type();
+    Value eInt = arith::IndexCastUIOp::create(b, loc, b.getI64Type(), plan.e);
+    Value eF = arith::UIToFPOp::create(b, loc, f64, eInt);
+    Value root = math::SqrtOp::create(b, loc, eF);
+    Value inv = arith::DivFOp::create(
+        b, loc, createFloatConstant(b, loc, f64, 1.0), root);
+    plan.scaleValue = castFloat(b, loc, inv, plan.computeType);
+  }
+  if (kType.isDynamicDim(rank - 2) || vType.isDynamicDim(rank - 2))
+    assertEqualSizes(b, loc, plan.s, getDimSize(b, loc, v, rank - 2),
+                     "attn.sdpa: key and value sequence lengths differ");
+
+  if (Value mask = op.getMask())
+    plan.maskBroadcast = getScoresBroadcast(b, loc, plan, op, mask);
+  for (Value extra : op.getExtras())
+    plan.extraBroadcast.push_back(getScoresBroadcast(b, loc, plan, op, extra));
+  return plan;
+}
+
+/// The key/value batch index expressions of a loop nest whose first
+/// `numBatch` dims are the query batch dims.
+SmallVector<AffineExpr> cpu::kvBatchExprs(const SdpaPlan &plan,
+                                          MLIRContext *ctx) {
+  SmallVector<AffineExpr> exprs;
+  for (int64_t i = 0; i < plan.numBatch; ++i) {
+    AffineExpr d = getAffineDimExpr(i, ctx);
+    switch (plan.kvKind[i]) {
+    case BatchIndexKind::Same:
+      exprs.push_back(d);
+      break;
+    case BatchIndexKind::Broadcast:
+      exprs.push_back(getAffineConstantExpr(0, ctx));
+      break;
+    case BatchIndexKind::Group:
+      exprs.push_back(d.floorDiv(plan.kvGroup[i]));
+      break;
+    }
+  }
+  return exprs;
+}
+
+/// The key/value batch indices for query batch indices `qIdx`.
+SmallVector<Value> cpu::kvBatchIndices(OpBuilder &b, Location loc,
+                                       const SdpaPlan &plan, ValueRange qIdx) {
+  SmallVector<Value> idx;
+  for (int64_t i = 0; i < plan.numBatch; ++i) {
+    switch (plan.kvKind[i]) {
+    case BatchIndexKind::Same:
+      idx.push_back(qIdx[i]);
+      break;
+    case BatchIndexKind::Broadcast:
+      idx.push_back(arith::ConstantIndexOp::create(b, loc, 0));
+      break;
+    case BatchIndexKind::Group:
+      idx.push_back(arith::DivUIOp::create(
+          b, loc, qIdx[i],
+          arith::ConstantIndexOp::create(b, loc, plan.kvGroup[i])));
+      break;
+    }
+  }
+  return idx;
+}
+
+SmallVector<Value> cpu::scoreOperandIndices(OpBuilder &b, Location loc,
+                                            const SdpaPlan &plan,
+                                            ArrayRef<bool> broadcast,
+                                            ValueRange qIdx, Value row,
+                                            Value col) {
+  SmallVector<Value> idx;
+  Value c0;
+  int64_t rank = broadcast.size();
+  for (int64_t jm = 0; jm < rank; ++jm) {
+    int64_t t = plan.rank - rank + jm;
+    if (broadcast[jm]) {
+      if (!c0)
+        c0 = arith::ConstantIndexOp::create(b, loc, 0);
+      idx.push_back(c0);
+    } else if (t < plan.numBatch) {
+      idx.push_back(qIdx[t]);
+    } else {
+      idx.push_back(t == plan.numBatch ? row : col);
+    }
+  }
+  return idx;
+}
+
+/// The score_mod region on a vector of scores: each op of the region again
+/// with vector results (scalar operands broadcast, constants splat), so
+/// that the scalar code serves the whole register tile.
+static Value buildScoreModOnVector(OpBuilder &b, Location loc, SdpaOp op,
+                                   Value scores, ArrayRef<Value> args) {
+  auto vecType = cast<VectorType>(scores.getType());
+  auto toVector = [&](Value v) -> Value {
+    if (isa<VectorType>(v.getType()))
+      return v;
+    return vector::BroadcastOp::create(b, loc, vecType.clone(v.getType()), v);
+  };
+  Block *block = op.getScoreModBlock();
+  IRMapping mapping;
+  mapping.map(block->getArgument(0), scores);
+  for (auto [arg, v] : llvm::zip_equal(block->getArguments().drop_front(),
+                                       args))
+    mapping.map(arg, toVector(v));
+  for (Operation &inner : block->without_terminator()) {
+    Value result;
+    if (auto cst = dyn_cast<arith::ConstantOp>(inner)) {
+      auto type = vecType.clone(cst.getType());
+      result = arith::ConstantOp::create(
+          b, loc, type,
+          DenseElementsAttr::get(type, cast<TypedAttr>(cst.getValue())));
+    } else {
+      OperationState state(loc, inner.getName());
+      for (Value operand : inner.getOperands())
+        state.addOperands(toVector(mapping.lookup(operand)));
+      for (Type t : inner.getResultTypes())
+        state.addTypes(vecType.clone(t));
+      state.addAttributes(inner.getAttrs());
+      result = b.create(state)->getResult(0);
+    }
+    mapping.map(inner.getResult(0), result);
+  }
+  return mapping.lookup(cast<YieldOp>(block->getTerminator()).getScore());
+}
+
+/// The region on one score (scalar) or a vector of scores.
+static Value applyScoreMod(OpBuilder &b, Location loc, SdpaOp op, Value s,
+                           const ScoreModInputs &mod) {
+  SmallVector<Value> args(mod.batch.begin(), mod.batch.end());
+  args.append({mod.row, mod.col});
+  if (!isa<VectorType>(s.getType()))
+    return op.buildScoreMod(b, s, args, mod.extras);
+  llvm::append_range(args, mod.extras);
+  return buildScoreModOnVector(b, loc, op, s, args);
+}
+
+/// Applies scale, additive mask, boolean mask and the causal mask to raw
+/// scores (see the header). Works elementwise, so the same ops serve a
+/// scalar and a vector of scores.
+Value cpu::buildMaskedScore(OpBuilder &b, Location loc, const SdpaPlan &plan,
+                            SdpaOp op, Value raw, Value maskElem, Value row,
+                            Value col, const ScoreModInputs &mod) {
+  Type type = raw.getType();
+  Value scale = plan.scaleValue;
+  if (scale && isa<VectorType>(type))
+    scale = vector::BroadcastOp::create(b, loc, type, scale);
+  if (!scale)
+    scale = createFloatConstantOfType(b, loc, type, plan.scale);
+  Value s = arith::MulFOp::create(b, loc, raw, scale);
+  if (op.getScoreModBlock())
+    s = applyScoreMod(b, loc, op, s, mod);
+  if (plan.hasAddMask)
+    s = arith::AddFOp::create(b, loc, s, castFloat(b, loc, maskElem, type));
+  // `keep`: the position takes part (mask true, not in the future).
+  Value keep = plan.hasBoolMask ? maskElem : Value();
+  if (plan.isCausal) {
+    Value past =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, col, row);
+    keep = keep ? arith::AndIOp::create(b, loc, keep, past).getResult() : past;
+  }
+  if (keep)
+    s = arith::SelectOp::create(
+        b, loc, keep, s,
+        createFloatConstantOfType(b, loc, type, plan.maskedValue));
+  return s;
+}
+
+Value cpu::buildSafeMax(OpBuilder &b, Location loc, Value m) {
+  Type t = m.getType();
+  Value negInf = createFloatConstantOfType(
+      b, loc, t, -std::numeric_limits<double>::infinity());
+  Value isNegInf =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m, negInf);
+  return arith::SelectOp::create(b, loc, isNegInf,
+                                 createFloatConstantOfType(b, loc, t, 0.0), m);
+}

@@ -1,0 +1,108 @@
+//===- SdpaPlan.h - what both attn.sdpa CPU lowerings know about one op ---===//
+//
+// One SdpaPlan per attn.sdpa, built once by the pattern and read by the math
+// and flash lowerings. The rules that both implement live here, once: how a
+// key/value or mask batch dim is indexed from the query's (broadcast,
+// grouped-query), and the score step of the contract (scale, additive mask,
+// boolean mask, causal), which works on a scalar (math) or on a vector of
+// scores (flash).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LIB_CONVERSION_ATTNTOCPU_SDPAPLAN_H
+#define LIB_CONVERSION_ATTNTOCPU_SDPAPLAN_H
+
+#include "attn/Conversion/AttnToCpu/AttnToCpu.h"
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir::attn::cpu {
+
+/// How a key/value (or mask) batch dim is indexed from the query's.
+enum class BatchIndexKind { Same, Broadcast, Group };
+
+/// Everything both implementations need to know about one attn.sdpa.
+struct SdpaPlan {
+  int64_t rank = 0, numBatch = 0;
+  Type elementType, computeType;
+  double scale = 1.0;
+  /// The scale as a run-time value (compute type) when it is the default
+  /// 1/sqrt(E) and E is dynamic in both query and key; null otherwise (then
+  /// `scale` holds it).
+  Value scaleValue;
+  /// The masked score, already rounded to the element type.
+  double maskedValue = 0.0;
+  bool isCausal = false, hasBoolMask = false, hasAddMask = false;
+  double dropoutP = 0.0;
+  int64_t seed = 0;
+  /// Per query batch dim: how key/value index it (and the group size).
+  SmallVector<BatchIndexKind> kvKind;
+  SmallVector<int64_t> kvGroup;
+  /// Per mask dim: true when it broadcasts (reads index 0).
+  SmallVector<bool> maskBroadcast;
+  /// The same per dim of each extra operand of the score_mod region.
+  SmallVector<SmallVector<bool>> extraBroadcast;
+  /// Sizes (index values): query batch dims, L, S, E, Ev.
+  SmallVector<Value> qBatch;
+  Value l, s, e, ev;
+
+  /// True when keys past the diagonal are -inf for every row (causal with
+  /// the default masked value): their exp is exactly 0, so whole key blocks
+  /// past a query block's last row can be skipped.
+  bool canSkipFutureKeys() const;
+};
+
+/// Fills the plan of `op` and emits run-time checks for dims that are
+/// dynamic and assumed equal.
+SdpaPlan buildSdpaPlan(OpBuilder &b, Location loc, SdpaOp op);
+
+/// The key/value batch index expressions of a loop nest whose first
+/// `numBatch` dims are the query batch dims.
+SmallVector<AffineExpr> kvBatchExprs(const SdpaPlan &plan, MLIRContext *ctx);
+
+/// The key/value batch indices for query batch indices `qIdx`.
+SmallVector<Value> kvBatchIndices(OpBuilder &b, Location loc,
+                                  const SdpaPlan &plan, ValueRange qIdx);
+
+/// The indices of the element (row, col) of an operand broadcast to the
+/// scores (the mask, an extra operand; `broadcast` its plan flags) for query
+/// batch indices `qIdx` (broadcast dims read 0).
+SmallVector<Value> scoreOperandIndices(OpBuilder &b, Location loc,
+                                       const SdpaPlan &plan,
+                                       ArrayRef<bool> broadcast,
+                                       ValueRange qIdx, Value row, Value col);
+
+/// What the score_mod region reads besides the score: the query batch
+/// indices (scalars), the row and column (index, or vector of index) and one
+/// element (or vector of elements) per extra operand.
+struct ScoreModInputs {
+  ValueRange batch;
+  Value row, col;
+  SmallVector<Value> extras;
+};
+
+/// The contract's score step: scale, the score_mod region, additive mask,
+/// boolean mask, causal. `raw` is q.k (compute type), a scalar or a vector
+/// of scores; `maskElem` (or null) the mask element(s) of the same shape;
+/// `row`/`col` the query row and key column (index, or vector of index of
+/// the same shape; only read when causal); `mod` what the region reads
+/// (only read when `op` has one).
+Value buildMaskedScore(OpBuilder &b, Location loc, const SdpaPlan &plan,
+                       SdpaOp op, Value raw, Value maskElem, Value row,
+                       Value col, const ScoreModInputs &mod);
+
+/// The subtrahend of the online softmax for a running max `m` (scalar or
+/// vector): `m`, or 0 when `m` is -inf, so that exp(s - m) never computes
+/// -inf - -inf.
+Value buildSafeMax(OpBuilder &b, Location loc, Value m);
+
+/// The two lowerings (SdpaMathToCpu.cpp, SdpaFlashToCpu.cpp).
+Value lowerSdpaMath(OpBuilder &b, Location loc, SdpaOp op,
+                    const SdpaPlan &plan);
+Value lowerSdpaFlash(OpBuilder &b, Location loc, SdpaOp op,
+                     const SdpaPlan &plan,
+                     const AttnCpuLoweringOptions &options);
+
+} // namespace mlir::attn::cpu
+
+#endif // LIB_CONVERSION_ATTNTOCPU_SDPAPLAN_H
