@@ -446,6 +446,9 @@ private:
   }
   std::optional<std::string> parseString();
   bool parseShape(llvm::SmallVectorImpl<int64_t> &shape, std::string &why);
+  /// The value of `key` into `header`; false (`why` may say more) if it is
+  /// malformed.
+  bool parseValue(llvm::StringRef key, NpyHeader &header, std::string &why);
 
   llvm::StringRef rest;
 };
@@ -491,6 +494,21 @@ bool NpyHeaderParser::parseShape(llvm::SmallVectorImpl<int64_t> &shape,
   return true;
 }
 
+bool NpyHeaderParser::parseValue(llvm::StringRef key, NpyHeader &header,
+                                 std::string &why) {
+  if (key == "descr") {
+    std::optional<std::string> descr = parseString();
+    header.descr = descr.value_or("");
+    return descr.has_value();
+  }
+  if (key == "fortran_order") {
+    rest = rest.ltrim();
+    header.fortranOrder = rest.consume_front("True");
+    return header.fortranOrder || rest.consume_front("False");
+  }
+  return parseShape(header.shape, why);
+}
+
 std::optional<NpyHeader> NpyHeaderParser::parse(std::string &why) {
   NpyHeader header;
   bool seenDescr = false, seenFortran = false, seenShape = false;
@@ -504,7 +522,6 @@ std::optional<NpyHeader> NpyHeaderParser::parse(std::string &why) {
       why = "malformed header dict";
       return std::nullopt;
     }
-    bool ok;
     bool *seen = *key == "descr"           ? &seenDescr
                  : *key == "fortran_order" ? &seenFortran
                  : *key == "shape"         ? &seenShape
@@ -518,18 +535,7 @@ std::optional<NpyHeader> NpyHeaderParser::parse(std::string &why) {
       return std::nullopt;
     }
     *seen = true;
-    if (*key == "descr") {
-      std::optional<std::string> descr = parseString();
-      ok = descr.has_value();
-      header.descr = descr.value_or("");
-    } else if (*key == "fortran_order") {
-      rest = rest.ltrim();
-      header.fortranOrder = rest.consume_front("True");
-      ok = header.fortranOrder || rest.consume_front("False");
-    } else {
-      ok = parseShape(header.shape, why);
-    }
-    if (!ok) {
+    if (!parseValue(*key, header, why)) {
       if (why.empty())
         why = "malformed value of header key '" + *key + "'";
       return std::nullopt;
