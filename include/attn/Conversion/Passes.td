@@ -94,6 +94,24 @@ def AttnCpuExpApproximation : Pass<"attn-cpu-exp-approximation"> {
   ];
 }
 
+def AttnCheckFailureCalls : Pass<"attn-check-failure-calls", "::mlir::ModuleOp"> {
+  let summary = "Lower cf.assert to calls of attnrt_check_failed(message)";
+  let description = [{
+    LLVM's lowering of `cf.assert` prints the message with `puts` and aborts:
+    the process dies with a stack dump and a program calling compiled code
+    cannot recover. This pass rewrites every `cf.assert` into a branch to a
+    call of the runtime's `attnrt_check_failed(ptr message)` (which calls a
+    handler the program can set, `attnrt_set_check_failure_handler`; the
+    default prints `error: run-time check failed: <message>` and exits with
+    status 70), one private constant global per distinct message. It runs on
+    cf with LLVM-typed operands, just before cf is lowered to LLVM (the
+    pipeline's `check-failure-calls` option; the tools always use it).
+  }];
+  let dependentDialects = [
+    "::mlir::LLVM::LLVMDialect", "::mlir::cf::ControlFlowDialect"
+  ];
+}
+
 def AttnLowerSdpaToCuda : Pass<"attn-lower-sdpa-to-cuda", "::mlir::ModuleOp"> {
   let summary = "Lower attn.sdpa to calls into the CUDA flash kernels";
   let description = [{

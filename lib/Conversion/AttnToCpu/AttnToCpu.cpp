@@ -280,7 +280,7 @@ void mlir::attn::buildAttnCpuLoweringPipeline(
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());
   if (options.checkFailureCalls)
-    pm.addPass(createAttnCheckFailureCallsPass());
+    pm.addPass(createAttnCheckFailureCalls());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createConvertOpenMPToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());

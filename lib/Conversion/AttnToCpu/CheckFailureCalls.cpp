@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "attn/Conversion/AttnToCpu/AttnToCpu.h"
+#include "attn/Conversion/Passes.h"
 
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/LLVMIR/FunctionCallUtils.h"
@@ -16,6 +16,11 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 #include "llvm/ADT/StringMap.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNCHECKFAILURECALLS
+#include "attn/Conversion/Passes.h.inc"
+} // namespace mlir::attn
 
 using namespace mlir;
 
@@ -42,16 +47,9 @@ static LLVM::GlobalOp getMessageGlobal(ModuleOp module, StringRef message,
 
 namespace {
 struct AttnCheckFailureCallsPass
-    : public PassWrapper<AttnCheckFailureCallsPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(AttnCheckFailureCallsPass)
-
-  StringRef getArgument() const override { return "attn-check-failure-calls"; }
-  StringRef getDescription() const override {
-    return "Lower cf.assert to calls of attnrt_check_failed(message)";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<LLVM::LLVMDialect, cf::ControlFlowDialect>();
-  }
+    : public mlir::attn::impl::AttnCheckFailureCallsBase<
+          AttnCheckFailureCallsPass> {
+  using Base::Base;
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -87,7 +85,3 @@ struct AttnCheckFailureCallsPass
   }
 };
 } // namespace
-
-std::unique_ptr<Pass> mlir::attn::createAttnCheckFailureCallsPass() {
-  return std::make_unique<AttnCheckFailureCallsPass>();
-}

@@ -118,11 +118,6 @@ void populateAttnSdpaToCpuPatterns(RewritePatternSet &patterns,
 void buildAttnCpuLoweringPipeline(OpPassManager &pm,
                                   const AttnCpuLoweringOptions &options);
 
-/// `attn-check-failure-calls`: rewrites every cf.assert into a branch to a
-/// call of `attnrt_check_failed(ptr message)` (never returns). Runs on cf
-/// with LLVM-typed operands, just before cf is lowered to LLVM.
-std::unique_ptr<Pass> createAttnCheckFailureCallsPass();
-
 /// Registers `attn-cpu-lowering-pipeline` (options: backend, trace,
 /// num-threads, fast-exp, block-q, block-kv, vector-bits, check-failure-calls)
 /// for attn-opt.
