@@ -43,6 +43,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <functional>
 #include <limits>
 
 using namespace mlir;
@@ -126,6 +127,7 @@ private:
   Value applyScoreTransforms(WorkItem &w, Value scores, Value rowBase,
                              Value col);
   Value loadMaskVector(WorkItem &w, Value rowBase, Value col);
+  Value transposeMask();
   void emitPv(WorkItem &w, const BlockView &v, Value keys);
   void emitOutput(WorkItem &w);
 
@@ -137,6 +139,11 @@ private:
   Type ct;
   VectorType vecType;
   Value qBuf, kBuf, vBuf, maskBuf, outBuf;
+  /// A mask that varies along the query rows, transposed (its last two dims
+  /// swapped, rows padded to a multiple of lanes) so that the mask of a
+  /// vector of rows is one vector load; i8 for a boolean mask, the compute
+  /// type for an additive one. Null otherwise.
+  Value maskT;
   /// Ev rounded up to a multiple of lanes (the accumulator's row length).
   Value evPadded;
   bool packK = false, packV = false;
@@ -144,10 +151,14 @@ private:
 
 } // namespace
 
-/// Block sizes and register tiles for the target. A target with 32 vector
-/// registers (AVX-512) takes 6 x 4 tiles (24 accumulators, 4 loads, 1
-/// broadcast), one with 16 (AVX2, SSE) 6 x 2; the vector width is the
-/// target's (`vectorBits`, 0 = the host's), counted in compute-type lanes.
+/// Block sizes and register tiles for the target, counted in compute-type
+/// lanes of its vectors (`vectorBits`, 0 = the host's). Each tile keeps its
+/// accumulators, its vector loads and one broadcast in registers: with 32
+/// vector registers (AVX-512) q.k^T takes 4 keys x 6 vectors of rows and
+/// p.v 6 rows x 4 vectors of columns (24 accumulators each), with 16 (AVX2,
+/// SSE) 4 x 3 and 6 x 2 (12). 4 keys divide the 64-key blocks and a query
+/// block of 2-4 q.k^T tiles is a multiple of the 6 p.v rows, so that no
+/// remainder tile runs in the steady state.
 static FlashTiling chooseFlashTiling(const SdpaPlan &plan,
                                      const AttnCpuLoweringOptions &options) {
   FlashTiling t;
@@ -156,7 +167,9 @@ static FlashTiling chooseFlashTiling(const SdpaPlan &plan,
   t.lanes = std::max<int64_t>(
       1, bits / static_cast<int64_t>(plan.computeType.getIntOrFloatBitWidth()));
   bool manyRegisters = bits >= 512;
-  t.qkRowVecs = manyRegisters ? 4 : 2;
+  t.qkKeys = 4;
+  t.qkRowVecs = manyRegisters ? 6 : 3;
+  t.pvRows = 6;
   t.pvColVecs = manyRegisters ? 4 : 2;
   int64_t rowTile = t.qkRowVecs * t.lanes;
   int64_t blockQ = options.blockQ > 0 ? options.blockQ
@@ -262,8 +275,10 @@ Value FlashLowering::emit() {
   qBuf = toBuffer(op.getQuery());
   kBuf = toBuffer(op.getKey());
   vBuf = toBuffer(op.getValue());
-  if (Value mask = op.getMask())
+  if (Value mask = op.getMask()) {
     maskBuf = toBuffer(mask);
+    maskT = transposeMask();
+  }
   SmallVector<Value> outDyn;
   for (int64_t i = 0; i < nb; ++i)
     if (resultType.isDynamicDim(i))
@@ -494,31 +509,78 @@ void FlashLowering::emitScoreTileEpilogue(WorkItem &w, ArrayRef<Value> acc,
   }
 }
 
+/// The transposed copy of a mask that varies along the query rows (see
+/// `maskT`), or null. Made once per attn.sdpa, before the work items: every
+/// head and key block then reads its mask as vectors.
+Value FlashLowering::transposeMask() {
+  auto maskType = cast<MemRefType>(maskBuf.getType());
+  int64_t rank = maskType.getRank();
+  if (rank < 2 || plan.maskBroadcast[rank - 2])
+    return Value();
+  Type elem = plan.hasBoolMask ? Type(b.getI8Type()) : ct;
+  SmallVector<Value> sizes;
+  for (int64_t d = 0; d < rank; ++d)
+    sizes.push_back(memref::DimOp::create(b, loc, maskBuf, d));
+  Value rows = sizes[rank - 2], lanes = idx(t.lanes);
+  SmallVector<OpFoldResult> tSizes;
+  for (int64_t d = 0; d < rank - 2; ++d)
+    tSizes.push_back(getAsOpFoldResult(sizes[d]));
+  tSizes.push_back(getAsOpFoldResult(sizes[rank - 1]));
+  tSizes.push_back(getAsOpFoldResult(
+      mul(arith::CeilDivUIOp::create(b, loc, rows, lanes), lanes)));
+  SmallVector<int64_t> shape;
+  SmallVector<Value> dynamic;
+  dispatchIndexOpFoldResults(tSizes, dynamic, shape);
+  Value transposed = memref::AllocOp::create(
+      b, loc, MemRefType::get(shape, elem), dynamic, b.getI64IntegerAttr(64));
+  // Reads along mask rows (contiguous), writes along transposed columns.
+  SmallVector<Value> ivs;
+  std::function<void(int64_t)> nest = [&](int64_t d) {
+    if (d == rank) {
+      Value x = memref::LoadOp::create(b, loc, maskBuf, ivs);
+      x = plan.hasBoolMask
+              ? Value(arith::ExtUIOp::create(b, loc, b.getI8Type(), x))
+              : castFloat(b, loc, x, ct);
+      SmallVector<Value> tIdx(ivs);
+      std::swap(tIdx[rank - 2], tIdx[rank - 1]);
+      memref::StoreOp::create(b, loc, x, transposed, tIdx);
+      return;
+    }
+    forLoop(idx(0), sizes[d], idx(1), [&](Value iv) {
+      ivs.push_back(iv);
+      nest(d + 1);
+      ivs.pop_back();
+    });
+  };
+  nest(0);
+  return transposed;
+}
+
 /// The mask elements of rows [rowBase, rowBase + lanes) at key `col`: one
-/// broadcast load when the mask does not vary along the rows, else one load
-/// per row (rows past L, which only padding lanes have, read row L - 1).
+/// broadcast load when the mask does not vary along the rows, else one
+/// vector load from the transposed mask (padding lanes read padding).
 Value FlashLowering::loadMaskVector(WorkItem &w, Value rowBase, Value col) {
   auto maskType = cast<MemRefType>(maskBuf.getType());
   int64_t rank = maskType.getRank();
-  bool alongRows = rank >= 2 && !plan.maskBroadcast[rank - 2];
-  if (!alongRows) {
+  if (!maskT) {
     SmallVector<Value> indices =
         maskIndices(b, loc, plan, rank, w.qIdx, idx(0), col);
     Value x = memref::LoadOp::create(b, loc, maskBuf, indices);
     return vector::BroadcastOp::create(
         b, loc, VectorType::get({t.lanes}, x.getType()), x);
   }
-  Value lastRow = arith::SubIOp::create(b, loc, plan.l, idx(1));
-  SmallVector<Value> elems;
-  for (int64_t lane = 0; lane < t.lanes; ++lane) {
-    Value row = arith::MinUIOp::create(b, loc, add(rowBase, idx(lane)),
-                                       lastRow);
-    SmallVector<Value> indices =
-        maskIndices(b, loc, plan, rank, w.qIdx, row, col);
-    elems.push_back(memref::LoadOp::create(b, loc, maskBuf, indices));
-  }
-  return vector::FromElementsOp::create(
-      b, loc, VectorType::get({t.lanes}, maskType.getElementType()), elems);
+  SmallVector<Value> indices =
+      maskIndices(b, loc, plan, rank, w.qIdx, rowBase, col);
+  std::swap(indices[rank - 2], indices[rank - 1]);
+  Type elem = cast<MemRefType>(maskT.getType()).getElementType();
+  Value x = vector::LoadOp::create(b, loc, VectorType::get({t.lanes}, elem),
+                                   maskT, indices);
+  if (!plan.hasBoolMask)
+    return x;
+  Value zero = arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(cast<ShapedType>(x.getType()),
+                                     Attribute(b.getI8IntegerAttr(0))));
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, x, zero);
 }
 
 /// THE SCORE HOOK. Everything the contract does to a raw score before the
