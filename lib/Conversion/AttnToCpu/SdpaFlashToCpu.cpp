@@ -533,23 +533,39 @@ Value FlashLowering::transposeMask() {
   dispatchIndexOpFoldResults(tSizes, dynamic, shape);
   Value transposed = memref::AllocOp::create(
       b, loc, MemRefType::get(shape, elem), dynamic, b.getI64IntegerAttr(64));
-  // Reads along mask rows (contiguous), writes along transposed columns.
+  // In 64 x 64 tiles, so that both the reads along mask rows and the
+  // writes along transposed rows stay within a few cache lines.
+  const int64_t tile = 64;
+  Value cTile = idx(tile);
   SmallVector<Value> ivs;
   std::function<void(int64_t)> nest = [&](int64_t d) {
-    if (d == rank) {
-      Value x = memref::LoadOp::create(b, loc, maskBuf, ivs);
-      x = plan.hasBoolMask
-              ? Value(arith::ExtUIOp::create(b, loc, b.getI8Type(), x))
-              : castFloat(b, loc, x, ct);
-      SmallVector<Value> tIdx(ivs);
-      std::swap(tIdx[rank - 2], tIdx[rank - 1]);
-      memref::StoreOp::create(b, loc, x, transposed, tIdx);
+    if (d < rank - 2) {
+      forLoop(idx(0), sizes[d], idx(1), [&](Value iv) {
+        ivs.push_back(iv);
+        nest(d + 1);
+        ivs.pop_back();
+      });
       return;
     }
-    forLoop(idx(0), sizes[d], idx(1), [&](Value iv) {
-      ivs.push_back(iv);
-      nest(d + 1);
-      ivs.pop_back();
+    Value cols = sizes[rank - 1];
+    forLoop(idx(0), rows, cTile, [&](Value r0) {
+      forLoop(idx(0), cols, cTile, [&](Value c0) {
+        Value rEnd = arith::MinUIOp::create(b, loc, add(r0, cTile), rows);
+        Value cEnd = arith::MinUIOp::create(b, loc, add(c0, cTile), cols);
+        forLoop(r0, rEnd, idx(1), [&](Value r) {
+          forLoop(c0, cEnd, idx(1), [&](Value c) {
+            SmallVector<Value> mIdx(ivs);
+            mIdx.append({r, c});
+            Value x = memref::LoadOp::create(b, loc, maskBuf, mIdx);
+            x = plan.hasBoolMask
+                    ? Value(arith::ExtUIOp::create(b, loc, b.getI8Type(), x))
+                    : castFloat(b, loc, x, ct);
+            SmallVector<Value> tIdx(ivs);
+            tIdx.append({c, r});
+            memref::StoreOp::create(b, loc, x, transposed, tIdx);
+          });
+        });
+      });
     });
   };
   nest(0);
