@@ -520,14 +520,20 @@ Value FlashLowering::transposeMask() {
   Type elem = plan.hasBoolMask ? Type(b.getI8Type()) : ct;
   SmallVector<Value> sizes;
   for (int64_t d = 0; d < rank; ++d)
-    sizes.push_back(memref::DimOp::create(b, loc, maskBuf, d));
+    sizes.push_back(maskType.isDynamicDim(d)
+                        ? Value(memref::DimOp::create(b, loc, maskBuf, d))
+                        : idx(maskType.getDimSize(d)));
   Value rows = sizes[rank - 2], lanes = idx(t.lanes);
   SmallVector<OpFoldResult> tSizes;
   for (int64_t d = 0; d < rank - 2; ++d)
     tSizes.push_back(getAsOpFoldResult(sizes[d]));
   tSizes.push_back(getAsOpFoldResult(sizes[rank - 1]));
-  tSizes.push_back(getAsOpFoldResult(
-      mul(arith::CeilDivUIOp::create(b, loc, rows, lanes), lanes)));
+  if (maskType.isDynamicDim(rank - 2))
+    tSizes.push_back(
+        mul(arith::CeilDivUIOp::create(b, loc, rows, lanes), lanes));
+  else
+    tSizes.push_back(b.getIndexAttr(
+        llvm::alignTo(maskType.getDimSize(rank - 2), t.lanes)));
   SmallVector<int64_t> shape;
   SmallVector<Value> dynamic;
   dispatchIndexOpFoldResults(tSizes, dynamic, shape);
