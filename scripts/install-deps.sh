@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(
   libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools clang-22
+  libclang-rt-22-dev  # ASan, UBSan, libFuzzer: scripts/test-sanitize.sh, scripts/fuzz.sh
   libomp-22-dev ninja-build lld cmake g++ python3
 )
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Prints lit's JSON results (lit -o FILE) as one plain summary line:
 `lit: N passed, N failed, N skipped` (UNSUPPORTED counts as skipped, never
-as passed; XFAIL counts as passed, XPASS and UNRESOLVED as failed)."""
+as passed; XFAIL counts as passed, XPASS and UNRESOLVED as failed).
+Usage: lit-summary.py FILE [LABEL]; LABEL replaces `lit` (test-sanitize.sh)."""
 import json
 import sys
 
@@ -21,5 +22,6 @@ for t in tests:
         skipped += 1
     else:
         failed += 1
-print(f"lit: {passed} passed, {failed} failed, {skipped} skipped")
+label = sys.argv[2] if len(sys.argv) > 2 else "lit"
+print(f"{label}: {passed} passed, {failed} failed, {skipped} skipped")
 sys.exit(1 if failed or not tests else 0)

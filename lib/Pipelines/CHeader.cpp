@@ -81,6 +81,25 @@ static std::string getCType(Type type, llvm::StringSet<> &defined,
   return elem ? elem->cType.str() : "";
 }
 
+/// What every entry point requires of its tensor arguments and how it
+/// reports a violation (insertArgumentChecks, lib/Runtime/Checks.c).
+static constexpr llvm::StringLiteral kArgumentContract =
+    R"(/* Tensor arguments must be dense row-major arrays starting at `aligned`:
+   offset 0, the row-major strides of their sizes (a dim of size 1 may have
+   any stride), the sizes of their type where it has them and sizes >= 0
+   where it has `?`. Every entry point checks this, and the compiled code
+   checks that `?` sizes which must agree do. A failed check calls the
+   check-failure handler: by default it prints "error: run-time check
+   failed: <message>" on stderr and exits with status 70. A handler set with
+   attnrt_set_check_failure_handler (NULL: the default again) must not
+   return: it may exit, or longjmp out of the call, which leaks the buffers
+   the call had allocated. */
+typedef void (*attnrt_check_failure_handler)(const char *message);
+attnrt_check_failure_handler
+attnrt_set_check_failure_handler(attnrt_check_failure_handler handler);
+
+)";
+
 /// A C identifier from a function name (symbol names may contain '.', '$').
 static std::string sanitize(StringRef name) {
   std::string out;
@@ -169,7 +188,7 @@ LogicalResult attn::emitCHeader(ModuleOp module, llvm::raw_ostream &os,
   os << "#ifndef " << guardName << "\n#define " << guardName << "\n\n";
   os << "#include <stdbool.h>\n#include <stdint.h>\n\n";
   os << "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n";
-  os << defsStorage << declsStorage;
+  os << kArgumentContract << defsStorage << declsStorage;
   if (cudaManaged)
     os << "/* Frees a result buffer of the functions above (CUDA managed "
           "memory). */\nvoid attnrt_cuda_free(void *ptr);\n\n";

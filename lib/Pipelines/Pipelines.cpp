@@ -20,6 +20,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 
@@ -34,6 +35,15 @@ llvm::cl::ValuesClass attn::compileTargetValues() {
 
 std::unique_ptr<attn::AttnInputModule>
 attn::parseInputModule(StringRef filename, std::string &error) {
+  // A device such as /dev/zero would be read until memory runs out.
+  llvm::sys::fs::file_status status;
+  if (filename != "-" && !llvm::sys::fs::status(filename, status) &&
+      !llvm::sys::fs::is_regular_file(status) &&
+      status.type() != llvm::sys::fs::file_type::fifo_file &&
+      !llvm::sys::fs::is_directory(status)) {
+    error = "'" + filename.str() + "' is not a regular file";
+    return nullptr;
+  }
   auto file = llvm::MemoryBuffer::getFileOrSTDIN(filename);
   if (!file) {
     error = "cannot open '" + filename.str() +
@@ -59,15 +69,14 @@ void attn::registerAttnPipelineTranslations(DialectRegistry &registry) {
   registerAllToLLVMIRTranslations(registry);
 }
 
-void attn::buildAttnToLLVMPipeline(OpPassManager &pm,
-                                   const AttnPipelineOptions &options) {
-  if (options.fuse) {
-    // By name: the pass is registered by registerAllAttnPasses. A missing
-    // registration is a build problem, so fail loudly rather than skip.
-    if (failed(parsePassPipeline("attn-fuse-sdpa", pm, llvm::errs())))
-      llvm::report_fatal_error("attn-fuse-sdpa is not registered; call "
-                               "registerAllAttnPasses() first");
-  }
+LogicalResult
+attn::buildAttnToLLVMPipeline(OpPassManager &pm,
+                              const AttnPipelineOptions &options) {
+  // By name: the pass is registered by registerAllAttnPasses. A tool that
+  // forgot to call it must not silently skip the fusion.
+  if (options.fuse &&
+      failed(parsePassPipeline("attn-fuse-sdpa", pm, llvm::errs())))
+    return failure();
   bool cuda = options.target == CompileTarget::Cuda;
   if (cuda) {
     AttnLowerSdpaToCudaOptions cudaOptions;
@@ -79,7 +88,9 @@ void attn::buildAttnToLLVMPipeline(OpPassManager &pm,
   lowering.backend = options.backend;
   lowering.enableTrace = options.trace;
   lowering.numThreads = options.numThreads;
+  lowering.checkFailureCalls = true;
   buildAttnCpuLoweringPipeline(pm, lowering);
+  return success();
 }
 
 void attn::prepareCInterface(ModuleOp module) {
@@ -99,9 +110,17 @@ void attn::prepareCInterface(ModuleOp module) {
 LogicalResult attn::lowerToLLVMDialect(ModuleOp module,
                                        const AttnPipelineOptions &options) {
   prepareCInterface(module);
+  SmallVector<std::pair<std::string, FunctionType>> signatures;
+  for (auto func : module.getOps<func::FuncOp>())
+    if (func.isPublic() && !func.isExternal())
+      signatures.emplace_back(func.getSymName().str(), func.getFunctionType());
   PassManager pm(module.getContext());
-  buildAttnToLLVMPipeline(pm, options);
-  return pm.run(module);
+  if (failed(buildAttnToLLVMPipeline(pm, options)))
+    return module.emitError("attn-fuse-sdpa is not registered; the tool must "
+                            "call registerAllAttnPasses()");
+  if (failed(pm.run(module)))
+    return failure();
+  return insertArgumentChecks(module, signatures);
 }
 
 SmallVector<std::string> attn::getTraceNames(ModuleOp module) {

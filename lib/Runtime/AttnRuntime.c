@@ -64,6 +64,16 @@ static void record(int64_t id, int isBegin) {
   pthread_mutex_unlock(&gLock);
 }
 
+/* A library from attn-compile --emit=so has its own copy of these globals:
+   free the buffer when it is unloaded (dlclose), or it leaks. */
+__attribute__((destructor)) static void releaseEvents(void) {
+  pthread_mutex_lock(&gLock);
+  free(gEvents);
+  gEvents = NULL;
+  gNumEvents = gCapacity = 0;
+  pthread_mutex_unlock(&gLock);
+}
+
 void attnrt_trace_begin(int64_t id) { record(id, 1); }
 void attnrt_trace_end(int64_t id) { record(id, 0); }
 void attnrt_trace_enable(int on) { gEnabled = on; }

@@ -200,3 +200,84 @@ func.func @negative_padding_with_causal(%q: tensor<2x4x8xf32>, %k: tensor<2x4x8x
   %o = attn.sdpa %q, %k, %v, %m {is_causal = true} : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x1x4xi1>) -> tensor<2x4x8xf32>
   return %o : tensor<2x4x8xf32>
 }
+
+// -----
+
+// A score_mod region that yields its score unchanged goes, with its extra
+// operands.
+// CHECK-LABEL: func.func @score_mod_identity
+// CHECK: attn.sdpa %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}} : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+// CHECK-NOT: score_mod
+func.func @score_mod_identity(%q: tensor<2x4x8xf32>, %b: tensor<4x4xf32>) -> tensor<2x4x8xf32> {
+  %0 = attn.sdpa %q, %q, %q extras(%b) : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<4x4xf32>) -> tensor<2x4x8xf32> score_mod {
+  ^bb0(%s: f32, %i0: index, %i1: index, %i2: index, %e: f32):
+    attn.yield %s : f32
+  }
+  return %0 : tensor<2x4x8xf32>
+}
+
+// -----
+
+// Extra operands the region does not read go.
+// CHECK-LABEL: func.func @score_mod_unused_extra
+// CHECK: attn.sdpa %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}} extras(%[[C:[^)]+]])
+// CHECK-NEXT: ^bb0(%{{[^:]+}}: f32, %{{[^:]+}}: index, %{{[^:]+}}: index, %{{[^:]+}}: index, %{{[^:]+}}: f16):
+func.func @score_mod_unused_extra(%q: tensor<2x4x8xf32>, %b: tensor<4x4xf32>, %c: tensor<4xf16>) -> tensor<2x4x8xf32> {
+  %0 = attn.sdpa %q, %q, %q extras(%b, %c) : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<4x4xf32>, tensor<4xf16>) -> tensor<2x4x8xf32> score_mod {
+  ^bb0(%s: f32, %i0: index, %i1: index, %i2: index, %e: f32, %f: f16):
+    %w = arith.extf %f : f16 to f32
+    %r = arith.mulf %s, %w : f32
+    attn.yield %r : f32
+  }
+  return %0 : tensor<2x4x8xf32>
+}
+
+// -----
+
+// s + e in f32 (e widened exactly) is the additive mask operand.
+// CHECK-LABEL: func.func @score_mod_add_is_mask
+// CHECK-SAME: (%[[Q:[^:]+]]: tensor<2x4x8xf32>, %[[B:[^:]+]]: tensor<2x1x4xf16>)
+// CHECK: attn.sdpa %[[Q]], %[[Q]], %[[Q]], %[[B]] {is_causal = true} : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x1x4xf16>) -> tensor<2x4x8xf32>
+// CHECK-NOT: score_mod
+func.func @score_mod_add_is_mask(%q: tensor<2x4x8xf32>, %b: tensor<2x1x4xf16>) -> tensor<2x4x8xf32> {
+  %0 = attn.sdpa %q, %q, %q extras(%b) {is_causal = true} : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x1x4xf16>) -> tensor<2x4x8xf32> score_mod {
+  ^bb0(%s: f32, %i0: index, %i1: index, %i2: index, %e: f16):
+    %w = arith.extf %e : f16 to f32
+    %r = arith.addf %w, %s : f32
+    attn.yield %r : f32
+  }
+  return %0 : tensor<2x4x8xf32>
+}
+
+// -----
+
+// An f16 chain's region rounds the score to f16 before adding: it stays.
+// CHECK-LABEL: func.func @negative_score_mod_f16_add
+// CHECK: score_mod
+func.func @negative_score_mod_f16_add(%q: tensor<2x4x8xf16>, %b: tensor<2x1x4xf16>) -> tensor<2x4x8xf16> {
+  %0 = attn.sdpa %q, %q, %q extras(%b) : (tensor<2x4x8xf16>, tensor<2x4x8xf16>, tensor<2x4x8xf16>, tensor<2x1x4xf16>) -> tensor<2x4x8xf16> score_mod {
+  ^bb0(%s: f32, %i0: index, %i1: index, %i2: index, %e: f16):
+    %h = arith.truncf %s : f32 to f16
+    %a = arith.extf %h : f16 to f32
+    %w = arith.extf %e : f16 to f32
+    %r = arith.addf %a, %w : f32
+    %rh = arith.truncf %r : f32 to f16
+    %rw = arith.extf %rh : f16 to f32
+    attn.yield %rw : f32
+  }
+  return %0 : tensor<2x4x8xf16>
+}
+
+// -----
+
+// With a mask operand already, the add stays in the region (one mask).
+// CHECK-LABEL: func.func @negative_score_mod_add_with_mask
+// CHECK: score_mod
+func.func @negative_score_mod_add_with_mask(%q: tensor<2x4x8xf32>, %m: tensor<4x4xi1>, %b: tensor<2x1x4xf32>) -> tensor<2x4x8xf32> {
+  %0 = attn.sdpa %q, %q, %q, %m extras(%b) : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<4x4xi1>, tensor<2x1x4xf32>) -> tensor<2x4x8xf32> score_mod {
+  ^bb0(%s: f32, %i0: index, %i1: index, %i2: index, %e: f32):
+    %r = arith.addf %s, %e : f32
+    attn.yield %r : f32
+  }
+  return %0 : tensor<2x4x8xf32>
+}

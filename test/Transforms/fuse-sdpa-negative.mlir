@@ -118,22 +118,6 @@ func.func @negative_scores_not_from_matmul(%s: tensor<2x4x4xf32>, %v: tensor<2x4
 }
 
 // -----
-// A per-head scale [1, H, 1, 1] is not a scalar.
-// CHECK-LABEL: func.func @negative_scale_per_head
-// CHECK-NOT: attn.sdpa
-// CHECK: attn.softmax
-func.func @negative_scale_per_head(%q: tensor<2x2x4x8xf32>, %k: tensor<2x2x4x8xf32>, %v: tensor<2x2x4x8xf32>) -> (tensor<2x2x4x8xf32>) {
-  %kt = attn.transpose %k dims(-2, -1) : tensor<2x2x4x8xf32> -> tensor<2x2x8x4xf32>
-  %s = attn.matmul %q, %kt : (tensor<2x2x4x8xf32>, tensor<2x2x8x4xf32>) -> tensor<2x2x4x4xf32>
-  %c = arith.constant dense<[[[[0.125]], [[0.25]]]]> : tensor<1x2x1x1xf32>
-  %ss = attn.mul %s, %c : (tensor<2x2x4x4xf32>, tensor<1x2x1x1xf32>) -> tensor<2x2x4x4xf32>
-  // expected-remark @+1 {{not fused: the scores are multiplied by a value that is not a scalar constant}}
-  %p = attn.softmax %ss dim(-1) : tensor<2x2x4x4xf32>
-  %o = attn.matmul %p, %v : (tensor<2x2x4x4xf32>, tensor<2x2x4x8xf32>) -> tensor<2x2x4x8xf32>
-  return %o : tensor<2x2x4x8xf32>
-}
-
-// -----
 
 // CHECK-LABEL: func.func @negative_scale_after_softmax
 // CHECK-NOT: attn.sdpa
@@ -160,7 +144,7 @@ func.func @negative_where_broadcasts_result(%q: tensor<2x4x8xf32>, %k: tensor<2x
   %s = attn.matmul %q, %kt : (tensor<2x4x8xf32>, tensor<2x8x4xf32>) -> tensor<2x4x4xf32>
   %ninf = arith.constant dense<0xFF800000> : tensor<f32>
   %m = attn.where %mask, %s, %ninf : (tensor<3x2x4x4xi1>, tensor<2x4x4xf32>, tensor<f32>) -> tensor<3x2x4x4xf32>
-  // expected-remark @+1 {{not fused: the where broadcasts the scores to a bigger shape}}
+  // expected-remark @+1 {{not fused: the scores are broadcast to a bigger shape by 'attn.where'}}
   %p = attn.softmax %m dim(-1) : tensor<3x2x4x4xf32>
   %o = attn.matmul %p, %v : (tensor<3x2x4x4xf32>, tensor<2x4x8xf32>) -> tensor<3x2x4x8xf32>
   return %o : tensor<3x2x4x8xf32>
@@ -175,7 +159,7 @@ func.func @negative_additive_broadcasts_result(%q: tensor<2x4x8xf32>, %k: tensor
   %kt = attn.transpose %k dims(1, 2) : tensor<2x4x8xf32> -> tensor<2x8x4xf32>
   %s = attn.matmul %q, %kt : (tensor<2x4x8xf32>, tensor<2x8x4xf32>) -> tensor<2x4x4xf32>
   %m = attn.add %s, %mask : (tensor<2x4x4xf32>, tensor<3x2x4x4xf32>) -> tensor<3x2x4x4xf32>
-  // expected-remark @+1 {{not fused: the additive mask broadcasts the scores to a bigger shape}}
+  // expected-remark @+1 {{not fused: the scores are broadcast to a bigger shape by 'attn.add'}}
   %p = attn.softmax %m dim(-1) : tensor<3x2x4x4xf32>
   %o = attn.matmul %p, %v : (tensor<3x2x4x4xf32>, tensor<2x4x8xf32>) -> tensor<3x2x4x8xf32>
   return %o : tensor<3x2x4x8xf32>
@@ -191,197 +175,8 @@ func.func @negative_f16_scores_f32_softmax(%q: tensor<2x4x8xf16>, %k: tensor<2x4
   %kt = attn.transpose %k dims(1, 2) : tensor<2x4x8xf16> -> tensor<2x8x4xf16>
   %s = attn.matmul %q, %kt : (tensor<2x4x8xf16>, tensor<2x8x4xf16>) -> tensor<2x4x4xf16>
   %up = attn.cast %s : tensor<2x4x4xf16> -> tensor<2x4x4xf32>
-  // expected-remark @+1 {{not fused: the scores change element type from f16 to f32 before the softmax, without a matching cast back}}
+  // expected-remark @+1 {{not fused: query, key and value element types differ from the scores' f16}}
   %p = attn.softmax %up dim(-1) : tensor<2x4x4xf32>
-  %o = attn.matmul %p, %v : (tensor<2x4x4xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
-  return %o : tensor<2x4x8xf32>
-}
-
-// -----
-// An f32 additive mask added to upcast f16 scores: the fused op would add
-// the mask in f16 (rounded), so not the same function.
-// CHECK-LABEL: func.func @negative_f32_additive_mask_in_f16_chain
-// CHECK-NOT: attn.sdpa
-// CHECK: attn.softmax
-func.func @negative_f32_additive_mask_in_f16_chain(%q: tensor<2x4x8xf16>, %k: tensor<2x4x8xf16>, %v: tensor<2x4x8xf16>, %mask: tensor<4x4xf32>) -> (tensor<2x4x8xf16>) {
-  %kt = attn.transpose %k dims(1, 2) : tensor<2x4x8xf16> -> tensor<2x8x4xf16>
-  %s = attn.matmul %q, %kt : (tensor<2x4x8xf16>, tensor<2x8x4xf16>) -> tensor<2x4x4xf16>
-  %up = attn.cast %s : tensor<2x4x4xf16> -> tensor<2x4x4xf32>
-  %m = attn.add %up, %mask : (tensor<2x4x4xf32>, tensor<4x4xf32>) -> tensor<2x4x4xf32>
-  // expected-remark @+1 {{not fused: attention weights feed 'attn.cast', not a matmul}}
-  %p32 = attn.softmax %m dim(-1) : tensor<2x4x4xf32>
-  %p = attn.cast %p32 : tensor<2x4x4xf32> -> tensor<2x4x4xf16>
-  %o = attn.matmul %p, %v : (tensor<2x4x4xf16>, tensor<2x4x8xf16>) -> tensor<2x4x8xf16>
-  return %o : tensor<2x4x8xf16>
-}
-
-// -----
-
-// CHECK-LABEL: func.func @negative_where_branch_not_constant
-// CHECK-NOT: attn.sdpa
-// CHECK: attn.softmax
-func.func @negative_where_branch_not_constant(%q: tensor<2x4x8xf32>, %k: tensor<2x4x8xf32>, %v: tensor<2x4x8xf32>, %mask: tensor<4x4xi1>, %other: tensor<2x4x4xf32>) -> (tensor<2x4x8xf32>) {
-  %kt = attn.transpose %k dims(1, 2) : tensor<2x4x8xf32> -> tensor<2x8x4xf32>
-  %s = attn.matmul %q, %kt : (tensor<2x4x8xf32>, tensor<2x8x4xf32>) -> tensor<2x4x4xf32>
-  %m = attn.where %mask, %s, %other : (tensor<4x4xi1>, tensor<2x4x4xf32>, tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
-  // expected-remark @+1 {{not fused: the other branch of the where is not a scalar constant}}
-  %p = attn.softmax %m dim(-1) : tensor<2x4x4xf32>
-  %o = attn.matmul %p, %v : (tensor<2x4x4xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
-  return %o : tensor<2x4x8xf32>
-}
-
-// -----
-
-// CHECK-LABEL: func.func @negative_fill_nan
-// CHECK-NOT: attn.sdpa
-// CHECK: attn.softmax
-func.func @negative_fill_nan(%q: tensor<2x4x8xf32>, %k: tensor<2x4x8xf32>, %v: tensor<2x4x8xf32>, %mask: tensor<4x4xi1>) -> (tensor<2x4x8xf32>) {
-  %kt = attn.transpose %k dims(1, 2) : tensor<2x4x8xf32> -> tensor<2x8x4xf32>
-  %s = attn.matmul %q, %kt : (tensor<2x4x8xf32>, tensor<2x8x4xf32>) -> tensor<2x4x4xf32>
-  %m = attn.masked_fill %s, %mask value(0x7FF8000000000000) : (tensor<2x4x4xf32>, tensor<4x4xi1>) -> tensor<2x4x4xf32>
-  // expected-remark @+1 {{not fused: the masked positions are filled with NaN}}
-  %p = attn.softmax %m dim(-1) : tensor<2x4x4xf32>
-  %o = attn.matmul %p, %v : (tensor<2x4x4xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
-  return %o : tensor<2x4x8xf32>
-}
-
-// -----
-
-// CHECK-LABEL: func.func @negative_fill_pos_inf
-// CHECK-NOT: attn.sdpa
-// CHECK: attn.softmax
-func.func @negative_fill_pos_inf(%q: tensor<2x4x8xf32>, %k: tensor<2x4x8xf32>, %v: tensor<2x4x8xf32>, %mask: tensor<4x4xi1>) -> (tensor<2x4x8xf32>) {
-  %kt = attn.transpose %k dims(1, 2) : tensor<2x4x8xf32> -> tensor<2x8x4xf32>
-  %s = attn.matmul %q, %kt : (tensor<2x4x8xf32>, tensor<2x8x4xf32>) -> tensor<2x4x4xf32>
-  %m = attn.masked_fill %s, %mask value(0x7FF0000000000000) : (tensor<2x4x4xf32>, tensor<4x4xi1>) -> tensor<2x4x4xf32>
-  // expected-remark @+1 {{not fused: the masked positions are filled with +inf}}
-  %p = attn.softmax %m dim(-1) : tensor<2x4x4xf32>
-  %o = attn.matmul %p, %v : (tensor<2x4x4xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
-  return %o : tensor<2x4x8xf32>
-}
-
-// -----
-// Mask then a negative scale: masked positions become +1.25e8.
-// CHECK-LABEL: func.func @negative_mask_then_negative_scale
-// CHECK-NOT: attn.sdpa
-// CHECK: attn.softmax
-func.func @negative_mask_then_negative_scale(%q: tensor<2x4x8xf32>, %k: tensor<2x4x8xf32>, %v: tensor<2x4x8xf32>, %mask: tensor<4x4xi1>) -> (tensor<2x4x8xf32>) {
-  %kt = attn.transpose %k dims(1, 2) : tensor<2x4x8xf32> -> tensor<2x8x4xf32>
-  %s = attn.matmul %q, %kt : (tensor<2x4x8xf32>, tensor<2x8x4xf32>) -> tensor<2x4x4xf32>
-  %m = attn.masked_fill %s, %mask value(-1.0e9) : (tensor<2x4x4xf32>, tensor<4x4xi1>) -> tensor<2x4x4xf32>
-  %c = arith.constant dense<-0.125> : tensor<f32>
-  %ms = attn.mul %m, %c : (tensor<2x4x4xf32>, tensor<f32>) -> tensor<2x4x4xf32>
-  // expected-remark @+1 {{not fused: a non-positive scale is applied after the boolean mask}}
-  %p = attn.softmax %ms dim(-1) : tensor<2x4x4xf32>
-  %o = attn.matmul %p, %v : (tensor<2x4x4xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
-  return %o : tensor<2x4x8xf32>
-}
-
-// -----
-// (s + bias) * c would need the mask scaled: not exact.
-// CHECK-LABEL: func.func @negative_scale_after_additive_mask
-// CHECK-NOT: attn.sdpa
-// CHECK: attn.softmax
-func.func @negative_scale_after_additive_mask(%q: tensor<2x4x8xf32>, %k: tensor<2x4x8xf32>, %v: tensor<2x4x8xf32>, %bias: tensor<4x4xf32>) -> (tensor<2x4x8xf32>) {
-  %kt = attn.transpose %k dims(1, 2) : tensor<2x4x8xf32> -> tensor<2x8x4xf32>
-  %s = attn.matmul %q, %kt : (tensor<2x4x8xf32>, tensor<2x8x4xf32>) -> tensor<2x4x4xf32>
-  %m = attn.add %s, %bias : (tensor<2x4x4xf32>, tensor<4x4xf32>) -> tensor<2x4x4xf32>
-  %c = arith.constant dense<0.125> : tensor<f32>
-  %ms = attn.mul %m, %c : (tensor<2x4x4xf32>, tensor<f32>) -> tensor<2x4x4xf32>
-  // expected-remark @+1 {{not fused: a scale is applied after the additive mask}}
-  %p = attn.softmax %ms dim(-1) : tensor<2x4x4xf32>
-  %o = attn.matmul %p, %v : (tensor<2x4x4xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
-  return %o : tensor<2x4x8xf32>
-}
-
-// -----
-// The contract adds the additive mask after the boolean one: fill then add
-// gives -inf + bias (NaN for a +inf bias) where the chain has the fill.
-// CHECK-LABEL: func.func @negative_bool_mask_after_additive_mask
-// CHECK-NOT: attn.sdpa
-// CHECK: attn.softmax
-func.func @negative_bool_mask_after_additive_mask(%q: tensor<2x4x8xf32>, %k: tensor<2x4x8xf32>, %v: tensor<2x4x8xf32>, %mask: tensor<4x4xi1>, %bias: tensor<4x4xf32>) -> (tensor<2x4x8xf32>) {
-  %kt = attn.transpose %k dims(1, 2) : tensor<2x4x8xf32> -> tensor<2x8x4xf32>
-  %s = attn.matmul %q, %kt : (tensor<2x4x8xf32>, tensor<2x8x4xf32>) -> tensor<2x4x4xf32>
-  %c = arith.constant dense<0.125> : tensor<f32>
-  %ss = attn.mul %s, %c : (tensor<2x4x4xf32>, tensor<f32>) -> tensor<2x4x4xf32>
-  %a = attn.add %ss, %bias : (tensor<2x4x4xf32>, tensor<4x4xf32>) -> tensor<2x4x4xf32>
-  %m = attn.masked_fill %a, %mask value(0xFFF0000000000000) : (tensor<2x4x4xf32>, tensor<4x4xi1>) -> tensor<2x4x4xf32>
-  // A runtime boolean mask after the additive one: attn.sdpa has one mask
-  // operand (a constant causal mask there would fuse, as is_causal).
-  // expected-remark @+1 {{not fused: both a boolean and an additive mask (attn.sdpa takes one mask)}}
-  %p = attn.softmax %m dim(-1) : tensor<2x4x4xf32>
-  %o = attn.matmul %p, %v : (tensor<2x4x4xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
-  return %o : tensor<2x4x8xf32>
-}
-
-// -----
-// In the contract's order, but attn.sdpa has one mask operand.
-// CHECK-LABEL: func.func @negative_bool_and_additive_mask
-// CHECK-NOT: attn.sdpa
-// CHECK: attn.softmax
-func.func @negative_bool_and_additive_mask(%q: tensor<2x4x8xf32>, %k: tensor<2x4x8xf32>, %v: tensor<2x4x8xf32>, %mask: tensor<4x4xi1>, %bias: tensor<4x4xf32>) -> (tensor<2x4x8xf32>) {
-  %kt = attn.transpose %k dims(1, 2) : tensor<2x4x8xf32> -> tensor<2x8x4xf32>
-  %s = attn.matmul %q, %kt : (tensor<2x4x8xf32>, tensor<2x8x4xf32>) -> tensor<2x4x4xf32>
-  %c = arith.constant dense<0.125> : tensor<f32>
-  %ss = attn.mul %s, %c : (tensor<2x4x4xf32>, tensor<f32>) -> tensor<2x4x4xf32>
-  %m = attn.masked_fill %ss, %mask value(0xFFF0000000000000) : (tensor<2x4x4xf32>, tensor<4x4xi1>) -> tensor<2x4x4xf32>
-  %a = attn.add %m, %bias : (tensor<2x4x4xf32>, tensor<4x4xf32>) -> tensor<2x4x4xf32>
-  // expected-remark @+1 {{not fused: both a boolean and an additive mask (attn.sdpa takes one mask)}}
-  %p = attn.softmax %a dim(-1) : tensor<2x4x4xf32>
-  %o = attn.matmul %p, %v : (tensor<2x4x4xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
-  return %o : tensor<2x4x8xf32>
-}
-
-// -----
-
-// CHECK-LABEL: func.func @negative_two_fills_differ
-// CHECK-NOT: attn.sdpa
-// CHECK: attn.softmax
-func.func @negative_two_fills_differ(%q: tensor<2x4x8xf32>, %k: tensor<2x4x8xf32>, %v: tensor<2x4x8xf32>, %mask: tensor<4x4xi1>, %mask2: tensor<4x4xi1>) -> (tensor<2x4x8xf32>) {
-  %kt = attn.transpose %k dims(1, 2) : tensor<2x4x8xf32> -> tensor<2x8x4xf32>
-  %s = attn.matmul %q, %kt : (tensor<2x4x8xf32>, tensor<2x8x4xf32>) -> tensor<2x4x4xf32>
-  %c = arith.constant dense<0.125> : tensor<f32>
-  %ss = attn.mul %s, %c : (tensor<2x4x4xf32>, tensor<f32>) -> tensor<2x4x4xf32>
-  %m1 = attn.masked_fill %ss, %mask value(0xFFF0000000000000) : (tensor<2x4x4xf32>, tensor<4x4xi1>) -> tensor<2x4x4xf32>
-  %m = attn.masked_fill %m1, %mask2 value(-1.0e4) : (tensor<2x4x4xf32>, tensor<4x4xi1>) -> tensor<2x4x4xf32>
-  // expected-remark @+1 {{not fused: two boolean masks fill different values}}
-  %p = attn.softmax %m dim(-1) : tensor<2x4x4xf32>
-  %o = attn.matmul %p, %v : (tensor<2x4x4xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
-  return %o : tensor<2x4x8xf32>
-}
-
-// -----
-// Two non-constant masks of different shapes (no i1 broadcast op to combine
-// them).
-// CHECK-LABEL: func.func @negative_bool_masks_different_shapes
-// CHECK-NOT: attn.sdpa
-// CHECK: attn.softmax
-func.func @negative_bool_masks_different_shapes(%q: tensor<2x4x8xf32>, %k: tensor<2x4x8xf32>, %v: tensor<2x4x8xf32>, %mask: tensor<4x4xi1>, %mask2: tensor<2x1x4xi1>) -> (tensor<2x4x8xf32>) {
-  %kt = attn.transpose %k dims(1, 2) : tensor<2x4x8xf32> -> tensor<2x8x4xf32>
-  %s = attn.matmul %q, %kt : (tensor<2x4x8xf32>, tensor<2x8x4xf32>) -> tensor<2x4x4xf32>
-  %c = arith.constant dense<0.125> : tensor<f32>
-  %ss = attn.mul %s, %c : (tensor<2x4x4xf32>, tensor<f32>) -> tensor<2x4x4xf32>
-  %m1 = attn.masked_fill %ss, %mask value(0xFFF0000000000000) : (tensor<2x4x4xf32>, tensor<4x4xi1>) -> tensor<2x4x4xf32>
-  %m = attn.masked_fill %m1, %mask2 value(0xFFF0000000000000) : (tensor<2x4x4xf32>, tensor<2x1x4xi1>) -> tensor<2x4x4xf32>
-  // expected-remark @+1 {{not fused: boolean masks of different shapes cannot be combined into one}}
-  %p = attn.softmax %m dim(-1) : tensor<2x4x4xf32>
-  %o = attn.matmul %p, %v : (tensor<2x4x4xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
-  return %o : tensor<2x4x8xf32>
-}
-
-// -----
-
-// CHECK-LABEL: func.func @negative_scalar_added
-// CHECK-NOT: attn.sdpa
-// CHECK: attn.softmax
-func.func @negative_scalar_added(%q: tensor<2x4x8xf32>, %k: tensor<2x4x8xf32>, %v: tensor<2x4x8xf32>) -> (tensor<2x4x8xf32>) {
-  %kt = attn.transpose %k dims(1, 2) : tensor<2x4x8xf32> -> tensor<2x8x4xf32>
-  %s = attn.matmul %q, %kt : (tensor<2x4x8xf32>, tensor<2x8x4xf32>) -> tensor<2x4x4xf32>
-  %c = arith.constant dense<1.0> : tensor<f32>
-  %a = attn.add %s, %c : (tensor<2x4x4xf32>, tensor<f32>) -> tensor<2x4x4xf32>
-  // expected-remark @+1 {{not fused: the scores get a scalar added, not a mask}}
-  %p = attn.softmax %a dim(-1) : tensor<2x4x4xf32>
   %o = attn.matmul %p, %v : (tensor<2x4x4xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
   return %o : tensor<2x4x8xf32>
 }
@@ -434,7 +229,7 @@ func.func @not_attention_softmax(%x: tensor<2x4x4xf32>) -> (tensor<2x4x4xf32>) {
 func.func @negative_dynamic_key_batch_broadcasts_query(%q: tensor<1x8x16x64xf32>, %k: tensor<?x8x16x64xf32>, %v: tensor<?x8x16x64xf32>) -> tensor<?x8x16x64xf32> {
   %kt = attn.transpose %k dims(-2, -1) : tensor<?x8x16x64xf32> -> tensor<?x8x64x16xf32>
   %s = attn.matmul %q, %kt : (tensor<1x8x16x64xf32>, tensor<?x8x64x16xf32>) -> tensor<?x8x16x16xf32>
-  // expected-remark @+1 {{not fused: the query batch dims broadcast up in the matmuls}}
+  // expected-remark @+1 {{not fused: the query batch dims broadcast up in the matmuls (the fused op's result would be tensor<1x8x16x64xf32>, not tensor<?x8x16x64xf32>)}}
   %p = attn.softmax %s dim(-1) : tensor<?x8x16x16xf32>
   %o = attn.matmul %p, %v : (tensor<?x8x16x16xf32>, tensor<?x8x16x64xf32>) -> tensor<?x8x16x64xf32>
   return %o : tensor<?x8x16x64xf32>

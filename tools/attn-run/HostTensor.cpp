@@ -5,12 +5,16 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/CheckedArithmetic.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SwapByteOrder.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <unistd.h>
 
 using namespace attnrun;
 
@@ -152,17 +156,68 @@ static float bf16ToFloat(uint16_t b) {
 
 void HostTensor::FreeDeleter::operator()(void *p) const { std::free(p); }
 
-HostTensor::HostTensor(DType dtype, llvm::ArrayRef<int64_t> shape)
-    : dtype(dtype), shape(shape) {
-  int64_t bytes = getNumBytes();
-  size_t rounded = static_cast<size_t>((bytes + 63) / 64 * 64);
-  data.reset(std::aligned_alloc(64, rounded ? rounded : 64));
-  if (!data) {
-    llvm::errs() << "attn-run: out of memory allocating " << bytes
-                 << " bytes\n";
-    std::exit(1);
+std::optional<int64_t> attnrun::getNumBytes(DType dtype,
+                                            llvm::ArrayRef<int64_t> shape) {
+  int64_t bytes = getByteSize(dtype);
+  for (int64_t d : shape) {
+    if (d < 0)
+      return std::nullopt;
+    std::optional<int64_t> product = llvm::checkedMul(bytes, d);
+    if (!product)
+      return std::nullopt;
+    bytes = *product;
   }
-  std::memset(data.get(), 0, rounded ? rounded : 64);
+  return bytes;
+}
+
+/// "2x3xf32" for messages, from any shape.
+static std::string describeShape(DType dtype, llvm::ArrayRef<int64_t> shape) {
+  std::string s;
+  for (int64_t d : shape)
+    s += std::to_string(d) + "x";
+  return s + getName(dtype).str();
+}
+
+static uint64_t getPhysicalMemoryBytes() {
+  long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || pageSize <= 0)
+    return UINT64_MAX;
+  return static_cast<uint64_t>(pages) * static_cast<uint64_t>(pageSize);
+}
+
+std::optional<HostTensor> HostTensor::allocate(DType dtype,
+                                               llvm::ArrayRef<int64_t> shape,
+                                               std::string &error) {
+  std::string what = "a " + describeShape(dtype, shape) + " array";
+  if (llvm::any_of(shape, [](int64_t d) { return d < 0; })) {
+    error = what + " has a negative size";
+    return std::nullopt;
+  }
+  std::optional<int64_t> bytes = attnrun::getNumBytes(dtype, shape);
+  // Rounded up to the alignment, as aligned_alloc requires.
+  if (!bytes || *bytes > INT64_MAX - 63) {
+    error = what + " needs more than 2^63 - 1 bytes";
+    return std::nullopt;
+  }
+  uint64_t rounded = std::max<uint64_t>((*bytes + 63) / 64 * 64, 64);
+  // Overcommit would let a larger buffer be allocated and then kill the
+  // process when it is filled.
+  if (uint64_t memory = getPhysicalMemoryBytes(); rounded > memory) {
+    error = what + " needs " + std::to_string(*bytes) +
+            " bytes, more than this machine's " + std::to_string(memory) +
+            " bytes of memory";
+    return std::nullopt;
+  }
+  HostTensor t;
+  t.dtype = dtype;
+  t.shape.assign(shape.begin(), shape.end());
+  t.data.reset(std::aligned_alloc(64, rounded));
+  if (!t.data) {
+    error = "cannot allocate " + std::to_string(*bytes) + " bytes for " + what;
+    return std::nullopt;
+  }
+  std::memset(t.data.get(), 0, rounded);
+  return t;
 }
 
 int64_t HostTensor::getNumElements() const {
@@ -230,9 +285,10 @@ void HostTensor::set(int64_t i, double value) {
   }
 }
 
-HostTensor HostTensor::clone() const {
-  HostTensor copy(dtype, shape);
-  std::memcpy(copy.getData(), getData(), getNumBytes());
+std::optional<HostTensor> HostTensor::clone(std::string &error) const {
+  std::optional<HostTensor> copy = allocate(dtype, shape, error);
+  if (copy)
+    std::memcpy(copy->getData(), getData(), getNumBytes());
   return copy;
 }
 
@@ -250,23 +306,21 @@ llvm::SmallVector<int64_t> HostTensor::makeDescriptor() const {
   return desc;
 }
 
-std::string HostTensor::describe() const {
-  std::string s;
-  for (int64_t d : shape)
-    s += std::to_string(d) + "x";
-  return s + getName(dtype).str();
-}
+std::string HostTensor::describe() const { return describeShape(dtype, shape); }
 
-HostTensor attnrun::copyFromDescriptor(const int64_t *desc, int64_t rank,
-                                       DType dtype) {
+std::optional<HostTensor> attnrun::copyFromDescriptor(const int64_t *desc,
+                                                      int64_t rank, DType dtype,
+                                                      std::string &error) {
   const char *aligned = reinterpret_cast<const char *>(desc[1]);
   int64_t offset = desc[2];
   llvm::ArrayRef<int64_t> sizes(desc + 3, rank);
   llvm::ArrayRef<int64_t> strides(desc + 3 + rank, rank);
-  HostTensor out(dtype, sizes);
-  int64_t n = out.getNumElements();
+  std::optional<HostTensor> out = HostTensor::allocate(dtype, sizes, error);
+  if (!out)
+    return std::nullopt;
+  int64_t n = out->getNumElements();
   int64_t elem = getByteSize(dtype);
-  char *dst = static_cast<char *>(out.getData());
+  char *dst = static_cast<char *>(out->getData());
   llvm::SmallVector<int64_t> index(rank, 0);
   for (int64_t i = 0; i < n; ++i) {
     int64_t src = offset;
@@ -306,25 +360,42 @@ double Rng::normal() {
 // .npy
 //===----------------------------------------------------------------------===//
 
-static std::optional<DType> dtypeFromDescr(llvm::StringRef descr) {
-  // Single-byte types may be written with '|' or '<' / '='.
-  if (descr.size() == 3 &&
-      (descr[0] == '|' || descr[0] == '<' || descr[0] == '=')) {
-    llvm::StringRef t = descr.drop_front();
-    if (t == "b1")
-      return DType::I1;
-    if (t == "i1")
-      return DType::I8;
-  }
-  return llvm::StringSwitch<std::optional<DType>>(descr)
-      .Case("<f2", DType::F16)
-      .Case("<u2", DType::BF16)
-      .Case("<f4", DType::F32)
-      .Case("<f8", DType::F64)
-      .Case("<i2", DType::I16)
-      .Case("<i4", DType::I32)
-      .Case("<i8", DType::I64)
+/// Supported numpy type codes (after the byte-order character).
+static std::optional<DType> dtypeFromCode(llvm::StringRef code) {
+  return llvm::StringSwitch<std::optional<DType>>(code)
+      .Case("b1", DType::I1)
+      .Case("i1", DType::I8)
+      .Case("f2", DType::F16)
+      .Case("u2", DType::BF16)
+      .Case("f4", DType::F32)
+      .Case("f8", DType::F64)
+      .Case("i2", DType::I16)
+      .Case("i4", DType::I32)
+      .Case("i8", DType::I64)
       .Default(std::nullopt);
+}
+
+/// The DType of a numpy `descr` such as "<f4"; `why` says what is wrong
+/// otherwise.
+static std::optional<DType> dtypeFromDescr(llvm::StringRef descr,
+                                           std::string &why) {
+  std::optional<DType> dtype =
+      descr.empty() ? std::nullopt : dtypeFromCode(descr.drop_front());
+  if (!dtype || !llvm::StringRef("<>|=").contains(descr.front())) {
+    why = "dtype '" + descr.str() +
+          "' is not one attn-run reads (expected <f2, <u2 (bf16 bits), <f4, "
+          "<f8, |b1, |i1, <i2, <i4 or <i8)";
+    return std::nullopt;
+  }
+  // Single bytes have no byte order; '=' is the host's, little endian.
+  char order = descr.front();
+  bool little = order == '<' || (order == '=' && llvm::sys::IsLittleEndianHost);
+  if (getByteSize(*dtype) > 1 && !little) {
+    why = "dtype '" + descr.str() +
+          "' is not little endian; attn-run reads little-endian data only";
+    return std::nullopt;
+  }
+  return dtype;
 }
 
 static llvm::StringRef descrFromDType(DType dtype) {
@@ -351,34 +422,204 @@ static llvm::StringRef descrFromDType(DType dtype) {
   llvm_unreachable("unknown dtype");
 }
 
-/// The text after `'key':` in a .npy header dict, up to the next ',' at
-/// nesting depth 0 (or the closing brace).
-static std::optional<llvm::StringRef> headerValue(llvm::StringRef header,
-                                                  llvm::StringRef key) {
-  std::string quoted = "'" + key.str() + "'";
-  size_t pos = header.find(quoted);
-  if (pos == llvm::StringRef::npos)
-    return std::nullopt;
-  llvm::StringRef rest = header.drop_front(pos + quoted.size()).ltrim();
-  if (!rest.consume_front(":"))
-    return std::nullopt;
-  rest = rest.ltrim();
-  int depth = 0;
-  size_t end = 0;
-  for (; end < rest.size(); ++end) {
-    char c = rest[end];
-    if (c == '(')
-      ++depth;
-    else if (c == ')')
-      --depth;
-    else if ((c == ',' || c == '}') && depth == 0)
-      break;
+namespace {
+/// The dict of a .npy header, e.g.
+/// `{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }`.
+struct NpyHeader {
+  std::string descr;
+  bool fortranOrder = false;
+  llvm::SmallVector<int64_t> shape;
+};
+
+/// A strict parser of the header dict: exactly the three keys, each once,
+/// with a string, a boolean and a tuple of non-negative int64 values.
+class NpyHeaderParser {
+public:
+  explicit NpyHeaderParser(llvm::StringRef text) : rest(text) {}
+
+  std::optional<NpyHeader> parse(std::string &why);
+
+private:
+  bool consume(char c) {
+    rest = rest.ltrim();
+    return rest.consume_front(llvm::StringRef(&c, 1));
   }
-  return rest.take_front(end).trim();
+  std::optional<std::string> parseString();
+  bool parseShape(llvm::SmallVectorImpl<int64_t> &shape, std::string &why);
+  /// The value of `key` into `header`; false (`why` may say more) if it is
+  /// malformed.
+  bool parseValue(llvm::StringRef key, NpyHeader &header, std::string &why);
+
+  llvm::StringRef rest;
+};
+} // namespace
+
+std::optional<std::string> NpyHeaderParser::parseString() {
+  rest = rest.ltrim();
+  if (rest.empty() || (rest.front() != '\'' && rest.front() != '"'))
+    return std::nullopt;
+  char quote = rest.front();
+  size_t end = rest.find(quote, 1);
+  if (end == llvm::StringRef::npos)
+    return std::nullopt;
+  std::string value = rest.slice(1, end).str();
+  rest = rest.drop_front(end + 1);
+  return value;
+}
+
+bool NpyHeaderParser::parseShape(llvm::SmallVectorImpl<int64_t> &shape,
+                                 std::string &why) {
+  if (!consume('('))
+    return false;
+  while (!consume(')')) {
+    rest = rest.ltrim();
+    size_t digits = std::min(rest.find_first_not_of("0123456789"), rest.size());
+    llvm::StringRef number = rest.take_front(digits);
+    int64_t d;
+    if (number.empty())
+      return false;
+    if (number.getAsInteger(10, d)) {
+      why = "shape dim " + number.str() + " does not fit in 64 bits";
+      return false;
+    }
+    shape.push_back(d);
+    rest = rest.drop_front(digits);
+    if (!consume(',')) {
+      if (!consume(')'))
+        return false;
+      // "(5)" is an int in parentheses, not a tuple, but numpy reads it too.
+      return true;
+    }
+  }
+  return true;
+}
+
+bool NpyHeaderParser::parseValue(llvm::StringRef key, NpyHeader &header,
+                                 std::string &why) {
+  if (key == "descr") {
+    std::optional<std::string> descr = parseString();
+    header.descr = descr.value_or("");
+    return descr.has_value();
+  }
+  if (key == "fortran_order") {
+    rest = rest.ltrim();
+    header.fortranOrder = rest.consume_front("True");
+    return header.fortranOrder || rest.consume_front("False");
+  }
+  return parseShape(header.shape, why);
+}
+
+std::optional<NpyHeader> NpyHeaderParser::parse(std::string &why) {
+  NpyHeader header;
+  bool seenDescr = false, seenFortran = false, seenShape = false;
+  if (!consume('{')) {
+    why = "the header is not a dict";
+    return std::nullopt;
+  }
+  while (!consume('}')) {
+    std::optional<std::string> key = parseString();
+    if (!key || !consume(':')) {
+      why = "malformed header dict";
+      return std::nullopt;
+    }
+    bool *seen = *key == "descr"           ? &seenDescr
+                 : *key == "fortran_order" ? &seenFortran
+                 : *key == "shape"         ? &seenShape
+                                           : nullptr;
+    if (!seen) {
+      why = "unknown header key '" + *key + "'";
+      return std::nullopt;
+    }
+    if (*seen) {
+      why = "header key '" + *key + "' appears twice";
+      return std::nullopt;
+    }
+    *seen = true;
+    if (!parseValue(*key, header, why)) {
+      if (why.empty())
+        why = "malformed value of header key '" + *key + "'";
+      return std::nullopt;
+    }
+    if (!consume(',') && !llvm::StringRef(rest.ltrim()).starts_with("}")) {
+      why = "malformed header dict";
+      return std::nullopt;
+    }
+  }
+  if (!rest.trim().empty()) {
+    why = "unexpected text after the header dict";
+    return std::nullopt;
+  }
+  if (!seenDescr || !seenFortran || !seenShape) {
+    why = "the header lacks 'descr', 'fortran_order' or 'shape'";
+    return std::nullopt;
+  }
+  return header;
+}
+
+/// numpy's own limit (np.load's max_header_size): larger headers are not
+/// written for plain arrays and are not read without allow_pickle.
+static constexpr size_t kMaxNpyHeaderBytes = 10000;
+
+/// The header text and where the data starts, or the reason it is unusable.
+static std::optional<std::pair<llvm::StringRef, size_t>>
+splitNpyHeader(llvm::StringRef bytes, std::string &why) {
+  if (bytes.size() < 10 || !bytes.starts_with("\x93NUMPY")) {
+    why = "missing the \\x93NUMPY magic";
+    return std::nullopt;
+  }
+  uint8_t major = bytes[6];
+  if (major < 1 || major > 3) {
+    why = "unsupported version " + std::to_string(major);
+    return std::nullopt;
+  }
+  // Version 1: 2-byte little-endian header length; 2 and 3: 4 bytes.
+  size_t lengthBytes = major == 1 ? 2 : 4, start = 8 + lengthBytes;
+  if (bytes.size() < start) {
+    why = "truncated header";
+    return std::nullopt;
+  }
+  size_t length = 0;
+  for (size_t i = 0; i < lengthBytes; ++i)
+    length |= static_cast<size_t>(static_cast<uint8_t>(bytes[8 + i]))
+              << (8 * i);
+  if (length > kMaxNpyHeaderBytes) {
+    why = "header of " + std::to_string(length) + " bytes is larger than " +
+          std::to_string(kMaxNpyHeaderBytes) + " bytes";
+    return std::nullopt;
+  }
+  if (bytes.size() - start < length) {
+    why = "truncated header";
+    return std::nullopt;
+  }
+  return std::make_pair(bytes.substr(start, length), start + length);
+}
+
+/// The index of the first byte of a bool array that is neither 0 nor 1.
+static std::optional<int64_t> findNonBoolByte(const HostTensor &t) {
+  const uint8_t *p = static_cast<const uint8_t *>(t.getData());
+  for (int64_t i = 0, n = t.getNumElements(); i < n; ++i)
+    if (p[i] > 1)
+      return i;
+  return std::nullopt;
 }
 
 std::optional<HostTensor> attnrun::readNpy(llvm::StringRef path,
                                            std::string &error) {
+  auto bad = [&](const llvm::Twine &why) {
+    error = "'" + path.str() + "' is not a valid .npy file: " + why.str();
+    return std::nullopt;
+  };
+  // Only a regular file has a size to check the header against (/dev/zero
+  // or a pipe would be read without end).
+  llvm::sys::fs::file_status status;
+  if (std::error_code ec = llvm::sys::fs::status(path, status)) {
+    error = "cannot read '" + path.str() + "': " + ec.message();
+    return std::nullopt;
+  }
+  if (!llvm::sys::fs::is_regular_file(status)) {
+    error = "'" + path.str() + "' is not a regular file";
+    return std::nullopt;
+  }
   auto bufferOr = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                               /*RequiresNullTerminator=*/false);
   if (!bufferOr) {
@@ -387,68 +628,47 @@ std::optional<HostTensor> attnrun::readNpy(llvm::StringRef path,
     return std::nullopt;
   }
   llvm::StringRef bytes = (*bufferOr)->getBuffer();
-  auto bad = [&](const llvm::Twine &why) {
-    error = "'" + path.str() + "' is not a valid .npy file: " + why.str();
-    return std::nullopt;
-  };
-  if (bytes.size() < 10 || !bytes.starts_with("\x93NUMPY"))
-    return bad("missing the \\x93NUMPY magic");
-  uint8_t major = bytes[6];
-  size_t headerLen, headerStart;
-  if (major == 1) {
-    headerLen = static_cast<uint8_t>(bytes[8]) |
-                (static_cast<size_t>(static_cast<uint8_t>(bytes[9])) << 8);
-    headerStart = 10;
-  } else if (major == 2 || major == 3) {
-    if (bytes.size() < 12)
-      return bad("truncated header");
-    headerLen = 0;
-    for (int i = 0; i < 4; ++i)
-      headerLen |= static_cast<size_t>(static_cast<uint8_t>(bytes[8 + i]))
-                   << (8 * i);
-    headerStart = 12;
-  } else {
-    return bad("unsupported version " + llvm::Twine(major));
-  }
-  if (bytes.size() < headerStart + headerLen)
-    return bad("truncated header");
-  llvm::StringRef header = bytes.substr(headerStart, headerLen);
-
-  auto descr = headerValue(header, "descr");
-  auto fortran = headerValue(header, "fortran_order");
-  auto shapeText = headerValue(header, "shape");
-  if (!descr || !fortran || !shapeText)
-    return bad("header lacks descr, fortran_order or shape");
-  if (*fortran != "False")
+  std::string why;
+  auto split = splitNpyHeader(bytes, why);
+  if (!split)
+    return bad(why);
+  std::optional<NpyHeader> header = NpyHeaderParser(split->first).parse(why);
+  if (!header)
+    return bad(why);
+  if (header->fortranOrder)
     return bad("Fortran-order arrays are not supported");
-  llvm::StringRef descrText = descr->trim("'\"");
-  std::optional<DType> dtype = dtypeFromDescr(descrText);
+  std::optional<DType> dtype = dtypeFromDescr(header->descr, why);
   if (!dtype) {
-    error = "'" + path.str() + "' has dtype '" + descrText.str() +
-            "', which attn-run cannot read (expected <f2, <u2 (bf16 bits), "
-            "<f4, <f8, |b1, |i1, <i2, <i4 or <i8)";
+    error = "'" + path.str() + "': " + why;
     return std::nullopt;
   }
-  llvm::SmallVector<int64_t> shape;
-  llvm::StringRef dims = shapeText->trim("() ");
-  llvm::SmallVector<llvm::StringRef> parts;
-  dims.split(parts, ',', -1, /*KeepEmpty=*/false);
-  for (llvm::StringRef part : parts) {
-    part = part.trim();
-    if (part.empty())
-      continue;
-    int64_t d;
-    if (part.getAsInteger(10, d) || d < 0)
-      return bad("bad shape '" + shapeText->str() + "'");
-    shape.push_back(d);
+  std::optional<int64_t> need = getNumBytes(*dtype, header->shape);
+  if (!need)
+    return bad("shape " + describeShape(*dtype, header->shape) +
+               " needs more than 2^63 - 1 bytes");
+  uint64_t have = bytes.size() - split->second;
+  if (have < static_cast<uint64_t>(*need))
+    return bad("truncated data: " + llvm::Twine(have) + " bytes, shape " +
+               describeShape(*dtype, header->shape) + " needs " +
+               llvm::Twine(*need));
+  if (have > static_cast<uint64_t>(*need))
+    return bad(llvm::Twine(have - *need) +
+               " bytes of trailing data after the " + llvm::Twine(*need) +
+               " that shape " + describeShape(*dtype, header->shape) +
+               " needs");
+  std::optional<HostTensor> tensor =
+      HostTensor::allocate(*dtype, header->shape, error);
+  if (!tensor) {
+    error = "'" + path.str() + "': " + error;
+    return std::nullopt;
   }
-  HostTensor tensor(*dtype, shape);
-  size_t dataStart = headerStart + headerLen;
-  if (bytes.size() - dataStart != static_cast<size_t>(tensor.getNumBytes()))
-    return bad("holds " + llvm::Twine(bytes.size() - dataStart) +
-               " data bytes, shape and dtype need " +
-               llvm::Twine(tensor.getNumBytes()));
-  std::memcpy(tensor.getData(), bytes.data() + dataStart, tensor.getNumBytes());
+  std::memcpy(tensor->getData(), bytes.data() + split->second, *need);
+  if (*dtype == DType::I1)
+    if (std::optional<int64_t> at = findNonBoolByte(*tensor))
+      return bad("bool element " + llvm::Twine(*at) + " is byte " +
+                 llvm::Twine(static_cast<unsigned>(
+                     static_cast<const uint8_t *>(tensor->getData())[*at])) +
+                 "; bools must be 0 or 1");
   return tensor;
 }
 

@@ -23,21 +23,30 @@ int64_t getByteSize(DType dtype);
 llvm::StringRef getName(DType dtype);
 bool isFloat(DType dtype);
 
+/// Bytes of a dense `shape` array of `dtype`; nullopt when a dim is negative
+/// or the count does not fit in int64_t.
+std::optional<int64_t> getNumBytes(DType dtype, llvm::ArrayRef<int64_t> shape);
+
 /// Owns a 64-byte aligned, densely packed row-major buffer.
 class HostTensor {
 public:
   HostTensor() = default;
-  HostTensor(DType dtype, llvm::ArrayRef<int64_t> shape);
+  /// A zeroed buffer. Fails with `error` set, rather than aborting, when the
+  /// shape is negative or its byte count overflows, exceeds the machine's
+  /// physical memory, or cannot be allocated.
+  static std::optional<HostTensor>
+  allocate(DType dtype, llvm::ArrayRef<int64_t> shape, std::string &error);
 
   DType getDType() const { return dtype; }
   llvm::ArrayRef<int64_t> getShape() const { return shape; }
   int64_t getNumElements() const;
+  /// Cannot overflow: allocate checked it.
   int64_t getNumBytes() const { return getNumElements() * getByteSize(dtype); }
   void *getData() const { return data.get(); }
 
   double get(int64_t i) const;
   void set(int64_t i, double value);
-  HostTensor clone() const;
+  std::optional<HostTensor> clone(std::string &error) const;
 
   /// A strided memref descriptor (allocated, aligned, offset, sizes,
   /// strides) over this buffer, as 64-bit words.
@@ -56,8 +65,9 @@ private:
 };
 
 /// Copies a (possibly strided) memref descriptor of `rank` and `dtype`
-/// returned by compiled code into a dense HostTensor.
-HostTensor copyFromDescriptor(const int64_t *desc, int64_t rank, DType dtype);
+/// returned by compiled code into a dense HostTensor; fails like allocate.
+std::optional<HostTensor> copyFromDescriptor(const int64_t *desc, int64_t rank,
+                                             DType dtype, std::string &error);
 
 /// Deterministic across platforms: splitmix64 (std:: distributions are
 /// implementation-defined).
@@ -74,8 +84,10 @@ private:
   uint64_t state;
 };
 
-/// Reads a .npy file (versions 1-3, C order, little endian). `error` says
-/// what is wrong on failure.
+/// Reads a .npy file (versions 1-3, C order, little endian): a regular file
+/// whose size is exactly its header's plus the bytes its shape and dtype
+/// need; bool arrays hold only bytes 0 and 1. `error` says what is wrong on
+/// failure, naming the file.
 std::optional<HostTensor> readNpy(llvm::StringRef path, std::string &error);
 /// Writes a version 1.0 .npy file; bf16 is written as '<u2' bit patterns
 /// (numpy has no bf16).

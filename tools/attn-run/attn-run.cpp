@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "HostTensor.h"
+#include "JitMemory.h"
 
 #include "attn/InitAttn.h"
 #include "attn/Pipelines/Pipelines.h"
@@ -109,10 +110,10 @@ static cl::list<std::string>
            cl::value_desc("I=AxBx..."));
 static cl::opt<bool> check(cl::cat(toolCategory), "check",
                            cl::desc("Compare with the unfused math lowering"));
-static cl::opt<double> atolOpt(cl::cat(toolCategory), "atol", cl::init(-1.0),
+static cl::opt<double> atolOpt(cl::cat(toolCategory), "atol",
                                cl::desc("Absolute tolerance of --check "
                                         "(default: by dtype)"));
-static cl::opt<double> rtolOpt(cl::cat(toolCategory), "rtol", cl::init(-1.0),
+static cl::opt<double> rtolOpt(cl::cat(toolCategory), "rtol",
                                cl::desc("Relative tolerance of --check "
                                         "(default: by dtype)"));
 static cl::opt<bool> noFuse(cl::cat(toolCategory), "no-fuse",
@@ -151,6 +152,16 @@ static cl::opt<std::string>
 static int fail(const llvm::Twine &message) {
   llvm::errs() << "attn-run: error: " << message << "\n";
   return 1;
+}
+
+/// A failed run-time check of the compiled code: a tool error, not an abort.
+/// It may run on an OpenMP worker thread deep in compiled frames, so it
+/// flushes and leaves at once rather than unwinding.
+static void onCheckFailure(const char *message) {
+  llvm::outs().flush();
+  llvm::errs() << "attn-run: error: run-time check failed: " << message << "\n";
+  llvm::errs().flush();
+  std::_Exit(ATTNRT_CHECK_FAILURE_EXIT_STATUS);
 }
 
 //===----------------------------------------------------------------------===//
@@ -200,9 +211,14 @@ static std::string shapeString(ArrayRef<int64_t> shape) {
   return s;
 }
 
-static HostTensor makeRandom(DType dtype, ArrayRef<int64_t> shape,
-                             uint64_t argSeed, bool normal) {
-  HostTensor t(dtype, shape);
+static std::optional<HostTensor> makeRandom(DType dtype,
+                                            ArrayRef<int64_t> shape,
+                                            uint64_t argSeed, bool normal,
+                                            std::string &error) {
+  std::optional<HostTensor> tensor = HostTensor::allocate(dtype, shape, error);
+  if (!tensor)
+    return std::nullopt;
+  HostTensor &t = *tensor;
   Rng rng(argSeed);
   int64_t n = t.getNumElements();
   if (isFloat(dtype)) {
@@ -221,7 +237,7 @@ static HostTensor makeRandom(DType dtype, ArrayRef<int64_t> shape,
     for (int64_t i = 0; i < n; ++i)
       t.set(i, static_cast<double>(rng.next() % 8));
   }
-  return t;
+  return tensor;
 }
 
 //===----------------------------------------------------------------------===//
@@ -395,6 +411,7 @@ compileJit(ModuleOp source, func::FuncOp entry,
     libs.push_back(attn::getOpenMPRuntimePath());
   }
   engineOptions.sharedLibPaths = libs;
+  engineOptions.sectionMemoryMapper = &attnrun::getJitMemoryMapper();
   auto engineOr =
       ExecutionEngine::create(*module, engineOptions, std::move(tm));
   if (!engineOr) {
@@ -410,6 +427,8 @@ compileJit(ModuleOp source, func::FuncOp entry,
     };
     add("attnrt_trace_begin", &attnrt_trace_begin);
     add("attnrt_trace_end", &attnrt_trace_end);
+    add("attnrt_check_failed", &attnrt_check_failed);
+    add("attnrt_check_argument", &attnrt_check_argument);
     return map;
   });
   return std::make_unique<JitExecutable>(
@@ -434,6 +453,11 @@ static std::unique_ptr<Executable> loadSo(StringRef path, StringRef entry) {
          "' (was it built from this file by attn-compile?)");
     return nullptr;
   }
+  // The library has its own copy of the runtime.
+  if (auto *setHandler =
+          reinterpret_cast<decltype(&attnrt_set_check_failure_handler)>(
+              dlsym(handle, "attnrt_set_check_failure_handler")))
+    setHandler(onCheckFailure);
   return std::make_unique<SoExecutable>(handle, fn);
 }
 
@@ -468,19 +492,35 @@ static LogicalResult runOnce(Executable &exe, ArrayRef<HostTensor> inputs,
   if (seconds)
     *seconds = std::chrono::duration<double>(end - start).count();
 
-  llvm::DenseSet<intptr_t> freed;
+  // Copy every result before freeing any: results may share a buffer
+  // (`return %x, %x`), and each buffer is freed once.
+  llvm::DenseSet<intptr_t> notOwned;
   for (const HostTensor &t : inputs)
-    freed.insert(reinterpret_cast<intptr_t>(t.getData()));
-  freed.insert(0xdeadbeef); // memref.global constants: not heap memory
-  freed.insert(0);
+    notOwned.insert(reinterpret_cast<intptr_t>(t.getData()));
+  notOwned.insert(0xdeadbeef); // memref.global constants: not heap memory
+  notOwned.insert(0);
+  SmallVector<intptr_t> owned;
+  std::string error;
   int64_t word = 0;
   for (const ResultSpec &r : results) {
     const int64_t *desc = resultStorage.data() + word;
-    if (outputs)
-      outputs->push_back(copyFromDescriptor(desc, r.rank, r.dtype));
-    if (freed.insert(desc[0]).second)
-      std::free(reinterpret_cast<void *>(desc[0]));
+    if (outputs && error.empty()) {
+      std::optional<HostTensor> out =
+          copyFromDescriptor(desc, r.rank, r.dtype, error);
+      if (out)
+        outputs->push_back(std::move(*out));
+      else
+        error = "result " + std::to_string(&r - results.begin()) + ": " + error;
+    }
+    if (notOwned.insert(desc[0]).second)
+      owned.push_back(desc[0]);
     word += 3 + 2 * r.rank;
+  }
+  for (intptr_t p : owned)
+    std::free(reinterpret_cast<void *>(p));
+  if (!error.empty()) {
+    fail(error);
+    return failure();
   }
   return success();
 }
@@ -506,16 +546,21 @@ static Tolerance defaultTolerance(DType dtype) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
-  // A failing run-time check in the compiled code (cf.assert) puts() its
-  // message and aborts: line-buffer stdout so the message is not lost in a
-  // buffer when stdout is a pipe or a file.
-  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  attnrt_set_check_failure_handler(onCheckFailure);
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   attn::registerAllAttnPasses();
   cl::HideUnrelatedOptions(toolCategory);
   cl::ParseCommandLineOptions(argc, argv, kOverview);
 
+  for (cl::opt<double> *tol : {&atolOpt, &rtolOpt}) {
+    if (!tol->getNumOccurrences() || (std::isfinite(*tol) && *tol >= 0))
+      continue;
+    std::string value;
+    llvm::raw_string_ostream(value) << llvm::format("%g", tol->getValue());
+    return fail("--" + tol->ArgStr + "=" + value +
+                ": expected a finite number >= 0");
+  }
   if (dist != "uniform" && dist != "normal")
     return fail("--dist=" + dist + ": expected uniform or normal");
   if (!soPath.empty() &&
@@ -640,9 +685,13 @@ int main(int argc, char **argv) {
                   typeText +
                   ") has dynamic dims: give its shape with --shape " +
                   Twine(i) + "=AxBx...");
-    inputs.push_back(makeRandom(
+    std::string error;
+    std::optional<HostTensor> t = makeRandom(
         *dtype, shape, seed * 0x100000001b3ull + i * 0x9e3779b97f4a7c15ull,
-        dist == "normal"));
+        dist == "normal", error);
+    if (!t)
+      return fail("argument " + Twine(i) + " of @" + entryName + ": " + error);
+    inputs.push_back(std::move(*t));
   }
 
   SmallVector<ResultSpec> results;
@@ -689,8 +738,13 @@ int main(int argc, char **argv) {
     if (!ref)
       return 1;
     SmallVector<HostTensor> refInputs;
-    for (const HostTensor &t : inputs)
-      refInputs.push_back(t.clone());
+    for (const HostTensor &t : inputs) {
+      std::string error;
+      std::optional<HostTensor> copy = t.clone(error);
+      if (!copy)
+        return fail("--check: " + error);
+      refInputs.push_back(std::move(*copy));
+    }
     if (failed(runOnce(*ref, refInputs, results, packedResults, &expected,
                        nullptr)))
       return 1;
@@ -748,9 +802,9 @@ int main(int argc, char **argv) {
       loosen(t.getDType());
     for (const ResultSpec &r : results)
       loosen(r.dtype);
-    if (atolOpt >= 0)
+    if (atolOpt.getNumOccurrences())
       checkTolerance.atol = atolOpt;
-    if (rtolOpt >= 0)
+    if (rtolOpt.getNumOccurrences())
       checkTolerance.rtol = rtolOpt;
     std::string tolText = llvm::formatv(
         "{0:e1}+{1:e1}*|ref|", checkTolerance.atol, checkTolerance.rtol);

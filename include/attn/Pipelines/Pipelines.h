@@ -55,8 +55,8 @@ struct AttnInputModule {
 
 /// Reads `filename` ('-': stdin) and parses it. The context prints located
 /// messages, not dumps of lowered ops. Returns null with `error` set when the
-/// file cannot be read; a parse error is reported as a located diagnostic
-/// and leaves `module` null.
+/// file cannot be read or is a device (/dev/zero has no end); a parse error is
+/// reported as a located diagnostic and leaves `module` null.
 std::unique_ptr<AttnInputModule> parseInputModule(StringRef filename,
                                                   std::string &error);
 
@@ -89,9 +89,10 @@ StringRef getOpenMPRuntimePath();
 void registerAttnPipelineTranslations(DialectRegistry &registry);
 
 /// Adds the passes that take a module of attn (and upstream) ops on tensors
-/// to the LLVM dialect.
-void buildAttnToLLVMPipeline(OpPassManager &pm,
-                             const AttnPipelineOptions &options);
+/// to the LLVM dialect. Fails (the reason on stderr) when attn-fuse-sdpa is
+/// wanted but not registered (registerAllAttnPasses was not called).
+LogicalResult buildAttnToLLVMPipeline(OpPassManager &pm,
+                                      const AttnPipelineOptions &options);
 
 /// Prepares the public functions of `module` for being called from C: marks
 /// them `llvm.emit_c_interface` (entry point `_mlir_ciface_<name>` taking
@@ -99,8 +100,20 @@ void buildAttnToLLVMPipeline(OpPassManager &pm,
 /// `bufferization.writable = false` (compiled code never writes its inputs).
 void prepareCInterface(ModuleOp module);
 
-/// prepareCInterface, then the pipeline. Errors are reported as diagnostics
-/// on the module's context.
+/// Makes every `_mlir_ciface_<name>` of `signatures` (the tensor-level
+/// types of the public functions) first pass each tensor argument's
+/// descriptor to the runtime's attnrt_check_argument: wrong static sizes,
+/// negative sizes, non-zero offsets and strided views are reported through
+/// the check-failure handler (include/attn/Runtime/AttnRuntime.h) instead of
+/// being read wrongly. Entry points that are missing or have another arity
+/// are left for verifyLoweredCInterface to report.
+LogicalResult
+insertArgumentChecks(ModuleOp lowered,
+                     ArrayRef<std::pair<std::string, FunctionType>> signatures);
+
+/// prepareCInterface, then the pipeline (failed run-time checks call the
+/// runtime's attnrt_check_failed), then insertArgumentChecks. Errors are
+/// reported as diagnostics on the module's context.
 LogicalResult lowerToLLVMDialect(ModuleOp module,
                                  const AttnPipelineOptions &options);
 

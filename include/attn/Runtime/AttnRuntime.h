@@ -7,6 +7,11 @@
 |* trace event file (chrome://tracing, Perfetto). Plain C, so that it links  *|
 |* into AOT shared libraries as well as into attn-run's JIT.                  *|
 |*                                                                            *|
+|* Run-time checks: compiled code calls attnrt_check_failed(message) where a  *|
+|* check fails (a dynamic size that does not match, an argument descriptor    *|
+|* that does not fit the function's type, a failed CUDA kernel call); the     *|
+|* AttnFuse tools lower every cf.assert to such a call.                       *|
+|*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 
 #ifndef ATTN_RUNTIME_ATTNRUNTIME_H
@@ -39,6 +44,40 @@ int64_t attnrt_trace_num_events(void);
 /// file cannot be written.
 int attnrt_trace_write_json(const char *path, const char *const *names,
                             int64_t numNames);
+
+/// The exit status of the default check-failure handler (EX_SOFTWARE).
+#define ATTNRT_CHECK_FAILURE_EXIT_STATUS 70
+
+/// Receives the message of a failed run-time check. It must not return: exit,
+/// or longjmp back into the caller of the compiled function (the buffers the
+/// function allocated before the check are then leaked). If it returns,
+/// attnrt_check_failed aborts.
+typedef void (*attnrt_check_failure_handler)(const char *message);
+
+/// Installs `handler` for all threads and returns the previous one; NULL
+/// restores the default, which prints "error: run-time check failed:
+/// <message>" on stderr and exits with ATTNRT_CHECK_FAILURE_EXIT_STATUS.
+attnrt_check_failure_handler
+attnrt_set_check_failure_handler(attnrt_check_failure_handler handler);
+
+/// Called by compiled code when a run-time check fails. Never returns.
+#if defined(__GNUC__)
+__attribute__((noreturn))
+#endif
+void attnrt_check_failed(const char *message);
+
+/// Called by each `_mlir_ciface_` entry point for each tensor argument:
+/// checks that the strided memref `descriptor` (allocated, aligned, offset,
+/// sizes[rank], strides[rank] as 64-bit words) fits the argument's type and
+/// is what the compiled code reads, a dense row-major array at `aligned`:
+/// static sizes as in `staticSizes` (negative: dynamic, then any size >= 0),
+/// a byte size below 2^63 with `elementBytes`-byte elements, and, unless the
+/// array is empty, a non-null `aligned`, offset 0 and row-major strides (a
+/// dim of size 1 may have any stride). Calls attnrt_check_failed with a
+/// message that starts with `what` otherwise.
+void attnrt_check_argument(const int64_t *descriptor, int64_t rank,
+                           int64_t elementBytes, const int64_t *staticSizes,
+                           const char *what);
 
 #ifdef __cplusplus
 }

@@ -120,7 +120,8 @@ struct AttnLowerToCpuPass
     SmallVector<Operation *> attnOps;
     bool ok = true;
     module.walk([&](Operation *op) {
-      if (!isa_and_nonnull<AttnDialect>(op->getDialect()))
+      // attn.yield belongs to its attn.sdpa's score_mod and goes with it.
+      if (!isa_and_nonnull<AttnDialect>(op->getDialect()) || isa<YieldOp>(op))
         return;
       attnOps.push_back(op);
       if (failed(cpu::checkLowerableToCpu(op)))
@@ -278,6 +279,8 @@ void mlir::attn::buildAttnCpuLoweringPipeline(
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());
+  if (options.checkFailureCalls)
+    pm.addPass(createAttnCheckFailureCallsPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createConvertOpenMPToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());
@@ -310,6 +313,10 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
       *this, "vector-bits",
       llvm::cl::desc("target vector width in bits (0: the host's)"),
       llvm::cl::init(0)};
+  Option<bool> checkFailureCalls{
+      *this, "check-failure-calls",
+      llvm::cl::desc("failed checks call attnrt_check_failed"),
+      llvm::cl::init(false)};
 };
 } // namespace
 
@@ -326,6 +333,7 @@ void mlir::attn::registerAttnCpuLoweringPipeline() {
         options.fastExp = o.fastExp;
         options.blockQ = o.blockQ;
         options.blockKV = o.blockKV;
+        options.checkFailureCalls = o.checkFailureCalls;
         options.vectorBits = o.vectorBits;
         buildAttnCpuLoweringPipeline(pm, options);
       });

@@ -1,7 +1,7 @@
 //===- ElementwiseToCpu.cpp - attn elementwise ops to linalg.generic ------===//
 //
-// attn.mul/div/add/sub, masked_fill, where, cast and dropout become one
-// elementwise linalg.generic each, with NumPy broadcasting expressed in the
+// Every elementwise attn op (ScalarElementwiseOpInterface, and dropout)
+// becomes one linalg.generic, with NumPy broadcasting expressed in the
 // indexing maps (a static size-1 dim reads index 0).
 //
 //===----------------------------------------------------------------------===//
@@ -18,84 +18,25 @@ using namespace mlir::attn::cpu;
 
 namespace {
 
-/// lhs OP rhs in the compute type (f32 for f16/bf16), rounded once to the
-/// result type. For + - * / on f16/bf16 this equals the exactly rounded
-/// half-precision result; a rank-0 operand of another float type (a scalar)
-/// takes part at compute precision, as PyTorch's CPU scalar path does.
-template <typename AttnOp, typename ArithOp>
-struct BinaryOpLowering : OpRewritePattern<AttnOp> {
-  using OpRewritePattern<AttnOp>::OpRewritePattern;
+/// Every op with a scalar function (ScalarElementwiseOpInterface: the
+/// arithmetic, comparisons, masked_fill, where, cast) becomes one
+/// linalg.generic whose body is that function, the same code the fusion's
+/// score_mod regions hold.
+struct ScalarElementwiseLowering
+    : OpInterfaceRewritePattern<ScalarElementwiseOpInterface> {
+  using OpInterfaceRewritePattern::OpInterfaceRewritePattern;
 
-  LogicalResult matchAndRewrite(AttnOp op,
+  LogicalResult matchAndRewrite(ScalarElementwiseOpInterface op,
                                 PatternRewriter &rewriter) const override {
-    auto resultType = cast<RankedTensorType>(op.getType());
-    Type et = resultType.getElementType();
-    Type ct = getComputeType(et);
-    Value result = buildElementwise(
-        rewriter, op.getLoc(), resultType, {op.getLhs(), op.getRhs()},
-        [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
-          Value a = castFloat(b, loc, args[0], ct);
-          Value c = castFloat(b, loc, args[1], ct);
-          Value r = ArithOp::create(b, loc, a, c);
-          return castFloat(b, loc, r, et);
-        });
-    rewriter.replaceOp(op, result);
-    return success();
-  }
-};
-
-struct MaskedFillOpLowering : OpRewritePattern<MaskedFillOp> {
-  using OpRewritePattern::OpRewritePattern;
-
-  LogicalResult matchAndRewrite(MaskedFillOp op,
-                                PatternRewriter &rewriter) const override {
-    auto resultType = op.getType();
-    Type et = resultType.getElementType();
-    double value = op.getValue().convertToDouble();
-    Value result = buildElementwise(
-        rewriter, op.getLoc(), resultType, {op.getInput(), op.getMask()},
-        [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
-          // The fill value is rounded to the element type (as PyTorch does).
-          Value fill = createFloatConstant(b, loc, et, value);
-          return arith::SelectOp::create(b, loc, args[1], fill, args[0]);
-        });
-    rewriter.replaceOp(op, result);
-    return success();
-  }
-};
-
-struct WhereOpLowering : OpRewritePattern<WhereOp> {
-  using OpRewritePattern::OpRewritePattern;
-
-  LogicalResult matchAndRewrite(WhereOp op,
-                                PatternRewriter &rewriter) const override {
-    auto resultType = op.getType();
-    Type et = resultType.getElementType();
-    Value result = buildElementwise(
-        rewriter, op.getLoc(), resultType, {op.getCond(), op.getA(), op.getB()},
-        [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
-          Value a = castFloat(b, loc, args[1], et);
-          Value c = castFloat(b, loc, args[2], et);
-          return arith::SelectOp::create(b, loc, args[0], a, c);
-        });
-    rewriter.replaceOp(op, result);
-    return success();
-  }
-};
-
-struct CastOpLowering : OpRewritePattern<CastOp> {
-  using OpRewritePattern::OpRewritePattern;
-
-  LogicalResult matchAndRewrite(CastOp op,
-                                PatternRewriter &rewriter) const override {
-    auto resultType = op.getType();
-    Type et = resultType.getElementType();
-    if (!isSupportedFloatCast(op.getInput().getType().getElementType(), et))
+    if (auto cast = dyn_cast<CastOp>(op.getOperation());
+        cast && !isSupportedFloatCast(cast.getInput().getType().getElementType(),
+                                      cast.getType().getElementType()))
       return rewriter.notifyMatchFailure(op, "unsupported float cast");
+    auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
     Value result = buildElementwise(
-        rewriter, op.getLoc(), resultType, {op.getInput()},
-        [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
-          return castFloat(b, loc, args[0], et);
+        rewriter, op.getLoc(), resultType, op->getOperands(),
+        [&](OpBuilder &b, Location loc, ValueRange args) {
+          return op.buildScalar(b, loc, args);
         });
     rewriter.replaceOp(op, result);
     return success();
@@ -140,10 +81,6 @@ struct DropoutOpLowering : OpRewritePattern<DropoutOp> {
 
 void mlir::attn::populateAttnElementwiseToCpuPatterns(
     RewritePatternSet &patterns) {
-  patterns.add<BinaryOpLowering<MulOp, arith::MulFOp>,
-               BinaryOpLowering<DivOp, arith::DivFOp>,
-               BinaryOpLowering<AddOp, arith::AddFOp>,
-               BinaryOpLowering<SubOp, arith::SubFOp>, MaskedFillOpLowering,
-               WhereOpLowering, CastOpLowering, DropoutOpLowering>(
+  patterns.add<ScalarElementwiseLowering, DropoutOpLowering>(
       patterns.getContext());
 }

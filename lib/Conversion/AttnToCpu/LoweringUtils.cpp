@@ -15,30 +15,6 @@ using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::cpu;
 
-Type cpu::getComputeType(Type elementType) {
-  if (elementType.isF64())
-    return elementType;
-  return Float32Type::get(elementType.getContext());
-}
-
-Value cpu::castFloat(OpBuilder &b, Location loc, Value v, Type to) {
-  Type from = v.getType();
-  if (from == to)
-    return v;
-  auto fromF = cast<FloatType>(getElementTypeOrSelf(from));
-  auto toF = cast<FloatType>(getElementTypeOrSelf(to));
-  if (fromF.getWidth() < toF.getWidth())
-    return arith::ExtFOp::create(b, loc, to, v);
-  if (fromF.getWidth() > toF.getWidth())
-    return arith::TruncFOp::create(b, loc, to, v);
-  // f16 <-> bf16: widen exactly to f32, then round once.
-  Type f32 = b.getF32Type();
-  if (auto vt = dyn_cast<VectorType>(from))
-    f32 = vt.clone(f32);
-  Value wide = arith::ExtFOp::create(b, loc, f32, v);
-  return arith::TruncFOp::create(b, loc, to, wide);
-}
-
 bool cpu::isSupportedFloatCast(Type from, Type to) {
   // f64 -> f16/bf16 would need either a libcall that the JIT may not find or
   // two roundings (f64 -> f32 -> f16), which is not the contract's result.

@@ -3,6 +3,7 @@
 #ifndef LIB_CONVERSION_ATTNTOCPU_LOWERINGUTILS_H
 #define LIB_CONVERSION_ATTNTOCPU_LOWERINGUTILS_H
 
+#include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Builders.h"
@@ -10,13 +11,10 @@
 
 namespace mlir::attn::cpu {
 
-/// The type arithmetic runs in: f32 for f16/bf16/f32, f64 for f64.
-Type getComputeType(Type elementType);
-
-/// extf/truncf `v` to `to` (identity when the types match); scalars or
-/// vectors of the same shape. bf16 <-> f16 goes through f32 (exact widening,
-/// then one rounding).
-Value castFloat(OpBuilder &b, Location loc, Value v, Type to);
+// getComputeType and castFloat come from the dialect (AttnOps.h): the
+// fusion's score_mod regions use the same rounding rules.
+using ::mlir::attn::castFloat;
+using ::mlir::attn::getComputeType;
 
 /// True when a float value of type `from` can be converted to `to` with a
 /// single rounding by the lowering (f64 -> f16/bf16 cannot).

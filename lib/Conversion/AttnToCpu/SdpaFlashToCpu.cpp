@@ -126,8 +126,9 @@ private:
   void emitSoftmaxStep(WorkItem &w, Value keys);
   Value applyScoreTransforms(WorkItem &w, Value scores, Value rowBase,
                              Value col);
-  Value loadMaskVector(WorkItem &w, Value rowBase, Value col);
-  Value transposeMask();
+  Value loadOperandVector(WorkItem &w, Value buf, ArrayRef<bool> broadcast,
+                          Value transposed, Value rowBase, Value col);
+  Value transposeAlongRows(Value buf, ArrayRef<bool> broadcast);
   void emitPv(WorkItem &w, const BlockView &v, Value keys);
   void emitOutput(WorkItem &w);
 
@@ -144,6 +145,8 @@ private:
   /// vector of rows is one vector load; i8 for a boolean mask, the compute
   /// type for an additive one. Null otherwise.
   Value maskT;
+  /// The score_mod region's extra operands, as buffers.
+  SmallVector<Value> extraBufs;
   /// Ev rounded up to a multiple of lanes (the accumulator's row length).
   Value evPadded;
   bool packK = false, packV = false;
@@ -277,8 +280,10 @@ Value FlashLowering::emit() {
   vBuf = toBuffer(op.getValue());
   if (Value mask = op.getMask()) {
     maskBuf = toBuffer(mask);
-    maskT = transposeMask();
+    maskT = transposeAlongRows(maskBuf, plan.maskBroadcast);
   }
+  for (Value extra : op.getExtras())
+    extraBufs.push_back(toBuffer(extra));
   SmallVector<Value> outDyn;
   for (int64_t i = 0; i < nb; ++i)
     if (resultType.isDynamicDim(i))
@@ -509,19 +514,20 @@ void FlashLowering::emitScoreTileEpilogue(WorkItem &w, ArrayRef<Value> acc,
   }
 }
 
-/// The transposed copy of a mask that varies along the query rows (see
-/// `maskT`), or null. Made once per attn.sdpa, before the work items: every
-/// head and key block then reads its mask as vectors.
-Value FlashLowering::transposeMask() {
-  auto maskType = cast<MemRefType>(maskBuf.getType());
+/// The transposed copy of a score operand that varies along the query rows
+/// (see `maskT`), or null. Made once per attn.sdpa, before the work items:
+/// every head and key block then reads it as vectors.
+Value FlashLowering::transposeAlongRows(Value buf, ArrayRef<bool> broadcast) {
+  auto maskType = cast<MemRefType>(buf.getType());
   int64_t rank = maskType.getRank();
-  if (rank < 2 || plan.maskBroadcast[rank - 2])
+  if (rank < 2 || broadcast[rank - 2])
     return Value();
-  Type elem = plan.hasBoolMask ? Type(b.getI8Type()) : ct;
+  bool isBool = maskType.getElementType().isInteger(1);
+  Type elem = isBool ? Type(b.getI8Type()) : ct;
   SmallVector<Value> sizes;
   for (int64_t d = 0; d < rank; ++d)
     sizes.push_back(maskType.isDynamicDim(d)
-                        ? Value(memref::DimOp::create(b, loc, maskBuf, d))
+                        ? Value(memref::DimOp::create(b, loc, buf, d))
                         : idx(maskType.getDimSize(d)));
   Value rows = sizes[rank - 2], lanes = idx(t.lanes);
   SmallVector<OpFoldResult> tSizes;
@@ -562,8 +568,8 @@ Value FlashLowering::transposeMask() {
           forLoop(c0, cEnd, idx(1), [&](Value c) {
             SmallVector<Value> mIdx(ivs);
             mIdx.append({r, c});
-            Value x = memref::LoadOp::create(b, loc, maskBuf, mIdx);
-            x = plan.hasBoolMask
+            Value x = memref::LoadOp::create(b, loc, buf, mIdx);
+            x = isBool
                     ? Value(arith::ExtUIOp::create(b, loc, b.getI8Type(), x))
                     : castFloat(b, loc, x, ct);
             SmallVector<Value> tIdx(ivs);
@@ -578,31 +584,51 @@ Value FlashLowering::transposeMask() {
   return transposed;
 }
 
-/// The mask elements of rows [rowBase, rowBase + lanes) at key `col`: one
-/// broadcast load when the mask does not vary along the rows, else one
-/// vector load from the transposed mask (padding lanes read padding).
-Value FlashLowering::loadMaskVector(WorkItem &w, Value rowBase, Value col) {
-  auto maskType = cast<MemRefType>(maskBuf.getType());
-  int64_t rank = maskType.getRank();
-  if (!maskT) {
+/// The elements of a score operand (the mask, an extra operand of the
+/// score_mod region; `broadcast` its plan flags) for rows [rowBase, rowBase +
+/// lanes) at key `col`: one broadcast load when it does not vary along the
+/// rows, one vector load from its `transposed` copy when it has one (padding
+/// lanes read padding), else one load per row (rows past L, which only
+/// padding lanes have, read row L - 1).
+Value FlashLowering::loadOperandVector(WorkItem &w, Value buf,
+                                       ArrayRef<bool> broadcast,
+                                       Value transposed, Value rowBase,
+                                       Value col) {
+  auto bufType = cast<MemRefType>(buf.getType());
+  int64_t rank = bufType.getRank();
+  bool alongRows = rank >= 2 && !broadcast[rank - 2];
+  if (!alongRows) {
     SmallVector<Value> indices =
-        maskIndices(b, loc, plan, rank, w.qIdx, idx(0), col);
-    Value x = memref::LoadOp::create(b, loc, maskBuf, indices);
+        scoreOperandIndices(b, loc, plan, broadcast, w.qIdx, idx(0), col);
+    Value x = memref::LoadOp::create(b, loc, buf, indices);
     return vector::BroadcastOp::create(
         b, loc, VectorType::get({t.lanes}, x.getType()), x);
   }
-  SmallVector<Value> indices =
-      maskIndices(b, loc, plan, rank, w.qIdx, rowBase, col);
-  std::swap(indices[rank - 2], indices[rank - 1]);
-  Type elem = cast<MemRefType>(maskT.getType()).getElementType();
-  Value x = vector::LoadOp::create(b, loc, VectorType::get({t.lanes}, elem),
-                                   maskT, indices);
-  if (!plan.hasBoolMask)
-    return x;
-  Value zero = arith::ConstantOp::create(
-      b, loc, DenseElementsAttr::get(cast<ShapedType>(x.getType()),
-                                     Attribute(b.getI8IntegerAttr(0))));
-  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, x, zero);
+  if (transposed) {
+    SmallVector<Value> indices =
+        scoreOperandIndices(b, loc, plan, broadcast, w.qIdx, rowBase, col);
+    std::swap(indices[rank - 2], indices[rank - 1]);
+    Type elem = cast<MemRefType>(transposed.getType()).getElementType();
+    Value x = vector::LoadOp::create(
+        b, loc, VectorType::get({t.lanes}, elem), transposed, indices);
+    if (!bufType.getElementType().isInteger(1))
+      return x;
+    Value zero = arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(cast<ShapedType>(x.getType()),
+                                       Attribute(b.getI8IntegerAttr(0))));
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, x, zero);
+  }
+  Value lastRow = arith::SubIOp::create(b, loc, plan.l, idx(1));
+  SmallVector<Value> elems;
+  for (int64_t lane = 0; lane < t.lanes; ++lane) {
+    Value row = arith::MinUIOp::create(b, loc, add(rowBase, idx(lane)),
+                                       lastRow);
+    SmallVector<Value> indices =
+        scoreOperandIndices(b, loc, plan, broadcast, w.qIdx, row, col);
+    elems.push_back(memref::LoadOp::create(b, loc, buf, indices));
+  }
+  return vector::FromElementsOp::create(
+      b, loc, VectorType::get({t.lanes}, bufType.getElementType()), elems);
 }
 
 /// THE SCORE HOOK. Everything the contract does to a raw score before the
@@ -610,24 +636,37 @@ Value FlashLowering::loadMaskVector(WorkItem &w, Value rowBase, Value col) {
 /// of the [keys x rows] tile while it is in registers: query rows
 /// [rowBase, rowBase + lanes) (global indices; lanes past L are padding
 /// whose results are discarded) at key column `col` (global), batch indices
-/// `w.qIdx` (query) and `w.kvIdx` (key/value). A score modifier
-/// (FlexAttention's score_mod: scalar code of (score, batch..., i, j)) goes
-/// here: clone its body on vectors (scalar operands broadcast, i as
-/// rowBase + vector.step), or apply it lane by lane. Whole key blocks are
+/// `w.qIdx` (query) and `w.kvIdx` (key/value). The score_mod region runs
+/// here on the vector (buildMaskedScore clones its scalar code on vectors:
+/// scalar operands broadcast, i as rowBase + vector.step). Whole key blocks are
 /// skipped by the predicate in emitWorkItem (causal today; a sliding window
 /// would raise the loop's lower bound the same way), not here.
 Value FlashLowering::applyScoreTransforms(WorkItem &w, Value scores,
                                           Value rowBase, Value col) {
-  Value maskVec = maskBuf ? loadMaskVector(w, rowBase, col) : Value();
+  Value maskVec =
+      maskBuf ? loadOperandVector(w, maskBuf, plan.maskBroadcast, maskT, rowBase,
+                                  col)
+              : Value();
+  ScoreModInputs mod;
+  bool hasMod = op.getScoreModBlock() != nullptr;
+  if (hasMod) {
+    mod.batch = w.qIdx;
+    for (auto [buf, broadcast] : llvm::zip_equal(extraBufs, plan.extraBroadcast))
+      mod.extras.push_back(
+          loadOperandVector(w, buf, broadcast, Value(), rowBase, col));
+  }
   Value rowVec, colVec;
-  if (plan.isCausal) {
+  if (plan.isCausal || hasMod) {
     auto indexVec = VectorType::get({t.lanes}, b.getIndexType());
     Value step = vector::StepOp::create(b, loc, indexVec);
     rowVec = arith::AddIOp::create(
         b, loc, vector::BroadcastOp::create(b, loc, indexVec, rowBase), step);
     colVec = vector::BroadcastOp::create(b, loc, indexVec, col);
   }
-  return buildMaskedScore(b, loc, plan, scores, maskVec, rowVec, colVec);
+  mod.row = rowVec;
+  mod.col = colVec;
+  return buildMaskedScore(b, loc, plan, op, scores, maskVec, rowVec, colVec,
+                          mod);
 }
 
 /// Per vector of query rows: the online-softmax statistics from the block

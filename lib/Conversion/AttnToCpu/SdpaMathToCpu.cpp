@@ -91,26 +91,38 @@ static Value emitScoreStep(OpBuilder &b, Location loc, SdpaOp op,
   unsigned r = plan.rank;
   int64_t nb = plan.numBatch;
   SmallVector<Value> ins;
-  SmallVector<AffineMap> maps;
-  if (Value mask = op.getMask()) {
+  if (Value mask = op.getMask())
     ins.push_back(mask);
-    maps.push_back(getBroadcastMap(cast<RankedTensorType>(mask.getType()),
+  llvm::append_range(ins, op.getExtras());
+  SmallVector<AffineMap> maps;
+  for (Value in : ins)
+    maps.push_back(getBroadcastMap(cast<RankedTensorType>(in.getType()),
                                    scores.type.getShape(), r, 0, ctx));
-  }
   maps.push_back(b.getMultiDimIdentityMap(r));
   SmallVector<utils::IteratorType> iters(r, utils::IteratorType::parallel);
   return linalg::GenericOp::create(
              b, loc, TypeRange{scores.type}, ins, ValueRange{raw}, maps, iters,
              [&](OpBuilder &b, Location l, ValueRange args) {
-               Value maskElem = ins.empty() ? Value() : args[0];
+               ValueRange elems = args.drop_back();
+               Value maskElem;
+               if (op.getMask()) {
+                 maskElem = elems.front();
+                 elems = elems.drop_front();
+               }
+               bool hasMod = op.getScoreModBlock() != nullptr;
                Value row, col;
-               if (plan.isCausal) {
+               SmallVector<Value> batch;
+               if (plan.isCausal || hasMod) {
                  row = linalg::IndexOp::create(b, l, nb);
                  col = linalg::IndexOp::create(b, l, nb + 1);
                }
-               linalg::YieldOp::create(b, l,
-                                       buildMaskedScore(b, l, plan, args.back(),
-                                                        maskElem, row, col));
+               for (int64_t d = 0; hasMod && d < nb; ++d)
+                 batch.push_back(linalg::IndexOp::create(b, l, d));
+               ScoreModInputs mod{batch, row, col, llvm::to_vector(elems)};
+               linalg::YieldOp::create(
+                   b, l,
+                   buildMaskedScore(b, l, plan, op, args.back(), maskElem,
+                                    row, col, mod));
              })
       .getResult(0);
 }

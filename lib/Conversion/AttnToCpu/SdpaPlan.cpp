@@ -2,6 +2,8 @@
 
 #include "SdpaPlan.h"
 
+#include "mlir/IR/IRMapping.h"
+
 #include "LoweringUtils.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -20,6 +22,38 @@ bool SdpaPlan::canSkipFutureKeys() const {
 
 /// Fills `plan` and emits run-time checks for dims that are dynamic and
 /// assumed equal.
+/// Per dim of `operand` (the mask or an extra operand, broadcast to the
+/// scores [..., L, S]): true where it broadcasts (reads index 0). Emits the
+/// run-time check that a dynamic dim equals the scores dim.
+static SmallVector<bool> getScoresBroadcast(OpBuilder &b, Location loc,
+                                            const SdpaPlan &plan, SdpaOp op,
+                                            Value operand) {
+  auto qType = op.getQuery().getType();
+  auto kType = op.getKey().getType();
+  int64_t rank = plan.rank;
+  auto mType = cast<RankedTensorType>(operand.getType());
+  int64_t mRank = mType.getRank();
+  SmallVector<bool> flags;
+  for (int64_t j = 0; j < mRank; ++j) {
+    int64_t t = rank - mRank + j;
+    int64_t target = t < plan.numBatch ? qType.getDimSize(t)
+                     : t == rank - 2   ? qType.getDimSize(rank - 2)
+                                       : kType.getDimSize(rank - 2);
+    bool broadcast = mType.getDimSize(j) == 1 && target != 1;
+    flags.push_back(broadcast);
+    if (!broadcast &&
+        (mType.isDynamicDim(j) || ShapedType::isDynamic(target))) {
+      Value targetSize = t < plan.numBatch ? plan.qBatch[t]
+                         : t == rank - 2   ? plan.l
+                                           : plan.s;
+      assertEqualSizes(b, loc, getDimSize(b, loc, operand, j), targetSize,
+                       "attn.sdpa: a dynamic mask dim must equal the "
+                       "scores dim at run time");
+    }
+  }
+  return flags;
+}
+
 SdpaPlan cpu::buildSdpaPlan(OpBuilder &b, Location loc, SdpaOp op) {
   SdpaPlan plan;
   auto qType = op.getQuery().getType();
@@ -90,27 +124,10 @@ SdpaPlan cpu::buildSdpaPlan(OpBuilder &b, Location loc, SdpaOp op) {
     assertEqualSizes(b, loc, plan.s, getDimSize(b, loc, v, rank - 2),
                      "attn.sdpa: key and value sequence lengths differ");
 
-  if (Value mask = op.getMask()) {
-    auto mType = cast<RankedTensorType>(mask.getType());
-    int64_t mRank = mType.getRank();
-    for (int64_t j = 0; j < mRank; ++j) {
-      int64_t t = rank - mRank + j;
-      int64_t target = t < plan.numBatch ? qType.getDimSize(t)
-                       : t == rank - 2   ? qType.getDimSize(rank - 2)
-                                         : kType.getDimSize(rank - 2);
-      bool broadcast = mType.getDimSize(j) == 1 && target != 1;
-      plan.maskBroadcast.push_back(broadcast);
-      if (!broadcast &&
-          (mType.isDynamicDim(j) || ShapedType::isDynamic(target))) {
-        Value targetSize = t < plan.numBatch ? plan.qBatch[t]
-                           : t == rank - 2   ? plan.l
-                                             : plan.s;
-        assertEqualSizes(b, loc, getDimSize(b, loc, mask, j), targetSize,
-                         "attn.sdpa: a dynamic mask dim must equal the "
-                         "scores dim at run time");
-      }
-    }
-  }
+  if (Value mask = op.getMask())
+    plan.maskBroadcast = getScoresBroadcast(b, loc, plan, op, mask);
+  for (Value extra : op.getExtras())
+    plan.extraBroadcast.push_back(getScoresBroadcast(b, loc, plan, op, extra));
   return plan;
 }
 
@@ -158,15 +175,17 @@ SmallVector<Value> cpu::kvBatchIndices(OpBuilder &b, Location loc,
   return idx;
 }
 
-/// The indices of mask element (row, col): see the header.
-SmallVector<Value> cpu::maskIndices(OpBuilder &b, Location loc,
-                                    const SdpaPlan &plan, int64_t maskRank,
-                                    ValueRange qIdx, Value row, Value col) {
+SmallVector<Value> cpu::scoreOperandIndices(OpBuilder &b, Location loc,
+                                            const SdpaPlan &plan,
+                                            ArrayRef<bool> broadcast,
+                                            ValueRange qIdx, Value row,
+                                            Value col) {
   SmallVector<Value> idx;
   Value c0;
-  for (int64_t jm = 0; jm < maskRank; ++jm) {
-    int64_t t = plan.rank - maskRank + jm;
-    if (plan.maskBroadcast[jm]) {
+  int64_t rank = broadcast.size();
+  for (int64_t jm = 0; jm < rank; ++jm) {
+    int64_t t = plan.rank - rank + jm;
+    if (broadcast[jm]) {
       if (!c0)
         c0 = arith::ConstantIndexOp::create(b, loc, 0);
       idx.push_back(c0);
@@ -179,11 +198,61 @@ SmallVector<Value> cpu::maskIndices(OpBuilder &b, Location loc,
   return idx;
 }
 
+/// The score_mod region on a vector of scores: each op of the region again
+/// with vector results (scalar operands broadcast, constants splat), so
+/// that the scalar code serves the whole register tile.
+static Value buildScoreModOnVector(OpBuilder &b, Location loc, SdpaOp op,
+                                   Value scores, ArrayRef<Value> args) {
+  auto vecType = cast<VectorType>(scores.getType());
+  auto toVector = [&](Value v) -> Value {
+    if (isa<VectorType>(v.getType()))
+      return v;
+    return vector::BroadcastOp::create(b, loc, vecType.clone(v.getType()), v);
+  };
+  Block *block = op.getScoreModBlock();
+  IRMapping mapping;
+  mapping.map(block->getArgument(0), scores);
+  for (auto [arg, v] : llvm::zip_equal(block->getArguments().drop_front(),
+                                       args))
+    mapping.map(arg, toVector(v));
+  for (Operation &inner : block->without_terminator()) {
+    Value result;
+    if (auto cst = dyn_cast<arith::ConstantOp>(inner)) {
+      auto type = vecType.clone(cst.getType());
+      result = arith::ConstantOp::create(
+          b, loc, type,
+          DenseElementsAttr::get(type, cast<TypedAttr>(cst.getValue())));
+    } else {
+      OperationState state(loc, inner.getName());
+      for (Value operand : inner.getOperands())
+        state.addOperands(toVector(mapping.lookup(operand)));
+      for (Type t : inner.getResultTypes())
+        state.addTypes(vecType.clone(t));
+      state.addAttributes(inner.getAttrs());
+      result = b.create(state)->getResult(0);
+    }
+    mapping.map(inner.getResult(0), result);
+  }
+  return mapping.lookup(cast<YieldOp>(block->getTerminator()).getScore());
+}
+
+/// The region on one score (scalar) or a vector of scores.
+static Value applyScoreMod(OpBuilder &b, Location loc, SdpaOp op, Value s,
+                           const ScoreModInputs &mod) {
+  SmallVector<Value> args(mod.batch.begin(), mod.batch.end());
+  args.append({mod.row, mod.col});
+  if (!isa<VectorType>(s.getType()))
+    return op.buildScoreMod(b, s, args, mod.extras);
+  llvm::append_range(args, mod.extras);
+  return buildScoreModOnVector(b, loc, op, s, args);
+}
+
 /// Applies scale, additive mask, boolean mask and the causal mask to raw
 /// scores (see the header). Works elementwise, so the same ops serve a
 /// scalar and a vector of scores.
 Value cpu::buildMaskedScore(OpBuilder &b, Location loc, const SdpaPlan &plan,
-                            Value raw, Value maskElem, Value row, Value col) {
+                            SdpaOp op, Value raw, Value maskElem, Value row,
+                            Value col, const ScoreModInputs &mod) {
   Type type = raw.getType();
   Value scale = plan.scaleValue;
   if (scale && isa<VectorType>(type))
@@ -191,6 +260,8 @@ Value cpu::buildMaskedScore(OpBuilder &b, Location loc, const SdpaPlan &plan,
   if (!scale)
     scale = createFloatConstantOfType(b, loc, type, plan.scale);
   Value s = arith::MulFOp::create(b, loc, raw, scale);
+  if (op.getScoreModBlock())
+    s = applyScoreMod(b, loc, op, s, mod);
   if (plan.hasAddMask)
     s = arith::AddFOp::create(b, loc, s, castFloat(b, loc, maskElem, type));
   // `keep`: the position takes part (mask true, not in the future).

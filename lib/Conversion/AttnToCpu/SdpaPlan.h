@@ -40,6 +40,8 @@ struct SdpaPlan {
   SmallVector<int64_t> kvGroup;
   /// Per mask dim: true when it broadcasts (reads index 0).
   SmallVector<bool> maskBroadcast;
+  /// The same per dim of each extra operand of the score_mod region.
+  SmallVector<SmallVector<bool>> extraBroadcast;
   /// Sizes (index values): query batch dims, L, S, E, Ev.
   SmallVector<Value> qBatch;
   Value l, s, e, ev;
@@ -62,19 +64,32 @@ SmallVector<AffineExpr> kvBatchExprs(const SdpaPlan &plan, MLIRContext *ctx);
 SmallVector<Value> kvBatchIndices(OpBuilder &b, Location loc,
                                   const SdpaPlan &plan, ValueRange qIdx);
 
-/// The indices of mask element (row, col) for query batch indices `qIdx`
-/// (broadcast dims read 0).
-SmallVector<Value> maskIndices(OpBuilder &b, Location loc,
-                               const SdpaPlan &plan, int64_t maskRank,
-                               ValueRange qIdx, Value row, Value col);
+/// The indices of the element (row, col) of an operand broadcast to the
+/// scores (the mask, an extra operand; `broadcast` its plan flags) for query
+/// batch indices `qIdx` (broadcast dims read 0).
+SmallVector<Value> scoreOperandIndices(OpBuilder &b, Location loc,
+                                       const SdpaPlan &plan,
+                                       ArrayRef<bool> broadcast,
+                                       ValueRange qIdx, Value row, Value col);
 
-/// The contract's score step: scale, additive mask, boolean mask, causal.
-/// `raw` is q.k (compute type), a scalar or a vector of scores; `maskElem`
-/// (or null) the mask element(s) of the same shape; `row`/`col` the query
-/// row and key column (index, or vector of index of the same shape; only
-/// read when causal).
+/// What the score_mod region reads besides the score: the query batch
+/// indices (scalars), the row and column (index, or vector of index) and one
+/// element (or vector of elements) per extra operand.
+struct ScoreModInputs {
+  ValueRange batch;
+  Value row, col;
+  SmallVector<Value> extras;
+};
+
+/// The contract's score step: scale, the score_mod region, additive mask,
+/// boolean mask, causal. `raw` is q.k (compute type), a scalar or a vector
+/// of scores; `maskElem` (or null) the mask element(s) of the same shape;
+/// `row`/`col` the query row and key column (index, or vector of index of
+/// the same shape; only read when causal); `mod` what the region reads
+/// (only read when `op` has one).
 Value buildMaskedScore(OpBuilder &b, Location loc, const SdpaPlan &plan,
-                       Value raw, Value maskElem, Value row, Value col);
+                       SdpaOp op, Value raw, Value maskElem, Value row,
+                       Value col, const ScoreModInputs &mod);
 
 /// The subtrahend of the online softmax for a running max `m` (scalar or
 /// vector): `m`, or 0 when `m` is -inf, so that exp(s - m) never computes

@@ -59,6 +59,12 @@ std::string mlir::attn::getCudaUnsupportedReason(SdpaOp op) {
   }
   if (op.getDropoutP().convertToDouble() != 0.0)
     return "dropout_p > 0 (the CUDA kernels are inference kernels)";
+  if (op.getScoreModBlock())
+    return "a score_mod region (the CUDA kernels run the attribute forms)";
+  if (op.hasAdditiveMask() &&
+      cast<RankedTensorType>(op.getMask().getType()).getElementType() != et)
+    return "an additive mask whose element type differs from the query's "
+           "(the CUDA kernels read it in the input type)";
   return "";
 }
 

@@ -317,9 +317,9 @@ func.func @sdpa_outer_batch(%q: tensor<4x8x16x64xf32>, %k: tensor<2x8x32x64xf32>
 
 // -----
 
-func.func @sdpa_mask_type(%q: tensor<16x64xf32>, %m: tensor<16x16xf16>) {
-  // expected-error @+1 {{'mask' must be i1 (boolean) or the query element type 'f32' (additive), got 'f16'}}
-  %0 = attn.sdpa %q, %q, %q, %m : (tensor<16x64xf32>, tensor<16x64xf32>, tensor<16x64xf32>, tensor<16x16xf16>) -> tensor<16x64xf32>
+func.func @sdpa_mask_type(%q: tensor<16x64xf32>, %m: tensor<16x16xi32>) {
+  // expected-error @+1 {{operand #3 must be variadic of ranked tensor of 1-bit signless integer or 16-bit float or bfloat16 type or 32-bit float or 64-bit float values}}
+  %0 = "attn.sdpa"(%q, %q, %q, %m) : (tensor<16x64xf32>, tensor<16x64xf32>, tensor<16x64xf32>, tensor<16x16xi32>) -> tensor<16x64xf32>
   return
 }
 
@@ -426,5 +426,153 @@ func.func @add_generalized_result(%x: tensor<3x4xf32>) {
 func.func @cast_refined_result(%x: tensor<?x4xf32>) {
   // expected-error @+1 {{result shape 3x4 differs from the input shape ?x4}}
   %0 = attn.cast %x : tensor<?x4xf32> -> tensor<3x4xf16>
+  return
+}
+
+// -----
+
+func.func @score_mod_score_type(%q: tensor<2x4x8xf32>) {
+  // expected-error @+1 {{score_mod must take the score ('f32') and 3 indices (one per score dim) first}}
+  %0 = attn.sdpa %q, %q, %q : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32> score_mod {
+  ^bb0(%s: f16, %b: index, %i: index, %j: index):
+    attn.yield %s : f16
+  }
+  return
+}
+// -----
+
+func.func @score_mod_index_type(%q: tensor<2x4x8xf32>) {
+  // expected-error @+1 {{score_mod argument 2 must be an index (score dim 1), got 'i64'}}
+  %0 = attn.sdpa %q, %q, %q : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32> score_mod {
+  ^bb0(%s: f32, %b: index, %i: i64, %j: index):
+    attn.yield %s : f32
+  }
+  return
+}
+// -----
+
+func.func @score_mod_extra_count(%q: tensor<2x4x8xf32>, %m: tensor<4x4xf32>) {
+  // expected-error @+1 {{score_mod reads 2 extra operand(s), but the op has 1 operand(s) after 'value' (a mask, then the extra operands)}}
+  %0 = attn.sdpa %q, %q, %q, %m : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<4x4xf32>) -> tensor<2x4x8xf32> score_mod {
+  ^bb0(%s: f32, %b: index, %i: index, %j: index, %x: f32, %y: f32):
+    attn.yield %s : f32
+  }
+  return
+}
+// -----
+
+func.func @score_mod_extra_shape(%q: tensor<2x4x8xf32>, %m: tensor<5x4xf32>) {
+  // expected-error @+1 {{extra operand 0 of shape 5x4 does not broadcast to the scores shape 2x4x4}}
+  %0 = attn.sdpa %q, %q, %q extras(%m) : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<5x4xf32>) -> tensor<2x4x8xf32> score_mod {
+  ^bb0(%s: f32, %b: index, %i: index, %j: index, %x: f32):
+    attn.yield %s : f32
+  }
+  return
+}
+// -----
+
+func.func @score_mod_extra_type(%q: tensor<2x4x8xf32>, %m: tensor<4x4xf32>) {
+  // expected-error @+1 {{score_mod argument 4 has type 'f16', but extra operand 0 has element type 'f32'}}
+  %0 = attn.sdpa %q, %q, %q extras(%m) : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<4x4xf32>) -> tensor<2x4x8xf32> score_mod {
+  ^bb0(%s: f32, %b: index, %i: index, %j: index, %x: f16):
+    attn.yield %s : f32
+  }
+  return
+}
+// -----
+
+func.func @score_mod_yield_type(%q: tensor<2x4x8xf32>) {
+  // expected-error @+1 {{score_mod must end with 'attn.yield' of the new score ('f32')}}
+  %0 = attn.sdpa %q, %q, %q : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32> score_mod {
+  ^bb0(%s: f32, %b: index, %i: index, %j: index):
+    %h = arith.truncf %s : f32 to f16
+    attn.yield %h : f16
+  }
+  return
+}
+
+// -----
+
+func.func @score_mod_op_kind(%q: tensor<2x4x8xf32>) {
+  %0 = attn.sdpa %q, %q, %q : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32> score_mod {
+  ^bb0(%s: f32, %b: index, %i: index, %j: index):
+    // expected-error @+1 {{'ub.poison' op is not allowed in an attn.sdpa score_mod (scalar arith and math ops only)}}
+    %p = ub.poison : f32
+    attn.yield %p : f32
+  }
+  return
+}
+
+// -----
+
+func.func @score_mod_captures(%q: tensor<2x4x8xf32>, %c: f32) {
+  // expected-note @+1 {{required by region isolation constraints}}
+  %0 = attn.sdpa %q, %q, %q : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32> score_mod {
+  ^bb0(%s: f32, %b: index, %i: index, %j: index):
+    // expected-error @+1 {{using value defined outside the region}}
+    %r = arith.addf %s, %c : f32
+    attn.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+func.func @score_mod_two_regions(%q: tensor<2x4x8xf32>) {
+  // expected-error @+1 {{has 2 regions; at most one (score_mod) is allowed}}
+  %0 = "attn.sdpa"(%q, %q, %q) ({
+  ^bb0(%s: f32, %b: index, %i: index, %j: index):
+    "attn.yield"(%s) : (f32) -> ()
+  }, {
+  ^bb0(%s: f32, %b: index, %i: index, %j: index):
+    "attn.yield"(%s) : (f32) -> ()
+  }) : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @yield_outside_sdpa(%x: f32) {
+  // expected-error @+1 {{'attn.yield' op expects parent op 'attn.sdpa'}}
+  attn.yield %x : f32
+}
+
+// -----
+
+func.func @cmp_element_types(%a: tensor<4xf32>, %b: tensor<4xf16>) {
+  // expected-error @+1 {{'attn.cmp' op}}
+  %0 = attn.cmp lt, %a, %b : (tensor<4xf32>, tensor<4xf16>) -> tensor<4xi1>
+  return
+}
+
+// -----
+
+func.func @cmp_result_shape(%a: tensor<4xf32>) {
+  // expected-error @+1 {{result shape 5 does not match the expected 4}}
+  %0 = attn.cmp eq, %a, %a : (tensor<4xf32>, tensor<4xf32>) -> tensor<5xi1>
+  return
+}
+
+// -----
+
+func.func @cmp_predicate(%a: tensor<4xf32>) {
+  // expected-error @+1 {{expected string or keyword containing one of the following enum values for attribute 'predicate' [eq, ne, lt, le, gt, ge]}}
+  %0 = attn.cmp lte, %a, %a : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
+  return
+}
+
+// -----
+
+func.func @maximum_broadcast(%a: tensor<4xf32>, %b: tensor<3xf32>) {
+  // expected-error @+1 {{shape 3 of 'rhs' does not broadcast with 4 (from 'lhs')}}
+  %0 = attn.maximum %a, %b : (tensor<4xf32>, tensor<3xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @tanh_type(%a: tensor<4xf32>) {
+  // expected-error @+1 {{'attn.tanh' op failed to verify that all of {input, result} have same type}}
+  %0 = "attn.tanh"(%a) : (tensor<4xf32>) -> tensor<4xf16>
   return
 }

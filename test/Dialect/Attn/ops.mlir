@@ -87,3 +87,45 @@ func.func @sdpa(%q: tensor<2x8x128x64xf16>, %k: tensor<2x8x96x64xf16>, %v: tenso
   %3 = attn.sdpa %dq, %dq, %dq, %dm : (tensor<?x?x64xf32>, tensor<?x?x64xf32>, tensor<?x?x64xf32>, tensor<?x?xf32>) -> tensor<?x?x64xf32>
   return %0, %1, %2, %3 : tensor<2x8x128x80xf16>, tensor<2x8x128x80xf16>, tensor<2x8x128x64xf16>, tensor<?x?x64xf32>
 }
+
+// CHECK-LABEL: func.func @unary_ops
+// CHECK: attn.tanh %{{.*}} : tensor<4x8xf16>
+// CHECK: attn.exp %{{.*}} : tensor<4x8xf16>
+// CHECK: attn.neg %{{.*}} : tensor<4x8xf16>
+// CHECK: attn.abs %{{.*}} : tensor<4x8xf16>
+func.func @unary_ops(%x: tensor<4x8xf16>) -> tensor<4x8xf16> {
+  %0 = attn.tanh %x : tensor<4x8xf16>
+  %1 = attn.exp %0 : tensor<4x8xf16>
+  %2 = attn.neg %1 : tensor<4x8xf16>
+  %3 = attn.abs %2 : tensor<4x8xf16>
+  return %3 : tensor<4x8xf16>
+}
+
+// CHECK-LABEL: func.func @maximum_minimum_cmp
+// CHECK: attn.maximum %{{.*}}, %{{.*}} : (tensor<2x4x8xf32>, tensor<8xf32>) -> tensor<2x4x8xf32>
+// CHECK: attn.minimum %{{.*}}, %{{.*}} : (tensor<2x4x8xf32>, tensor<f32>) -> tensor<2x4x8xf32>
+// CHECK: attn.cmp ge, %{{.*}}, %{{.*}} : (tensor<2x4x8xf32>, tensor<f32>) -> tensor<2x4x8xi1>
+func.func @maximum_minimum_cmp(%x: tensor<2x4x8xf32>, %y: tensor<8xf32>, %c: tensor<f32>) -> tensor<2x4x8xi1> {
+  %0 = attn.maximum %x, %y : (tensor<2x4x8xf32>, tensor<8xf32>) -> tensor<2x4x8xf32>
+  %1 = attn.minimum %0, %c : (tensor<2x4x8xf32>, tensor<f32>) -> tensor<2x4x8xf32>
+  %2 = attn.cmp ge, %1, %c : (tensor<2x4x8xf32>, tensor<f32>) -> tensor<2x4x8xi1>
+  return %2 : tensor<2x4x8xi1>
+}
+
+// A score_mod region with a mask and an extra operand.
+// CHECK-LABEL: func.func @sdpa_score_mod
+// CHECK: attn.sdpa %{{.*}}, %{{.*}}, %{{.*}}, %[[M:.+]] extras(%[[B:.+]]) {is_causal = true, scale = 1.250000e-01 : f64} : (tensor<2x4x8xf16>, tensor<2x4x8xf16>, tensor<2x4x8xf16>, tensor<4x4xi1>, tensor<1x4x4xf16>) -> tensor<2x4x8xf16> score_mod {
+// CHECK-NEXT: ^bb0(%[[S:.+]]: f32, %{{.+}}: index, %{{.+}}: index, %{{.+}}: index, %[[E:.+]]: f16):
+// CHECK-NEXT: %[[W:.+]] = arith.extf %[[E]] : f16 to f32
+// CHECK-NEXT: %[[R:.+]] = arith.addf %[[S]], %[[W]] : f32
+// CHECK-NEXT: attn.yield %[[R]] : f32
+// CHECK-NEXT: }
+func.func @sdpa_score_mod(%q: tensor<2x4x8xf16>, %m: tensor<4x4xi1>, %b: tensor<1x4x4xf16>) -> tensor<2x4x8xf16> {
+  %0 = attn.sdpa %q, %q, %q, %m extras(%b) {is_causal = true, scale = 0.125 : f64} : (tensor<2x4x8xf16>, tensor<2x4x8xf16>, tensor<2x4x8xf16>, tensor<4x4xi1>, tensor<1x4x4xf16>) -> tensor<2x4x8xf16> score_mod {
+  ^bb0(%s: f32, %i0: index, %i1: index, %i2: index, %e: f16):
+    %w = arith.extf %e : f16 to f32
+    %r = arith.addf %s, %w : f32
+    attn.yield %r : f32
+  }
+  return %0 : tensor<2x4x8xf16>
+}

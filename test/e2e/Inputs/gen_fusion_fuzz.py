@@ -239,7 +239,8 @@ def gen_chain(rng, fn):
     nsteps = rng.choice([0, 1, 1, 2, 2, 3, 3])
     run_scale = (0.5 if q_scaled else 1.0) * k_scale[0]
     for _ in range(nsteps):
-        kind = rng.choice(["scale", "scale", "fill", "where", "add"])
+        kind = rng.choice(["scale", "scale", "fill", "where", "add", "cap",
+                           "unary", "clamp", "cmpmask"])
         if kind == "scale":
             op = rng.choice(["mul", "mul", "div", "div", "div", "rdiv"])
             if op == "rdiv" and rng.random() < 0.5:
@@ -335,6 +336,36 @@ def gen_chain(rng, fn):
                 s = fn.emit("attn.where %s, %s, %s : (%s, %s, %s) -> %s"
                             % (mk, c, s, tt(ms, "i1"), ct, st, st))
                 fn.desc.append("where(m, %g, s)%s" % (fill, ms))
+        elif kind == "cap":
+            # Gemma-2 logit soft-capping: cap * tanh(s / cap).
+            cap = rng.choice([5.0, 30.0, 50.0])
+            c = scalar_const(fn, et, cap)
+            ct = tt([], et)
+            s = fn.emit("attn.div %s, %s : (%s, %s) -> %s" % (s, c, st, ct, st))
+            s = fn.emit("attn.tanh %s : %s" % (s, st))
+            s = fn.emit("attn.mul %s, %s : (%s, %s) -> %s" % (s, c, st, ct, st))
+            fn.desc.append("softcap %g" % cap)
+        elif kind == "unary":
+            op = rng.choice(["abs", "neg", "tanh", "exp"])
+            s = fn.emit("attn.%s %s : %s" % (op, s, st))
+            fn.desc.append(op)
+        elif kind == "clamp":
+            op = rng.choice(["maximum", "minimum"])
+            c = scalar_const(fn, et, rng.choice([-3.0, 0.0, 2.0, 0.5]))
+            s = fn.emit("attn.%s %s, %s : (%s, %s) -> %s"
+                        % (op, s, c, st, tt([], et), st))
+            fn.desc.append(op)
+        elif kind == "cmpmask":
+            # A mask computed from the scores themselves.
+            pred = rng.choice(["lt", "le", "gt", "ge", "eq", "ne"])
+            c = scalar_const(fn, et, rng.choice([-1.0, 0.0, 1.5]))
+            bt = tt(batch + [L, S], "i1")
+            mk = fn.emit("attn.cmp %s, %s, %s : (%s, %s) -> %s"
+                         % (pred, s, c, st, tt([], et), bt))
+            fill = rng.choice([float("-inf"), -1e9, 0.0])
+            s = fn.emit("attn.masked_fill %s, %s value(%s) : (%s, %s) -> %s"
+                        % (s, mk, f64attr(fill), st, bt, st))
+            fn.desc.append("masked_fill(cmp %s) %g" % (pred, fill))
         else:
             if rank == 4:
                 ms = rng.choice([[L, S], [B, 1, 1, S], [B, H, L, S], [S],
@@ -348,7 +379,10 @@ def gen_chain(rng, fn):
                 n = 1
                 for d in ms:
                     n *= d
-                big = (not narrow and rng.random() < 0.3)
+                # Large finite values in f16/bf16 (Hugging Face's -1e4)
+                # fuse with a score_mod region that adds in the element
+                # type, as the chain does.
+                big = rng.random() < 0.3
                 pool = [0.0, -1.0, 0.5, -2.0, float("-inf")] + \
                     ([-1e4, -1e9] if big else [])
                 vals = [rng.choice(pool) for _ in range(n)]

@@ -260,6 +260,9 @@ def make_config(idx, rng):
             else:
                 c["const"] = crng.choice(["zeros", "data"])
             c["mdyn"] = [False] * len(ms)
+    # A score_mod region now and then (its own stream too): soft-capping, or
+    # an ALiBi-like bias from the indices (slope from the last batch dim).
+    c["mod"] = crng.choice(["none", "none", "none", "softcap", "alibi"])
     return c
 
 
@@ -270,7 +273,7 @@ def directed_configs(rng):
     def cfg(**kw):
         c = {"dtype": "f32", "rank": 2, "qb": [], "kb": [], "mask": "none",
              "causal": False, "mv": None, "scale": None, "dyn": False,
-             "threads": 1, "backend": "flash", "const": None}
+             "threads": 1, "backend": "flash", "const": None, "mod": "none"}
         c.update(kw)
         r = c["rank"]
         for n in ("qdyn", "kdyn", "vdyn"):
@@ -323,6 +326,8 @@ def describe(c):
         parts.append("masked_value=%g" % c["mv"])
     if c["scale"] is not None:
         parts.append("scale=%g" % c["scale"])
+    if c.get("mod", "none") != "none":
+        parts.append("score_mod=%s" % c["mod"])
     parts.append("threads=%d" % c["threads"])
     parts.append("backend=%s" % c["backend"])
     return " ".join(parts)
@@ -356,6 +361,55 @@ def dense_literal(c, ins):
         return "[" + ", ".join(parts) + "]", off
 
     return nest(list(shape), 0)[0]
+
+
+SOFTCAP = 4.0
+
+
+def score_mod_region(c):
+    """The score_mod region of the configuration (scores in f32)."""
+    mod = c.get("mod", "none")
+    if mod == "none":
+        return ""
+    idx = ", ".join("%%i%d: index" % d for d in range(c["rank"]))
+    if mod == "softcap":
+        body = ("    %%c = arith.constant %r : f32\n"
+                "    %%d = arith.divf %%s, %%c : f32\n"
+                "    %%t = math.tanh %%d : f32\n"
+                "    %%r = arith.mulf %%t, %%c : f32\n" % SOFTCAP)
+    else:
+        # s - 0.25 * (h + 1) * |i - j|, h the last batch index (0 without).
+        r = c["rank"]
+        if r > 2:
+            slope = ("    %%h = arith.index_cast %%i%d : index to i64\n"
+                     "    %%hf = arith.sitofp %%h : i64 to f32\n"
+                     "    %%one = arith.constant 1.0 : f32\n"
+                     "    %%h1 = arith.addf %%hf, %%one : f32\n"
+                     "    %%quarter = arith.constant 0.25 : f32\n"
+                     "    %%sl = arith.mulf %%h1, %%quarter : f32\n" % (r - 3))
+        else:
+            slope = "    %sl = arith.constant 0.25 : f32\n"
+        body = (slope +
+                "    %%ii = arith.index_cast %%i%d : index to i64\n"
+                "    %%jj = arith.index_cast %%i%d : index to i64\n"
+                "    %%dd = arith.subi %%ii, %%jj : i64\n"
+                "    %%df = arith.sitofp %%dd : i64 to f32\n"
+                "    %%ad = math.absf %%df : f32\n"
+                "    %%b = arith.mulf %%ad, %%sl : f32\n"
+                "    %%r = arith.subf %%s, %%b : f32\n" % (r - 2, r - 1))
+    return (" score_mod {\n  ^bb0(%%s: f32, %s):\n%s    attn.yield %%r : f32\n  }"
+            % (idx, body))
+
+
+def apply_score_mod(c, s, bidx, i, j):
+    """The Python evaluation of score_mod_region on one (f32) score."""
+    mod = c.get("mod", "none")
+    if mod == "softcap":
+        return SOFTCAP * math.tanh(s / SOFTCAP)
+    if mod == "alibi":
+        h = bidx[-1] if bidx else 0
+        return s - 0.25 * (h + 1) * abs(i - j)
+    return s
 
 
 def emit_mlir(c, ins):
@@ -396,10 +450,10 @@ def emit_mlir(c, ins):
             "func.func @f(%s) -> %s {\n"
             "%s"
             "  %%o = attn.sdpa %s%s\n"
-            "      : (%s) -> %s\n"
+            "      : (%s) -> %s%s\n"
             "  return %%o : %s\n"
             "}\n") % (describe(c), ", ".join(args), rt, const, ", ".join(operands),
-                      attr, ", ".join(types), rt, rt)
+                      attr, ", ".join(types), rt, score_mod_region(c), rt)
 
 
 # ---------------------------------------------------------------------------
@@ -540,7 +594,8 @@ def contract_rows(c, ins, want_values):
                 if want_values:
                     ko = kbase + j * E
                     dot = math.fsum(a * b for a, b in zip(qrow, k[ko:ko + E]))
-                    scores.append(dot * scale + addv)
+                    scores.append(
+                        apply_score_mod(c, dot * scale, bidx, i, j) + addv)
                 else:
                     scores.append(addv)  # finite unless -inf
             mx = max(scores) if scores else NEG_INF

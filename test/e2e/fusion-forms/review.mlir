@@ -1,14 +1,15 @@
 // Review findings (wrong fusions, now fixed) as end-to-end checks: fused
-// vs unfused on the same random inputs. NOT-FUSED tests assert the chain
-// stays unfused (a softmax span, no sdpa span); the others that it fuses.
-// IR-level tests: test/Transforms/fuse-sdpa-negative-numerics.mlir.
+// vs unfused on the same random inputs. The chains the attribute form got
+// wrong now fuse with a score_mod region that repeats the chain's ops and
+// roundings; each trace has one sdpa span and no softmax span.
+// IR-level tests: test/Transforms/fuse-sdpa-numerics.mlir and
+// fuse-sdpa-score-mod.mlir.
 // ONE-SDPA: "name": "sdpa"
 // ONE-SDPA-NOT: "name": "sdpa"
-// NOT-FUSED: "name": "softmax"
 
-// f16 additive padding mask where(pad, 0, -1e4) (batch 0 fully padded): fused it was a softmax-weighted average where the f16 chain rounds the scores away (uniform); max_abs_err ~0.16 FAIL. Now not fused.
+// f16 additive padding mask where(pad, 0, -1e4) (batch 0 fully padded): fused it was a softmax-weighted average where the f16 chain rounds the scores away (uniform); max_abs_err ~0.16 FAIL. Now fused exactly, with a score_mod region.
 // RUN: attn-run %s --entry additive_pad_1e4_f16 --check --trace %t.additive_pad_1e4_f16.json | FileCheck %s --check-prefix=ADDITIVE_PAD_1E4_F16
-// RUN: FileCheck %s --check-prefix=NOT-FUSED --implicit-check-not='"name": "sdpa"' --input-file %t.additive_pad_1e4_f16.json
+// RUN: FileCheck %s --check-prefix=ONE-SDPA --implicit-check-not='"name": "softmax"' --input-file %t.additive_pad_1e4_f16.json
 // ADDITIVE_PAD_1E4_F16: result 0: 2x2x16x32xf16 {{.*}} nan=0
 // ADDITIVE_PAD_1E4_F16: check: {{.*}} ok
 func.func @additive_pad_1e4_f16(%q: tensor<2x2x16x32xf16>, %k: tensor<2x2x16x32xf16>, %v: tensor<2x2x16x32xf16>, %pad: tensor<2x1x1x16xi1>) -> tensor<2x2x16x32xf16> {
@@ -25,9 +26,9 @@ func.func @additive_pad_1e4_f16(%q: tensor<2x2x16x32xf16>, %k: tensor<2x2x16x32x
   return %t10 : tensor<2x2x16x32xf16>
 }
 
-// bf16 additive padding mask where(pad, 0, -1e4) (batch 0 fully padded): fused it was a softmax-weighted average where the bf16 chain rounds the scores away (uniform); max_abs_err ~0.16 FAIL. Now not fused.
+// bf16 additive padding mask where(pad, 0, -1e4) (batch 0 fully padded): fused it was a softmax-weighted average where the bf16 chain rounds the scores away (uniform); max_abs_err ~0.16 FAIL. Now fused exactly, with a score_mod region.
 // RUN: attn-run %s --entry additive_pad_1e4_bf16 --check --trace %t.additive_pad_1e4_bf16.json | FileCheck %s --check-prefix=ADDITIVE_PAD_1E4_BF16
-// RUN: FileCheck %s --check-prefix=NOT-FUSED --implicit-check-not='"name": "sdpa"' --input-file %t.additive_pad_1e4_bf16.json
+// RUN: FileCheck %s --check-prefix=ONE-SDPA --implicit-check-not='"name": "softmax"' --input-file %t.additive_pad_1e4_bf16.json
 // ADDITIVE_PAD_1E4_BF16: result 0: 2x2x16x32xbf16 {{.*}} nan=0
 // ADDITIVE_PAD_1E4_BF16: check: {{.*}} ok
 func.func @additive_pad_1e4_bf16(%q: tensor<2x2x16x32xbf16>, %k: tensor<2x2x16x32xbf16>, %v: tensor<2x2x16x32xbf16>, %pad: tensor<2x1x1x16xi1>) -> tensor<2x2x16x32xbf16> {
@@ -44,9 +45,9 @@ func.func @additive_pad_1e4_bf16(%q: tensor<2x2x16x32xbf16>, %k: tensor<2x2x16x3
   return %t10 : tensor<2x2x16x32xbf16>
 }
 
-// causal constant with fill -1e4, then an additive mask whose row 0 is -inf: NaN rows in the chain; fused (sdpa adds the mask, then replaces the future positions) they were finite averages, 32 mismatches FAIL. Now not fused.
+// causal constant with fill -1e4, then an additive mask whose row 0 is -inf: NaN rows in the chain; fused (sdpa adds the mask, then replaces the future positions) they were finite averages, 32 mismatches FAIL. Now fused exactly, with a score_mod region.
 // RUN: attn-run %s --entry causal_finite_fill_additive_f32 --check --trace %t.causal_finite_fill_additive_f32.json | FileCheck %s --check-prefix=CAUSAL_FINITE_FILL_ADDITIVE_F32
-// RUN: FileCheck %s --check-prefix=NOT-FUSED --implicit-check-not='"name": "sdpa"' --input-file %t.causal_finite_fill_additive_f32.json
+// RUN: FileCheck %s --check-prefix=ONE-SDPA --implicit-check-not='"name": "softmax"' --input-file %t.causal_finite_fill_additive_f32.json
 // CAUSAL_FINITE_FILL_ADDITIVE_F32: result 0: 2x2x11x8xf32 {{.*}} nan={{[1-9][0-9]*}}
 // CAUSAL_FINITE_FILL_ADDITIVE_F32: check: {{.*}} ok
 func.func @causal_finite_fill_additive_f32(%q: tensor<2x2x11x8xf32>, %k: tensor<2x2x11x8xf32>, %v: tensor<2x2x11x8xf32>) -> tensor<2x2x11x8xf32> {
@@ -62,10 +63,10 @@ func.func @causal_finite_fill_additive_f32(%q: tensor<2x2x11x8xf32>, %k: tensor<
 }
 
 // the same with fill -inf and a runtime mask: -inf + mask is NaN in the chain
-// where the mask holds +inf or NaN, which attn.sdpa (add, then replace)
-// would not reproduce: NOT-FUSED
+// where the mask holds +inf or NaN, which the attribute form (add, then
+// replace) would not reproduce: fused with a score_mod region.
 // RUN: attn-run %s --entry causal_neginf_additive_f32 --check --trace %t.causal_neginf_additive_f32.json | FileCheck %s --check-prefix=CAUSAL_NEGINF_ADDITIVE_F32
-// RUN: FileCheck %s --check-prefix=NOT-FUSED --implicit-check-not='"name": "sdpa"' --input-file %t.causal_neginf_additive_f32.json
+// RUN: FileCheck %s --check-prefix=ONE-SDPA --implicit-check-not='"name": "softmax"' --input-file %t.causal_neginf_additive_f32.json
 // CAUSAL_NEGINF_ADDITIVE_F32: result 0: 2x2x11x8xf32 {{.*}} nan=0
 // CAUSAL_NEGINF_ADDITIVE_F32: check: {{.*}} ok
 func.func @causal_neginf_additive_f32(%q: tensor<2x2x11x8xf32>, %k: tensor<2x2x11x8xf32>, %v: tensor<2x2x11x8xf32>, %bias: tensor<11x11xf32>) -> tensor<2x2x11x8xf32> {
@@ -95,9 +96,9 @@ func.func @fill_lowest_then_f64_scale_f16(%q: tensor<1x2x11x8xf16>, %k: tensor<1
   return %t7 : tensor<1x2x11x8xf16>
 }
 
-// masked_fill with a tensor<?x?xi1> mask: the pass emitted dense<true> : tensor<?x?xi1> (invalid), attn-run failed to compile it. Now not fused.
+// masked_fill with a tensor<?x?xi1> mask: the pass emitted dense<true> : tensor<?x?xi1> (invalid), attn-run failed to compile it. Now fused exactly, with a score_mod region.
 // RUN: attn-run %s --entry dynamic_mask_f32 --shape 3=11x11 --check --trace %t.dynamic_mask_f32.json | FileCheck %s --check-prefix=DYNAMIC_MASK_F32
-// RUN: FileCheck %s --check-prefix=NOT-FUSED --implicit-check-not='"name": "sdpa"' --input-file %t.dynamic_mask_f32.json
+// RUN: FileCheck %s --check-prefix=ONE-SDPA --implicit-check-not='"name": "softmax"' --input-file %t.dynamic_mask_f32.json
 // DYNAMIC_MASK_F32: result 0: 2x2x11x8xf32 {{.*}} nan={{[1-9][0-9]*}}
 // DYNAMIC_MASK_F32: check: {{.*}} ok
 func.func @dynamic_mask_f32(%q: tensor<2x2x11x8xf32>, %k: tensor<2x2x11x8xf32>, %v: tensor<2x2x11x8xf32>, %m: tensor<?x?xi1>) -> tensor<2x2x11x8xf32> {

@@ -96,6 +96,11 @@ struct AttnCpuLoweringOptions {
   /// Pipeline only. Allocate through _mlir_memref_to_llvm_alloc/free instead
   /// of malloc/free (the CUDA runtime provides them with managed memory).
   bool useGenericAllocFunctions = false;
+  /// Pipeline only. Lower cf.assert (the run-time checks) to a call of the
+  /// AttnFuse runtime's attnrt_check_failed(message), which calls a handler
+  /// the program can set, instead of LLVM's puts + abort. The code then
+  /// needs lib/Runtime when it runs.
+  bool checkFailureCalls = false;
 };
 
 /// Patterns lowering each attn op family (one file each).
@@ -113,8 +118,14 @@ void populateAttnSdpaToCpuPatterns(RewritePatternSet &patterns,
 void buildAttnCpuLoweringPipeline(OpPassManager &pm,
                                   const AttnCpuLoweringOptions &options);
 
+/// `attn-check-failure-calls`: rewrites every cf.assert into a branch to a
+/// call of `attnrt_check_failed(ptr message)` (never returns). Runs on cf
+/// with LLVM-typed operands, just before cf is lowered to LLVM.
+std::unique_ptr<Pass> createAttnCheckFailureCallsPass();
+
 /// Registers `attn-cpu-lowering-pipeline` (options: backend, trace,
-/// num-threads, fast-exp, block-q, block-kv, vector-bits) for attn-opt.
+/// num-threads, fast-exp, block-q, block-kv, vector-bits, check-failure-calls)
+/// for attn-opt.
 void registerAttnCpuLoweringPipeline();
 
 } // namespace mlir::attn

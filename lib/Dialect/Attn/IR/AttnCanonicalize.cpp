@@ -7,6 +7,7 @@
 
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 
@@ -71,7 +72,7 @@ struct FoldConstantSdpaMask : public OpRewritePattern<SdpaOp> {
       return rewriter.notifyMatchFailure(op, "mask is neither causal nor "
                                              "all-keep");
     rewriter.modifyOpInPlace(op, [&] {
-      op.getMaskMutable().clear();
+      op.getMaskAndExtrasMutable().erase(0);
       if (kind == ConstantMaskKind::Causal)
         op.setIsCausal(true);
     });
@@ -93,7 +94,89 @@ struct DropUnusedMaskedValue : public OpRewritePattern<SdpaOp> {
 };
 } // namespace
 
+/// Replaces `op` by the same attn.sdpa without its score_mod region, with
+/// `tail` (the mask, if any) after q, k and v.
+static void replaceWithoutScoreMod(PatternRewriter &rewriter, SdpaOp op,
+                                   ValueRange tail) {
+  auto replacement = rewriter.replaceOpWithNewOp<SdpaOp>(
+      op, op.getType(), op.getQuery(), op.getKey(), op.getValue(), tail,
+      op.getScaleAttr(), op.getIsCausalAttr(), op.getDropoutPAttr(),
+      op.getMaskedValueAttr(), op.getSeedAttr(), /*score_modCount=*/0);
+  replacement->setDiscardableAttrs(op->getDiscardableAttrDictionary());
+}
+
+namespace {
+/// A score_mod region's extra operands that it does not read go, and a
+/// region that yields its score unchanged goes too.
+struct SimplifyScoreMod : public OpRewritePattern<SdpaOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(SdpaOp op,
+                                PatternRewriter &rewriter) const override {
+    Block *block = op.getScoreModBlock();
+    if (!block)
+      return rewriter.notifyMatchFailure(op, "no score_mod region");
+    unsigned firstExtra = block->getNumArguments() - op.getNumExtras();
+    unsigned firstExtraOperand =
+        3 + op.getMaskAndExtras().size() - op.getNumExtras();
+    auto yield = cast<YieldOp>(block->getTerminator());
+    bool identity = yield.getScore() == block->getArgument(0);
+    SmallVector<unsigned> unused;
+    for (unsigned i = firstExtra; i < block->getNumArguments(); ++i)
+      if (block->getArgument(i).use_empty())
+        unused.push_back(i);
+    if (!identity && unused.empty())
+      return rewriter.notifyMatchFailure(op, "the region is in use");
+    if (identity) {
+      SmallVector<Value> mask;
+      if (op.getMask())
+        mask.push_back(op.getMask());
+      replaceWithoutScoreMod(rewriter, op, mask);
+      return success();
+    }
+    rewriter.modifyOpInPlace(op, [&] {
+      for (unsigned i : llvm::reverse(unused)) {
+        op->eraseOperand(firstExtraOperand + (i - firstExtra));
+        block->eraseArgument(i);
+      }
+    });
+    return success();
+  }
+};
+
+/// A region that only adds an extra operand to the score (`s + e`, `e`
+/// widened exactly first or not) is the additive mask operand when the op
+/// has no mask: the contract adds the mask right after the region.
+struct ScoreModAddToMask : public OpRewritePattern<SdpaOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(SdpaOp op,
+                                PatternRewriter &rewriter) const override {
+    Block *block = op.getScoreModBlock();
+    if (!block || op.getMask() || op.getNumExtras() != 1)
+      return rewriter.notifyMatchFailure(op, "not a one-extra region");
+    auto add = cast<YieldOp>(block->getTerminator())
+                   .getScore()
+                   .getDefiningOp<arith::AddFOp>();
+    if (!add || std::distance(block->begin(), block->end()) > 3)
+      return rewriter.notifyMatchFailure(op, "the region is not s + e");
+    Value score = block->getArgument(0);
+    Value extra = block->getArgument(block->getNumArguments() - 1);
+    Value other = add.getLhs() == score   ? add.getRhs()
+                  : add.getRhs() == score ? add.getLhs()
+                                          : Value();
+    if (auto ext = other ? other.getDefiningOp<arith::ExtFOp>() : nullptr)
+      other = ext.getIn();
+    if (other != extra || !isa<FloatType>(extra.getType()))
+      return rewriter.notifyMatchFailure(op, "the region is not s + e");
+    replaceWithoutScoreMod(rewriter, op, op.getExtras());
+    return success();
+  }
+};
+} // namespace
+
 void SdpaOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                          MLIRContext *context) {
-  results.add<FoldConstantSdpaMask, DropUnusedMaskedValue>(context);
+  results.add<FoldConstantSdpaMask, DropUnusedMaskedValue, SimplifyScoreMod,
+              ScoreModAddToMask>(context);
 }

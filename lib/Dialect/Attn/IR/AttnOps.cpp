@@ -4,6 +4,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/PatternMatch.h"
@@ -15,6 +16,8 @@
 
 using namespace mlir;
 using namespace mlir::attn;
+
+#include "attn/Dialect/Attn/IR/AttnEnums.cpp.inc"
 
 #define GET_OP_CLASSES
 #include "attn/Dialect/Attn/IR/AttnOps.cpp.inc"
@@ -312,6 +315,18 @@ LogicalResult MulOp::verify() { return verifyBinaryOp(*this); }
 LogicalResult DivOp::verify() { return verifyBinaryOp(*this); }
 LogicalResult AddOp::verify() { return verifyBinaryOp(*this); }
 LogicalResult SubOp::verify() { return verifyBinaryOp(*this); }
+LogicalResult MaximumOp::verify() { return verifyBinaryOp(*this); }
+LogicalResult MinimumOp::verify() { return verifyBinaryOp(*this); }
+
+LogicalResult CmpOp::verify() {
+  SmallVector<Value> operands(getOperands());
+  if (failed(verifyElementTypes(*this, operands, {"lhs", "rhs"})) ||
+      failed(verifyBroadcast(*this, operands, {"lhs", "rhs"})))
+    return failure();
+  RankedTensorType inferred = inferElementwiseType(operands);
+  return verifyResultType(
+      *this, inferred.clone(IntegerType::get(getContext(), 1)), getType());
+}
 
 /// True when `attr` is a float splat constant equal to `value`.
 static bool isSplatFloat(Attribute attr, double value) {
@@ -484,6 +499,50 @@ double SdpaOp::getEffectiveMaskedValue() {
   return -std::numeric_limits<double>::infinity();
 }
 
+Block *SdpaOp::getScoreModBlock() {
+  if (getScoreMod().empty() || getScoreMod().front().empty())
+    return nullptr;
+  return &getScoreMod().front().front();
+}
+
+unsigned SdpaOp::getNumExtras() {
+  Block *block = getScoreModBlock();
+  unsigned fixed = 1 + getQuery().getType().getRank();
+  if (!block || block->getNumArguments() < fixed)
+    return 0;
+  return block->getNumArguments() - fixed;
+}
+
+OperandRange SdpaOp::getExtras() {
+  OperandRange tail = getMaskAndExtras();
+  unsigned n = std::min<unsigned>(getNumExtras(), tail.size());
+  return tail.drop_front(tail.size() - n);
+}
+
+Value SdpaOp::getMask() {
+  OperandRange tail = getMaskAndExtras();
+  return tail.size() > getNumExtras() ? tail.front() : Value();
+}
+
+Value SdpaOp::buildScoreMod(OpBuilder &b, Value score, ValueRange indices,
+                           ValueRange extraElements) {
+  Block *block = getScoreModBlock();
+  if (!block)
+    return score;
+  IRMapping mapping;
+  mapping.map(block->getArgument(0), score);
+  for (auto [arg, v] : llvm::zip_equal(
+           block->getArguments().slice(1, indices.size()), indices))
+    mapping.map(arg, v);
+  for (auto [arg, v] : llvm::zip_equal(
+           block->getArguments().drop_front(1 + indices.size()),
+           extraElements))
+    mapping.map(arg, v);
+  for (Operation &op : block->without_terminator())
+    b.clone(op, mapping);
+  return mapping.lookup(cast<YieldOp>(block->getTerminator()).getScore());
+}
+
 bool SdpaOp::hasBoolMask() {
   return getMask() &&
          cast<RankedTensorType>(getMask().getType()).getElementType().isInteger(
@@ -498,6 +557,121 @@ Speculation::Speculatability SdpaOp::getSpeculatability() {
     return cast<RankedTensorType>(t).hasStaticShape();
   });
   return allStatic ? Speculation::Speculatable : Speculation::NotSpeculatable;
+}
+
+ParseResult SdpaOp::parse(OpAsmParser &parser, OperationState &result) {
+  SmallVector<OpAsmParser::UnresolvedOperand> operands;
+  SMLoc operandsLoc = parser.getCurrentLocation();
+  if (parser.parseOperandList(operands))
+    return failure();
+  if (succeeded(parser.parseOptionalKeyword("extras")) &&
+      parser.parseOperandList(operands, OpAsmParser::Delimiter::Paren))
+    return failure();
+  FunctionType type;
+  if (parser.parseOptionalAttrDict(result.attributes) || parser.parseColon() ||
+      parser.parseType(type) ||
+      parser.resolveOperands(operands, type.getInputs(), operandsLoc,
+                             result.operands))
+    return failure();
+  result.addTypes(type.getResults());
+  if (succeeded(parser.parseOptionalKeyword("score_mod"))) {
+    Region *region = result.addRegion();
+    if (parser.parseRegion(*region, /*arguments=*/{}))
+      return failure();
+  }
+  return success();
+}
+
+void SdpaOp::print(OpAsmPrinter &p) {
+  p << " " << getQuery() << ", " << getKey() << ", " << getValue();
+  if (Value mask = getMask())
+    p << ", " << mask;
+  if (!getExtras().empty())
+    p << " extras(" << getExtras() << ")";
+  // Default-valued attributes are elided, as a declarative format does.
+  SmallVector<StringRef> elided;
+  if (!getIsCausal())
+    elided.push_back(getIsCausalAttrName());
+  if (getDropoutP().isZero())
+    elided.push_back(getDropoutPAttrName());
+  p.printOptionalAttrDict((*this)->getAttrs(), elided);
+  p << " : ";
+  p.printFunctionalType(getOperation());
+  if (getScoreModBlock()) {
+    p << " score_mod ";
+    p.printRegion(getScoreMod().front(), /*printEntryBlockArgs=*/true);
+  }
+}
+
+/// Checks that `operand` (`what`, for messages) broadcasts to the scores
+/// shape `scores` as the mask and the extra operands must.
+static LogicalResult verifyBroadcastsToScores(SdpaOp op, Value operand,
+                                              StringRef what,
+                                              ArrayRef<int64_t> scores) {
+  auto type = cast<RankedTensorType>(operand.getType());
+  FailureOr<SmallVector<int64_t>> b = broadcastShapes(scores, type.getShape());
+  if (type.getRank() < 1 || type.getRank() > static_cast<int64_t>(scores.size()) ||
+      failed(b) || !isCompatibleShape(*b, scores))
+    return op.emitOpError() << what << " of shape " << shapeStr(type.getShape())
+                            << " does not broadcast to the scores shape "
+                            << shapeStr(scores);
+  return success();
+}
+
+/// The score_mod region: one block taking (score, one index per score dim,
+/// one element per extra operand), yielding the new score; scalar arith and
+/// math code.
+static LogicalResult verifyScoreMod(SdpaOp op, ArrayRef<int64_t> scores) {
+  if (op.getScoreMod().size() > 1)
+    return op.emitOpError() << "has " << op.getScoreMod().size()
+                            << " regions; at most one (score_mod) is allowed";
+  Block *block = op.getScoreModBlock();
+  if (!block)
+    return success();
+  Type ct = getComputeType(op.getQuery().getType().getElementType());
+  unsigned rank = scores.size();
+  if (block->getNumArguments() < 1 + rank ||
+      block->getArgument(0).getType() != ct)
+    return op.emitOpError() << "score_mod must take the score (" << ct
+                            << ") and " << rank
+                            << " indices (one per score dim) first";
+  for (unsigned i = 1; i <= rank; ++i)
+    if (!block->getArgument(i).getType().isIndex())
+      return op.emitOpError() << "score_mod argument " << i
+                              << " must be an index (score dim " << i - 1
+                              << "), got " << block->getArgument(i).getType();
+  unsigned numExtras = block->getNumArguments() - 1 - rank;
+  if (op.getMaskAndExtras().size() < numExtras ||
+      op.getMaskAndExtras().size() > numExtras + 1)
+    return op.emitOpError() << "score_mod reads " << numExtras
+                            << " extra operand(s), but the op has "
+                            << op.getMaskAndExtras().size()
+                            << " operand(s) after 'value' (a mask, then the "
+                               "extra operands)";
+  for (auto [i, extra] : llvm::enumerate(op.getExtras())) {
+    std::string what = "extra operand " + std::to_string(i);
+    if (failed(verifyBroadcastsToScores(op, extra, what, scores)))
+      return failure();
+    Type et = cast<RankedTensorType>(extra.getType()).getElementType();
+    Type argType = block->getArgument(1 + rank + i).getType();
+    if (argType != et)
+      return op.emitOpError() << "score_mod argument " << 1 + rank + i
+                              << " has type " << argType << ", but "
+                              << what << " has element type " << et;
+  }
+  auto yield = dyn_cast<YieldOp>(block->getTerminator());
+  if (!yield || yield.getScore().getType() != ct)
+    return op.emitOpError() << "score_mod must end with 'attn.yield' of the "
+                            << "new score (" << ct << ")";
+  for (Operation &inner : block->without_terminator()) {
+    StringRef ns = inner.getDialect() ? inner.getDialect()->getNamespace() : "";
+    // Values from outside cannot be read: the op is IsolatedFromAbove.
+    if ((ns != "arith" && ns != "math") || inner.getNumRegions() != 0)
+      return inner.emitOpError()
+             << "is not allowed in an attn.sdpa score_mod (scalar arith and "
+                "math ops only)";
+  }
+  return success();
 }
 
 LogicalResult SdpaOp::verify() {
@@ -551,23 +725,16 @@ LogicalResult SdpaOp::verify() {
                                          "attention)"
                                        : "");
   }
-  if (Value mask = getMask()) {
-    auto m = cast<RankedTensorType>(mask.getType());
-    Type met = m.getElementType();
-    if (!met.isInteger(1) && met != et)
-      return emitOpError() << "'mask' must be i1 (boolean) or the query "
-                              "element type "
-                           << et << " (additive), got " << met;
-    SmallVector<int64_t> target(qs.drop_back(2));
-    target.push_back(l);
-    target.push_back(s);
-    FailureOr<SmallVector<int64_t>> b = broadcastShapes(target, m.getShape());
-    if (m.getRank() < 1 || m.getRank() > rank || failed(b) ||
-        !isCompatibleShape(*b, target))
-      return emitOpError() << "'mask' of shape " << shapeStr(m.getShape())
-                           << " does not broadcast to the scores shape "
-                           << shapeStr(target);
-  }
+  SmallVector<int64_t> scores(qs.drop_back(2));
+  scores.push_back(l);
+  scores.push_back(s);
+  if (failed(verifyScoreMod(*this, scores)))
+    return failure();
+  // The element types (i1 or float, any float for an additive mask) are
+  // checked by the operand constraint.
+  if (Value mask = getMask())
+    if (failed(verifyBroadcastsToScores(*this, mask, "'mask'", scores)))
+      return failure();
   if (std::optional<APFloat> scale = getScale())
     if (!scale->isFinite())
       return emitOpError() << "'scale' must be finite";

@@ -25,6 +25,9 @@ def Attn_Dialect : Dialect {
     size it meets, which lowered code checks.
   }];
   let cppNamespace = "::mlir::attn";
+  // attn.sdpa score_mod regions hold arith/math scalar code.
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect"];
   let useDefaultAttributePrinterParser = 0;
   let useDefaultTypePrinterParser = 0;
   let hasConstantMaterializer = 0;

@@ -5,8 +5,10 @@
 
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpDefinition.h"
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::attn {
@@ -25,6 +27,14 @@ RankedTensorType inferElementwiseType(ArrayRef<Value> operands);
 /// True for f16, bf16, f32 and f64.
 bool isAttnFloatType(Type type);
 
+/// The type elementwise arithmetic on `elementType` computes in: f32 for
+/// f16/bf16 (and f32), f64 for f64. Results round to the element type once.
+Type getComputeType(Type elementType);
+
+/// Converts a float scalar (or vector) to `to`: widening is exact, narrowing
+/// rounds to nearest even, f16 <-> bf16 goes through f32 (one rounding).
+Value castFloat(OpBuilder &b, Location loc, Value v, Type to);
+
 /// How a constant boolean mask over scores [..., L, S] relates to causality.
 enum class ConstantMaskKind {
   Other,
@@ -42,6 +52,9 @@ ConstantMaskKind classifyConstantBoolMask(DenseElementsAttr attr, int64_t l,
                                           int64_t s, bool keepValue);
 
 } // namespace mlir::attn
+
+#include "attn/Dialect/Attn/IR/AttnEnums.h.inc"
+#include "attn/Dialect/Attn/IR/AttnInterfaces.h.inc"
 
 #define GET_OP_CLASSES
 #include "attn/Dialect/Attn/IR/AttnOps.h.inc"

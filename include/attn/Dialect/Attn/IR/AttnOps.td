@@ -1,7 +1,7 @@
 //===- AttnOps.td - attn dialect ops -------------------------*- tablegen -*-===//
 //
-// Op and attribute names here are a contract (see DESIGN.md): other tools
-// write this IR in generic form, so they must not change.
+// Op and attribute names here are a contract (README.md, docs/AttnOps.md):
+// other tools write this IR in generic form, so they must not change.
 //
 //===----------------------------------------------------------------------===//
 
@@ -9,6 +9,9 @@
 #define ATTN_DIALECT_ATTN_IR_ATTNOPS_TD
 
 include "attn/Dialect/Attn/IR/AttnDialect.td"
+include "attn/Dialect/Attn/IR/AttnInterfaces.td"
+include "mlir/IR/EnumAttr.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/IR/BuiltinAttributes.td"
 include "mlir/IR/CommonAttrConstraints.td"
@@ -21,6 +24,10 @@ def Attn_FloatElement : AnyTypeOf<[F16, BF16, F32, F64], "f16, bf16, f32 or f64"
 def Attn_FloatTensor : RankedTensorOf<[F16, BF16, F32, F64]>;
 def Attn_BoolTensor : RankedTensorOf<[I1]>;
 def Attn_MaskTensor : RankedTensorOf<[I1, F16, BF16, F32, F64]>;
+def Attn_AnyTensor : RankedTensorOf<[I1, F16, BF16, F32, F64]>;
+
+/// Ops whose value is a scalar function of their operands' elements.
+defvar Attn_Scalar = DeclareOpInterfaceMethods<Attn_ScalarElementwiseOpInterface>;
 
 //===----------------------------------------------------------------------===//
 // attn.matmul
@@ -85,7 +92,7 @@ def Attn_TransposeOp : Attn_Op<"transpose", [Pure]> {
 //===----------------------------------------------------------------------===//
 
 class Attn_BinaryOp<string mnemonic, string torchName, list<Trait> traits = []>
-    : Attn_Op<mnemonic, !listconcat(traits, [Pure])> {
+    : Attn_Op<mnemonic, !listconcat(traits, [Pure, Attn_Scalar])> {
   let summary = "elementwise " # torchName # " with broadcasting";
   let description = [{
     Elementwise `}] # torchName # [{` with NumPy broadcasting. A rank-0
@@ -119,12 +126,72 @@ def Attn_DivOp : Attn_BinaryOp<"div", "true division (torch.div)"> {
 }
 def Attn_AddOp : Attn_BinaryOp<"add", "addition (torch.add)", [Commutative]>;
 def Attn_SubOp : Attn_BinaryOp<"sub", "subtraction (torch.sub)">;
+def Attn_MaximumOp : Attn_BinaryOp<"maximum", "maximum, NaN if either is NaN (torch.maximum)", [Commutative]>;
+def Attn_MinimumOp : Attn_BinaryOp<"minimum", "minimum, NaN if either is NaN (torch.minimum)", [Commutative]>;
+
+//===----------------------------------------------------------------------===//
+// Elementwise unary ops
+//===----------------------------------------------------------------------===//
+
+class Attn_UnaryOp<string mnemonic, string torchName>
+    : Attn_Op<mnemonic, [Pure, Attn_Scalar, AllTypesMatch<["input", "result"]>]> {
+  let summary = "elementwise " # torchName;
+  let description = [{
+    Elementwise `}] # torchName # [{`, computed in the compute type (f32
+    for f16/bf16) and rounded to the element type once.
+
+    ```mlir
+    %r = attn.}] # mnemonic # [{ %s : tensor<8x128x128xf32>
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$input);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+def Attn_TanhOp : Attn_UnaryOp<"tanh", "hyperbolic tangent (torch.tanh)">;
+def Attn_ExpOp : Attn_UnaryOp<"exp", "exponential (torch.exp)">;
+def Attn_NegOp : Attn_UnaryOp<"neg", "negation (torch.neg)">;
+def Attn_AbsOp : Attn_UnaryOp<"abs", "absolute value (torch.abs)">;
+
+//===----------------------------------------------------------------------===//
+// attn.cmp
+//===----------------------------------------------------------------------===//
+
+def Attn_CmpPredicate : I64EnumAttr<"CmpPredicate", "comparison predicate", [
+    I64EnumAttrCase<"eq", 0>, I64EnumAttrCase<"ne", 1>,
+    I64EnumAttrCase<"lt", 2>, I64EnumAttrCase<"le", 3>,
+    I64EnumAttrCase<"gt", 4>, I64EnumAttrCase<"ge", 5>]> {
+  let cppNamespace = "::mlir::attn";
+}
+
+def Attn_CmpOp : Attn_Op<"cmp", [Pure, Attn_Scalar]> {
+  let summary = "elementwise comparison to a boolean tensor (torch.eq, lt, ...)";
+  let description = [{
+    `torch.eq/ne/lt/le/gt/ge(lhs, rhs)` with NumPy broadcasting, giving i1.
+    The operands compare at compute precision; as in PyTorch, every
+    comparison with NaN is false except `ne`, which is true. A rank-0
+    operand is a scalar (`mask == 0`).
+
+    ```mlir
+    %c = arith.constant dense<0.0> : tensor<f32>
+    %keep = attn.cmp eq, %mask, %c : (tensor<2x1x1x128xf32>, tensor<f32>) -> tensor<2x1x1x128xi1>
+    ```
+  }];
+  let arguments = (ins Attn_CmpPredicate:$predicate, Attn_FloatTensor:$lhs,
+                       Attn_FloatTensor:$rhs);
+  let results = (outs Attn_BoolTensor:$result);
+  let assemblyFormat = [{
+    $predicate `,` $lhs `,` $rhs attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
 
 //===----------------------------------------------------------------------===//
 // attn.masked_fill
 //===----------------------------------------------------------------------===//
 
-def Attn_MaskedFillOp : Attn_Op<"masked_fill", [Pure]> {
+def Attn_MaskedFillOp : Attn_Op<"masked_fill", [Pure, Attn_Scalar]> {
   let summary = "fill positions where a mask is true (Tensor.masked_fill)";
   let description = [{
     `Tensor.masked_fill(mask, value)` and the in-place `masked_fill_`: the
@@ -149,7 +216,7 @@ def Attn_MaskedFillOp : Attn_Op<"masked_fill", [Pure]> {
 // attn.where
 //===----------------------------------------------------------------------===//
 
-def Attn_WhereOp : Attn_Op<"where", [Pure]> {
+def Attn_WhereOp : Attn_Op<"where", [Pure, Attn_Scalar]> {
   let summary = "select elementwise (torch.where)";
   let description = [{
     `torch.where(cond, a, b)`: `a` where `cond` is true, else `b`; the three
@@ -197,7 +264,7 @@ def Attn_SoftmaxOp : Attn_Op<"softmax", [Pure, AllTypesMatch<["input", "result"]
 // attn.cast
 //===----------------------------------------------------------------------===//
 
-def Attn_CastOp : Attn_Op<"cast", [Pure]> {
+def Attn_CastOp : Attn_Op<"cast", [Pure, Attn_Scalar]> {
   let summary = "convert the element type (Tensor.to(dtype))";
   let description = [{
     `Tensor.to(dtype)` between f16, bf16, f32 and f64 (round to nearest
@@ -282,7 +349,7 @@ def Attn_RepeatInterleaveOp : Attn_Op<"repeat_interleave", [Pure]> {
 // attn.sdpa
 //===----------------------------------------------------------------------===//
 
-def Attn_SdpaOp : Attn_Op<"sdpa", [NoMemoryEffect,
+def Attn_SdpaOp : Attn_Op<"sdpa", [NoMemoryEffect, IsolatedFromAbove,
     DeclareOpInterfaceMethods<ConditionallySpeculatable>]> {
   let summary = "fused scaled dot-product attention (F.scaled_dot_product_attention)";
   let description = [{
@@ -295,7 +362,18 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [NoMemoryEffect,
 
     1. `s = (query . key^T) * scale`, accumulated in f32 (f64 for f64 inputs).
        `scale` defaults to `1/sqrt(E)` when absent.
-    2. A float `mask` is added to `s`. Then a boolean `mask` (i1, true = the
+    2. With a `score_mod` region (FlexAttention's `score_mod`), `s` becomes
+       what the region yields for it: the region receives `s` (f32; f64 for
+       f64 inputs), the index of every score dim (`index` values: the batch
+       dims, then the query row `i` and the key column `j`) and one element
+       of each extra operand, broadcast to the scores `[..., L, S]` as in
+       NumPy (a static 1 broadcasts, a `?` dim must equal the scores dim),
+       and yields the new score (same type) with `attn.yield`. It is scalar
+       code (arith, math; the fusion writes each raised op's exact scalar
+       function, f16/bf16 rounding included). A `-inf` it yields is a
+       masked position and a NaN poisons the row, as in the chain.
+    3. A float `mask` (any float type; added at f32 precision) is added to
+       `s`. Then a boolean `mask` (i1, true = the
        position takes part) sets the positions where it is false to
        `masked_value`, and `is_causal` sets the positions `j > i` (top-left
        aligned, as PyTorch's `torch.ones(L, S).tril()`) to `masked_value`:
@@ -303,13 +381,13 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [NoMemoryEffect,
        `masked_value` defaults to `-inf` and is first rounded to the element
        type, as a `masked_fill` on a tensor of that type would. `is_causal`
        and a mask may be given together; both apply.
-    3. `p = softmax(s)` along S. A row whose scores are all `-inf` gives NaN
+    4. `p = softmax(s)` along S. A row whose scores are all `-inf` gives NaN
        (exactly as `torch.softmax` does for the unfused chain); with a finite
        `masked_value`, a fully masked row averages `value` uniformly.
-    4. With `dropout_p > 0`, `p` is dropped out as `F.dropout(p, dropout_p)`,
+    5. With `dropout_p > 0`, `p` is dropped out as `F.dropout(p, dropout_p)`,
        with the mask of `attn.dropout` on the `[..., L, S]` probabilities
        with the same `seed` (absent: 0).
-    5. `result = p . value`, rounded to the element type once.
+    6. `result = p . value`, rounded to the element type once.
 
     Batch dims: key and value share their batch dims; each equals the
     query's or is 1 (broadcast); the head dim (third from the end) may also
@@ -328,13 +406,33 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [NoMemoryEffect,
     %o2 = attn.sdpa %q, %k, %v, %mask
         : (tensor<2x8x128x64xf32>, tensor<2x8x128x64xf32>, tensor<2x8x128x64xf32>,
            tensor<2x1x1x128xi1>) -> tensor<2x8x128x64xf32>
+    // Gemma-2 soft-capping, cap * tanh(s / cap), with a padding mask that the
+    // chain added in f16 (one extra operand, broadcast to the scores).
+    %o3 = attn.sdpa %q, %k, %v extras(%pad) {scale = 1.0 : f64}
+        : (tensor<2x8x128x64xf16>, tensor<2x8x128x64xf16>, tensor<2x8x128x64xf16>,
+           tensor<2x1x1x128xf16>) -> tensor<2x8x128x64xf16>
+        score_mod {
+    ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index, %m: f16):
+      %c = arith.constant 5.000000e+01 : f32
+      %d = arith.divf %s, %c : f32
+      %t = math.tanh %d : f32
+      %r = arith.mulf %t, %c : f32
+      %mf = arith.extf %m : f16 to f32
+      %a = arith.addf %r, %mf : f32
+      attn.yield %a : f32
+    }
     ```
+
+    In generic form the operands after `value` are the optional mask
+    followed by the region's extra operands (as many as the region has
+    arguments past the score and the indices), and the region is the op's
+    optional only region.
   }];
   let arguments = (ins
     Attn_FloatTensor:$query,
     Attn_FloatTensor:$key,
     Attn_FloatTensor:$value,
-    Optional<Attn_MaskTensor>:$mask,
+    Variadic<Attn_AnyTensor>:$mask_and_extras,
     OptionalAttr<F64Attr>:$scale,
     DefaultValuedAttr<BoolAttr, "false">:$is_causal,
     DefaultValuedAttr<F64Attr, "0.0">:$dropout_p,
@@ -342,10 +440,26 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [NoMemoryEffect,
     OptionalAttr<I64Attr>:$seed
   );
   let results = (outs Attn_FloatTensor:$result);
-  let assemblyFormat = [{
-    $query `,` $key `,` $value (`,` $mask^)? attr-dict `:` functional-type(operands, results)
-  }];
+  let regions = (region VariadicRegion<SizedRegion<1>>:$score_mod);
+  let hasCustomAssemblyFormat = 1;
   let extraClassDeclaration = [{
+    /// The mask operand, or null.
+    ::mlir::Value getMask();
+    /// The extra operands the score_mod region reads (empty without one).
+    ::mlir::OperandRange getExtras();
+    /// The score_mod region's block, or null when the op has none.
+    ::mlir::Block *getScoreModBlock();
+    /// The number of extra operands the region reads: its arguments past
+    /// the score and one index per score dim.
+    unsigned getNumExtras();
+    /// Emits the score_mod region's scalar code at `b`'s insertion point for
+    /// one score (the region's block arguments take `score`, `indices` and
+    /// `extraElements`) and returns the yielded score; `score` itself when
+    /// the op has no region. Lowerings call this per score (or per vector
+    /// of scores: the code is elementwise).
+    ::mlir::Value buildScoreMod(::mlir::OpBuilder &b, ::mlir::Value score,
+                                ::mlir::ValueRange indices,
+                                ::mlir::ValueRange extraElements);
     /// The scale applied to q.k^T: the attribute, or 1/sqrt(E) when absent,
     /// with E from the query's or the key's static head dim; nullopt when
     /// both are dynamic (the scale is then only known at run time).
@@ -359,6 +473,17 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [NoMemoryEffect,
   }];
   let hasVerifier = 1;
   let hasCanonicalizer = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// attn.yield
+//===----------------------------------------------------------------------===//
+
+def Attn_YieldOp : Attn_Op<"yield", [Pure, Terminator, ReturnLike,
+                                     HasParent<"SdpaOp">]> {
+  let summary = "yield the modified score of an attn.sdpa score_mod region";
+  let arguments = (ins AnyFloat:$score);
+  let assemblyFormat = "$score attr-dict `:` type($score)";
 }
 
 #endif // ATTN_DIALECT_ATTN_IR_ATTNOPS_TD

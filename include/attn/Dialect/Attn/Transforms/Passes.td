@@ -20,39 +20,39 @@ def AttnFuseSdpa : Pass<"attn-fuse-sdpa"> {
        transposes fold, and an f16/bf16 softmax written as
        `cast(softmax(cast(x) to f32)) to f16` becomes an f16 softmax, which
        the softmax contract defines as the same function).
-    2. Matching: every `attn.softmax` is the root of one match of the core
-       structure
+    2. Matching (`matchAttention` in FuseSdpa.h): every `attn.softmax` is
+       the root of one match of
 
-           matmul(q', kT') -> {mul/div by scalar, masked_fill, where, add}*
-                           -> softmax(last dim) -> [dropout] -> matmul(., v)
+           matmul(q', kT') -> {elementwise ops}* -> softmax(last dim)
+                           -> [dropout] -> [cast back] -> matmul(., v)
 
        where `q'` and `kT'` may carry scalar scales, `kT'` is `k`
        transposed (or a given `kT`, which is transposed back outside the
        fused op) and `k`, `v` may be expanded by `repeat_interleave` over
-       the head dim (grouped-query attention). Each step between the
-       matmul and the softmax is checked to be expressible exactly in the
-       contract's order (scale, then the additive mask, then the boolean
-       mask/causal replacing scores by `masked_value`); a boolean mask
-       applied before a positive scale gets the scaled fill value as
-       `masked_value`, and a constant causal mask applied before an
-       additive one fuses only when the sum cannot differ (a `-inf` fill
-       and a constant mask free of `+inf` and NaN).
+       the head dim (grouped-query attention). The rewrite takes one of two
+       forms. The attribute form, when every step is a scale, a boolean or
+       additive mask, a causal mask or a fill that the contract's attributes
+       reproduce exactly in the contract's order (scale, additive mask,
+       then boolean mask/causal replacing scores by `masked_value`). Else
+       the `score_mod` form: every op between the matmuls goes into the
+       region as its own scalar function (ScalarElementwiseOpInterface), in
+       the chain's order and element types, after the score is rounded to
+       the scores' type as the matmul rounds it; other operands become the
+       region's extra operands, splat constants scalar constants.
 
-    Scales move into `scale` in f64: `x / c` becomes `scale = 1/c`, and a
-    scale on `q`/`k` or several scales are multiplied together. That changes
-    rounding within the usual tolerance (the fused op scales once, in f32);
-    everything else (masked positions, fully masked rows, the f16/bf16
-    upcast around softmax) is exact. One difference is inherent to any fused
-    f16/bf16 attention: the scores live in f32 inside attn.sdpa, so where the
-    chain's f16/bf16 scores round badly or overflow (|q.k * scale| beyond the
-    type's range, or a scale far above 1 amplifying the f16 rounding of the
-    scores), the fused op is the more accurate one, finite where the chain
-    has inf or NaN.
+    Scales of the attribute form move into `scale` in f64: `x / c` becomes
+    `scale = 1/c`, and a scale on `q`/`k` or several scales are multiplied
+    together (a change of rounding within the usual tolerance). One
+    difference is inherent to an attribute-form f16/bf16 attention: the
+    scores live in f32 inside attn.sdpa, so where the chain's f16/bf16
+    scores round badly or overflow, the fused op is the more accurate one.
 
-    With `explain`, every softmax that is plausibly attention (its input
-    comes through elementwise ops from an `attn.matmul`, or its result
-    feeds one, directly or through dropout/cast) but was not fused gets a
-    remark `not fused: <the check that failed>`.
+    With `explain`, every fusion gets a remark saying which form it took
+    (and why not the attribute form), and every softmax that is plausibly
+    attention (its input comes through elementwise ops from an
+    `attn.matmul`, or its result feeds one, directly or through
+    dropout/cast) but was not fused gets a remark
+    `not fused: <the check that failed>`.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
@@ -60,8 +60,9 @@ def AttnFuseSdpa : Pass<"attn-fuse-sdpa"> {
   ];
   let options = [
     Option<"explain", "explain", "bool", /*default=*/"false",
-           "Emit a remark for every softmax that looks like attention but "
-           "was not fused, saying which check failed">,
+           "Emit a remark for every fusion (its form) and for every softmax "
+           "that looks like attention but was not fused (which check "
+           "failed)">,
     Option<"reportCounts", "report-counts", "bool", /*default=*/"false",
            "Emit the fused and missed counts (the pass statistics) as a "
            "remark on the root op; LLVM builds without statistics (NDEBUG, "

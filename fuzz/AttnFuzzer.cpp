@@ -1,0 +1,73 @@
+//===- AttnFuzzer.cpp - shared driver of the libFuzzer targets ------------===//
+
+#include "AttnFuzzer.h"
+
+#include "attn/InitAttn.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassInstrumentation.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/ErrorHandling.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+
+/// Built once: registering every upstream dialect and extension costs more
+/// than parsing a small input. Each input still gets a fresh context, so a
+/// crash reproduces from its input alone.
+static const DialectRegistry &getRegistry() {
+  static const DialectRegistry registry = [] {
+    DialectRegistry r;
+    attn::registerAllAttnDialects(r);
+    return r;
+  }();
+  return registry;
+}
+
+namespace {
+/// Verifies the IR after every pass that succeeded: the PassManager's own
+/// verifier would turn invalid IR into an ordinary (swallowed) failure.
+struct AbortOnInvalidIR : public PassInstrumentation {
+  void runAfterPass(Pass *pass, Operation *op) override {
+    if (succeeded(verify(op)))
+      return;
+    llvm::errs() << "attn fuzz: pass '" << pass->getArgument()
+                 << "' succeeded but left invalid IR\n";
+    abort();
+  }
+};
+} // namespace
+
+int attn::fuzz::parseVerifyAndRun(
+    const uint8_t *data, size_t size,
+    llvm::function_ref<void(OpPassManager &)> buildPipeline) {
+  MLIRContext context(getRegistry(), MLIRContext::Threading::DISABLED);
+  context.printOpOnDiagnostic(false);
+  context.getDiagEngine().registerHandler(
+      [](Diagnostic &) { return success(); });
+
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(
+          StringRef(reinterpret_cast<const char *>(data), size), "input"),
+      llvm::SMLoc());
+  // Verifies after parsing (ParserConfig's default).
+  OwningOpRef<ModuleOp> module =
+      parseSourceFile<ModuleOp>(sourceMgr, ParserConfig(&context));
+  if (!module || !buildPipeline)
+    return 0;
+
+  PassManager pm(&context);
+  pm.enableVerifier(false);
+  pm.addInstrumentation(std::make_unique<AbortOnInvalidIR>());
+  buildPipeline(pm);
+  (void)pm.run(*module);
+  return 0;
+}

@@ -1,0 +1,34 @@
+//===- AttnFuzzer.h - shared driver of the libFuzzer targets ----*- C++ -*-===//
+//
+// Each fuzz target parses its input as an MLIR module with every AttnFuse
+// dialect registered (as attn-opt does), verifies it and, if that succeeds,
+// runs a pass pipeline on it. Diagnostics (parse errors, verifier errors,
+// pass failures, remarks) are expected and swallowed: only a crash, a
+// sanitizer report or a pass that succeeds but leaves invalid IR is a bug.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_FUZZ_ATTNFUZZER_H
+#define ATTN_FUZZ_ATTNFUZZER_H
+
+#include "llvm/ADT/STLFunctionalExtras.h"
+
+#include <cstddef>
+#include <cstdint>
+
+namespace mlir {
+class OpPassManager;
+} // namespace mlir
+
+namespace mlir::attn::fuzz {
+
+/// Parses and verifies `data` in a fresh context, then (when `buildPipeline`
+/// is given) runs the passes it adds on the module. Aborts when a pass
+/// succeeds but the module no longer verifies. Returns 0 (libFuzzer's
+/// convention) for every input that did not crash.
+int parseVerifyAndRun(const uint8_t *data, size_t size,
+                      llvm::function_ref<void(OpPassManager &)> buildPipeline);
+
+} // namespace mlir::attn::fuzz
+
+#endif // ATTN_FUZZ_ATTNFUZZER_H

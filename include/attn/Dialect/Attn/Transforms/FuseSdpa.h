@@ -1,0 +1,105 @@
+//===- FuseSdpa.h - attention chains into attn.sdpa -------------*- C++ -*-===//
+//
+// The fusion as upstream writes fusions: an analysis that returns the match
+// or the reason there is none (`matchAttention`), a transform that rewrites
+// one match (`fuseAttention`), patterns with a control callback
+// (`populateFuseSdpaPatterns`) and the thin pass `attn-fuse-sdpa`.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_DIALECT_ATTN_TRANSFORMS_FUSESDPA_H
+#define ATTN_DIALECT_ATTN_TRANSFORMS_FUSESDPA_H
+
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/DenseMap.h"
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <tuple>
+
+namespace mlir::attn {
+
+/// How a matched chain becomes attn.sdpa.
+enum class SdpaForm {
+  /// Every step is the contract's scale, mask operand, is_causal or
+  /// masked_value: the form the CUDA kernels and the fast CPU paths run.
+  Attributes,
+  /// The steps between the two matmuls go, op by op, into a score_mod
+  /// region (chains the attributes cannot express exactly).
+  ScoreMod
+};
+
+/// Classifies constant boolean masks, caching by attribute so that a mask
+/// constant shared by many blocks is scanned once (keeps the pass linear).
+class MaskClassifier {
+public:
+  /// `fillPolarity`: the mask is true where positions are masked out.
+  ConstantMaskKind classify(DenseElementsAttr attr, int64_t l, int64_t s,
+                            bool fillPolarity);
+
+private:
+  DenseMap<std::tuple<const void *, int64_t, int64_t, int>, ConstantMaskKind>
+      cache;
+};
+
+/// One attention chain, found by `matchAttention`: everything the rewrite
+/// needs and nothing it creates.
+struct AttentionMatch {
+  SoftmaxOp softmax;
+  MatmulOp scoresMatmul, outputMatmul;
+  /// softmax -> [dropout] -> [cast back from the f32 upcast] -> matmul.
+  DropoutOp dropout;
+  CastOp weightsCast;
+  Value query, key, keyTransposed, value;
+  double dropoutP = 0.0;
+  SdpaForm form = SdpaForm::Attributes;
+  /// Why the attribute form did not apply (ScoreMod only).
+  std::string attributeFormMiss;
+
+  /// Attributes form.
+  double scale = 1.0;
+  bool isCausal = false;
+  /// Boolean masks, each with "true means the position takes part".
+  SmallVector<std::pair<Value, bool>> boolMasks;
+  Value additiveMask;
+  std::optional<APFloat> fill;
+
+  /// ScoreMod form: the scalar factor peeled from q and k and, for f32/f64
+  /// scores, from the chain's leading scale steps (applied as `scale`); the
+  /// value the region's score argument stands for; and the ops between it
+  /// and the softmax in program order.
+  double qkScale = 1.0;
+  Value regionInput;
+  SmallVector<Operation *> chain;
+};
+
+/// Matches the attention chain rooted at `softmax`. On failure `reason`
+/// says which check failed (for remarks and match-failure notes). Pure
+/// analysis: creates nothing. `classifier` may be shared across calls.
+FailureOr<AttentionMatch> matchAttention(SoftmaxOp softmax,
+                                         MaskClassifier &classifier,
+                                         std::string &reason);
+
+/// Replaces the matched chain by one attn.sdpa and returns it.
+FailureOr<SdpaOp> fuseAttention(RewriterBase &rewriter,
+                                AttentionMatch &match);
+
+/// Decides per match whether to fuse (true) or keep the chain.
+using FuseSdpaControlFn = std::function<bool(AttentionMatch &)>;
+
+/// The fusion pattern (rooted at attn.softmax) and the exact local rewrites
+/// that normalise chains for it.
+void populateFuseSdpaPatterns(RewritePatternSet &patterns,
+                              MaskClassifier &classifier,
+                              FuseSdpaControlFn control = nullptr);
+
+/// True when a softmax is plausibly attention: its input comes from an
+/// attn.matmul through elementwise ops, or its result feeds one. The pass
+/// explains (and counts) the ones of these it did not fuse.
+bool isPlausiblyAttention(SoftmaxOp softmax);
+
+} // namespace mlir::attn
+
+#endif // ATTN_DIALECT_ATTN_TRANSFORMS_FUSESDPA_H

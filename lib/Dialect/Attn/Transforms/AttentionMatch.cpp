@@ -1,0 +1,778 @@
+//===- AttentionMatch.cpp - find attention chains for attn-fuse-sdpa ------===//
+//
+// `matchAttention` in four units, each a screen or two:
+//   1. the weights side: softmax -> [dropout] -> [cast back] -> matmul(., v);
+//   2. the chain walk: the scores matmul and every op between it and the
+//      softmax, with the users check;
+//   3. operand binding and shape legality: q, k, v (scalar scales peeled,
+//      k's transpose and repeat_interleave seen through);
+//   4. the form: the attribute form (steps replayed in the contract's order,
+//      masks classified, numeric guards), else the score_mod form (every op
+//      has a scalar function, ScalarElementwiseOpInterface).
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Dialect/Attn/Transforms/FuseSdpa.h"
+
+#include "mlir/IR/Matchers.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+static std::string str(Type type) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << type;
+  return s;
+}
+
+static std::string opName(Operation *op) {
+  return ("'" + op->getName().getStringRef() + "'").str();
+}
+
+static RankedTensorType tensorType(Value v) {
+  return cast<RankedTensorType>(v.getType());
+}
+
+static APFloat roundTo(APFloat f, Type elementType) {
+  bool losesInfo = false;
+  f.convert(cast<FloatType>(elementType).getFloatSemantics(),
+            APFloat::rmNearestTiesToEven, &losesInfo);
+  return f;
+}
+
+/// The value of a scalar float constant (a rank-0 or splat `arith.constant`),
+/// rounded to `elementType` as an elementwise op using it would round it.
+static std::optional<APFloat> getScalarConstant(Value v, Type elementType) {
+  DenseFPElementsAttr attr;
+  if (!matchPattern(v, m_Constant(&attr)) || !attr.isSplat())
+    return std::nullopt;
+  return roundTo(attr.getSplatValue<APFloat>(), elementType);
+}
+
+/// If `v` is `x * c`, `c * x` or `x / c` with a scalar constant `c` and the
+/// type of `x` (no broadcasting up), returns `x` and multiplies `factor` by
+/// `c` (or `1/c`); else null.
+static Value peelOneScalarScale(Value v, double &factor) {
+  Operation *def = v.getDefiningOp();
+  Type ct = getComputeType(tensorType(v).getElementType());
+  Value x;
+  std::optional<APFloat> c;
+  bool divide = false;
+  if (auto mul = dyn_cast_or_null<MulOp>(def)) {
+    if ((c = getScalarConstant(mul.getRhs(), ct)))
+      x = mul.getLhs();
+    else if ((c = getScalarConstant(mul.getLhs(), ct)))
+      x = mul.getRhs();
+  } else if (auto div = dyn_cast_or_null<DivOp>(def)) {
+    if ((c = getScalarConstant(div.getRhs(), ct))) {
+      x = div.getLhs();
+      divide = true;
+    }
+  }
+  if (!x || x.getType() != v.getType() || !c->isFiniteNonZero())
+    return nullptr;
+  double d = c->convertToDouble();
+  factor *= divide ? 1.0 / d : d;
+  return x;
+}
+
+/// Peels every scalar scale off `v` (see peelOneScalarScale).
+static Value peelScalarScale(Value v, double &factor) {
+  while (Value x = peelOneScalarScale(v, factor))
+    v = x;
+  return v;
+}
+
+/// Exact conversions for the softmax upcast: the f16/bf16 softmax is defined
+/// as computed in f32 and rounded once, which is what the cast chain does.
+static bool isSoftmaxUpcast(Type narrow, Type wide) {
+  return (narrow.isF16() || narrow.isBF16()) && wide.isF32();
+}
+
+static std::string usersText(Value v) {
+  return std::to_string(std::distance(v.getUses().begin(), v.getUses().end())) +
+         " users";
+}
+
+/// What the result of `def` is called in "has N users" explanations.
+static std::string valueName(Operation *def) {
+  if (isa<MatmulOp>(def))
+    return "scores";
+  if (isa<MulOp, DivOp>(def))
+    return "scaled scores";
+  if (isa<MaskedFillOp, WhereOp, AddOp>(def))
+    return "masked scores";
+  return "scores from " + opName(def);
+}
+
+ConstantMaskKind MaskClassifier::classify(DenseElementsAttr attr, int64_t l,
+                                          int64_t s, bool fillPolarity) {
+  auto key = std::make_tuple(attr.getAsOpaquePointer(), l, s,
+                             static_cast<int>(fillPolarity));
+  auto [it, inserted] = cache.try_emplace(key, ConstantMaskKind::Other);
+  if (inserted)
+    it->second = classifyConstantBoolMask(attr, l, s, !fillPolarity);
+  return it->second;
+}
+
+//===----------------------------------------------------------------------===//
+// 1. The weights side
+//===----------------------------------------------------------------------===//
+
+/// softmax(last dim) -> [dropout] -> [cast back] -> matmul(weights, v).
+static LogicalResult matchWeightsSide(AttentionMatch &m, std::string &why) {
+  SoftmaxOp softmax = m.softmax;
+  int64_t rank = softmax.getInput().getType().getRank();
+  if (rank < 2) {
+    why = "the softmax input has rank " + std::to_string(rank) + " (< 2)";
+    return failure();
+  }
+  if (softmax.getNormalizedDim() != rank - 1) {
+    why = "the softmax is over dim " + std::to_string(softmax.getDim()) +
+          ", not the last dim";
+    return failure();
+  }
+  Value weights = softmax.getResult();
+  auto nextUser = [&](StringRef what) -> Operation * {
+    if (!weights.hasOneUse()) {
+      why = what.str() + " have " + usersText(weights);
+      return nullptr;
+    }
+    return *weights.getUsers().begin();
+  };
+  Operation *user = nextUser("attention weights");
+  if (!user)
+    return failure();
+  if (auto dropout = dyn_cast<DropoutOp>(user)) {
+    m.dropout = dropout;
+    if (dropout.getTrain())
+      m.dropoutP = dropout.getP().convertToDouble();
+    weights = dropout.getResult();
+    if (!(user = nextUser("dropped-out attention weights")))
+      return failure();
+  }
+  // `.float().softmax(-1)` then dropout, then `.type_as(q)`: the cast back
+  // pairs with an upcast of the scores (checked by the chain walk).
+  if (auto cast = dyn_cast<CastOp>(user)) {
+    if (!isSoftmaxUpcast(cast.getType().getElementType(),
+                         tensorType(weights).getElementType())) {
+      why = "attention weights are cast to " +
+            str(cast.getType().getElementType()) + " before the matmul";
+      return failure();
+    }
+    m.weightsCast = cast;
+    weights = cast.getResult();
+    if (!(user = nextUser("cast attention weights")))
+      return failure();
+  }
+  m.outputMatmul = dyn_cast<MatmulOp>(user);
+  if (!m.outputMatmul) {
+    why = "attention weights feed " + opName(user) + ", not a matmul";
+    return failure();
+  }
+  if (m.outputMatmul.getLhs() != weights) {
+    why = "attention weights are the right operand of the second matmul "
+          "(expected weights . v)";
+    return failure();
+  }
+  m.value = m.outputMatmul.getRhs();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// 2. The chain walk
+//===----------------------------------------------------------------------===//
+
+/// True for an op that computes positionwise (attn elementwise ops, casts
+/// and comparisons included): what a score_mod region can hold.
+static bool isScalarElementwise(Operation *op) {
+  return isa<ScalarElementwiseOpInterface>(op);
+}
+
+/// The operand of a chain op that carries the scores: a float operand
+/// defined by a matmul or another elementwise op (lhs first), else a float
+/// one of the result's shape.
+static Value scoresOperand(Operation *op) {
+  auto isFloat = [](Value v) {
+    return !tensorType(v).getElementType().isInteger(1);
+  };
+  auto isChainLike = [](Value v) {
+    Operation *def = v.getDefiningOp();
+    return def && (isa<MatmulOp>(def) || isScalarElementwise(def));
+  };
+  ArrayRef<int64_t> shape = tensorType(op->getResult(0)).getShape();
+  for (Value v : op->getOperands())
+    if (isFloat(v) && isChainLike(v))
+      return v;
+  for (Value v : op->getOperands())
+    if (isFloat(v) && tensorType(v).getShape() == shape)
+      return v;
+  return nullptr;
+}
+
+/// Finds the scores matmul and the ops between it and the softmax input (in
+/// program order), and checks that nothing else reads their values.
+static LogicalResult walkChain(AttentionMatch &m, std::string &why) {
+  Value input = m.softmax.getInput();
+  ArrayRef<int64_t> shape = tensorType(input).getShape();
+  // Up from the softmax along the scores operand to the matmul.
+  Value x = input;
+  while (true) {
+    Operation *def = x.getDefiningOp();
+    if (!def) {
+      why = "the scores are a block argument, not a matmul";
+      return failure();
+    }
+    if (auto matmul = dyn_cast<MatmulOp>(def)) {
+      m.scoresMatmul = matmul;
+      break;
+    }
+    if (!isScalarElementwise(def) || def->getBlock() != m.softmax->getBlock()) {
+      why = "the scores come from " + opName(def) +
+            ", not from a matmul through elementwise steps";
+      return failure();
+    }
+    Value next = scoresOperand(def);
+    if (!next) {
+      why = "the scores come from " + opName(def) + " with no float operand";
+      return failure();
+    }
+    if (tensorType(next).getShape() != shape) {
+      why = "the scores are broadcast to a bigger shape by " + opName(def);
+      return failure();
+    }
+    x = next;
+  }
+  // The ops between: those that read the matmul's result, directly or
+  // through each other, and that the softmax input depends on.
+  llvm::SetVector<Operation *> upstream;
+  SmallVector<Operation *> worklist{input.getDefiningOp()};
+  Block *block = m.softmax->getBlock();
+  while (!worklist.empty()) {
+    Operation *op = worklist.pop_back_val();
+    // Steps come after the scores matmul, in the softmax's block.
+    if (op == m.scoresMatmul || !isScalarElementwise(op) ||
+        op->getBlock() != block || op->isBeforeInBlock(m.scoresMatmul) ||
+        !upstream.insert(op))
+      continue;
+    for (Value v : op->getOperands())
+      if (Operation *def = v.getDefiningOp())
+        worklist.push_back(def);
+  }
+  DenseSet<Value> derived{m.scoresMatmul.getResult()};
+  SmallVector<Operation *> chain(upstream.begin(), upstream.end());
+  llvm::sort(chain, [](Operation *a, Operation *b) {
+    return a->isBeforeInBlock(b);
+  });
+  for (Operation *op : chain)
+    if (llvm::any_of(op->getOperands(),
+                     [&](Value v) { return derived.contains(v); }))
+      derived.insert(op->getResult(0));
+  llvm::erase_if(chain, [&](Operation *op) {
+    return !derived.contains(op->getResult(0));
+  });
+  m.chain = chain;
+  // Nothing outside the chain may read the scores or a step's result.
+  for (Value v : derived) {
+    Operation *def = v.getDefiningOp();
+    for (Operation *user : v.getUsers()) {
+      bool inside = user == m.softmax.getOperation()
+                        ? v == input
+                        : llvm::is_contained(chain, user);
+      if (!inside) {
+        why = "the " + valueName(def) + " have " + usersText(v);
+        return failure();
+      }
+    }
+    if (tensorType(v).getShape() != shape) {
+      why = "the scores are broadcast to a bigger shape by " + opName(def);
+      return failure();
+    }
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// 3. Operands and shapes
+//===----------------------------------------------------------------------===//
+
+/// q, k (or kT), v with scalar scales peeled into `qkScale` and grouped-query
+/// repeat_interleave seen through; checks the shapes attn.sdpa represents.
+static LogicalResult bindOperands(AttentionMatch &m, std::string &why) {
+  auto scoresType = m.softmax.getInput().getType();
+  int64_t rank = scoresType.getRank();
+  m.query = peelScalarScale(m.scoresMatmul.getLhs(), m.qkScale);
+  Value kt = peelScalarScale(m.scoresMatmul.getRhs(), m.qkScale);
+  auto transpose = kt.getDefiningOp<TransposeOp>();
+  if (transpose &&
+      transpose.getNormalizedDims() == std::make_pair(rank - 2, rank - 1))
+    m.key = peelScalarScale(transpose.getInput(), m.qkScale);
+  else
+    m.keyTransposed = kt;
+  if (!std::isfinite(m.qkScale)) {
+    why = "the combined scale is not finite";
+    return failure();
+  }
+  Value &k = m.key ? m.key : m.keyTransposed;
+  auto kRep = k.getDefiningOp<RepeatInterleaveOp>();
+  auto vRep = m.value.getDefiningOp<RepeatInterleaveOp>();
+  if (kRep && vRep && rank >= 3 && kRep.getNormalizedDim() == rank - 3 &&
+      vRep.getNormalizedDim() == rank - 3 &&
+      kRep.getRepeats() == vRep.getRepeats()) {
+    k = kRep.getInput();
+    m.value = vRep.getInput();
+  }
+
+  Type et = m.scoresMatmul.getType().getElementType();
+  auto qType = tensorType(m.query), kType = tensorType(k),
+       vType = tensorType(m.value);
+  if (qType.getRank() != rank || kType.getRank() != rank ||
+      vType.getRank() != rank) {
+    why = "query, key and value do not all have the scores' rank " +
+          std::to_string(rank);
+    return failure();
+  }
+  if (vType.getElementType() != et || qType.getElementType() != et) {
+    why = "query, key and value element types differ from the scores' " +
+          str(et);
+    return failure();
+  }
+  Type outEt = m.outputMatmul.getType().getElementType();
+  if (outEt != et) {
+    why = "the weights are multiplied by value in " + str(outEt) +
+          ", the scores are " + str(et);
+    return failure();
+  }
+  ArrayRef<int64_t> qs = qType.getShape(), ks = kType.getShape(),
+                    vs = vType.getShape();
+  // A `?` dim never broadcasts at run time (the dialect's rule, checked by
+  // the lowering of the chain and of attn.sdpa alike): it equals its
+  // partner. Only a static 1 broadcasts.
+  auto sameSize = [](int64_t a, int64_t b) {
+    return a == b || ShapedType::isDynamic(a) || ShapedType::isDynamic(b);
+  };
+  for (int64_t i = 0; i < rank - 2; ++i) {
+    if (!sameSize(ks[i], vs[i])) {
+      why = "key and value batch dims differ (attn.sdpa needs them equal)";
+      return failure();
+    }
+    bool divides = i == rank - 3 && !ShapedType::isDynamic(ks[i]) &&
+                   !ShapedType::isDynamic(qs[i]) && ks[i] > 0 &&
+                   qs[i] % ks[i] == 0;
+    if (!sameSize(ks[i], qs[i]) && ks[i] != 1 && !divides) {
+      why = "the query batch dims broadcast against the key's";
+      return failure();
+    }
+  }
+  SmallVector<int64_t> resultShape(qs.drop_back(1));
+  resultShape.push_back(vs.back());
+  auto resultType = RankedTensorType::get(resultShape, et);
+  if (resultType != m.outputMatmul.getType()) {
+    why = "the query batch dims broadcast up in the matmuls (the fused op's "
+          "result would be " +
+          str(resultType) + ", not " + str(m.outputMatmul.getType()) + ")";
+    return failure();
+  }
+  if (m.scoresMatmul.getType().getShape() != scoresType.getShape()) {
+    why = "the steps change the scores shape";
+    return failure();
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// 4a. The attribute form
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// One op between the first matmul and the softmax, in attribute terms.
+struct Step {
+  enum Kind { Scale, BoolMask, AddMask } kind;
+  /// Scale: the factor c (the step computes x * c or x / c), in the compute
+  /// type of the scores. BoolMask: the fill value in the scores' type.
+  APFloat constant = APFloat(0.0);
+  bool divide = false;
+  /// BoolMask: the i1 mask; AddMask: the float mask.
+  Value mask;
+  /// BoolMask: true when `mask` is true where scores are kept.
+  bool maskKeeps = false;
+};
+} // namespace
+
+/// Recognises one step as a scale, a boolean mask or an additive mask, given
+/// `x`, the operand that carries the scores.
+static LogicalResult classifyStep(Operation *op, Value x, Step &step,
+                                  std::string &why) {
+  auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
+  Type et = resultType.getElementType();
+  auto other = [&]() -> Value {
+    for (Value v : op->getOperands())
+      if (v != x)
+        return v;
+    return nullptr;
+  };
+  if (isa<MulOp, DivOp>(op)) {
+    bool divide = isa<DivOp>(op);
+    Value c = other();
+    std::optional<APFloat> value =
+        c && (!divide || op->getOperand(1) == c)
+            ? getScalarConstant(c, getComputeType(et))
+            : std::nullopt;
+    if (!value) {
+      why = divide ? "the scores are divided by a value that is not a scalar "
+                     "constant"
+                   : "the scores are multiplied by a value that is not a "
+                     "scalar constant";
+      return failure();
+    }
+    step = {Step::Scale, *value, divide};
+    return success();
+  }
+  if (auto fill = dyn_cast<MaskedFillOp>(op)) {
+    step = {Step::BoolMask,
+            roundTo(APFloat(fill.getValue().convertToDouble()), et)};
+    step.mask = fill.getMask();
+    return success();
+  }
+  if (auto where = dyn_cast<WhereOp>(op)) {
+    bool keeps = where.getA() == x;
+    std::optional<APFloat> c =
+        getScalarConstant(keeps ? where.getB() : where.getA(), et);
+    if (!c) {
+      why = "the other branch of the where is not a scalar constant";
+      return failure();
+    }
+    step = {Step::BoolMask, *c};
+    step.mask = where.getCond();
+    step.maskKeeps = keeps;
+    return success();
+  }
+  if (isa<AddOp>(op)) {
+    Value mask = other();
+    if (!mask || tensorType(mask).getRank() == 0) {
+      why = "the scores get a scalar added, not a mask";
+      return failure();
+    }
+    if (tensorType(mask).getElementType() != et) {
+      why = "the additive mask's element type " +
+            str(tensorType(mask).getElementType()) + " differs from the "
+            "scores' " + str(et);
+      return failure();
+    }
+    step = {Step::AddMask};
+    step.mask = mask;
+    return success();
+  }
+  why = "the scores go through " + opName(op) +
+        ", which is no scale, mask or additive mask";
+  return failure();
+}
+
+/// True for a constant float tensor whose entries all satisfy `pred`.
+static bool isConstantWhere(Value v, function_ref<bool(const APFloat &)> pred) {
+  DenseFPElementsAttr attr;
+  if (!matchPattern(v, m_Constant(&attr)))
+    return false;
+  if (attr.isSplat())
+    return pred(attr.getSplatValue<APFloat>());
+  return llvm::all_of(attr.getValues<APFloat>(), pred);
+}
+
+/// -inf or within [-16, 16]: added to f16/bf16 scores, it changes them by no
+/// more than the scores' own rounding scale.
+static bool isSmallOrNegInf(const APFloat &f) {
+  if (f.isInfinity() && f.isNegative())
+    return true;
+  return f.isFinite() && std::fabs(f.convertToDouble()) <= 16.0;
+}
+
+static bool isNotPosInfOrNaN(const APFloat &f) {
+  return !f.isNaN() && !(f.isInfinity() && !f.isNegative());
+}
+
+/// A step applied after a boolean mask scales the fill too: as the chain
+/// computes it, in the compute type, rounded once to the element type.
+static APFloat scaleFill(APFloat fill, const Step &step) {
+  const llvm::fltSemantics &sem = fill.getSemantics();
+  bool losesInfo = false;
+  fill.convert(step.constant.getSemantics(), APFloat::rmNearestTiesToEven,
+               &losesInfo);
+  if (step.divide)
+    fill.divide(step.constant, APFloat::rmNearestTiesToEven);
+  else
+    fill.multiply(step.constant, APFloat::rmNearestTiesToEven);
+  fill.convert(sem, APFloat::rmNearestTiesToEven, &losesInfo);
+  return fill;
+}
+
+/// Replays the steps in program order against the contract's order: scale,
+/// then the additive mask, then boolean masks and causality (replace with
+/// the fill). Records per boolean mask whether it came after the additive
+/// one.
+static LogicalResult replaySteps(AttentionMatch &m, ArrayRef<Step> steps,
+                                 SmallVectorImpl<bool> &afterAdditive,
+                                 std::string &why) {
+  m.scale = m.qkScale;
+  for (const Step &step : steps) {
+    switch (step.kind) {
+    case Step::Scale: {
+      if (m.additiveMask) {
+        why = "a scale is applied after the additive mask";
+        return failure();
+      }
+      double c = step.constant.convertToDouble();
+      if (m.fill) {
+        if (!(c > 0.0)) {
+          why = "a non-positive scale is applied after the boolean mask";
+          return failure();
+        }
+        m.fill = scaleFill(*m.fill, step);
+      }
+      m.scale *= step.divide ? 1.0 / c : c;
+      break;
+    }
+    case Step::BoolMask:
+      if (m.fill && !m.fill->bitwiseIsEqual(step.constant)) {
+        why = "two boolean masks fill different values";
+        return failure();
+      }
+      m.fill = step.constant;
+      m.boolMasks.push_back({step.mask, step.maskKeeps});
+      afterAdditive.push_back(static_cast<bool>(m.additiveMask));
+      break;
+    case Step::AddMask:
+      if (m.additiveMask) {
+        why = "the scores get two additive masks";
+        return failure();
+      }
+      m.additiveMask = step.mask;
+      break;
+    }
+  }
+  if (m.fill && m.fill->isNaN()) {
+    why = "the masked positions are filled with NaN";
+    return failure();
+  }
+  if (m.fill && m.fill->isInfinity() && !m.fill->isNegative()) {
+    why = "the masked positions are filled with +inf";
+    return failure();
+  }
+  if (!std::isfinite(m.scale)) {
+    why = "the combined scale is not finite";
+    return failure();
+  }
+  return success();
+}
+
+/// Constant causal masks become is_causal, all-keep ones go; what is left
+/// must combine into the one mask operand.
+static LogicalResult classifyBoolMasks(AttentionMatch &m,
+                                       ArrayRef<bool> afterAdditive,
+                                       MaskClassifier &classifier,
+                                       bool &causalBeforeAdditive,
+                                       std::string &why) {
+  auto scoresType = m.softmax.getInput().getType();
+  int64_t rank = scoresType.getRank();
+  int64_t l = scoresType.getDimSize(rank - 2);
+  int64_t s = scoresType.getDimSize(rank - 1);
+  SmallVector<std::pair<Value, bool>> rest;
+  for (auto [i, entry] : llvm::enumerate(m.boolMasks)) {
+    auto [mask, keeps] = entry;
+    DenseElementsAttr attr;
+    if (matchPattern(mask, m_Constant(&attr))) {
+      ConstantMaskKind kind = classifier.classify(attr, l, s, !keeps);
+      if (kind == ConstantMaskKind::Causal) {
+        m.isCausal = true;
+        causalBeforeAdditive |= m.additiveMask && !afterAdditive[i];
+        continue;
+      }
+      if (kind == ConstantMaskKind::KeepsAll)
+        continue;
+    }
+    if (tensorType(mask).getRank() == 0) {
+      why = "the boolean mask is a scalar";
+      return failure();
+    }
+    rest.push_back({mask, keeps});
+  }
+  for (auto &[mask, keeps] : rest) {
+    if (mask.getType() != rest.front().first.getType()) {
+      why = "boolean masks of different shapes cannot be combined into one";
+      return failure();
+    }
+  }
+  // A mask that must be inverted (xor with an all-true constant) or combined
+  // (andi) needs a static shape: a dense constant cannot have `?` dims.
+  if (!rest.empty() && (rest.size() > 1 || !rest.front().second) &&
+      !tensorType(rest.front().first).hasStaticShape()) {
+    why = "a dynamic-shaped boolean mask would have to be inverted or "
+          "combined";
+    return failure();
+  }
+  m.boolMasks = std::move(rest);
+  if (!m.boolMasks.empty() && m.additiveMask) {
+    why = "both a boolean and an additive mask (attn.sdpa takes one mask)";
+    return failure();
+  }
+  if (m.boolMasks.empty() && !m.isCausal)
+    m.fill.reset();
+  return success();
+}
+
+/// The numeric guards of orders the contract reorders.
+static LogicalResult checkMaskNumerics(AttentionMatch &m,
+                                       bool causalBeforeAdditive,
+                                       std::string &why) {
+  // The chain fills the future positions, then adds the mask there too;
+  // attn.sdpa adds the mask, then replaces them by masked_value. Equal only
+  // with a -inf fill and a mask free of +inf and NaN (-inf + +inf is NaN).
+  if (causalBeforeAdditive) {
+    if (!m.fill->isInfinity()) {
+      SmallString<16> fill;
+      m.fill->toString(fill);
+      why = "a causal mask with the finite fill " + fill.str().str() +
+            " followed by an additive mask (attn.sdpa replaces the future "
+            "positions by masked_value after adding the mask)";
+      return failure();
+    }
+    if (!isConstantWhere(m.additiveMask, isNotPosInfOrNaN)) {
+      why = "a causal mask followed by an additive mask that is not a "
+            "constant free of +inf and NaN";
+      return failure();
+    }
+  }
+  // f16/bf16: the chain adds the mask in the element type (rounding every
+  // masked score), attn.sdpa's attribute form in f32: only a constant mask
+  // of small values and -inf is the same function up to rounding.
+  Type et = m.softmax.getInput().getType().getElementType();
+  if (m.additiveMask && (et.isF16() || et.isBF16()) &&
+      !isConstantWhere(m.additiveMask, isSmallOrNegInf)) {
+    why = "the additive mask is not a constant of values in [-16, 16] or "
+          "-inf: the chain adds it in " +
+          str(et);
+    return failure();
+  }
+  return success();
+}
+
+/// The attribute form: a linear chain of steps the contract's attributes
+/// reproduce exactly.
+static LogicalResult matchAttributeForm(AttentionMatch &m,
+                                        MaskClassifier &classifier,
+                                        std::string &why) {
+  SmallVector<Step> steps;
+  Value x = m.scoresMatmul.getResult();
+  for (Operation *op : m.chain) {
+    // A linear chain: each step reads the previous one's result once and
+    // no other value derived from the scores.
+    auto isDerived = [&](Value v) {
+      return v == m.scoresMatmul.getResult() ||
+             llvm::any_of(m.chain,
+                          [&](Operation *c) { return c->getResult(0) == v; });
+    };
+    if (llvm::count_if(op->getOperands(), isDerived) != 1 ||
+        !llvm::is_contained(op->getOperands(), x)) {
+      why = "the scores are read twice by " + opName(op);
+      return failure();
+    }
+    Step step;
+    if (failed(classifyStep(op, x, step, why)))
+      return failure();
+    steps.push_back(step);
+    x = op->getResult(0);
+  }
+  SmallVector<bool> afterAdditive;
+  bool causalBeforeAdditive = false;
+  if (failed(replaySteps(m, steps, afterAdditive, why)) ||
+      failed(classifyBoolMasks(m, afterAdditive, classifier,
+                               causalBeforeAdditive, why)) ||
+      failed(checkMaskNumerics(m, causalBeforeAdditive, why)))
+    return failure();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// 4b. The score_mod form
+//===----------------------------------------------------------------------===//
+
+/// Every op of the chain has an exact scalar function; the softmax reads a
+/// float (the region yields the score).
+static LogicalResult matchScoreModForm(AttentionMatch &m, std::string &why) {
+  for (Operation *op : m.chain) {
+    if (!isScalarElementwise(op)) {
+      why = "the scores go through " + opName(op) + ", which is not elementwise";
+      return failure();
+    }
+  }
+  // The upcast idiom around the softmax: a cast back after the softmax
+  // pairs with a cast up that the region then holds.
+  if (m.weightsCast &&
+      m.weightsCast.getType().getElementType() !=
+          m.scoresMatmul.getType().getElementType()) {
+    why = "the attention weights are cast to another type than the scores'";
+    return failure();
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// matchAttention
+//===----------------------------------------------------------------------===//
+
+FailureOr<AttentionMatch> mlir::attn::matchAttention(SoftmaxOp softmax,
+                                                     MaskClassifier &classifier,
+                                                     std::string &why) {
+  AttentionMatch m;
+  m.softmax = softmax;
+  if (failed(matchWeightsSide(m, why)) || failed(walkChain(m, why)) ||
+      failed(bindOperands(m, why)))
+    return failure();
+  // The attribute form needs the softmax in the scores' type (the upcast is
+  // folded by normalisation) and no cast back of the weights.
+  std::string attributeWhy;
+  if (!m.weightsCast &&
+      softmax.getInput().getType() == m.scoresMatmul.getType() &&
+      succeeded(matchAttributeForm(m, classifier, attributeWhy))) {
+    m.form = SdpaForm::Attributes;
+    return m;
+  }
+  if (attributeWhy.empty())
+    attributeWhy = "the softmax runs in another type than the scores";
+  AttentionMatch region = m;
+  region.scale = m.qkScale;
+  region.isCausal = false;
+  region.boolMasks.clear();
+  region.additiveMask = nullptr;
+  region.fill.reset();
+  if (failed(matchScoreModForm(region, why)))
+    return failure();
+  // Leading scalar scales of f32/f64 scores are the `scale` attribute (the
+  // attribute form's rounding); f16/bf16 chains keep them in the region,
+  // after the score is rounded as the matmul rounds it.
+  region.regionInput = m.scoresMatmul.getResult();
+  Type et = m.scoresMatmul.getType().getElementType();
+  while (!region.chain.empty() && (et.isF32() || et.isF64())) {
+    Operation *op = region.chain.front();
+    double factor = 1.0;
+    if (!op->getResult(0).hasOneUse() ||
+        peelOneScalarScale(op->getResult(0), factor) != region.regionInput)
+      break;
+    region.qkScale *= factor;
+    region.regionInput = op->getResult(0);
+    region.chain.erase(region.chain.begin());
+  }
+  region.scale = region.qkScale;
+  region.form = SdpaForm::ScoreMod;
+  region.attributeFormMiss = attributeWhy;
+  return region;
+}

@@ -1,0 +1,106 @@
+/*===- Checks.c - run-time check failures of compiled attn code
+------------===*\
+|*                                                                            *|
+|* Compiled code reports a failed check through one settable handler, so that *|
+|* a C caller can recover (longjmp) and attn-run can print a tool error,      *|
+|* instead of the puts + abort that LLVM's cf.assert lowering emits.          *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+
+#include "attn/Runtime/AttnRuntime.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static attnrt_check_failure_handler gHandler;
+
+static void defaultHandler(const char *message) {
+  fflush(stdout);
+  fprintf(stderr, "error: run-time check failed: %s\n", message);
+  exit(ATTNRT_CHECK_FAILURE_EXIT_STATUS);
+}
+
+attnrt_check_failure_handler
+attnrt_set_check_failure_handler(attnrt_check_failure_handler handler) {
+  return __atomic_exchange_n(&gHandler, handler, __ATOMIC_SEQ_CST);
+}
+
+void attnrt_check_failed(const char *message) {
+  attnrt_check_failure_handler handler =
+      __atomic_load_n(&gHandler, __ATOMIC_SEQ_CST);
+  (handler ? handler : defaultHandler)(message);
+  abort(); /* A handler returned: the check's callers cannot go on. */
+}
+
+/* Appends "[a, b, ...]" to `out`. */
+static void appendList(char *out, size_t cap, const int64_t *values,
+                       int64_t n) {
+  size_t len = strlen(out);
+  snprintf(out + len, cap - len, "[");
+  for (int64_t i = 0; i < n; ++i) {
+    len = strlen(out);
+    snprintf(out + len, cap - len, "%s%lld", i ? ", " : "",
+             (long long)values[i]);
+  }
+  len = strlen(out);
+  snprintf(out + len, cap - len, "]");
+}
+
+/* Fails with "<what>: <problem> <sizes or strides> <suffix>". */
+static void failWithList(const char *what, const char *problem,
+                         const int64_t *values, int64_t n, const char *suffix) {
+  char message[1024];
+  snprintf(message, sizeof(message), "%s: %s", what, problem);
+  appendList(message, sizeof(message), values, n);
+  size_t len = strlen(message);
+  snprintf(message + len, sizeof(message) - len, "%s", suffix);
+  attnrt_check_failed(message);
+}
+
+void attnrt_check_argument(const int64_t *descriptor, int64_t rank,
+                           int64_t elementBytes, const int64_t *staticSizes,
+                           const char *what) {
+  const int64_t *sizes = descriptor + 3;
+  const int64_t *strides = descriptor + 3 + rank;
+  char message[1024];
+  int64_t bytes = elementBytes;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (sizes[d] < 0) {
+      snprintf(message, sizeof(message), "%s: dim %lld has negative size %lld",
+               what, (long long)d, (long long)sizes[d]);
+      attnrt_check_failed(message);
+    }
+    if (staticSizes[d] >= 0 && sizes[d] != staticSizes[d]) {
+      snprintf(message, sizeof(message),
+               "%s: dim %lld has size %lld, the type says %lld", what,
+               (long long)d, (long long)sizes[d], (long long)staticSizes[d]);
+      attnrt_check_failed(message);
+    }
+  }
+  for (int64_t d = 0; d < rank; ++d)
+    if (__builtin_mul_overflow(bytes, sizes[d], &bytes))
+      failWithList(what, "sizes ", sizes, rank,
+                   " hold more than 2^63 - 1 bytes");
+  if (bytes == 0)
+    return; /* Nothing is read. */
+  if (!descriptor[1]) {
+    snprintf(message, sizeof(message), "%s: the aligned pointer is null", what);
+    attnrt_check_failed(message);
+  }
+  if (descriptor[2] != 0) {
+    snprintf(message, sizeof(message),
+             "%s: offset %lld; the compiled code reads a dense array from "
+             "the aligned pointer (pass aligned + offset, offset 0)",
+             what, (long long)descriptor[2]);
+    attnrt_check_failed(message);
+  }
+  int64_t dense = 1;
+  for (int64_t d = rank - 1; d >= 0; --d) {
+    if (sizes[d] != 1 && strides[d] != dense)
+      failWithList(what, "strides ", strides, rank,
+                   " are not row-major for its sizes; the compiled code reads "
+                   "dense arrays only (copy the view first)");
+    dense *= sizes[d];
+  }
+}

@@ -1,0 +1,28 @@
+"""AttnFuse's Python front end: PyTorch attention modules in, fused
+ahead-of-time compiled callables out.
+
+    import attnfuse
+    compiled = attnfuse.compile(CausalSelfAttention(cfg).eval(), (x,))
+    y = compiled(x)
+
+`export` writes the module as MLIR text (attention as `attn` ops, the rest as
+upstream linalg/tensor/arith); `compile` fuses it with `attn-opt
+--attn-fuse-sdpa`, compiles it with `attn-compile` into a cached shared
+library and loads it with ctypes; `explain` lists which attention blocks
+fused and why the others did not, at their Python source lines. Importing
+the package registers the `torch.compile(model, backend="attnfuse")`
+backend. The tools are found as `attnfuse.tools` says (ATTNFUSE_TOOLS_DIR,
+else the checkout's build/bin, else PATH).
+"""
+
+from .compiler import (CompiledModule, Explanation, Remark, compile,
+                       count_sdpa, explain, export, fuse)
+from .errors import AttnFuseError, ExportError, ToolError
+from .tools import find_tool
+from . import dynamo as _dynamo
+
+_dynamo.register()
+
+__all__ = ["compile", "export", "explain", "fuse", "count_sdpa", "find_tool",
+           "CompiledModule", "Explanation", "Remark", "AttnFuseError",
+           "ExportError", "ToolError"]

@@ -1,0 +1,270 @@
+"""export -> attn-compile -> a loaded library wrapped as a torch callable."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from .errors import AttnFuseError
+from .exporter import Exported, export_program, source_line, torch_export
+from .runtime import CompiledFunction
+from .tools import run_tool, tool_identity
+
+TARGETS = ("cpu",)
+BACKENDS = ("auto", "flash", "math")
+
+
+def cache_dir() -> Path:
+    """$ATTNFUSE_CACHE_DIR, else ~/.cache/attnfuse."""
+    d = os.environ.get("ATTNFUSE_CACHE_DIR")
+    return Path(d) if d else Path.home() / ".cache" / "attnfuse"
+
+
+def _export(module, example_inputs, dynamic_shapes, constants,
+            train_dropout) -> Exported:
+    program = torch_export(module, example_inputs, dynamic_shapes)
+    return export_program(program, constants=constants,
+                          train_dropout=train_dropout)
+
+
+def build_library(mlir_text: str, backend: str = "auto",
+                  extra_args=()) -> tuple[Path, bool]:
+    """Compiles MLIR text to a shared library in the cache, keyed by the
+    SHA-256 of the text, the options and the compiler binary. Returns the
+    library's path and whether it came from the cache."""
+    key_src = "\n".join([mlir_text, backend, *extra_args,
+                         tool_identity("attn-compile")])
+    key = hashlib.sha256(key_src.encode()).hexdigest()[:24]
+    d = cache_dir()
+    lib = d / f"{key}.so"
+    if lib.exists():
+        return lib, True
+    d.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=d) as tmp:
+        src = Path(tmp) / "module.mlir"
+        src.write_text(mlir_text)
+        out = Path(tmp) / "module.so"
+        run_tool("attn-compile", [src, "-o", out, "--emit=so",
+                                  f"--backend={backend}", *extra_args],
+                 what="attn-compile")
+        shutil.copy(out.with_suffix(".h"), d / f"{key}.h")
+        (d / f"{key}.mlir").write_text(mlir_text)
+        os.replace(out, lib)  # atomic: a concurrent reader sees all or none
+    return lib, False
+
+
+class CompiledModule:
+    """A module compiled by AttnFuse. Call it with the module's user inputs
+    (torch tensors or NumPy arrays); parameters and buffers are bound from
+    the module (by reference, so in-place weight updates are seen). Returns
+    a tensor, or a tuple for several results; NumPy in gives NumPy out."""
+
+    def __init__(self, exported: Exported, library: Path, cache_hit: bool,
+                 module=None):
+        self.exported = exported
+        self.mlir = exported.mlir
+        self.library_path = str(library)
+        self.cache_hit = cache_hit
+        self._fn = CompiledFunction(str(library), exported.func_name,
+                                    exported.results)
+        state = {}
+        program = exported.program
+        state.update(program.state_dict)
+        state.update(program.constants)
+        if module is not None and isinstance(module, torch.nn.Module):
+            # Bind the live tensors, not the export's snapshot.
+            state.update(dict(module.named_parameters(remove_duplicate=False)))
+            state.update(dict(module.named_buffers(remove_duplicate=False)))
+        self._bound = {s.name: state[s.name].detach()
+                       for s in exported.args if s.kind != "input"}
+
+    @property
+    def header_path(self) -> str:
+        return str(Path(self.library_path).with_suffix(".h"))
+
+    def _check(self, i: int, spec, t: torch.Tensor, symbols: dict):
+        where = f"argument {i} ({spec.name})"
+        if t.dtype != spec.type.dtype:
+            raise AttnFuseError(f"{where}: dtype {t.dtype}, compiled for "
+                                f"{spec.type.dtype}")
+        if t.dim() != spec.type.rank:
+            raise AttnFuseError(f"{where}: rank {t.dim()}, compiled for "
+                                f"{spec.type.rank} ({spec.type})")
+        for d, (size, want) in enumerate(zip(t.shape, spec.dims)):
+            if isinstance(want, int):
+                if size != want:
+                    raise AttnFuseError(
+                        f"{where}: dim {d} is {size}, compiled for {want} "
+                        f"(mark it dynamic with torch.export.Dim to vary it)")
+            elif want.is_Symbol:
+                seen = symbols.setdefault(want, size)
+                if seen != size:
+                    raise AttnFuseError(
+                        f"{where}: dim {d} is {size} but the same dynamic "
+                        f"dim {want} is {seen} elsewhere")
+
+    def __call__(self, *inputs):
+        numpy_in = any(isinstance(x, np.ndarray) for x in inputs)
+        inputs = [torch.from_numpy(x) if isinstance(x, np.ndarray) else x
+                  for x in inputs]
+        if len(inputs) != self.exported.num_user_inputs:
+            raise AttnFuseError(f"expected {self.exported.num_user_inputs} "
+                                f"inputs, got {len(inputs)}")
+        user = iter(inputs)
+        tensors, symbols = [], {}
+        for i, spec in enumerate(self.exported.args):
+            t = next(user) if spec.kind == "input" else self._bound[spec.name]
+            if not isinstance(t, torch.Tensor):
+                raise AttnFuseError(f"argument {i} ({spec.name}) is not a "
+                                    f"tensor")
+            self._check(i, spec, t, symbols)
+            tensors.append(t.detach().cpu().contiguous())
+        out = self._fn(tensors)
+        if numpy_in:
+            out = [o.numpy() if o.dtype != torch.bfloat16 else o for o in out]
+        return out[0] if len(out) == 1 else tuple(out)
+
+
+def compile(module, example_inputs, target="cpu", backend="auto",
+            dynamic_shapes=None, constants=False, train_dropout="error"):
+    """Exports `module` (see `export`), fuses and compiles it ahead of time
+    with `attn-compile` into a shared library (cached by content hash, so a
+    second call does not recompile), loads it and returns a CompiledModule.
+    `backend` picks the CPU lowering of attn.sdpa: auto, flash or math."""
+    if target not in TARGETS:
+        raise AttnFuseError(f"target {target!r} is not supported by the "
+                            f"Python front end (supported: {TARGETS})")
+    if backend not in BACKENDS:
+        raise AttnFuseError(f"backend must be one of {BACKENDS}, not "
+                            f"{backend!r}")
+    exported = _export(module, example_inputs, dynamic_shapes, constants,
+                       train_dropout)
+    lib, hit = build_library(exported.mlir, backend)
+    return CompiledModule(exported, lib, hit, module)
+
+
+@dataclass
+class Remark:
+    """One fusion remark, located in the module's Python source."""
+    file: str
+    line: int
+    message: str
+    source: str  # the Python source line
+
+    def __str__(self):
+        return f"{self.file}:{self.line}: {self.message}\n    {self.source}"
+
+
+@dataclass
+class Explanation:
+    fused: list[Remark]  # one per attn.sdpa after fusion
+    not_fused: list[Remark]  # attn-fuse-sdpa's remarks on near misses
+    fused_mlir: str
+
+    def __str__(self):
+        lines = [f"{len(self.fused)} attention block(s) fused, "
+                 f"{len(self.not_fused)} not fused"]
+        lines += [f"fused: {r}" for r in self.fused]
+        lines += [f"not fused: {r}" for r in self.not_fused]
+        return "\n".join(lines)
+
+
+_REMARK = re.compile(r'^(.*?):(\d+):\d+: remark: (.*)$')
+
+
+def fuse(mlir_text: str, explain: bool = False):
+    """Runs `attn-opt --attn-fuse-sdpa` on MLIR text; returns (fused text in
+    generic form with locations, stderr)."""
+    opts = "explain=true" if explain else ""
+    proc = run_tool("attn-opt", [
+        "-", f"--attn-fuse-sdpa={opts}" if opts else "--attn-fuse-sdpa",
+        "--mlir-print-op-generic", "--mlir-print-debuginfo",
+        "--mlir-pretty-debuginfo=false", "--mlir-print-op-on-diagnostic=false"
+    ], input_text=mlir_text, what="attn-opt --attn-fuse-sdpa")
+    return proc.stdout, proc.stderr
+
+
+def _locate_sdpas(fused_text: str) -> list[tuple[str, int]]:
+    """(file, line) of each attn.sdpa in generic-form output printed with
+    `--mlir-print-debuginfo`: its `loc(#locN)` alias is a file location or
+    a fused one listing aliases; the first file location wins."""
+    aliases = dict(re.findall(r'^(#loc\d*) = loc\((.*)\)$', fused_text, re.M))
+    file_loc = re.compile(r'"((?:[^"\\]|\\.)*)":(\d+):\d+')
+    found = []
+    for line in fused_text.splitlines():
+        if '"attn.sdpa"' not in line:
+            continue
+        m = re.search(r'loc\((#loc\d*)\)\s*$', line)
+        text = aliases.get(m.group(1), "") if m else line
+        fm = file_loc.search(text)
+        for alias in ([] if fm else re.findall(r'#loc\d*', text)):
+            fm = file_loc.search(aliases.get(alias, ""))
+            if fm:
+                break
+        found.append((fm.group(1), int(fm.group(2))) if fm else ("?", 0))
+    return found
+
+
+def explain(module, example_inputs, dynamic_shapes=None, constants=False,
+            train_dropout="error") -> Explanation:
+    """Exports the module and runs the fusion with remarks: which attention
+    blocks became attn.sdpa and why the others did not, each with the Python
+    source line it concerns."""
+    exported = _export(module, example_inputs, dynamic_shapes, constants,
+                       train_dropout)
+    fused_text, stderr = fuse(exported.mlir, explain=True)
+    not_fused = []
+    for line in stderr.splitlines():
+        m = _REMARK.match(line)
+        # "fused into attn.sdpa ..." remarks say which form a fusion took;
+        # the fused list below comes from the output's locations.
+        if m and m.group(3).startswith("not fused"):
+            file, ln = m.group(1), int(m.group(2))
+            not_fused.append(Remark(file, ln, m.group(3),
+                                    source_line(file, ln)))
+    fused = [Remark(f, ln, "fused into attn.sdpa", source_line(f, ln))
+             for f, ln in _locate_sdpas(fused_text)]
+    return Explanation(fused, not_fused, fused_text)
+
+
+def export(module, example_inputs, dynamic_shapes=None, constants=False,
+           train_dropout="error") -> str:
+    """torch.export `module` on `example_inputs` and return AttnFuse MLIR
+    text (one `func.func @forward`).
+
+    Arguments of the function: parameters and buffers first (in
+    `module.state_dict` order, as torch.export lifts them), then the user
+    inputs. Weights are arguments by default so that the compiled library
+    depends only on the architecture: one library serves every checkpoint
+    (the compile cache still hits after the weights change), the MLIR stays
+    small, and in-place weight updates are seen by the compiled callable.
+    `constants=True` folds all parameters and buffers into the module as
+    dense constants, `constants="buffers"` only the buffers (a registered
+    causal-mask buffer then becomes `is_causal`), or pass a list of names.
+
+    `dynamic_shapes` is torch.export's: dims given a `torch.export.Dim`
+    become `?` dims. `train_dropout`: a train-mode dropout is an ExportError
+    by default ("error"), since attn.dropout's RNG is not PyTorch's; with
+    "warn" it is exported as attn.dropout (train = true) with a warning that
+    the numbers will differ from PyTorch's. An eval-mode module has no
+    dropout in its export."""
+    return _export(module, example_inputs, dynamic_shapes, constants,
+                   train_dropout).mlir
+
+
+def count_sdpa(mlir_text: str) -> int:
+    """The number of attn.sdpa ops after `attn-opt --attn-fuse-sdpa`."""
+    fused, _ = fuse(mlir_text)
+    return fused.count('"attn.sdpa"')
+
+
+__all__ = ["compile", "export", "explain", "fuse", "count_sdpa",
+           "CompiledModule", "Explanation", "Remark", "build_library"]

@@ -1,0 +1,98 @@
+"""Calling a library made by `attn-compile --emit=so` through ctypes.
+
+The C ABI (docs/attn-compile.md): `_mlir_ciface_<f>` takes one pointer per
+tensor argument to a strided memref descriptor `{allocated, aligned, offset,
+sizes[r], strides[r]}`, and fills in the result descriptor(s) through a
+leading pointer (a struct of descriptors when there are several results).
+Result buffers are malloc'ed by the callee; we copy them into torch tensors
+and free them, except a compile-time-constant result (allocated ==
+0xdeadbeef) and buffers the results share.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+
+import torch
+
+_DEADBEEF = 0xDEADBEEF
+_libc = ctypes.CDLL(ctypes.util.find_library("c"))
+_libc.free.argtypes = [ctypes.c_void_p]
+_descriptors: dict = {}
+
+
+def descriptor_type(rank: int):
+    """The ctypes struct of a rank-`rank` memref descriptor (the element
+    type only changes pointer types, which ctypes sees as void*)."""
+    if rank not in _descriptors:
+        fields = [("allocated", ctypes.c_void_p), ("aligned", ctypes.c_void_p),
+                  ("offset", ctypes.c_int64)]
+        if rank:
+            fields += [("sizes", ctypes.c_int64 * rank),
+                       ("strides", ctypes.c_int64 * rank)]
+        _descriptors[rank] = type(f"Memref{rank}d", (ctypes.Structure,),
+                                  {"_fields_": fields})
+    return _descriptors[rank]
+
+
+def describe_tensor(t: torch.Tensor):
+    """A descriptor over a contiguous CPU tensor (the library reads
+    arguments with identity layouts, so the caller makes them contiguous)."""
+    d = descriptor_type(t.dim())()
+    d.allocated = d.aligned = t.data_ptr()
+    d.offset = 0
+    for i, (size, stride) in enumerate(zip(t.shape, t.stride())):
+        d.sizes[i] = size
+        d.strides[i] = stride
+    return d
+
+
+def _copy_out(d, rank: int, dtype: torch.dtype) -> torch.Tensor:
+    sizes = [d.sizes[i] for i in range(rank)]
+    strides = [d.strides[i] for i in range(rank)]
+    itemsize = torch.empty((), dtype=dtype).element_size()
+    if any(s == 0 for s in sizes):
+        return torch.empty(sizes, dtype=dtype)
+    span = d.offset + 1 + sum((s - 1) * st for s, st in zip(sizes, strides))
+    raw = (ctypes.c_char * (span * itemsize)).from_address(d.aligned)
+    flat = torch.frombuffer(raw, dtype=torch.uint8).view(dtype)
+    return flat.as_strided(sizes, strides, d.offset).clone()
+
+
+class CompiledFunction:
+    """One entry point of a loaded library."""
+
+    def __init__(self, library_path: str, func_name: str, result_types):
+        self.library = ctypes.CDLL(library_path)
+        self.result_types = list(result_types)
+        self._fn = getattr(self.library, f"_mlir_ciface_{func_name}")
+        self._fn.restype = None
+        descs = [descriptor_type(t.rank) for t in self.result_types]
+        if len(descs) == 1:
+            self._results_type = descs[0]
+        else:
+            self._results_type = type(
+                "Results", (ctypes.Structure,),
+                {"_fields_": [(f"r{i}", d) for i, d in enumerate(descs)]})
+
+    def __call__(self, tensors) -> list[torch.Tensor]:
+        """Runs the function on contiguous CPU tensors, returns new tensors."""
+        args = [describe_tensor(t) for t in tensors]
+        results = self._results_type()
+        self._fn(ctypes.byref(results), *(ctypes.byref(a) for a in args))
+        if len(self.result_types) == 1:
+            descs = [results]
+        else:
+            descs = [getattr(results, f"r{i}")
+                     for i in range(len(self.result_types))]
+        out = [_copy_out(d, t.rank, t.dtype)
+               for d, t in zip(descs, self.result_types)]
+        inputs = {t.data_ptr() for t in tensors}
+        freed = set()
+        for d in descs:
+            p = d.allocated
+            if p and p != _DEADBEEF and p not in inputs and p not in freed:
+                _libc.free(p)
+                freed.add(p)
+        return out

@@ -1,0 +1,154 @@
+"""Errors, dropout policy, the compile cache, NumPy, explain, the tools."""
+
+import time
+
+import numpy as np
+import pytest
+import torch
+
+import attnfuse
+from conftest import assert_matches
+from models import (CausalSelfAttention, CumsumAttention, GPTConfig,
+                    NaiveCausalAttention)
+
+
+def qkv(batch=1):
+    return tuple(torch.randn(batch, 2, 8, 8) for _ in range(3))
+
+
+def test_unsupported_op_names_op_and_source_line():
+    with pytest.raises(attnfuse.ExportError) as info:
+        attnfuse.export(CumsumAttention(), qkv())
+    message = str(info.value)
+    assert "aten.cumsum" in message
+    assert "models.py:" in message
+    assert ".cumsum(-1)" in message  # the module's source line itself
+
+
+def test_train_mode_dropout_is_refused():
+    module = CausalSelfAttention(GPTConfig()).train()
+    with pytest.raises(attnfuse.ExportError) as info:
+        attnfuse.export(module, (torch.randn(2, 8, 32),))
+    message = str(info.value)
+    assert "train-mode dropout (p=0.1)" in message
+    assert "module.eval()" in message
+    assert "self.attn_dropout(att)" in message
+
+
+def test_train_mode_dropout_exported_with_warning():
+    """train_dropout='warn': attn.dropout (train = true, distinct seeds),
+    fused into attn.sdpa's dropout_p; the numbers are not PyTorch's."""
+    module = CausalSelfAttention(GPTConfig()).train()
+    x = torch.randn(2, 8, 32)
+    with pytest.warns(UserWarning, match="not PyTorch's generator"):
+        text = attnfuse.export(module, (x,), train_dropout="warn")
+    assert text.count('"attn.dropout"') == 2
+    assert "seed = 0 : i64" in text and "seed = 1 : i64" in text
+    fused, _ = attnfuse.fuse(text)
+    assert fused.count('"attn.sdpa"') == 1
+    assert "dropout_p = 1.000000e-01" in fused
+    with pytest.warns(UserWarning):
+        compiled = attnfuse.compile(module, (x,), train_dropout="warn")
+    y = compiled(x)
+    assert y.shape == x.shape and torch.isfinite(y).all()
+    # Deterministic (a hash of the element index and seed), unlike torch.
+    torch.testing.assert_close(compiled(x), y)
+    with torch.no_grad():
+        eval_y = module.eval()(x)
+    assert not torch.allclose(y, eval_y)
+
+
+def test_eval_mode_has_no_dropout():
+    text = attnfuse.export(CausalSelfAttention(GPTConfig()).eval(),
+                           (torch.randn(2, 8, 32),))
+    assert "dropout" not in text
+
+
+def test_second_compile_hits_the_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("ATTNFUSE_CACHE_DIR", str(tmp_path))
+    module = NaiveCausalAttention(8)
+    first = attnfuse.compile(module, qkv())
+    assert not first.cache_hit
+    start = time.perf_counter()
+    second = attnfuse.compile(module, qkv())
+    assert second.cache_hit
+    assert second.library_path == first.library_path
+    assert len(list(tmp_path.glob("*.so"))) == 1
+    # The library is keyed by content: another backend is another library.
+    third = attnfuse.compile(module, qkv(), backend="math")
+    assert not third.cache_hit
+    assert time.perf_counter() - start > 0  # (timing is reported, not tested)
+
+
+def test_numpy_in_numpy_out():
+    module = NaiveCausalAttention(8)
+    q, k, v = qkv()
+    compiled = attnfuse.compile(module, (q, k, v))
+    out = compiled(q.numpy(), k.numpy(), v.numpy())
+    assert isinstance(out, np.ndarray)
+    assert_matches(torch.from_numpy(out), module(q, k, v))
+
+
+def test_weights_are_bound_by_reference():
+    module = CausalSelfAttention(GPTConfig()).eval()
+    x = torch.randn(2, 8, 32)
+    compiled = attnfuse.compile(module, (x,))
+    with torch.no_grad():
+        module.c_proj.weight.mul_(2.0)
+        expected = module(x)
+    assert_matches(compiled(x), expected)
+
+
+def test_call_errors():
+    compiled = attnfuse.compile(NaiveCausalAttention(8), qkv())
+    q, k, v = qkv()
+    with pytest.raises(attnfuse.AttnFuseError, match="dim 0 is 3, compiled for 1"):
+        compiled(torch.randn(3, 2, 8, 8), k, v)
+    with pytest.raises(attnfuse.AttnFuseError, match="dtype torch.float64"):
+        compiled(q.double(), k, v)
+    with pytest.raises(attnfuse.AttnFuseError, match="expected 3 inputs"):
+        compiled(q, k)
+
+
+def test_unknown_target_and_backend():
+    with pytest.raises(attnfuse.AttnFuseError, match="target 'cuda'"):
+        attnfuse.compile(NaiveCausalAttention(8), qkv(), target="cuda")
+    with pytest.raises(attnfuse.AttnFuseError, match="backend must be"):
+        attnfuse.compile(NaiveCausalAttention(8), qkv(), backend="fast")
+
+
+def test_explain_near_miss_points_at_python():
+    class ReturnsWeights(torch.nn.Module):
+        def forward(self, q, k, v):
+            w = (q @ k.transpose(-2, -1) * 0.25).softmax(-1)
+            return w @ v, w
+
+    why = attnfuse.explain(ReturnsWeights(), qkv())
+    assert not why.fused
+    (remark,) = why.not_fused
+    assert "2 users" in remark.message
+    assert remark.file == __file__
+    assert remark.source == "w = (q @ k.transpose(-2, -1) * 0.25).softmax(-1)"
+    ok = attnfuse.explain(NaiveCausalAttention(8), qkv())
+    assert len(ok.fused) == 1 and not ok.not_fused
+    assert "softmax" in ok.fused[0].source or "@" in ok.fused[0].source
+
+
+def test_multiple_results():
+    class TwoOutputs(torch.nn.Module):
+        def forward(self, q, k, v):
+            o = (q @ k.transpose(-2, -1) * 0.25).softmax(-1) @ v
+            return o, o.transpose(1, 2)
+
+    args = qkv()
+    out = attnfuse.compile(TwoOutputs(), args)(*args)
+    expected = TwoOutputs()(*args)
+    assert isinstance(out, tuple) and len(out) == 2
+    for a, b in zip(out, expected):
+        assert_matches(a, b)
+
+
+def test_tools_dir_must_hold_the_tools(tmp_path, monkeypatch):
+    monkeypatch.setenv("ATTNFUSE_TOOLS_DIR", str(tmp_path))
+    with pytest.raises(attnfuse.ToolError, match="has no executable attn-opt"):
+        attnfuse.find_tool("attn-opt")

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (fuzz/: attn-parse-fuzzer, attn-fuse-fuzzer,
+# attn-lower-fuzzer; ASan + UBSan, in build-sanitize/) and runs each for
+# SECONDS (default 60) from the seed corpus of the lit inputs
+# (fuzz/make-corpus.py) with the dictionary fuzz/attn.dict. Prints the
+# executions and crashes of each target and ends with one line
+# `fuzz: N passed, N failed, N skipped`; a target passes when it ran its time
+# without a crash, leak, timeout or out-of-memory. Crash inputs are kept in
+# build-sanitize/fuzz/crashes-<target>/ (turn them into a test under
+# test/fuzz/, see docs/hardening.md).
+#
+#   scripts/fuzz.sh [SECONDS] [TARGET...]     TARGET: parse, fuse, lower
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+source "$root/scripts/sanitize-common.sh"
+
+seconds=${1:-60}
+shift $(( $# > 0 ? 1 : 0 ))
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=(parse fuse lower)
+
+"$root/scripts/install-deps.sh" || exit 1
+build_sanitize --target attn-fuzzers || exit 1
+
+work="$sanitize_build/fuzz"
+seeds="$work/seeds"
+rm -rf "$seeds"
+python3 "$root/fuzz/make-corpus.py" "$seeds" || exit 1
+
+passed=0 failed=0 skipped=0
+for t in "${targets[@]}"; do
+  name="attn-$t-fuzzer"
+  bin="$sanitize_build/bin/$name"
+  if [ ! -x "$bin" ]; then
+    echo "fuzz $name: not built, skipped"
+    skipped=$((skipped + 1))
+    continue
+  fi
+  corpus="$work/corpus-$t" crashes="$work/crashes-$t" log="$work/$t.log"
+  mkdir -p "$corpus" "$crashes"
+  touch "$work/$t.start"  # crash inputs of earlier runs do not count
+  # New inputs go to the first directory; the seeds are only read. The
+  # seeds all run first, even past SECONDS.
+  start=$(date +%s)
+  "$bin" -max_total_time="$seconds" -max_len=8192 -timeout=60 \
+    -rss_limit_mb=4096 -dict="$root/fuzz/attn.dict" -print_final_stats=1 \
+    -artifact_prefix="$crashes/" "$corpus" "$seeds" > "$log" 2>&1
+  rc=$?
+  execs=$(awk '/stat::number_of_executed_units/ {print $2}' "$log")
+  rate=$(awk '/stat::average_exec_per_sec/ {print $2}' "$log")
+  # slow-unit-* files (inputs over 10 s) are written there too; not failures.
+  found=$(find "$crashes" -type f -newer "$work/$t.start" \
+    \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \) | wc -l)
+  echo "fuzz $name: ${execs:-?} executions (${rate:-?}/s) in $(( $(date +%s) - start )) s," \
+    "$(find "$corpus" -type f | wc -l) corpus files, $found crash input(s)"
+  if [ $rc -eq 0 ] && [ "$found" -eq 0 ]; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1))
+    echo "fuzz $name: FAILED (exit $rc); log $log, inputs in $crashes:"
+    grep -E "ERROR|runtime error|==[0-9]+==|#[0-9]+ 0x" "$log" | head -40
+  fi
+done
+echo "fuzz: $passed passed, $failed failed, $skipped skipped"
+[ $failed -eq 0 ]
