@@ -14,11 +14,14 @@ and the noise only ever slows a run down):
   math      the same under sdpa_kernel(SDPBackend.MATH) (--torch-math)
 
 GFLOP/s = 4*B*H*L*S*D / time (causal: half of that, the work that is
-done). Not a test: nothing here is timed by the test suite.
+done). With --kv-len S (decode shapes: L from --sizes, S fixed) the table
+also gives GB/s = bytes of k and v / time, against the triad.
+Not a test: nothing here is timed by the test suite.
 
   python3 bench/cpu_attention_bench.py [--threads 1] [--sizes 1024,4096]
       [--dims 64,128] [--variants none,bool,add_ls,add_b11s,causal]
       [--dtype f32|bf16|f16] [--rounds 3] [--markdown out.md]
+      [--kv-len S --heads 32 --triad]
 """
 
 import argparse
@@ -144,6 +147,8 @@ def main():
     p.add_argument("--dtype", default="f32", choices=sorted(TYPES))
     p.add_argument("--batch", type=int, default=1)
     p.add_argument("--heads", type=int, default=8)
+    p.add_argument("--kv-len", type=int, default=0,
+                   help="S for every case (default: S = L)")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--repeat", type=int, default=0,
                    help="timed runs per contender and round (default: by size)")
@@ -173,11 +178,12 @@ def main():
             if args.triad:
                 triad = max(triad, run_peak(peak_bin, "triad", args.threads))
             for variant, l, d in cases:
+                s = args.kv_len or l
                 path = os.path.join(tmp, f"{variant}_{l}_{d}.mlir")
                 with open(path, "w") as f:
-                    f.write(module_text(variant, b, h, l, l, d, args.dtype))
-                repeat = args.repeat or (5 if l <= 2048 else 2)
-                inputs = torch_inputs(torch, variant, b, h, l, l, d, args.dtype)
+                    f.write(module_text(variant, b, h, l, s, d, args.dtype))
+                repeat = args.repeat or (5 if l * s <= 2048 * 2048 else 2)
+                inputs = torch_inputs(torch, variant, b, h, l, s, d, args.dtype)
                 causal = variant == "causal"
                 times = {"attnfuse": run_attnfuse(args.attn_run, path,
                                                   args.threads, repeat),
@@ -199,20 +205,28 @@ def main():
              (f"; triad {triad:.1f} GB/s" if args.triad else ""),
              f"Command: python3 bench/cpu_attention_bench.py " +
              " ".join(sys.argv[1:]), "",
-             "| variant | D | L=S | AttnFuse GFLOP/s | % of peak | PyTorch GFLOP/s"
+             "| variant | D | L | S | AttnFuse GFLOP/s | % of peak | PyTorch GFLOP/s"
              " | AttnFuse / PyTorch |" + (" PyTorch math GFLOP/s |"
-                                          if args.torch_math else ""),
-             "|---|---:|---:|---:|---:|---:|---:|" +
-             ("---:|" if args.torch_math else "")]
+                                          if args.torch_math else "") +
+             (" AttnFuse GB/s | % of triad |" if args.kv_len else ""),
+             "|---|---:|---:|---:|---:|---:|---:|---:|" +
+             ("---:|" if args.torch_math else "") +
+             ("---:|---:|" if args.kv_len else "")]
     for variant, l, d in cases:
-        flop = 4.0 * b * h * l * l * d * (0.5 if variant == "causal" else 1.0)
+        s = args.kv_len or l
+        flop = 4.0 * b * h * l * s * d * (0.5 if variant == "causal" else 1.0)
         g = {n: flop / best[(variant, l, d, n)] / 1e9
              for n in ("attnfuse", "torch", "math") if (variant, l, d, n) in best}
-        line = (f"| {variant} | {d} | {l} | {g['attnfuse']:.1f} | "
+        line = (f"| {variant} | {d} | {l} | {s} | {g['attnfuse']:.1f} | "
                 f"{100 * g['attnfuse'] / peak:.0f}% | {g['torch']:.1f} | "
                 f"{g['attnfuse'] / g['torch']:.2f} |")
         if "math" in g:
             line += f" {g['math']:.1f} |"
+        if args.kv_len:
+            elem = 4 if args.dtype == "f32" else 2
+            gbs = 2.0 * b * h * s * d * elem / best[(variant, l, d, "attnfuse")] / 1e9
+            line += f" {gbs:.1f} | " + (f"{100 * gbs / triad:.0f}% |"
+                                        if triad else "- |")
         lines.append(line)
     text = "\n".join(lines)
     print(text)

@@ -43,6 +43,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <functional>
 #include <limits>
 
 using namespace mlir;
@@ -126,7 +127,8 @@ private:
   Value applyScoreTransforms(WorkItem &w, Value scores, Value rowBase,
                              Value col);
   Value loadOperandVector(WorkItem &w, Value buf, ArrayRef<bool> broadcast,
-                          Value rowBase, Value col);
+                          Value transposed, Value rowBase, Value col);
+  Value transposeAlongRows(Value buf, ArrayRef<bool> broadcast);
   void emitPv(WorkItem &w, const BlockView &v, Value keys);
   void emitOutput(WorkItem &w);
 
@@ -138,6 +140,11 @@ private:
   Type ct;
   VectorType vecType;
   Value qBuf, kBuf, vBuf, maskBuf, outBuf;
+  /// A mask that varies along the query rows, transposed (its last two dims
+  /// swapped, rows padded to a multiple of lanes) so that the mask of a
+  /// vector of rows is one vector load; i8 for a boolean mask, the compute
+  /// type for an additive one. Null otherwise.
+  Value maskT;
   /// The score_mod region's extra operands, as buffers.
   SmallVector<Value> extraBufs;
   /// Ev rounded up to a multiple of lanes (the accumulator's row length).
@@ -147,10 +154,14 @@ private:
 
 } // namespace
 
-/// Block sizes and register tiles for the target. A target with 32 vector
-/// registers (AVX-512) takes 6 x 4 tiles (24 accumulators, 4 loads, 1
-/// broadcast), one with 16 (AVX2, SSE) 6 x 2; the vector width is the
-/// target's (`vectorBits`, 0 = the host's), counted in compute-type lanes.
+/// Block sizes and register tiles for the target, counted in compute-type
+/// lanes of its vectors (`vectorBits`, 0 = the host's). Each tile keeps its
+/// accumulators, its vector loads and one broadcast in registers: with 32
+/// vector registers (AVX-512) q.k^T takes 4 keys x 6 vectors of rows and
+/// p.v 6 rows x 4 vectors of columns (24 accumulators each), with 16 (AVX2,
+/// SSE) 4 x 3 and 6 x 2 (12). 4 keys divide the 64-key blocks and a query
+/// block of 2-4 q.k^T tiles is a multiple of the 6 p.v rows, so that no
+/// remainder tile runs in the steady state.
 static FlashTiling chooseFlashTiling(const SdpaPlan &plan,
                                      const AttnCpuLoweringOptions &options) {
   FlashTiling t;
@@ -159,7 +170,9 @@ static FlashTiling chooseFlashTiling(const SdpaPlan &plan,
   t.lanes = std::max<int64_t>(
       1, bits / static_cast<int64_t>(plan.computeType.getIntOrFloatBitWidth()));
   bool manyRegisters = bits >= 512;
-  t.qkRowVecs = manyRegisters ? 4 : 2;
+  t.qkKeys = 4;
+  t.qkRowVecs = manyRegisters ? 6 : 3;
+  t.pvRows = 6;
   t.pvColVecs = manyRegisters ? 4 : 2;
   int64_t rowTile = t.qkRowVecs * t.lanes;
   int64_t blockQ = options.blockQ > 0 ? options.blockQ
@@ -265,8 +278,10 @@ Value FlashLowering::emit() {
   qBuf = toBuffer(op.getQuery());
   kBuf = toBuffer(op.getKey());
   vBuf = toBuffer(op.getValue());
-  if (Value mask = op.getMask())
+  if (Value mask = op.getMask()) {
     maskBuf = toBuffer(mask);
+    maskT = transposeAlongRows(maskBuf, plan.maskBroadcast);
+  }
   for (Value extra : op.getExtras())
     extraBufs.push_back(toBuffer(extra));
   SmallVector<Value> outDyn;
@@ -499,13 +514,85 @@ void FlashLowering::emitScoreTileEpilogue(WorkItem &w, ArrayRef<Value> acc,
   }
 }
 
+/// The transposed copy of a score operand that varies along the query rows
+/// (see `maskT`), or null. Made once per attn.sdpa, before the work items:
+/// every head and key block then reads it as vectors.
+Value FlashLowering::transposeAlongRows(Value buf, ArrayRef<bool> broadcast) {
+  auto maskType = cast<MemRefType>(buf.getType());
+  int64_t rank = maskType.getRank();
+  if (rank < 2 || broadcast[rank - 2])
+    return Value();
+  bool isBool = maskType.getElementType().isInteger(1);
+  Type elem = isBool ? Type(b.getI8Type()) : ct;
+  SmallVector<Value> sizes;
+  for (int64_t d = 0; d < rank; ++d)
+    sizes.push_back(maskType.isDynamicDim(d)
+                        ? Value(memref::DimOp::create(b, loc, buf, d))
+                        : idx(maskType.getDimSize(d)));
+  Value rows = sizes[rank - 2], lanes = idx(t.lanes);
+  SmallVector<OpFoldResult> tSizes;
+  for (int64_t d = 0; d < rank - 2; ++d)
+    tSizes.push_back(getAsOpFoldResult(sizes[d]));
+  tSizes.push_back(getAsOpFoldResult(sizes[rank - 1]));
+  if (maskType.isDynamicDim(rank - 2))
+    tSizes.push_back(
+        mul(arith::CeilDivUIOp::create(b, loc, rows, lanes), lanes));
+  else
+    tSizes.push_back(b.getIndexAttr(
+        llvm::alignTo(maskType.getDimSize(rank - 2), t.lanes)));
+  SmallVector<int64_t> shape;
+  SmallVector<Value> dynamic;
+  dispatchIndexOpFoldResults(tSizes, dynamic, shape);
+  Value transposed = memref::AllocOp::create(
+      b, loc, MemRefType::get(shape, elem), dynamic, b.getI64IntegerAttr(64));
+  // In 64 x 64 tiles, so that both the reads along mask rows and the
+  // writes along transposed rows stay within a few cache lines.
+  const int64_t tile = 64;
+  Value cTile = idx(tile);
+  SmallVector<Value> ivs;
+  std::function<void(int64_t)> nest = [&](int64_t d) {
+    if (d < rank - 2) {
+      forLoop(idx(0), sizes[d], idx(1), [&](Value iv) {
+        ivs.push_back(iv);
+        nest(d + 1);
+        ivs.pop_back();
+      });
+      return;
+    }
+    Value cols = sizes[rank - 1];
+    forLoop(idx(0), rows, cTile, [&](Value r0) {
+      forLoop(idx(0), cols, cTile, [&](Value c0) {
+        Value rEnd = arith::MinUIOp::create(b, loc, add(r0, cTile), rows);
+        Value cEnd = arith::MinUIOp::create(b, loc, add(c0, cTile), cols);
+        forLoop(r0, rEnd, idx(1), [&](Value r) {
+          forLoop(c0, cEnd, idx(1), [&](Value c) {
+            SmallVector<Value> mIdx(ivs);
+            mIdx.append({r, c});
+            Value x = memref::LoadOp::create(b, loc, buf, mIdx);
+            x = isBool
+                    ? Value(arith::ExtUIOp::create(b, loc, b.getI8Type(), x))
+                    : castFloat(b, loc, x, ct);
+            SmallVector<Value> tIdx(ivs);
+            tIdx.append({c, r});
+            memref::StoreOp::create(b, loc, x, transposed, tIdx);
+          });
+        });
+      });
+    });
+  };
+  nest(0);
+  return transposed;
+}
+
 /// The elements of a score operand (the mask, an extra operand of the
 /// score_mod region; `broadcast` its plan flags) for rows [rowBase, rowBase +
 /// lanes) at key `col`: one broadcast load when it does not vary along the
-/// rows, else one load per row (rows past L, which only padding lanes have,
-/// read row L - 1).
+/// rows, one vector load from its `transposed` copy when it has one (padding
+/// lanes read padding), else one load per row (rows past L, which only
+/// padding lanes have, read row L - 1).
 Value FlashLowering::loadOperandVector(WorkItem &w, Value buf,
-                                       ArrayRef<bool> broadcast, Value rowBase,
+                                       ArrayRef<bool> broadcast,
+                                       Value transposed, Value rowBase,
                                        Value col) {
   auto bufType = cast<MemRefType>(buf.getType());
   int64_t rank = bufType.getRank();
@@ -516,6 +603,20 @@ Value FlashLowering::loadOperandVector(WorkItem &w, Value buf,
     Value x = memref::LoadOp::create(b, loc, buf, indices);
     return vector::BroadcastOp::create(
         b, loc, VectorType::get({t.lanes}, x.getType()), x);
+  }
+  if (transposed) {
+    SmallVector<Value> indices =
+        scoreOperandIndices(b, loc, plan, broadcast, w.qIdx, rowBase, col);
+    std::swap(indices[rank - 2], indices[rank - 1]);
+    Type elem = cast<MemRefType>(transposed.getType()).getElementType();
+    Value x = vector::LoadOp::create(
+        b, loc, VectorType::get({t.lanes}, elem), transposed, indices);
+    if (!bufType.getElementType().isInteger(1))
+      return x;
+    Value zero = arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(cast<ShapedType>(x.getType()),
+                                       Attribute(b.getI8IntegerAttr(0))));
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, x, zero);
   }
   Value lastRow = arith::SubIOp::create(b, loc, plan.l, idx(1));
   SmallVector<Value> elems;
@@ -543,7 +644,8 @@ Value FlashLowering::loadOperandVector(WorkItem &w, Value buf,
 Value FlashLowering::applyScoreTransforms(WorkItem &w, Value scores,
                                           Value rowBase, Value col) {
   Value maskVec =
-      maskBuf ? loadOperandVector(w, maskBuf, plan.maskBroadcast, rowBase, col)
+      maskBuf ? loadOperandVector(w, maskBuf, plan.maskBroadcast, maskT, rowBase,
+                                  col)
               : Value();
   ScoreModInputs mod;
   bool hasMod = op.getScoreModBlock() != nullptr;
@@ -551,7 +653,7 @@ Value FlashLowering::applyScoreTransforms(WorkItem &w, Value scores,
     mod.batch = w.qIdx;
     for (auto [buf, broadcast] : llvm::zip_equal(extraBufs, plan.extraBroadcast))
       mod.extras.push_back(
-          loadOperandVector(w, buf, broadcast, rowBase, col));
+          loadOperandVector(w, buf, broadcast, Value(), rowBase, col));
   }
   Value rowVec, colVec;
   if (plan.isCausal || hasMod) {

@@ -18,7 +18,7 @@
 // causal: no key block past the query block's last row
 // FLASH: %[[END:.+]] = arith.minui %{{.+}}, %c128
 // FLASH: scf.for %{{.+}} = %c0 to %[[END]] step %c64
-// q.k^T register tile: 6 keys x 2 vectors of 8 query rows
+// q.k^T register tile: 4 keys x 3 vectors of 8 query rows
 // FLASH: scf.for {{.+}} iter_args({{.+}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>) {
 // FLASH-COUNT-12: vector.fma
 // score step: scale, causal (global row >= column), running max, exp

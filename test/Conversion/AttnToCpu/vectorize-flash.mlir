@@ -9,8 +9,8 @@
 // RUN: | FileCheck %s --check-prefix=AVX2
 
 // The flash loops are vector code sized for the target: with 512-bit
-// vectors the q.k^T and p.v register tiles are 6 x 4 vectors of 16 floats
-// (24 FMAs per step), with 256-bit vectors 6 x 2 vectors of 8; the
+// vectors the q.k^T and p.v register tiles hold 24 accumulators of 16
+// floats (24 FMAs per step), with 256-bit vectors 12 of 8; the
 // online-softmax exp is the polynomial (no libm call).
 
 // TILE512-LABEL: func.func @flash

@@ -1,0 +1,45 @@
+// RUN: attn-opt %s --attn-lower-to-cpu="backend=flash vector-bits=256" --split-input-file | FileCheck %s
+
+// A mask that varies along the query rows is transposed once, before the
+// work items, into [S, L rounded up to the 8 lanes] (i8 for a boolean
+// mask), so that the score step reads the mask of 8 rows with one vector
+// load.
+// CHECK-LABEL: func.func @bool_rows
+// CHECK: %[[T:.+]] = memref.alloc() {alignment = 64 : i64} : memref<20x24xi8>
+// CHECK: arith.extui %{{.+}} : i1 to i8
+// CHECK: memref.store %{{.+}}, %[[T]][%[[C:.+]], %[[R:.+]]] : memref<20x24xi8>
+// CHECK: scf.forall
+// CHECK: %[[M:.+]] = vector.load %[[T]][%{{.+}}, %{{.+}}] : memref<20x24xi8>, vector<8xi8>
+// CHECK: arith.cmpi ne, %[[M]], %{{.+}} : vector<8xi8>
+func.func @bool_rows(%q: tensor<1x2x20x8xf32>, %m: tensor<20x20xi1>) -> tensor<1x2x20x8xf32> {
+  %o = attn.sdpa %q, %q, %q, %m : (tensor<1x2x20x8xf32>, tensor<1x2x20x8xf32>, tensor<1x2x20x8xf32>, tensor<20x20xi1>) -> tensor<1x2x20x8xf32>
+  return %o : tensor<1x2x20x8xf32>
+}
+
+// -----
+
+// An additive f16 mask per batch and head: transposed to f32 (the compute
+// type), batch dims kept.
+// CHECK-LABEL: func.func @additive_rows
+// CHECK: memref.alloc() {alignment = 64 : i64} : memref<1x2x20x24xf32>
+// CHECK: arith.extf %{{.+}} : f16 to f32
+// CHECK: scf.forall
+// CHECK: vector.load %{{.+}} : memref<1x2x20x24xf32>, vector<8xf32>
+func.func @additive_rows(%q: tensor<1x2x20x8xf16>, %m: tensor<1x2x20x20xf16>) -> tensor<1x2x20x8xf16> {
+  %o = attn.sdpa %q, %q, %q, %m : (tensor<1x2x20x8xf16>, tensor<1x2x20x8xf16>, tensor<1x2x20x8xf16>, tensor<1x2x20x20xf16>) -> tensor<1x2x20x8xf16>
+  return %o : tensor<1x2x20x8xf16>
+}
+
+// -----
+
+// A mask constant along the rows ([B, 1, 1, S]) is not copied: one scalar
+// load per key, broadcast to the 8 rows.
+// CHECK-LABEL: func.func @key_padding
+// CHECK-NOT: memref<1x1x20x8xf32>
+// CHECK: scf.forall
+// CHECK: %[[X:.+]] = memref.load %{{.+}} : memref<1x1x1x20xf32>
+// CHECK: vector.broadcast %[[X]] : f32 to vector<8xf32>
+func.func @key_padding(%q: tensor<1x2x20x8xf32>, %m: tensor<1x1x1x20xf32>) -> tensor<1x2x20x8xf32> {
+  %o = attn.sdpa %q, %q, %q, %m : (tensor<1x2x20x8xf32>, tensor<1x2x20x8xf32>, tensor<1x2x20x8xf32>, tensor<1x1x1x20xf32>) -> tensor<1x2x20x8xf32>
+  return %o : tensor<1x2x20x8xf32>
+}
