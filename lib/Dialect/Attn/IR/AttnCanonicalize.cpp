@@ -98,11 +98,13 @@ struct DropUnusedMaskedValue : public OpRewritePattern<SdpaOp> {
 /// `tail` (the mask, if any) after q, k and v.
 static void replaceWithoutScoreMod(PatternRewriter &rewriter, SdpaOp op,
                                    ValueRange tail) {
+  // Read before the replacement erases `op`.
+  DictionaryAttr discardable = op->getDiscardableAttrDictionary();
   auto replacement = rewriter.replaceOpWithNewOp<SdpaOp>(
       op, op.getType(), op.getQuery(), op.getKey(), op.getValue(), tail,
       op.getScaleAttr(), op.getIsCausalAttr(), op.getDropoutPAttr(),
       op.getMaskedValueAttr(), op.getSeedAttr(), /*score_modCount=*/0);
-  replacement->setDiscardableAttrs(op->getDiscardableAttrDictionary());
+  replacement->setDiscardableAttrs(discardable);
 }
 
 namespace {
