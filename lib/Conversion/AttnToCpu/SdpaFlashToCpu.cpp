@@ -465,16 +465,6 @@ void FlashLowering::emitKeyBlock(WorkItem &w, Value kv0) {
   emitPv(w, v, keys);
 }
 
-/// max(x, y) as `x > y ? x : y` (one vmaxps on x86), which skips NaN
-/// scores instead of propagating them as arith.maximumf would (a compare
-/// and a blend more per vector). A row with a NaN score still ends NaN, as
-/// the chain's does: p = exp(NaN - m) = NaN, hence l and acc are NaN.
-static Value buildMaxIgnoringNaN(OpBuilder &b, Location loc, Value x,
-                                 Value y) {
-  Value greater =
-      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x, y);
-  return arith::SelectOp::create(b, loc, greater, x, y);
-}
 
 /// sT[j, i] = score step of (sum_e k[j, e] * qT[e, i]) for the block's keys
 /// and all rows, and blockMax[i] = max_j sT[j, i].

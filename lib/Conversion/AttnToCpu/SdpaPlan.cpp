@@ -299,3 +299,9 @@ Value cpu::buildSafeMax(OpBuilder &b, Location loc, Value m) {
   return arith::SelectOp::create(b, loc, isNegInf,
                                  createFloatConstantOfType(b, loc, t, 0.0), m);
 }
+
+Value cpu::buildMaxIgnoringNaN(OpBuilder &b, Location loc, Value x, Value y) {
+  Value greater =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x, y);
+  return arith::SelectOp::create(b, loc, greater, x, y);
+}

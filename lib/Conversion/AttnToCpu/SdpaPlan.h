@@ -98,12 +98,27 @@ Value buildMaskedScore(OpBuilder &b, Location loc, const SdpaPlan &plan,
 /// -inf - -inf.
 Value buildSafeMax(OpBuilder &b, Location loc, Value m);
 
-/// The two lowerings (SdpaMathToCpu.cpp, SdpaFlashToCpu.cpp).
+/// max(x, y) as `x > y ? x : y` (one vmaxps on x86): skips a NaN `x`
+/// instead of propagating it as arith.maximumf would. A row with a NaN
+/// score still ends NaN: p = exp(NaN - m) = NaN, hence l and acc are NaN.
+Value buildMaxIgnoringNaN(OpBuilder &b, Location loc, Value x, Value y);
+
+/// True when the decode lowering (head dim along the lanes, keys split
+/// across work items) beats flash, which puts query rows along the lanes:
+/// a static L of at most half the target's compute-type lanes.
+bool prefersDecode(const SdpaPlan &plan,
+                   const AttnCpuLoweringOptions &options);
+
+/// The lowerings (SdpaMathToCpu.cpp, SdpaFlashToCpu.cpp,
+/// SdpaDecodeToCpu.cpp).
 Value lowerSdpaMath(OpBuilder &b, Location loc, SdpaOp op,
                     const SdpaPlan &plan);
 Value lowerSdpaFlash(OpBuilder &b, Location loc, SdpaOp op,
                      const SdpaPlan &plan,
                      const AttnCpuLoweringOptions &options);
+Value lowerSdpaDecode(OpBuilder &b, Location loc, SdpaOp op,
+                      const SdpaPlan &plan,
+                      const AttnCpuLoweringOptions &options);
 
 } // namespace mlir::attn::cpu
 
