@@ -4,6 +4,10 @@
 
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -265,4 +269,29 @@ int64_t cpu::getHostVectorBits() {
   if (features.lookup("avx"))
     return 256;
   return 128;
+}
+
+Value cpu::toReadOnlyBuffer(OpBuilder &b, Location loc, Value tensor) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
+  return bufferization::ToBufferOp::create(b, loc, memrefType, tensor,
+                                           /*read_only=*/true);
+}
+
+Value cpu::allocAligned(OpBuilder &b, Location loc, Type elementType,
+                        ArrayRef<OpFoldResult> sizes) {
+  SmallVector<int64_t> shape;
+  SmallVector<Value> dynamic;
+  dispatchIndexOpFoldResults(sizes, dynamic, shape);
+  return memref::AllocOp::create(b, loc, MemRefType::get(shape, elementType),
+                                 dynamic, b.getI64IntegerAttr(64));
+}
+
+void cpu::buildForLoop(OpBuilder &b, Location loc, Value lo, Value hi,
+                       Value step, function_ref<void(Value)> body) {
+  scf::ForOp::create(b, loc, lo, hi, step, ValueRange{},
+                     [&](OpBuilder &, Location, Value iv, ValueRange) {
+                       body(iv);
+                       scf::YieldOp::create(b, loc);
+                     });
 }

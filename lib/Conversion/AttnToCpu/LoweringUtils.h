@@ -54,6 +54,18 @@ SmallVector<Value> getBroadcastDynamicSizes(OpBuilder &b, Location loc,
 void assertEqualSizes(OpBuilder &b, Location loc, Value a, Value c,
                       StringRef message);
 
+/// A read-only buffer view of `tensor` (bufferization.to_buffer).
+Value toReadOnlyBuffer(OpBuilder &b, Location loc, Value tensor);
+
+/// A 64-byte aligned buffer of `elementType` and `sizes` (freed by the
+/// buffer deallocation pipeline).
+Value allocAligned(OpBuilder &b, Location loc, Type elementType,
+                   ArrayRef<OpFoldResult> sizes);
+
+/// An scf.for over [lo, hi) by `step` with no loop-carried values.
+void buildForLoop(OpBuilder &b, Location loc, Value lo, Value hi, Value step,
+                  function_ref<void(Value)> body);
+
 /// tensor.empty of `type` with the given dynamic sizes.
 Value createEmpty(OpBuilder &b, Location loc, RankedTensorType type,
                   ValueRange dynamicSizes);

@@ -62,9 +62,14 @@ private:
   Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
   Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
   Value fconst(double v) { return createFloatConstant(b, loc, ct, v); }
-  Value toBuffer(Value tensor);
-  Value alloc(ArrayRef<OpFoldResult> sizes);
-  void forLoop(Value lo, Value hi, Value step, function_ref<void(Value)> body);
+  Value toBuffer(Value tensor) { return toReadOnlyBuffer(b, loc, tensor); }
+  Value alloc(ArrayRef<OpFoldResult> sizes) {
+    return allocAligned(b, loc, ct, sizes);
+  }
+  void forLoop(Value lo, Value hi, Value step,
+               function_ref<void(Value)> body) {
+    buildForLoop(b, loc, lo, hi, step, body);
+  }
   Value reduceLoop(Value lo, Value hi, Value step, ValueRange init,
                    function_ref<SmallVector<Value>(Value, ValueRange)> body,
                    unsigned result = 0);
@@ -95,30 +100,6 @@ private:
 };
 
 } // namespace
-
-Value DecodeLowering::toBuffer(Value tensor) {
-  auto type = cast<RankedTensorType>(tensor.getType());
-  auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
-  return bufferization::ToBufferOp::create(b, loc, memrefType, tensor,
-                                           /*read_only=*/true);
-}
-
-Value DecodeLowering::alloc(ArrayRef<OpFoldResult> sizes) {
-  SmallVector<int64_t> shape;
-  SmallVector<Value> dynamic;
-  dispatchIndexOpFoldResults(sizes, dynamic, shape);
-  return memref::AllocOp::create(b, loc, MemRefType::get(shape, ct), dynamic,
-                                 b.getI64IntegerAttr(64));
-}
-
-void DecodeLowering::forLoop(Value lo, Value hi, Value step,
-                             function_ref<void(Value)> body) {
-  scf::ForOp::create(b, loc, lo, hi, step, ValueRange{},
-                     [&](OpBuilder &, Location, Value iv, ValueRange) {
-                       body(iv);
-                       scf::YieldOp::create(b, loc);
-                     });
-}
 
 /// An scf.for carrying `init` through `body(iv, iter)`; returns result
 /// number `result`.
@@ -165,32 +146,38 @@ void DecodeLowering::emitScores(ArrayRef<Value> qIdx, ArrayRef<Value> kvIdx,
   Value zeroVec = createFloatConstantOfType(b, loc, vecType, 0.0);
   forLoop(idx(0), keys, idx(1), [&](Value j) {
     Value key = add(kv0, j);
-    SmallVector<Value> init(rows, zeroVec);
-    auto vecLoop = scf::ForOp::create(
-        b, loc, idx(0), vecEnd, lanes, init,
-        [&](OpBuilder &, Location, Value e, ValueRange acc) {
-          Value kv = loadRowVector(kBuf, kvIdx, key, e);
-          SmallVector<Value> next;
-          for (int64_t r = 0; r < rows; ++r)
-            next.push_back(vector::FMAOp::create(
-                b, loc, loadRowVector(qBuf, qIdx, idx(r), e), kv, acc[r]));
-          scf::YieldOp::create(b, loc, next);
-        });
+    // `rows` FMA chains over e in [lo, hi) by `step`, sharing each load of
+    // the key row (vectors, then the scalar tail).
+    auto chains = [&](Value lo, Value hi, Value step, ValueRange init,
+                      bool vectors) {
+      auto load = [&](Value buf, ArrayRef<Value> prefix, Value row, Value e) {
+        return vectors ? loadRowVector(buf, prefix, row, e)
+                       : loadRowScalar(buf, prefix, row, e);
+      };
+      auto loop = scf::ForOp::create(
+          b, loc, lo, hi, step, init,
+          [&](OpBuilder &, Location, Value e, ValueRange acc) {
+            Value kv = load(kBuf, kvIdx, key, e);
+            SmallVector<Value> next;
+            for (int64_t r = 0; r < rows; ++r) {
+              Value qv = load(qBuf, qIdx, idx(r), e);
+              next.push_back(
+                  vectors ? vector::FMAOp::create(b, loc, qv, kv, acc[r])
+                                .getResult()
+                          : math::FmaOp::create(b, loc, qv, kv, acc[r])
+                                .getResult());
+            }
+            scf::YieldOp::create(b, loc, next);
+          });
+      return SmallVector<Value>(loop.getResults());
+    };
     SmallVector<Value> dots;
-    for (int64_t r = 0; r < rows; ++r)
+    for (Value acc : chains(idx(0), vecEnd, lanes,
+                            SmallVector<Value>(rows, zeroVec), true))
       dots.push_back(vector::ReductionOp::create(
-          b, loc, vector::CombiningKind::ADD, vecLoop.getResult(r),
+          b, loc, vector::CombiningKind::ADD, acc,
           arith::FastMathFlags::reassoc));
-    auto tailLoop = scf::ForOp::create(
-        b, loc, vecEnd, plan.e, idx(1), dots,
-        [&](OpBuilder &, Location, Value e, ValueRange acc) {
-          Value ks = loadRowScalar(kBuf, kvIdx, key, e);
-          SmallVector<Value> next;
-          for (int64_t r = 0; r < rows; ++r)
-            next.push_back(math::FmaOp::create(
-                b, loc, loadRowScalar(qBuf, qIdx, idx(r), e), ks, acc[r]));
-          scf::YieldOp::create(b, loc, next);
-        });
+    dots = chains(vecEnd, plan.e, idx(1), dots, false);
     for (int64_t r = 0; r < rows; ++r) {
       Value row = idx(r);
       Value maskElem;
@@ -205,7 +192,7 @@ void DecodeLowering::emitScores(ArrayRef<Value> qIdx, ArrayRef<Value> kvIdx,
         mod.extras.push_back(memref::LoadOp::create(
             b, loc, buf,
             scoreOperandIndices(b, loc, plan, broadcast, qIdx, row, key)));
-      Value s = buildMaskedScore(b, loc, plan, op, tailLoop.getResult(r),
+      Value s = buildMaskedScore(b, loc, plan, op, dots[r],
                                  maskElem, row, key, mod);
       memref::StoreOp::create(b, loc, s, scores, ValueRange{row, j});
     }
@@ -475,7 +462,7 @@ static int64_t getLanes(const SdpaPlan &plan,
 bool cpu::prefersDecode(const SdpaPlan &plan,
                         const AttnCpuLoweringOptions &options) {
   std::optional<int64_t> l = getConstantIntValue(plan.l);
-  return l && 2 * *l <= getLanes(plan, options);
+  return l && *l <= getLanes(plan, options) / 2;
 }
 
 Value cpu::lowerSdpaDecode(OpBuilder &b, Location loc, SdpaOp op,

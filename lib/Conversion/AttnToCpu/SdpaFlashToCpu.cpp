@@ -102,10 +102,14 @@ private:
   Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
   Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
   Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
-  Value toBuffer(Value tensor);
-  Value alloc(ArrayRef<OpFoldResult> sizes);
+  Value toBuffer(Value tensor) { return toReadOnlyBuffer(b, loc, tensor); }
+  Value alloc(ArrayRef<OpFoldResult> sizes) {
+    return allocAligned(b, loc, ct, sizes);
+  }
   void forLoop(Value lo, Value hi, Value step,
-               function_ref<void(Value)> body);
+               function_ref<void(Value)> body) {
+    buildForLoop(b, loc, lo, hi, step, body);
+  }
   void forGroups(Value lo, Value hi, int64_t group, GroupFn body);
   SmallVector<Value> emitTileLoop(Value count, ArrayRef<Value> init,
                                   int64_t mr, int64_t nv, ScalarLoadFn loadA,
@@ -182,31 +186,6 @@ static FlashTiling chooseFlashTiling(const SdpaPlan &plan,
   t.blockQ = llvm::alignTo(blockQ, t.lanes);
   t.blockKV = options.blockKV > 0 ? options.blockKV : 64;
   return t;
-}
-
-Value FlashLowering::toBuffer(Value tensor) {
-  auto type = cast<RankedTensorType>(tensor.getType());
-  auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
-  return bufferization::ToBufferOp::create(b, loc, memrefType, tensor,
-                                           /*read_only=*/true);
-}
-
-/// A 64-byte aligned compute-type buffer (freed by buffer deallocation).
-Value FlashLowering::alloc(ArrayRef<OpFoldResult> sizes) {
-  SmallVector<int64_t> shape;
-  SmallVector<Value> dynamic;
-  dispatchIndexOpFoldResults(sizes, dynamic, shape);
-  return memref::AllocOp::create(b, loc, MemRefType::get(shape, ct), dynamic,
-                                 b.getI64IntegerAttr(64));
-}
-
-void FlashLowering::forLoop(Value lo, Value hi, Value step,
-                            function_ref<void(Value)> body) {
-  scf::ForOp::create(b, loc, lo, hi, step, ValueRange{},
-                     [&](OpBuilder &, Location, Value iv, ValueRange) {
-                       body(iv);
-                       scf::YieldOp::create(b, loc);
-                     });
 }
 
 /// Calls `body(first, n)` for consecutive groups covering [lo, hi): groups

@@ -25,7 +25,7 @@
 // FLASH-COUNT-12: vector.fma
 // score step: scale, causal (global row >= column), running max, exp
 // FLASH: arith.mulf %{{.+}}, %{{.+}} : vector<8xf32>
-// FLASH: arith.cmpi ule, %{{.+}}, %{{.+}} : vector<8xindex>
+// FLASH: arith.cmpi sle, %{{.+}}, %{{.+}} : vector<8xindex>
 // FLASH: arith.cmpf ogt, {{.+}} : vector<8xf32>
 // FLASH: arith.cmpf oeq
 // FLASH: math.exp {{.+}} : vector<8xf32>
