@@ -125,7 +125,7 @@ LogicalResult attn::lowerToLLVMDialect(ModuleOp module,
 
 SmallVector<std::string> attn::getTraceNames(ModuleOp module) {
   SmallVector<std::string> names;
-  auto array = module->getAttrOfType<ArrayAttr>("attn.trace_names");
+  auto array = module->getAttrOfType<ArrayAttr>(attn::kTraceNamesAttrName);
   if (!array)
     return names;
   for (Attribute a : array) {

@@ -36,9 +36,8 @@ def AttnLowerToCpu : Pass<"attn-lower-to-cpu", "::mlir::ModuleOp"> {
     Dynamic dims do not broadcast at run time: where a `?` dim meets another
     size, a `cf.assert` checks they are equal.
 
-    With `trace`, the lowered code of each op is bracketed by calls to
-    `attnrt_trace_begin(i64)` / `attnrt_trace_end(i64)` and the module gets
-    `attn.trace_names`, the op names indexed by id.
+    Each op's code is inserted where the op is, so an op bracketed by
+    `attn-instrument-trace` keeps its code between its two trace calls.
 
     An op that cannot be lowered (e.g. a cast from f64 to f16) is a located
     error and the pass fails.
@@ -57,8 +56,6 @@ def AttnLowerToCpu : Pass<"attn-lower-to-cpu", "::mlir::ModuleOp"> {
            "attn.sdpa implementation: auto (flash unless dropout), flash "
            "(tiled online softmax) or math (materialised scores)",
            "::mlir::attn::sdpaCpuBackendValues()">,
-    Option<"trace", "trace", "bool", /*default=*/"false",
-           "Bracket each lowered op with attnrt_trace_begin/end calls">,
     Option<"blockQ", "block-q", "int64_t", /*default=*/"0",
            "Query rows per flash block (0: chosen for the target; rounded "
            "up to a multiple of the vector lanes)">,
@@ -67,6 +64,25 @@ def AttnLowerToCpu : Pass<"attn-lower-to-cpu", "::mlir::ModuleOp"> {
     Option<"vectorBits", "vector-bits", "int64_t", /*default=*/"0",
            "Vector register width of the target in bits: 128, 256, 512, or "
            "0 for the host's">
+  ];
+}
+
+def AttnInstrumentTrace : Pass<"attn-instrument-trace", "::mlir::ModuleOp"> {
+  let summary = "Bracket each attn op with attnrt_trace_begin/end calls";
+  let description = [{
+    Numbers the attn ops of the module in walk order (`attn.yield` excepted:
+    it goes with its `attn.sdpa`) and puts a call of
+    `attnrt_trace_begin(i64 id)` before each and `attnrt_trace_end(i64 id)`
+    after it, declaring both as private functions. The module gets
+    `attn.trace_names`, the op names (without the dialect) indexed by id.
+
+    Run it before `attn-lower-to-cpu`: the lowered code of an op then sits
+    between its two calls, and the calls' unknown side effects keep later
+    passes from moving it out. The runtime (lib/Runtime) records the calls
+    as timed spans.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect"
   ];
 }
 

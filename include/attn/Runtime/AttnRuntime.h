@@ -1,6 +1,6 @@
 /*===- AttnRuntime.h - the small C runtime of compiled attn code -*- C -*-===*\
 |*                                                                            *|
-|* Code lowered with `attn-lower-to-cpu{trace=true}` calls                    *|
+|* Code instrumented by `attn-instrument-trace` calls                         *|
 |* attnrt_trace_begin(id) / attnrt_trace_end(id) around every op or kernel;   *|
 |* the module attribute `attn.trace_names` maps ids to span names. This      *|
 |* runtime records the calls with monotonic timestamps and writes a Chrome   *|
