@@ -1,8 +1,7 @@
 //===- Pipelines.cpp - attn on tensors to the LLVM dialect ----------------===//
 //
-// Fusion (by pass name, so the pipeline needs no link-time knowledge of the
-// fusion library beyond registerAllAttnPasses) followed by the CPU lowering
-// pipeline that include/attn/Conversion/AttnToCpu/AttnToCpu.h provides.
+// Fusion followed by the CPU lowering pipeline that
+// include/attn/Conversion/AttnToCpu/AttnToCpu.h provides.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,6 +9,7 @@
 
 #include "attn/Conversion/AttnToCpu/AttnToCpu.h"
 #include "attn/Conversion/Passes.h"
+#include "attn/Dialect/Attn/Transforms/Passes.h"
 #include "attn/InitAttn.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -18,7 +18,6 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
-#include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -69,14 +68,10 @@ void attn::registerAttnPipelineTranslations(DialectRegistry &registry) {
   registerAllToLLVMIRTranslations(registry);
 }
 
-LogicalResult
-attn::buildAttnToLLVMPipeline(OpPassManager &pm,
-                              const AttnPipelineOptions &options) {
-  // By name: the pass is registered by registerAllAttnPasses. A tool that
-  // forgot to call it must not silently skip the fusion.
-  if (options.fuse &&
-      failed(parsePassPipeline("attn-fuse-sdpa", pm, llvm::errs())))
-    return failure();
+void attn::buildAttnToLLVMPipeline(OpPassManager &pm,
+                                   const AttnPipelineOptions &options) {
+  if (options.fuse)
+    pm.addPass(createAttnFuseSdpa());
   bool cuda = options.target == CompileTarget::Cuda;
   if (cuda) {
     AttnLowerSdpaToCudaOptions cudaOptions;
@@ -90,7 +85,6 @@ attn::buildAttnToLLVMPipeline(OpPassManager &pm,
   lowering.numThreads = options.numThreads;
   lowering.checkFailureCalls = true;
   buildAttnCpuLoweringPipeline(pm, lowering);
-  return success();
 }
 
 void attn::prepareCInterface(ModuleOp module) {
@@ -115,9 +109,7 @@ LogicalResult attn::lowerToLLVMDialect(ModuleOp module,
     if (func.isPublic() && !func.isExternal())
       signatures.emplace_back(func.getSymName().str(), func.getFunctionType());
   PassManager pm(module.getContext());
-  if (failed(buildAttnToLLVMPipeline(pm, options)))
-    return module.emitError("attn-fuse-sdpa is not registered; the tool must "
-                            "call registerAllAttnPasses()");
+  buildAttnToLLVMPipeline(pm, options);
   if (failed(pm.run(module)))
     return failure();
   return insertArgumentChecks(module, signatures);

@@ -5,10 +5,11 @@
 
 include "mlir/Pass/PassBase.td"
 
-def AttnLowerToCpu : Pass<"attn-lower-to-cpu", "::mlir::ModuleOp"> {
+def AttnLowerToCpu : Pass<"attn-lower-to-cpu"> {
   let summary = "Lower every attn op to linalg/tensor/arith/math/scf on tensors";
   let description = [{
-    Rewrites each attn op into upstream dialects on tensors, for static and
+    Rewrites each attn op nested in the op it runs on (the pipeline runs it
+    on each function) into upstream dialects on tensors, for static and
     dynamic (`?`) dims, ready for one-shot bufferization:
 
     - `attn.matmul`: a `linalg.generic` with broadcasting batch maps,
@@ -86,11 +87,11 @@ def AttnInstrumentTrace : Pass<"attn-instrument-trace", "::mlir::ModuleOp"> {
   ];
 }
 
-def AttnCpuEmitCInterface : Pass<"attn-cpu-emit-c-interface", "::mlir::ModuleOp"> {
+def AttnCpuEmitCInterface : Pass<"attn-cpu-emit-c-interface", "::mlir::func::FuncOp"> {
   let summary = "Mark public functions with llvm.emit_c_interface";
   let description = [{
-    Sets the `llvm.emit_c_interface` unit attribute on every public
-    `func.func` with a body, so that `convert-func-to-llvm` emits
+    Sets the `llvm.emit_c_interface` unit attribute on a public `func.func`
+    with a body, so that `convert-func-to-llvm` emits
     `_mlir_ciface_<name>` wrappers taking memref descriptors (what the JIT
     and AOT drivers call).
   }];

@@ -89,10 +89,9 @@ StringRef getOpenMPRuntimePath();
 void registerAttnPipelineTranslations(DialectRegistry &registry);
 
 /// Adds the passes that take a module of attn (and upstream) ops on tensors
-/// to the LLVM dialect. Fails (the reason on stderr) when attn-fuse-sdpa is
-/// wanted but not registered (registerAllAttnPasses was not called).
-LogicalResult buildAttnToLLVMPipeline(OpPassManager &pm,
-                                      const AttnPipelineOptions &options);
+/// to the LLVM dialect.
+void buildAttnToLLVMPipeline(OpPassManager &pm,
+                             const AttnPipelineOptions &options);
 
 /// Prepares the public functions of `module` for being called from C: marks
 /// them `llvm.emit_c_interface` (entry point `_mlir_ciface_<name>` taking

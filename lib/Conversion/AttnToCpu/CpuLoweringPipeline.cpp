@@ -40,8 +40,8 @@ static void addAttnToTensorPasses(OpPassManager &pm,
   // between the op's two trace calls.
   if (options.enableTrace)
     pm.addPass(createAttnInstrumentTrace());
-  pm.addPass(createAttnLowerToCpu(lowerOptions));
-  pm.addPass(createAttnCpuEmitCInterface());
+  pm.addNestedPass<func::FuncOp>(createAttnLowerToCpu(lowerOptions));
+  pm.addNestedPass<func::FuncOp>(createAttnCpuEmitCInterface());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }
@@ -79,7 +79,7 @@ static void addBufferizeToLoopsPasses(OpPassManager &pm,
 static void addToLLVMPasses(OpPassManager &pm,
                             const AttnCpuLoweringOptions &options) {
   if (options.fastExp)
-    pm.addPass(createAttnCpuExpApproximation());
+    pm.addNestedPass<func::FuncOp>(createAttnCpuExpApproximation());
   arith::ArithExpandOpsPassOptions expand;
   expand.includeBf16 = true;
   pm.addPass(arith::createArithExpandOpsPass(expand));

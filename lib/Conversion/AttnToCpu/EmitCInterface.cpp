@@ -18,10 +18,10 @@ struct AttnCpuEmitCInterfacePass
   using Base::Base;
 
   void runOnOperation() override {
-    for (auto fn : getOperation().getOps<func::FuncOp>())
-      if (fn.isPublic() && !fn.isExternal())
-        fn->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
-                    UnitAttr::get(&getContext()));
+    func::FuncOp fn = getOperation();
+    if (fn.isPublic() && !fn.isExternal())
+      fn->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
+                  UnitAttr::get(&getContext()));
   }
 };
 } // namespace
