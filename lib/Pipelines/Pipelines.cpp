@@ -33,22 +33,22 @@ llvm::cl::ValuesClass attn::compileTargetValues() {
 }
 
 std::unique_ptr<attn::AttnInputModule>
-attn::parseInputModule(StringRef filename, std::string &error) {
+attn::parseInputModule(StringRef filename, StringRef toolName) {
+  auto readError = [&](const Twine &message) {
+    llvm::errs() << toolName << ": error: " << message << "\n";
+    return nullptr;
+  };
   // A device such as /dev/zero would be read until memory runs out.
   llvm::sys::fs::file_status status;
   if (filename != "-" && !llvm::sys::fs::status(filename, status) &&
       !llvm::sys::fs::is_regular_file(status) &&
       status.type() != llvm::sys::fs::file_type::fifo_file &&
-      !llvm::sys::fs::is_directory(status)) {
-    error = "'" + filename.str() + "' is not a regular file";
-    return nullptr;
-  }
+      !llvm::sys::fs::is_directory(status))
+    return readError("'" + filename + "' is not a regular file");
   auto file = llvm::MemoryBuffer::getFileOrSTDIN(filename);
-  if (!file) {
-    error = "cannot open '" + filename.str() +
-            "': " + file.getError().message();
-    return nullptr;
-  }
+  if (!file)
+    return readError("cannot open '" + filename +
+                     "': " + file.getError().message());
   DialectRegistry registry;
   registerAllAttnDialects(registry);
   registerAttnPipelineTranslations(registry);
@@ -61,6 +61,8 @@ attn::parseInputModule(StringRef filename, std::string &error) {
       *input->sourceMgr, input->context.get());
   input->module = parseSourceFile<ModuleOp>(input->sourceMgr,
                                             ParserConfig(input->context.get()));
+  if (!input->module)
+    return nullptr;
   return input;
 }
 

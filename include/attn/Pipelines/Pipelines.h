@@ -54,11 +54,11 @@ struct AttnInputModule {
 };
 
 /// Reads `filename` ('-': stdin) and parses it. The context prints located
-/// messages, not dumps of lowered ops. Returns null with `error` set when the
-/// file cannot be read or is a device (/dev/zero has no end); a parse error is
-/// reported as a located diagnostic and leaves `module` null.
+/// messages, not dumps of lowered ops. Returns null when the file cannot be
+/// read or is a device (/dev/zero has no end), reported on stderr as
+/// "<toolName>: error: ...", or does not parse (a located diagnostic).
 std::unique_ptr<AttnInputModule> parseInputModule(StringRef filename,
-                                                  std::string &error);
+                                                  StringRef toolName);
 
 /// Choices shared by attn-compile and attn-run.
 struct AttnPipelineOptions {
