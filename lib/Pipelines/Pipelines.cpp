@@ -1,8 +1,7 @@
 //===- Pipelines.cpp - attn on tensors to the LLVM dialect ----------------===//
 //
-// Fusion (by pass name, so the pipeline needs no link-time knowledge of the
-// fusion library beyond registerAllAttnPasses) followed by the CPU lowering
-// pipeline that include/attn/Conversion/AttnToCpu/AttnToCpu.h provides.
+// Fusion followed by the CPU lowering pipeline that
+// include/attn/Conversion/AttnToCpu/AttnToCpu.h provides.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,6 +9,7 @@
 
 #include "attn/Conversion/AttnToCpu/AttnToCpu.h"
 #include "attn/Conversion/Passes.h"
+#include "attn/Dialect/Attn/Transforms/Passes.h"
 #include "attn/InitAttn.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -18,7 +18,6 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
-#include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -34,22 +33,22 @@ llvm::cl::ValuesClass attn::compileTargetValues() {
 }
 
 std::unique_ptr<attn::AttnInputModule>
-attn::parseInputModule(StringRef filename, std::string &error) {
+attn::parseInputModule(StringRef filename, StringRef toolName) {
+  auto readError = [&](const Twine &message) {
+    llvm::errs() << toolName << ": error: " << message << "\n";
+    return nullptr;
+  };
   // A device such as /dev/zero would be read until memory runs out.
   llvm::sys::fs::file_status status;
   if (filename != "-" && !llvm::sys::fs::status(filename, status) &&
       !llvm::sys::fs::is_regular_file(status) &&
       status.type() != llvm::sys::fs::file_type::fifo_file &&
-      !llvm::sys::fs::is_directory(status)) {
-    error = "'" + filename.str() + "' is not a regular file";
-    return nullptr;
-  }
+      !llvm::sys::fs::is_directory(status))
+    return readError("'" + filename + "' is not a regular file");
   auto file = llvm::MemoryBuffer::getFileOrSTDIN(filename);
-  if (!file) {
-    error = "cannot open '" + filename.str() +
-            "': " + file.getError().message();
-    return nullptr;
-  }
+  if (!file)
+    return readError("cannot open '" + filename +
+                     "': " + file.getError().message());
   DialectRegistry registry;
   registerAllAttnDialects(registry);
   registerAttnPipelineTranslations(registry);
@@ -62,6 +61,8 @@ attn::parseInputModule(StringRef filename, std::string &error) {
       *input->sourceMgr, input->context.get());
   input->module = parseSourceFile<ModuleOp>(input->sourceMgr,
                                             ParserConfig(input->context.get()));
+  if (!input->module)
+    return nullptr;
   return input;
 }
 
@@ -69,14 +70,10 @@ void attn::registerAttnPipelineTranslations(DialectRegistry &registry) {
   registerAllToLLVMIRTranslations(registry);
 }
 
-LogicalResult
-attn::buildAttnToLLVMPipeline(OpPassManager &pm,
-                              const AttnPipelineOptions &options) {
-  // By name: the pass is registered by registerAllAttnPasses. A tool that
-  // forgot to call it must not silently skip the fusion.
-  if (options.fuse &&
-      failed(parsePassPipeline("attn-fuse-sdpa", pm, llvm::errs())))
-    return failure();
+void attn::buildAttnToLLVMPipeline(OpPassManager &pm,
+                                   const AttnPipelineOptions &options) {
+  if (options.fuse)
+    pm.addPass(createAttnFuseSdpa());
   bool cuda = options.target == CompileTarget::Cuda;
   if (cuda) {
     AttnLowerSdpaToCudaOptions cudaOptions;
@@ -90,7 +87,6 @@ attn::buildAttnToLLVMPipeline(OpPassManager &pm,
   lowering.numThreads = options.numThreads;
   lowering.checkFailureCalls = true;
   buildAttnCpuLoweringPipeline(pm, lowering);
-  return success();
 }
 
 void attn::prepareCInterface(ModuleOp module) {
@@ -115,9 +111,7 @@ LogicalResult attn::lowerToLLVMDialect(ModuleOp module,
     if (func.isPublic() && !func.isExternal())
       signatures.emplace_back(func.getSymName().str(), func.getFunctionType());
   PassManager pm(module.getContext());
-  if (failed(buildAttnToLLVMPipeline(pm, options)))
-    return module.emitError("attn-fuse-sdpa is not registered; the tool must "
-                            "call registerAllAttnPasses()");
+  buildAttnToLLVMPipeline(pm, options);
   if (failed(pm.run(module)))
     return failure();
   return insertArgumentChecks(module, signatures);
@@ -125,7 +119,7 @@ LogicalResult attn::lowerToLLVMDialect(ModuleOp module,
 
 SmallVector<std::string> attn::getTraceNames(ModuleOp module) {
   SmallVector<std::string> names;
-  auto array = module->getAttrOfType<ArrayAttr>("attn.trace_names");
+  auto array = module->getAttrOfType<ArrayAttr>(attn::kTraceNamesAttrName);
   if (!array)
     return names;
   for (Attribute a : array) {

@@ -61,8 +61,8 @@ static void failWithList(const char *what, const char *problem,
 void attnrt_check_argument(const int64_t *descriptor, int64_t rank,
                            int64_t elementBytes, const int64_t *staticSizes,
                            const char *what) {
-  const int64_t *sizes = descriptor + 3;
-  const int64_t *strides = descriptor + 3 + rank;
+  const int64_t *sizes = ATTNRT_MEMREF_SIZES(descriptor);
+  const int64_t *strides = ATTNRT_MEMREF_STRIDES(descriptor, rank);
   char message[1024];
   int64_t bytes = elementBytes;
   for (int64_t d = 0; d < rank; ++d) {
@@ -84,15 +84,15 @@ void attnrt_check_argument(const int64_t *descriptor, int64_t rank,
                    " hold more than 2^63 - 1 bytes");
   if (bytes == 0)
     return; /* Nothing is read. */
-  if (!descriptor[1]) {
+  if (!ATTNRT_MEMREF_ALIGNED(descriptor)) {
     snprintf(message, sizeof(message), "%s: the aligned pointer is null", what);
     attnrt_check_failed(message);
   }
-  if (descriptor[2] != 0) {
+  if (ATTNRT_MEMREF_OFFSET(descriptor) != 0) {
     snprintf(message, sizeof(message),
              "%s: offset %lld; the compiled code reads a dense array from "
              "the aligned pointer (pass aligned + offset, offset 0)",
-             what, (long long)descriptor[2]);
+             what, (long long)ATTNRT_MEMREF_OFFSET(descriptor));
     attnrt_check_failed(message);
   }
   int64_t dense = 1;

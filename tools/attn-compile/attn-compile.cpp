@@ -21,6 +21,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/GlobalVariable.h"
 #include "llvm/IR/LLVMContext.h"
@@ -105,6 +106,12 @@ static cl::opt<std::string> linker(
 static int fail(const llvm::Twine &message) {
   llvm::errs() << "attn-compile: error: " << message << "\n";
   return 1;
+}
+
+/// `fail` for functions that return a LogicalResult.
+static LogicalResult reportError(const llvm::Twine &message) {
+  fail(message);
+  return failure();
 }
 
 /// Lets `attn-run --so --trace` name the spans of a library: a global array
@@ -197,11 +204,11 @@ static LogicalResult linkSharedLibrary(StringRef object, StringRef output,
     args.push_back("-lcudart");
     args.push_back("-lstdc++");
 #else
-    fail("this attn-compile was built without the CUDA kernels (CMake found "
-         "no nvcc): use --emit=obj and link the object with "
-         "libattn_cuda_runtime.a and libattn_cuda_kernels.a built from "
-         "kernels/ (cmake -DATTN_KERNELS_ONLY=ON)");
-    return failure();
+    return reportError(
+        "this attn-compile was built without the CUDA kernels (CMake found "
+        "no nvcc): use --emit=obj and link the object with "
+        "libattn_cuda_runtime.a and libattn_cuda_kernels.a built from "
+        "kernels/ (cmake -DATTN_KERNELS_ONLY=ON)");
 #endif
   }
   args.push_back("-lpthread");
@@ -215,12 +222,174 @@ static LogicalResult linkSharedLibrary(StringRef object, StringRef output,
     std::string command;
     for (StringRef a : argRefs)
       command += a.str() + " ";
-    fail("linking the shared library failed" +
-         (errorMessage.empty() ? "" : ": " + errorMessage) +
-         "\n  command: " + command);
-    return failure();
+    return reportError("linking the shared library failed" +
+                       (errorMessage.empty() ? "" : ": " + errorMessage) +
+                       "\n  command: " + command);
   }
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Input, compile, output
+//===----------------------------------------------------------------------===//
+
+namespace {
+enum class EmitKind { Mlir, Llvm, Obj, So };
+} // namespace
+
+/// --emit, else the kind the output's extension names; checks the options
+/// that depend on it.
+static FailureOr<EmitKind> getEmitKind() {
+  std::string kind = emit;
+  if (kind.empty()) {
+    StringRef ext = llvm::sys::path::extension(outputFilename);
+    kind = ext == ".mlir" ? "mlir"
+           : ext == ".ll" ? "llvm"
+           : ext == ".so" ? "so"
+                          : "obj";
+  }
+  std::optional<EmitKind> result =
+      llvm::StringSwitch<std::optional<EmitKind>>(kind)
+          .Case("mlir", EmitKind::Mlir)
+          .Case("llvm", EmitKind::Llvm)
+          .Case("obj", EmitKind::Obj)
+          .Case("so", EmitKind::So)
+          .Default(std::nullopt);
+  if (!result)
+    return reportError("--emit=" + kind + ": expected mlir, llvm, obj or so");
+  bool binary = *result == EmitKind::Obj || *result == EmitKind::So;
+  if (binary && outputFilename == "-")
+    return reportError("--emit=" + kind +
+                       " writes a binary; give a file with -o");
+  if (optLevel > 3)
+    return reportError("-O" + Twine(optLevel) + ": expected 0, 1, 2 or 3");
+  return *result;
+}
+
+/// Where the C header goes: --header, else next to a binary output; empty
+/// for none.
+static std::string getHeaderPath(EmitKind kind) {
+  if (noHeader)
+    return "";
+  if (!headerFilename.empty() ||
+      (kind != EmitKind::Obj && kind != EmitKind::So))
+    return headerFilename;
+  SmallString<256> p(outputFilename.getValue());
+  llvm::sys::path::replace_extension(p, ".h");
+  return p.str().str();
+}
+
+/// The C header's text, from the tensor-level signatures of `module`.
+static FailureOr<std::string> buildCHeader(ModuleOp module,
+                                           StringRef headerPath) {
+  std::string guard =
+      "ATTN_GENERATED_" + llvm::sys::path::stem(headerPath).upper() + "_H";
+  for (char &c : guard)
+    if (!llvm::isAlnum(c))
+      c = '_';
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  if (failed(attn::emitCHeader(module, os, target == attn::CompileTarget::Cuda,
+                               guard)))
+    return failure();
+  return text;
+}
+
+/// The whole pipeline to the LLVM dialect; then checks that every public
+/// function got the C entry point its signature promises.
+static LogicalResult lowerModule(ModuleOp module) {
+  SmallVector<std::tuple<std::string, FunctionType, Location>> publicFuncs;
+  for (auto func : module.getOps<func::FuncOp>())
+    if (func.isPublic() && !func.isExternal())
+      publicFuncs.emplace_back(func.getSymName().str(), func.getFunctionType(),
+                               func.getLoc());
+  attn::AttnPipelineOptions options;
+  options.fuse = !noFuse;
+  options.backend = backend;
+  options.trace = trace;
+  options.numThreads = threads;
+  options.target = target;
+  if (failed(attn::lowerToLLVMDialect(module, options)))
+    return failure();
+  for (auto &[name, type, loc] : publicFuncs)
+    if (failed(attn::verifyLoweredCInterface(module, name, type, loc)))
+      return failure();
+  return success();
+}
+
+/// Writes `path` with `write`, keeping it only when `write` succeeds.
+static LogicalResult
+writeFile(StringRef path,
+          llvm::function_ref<LogicalResult(llvm::raw_fd_ostream &)> write) {
+  std::string errorMessage;
+  std::unique_ptr<llvm::ToolOutputFile> out =
+      openOutputFile(path, &errorMessage);
+  if (!out)
+    return reportError(errorMessage);
+  if (failed(write(out->os())))
+    return failure();
+  out->keep();
+  return success();
+}
+
+/// --emit=so: an object in a temporary file, linked by the C compiler driver.
+static LogicalResult writeSharedLibrary(llvm::Module &llvmModule,
+                                        llvm::TargetMachine &tm) {
+  SmallString<128> objectPath;
+  if (std::error_code ec =
+          llvm::sys::fs::createTemporaryFile("attn-compile", "o", objectPath))
+    return reportError("cannot create a temporary object file: " +
+                       ec.message());
+  llvm::FileRemover removeObject(objectPath);
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(objectPath, ec);
+    if (ec)
+      return reportError("cannot write '" + objectPath + "': " + ec.message());
+    std::string errorMessage;
+    if (failed(attn::emitObjectFile(llvmModule, tm, os, errorMessage)))
+      return reportError(errorMessage);
+  }
+  return linkSharedLibrary(objectPath, outputFilename, llvmModule);
+}
+
+/// LLVM IR, an object or a shared library from the lowered `module`.
+static LogicalResult emitMachineCode(ModuleOp module, EmitKind kind) {
+  attn::AttnTargetOptions targetOptions;
+  targetOptions.cpu = mcpu;
+  targetOptions.features = mattr;
+  targetOptions.optLevel = optLevel;
+  std::string errorMessage;
+  std::unique_ptr<llvm::TargetMachine> tm =
+      attn::createAttnTargetMachine(targetOptions, errorMessage);
+  if (!tm)
+    return reportError(errorMessage);
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      attn::translateAndOptimize(module, llvmContext, *tm, optLevel);
+  if (!llvmModule)
+    return failure();
+  if (trace)
+    embedTraceNames(*llvmModule, attn::getTraceNames(module));
+
+  switch (kind) {
+  case EmitKind::Llvm:
+    return writeFile(outputFilename, [&](llvm::raw_fd_ostream &os) {
+      llvmModule->print(os, nullptr);
+      return success();
+    });
+  case EmitKind::Obj:
+    return writeFile(outputFilename, [&](llvm::raw_fd_ostream &os) {
+      if (failed(attn::emitObjectFile(*llvmModule, *tm, os, errorMessage)))
+        return reportError(errorMessage);
+      return success();
+    });
+  case EmitKind::So:
+    return writeSharedLibrary(*llvmModule, *tm);
+  case EmitKind::Mlir:
+    break;
+  }
+  llvm_unreachable("the LLVM dialect is written by main");
 }
 
 int main(int argc, char **argv) {
@@ -232,150 +401,43 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv,
                               "attn-compile: ahead-of-time compiler for attn "
                               "modules (see docs/attn-compile.md)\n");
+  FailureOr<EmitKind> kind = getEmitKind();
+  if (failed(kind))
+    return 1;
 
-  // What to emit.
-  std::string kind = emit;
-  if (kind.empty()) {
-    StringRef ext = llvm::sys::path::extension(outputFilename);
-    kind = ext == ".mlir" ? "mlir"
-           : ext == ".ll" ? "llvm"
-           : ext == ".so" ? "so"
-                          : "obj";
-  }
-  if (kind != "mlir" && kind != "llvm" && kind != "obj" && kind != "so")
-    return fail("--emit=" + kind + ": expected mlir, llvm, obj or so");
-  bool binary = kind == "obj" || kind == "so";
-  if (binary && outputFilename == "-")
-    return fail("--emit=" + kind + " writes a binary; give a file with -o");
-  if (optLevel > 3)
-    return fail("-O" + Twine(optLevel) + ": expected 0, 1, 2 or 3");
-
-  std::string readError;
+  // Input, and the C header from its tensor-level signatures.
   std::unique_ptr<attn::AttnInputModule> input =
-      attn::parseInputModule(inputFilename, readError);
+      attn::parseInputModule(inputFilename, "attn-compile");
   if (!input)
-    return fail(readError);
-  if (!input->module)
     return 1;
-  OwningOpRef<ModuleOp> &module = input->module;
-
-  // The C header comes from the tensor-level signatures.
-  std::string headerPath = headerFilename;
-  if (headerPath.empty() && binary && !noHeader) {
-    SmallString<256> p(outputFilename.getValue());
-    llvm::sys::path::replace_extension(p, ".h");
-    headerPath = p.str().str();
-  }
-  std::string headerText;
-  if (!headerPath.empty() && !noHeader) {
-    std::string guard =
-        "ATTN_GENERATED_" + llvm::sys::path::stem(headerPath).upper() + "_H";
-    for (char &c : guard)
-      if (!llvm::isAlnum(c))
-        c = '_';
-    llvm::raw_string_ostream os(headerText);
-    if (failed(attn::emitCHeader(*module, os, target == attn::CompileTarget::Cuda, guard)))
-      return 1;
-  }
-
-  // Signatures before lowering, to check the C entry points afterwards.
-  SmallVector<std::tuple<std::string, FunctionType, Location>> publicFuncs;
-  for (auto func : module->getOps<func::FuncOp>())
-    if (func.isPublic() && !func.isExternal())
-      publicFuncs.emplace_back(func.getSymName().str(), func.getFunctionType(),
-                               func.getLoc());
-
-  attn::AttnPipelineOptions options;
-  options.fuse = !noFuse;
-  options.backend = backend;
-  options.trace = trace;
-  options.numThreads = threads;
-  options.target = target;
-  if (failed(attn::lowerToLLVMDialect(*module, options)))
+  ModuleOp module = *input->module;
+  std::string headerPath = getHeaderPath(*kind);
+  FailureOr<std::string> header = std::string();
+  if (!headerPath.empty())
+    header = buildCHeader(module, headerPath);
+  if (failed(header))
     return 1;
-  for (auto &[name, type, loc] : publicFuncs)
-    if (failed(attn::verifyLoweredCInterface(*module, name, type, loc)))
-      return 1;
-  SmallVector<std::string> traceNames = attn::getTraceNames(*module);
 
-  std::string errorMessage;
-  auto writeHeader = [&]() -> LogicalResult {
-    if (headerPath.empty() || noHeader)
-      return success();
-    std::unique_ptr<llvm::ToolOutputFile> header =
-        openOutputFile(headerPath, &errorMessage);
-    if (!header) {
-      fail(errorMessage);
-      return failure();
-    }
-    header->os() << headerText;
-    header->keep();
-    return success();
-  };
-
-  if (kind == "mlir") {
-    std::unique_ptr<llvm::ToolOutputFile> out =
-        openOutputFile(outputFilename, &errorMessage);
-    if (!out)
-      return fail(errorMessage);
-    module->print(out->os());
-    out->os() << "\n";
-    out->keep();
-    return failed(writeHeader()) ? 1 : 0;
-  }
-
-  attn::AttnTargetOptions targetOptions;
-  targetOptions.cpu = mcpu;
-  targetOptions.features = mattr;
-  targetOptions.optLevel = optLevel;
-  std::unique_ptr<llvm::TargetMachine> tm =
-      attn::createAttnTargetMachine(targetOptions, errorMessage);
-  if (!tm)
-    return fail(errorMessage);
-  llvm::LLVMContext llvmContext;
-  std::unique_ptr<llvm::Module> llvmModule =
-      attn::translateAndOptimize(*module, llvmContext, *tm, optLevel);
-  if (!llvmModule)
+  // Compile and write.
+  if (failed(lowerModule(module)))
     return 1;
-  if (trace)
-    embedTraceNames(*llvmModule, traceNames);
-
-  if (kind == "llvm") {
-    std::unique_ptr<llvm::ToolOutputFile> out =
-        openOutputFile(outputFilename, &errorMessage);
-    if (!out)
-      return fail(errorMessage);
-    llvmModule->print(out->os(), nullptr);
-    out->keep();
-    return failed(writeHeader()) ? 1 : 0;
-  }
-
-  if (kind == "obj") {
-    std::unique_ptr<llvm::ToolOutputFile> out =
-        openOutputFile(outputFilename, &errorMessage);
-    if (!out)
-      return fail(errorMessage);
-    if (failed(attn::emitObjectFile(*llvmModule, *tm, out->os(), errorMessage)))
-      return fail(errorMessage);
-    out->keep();
-    return failed(writeHeader()) ? 1 : 0;
-  }
-
-  // so: an object in a temporary file, linked by the C compiler driver.
-  SmallString<128> objectPath;
-  if (std::error_code ec =
-          llvm::sys::fs::createTemporaryFile("attn-compile", "o", objectPath))
-    return fail("cannot create a temporary object file: " + ec.message());
-  llvm::FileRemover removeObject(objectPath);
-  {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(objectPath, ec);
-    if (ec)
-      return fail("cannot write '" + objectPath + "': " + ec.message());
-    if (failed(attn::emitObjectFile(*llvmModule, *tm, os, errorMessage)))
-      return fail(errorMessage);
-  }
-  if (failed(linkSharedLibrary(objectPath, outputFilename, *llvmModule)))
+  LogicalResult written = *kind == EmitKind::Mlir
+                              ? writeFile(outputFilename,
+                                          [&](llvm::raw_fd_ostream &os) {
+                                            module.print(os);
+                                            os << "\n";
+                                            return success();
+                                          })
+                              : emitMachineCode(module, *kind);
+  if (failed(written))
     return 1;
-  return failed(writeHeader()) ? 1 : 0;
+  if (headerPath.empty())
+    return 0;
+  return failed(writeFile(headerPath,
+                          [&](llvm::raw_fd_ostream &os) {
+                            os << *header;
+                            return success();
+                          }))
+             ? 1
+             : 0;
 }

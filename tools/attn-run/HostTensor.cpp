@@ -292,29 +292,58 @@ std::optional<HostTensor> HostTensor::clone(std::string &error) const {
   return copy;
 }
 
-llvm::SmallVector<int64_t> HostTensor::makeDescriptor() const {
+void HostTensor::writeDescriptor(void *descriptor) const {
+  // Read and written as DynamicMemRefType does: the sizes, then the strides
+  // right after them.
+  auto *desc = static_cast<StridedMemRefType<char, 1> *>(descriptor);
+  desc->basePtr = desc->data = static_cast<char *>(data.get());
+  desc->offset = 0;
   int64_t rank = shape.size();
-  llvm::SmallVector<int64_t> desc(3 + 2 * rank);
-  desc[0] = desc[1] = reinterpret_cast<intptr_t>(data.get());
-  desc[2] = 0;
+  if (rank == 0)
+    return;
+  int64_t *sizes = desc->sizes;
+  int64_t *strides = sizes + rank;
   int64_t stride = 1;
   for (int64_t d = rank - 1; d >= 0; --d) {
-    desc[3 + d] = shape[d];
-    desc[3 + rank + d] = stride;
+    sizes[d] = shape[d];
+    strides[d] = stride;
     stride *= shape[d];
   }
-  return desc;
 }
 
 std::string HostTensor::describe() const { return describeShape(dtype, shape); }
 
-std::optional<HostTensor> attnrun::copyFromDescriptor(const int64_t *desc,
-                                                      int64_t rank, DType dtype,
-                                                      std::string &error) {
-  const char *aligned = reinterpret_cast<const char *>(desc[1]);
-  int64_t offset = desc[2];
-  llvm::ArrayRef<int64_t> sizes(desc + 3, rank);
-  llvm::ArrayRef<int64_t> strides(desc + 3 + rank, rank);
+/// Bytes of a StridedMemRefType<T, rank> for a run-time rank: the rank-0
+/// fields, then a size and a stride per dim.
+static size_t getDescriptorBytes(int64_t rank) {
+  constexpr size_t header = sizeof(StridedMemRefType<char, 0>);
+  constexpr size_t perDim = sizeof(StridedMemRefType<char, 1>) - header;
+  return header + rank * perDim;
+}
+
+MemRefDescriptors::MemRefDescriptors(llvm::ArrayRef<int64_t> ranks)
+    : ranks(ranks) {
+  size_t total = 0;
+  for (int64_t rank : ranks) {
+    offsets.push_back(total);
+    total += getDescriptorBytes(rank) / sizeof(int64_t);
+  }
+  // One word at least: the callee may be handed a pointer to an empty struct.
+  words.assign(std::max<size_t>(total, 1), 0);
+}
+
+DynamicMemRefType<char> MemRefDescriptors::read(unsigned i) const {
+  UnrankedMemRefType<char> unranked{
+      ranks[i], const_cast<int64_t *>(words.data() + offsets[i])};
+  return DynamicMemRefType<char>(unranked);
+}
+
+std::optional<HostTensor>
+attnrun::copyFromMemRef(const DynamicMemRefType<char> &memref, DType dtype,
+                        std::string &error) {
+  int64_t rank = memref.rank;
+  llvm::ArrayRef<int64_t> sizes(memref.sizes, rank);
+  llvm::ArrayRef<int64_t> strides(memref.strides, rank);
   std::optional<HostTensor> out = HostTensor::allocate(dtype, sizes, error);
   if (!out)
     return std::nullopt;
@@ -323,10 +352,10 @@ std::optional<HostTensor> attnrun::copyFromDescriptor(const int64_t *desc,
   char *dst = static_cast<char *>(out->getData());
   llvm::SmallVector<int64_t> index(rank, 0);
   for (int64_t i = 0; i < n; ++i) {
-    int64_t src = offset;
+    int64_t src = memref.offset;
     for (int64_t d = 0; d < rank; ++d)
       src += index[d] * strides[d];
-    std::memcpy(dst + i * elem, aligned + src * elem, elem);
+    std::memcpy(dst + i * elem, memref.data + src * elem, elem);
     for (int64_t d = rank - 1; d >= 0; --d) {
       if (++index[d] < sizes[d])
         break;

@@ -3,6 +3,7 @@
 #ifndef ATTN_TOOLS_ATTNRUN_HOSTTENSOR_H
 #define ATTN_TOOLS_ATTNRUN_HOSTTENSOR_H
 
+#include "mlir/ExecutionEngine/CRunnerUtils.h"
 #include "mlir/IR/Types.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
@@ -48,9 +49,9 @@ public:
   void set(int64_t i, double value);
   std::optional<HostTensor> clone(std::string &error) const;
 
-  /// A strided memref descriptor (allocated, aligned, offset, sizes,
-  /// strides) over this buffer, as 64-bit words.
-  llvm::SmallVector<int64_t> makeDescriptor() const;
+  /// The buffer as a dense row-major memref, in the layout of
+  /// StridedMemRefType (see MemRefDescriptors).
+  void writeDescriptor(void *descriptor) const;
 
   /// "2x8x128x64xf32".
   std::string describe() const;
@@ -64,10 +65,31 @@ private:
   std::unique_ptr<void, FreeDeleter> data;
 };
 
-/// Copies a (possibly strided) memref descriptor of `rank` and `dtype`
-/// returned by compiled code into a dense HostTensor; fails like allocate.
-std::optional<HostTensor> copyFromDescriptor(const int64_t *desc, int64_t rank,
-                                             DType dtype, std::string &error);
+/// Memref descriptors of run-time ranks stored one after the other, as
+/// compiled code takes a tensor argument and packs its results: each one is
+/// MLIR's StridedMemRefType<T, rank> (mlir/ExecutionEngine/CRunnerUtils.h,
+/// the layout include/attn/Runtime/AttnRuntime.h describes for C), whose
+/// fields are all 64 bits wide, so a struct of them has no padding.
+class MemRefDescriptors {
+public:
+  explicit MemRefDescriptors(llvm::ArrayRef<int64_t> ranks);
+
+  /// The first descriptor (or the struct of all of them).
+  void *data() { return words.data(); }
+  void *get(unsigned i) { return words.data() + offsets[i]; }
+  /// Descriptor `i` as MLIR's runner utils read one of unknown rank.
+  DynamicMemRefType<char> read(unsigned i) const;
+
+private:
+  llvm::SmallVector<int64_t> ranks;
+  llvm::SmallVector<size_t> offsets; // in words
+  llvm::SmallVector<int64_t> words;
+};
+
+/// Copies a (possibly strided) memref of `dtype` returned by compiled code
+/// into a dense HostTensor; fails like allocate.
+std::optional<HostTensor> copyFromMemRef(const DynamicMemRefType<char> &memref,
+                                         DType dtype, std::string &error);
 
 /// Deterministic across platforms: splitmix64 (std:: distributions are
 /// implementation-defined).

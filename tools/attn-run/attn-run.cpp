@@ -154,6 +154,12 @@ static int fail(const llvm::Twine &message) {
   return 1;
 }
 
+/// `fail` for functions that return a LogicalResult.
+static LogicalResult reportError(const llvm::Twine &message) {
+  fail(message);
+  return failure();
+}
+
 /// A failed run-time check of the compiled code: a tool error, not an abort.
 /// It may run on an OpenMP worker thread deep in compiled frames, so it
 /// flushes and leaves at once rather than unwinding.
@@ -468,22 +474,24 @@ static std::unique_ptr<Executable> loadSo(StringRef path, StringRef entry) {
 /// One call: builds descriptors, calls, copies the results out and frees the
 /// buffers the callee allocated.
 static LogicalResult runOnce(Executable &exe, ArrayRef<HostTensor> inputs,
-                             ArrayRef<ResultSpec> results, bool packedResults,
+                             ArrayRef<ResultSpec> results,
                              SmallVectorImpl<HostTensor> *outputs,
                              double *seconds) {
-  SmallVector<SmallVector<int64_t>> descs;
-  for (const HostTensor &t : inputs)
-    descs.push_back(t.makeDescriptor());
-  int64_t resultWords = 0;
-  for (const ResultSpec &r : results)
-    resultWords += 3 + 2 * r.rank;
-  SmallVector<int64_t> resultStorage(std::max<int64_t>(resultWords, 1), 0);
+  auto getRank = [](const HostTensor &t) -> int64_t {
+    return t.getShape().size();
+  };
+  MemRefDescriptors argDescs(llvm::map_to_vector(inputs, getRank));
+  for (auto [i, t] : llvm::enumerate(inputs))
+    t.writeDescriptor(argDescs.get(i));
+  MemRefDescriptors resultDescs(
+      llvm::map_to_vector(results, [](const ResultSpec &r) { return r.rank; }));
 
+  // The results come back in one struct, passed first.
   SmallVector<void *> args;
-  if (packedResults)
-    args.push_back(resultStorage.data());
-  for (auto &d : descs)
-    args.push_back(d.data());
+  if (!results.empty())
+    args.push_back(resultDescs.data());
+  for (unsigned i = 0; i < inputs.size(); ++i)
+    args.push_back(argDescs.get(i));
 
   auto start = std::chrono::steady_clock::now();
   if (failed(exe.call(args)))
@@ -501,26 +509,23 @@ static LogicalResult runOnce(Executable &exe, ArrayRef<HostTensor> inputs,
   notOwned.insert(0);
   SmallVector<intptr_t> owned;
   std::string error;
-  int64_t word = 0;
-  for (const ResultSpec &r : results) {
-    const int64_t *desc = resultStorage.data() + word;
+  for (auto [i, r] : llvm::enumerate(results)) {
+    DynamicMemRefType<char> memref = resultDescs.read(i);
     if (outputs && error.empty()) {
-      std::optional<HostTensor> out =
-          copyFromDescriptor(desc, r.rank, r.dtype, error);
+      std::optional<HostTensor> out = copyFromMemRef(memref, r.dtype, error);
       if (out)
         outputs->push_back(std::move(*out));
       else
-        error = "result " + std::to_string(&r - results.begin()) + ": " + error;
+        error = "result " + std::to_string(i) + ": " + error;
     }
-    if (notOwned.insert(desc[0]).second)
-      owned.push_back(desc[0]);
-    word += 3 + 2 * r.rank;
+    auto allocated = reinterpret_cast<intptr_t>(memref.basePtr);
+    if (notOwned.insert(allocated).second)
+      owned.push_back(allocated);
   }
   for (intptr_t p : owned)
     std::free(reinterpret_cast<void *>(p));
   if (!error.empty()) {
-    fail(error);
-    return failure();
+    return reportError(error);
   }
   return success();
 }
@@ -544,225 +549,347 @@ static Tolerance defaultTolerance(DType dtype) {
   }
 }
 
-int main(int argc, char **argv) {
-  llvm::InitLLVM initLLVM(argc, argv);
-  attnrt_set_check_failure_handler(onCheckFailure);
-  llvm::InitializeNativeTarget();
-  llvm::InitializeNativeTargetAsmPrinter();
-  attn::registerAllAttnPasses();
-  cl::HideUnrelatedOptions(toolCategory);
-  cl::ParseCommandLineOptions(argc, argv, kOverview);
+//===----------------------------------------------------------------------===//
+// Input: the command line, the entry function and its arguments
+//===----------------------------------------------------------------------===//
 
+/// The options that must agree with each other, before anything is read.
+static LogicalResult checkOptions() {
   for (cl::opt<double> *tol : {&atolOpt, &rtolOpt}) {
     if (!tol->getNumOccurrences() || (std::isfinite(*tol) && *tol >= 0))
       continue;
     std::string value;
     llvm::raw_string_ostream(value) << llvm::format("%g", tol->getValue());
-    return fail("--" + tol->ArgStr + "=" + value +
-                ": expected a finite number >= 0");
+    return reportError("--" + tol->ArgStr + "=" + value +
+                       ": expected a finite number >= 0");
   }
   if (dist != "uniform" && dist != "normal")
-    return fail("--dist=" + dist + ": expected uniform or normal");
+    return reportError("--dist=" + dist + ": expected uniform or normal");
   if (!soPath.empty() &&
       (noFuse || backend.getNumOccurrences() || threads.getNumOccurrences()))
-    return fail("--no-fuse, --backend and --num-threads choose how "
-                "attn-compile builds the library; they have no effect with "
-                "--so");
+    return reportError("--no-fuse, --backend and --num-threads choose how "
+                       "attn-compile builds the library; they have no effect "
+                       "with --so");
+  return success();
+}
 
-  std::string readError;
-  std::unique_ptr<attn::AttnInputModule> input =
-      attn::parseInputModule(inputFilename, readError);
-  if (!input)
-    return fail(readError);
-  if (!input->module)
-    return 1;
-  OwningOpRef<ModuleOp> &module = input->module;
-
-  auto entry = module->lookupSymbol<func::FuncOp>(entryName);
+/// The public function --entry names, or an error listing the functions.
+static FailureOr<func::FuncOp> findEntry(ModuleOp module) {
+  auto entry = module.lookupSymbol<func::FuncOp>(entryName);
   if (!entry || entry.isExternal()) {
     std::string names;
-    for (auto f : module->getOps<func::FuncOp>())
+    for (auto f : module.getOps<func::FuncOp>())
       if (!f.isExternal())
         names += (names.empty() ? "" : ", ") + f.getSymName().str();
-    return fail("no function '" + entryName + "' in '" + inputFilename +
-                "' (functions: " + (names.empty() ? "none" : names) + ")");
+    return reportError("no function '" + entryName + "' in '" + inputFilename +
+                       "' (functions: " + (names.empty() ? "none" : names) +
+                       ")");
   }
   if (!entry.isPublic())
-    return fail("function '" + entryName +
-                "' is private; only public functions get a C entry point");
-  FunctionType type = entry.getFunctionType();
+    return reportError(
+        "function '" + entryName +
+        "' is private; only public functions get a C entry point");
+  return entry;
+}
 
-  // Explicit shapes and input files, by argument index.
-  DenseMap<unsigned, SmallVector<int64_t>> shapeOverrides;
-  for (StringRef s : shapes) {
+/// The `I=value` items of a list option such as `--input 0=q.npy`, by I.
+/// `parse` reads a value (none: malformed, `expected <form>`); I must be
+/// below `count`, the number of the entry's `what` (arguments or results).
+template <typename T>
+static FailureOr<DenseMap<unsigned, T>>
+parseIndexedOption(const cl::list<std::string> &items, StringRef form,
+                   unsigned count, StringRef what,
+                   llvm::function_ref<std::optional<T>(StringRef)> parse) {
+  DenseMap<unsigned, T> values;
+  for (StringRef item : items) {
     unsigned index;
     StringRef rest;
-    SmallVector<int64_t> shape;
-    if (!parseIndexed(s, index, rest) || !parseShape(rest, shape))
-      return fail("--shape " + s + ": expected I=AxBx... (e.g. 0=2x8x100x64)");
-    if (index >= type.getNumInputs())
-      return fail("--shape " + s + ": @" + entryName + " has " +
-                  Twine(type.getNumInputs()) + " arguments");
-    shapeOverrides[index] = shape;
+    std::optional<T> value;
+    if (parseIndexed(item, index, rest))
+      value = parse(rest);
+    if (!value)
+      return reportError("--" + items.ArgStr + " " + item + ": expected " +
+                         form);
+    if (index >= count)
+      return reportError("--" + items.ArgStr + " " + item + ": @" + entryName +
+                         " has " + Twine(count) + " " + what);
+    values[index] = std::move(*value);
   }
+  return values;
+}
+
+namespace {
+/// --shape, --input and --output, by argument or result index.
+struct IndexedOptions {
+  DenseMap<unsigned, SmallVector<int64_t>> shapes;
   DenseMap<unsigned, std::string> inputPaths;
-  for (StringRef s : inputFiles) {
-    unsigned index;
-    StringRef rest;
-    if (!parseIndexed(s, index, rest) || rest.empty())
-      return fail("--input " + s + ": expected I=path.npy");
-    if (index >= type.getNumInputs())
-      return fail("--input " + s + ": @" + entryName + " has " +
-                  Twine(type.getNumInputs()) + " arguments");
-    inputPaths[index] = rest.str();
-  }
   DenseMap<unsigned, std::string> outputPaths;
-  for (StringRef s : outputFiles) {
-    unsigned index;
-    StringRef rest;
-    if (!parseIndexed(s, index, rest) || rest.empty())
-      return fail("--output " + s + ": expected I=path.npy");
-    if (index >= type.getNumResults())
-      return fail("--output " + s + ": @" + entryName + " has " +
-                  Twine(type.getNumResults()) + " results");
-    outputPaths[index] = rest.str();
+};
+} // namespace
+
+static FailureOr<IndexedOptions> parseIndexedOptions(FunctionType type) {
+  auto parseShapeValue =
+      [](StringRef text) -> std::optional<SmallVector<int64_t>> {
+    SmallVector<int64_t> shape;
+    if (!parseShape(text, shape))
+      return std::nullopt;
+    return shape;
+  };
+  auto parsePath = [](StringRef text) -> std::optional<std::string> {
+    if (text.empty())
+      return std::nullopt;
+    return text.str();
+  };
+  IndexedOptions options;
+  auto shapesOr = parseIndexedOption<SmallVector<int64_t>>(
+      shapes, "I=AxBx... (e.g. 0=2x8x100x64)", type.getNumInputs(), "arguments",
+      parseShapeValue);
+  if (failed(shapesOr))
+    return failure();
+  auto inputsOr = parseIndexedOption<std::string>(
+      inputFiles, "I=path.npy", type.getNumInputs(), "arguments", parsePath);
+  if (failed(inputsOr))
+    return failure();
+  auto outputsOr = parseIndexedOption<std::string>(
+      outputFiles, "I=path.npy", type.getNumResults(), "results", parsePath);
+  if (failed(outputsOr))
+    return failure();
+  return IndexedOptions{std::move(*shapesOr), std::move(*inputsOr),
+                        std::move(*outputsOr)};
+}
+
+static std::string typeString(Type type) {
+  std::string text;
+  llvm::raw_string_ostream(text) << type;
+  return text;
+}
+
+/// Argument `i` read from the .npy file `path`: it must hold `dtype` in
+/// `shape` (the argument's `type`, with the dims --shape gives).
+static std::optional<HostTensor> readInput(unsigned i, StringRef path,
+                                           ArrayRef<int64_t> shape,
+                                           RankedTensorType type, DType dtype) {
+  std::string error;
+  std::optional<HostTensor> t = readNpy(path, error);
+  if (!t) {
+    fail("--input " + Twine(i) + ": " + error);
+    return std::nullopt;
   }
+  if (t->getDType() != dtype) {
+    fail("--input " + Twine(i) + ": '" + path + "' holds " +
+         getName(t->getDType()) + ", argument " + Twine(i) + " of @" +
+         entryName + " is " + typeString(type));
+    return std::nullopt;
+  }
+  if (failed(verifyCompatibleShape(shape, t->getShape()))) {
+    fail("--input " + Twine(i) + ": '" + path + "' has shape " +
+         shapeString(t->getShape()) + ", argument " + Twine(i) + " of @" +
+         entryName + " is " + typeString(type));
+    return std::nullopt;
+  }
+  return t;
+}
 
-  // Inputs.
+/// Argument `i` of type `type`: from its --input file, else seeded random
+/// data of its type's shape (the dynamic dims given by --shape).
+static std::optional<HostTensor> makeInput(unsigned i, RankedTensorType type,
+                                           DType dtype,
+                                           const IndexedOptions &options) {
+  SmallVector<int64_t> shape(type.getShape());
+  if (auto given = options.shapes.find(i); given != options.shapes.end()) {
+    if (failed(verifyCompatibleShape(shape, given->second))) {
+      fail("--shape " + Twine(i) + "=" + shapeString(given->second) +
+           " does not fit argument " + Twine(i) + " of type " +
+           typeString(type));
+      return std::nullopt;
+    }
+    shape = given->second;
+  }
+  if (auto path = options.inputPaths.find(i); path != options.inputPaths.end())
+    return readInput(i, path->second, shape, type, dtype);
+  if (llvm::any_of(shape, ShapedType::isDynamic)) {
+    fail("argument " + Twine(i) + " of @" + entryName + " (" +
+         typeString(type) + ") has dynamic dims: give its shape with --shape " +
+         Twine(i) + "=AxBx...");
+    return std::nullopt;
+  }
+  std::string error;
+  std::optional<HostTensor> t = makeRandom(
+      dtype, shape, seed * 0x100000001b3ull + i * 0x9e3779b97f4a7c15ull,
+      dist == "normal", error);
+  if (!t)
+    fail("argument " + Twine(i) + " of @" + entryName + ": " + error);
+  return t;
+}
+
+/// The element type of a ranked tensor type whose elements attn-run handles.
+static std::optional<DType> getTensorDType(Type type) {
+  auto tensorType = dyn_cast<RankedTensorType>(type);
+  return tensorType ? getDType(tensorType.getElementType()) : std::nullopt;
+}
+
+/// Every argument of `entry`, in order.
+static FailureOr<SmallVector<HostTensor>>
+makeInputs(func::FuncOp entry, const IndexedOptions &options) {
   SmallVector<HostTensor> inputs;
-  for (auto [i, argType] : llvm::enumerate(type.getInputs())) {
-    auto tensorType = dyn_cast<RankedTensorType>(argType);
-    std::optional<DType> dtype =
-        tensorType ? getDType(tensorType.getElementType()) : std::nullopt;
-    if (!dtype) {
-      entry.emitError() << "argument " << i << " of @" << entryName
-                        << " has type " << argType
-                        << ", which attn-run cannot feed (supported: ranked "
-                           "tensors of f16, bf16, f32, f64, i1, i8, i16, i32, "
-                           "i64)";
-      return 1;
-    }
-    std::string typeText;
-    llvm::raw_string_ostream(typeText) << argType;
-
-    SmallVector<int64_t> shape(tensorType.getShape());
-    auto overridden = shapeOverrides.find(i);
-    if (overridden != shapeOverrides.end()) {
-      ArrayRef<int64_t> given = overridden->second;
-      bool ok = given.size() == shape.size();
-      for (size_t d = 0; ok && d < shape.size(); ++d)
-        ok = ShapedType::isDynamic(shape[d]) || shape[d] == given[d];
-      if (!ok)
-        return fail("--shape " + Twine(i) + "=" + shapeString(given) +
-                    " does not fit argument " + Twine(i) + " of type " +
-                    typeText);
-      shape.assign(given.begin(), given.end());
-    }
-
-    auto path = inputPaths.find(i);
-    if (path != inputPaths.end()) {
-      std::string error;
-      std::optional<HostTensor> t = readNpy(path->second, error);
-      if (!t)
-        return fail("--input " + Twine(i) + ": " + error);
-      if (t->getDType() != *dtype)
-        return fail("--input " + Twine(i) + ": '" + path->second + "' holds " +
-                    getName(t->getDType()) + ", argument " + Twine(i) +
-                    " of @" + entryName + " is " + typeText);
-      bool ok = t->getShape().size() == shape.size();
-      for (size_t d = 0; ok && d < shape.size(); ++d)
-        ok = ShapedType::isDynamic(shape[d]) || shape[d] == t->getShape()[d];
-      if (!ok)
-        return fail("--input " + Twine(i) + ": '" + path->second +
-                    "' has shape " + shapeString(t->getShape()) +
-                    ", argument " + Twine(i) + " of @" + entryName + " is " +
-                    typeText);
-      inputs.push_back(std::move(*t));
-      continue;
-    }
-    if (llvm::any_of(shape, ShapedType::isDynamic))
-      return fail("argument " + Twine(i) + " of @" + entryName + " (" +
-                  typeText +
-                  ") has dynamic dims: give its shape with --shape " +
-                  Twine(i) + "=AxBx...");
-    std::string error;
-    std::optional<HostTensor> t = makeRandom(
-        *dtype, shape, seed * 0x100000001b3ull + i * 0x9e3779b97f4a7c15ull,
-        dist == "normal", error);
+  for (auto [i, argType] : llvm::enumerate(entry.getArgumentTypes())) {
+    std::optional<DType> dtype = getTensorDType(argType);
+    if (!dtype)
+      return entry.emitError()
+             << "argument " << i << " of @" << entryName << " has type "
+             << argType
+             << ", which attn-run cannot feed (supported: ranked tensors of "
+                "f16, bf16, f32, f64, i1, i8, i16, i32, i64)";
+    std::optional<HostTensor> t =
+        makeInput(i, cast<RankedTensorType>(argType), *dtype, options);
     if (!t)
-      return fail("argument " + Twine(i) + " of @" + entryName + ": " + error);
+      return failure();
     inputs.push_back(std::move(*t));
   }
+  return inputs;
+}
 
+/// What the caller reads back from each result descriptor.
+static FailureOr<SmallVector<ResultSpec>> getResultSpecs(func::FuncOp entry) {
   SmallVector<ResultSpec> results;
-  for (auto [i, resultType] : llvm::enumerate(type.getResults())) {
-    auto tensorType = dyn_cast<RankedTensorType>(resultType);
-    std::optional<DType> dtype =
-        tensorType ? getDType(tensorType.getElementType()) : std::nullopt;
-    if (!dtype) {
-      entry.emitError() << "result " << i << " of @" << entryName
-                        << " has type " << resultType
-                        << ", which attn-run cannot read back (supported: "
-                           "ranked tensors)";
-      return 1;
+  for (auto [i, resultType] : llvm::enumerate(entry.getResultTypes())) {
+    std::optional<DType> dtype = getTensorDType(resultType);
+    if (!dtype)
+      return entry.emitError()
+             << "result " << i << " of @" << entryName << " has type "
+             << resultType
+             << ", which attn-run cannot read back (supported: ranked "
+                "tensors)";
+    results.push_back({*dtype, cast<RankedTensorType>(resultType).getRank(),
+                       typeString(resultType)});
+  }
+  return results;
+}
+
+//===----------------------------------------------------------------------===//
+// Compare: --check against the unfused math lowering
+//===----------------------------------------------------------------------===//
+
+/// The reference: `entry` compiled unfused with the math backend, run on
+/// copies of the inputs. Compiled code never writes its inputs (the pipeline
+/// marks them read-only), but should that break, the reference would still
+/// see the true inputs; the measured runs use the inputs themselves, so
+/// --repeat measures no extra copies in RSS.
+static LogicalResult runReference(ModuleOp module, func::FuncOp entry,
+                                  ArrayRef<HostTensor> inputs,
+                                  ArrayRef<ResultSpec> results,
+                                  SmallVectorImpl<HostTensor> &expected) {
+  attn::AttnPipelineOptions refOptions;
+  refOptions.fuse = false;
+  refOptions.backend = attn::SdpaCpuBackend::Math;
+  refOptions.numThreads = threads;
+  std::unique_ptr<Executable> ref = compileJit(module, entry, refOptions);
+  if (!ref)
+    return failure();
+  SmallVector<HostTensor> refInputs;
+  for (const HostTensor &t : inputs) {
+    std::string error;
+    std::optional<HostTensor> copy = t.clone(error);
+    if (!copy)
+      return reportError("--check: " + error);
+    refInputs.push_back(std::move(*copy));
+  }
+  return runOnce(*ref, refInputs, results, &expected, nullptr);
+}
+
+/// The tolerance of --check: that of the least precise float type anywhere
+/// in the signature (an f32 result computed from bf16 inputs carries bf16
+/// error), unless --atol/--rtol say otherwise.
+static Tolerance getCheckTolerance(ArrayRef<HostTensor> inputs,
+                                   ArrayRef<ResultSpec> results) {
+  Tolerance tolerance = {0, 0};
+  auto loosen = [&](DType dtype) {
+    if (!isFloat(dtype))
+      return;
+    Tolerance t = defaultTolerance(dtype);
+    tolerance.atol = std::max(tolerance.atol, t.atol);
+    tolerance.rtol = std::max(tolerance.rtol, t.rtol);
+  };
+  for (const HostTensor &t : inputs)
+    loosen(t.getDType());
+  for (const ResultSpec &r : results)
+    loosen(r.dtype);
+  if (atolOpt.getNumOccurrences())
+    tolerance.atol = atolOpt;
+  if (rtolOpt.getNumOccurrences())
+    tolerance.rtol = rtolOpt;
+  return tolerance;
+}
+
+/// Prints the check line and whether every element passes: |out - ref| <=
+/// atol + rtol * |ref|, NaN only against NaN, infinities equal. Fails when
+/// a result's shape differs from the reference's.
+static FailureOr<bool> compareWithReference(ArrayRef<HostTensor> outputs,
+                                            ArrayRef<HostTensor> expected,
+                                            Tolerance tol) {
+  double maxAbs = 0, maxRel = 0;
+  int64_t bad = 0, total = 0;
+  for (auto [i, out] : llvm::enumerate(outputs)) {
+    const HostTensor &want = expected[i];
+    if (out.getShape() != want.getShape()) {
+      llvm::outs() << "check: result " << i << " has shape " << out.describe()
+                   << ", the reference " << want.describe() << " FAIL\n";
+      return failure();
     }
-    std::string typeText;
-    llvm::raw_string_ostream(typeText) << resultType;
-    results.push_back({*dtype, tensorType.getRank(), typeText});
-  }
-  bool packedResults = !results.empty();
-
-  // Compile.
-  attn::AttnPipelineOptions options;
-  options.fuse = !noFuse;
-  options.backend = backend;
-  options.trace = !tracePath.empty();
-  options.numThreads = threads;
-  std::unique_ptr<Executable> exe = soPath.empty()
-                                        ? compileJit(*module, entry, options)
-                                        : loadSo(soPath, entryName);
-  if (!exe)
-    return 1;
-
-  // The reference first, on copies of the inputs: compiled code never
-  // writes its inputs (the pipeline marks them read-only), but should that
-  // break, the reference would still see the true inputs. The runs below
-  // use the inputs themselves, so --repeat measures no extra copies in RSS.
-  SmallVector<HostTensor> expected;
-  if (check) {
-    attn::AttnPipelineOptions refOptions;
-    refOptions.fuse = false;
-    refOptions.backend = attn::SdpaCpuBackend::Math;
-    refOptions.numThreads = threads;
-    std::unique_ptr<Executable> ref = compileJit(*module, entry, refOptions);
-    if (!ref)
-      return 1;
-    SmallVector<HostTensor> refInputs;
-    for (const HostTensor &t : inputs) {
-      std::string error;
-      std::optional<HostTensor> copy = t.clone(error);
-      if (!copy)
-        return fail("--check: " + error);
-      refInputs.push_back(std::move(*copy));
+    for (int64_t e = 0, n = out.getNumElements(); e < n; ++e, ++total) {
+      double a = out.get(e), b = want.get(e);
+      if (std::isnan(a) || std::isnan(b)) {
+        bad += std::isnan(a) != std::isnan(b);
+        continue;
+      }
+      if (std::isinf(a) || std::isinf(b)) {
+        bad += a != b;
+        continue;
+      }
+      double err = std::fabs(a - b);
+      maxAbs = std::max(maxAbs, err);
+      if (std::fabs(b) >= tol.atol)
+        maxRel = std::max(maxRel, err / std::fabs(b));
+      bad += err > tol.atol + tol.rtol * std::fabs(b);
     }
-    if (failed(runOnce(*ref, refInputs, results, packedResults, &expected,
-                       nullptr)))
-      return 1;
   }
+  llvm::outs() << llvm::format("check: max_abs_err=%.3e max_rel_err=%.3e ",
+                               maxAbs, maxRel)
+               << "tol="
+               << llvm::formatv("{0:e1}+{1:e1}*|ref|", tol.atol, tol.rtol);
+  if (bad)
+    llvm::outs() << " mismatches=" << bad << "/" << total << " FAIL\n";
+  else
+    llvm::outs() << " ok\n";
+  return bad == 0;
+}
 
-  SmallVector<HostTensor> outputs;
-  if (!tracePath.empty()) {
-    exe->traceReset();
-    exe->traceEnable(true);
-  }
-  if (failed(runOnce(*exe, inputs, results, packedResults, &outputs, nullptr)))
-    return 1;
-  if (!tracePath.empty()) {
-    exe->traceEnable(false);
-    if (failed(exe->traceWrite(tracePath)))
-      return fail("cannot write the trace to '" + tracePath + "'");
-  }
+//===----------------------------------------------------------------------===//
+// Run: the results, the trace and the timing
+//===----------------------------------------------------------------------===//
 
+/// The first run: its results (with --trace, a trace of it).
+static LogicalResult runFirst(Executable &exe, ArrayRef<HostTensor> inputs,
+                              ArrayRef<ResultSpec> results,
+                              SmallVectorImpl<HostTensor> &outputs) {
+  if (!tracePath.empty()) {
+    exe.traceReset();
+    exe.traceEnable(true);
+  }
+  if (failed(runOnce(exe, inputs, results, &outputs, nullptr)))
+    return failure();
+  if (tracePath.empty())
+    return success();
+  exe.traceEnable(false);
+  if (failed(exe.traceWrite(tracePath)))
+    return reportError("cannot write the trace to '" + tracePath + "'");
+  return success();
+}
+
+/// One checksum line per result; the results --output names go to .npy.
+static LogicalResult
+printResults(ArrayRef<HostTensor> outputs,
+             const DenseMap<unsigned, std::string> &paths) {
   for (auto [i, out] : llvm::enumerate(outputs)) {
     double sum = 0, absSum = 0;
     int64_t nans = 0;
@@ -779,90 +906,94 @@ int main(int argc, char **argv) {
         "result %u: %s sum=%.6e abs_sum=%.6e nan=%lld\n",
         static_cast<unsigned>(i), out.describe().c_str(), sum, absSum,
         static_cast<long long>(nans));
-    auto path = outputPaths.find(i);
+    auto path = paths.find(i);
     std::string error;
-    if (path != outputPaths.end() && !writeNpy(path->second, out, error))
-      return fail("--output " + Twine(i) + ": " + error);
+    if (path != paths.end() && !writeNpy(path->second, out, error))
+      return reportError("--output " + Twine(i) + ": " + error);
   }
   llvm::outs().flush();
+  return success();
+}
 
-  int status = 0;
-  if (check) {
-    // The least precise float type anywhere in the signature sets the
-    // tolerance: an f32 result computed from bf16 inputs carries bf16 error.
-    Tolerance checkTolerance = {0, 0};
-    auto loosen = [&](DType dtype) {
-      if (!isFloat(dtype))
-        return;
-      Tolerance t = defaultTolerance(dtype);
-      checkTolerance.atol = std::max(checkTolerance.atol, t.atol);
-      checkTolerance.rtol = std::max(checkTolerance.rtol, t.rtol);
-    };
-    for (const HostTensor &t : inputs)
-      loosen(t.getDType());
-    for (const ResultSpec &r : results)
-      loosen(r.dtype);
-    if (atolOpt.getNumOccurrences())
-      checkTolerance.atol = atolOpt;
-    if (rtolOpt.getNumOccurrences())
-      checkTolerance.rtol = rtolOpt;
-    std::string tolText = llvm::formatv(
-        "{0:e1}+{1:e1}*|ref|", checkTolerance.atol, checkTolerance.rtol);
-    double maxAbs = 0, maxRel = 0;
-    int64_t bad = 0, total = 0;
-    for (auto [i, out] : llvm::enumerate(outputs)) {
-      const HostTensor &want = expected[i];
-      Tolerance tol = checkTolerance;
-      if (out.getShape() != want.getShape()) {
-        llvm::outs() << "check: result " << i << " has shape " << out.describe()
-                     << ", the reference " << want.describe() << " FAIL\n";
-        return 1;
-      }
-      for (int64_t e = 0, n = out.getNumElements(); e < n; ++e, ++total) {
-        double a = out.get(e), b = want.get(e);
-        if (std::isnan(a) || std::isnan(b)) {
-          bad += std::isnan(a) != std::isnan(b);
-          continue;
-        }
-        if (std::isinf(a) || std::isinf(b)) {
-          bad += a != b;
-          continue;
-        }
-        double err = std::fabs(a - b);
-        maxAbs = std::max(maxAbs, err);
-        if (std::fabs(b) >= tol.atol)
-          maxRel = std::max(maxRel, err / std::fabs(b));
-        bad += err > tol.atol + tol.rtol * std::fabs(b);
-      }
-    }
-    llvm::outs() << llvm::format("check: max_abs_err=%.3e max_rel_err=%.3e ",
-                                 maxAbs, maxRel)
-                 << "tol=" << tolText;
-    if (bad)
-      llvm::outs() << " mismatches=" << bad << "/" << total << " FAIL\n";
-    else
-      llvm::outs() << " ok\n";
-    status = bad ? 1 : 0;
+/// --repeat more runs after the first (the warm-up); prints their median and
+/// minimum.
+static LogicalResult timeRuns(Executable &exe, ArrayRef<HostTensor> inputs,
+                              ArrayRef<ResultSpec> results) {
+  SmallVector<double> times;
+  for (unsigned r = 0; r < repeat; ++r) {
+    double seconds;
+    if (failed(runOnce(exe, inputs, results, nullptr, &seconds)))
+      return failure();
+    times.push_back(seconds * 1e3);
   }
+  llvm::sort(times);
+  size_t mid = times.size() / 2;
+  double median =
+      times.size() % 2 ? times[mid] : 0.5 * (times[mid - 1] + times[mid]);
+  llvm::outs() << llvm::format("time: median=%.3f ms min=%.3f ms\n", median,
+                               times.front());
+  return success();
+}
 
-  if (repeat > 0) {
-    // The run above that produced the results was the warm-up.
-    SmallVector<double> times;
-    for (unsigned r = 0; r < repeat; ++r) {
-      double seconds;
-      if (failed(
-              runOnce(*exe, inputs, results, packedResults, nullptr, &seconds)))
-        return 1;
-      times.push_back(seconds * 1e3);
-    }
-    llvm::sort(times);
-    double median =
-        times.size() % 2
-            ? times[times.size() / 2]
-            : 0.5 * (times[times.size() / 2 - 1] + times[times.size() / 2]);
-    llvm::outs() << llvm::format("time: median=%.3f ms min=%.3f ms\n", median,
-                                 times.front());
-  }
+int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  attnrt_set_check_failure_handler(onCheckFailure);
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  attn::registerAllAttnPasses();
+  cl::HideUnrelatedOptions(toolCategory);
+  cl::ParseCommandLineOptions(argc, argv, kOverview);
+  if (failed(checkOptions()))
+    return 1;
+
+  // Input.
+  std::unique_ptr<attn::AttnInputModule> input =
+      attn::parseInputModule(inputFilename, "attn-run");
+  if (!input)
+    return 1;
+  ModuleOp module = *input->module;
+  FailureOr<func::FuncOp> entry = findEntry(module);
+  if (failed(entry))
+    return 1;
+  FailureOr<IndexedOptions> indexed =
+      parseIndexedOptions(entry->getFunctionType());
+  if (failed(indexed))
+    return 1;
+  FailureOr<SmallVector<HostTensor>> inputs = makeInputs(*entry, *indexed);
+  if (failed(inputs))
+    return 1;
+  FailureOr<SmallVector<ResultSpec>> results = getResultSpecs(*entry);
+  if (failed(results))
+    return 1;
+
+  // Compile.
+  attn::AttnPipelineOptions options;
+  options.fuse = !noFuse;
+  options.backend = backend;
+  options.trace = !tracePath.empty();
+  options.numThreads = threads;
+  std::unique_ptr<Executable> exe = soPath.empty()
+                                        ? compileJit(module, *entry, options)
+                                        : loadSo(soPath, entryName);
+  if (!exe)
+    return 1;
+
+  // Run (the reference first) and compare.
+  SmallVector<HostTensor> expected, outputs;
+  if (check &&
+      failed(runReference(module, *entry, *inputs, *results, expected)))
+    return 1;
+  if (failed(runFirst(*exe, *inputs, *results, outputs)) ||
+      failed(printResults(outputs, indexed->outputPaths)))
+    return 1;
+  FailureOr<bool> checked = true;
+  if (check)
+    checked = compareWithReference(outputs, expected,
+                                   getCheckTolerance(*inputs, *results));
+  if (failed(checked))
+    return 1;
+  if (repeat > 0 && failed(timeRuns(*exe, *inputs, *results)))
+    return 1;
   llvm::outs().flush();
-  return status;
+  return *checked ? 0 : 1;
 }

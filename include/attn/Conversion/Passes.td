@@ -5,10 +5,11 @@
 
 include "mlir/Pass/PassBase.td"
 
-def AttnLowerToCpu : Pass<"attn-lower-to-cpu", "::mlir::ModuleOp"> {
+def AttnLowerToCpu : Pass<"attn-lower-to-cpu"> {
   let summary = "Lower every attn op to linalg/tensor/arith/math/scf on tensors";
   let description = [{
-    Rewrites each attn op into upstream dialects on tensors, for static and
+    Rewrites each attn op nested in the op it runs on (the pipeline runs it
+    on each function) into upstream dialects on tensors, for static and
     dynamic (`?`) dims, ready for one-shot bufferization:
 
     - `attn.matmul`: a `linalg.generic` with broadcasting batch maps,
@@ -36,9 +37,8 @@ def AttnLowerToCpu : Pass<"attn-lower-to-cpu", "::mlir::ModuleOp"> {
     Dynamic dims do not broadcast at run time: where a `?` dim meets another
     size, a `cf.assert` checks they are equal.
 
-    With `trace`, the lowered code of each op is bracketed by calls to
-    `attnrt_trace_begin(i64)` / `attnrt_trace_end(i64)` and the module gets
-    `attn.trace_names`, the op names indexed by id.
+    Each op's code is inserted where the op is, so an op bracketed by
+    `attn-instrument-trace` keeps its code between its two trace calls.
 
     An op that cannot be lowered (e.g. a cast from f64 to f16) is a located
     error and the pass fails.
@@ -57,8 +57,6 @@ def AttnLowerToCpu : Pass<"attn-lower-to-cpu", "::mlir::ModuleOp"> {
            "attn.sdpa implementation: auto (flash unless dropout), flash "
            "(tiled online softmax) or math (materialised scores)",
            "::mlir::attn::sdpaCpuBackendValues()">,
-    Option<"trace", "trace", "bool", /*default=*/"false",
-           "Bracket each lowered op with attnrt_trace_begin/end calls">,
     Option<"blockQ", "block-q", "int64_t", /*default=*/"0",
            "Query rows per flash block (0: chosen for the target; rounded "
            "up to a multiple of the vector lanes)">,
@@ -70,11 +68,30 @@ def AttnLowerToCpu : Pass<"attn-lower-to-cpu", "::mlir::ModuleOp"> {
   ];
 }
 
-def AttnCpuEmitCInterface : Pass<"attn-cpu-emit-c-interface", "::mlir::ModuleOp"> {
+def AttnInstrumentTrace : Pass<"attn-instrument-trace", "::mlir::ModuleOp"> {
+  let summary = "Bracket each attn op with attnrt_trace_begin/end calls";
+  let description = [{
+    Numbers the attn ops of the module in walk order (`attn.yield` excepted:
+    it goes with its `attn.sdpa`) and puts a call of
+    `attnrt_trace_begin(i64 id)` before each and `attnrt_trace_end(i64 id)`
+    after it, declaring both as private functions. The module gets
+    `attn.trace_names`, the op names (without the dialect) indexed by id.
+
+    Run it before `attn-lower-to-cpu`: the lowered code of an op then sits
+    between its two calls, and the calls' unknown side effects keep later
+    passes from moving it out. The runtime (lib/Runtime) records the calls
+    as timed spans.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect"
+  ];
+}
+
+def AttnCpuEmitCInterface : Pass<"attn-cpu-emit-c-interface", "::mlir::func::FuncOp"> {
   let summary = "Mark public functions with llvm.emit_c_interface";
   let description = [{
-    Sets the `llvm.emit_c_interface` unit attribute on every public
-    `func.func` with a body, so that `convert-func-to-llvm` emits
+    Sets the `llvm.emit_c_interface` unit attribute on a public `func.func`
+    with a body, so that `convert-func-to-llvm` emits
     `_mlir_ciface_<name>` wrappers taking memref descriptors (what the JIT
     and AOT drivers call).
   }];

@@ -54,11 +54,11 @@ struct AttnInputModule {
 };
 
 /// Reads `filename` ('-': stdin) and parses it. The context prints located
-/// messages, not dumps of lowered ops. Returns null with `error` set when the
-/// file cannot be read or is a device (/dev/zero has no end); a parse error is
-/// reported as a located diagnostic and leaves `module` null.
+/// messages, not dumps of lowered ops. Returns null when the file cannot be
+/// read or is a device (/dev/zero has no end), reported on stderr as
+/// "<toolName>: error: ...", or does not parse (a located diagnostic).
 std::unique_ptr<AttnInputModule> parseInputModule(StringRef filename,
-                                                  std::string &error);
+                                                  StringRef toolName);
 
 /// Choices shared by attn-compile and attn-run.
 struct AttnPipelineOptions {
@@ -89,10 +89,9 @@ StringRef getOpenMPRuntimePath();
 void registerAttnPipelineTranslations(DialectRegistry &registry);
 
 /// Adds the passes that take a module of attn (and upstream) ops on tensors
-/// to the LLVM dialect. Fails (the reason on stderr) when attn-fuse-sdpa is
-/// wanted but not registered (registerAllAttnPasses was not called).
-LogicalResult buildAttnToLLVMPipeline(OpPassManager &pm,
-                                      const AttnPipelineOptions &options);
+/// to the LLVM dialect.
+void buildAttnToLLVMPipeline(OpPassManager &pm,
+                             const AttnPipelineOptions &options);
 
 /// Prepares the public functions of `module` for being called from C: marks
 /// them `llvm.emit_c_interface` (entry point `_mlir_ciface_<name>` taking

@@ -1,6 +1,6 @@
 /*===- AttnRuntime.h - the small C runtime of compiled attn code -*- C -*-===*\
 |*                                                                            *|
-|* Code lowered with `attn-lower-to-cpu{trace=true}` calls                    *|
+|* Code instrumented by `attn-instrument-trace` calls                         *|
 |* attnrt_trace_begin(id) / attnrt_trace_end(id) around every op or kernel;   *|
 |* the module attribute `attn.trace_names` maps ids to span names. This      *|
 |* runtime records the calls with monotonic timestamps and writes a Chrome   *|
@@ -66,10 +66,24 @@ __attribute__((noreturn))
 #endif
 void attnrt_check_failed(const char *message);
 
+/// The memref descriptor through which compiled code takes and returns a
+/// tensor of rank `rank`: MLIR's StridedMemRefType<T, rank>
+/// (mlir/ExecutionEngine/CRunnerUtils.h, which C++ code uses to read it; the
+/// typed structs of attn-compile's C headers are the same), all fields 64
+/// bits wide, so C reads it as int64_t words:
+///   [0] allocated pointer (what free() takes), [1] aligned pointer,
+///   [2] offset, [3, 3 + rank) sizes, [3 + rank, 3 + 2 * rank) strides,
+/// offset and strides in elements. Results that pack into a struct are
+/// consecutive descriptors.
+#define ATTNRT_MEMREF_ALIGNED(desc) ((desc)[1])
+#define ATTNRT_MEMREF_OFFSET(desc) ((desc)[2])
+#define ATTNRT_MEMREF_SIZES(desc) ((desc) + 3)
+#define ATTNRT_MEMREF_STRIDES(desc, rank) ((desc) + 3 + (rank))
+
 /// Called by each `_mlir_ciface_` entry point for each tensor argument:
-/// checks that the strided memref `descriptor` (allocated, aligned, offset,
-/// sizes[rank], strides[rank] as 64-bit words) fits the argument's type and
-/// is what the compiled code reads, a dense row-major array at `aligned`:
+/// checks that the memref `descriptor` (layout above) fits the argument's
+/// type and is what the compiled code reads, a dense row-major array at
+/// `aligned`:
 /// static sizes as in `staticSizes` (negative: dynamic, then any size >= 0),
 /// a byte size below 2^63 with `elementBytes`-byte elements, and, unless the
 /// array is empty, a non-null `aligned`, offset 0 and row-major strides (a

@@ -1,8 +1,7 @@
 //===- AttnToCpu.h - lower attn ops to CPU code -----------------*- C++ -*-===//
 //
-// Status: WORKS. buildAttnCpuLoweringPipeline takes attn on tensors to the
-// LLVM dialect with _mlir_ciface_ entry points; checked end to end with
-// mlir-runner (test/Conversion/AttnToCpu/run-*.mlir) and by attn-run.
+// buildAttnCpuLoweringPipeline takes attn on tensors to the LLVM dialect with
+// _mlir_ciface_ entry points (CpuLoweringPipeline.cpp).
 // With numThreads != 1 the code calls the OpenMP runtime: load libomp.so
 // (Debian package libomp-22-dev: /usr/lib/llvm-22/lib/libomp.so) in the JIT,
 // link -lomp for AOT.
@@ -26,9 +25,10 @@
 //     drops out its [..., L, S] probabilities with the same stream as
 //     attn.dropout on that tensor, so fused and unfused agree (f32) when the
 //     seeds agree. It cannot match PyTorch's RNG.
-//   - Trace: with enableTrace, each lowered op sits between
+//   - Trace: the attn-instrument-trace pass (the pipeline's enableTrace)
+//     puts each op, and so its lowered code, between
 //     attnrt_trace_begin(i64 id) and attnrt_trace_end(i64 id) (private
-//     external functions) and the module gets `attn.trace_names`.
+//     external functions); the module gets `attn.trace_names`.
 //   - AOT: compile for the host CPU (llc -mcpu=native or an explicit
 //     -mattr) or the loops are not vectorised for AVX-512 and f16 <-> f32
 //     conversions become libcalls (__extendhfsf2/__truncsfhf2, in libgcc).
@@ -70,11 +70,16 @@ inline constexpr StringLiteral kSdpaCpuBackendAttrName = "attn.cpu_backend";
 /// `passDefault`.
 SdpaCpuBackend getSdpaCpuBackend(Operation *sdpa, SdpaCpuBackend passDefault);
 
+/// The module attribute in which attn-instrument-trace records the op names
+/// of the trace spans, indexed by span id.
+inline constexpr StringLiteral kTraceNamesAttrName = "attn.trace_names";
+
 /// Options of the attn-to-CPU lowering.
 struct AttnCpuLoweringOptions {
   SdpaCpuBackend backend = SdpaCpuBackend::Auto;
-  /// Bracket each lowered attn op with attnrt_trace_begin/end(i64) calls and
-  /// record the op names in the module attribute `attn.trace_names`.
+  /// Pipeline only. Run attn-instrument-trace first: each lowered attn op
+  /// sits between attnrt_trace_begin/end(i64) calls and the module attribute
+  /// `attn.trace_names` records the op names.
   bool enableTrace = false;
   /// Flash block sizes (query rows, key/value rows); 0: chosen for the
   /// target. Query blocks are rounded up to a multiple of the vector lanes.
