@@ -103,7 +103,8 @@ static void replaceWithoutScoreMod(PatternRewriter &rewriter, SdpaOp op,
   auto replacement = rewriter.replaceOpWithNewOp<SdpaOp>(
       op, op.getType(), op.getQuery(), op.getKey(), op.getValue(), tail,
       op.getScaleAttr(), op.getIsCausalAttr(), op.getDropoutPAttr(),
-      op.getMaskedValueAttr(), op.getSeedAttr(), /*score_modCount=*/0);
+      op.getMaskedValueAttr(), op.getSeedAttr(), op.getSafeSoftmaxAttr(),
+      /*score_modCount=*/0);
   replacement->setDiscardableAttrs(discardable);
 }
 
