@@ -111,3 +111,33 @@ func.func @nan_rows_f32(%q: tensor<1x2x13x8xf32>, %k: tensor<1x2x19x8xf32>, %v: 
   %o = attn.matmul %p, %v : (tensor<1x2x13x19xf32>, tensor<1x2x19x8xf32>) -> tensor<1x2x13x8xf32>
   return %o : tensor<1x2x13x8xf32>
 }
+
+// Many key blocks (S = 300): fully masked rows span every block and give 0;
+// f16, and a NaN only in key column 250 (a late block, after blocks whose
+// scores were all -inf for the fully masked rows) makes every row NaN:
+// 1 x 2 x 9 rows x 8 = 144.
+// RUN: attn-run %s --entry wide_f16 --check --backend=flash | FileCheck %s --check-prefix=NO-NAN
+// RUN: attn-run %s --entry wide_f16 --check --backend=math | FileCheck %s --check-prefix=NO-NAN
+// RUN: attn-run %s --entry wide_nan_f16 --check --backend=flash | FileCheck %s --check-prefix=WIDE-NAN
+// RUN: attn-run %s --entry wide_nan_f16 --check --backend=math | FileCheck %s --check-prefix=WIDE-NAN
+// WIDE-NAN: result 0: 1x2x9x8xf16 {{.*}} nan=144
+// WIDE-NAN: check: {{.*}} ok
+func.func @wide_f16(%q: tensor<1x2x9x8xf16>, %k: tensor<1x2x300x8xf16>, %v: tensor<1x2x300x8xf16>, %mask: tensor<9x300xi1>) -> tensor<1x2x9x8xf16> {
+  %kt = attn.transpose %k dims(-2, -1) : tensor<1x2x300x8xf16> -> tensor<1x2x8x300xf16>
+  %s = attn.matmul %q, %kt : (tensor<1x2x9x8xf16>, tensor<1x2x8x300xf16>) -> tensor<1x2x9x300xf16>
+  %f = attn.masked_fill %s, %mask value(0xFFF0000000000000) : (tensor<1x2x9x300xf16>, tensor<9x300xi1>) -> tensor<1x2x9x300xf16>
+  %p = attn.safe_softmax %f dim(-1) : tensor<1x2x9x300xf16>
+  %o = attn.matmul %p, %v : (tensor<1x2x9x300xf16>, tensor<1x2x300x8xf16>) -> tensor<1x2x9x8xf16>
+  return %o : tensor<1x2x9x8xf16>
+}
+
+func.func @wide_nan_f16(%q: tensor<1x2x9x8xf16>, %k: tensor<1x2x300x8xf16>, %v: tensor<1x2x300x8xf16>, %mask: tensor<9x300xi1>) -> tensor<1x2x9x8xf16> {
+  %late = arith.constant dense<[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, true, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]> : tensor<300xi1>
+  %kt = attn.transpose %k dims(-2, -1) : tensor<1x2x300x8xf16> -> tensor<1x2x8x300xf16>
+  %s = attn.matmul %q, %kt : (tensor<1x2x9x8xf16>, tensor<1x2x8x300xf16>) -> tensor<1x2x9x300xf16>
+  %f = attn.masked_fill %s, %mask value(0xFFF0000000000000) : (tensor<1x2x9x300xf16>, tensor<9x300xi1>) -> tensor<1x2x9x300xf16>
+  %n = attn.masked_fill %f, %late value(0x7FF8000000000000) : (tensor<1x2x9x300xf16>, tensor<300xi1>) -> tensor<1x2x9x300xf16>
+  %p = attn.safe_softmax %n dim(-1) : tensor<1x2x9x300xf16>
+  %o = attn.matmul %p, %v : (tensor<1x2x9x300xf16>, tensor<1x2x300x8xf16>) -> tensor<1x2x9x8xf16>
+  return %o : tensor<1x2x9x8xf16>
+}

@@ -119,6 +119,18 @@ static bool feedsSoftmax(Value v, int depth = 8) {
   return false;
 }
 
+/// A copy of the one-result `op` on `operands` (the same values reshaped)
+/// with result type `type`; the ops moved here have no shape attributes.
+static Value cloneReshaped(RewriterBase &rewriter, Operation *op,
+                           ValueRange operands, Type type) {
+  Operation *moved = rewriter.clone(*op);
+  rewriter.modifyOpInPlace(moved, [&] {
+    moved->setOperands(operands);
+    moved->getResult(0).setType(type);
+  });
+  return moved->getResult(0);
+}
+
 namespace {
 /// attn.reshape that splits or merges batch dims -> tensor.expand_shape or
 /// tensor.collapse_shape, which the patterns below move.
@@ -178,12 +190,8 @@ struct HoistBatchReshapeOverScores : public OpRewritePattern<ReshapeTy> {
       else
         return rewriter.notifyMatchFailure(op, "a step operand broadcasts");
     }
-    Operation *moved = rewriter.clone(*def);
-    rewriter.modifyOpInPlace(moved, [&] {
-      moved->setOperands(operands);
-      moved->getResult(0).setType(op.getType());
-    });
-    rewriter.replaceOp(op, moved->getResults());
+    rewriter.replaceOp(op,
+                       cloneReshaped(rewriter, def, operands, op.getType()));
     return success();
   }
 };
@@ -208,13 +216,12 @@ struct SinkBatchReshapeThroughWeights : public OpRewritePattern<OpTy> {
       return rewriter.notifyMatchFailure(op, "not attention weights");
     }
     auto xType = cast<RankedTensorType>(x.getType());
-    Operation *moved = rewriter.clone(*op);
-    rewriter.modifyOpInPlace(moved, [&] {
-      moved->setOperand(0, x);
-      moved->getResult(0).setType(xType.clone(op.getType().getElementType()));
-    });
-    rewriter.replaceOp(op, reshapeBatchLike(rewriter, op.getLoc(), reshape,
-                                            moved->getResult(0), false));
+    SmallVector<Value> operands(op->getOperands());
+    operands[0] = x;
+    Value moved = cloneReshaped(rewriter, op, operands,
+                                xType.clone(op.getType().getElementType()));
+    rewriter.replaceOp(
+        op, reshapeBatchLike(rewriter, op.getLoc(), reshape, moved, false));
     return success();
   }
 };
