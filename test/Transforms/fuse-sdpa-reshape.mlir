@@ -121,3 +121,26 @@ func.func @negative_reshape_broadcast_key(%q: tensor<6x5x8xf32>, %kt: tensor<1x8
   %o = attn.matmul %p, %v : (tensor<2x3x5x7xf32>, tensor<2x3x7x4xf32>) -> tensor<2x3x5x4xf32>
   return %o : tensor<2x3x5x4xf32>
 }
+
+// -----
+
+// A dynamic batch: the expands of q, k and v take the size the scores'
+// expand was given.
+// CHECK-LABEL: func.func @dynamic_batch
+// CHECK-SAME: (%[[Q:[^:]+]]: tensor<?x5x8xf32>, %[[K:[^:]+]]: tensor<?x7x8xf32>, %[[V:[^:]+]]: tensor<?x7x4xf32>, %[[M:[^:]+]]: tensor<?x1x1x7xf32>, %[[B:[^:]+]]: index)
+// CHECK-DAG: %[[Q4:.+]] = tensor.expand_shape %[[Q]] {{\[\[}}0, 1], [2], [3]] output_shape [%[[B]], 3, 5, 8]
+// CHECK-DAG: %[[K4:.+]] = tensor.expand_shape %[[K]] {{\[\[}}0, 1], [2], [3]] output_shape [%[[B]], 3, 7, 8]
+// CHECK-DAG: %[[V4:.+]] = tensor.expand_shape %[[V]] {{\[\[}}0, 1], [2], [3]] output_shape [%{{.+}}, 3, 7, 4]
+// CHECK: %[[O:.+]] = attn.sdpa %[[Q4]], %[[K4]], %[[V4]], %[[M]] {scale = 1.000000e+00 : f64} : ({{.*}}) -> tensor<?x3x5x4xf32>
+// CHECK: tensor.collapse_shape %[[O]] {{\[\[}}0, 1], [2], [3]] : tensor<?x3x5x4xf32> into tensor<?x5x4xf32>
+func.func @dynamic_batch(%q: tensor<?x5x8xf32>, %k: tensor<?x7x8xf32>, %v: tensor<?x7x4xf32>, %m: tensor<?x1x1x7xf32>, %b: index) -> tensor<?x5x4xf32> {
+  %kt = attn.transpose %k dims(1, 2) : tensor<?x7x8xf32> -> tensor<?x8x7xf32>
+  %s = attn.matmul %q, %kt : (tensor<?x5x8xf32>, tensor<?x8x7xf32>) -> tensor<?x5x7xf32>
+  %s4 = tensor.expand_shape %s [[0, 1], [2], [3]] output_shape [%b, 3, 5, 7] : tensor<?x5x7xf32> into tensor<?x3x5x7xf32>
+  %a = attn.add %s4, %m : (tensor<?x3x5x7xf32>, tensor<?x1x1x7xf32>) -> tensor<?x3x5x7xf32>
+  %a3 = tensor.collapse_shape %a [[0, 1], [2], [3]] : tensor<?x3x5x7xf32> into tensor<?x5x7xf32>
+  // expected-remark @+1 {{fused into attn.sdpa (attribute form)}}
+  %p = attn.softmax %a3 dim(-1) : tensor<?x5x7xf32>
+  %o = attn.matmul %p, %v : (tensor<?x5x7xf32>, tensor<?x7x4xf32>) -> tensor<?x5x4xf32>
+  return %o : tensor<?x5x4xf32>
+}

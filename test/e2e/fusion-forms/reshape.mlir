@@ -67,3 +67,31 @@ func.func @weights_view_bf16(%q: tensor<2x3x37x24xbf16>, %k: tensor<2x3x29x24xbf
   %o = attn.matmul %p, %v : (tensor<6x37x29xbf16>, tensor<6x29x16xbf16>) -> tensor<6x37x16xbf16>
   return %o : tensor<6x37x16xbf16>
 }
+
+// A dynamic batch dim (torch.export with a Dim on B): the views carry the
+// run-time size; f32, the same chain as bmm_views_f32.
+// RUN: attn-run %s --entry bmm_views_dynamic_f32 --shape 0=2x3x37x24 --shape 1=2x3x29x24 --shape 2=2x3x29x16 --shape 3=2x1x1x29 --check --backend=flash --trace %t.bmm_views_dynamic_f32.json | FileCheck %s --check-prefix=BMM-DYN
+// RUN: FileCheck %s --check-prefix=ONE-SDPA --implicit-check-not=softmax --input-file %t.bmm_views_dynamic_f32.json
+// RUN: attn-run %s --entry bmm_views_dynamic_f32 --shape 0=3x3x37x24 --shape 1=3x3x29x24 --shape 2=3x3x29x16 --shape 3=3x1x1x29 --check --backend=math | FileCheck %s --check-prefix=BMM-DYN3
+// BMM-DYN: result 0: 2x3x37x16xf32 {{.*}} nan=0
+// BMM-DYN: check: {{.*}} ok
+// BMM-DYN3: result 0: 3x3x37x16xf32 {{.*}} nan=0
+// BMM-DYN3: check: {{.*}} ok
+func.func @bmm_views_dynamic_f32(%q: tensor<?x3x37x24xf32>, %k: tensor<?x3x29x24xf32>, %v: tensor<?x3x29x16xf32>, %m: tensor<?x1x1x29xf32>) -> tensor<?x3x37x16xf32> {
+  %c0 = arith.constant 0 : index
+  %b = tensor.dim %q, %c0 : tensor<?x3x37x24xf32>
+  %q3 = tensor.collapse_shape %q [[0, 1], [2], [3]] : tensor<?x3x37x24xf32> into tensor<?x37x24xf32>
+  %k3 = tensor.collapse_shape %k [[0, 1], [2], [3]] : tensor<?x3x29x24xf32> into tensor<?x29x24xf32>
+  %v3 = tensor.collapse_shape %v [[0, 1], [2], [3]] : tensor<?x3x29x16xf32> into tensor<?x29x16xf32>
+  %kt = attn.transpose %k3 dims(1, 2) : tensor<?x29x24xf32> -> tensor<?x24x29xf32>
+  %s = attn.matmul %q3, %kt : (tensor<?x37x24xf32>, tensor<?x24x29xf32>) -> tensor<?x37x29xf32>
+  %c = arith.constant dense<0.2> : tensor<f32>
+  %ss = attn.mul %s, %c : (tensor<?x37x29xf32>, tensor<f32>) -> tensor<?x37x29xf32>
+  %s4 = tensor.expand_shape %ss [[0, 1], [2], [3]] output_shape [%b, 3, 37, 29] : tensor<?x37x29xf32> into tensor<?x3x37x29xf32>
+  %a = attn.add %s4, %m : (tensor<?x3x37x29xf32>, tensor<?x1x1x29xf32>) -> tensor<?x3x37x29xf32>
+  %a3 = tensor.collapse_shape %a [[0, 1], [2], [3]] : tensor<?x3x37x29xf32> into tensor<?x37x29xf32>
+  %p = attn.softmax %a3 dim(-1) : tensor<?x37x29xf32>
+  %o = attn.matmul %p, %v3 : (tensor<?x37x29xf32>, tensor<?x29x16xf32>) -> tensor<?x37x16xf32>
+  %o4 = tensor.expand_shape %o [[0, 1], [2], [3]] output_shape [%b, 3, 37, 16] : tensor<?x37x16xf32> into tensor<?x3x37x16xf32>
+  return %o4 : tensor<?x3x37x16xf32>
+}

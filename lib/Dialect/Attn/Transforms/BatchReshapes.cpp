@@ -31,26 +31,24 @@ static bool keepsLastTwoDims(ArrayRef<ReassociationIndices> reassoc) {
          reassoc[reassoc.size() - 2].size() == 1;
 }
 
-/// The reassociation of a static tensor.expand_shape/collapse_shape that
-/// only splits or merges batch dims; nullopt for any other op.
+/// The reassociation of a tensor.expand_shape/collapse_shape that only
+/// splits or merges batch dims; nullopt for any other op.
 static std::optional<SmallVector<ReassociationIndices>>
 getBatchReassociation(Operation *op) {
   if (!isa_and_nonnull<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(op))
     return std::nullopt;
-  auto src = cast<RankedTensorType>(op->getOperand(0).getType());
-  auto dst = cast<RankedTensorType>(op->getResult(0).getType());
   SmallVector<ReassociationIndices> reassoc =
       isa<tensor::ExpandShapeOp>(op)
           ? cast<tensor::ExpandShapeOp>(op).getReassociationIndices()
           : cast<tensor::CollapseShapeOp>(op).getReassociationIndices();
-  if (!src.hasStaticShape() || !dst.hasStaticShape() ||
-      !keepsLastTwoDims(reassoc))
+  if (!keepsLastTwoDims(reassoc))
     return std::nullopt;
   return reassoc;
 }
 
-/// True when `v` has rank `rank` and the batch dims (all but the last two)
-/// of `batchOf`.
+/// True when `v` has the rank and the batch dims (all but the last two) of
+/// `batchOf`; a `?` matches a `?` (the dialect checks at run time that it
+/// equals the size it meets).
 static bool hasBatchOf(Value v, RankedTensorType batchOf) {
   auto t = cast<RankedTensorType>(v.getType());
   return t.getRank() == batchOf.getRank() &&
@@ -60,7 +58,8 @@ static bool hasBatchOf(Value v, RankedTensorType batchOf) {
 /// `v` reshaped along its batch dims as the batch reshape `r` maps its
 /// source to its result (`inverse`: its result back to its source); the
 /// last two dims of `v` are kept. `v` has the batch dims of r's source
-/// (result).
+/// (result). An expand of `?` dims takes the sizes r's expand was given, or
+/// (inverse of a collapse) infers them from `v` (see canExpandInverse).
 static Value reshapeBatchLike(OpBuilder &b, Location loc, Operation *r, Value v,
                               bool inverse) {
   auto vt = cast<RankedTensorType>(v.getType());
@@ -70,9 +69,32 @@ static Value reshapeBatchLike(OpBuilder &b, Location loc, Operation *r, Value v,
   shape.append(vt.getShape().take_back(2).begin(), vt.getShape().end());
   auto type = RankedTensorType::get(shape, vt.getElementType());
   SmallVector<ReassociationIndices> reassoc = *getBatchReassociation(r);
-  if (isa<tensor::ExpandShapeOp>(r) != inverse)
+  if (isa<tensor::ExpandShapeOp>(r) == inverse)
+    return tensor::CollapseShapeOp::create(b, loc, type, v, reassoc);
+  if (inverse)
     return tensor::ExpandShapeOp::create(b, loc, type, v, reassoc);
-  return tensor::CollapseShapeOp::create(b, loc, type, v, reassoc);
+  SmallVector<OpFoldResult> sizes =
+      cast<tensor::ExpandShapeOp>(r).getMixedOutputShape();
+  sizes.pop_back_n(2);
+  llvm::append_range(sizes,
+                     ArrayRef(tensor::getMixedSizes(b, loc, v)).take_back(2));
+  return tensor::ExpandShapeOp::create(b, loc, type, v, reassoc, sizes);
+}
+
+/// True when reshapeBatchLike(r, v, inverse = true) can infer the sizes of
+/// an expand from `v`: r is no collapse of a group with two `?` dims. (The
+/// weights' own sizes would be read through a tensor.dim, a second user
+/// that blocks the fusion.)
+static bool canExpandInverse(Operation *r) {
+  auto collapse = dyn_cast<tensor::CollapseShapeOp>(r);
+  if (!collapse)
+    return true;
+  ArrayRef<int64_t> shape = collapse.getSrcType().getShape();
+  return llvm::all_of(collapse.getReassociationIndices(), [&](auto group) {
+    return llvm::count_if(group, [&](int64_t d) {
+             return ShapedType::isDynamic(shape[d]);
+           }) <= 1;
+  });
 }
 
 /// reshapeBatchLike for k^T: a transpose of the last two dims stays last,
@@ -236,8 +258,9 @@ struct SinkBatchReshapeThroughOutputMatmul : public OpRewritePattern<MatmulOp> {
     if (!reshape || !getBatchReassociation(reshape) || !reshape->hasOneUse() ||
         !isWeights(reshape->getOperand(0)))
       return rewriter.notifyMatchFailure(op, "lhs is not reshaped weights");
-    if (!hasBatchOf(op.getRhs(), op.getLhs().getType()))
-      return rewriter.notifyMatchFailure(op, "v broadcasts");
+    if (!hasBatchOf(op.getRhs(), op.getLhs().getType()) ||
+        !canExpandInverse(reshape))
+      return rewriter.notifyMatchFailure(op, "v broadcasts or has no sizes");
     Location loc = op.getLoc();
     Value v = reshapeBatchLike(rewriter, loc, reshape, op.getRhs(), true);
     Value out = MatmulOp::create(rewriter, loc, reshape->getOperand(0), v);
@@ -275,7 +298,7 @@ std::string mlir::attn::explainReshapeMiss(Operation *op) {
     os << ", which changes the last two dims (only batch dims may be split "
           "or merged)";
   else
-    os << " and stays inside the chain (only static reshapes that split or "
+    os << " and stays inside the chain (only reshapes that split or "
           "merge batch dims of operands without broadcast move out)";
   return s;
 }
