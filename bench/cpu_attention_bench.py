@@ -13,13 +13,14 @@ and the noise only ever slows a run down):
   torch     F.scaled_dot_product_attention (default CPU backend: flash)
   math      the same under sdpa_kernel(SDPBackend.MATH) (--torch-math)
 
-GFLOP/s = 4*B*H*L*S*D / time (causal: half of that, the work that is
-done). With --kv-len S (decode shapes: L from --sizes, S fixed) the table
+GFLOP/s = 4*B*H*L*S*D / time (causal: half of that; windowW, causal
+attention to the last W keys: the positions in the band; the work that is
+done; PyTorch gets the band as a boolean mask, having no window argument). With --kv-len S (decode shapes: L from --sizes, S fixed) the table
 also gives GB/s = bytes of k and v / time, against the triad.
 Not a test: nothing here is timed by the test suite.
 
   python3 bench/cpu_attention_bench.py [--threads 1] [--sizes 1024,4096]
-      [--dims 64,128] [--variants none,bool,add_ls,add_b11s,causal]
+      [--dims 64,128] [--variants none,bool,add_ls,add_b11s,causal,window256]
       [--dtype f32|bf16|f16] [--rounds 3] [--markdown out.md]
       [--kv-len S --heads 32 --triad]
 """
@@ -37,6 +38,21 @@ TYPES = {"f32": ("f32", "float32"), "bf16": ("bf16", "bfloat16"),
          "f16": ("f16", "float16")}
 
 
+def window_of(variant):
+    """`windowW`: causal attention to the last W keys (Mistral's window)."""
+    return int(variant[len("window"):])
+
+
+def done_keys(variant, l, s):
+    """Score positions that take part (the work done, for GFLOP/s)."""
+    if variant == "causal":
+        return l * s / 2.0
+    if variant.startswith("window"):
+        w = window_of(variant)
+        return sum(min(i + 1, w, s) for i in range(l))
+    return float(l * s)
+
+
 def module_text(variant, b, h, l, s, d, dtype):
     et = TYPES[dtype][0]
     q = f"tensor<{b}x{h}x{l}x{d}x{et}>"
@@ -51,6 +67,9 @@ def module_text(variant, b, h, l, s, d, dtype):
         types += f", {mask}"
     if variant == "causal":
         attrs = " {is_causal = true}"
+    if variant.startswith("window"):
+        attrs = (" {is_causal = true, window_left = %d : i64}"
+                 % (window_of(variant) - 1))
     return (f"func.func @attention({args}) -> {q} {{\n"
             f"  %o = attn.sdpa {operands}{attrs} : ({types}) -> {q}\n"
             f"  return %o : {q}\n}}\n")
@@ -99,6 +118,11 @@ def torch_inputs(torch, variant, b, h, l, s, d, dtype):
         mask = torch.randn(l, s, generator=g).to(t)
     elif variant == "add_b11s":
         mask = torch.randn(b, 1, 1, s, generator=g).to(t)
+    elif variant.startswith("window"):
+        # PyTorch has no window argument: the band as a boolean mask.
+        i = torch.arange(l).unsqueeze(1)
+        j = torch.arange(s).unsqueeze(0)
+        mask = (j <= i) & (j > i - window_of(variant))
     return q, k, v, mask
 
 
@@ -214,7 +238,7 @@ def main():
              ("---:|---:|" if args.kv_len else "")]
     for variant, l, d in cases:
         s = args.kv_len or l
-        flop = 4.0 * b * h * l * s * d * (0.5 if variant == "causal" else 1.0)
+        flop = 4.0 * b * h * done_keys(variant, l, s) * d
         g = {n: flop / best[(variant, l, d, n)] / 1e9
              for n in ("attnfuse", "torch", "math") if (variant, l, d, n) in best}
         line = (f"| {variant} | {d} | {l} | {s} | {g['attnfuse']:.1f} | "

@@ -32,7 +32,9 @@ struct SdpaPlan {
   Value scaleValue;
   /// The masked score, already rounded to the element type.
   double maskedValue = 0.0;
-  bool isCausal = false, hasBoolMask = false, hasAddMask = false;
+  bool hasBoolMask = false, hasAddMask = false;
+  /// is_causal and the sliding window (the keys each row attends to).
+  MaskBand band;
   double dropoutP = 0.0;
   int64_t seed = 0;
   /// Rows whose scores are all -inf get p = 0 (attn.safe_softmax), not NaN.
@@ -48,10 +50,10 @@ struct SdpaPlan {
   SmallVector<Value> qBatch;
   Value l, s, e, ev;
 
-  /// True when keys past the diagonal are -inf for every row (causal with
-  /// the default masked value): their exp is exactly 0, so whole key blocks
-  /// past a query block's last row can be skipped.
-  bool canSkipFutureKeys() const;
+  /// True when keys outside the band are -inf for every row (the default
+  /// masked value): their exp is exactly 0, so whole key blocks outside a
+  /// query block's band can be skipped.
+  bool canSkipOutsideBand() const;
 };
 
 /// Fills the plan of `op` and emits run-time checks for dims that are
@@ -84,11 +86,11 @@ struct ScoreModInputs {
 };
 
 /// The contract's score step: scale, the score_mod region, additive mask,
-/// boolean mask, causal. `raw` is q.k (compute type), a scalar or a vector
-/// of scores; `maskElem` (or null) the mask element(s) of the same shape;
-/// `row`/`col` the query row and key column (index, or vector of index of
-/// the same shape; only read when causal); `mod` what the region reads
-/// (only read when `op` has one).
+/// boolean mask, causal and window. `raw` is q.k (compute type), a scalar
+/// or a vector of scores; `maskElem` (or null) the mask element(s) of the
+/// same shape; `row`/`col` the query row and key column (index, or vector
+/// of index of the same shape; only read with a band); `mod` what the
+/// region reads (only read when `op` has one).
 Value buildMaskedScore(OpBuilder &b, Location loc, const SdpaPlan &plan,
                        SdpaOp op, Value raw, Value maskElem, Value row,
                        Value col, const ScoreModInputs &mod);
@@ -98,12 +100,27 @@ Value buildMaskedScore(OpBuilder &b, Location loc, const SdpaPlan &plan,
 /// -inf - -inf.
 Value buildSafeMax(OpBuilder &b, Location loc, Value m);
 
-/// The two lowerings (SdpaMathToCpu.cpp, SdpaFlashToCpu.cpp).
+/// max(x, y) as `x > y ? x : y` (one vmaxps on x86): skips a NaN `x`
+/// instead of propagating it as arith.maximumf would. A row with a NaN
+/// score still ends NaN: p = exp(NaN - m) = NaN, hence l and acc are NaN.
+Value buildMaxIgnoringNaN(OpBuilder &b, Location loc, Value x, Value y);
+
+/// True when the decode lowering (head dim along the lanes, keys split
+/// across work items) beats flash, which puts query rows along the lanes:
+/// a static L of at most half the target's compute-type lanes.
+bool prefersDecode(const SdpaPlan &plan,
+                   const AttnCpuLoweringOptions &options);
+
+/// The lowerings (SdpaMathToCpu.cpp, SdpaFlashToCpu.cpp,
+/// SdpaDecodeToCpu.cpp).
 Value lowerSdpaMath(OpBuilder &b, Location loc, SdpaOp op,
                     const SdpaPlan &plan);
 Value lowerSdpaFlash(OpBuilder &b, Location loc, SdpaOp op,
                      const SdpaPlan &plan,
                      const AttnCpuLoweringOptions &options);
+Value lowerSdpaDecode(OpBuilder &b, Location loc, SdpaOp op,
+                      const SdpaPlan &plan,
+                      const AttnCpuLoweringOptions &options);
 
 } // namespace mlir::attn::cpu
 

@@ -7,7 +7,10 @@
 //   `[..., L, S]` in f32 (f64 for f64) with linalg on tensors.
 // - flash (SdpaFlashToCpu.cpp): register-tiled online softmax in the vector
 //   dialect on buffers, parallel over (query batch dims x query blocks);
-//   only block-sized scratch.
+//   only block-sized scratch. With a static L of at most half the vector
+//   lanes (decode against a KV cache) the flash backend runs
+//   SdpaDecodeToCpu.cpp instead: head dim along the lanes, keys split
+//   across work items.
 //
 //===----------------------------------------------------------------------===//
 
@@ -45,8 +48,13 @@ struct SdpaOpLowering : OpRewritePattern<SdpaOp> {
       useFlash = false;
     Location loc = op.getLoc();
     SdpaPlan plan = buildSdpaPlan(rewriter, loc, op);
-    Value result = useFlash ? lowerSdpaFlash(rewriter, loc, op, plan, options)
-                            : lowerSdpaMath(rewriter, loc, op, plan);
+    Value result;
+    if (!useFlash)
+      result = lowerSdpaMath(rewriter, loc, op, plan);
+    else if (prefersDecode(plan, options))
+      result = lowerSdpaDecode(rewriter, loc, op, plan, options);
+    else
+      result = lowerSdpaFlash(rewriter, loc, op, plan, options);
     rewriter.replaceOp(op, result);
     return success();
   }

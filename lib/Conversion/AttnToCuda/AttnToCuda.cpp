@@ -61,6 +61,8 @@ std::string mlir::attn::getCudaUnsupportedReason(SdpaOp op) {
     return "dropout_p > 0 (the CUDA kernels are inference kernels)";
   if (op.getScoreModBlock())
     return "a score_mod region (the CUDA kernels run the attribute forms)";
+  if (op.getWindowLeft() || op.getWindowRight())
+    return "a sliding window (the CUDA kernels take no window yet)";
   if (op.getSafeSoftmax())
     return "safe_softmax (the CUDA kernels give NaN on fully masked rows)";
   if (op.hasAdditiveMask() &&

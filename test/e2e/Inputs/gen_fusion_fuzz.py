@@ -15,7 +15,8 @@ Chains: f32/f16/bf16, rank 3 or 4, small odd L/S/E/Ev; q/k/v as arguments,
 through transpose(x, 1, 2) (torch [B, L, H, E] layout), a kT argument, or
 repeat_interleave (GQA); 0-3 steps between the scores matmul and the softmax
 (scalar scales, masked_fill, where, additive masks in every operand order and
-broadcast shape, constant causal masks); optional f32 upcast around the
+broadcast shape, constant causal and band masks, masks and ALiBi biases
+built from attn.iota positions); optional f32 upcast around the
 softmax, dropout (eval, or training with a seed), a positive softmax dim, an intermediate
 returned as a second result (a second user: must not fuse wrongly), k/v
 batch dims broadcast by the matmuls, and sometimes two chains in one function
@@ -240,7 +241,8 @@ def gen_chain(rng, fn):
     run_scale = (0.5 if q_scaled else 1.0) * k_scale[0]
     for _ in range(nsteps):
         kind = rng.choice(["scale", "scale", "fill", "where", "add", "cap",
-                           "unary", "clamp", "cmpmask"])
+                           "unary", "clamp", "cmpmask", "posmask", "posmask",
+                           "alibi", "band"])
         if kind == "scale":
             op = rng.choice(["mul", "mul", "div", "div", "div", "rdiv"])
             if op == "rdiv" and rng.random() < 0.5:
@@ -355,6 +357,65 @@ def gen_chain(rng, fn):
             s = fn.emit("attn.%s %s, %s : (%s, %s) -> %s"
                         % (op, s, c, st, tt([], et), st))
             fn.desc.append(op)
+        elif kind == "posmask":
+            # A mask from positions (torch.arange): `a pred b` with a, b
+            # among i, j, i + c, j + c; masked_fill (true drops) or where
+            # (true keeps). Bands become is_causal/window, others a region.
+            pt = rng.choice([et, "f32"])
+            i_ = fn.emit("attn.iota 0 : %s" % tt([L, 1], pt))
+            j_ = fn.emit("attn.iota 1 : %s" % tt([1, S], pt))
+
+            def side(x, shape):
+                c = rng.choice([0, 0, 1, -1, 3, -4])
+                if c == 0:
+                    return x, shape
+                cv = scalar_const(fn, pt, float(abs(c)))
+                op = "add" if c > 0 else "sub"
+                return fn.emit("attn.%s %s, %s : (%s, %s) -> %s"
+                               % (op, x, cv, tt(shape, pt), tt([], pt),
+                                  tt(shape, pt))), shape
+            a, ash = side(*rng.choice([(i_, [L, 1]), (j_, [1, S])]))
+            b, bsh = side(*rng.choice([(i_, [L, 1]), (j_, [1, S])]))
+            pred = rng.choice(["lt", "le", "gt", "ge", "eq", "ne"])
+            osh = [max(x, y) for x, y in zip(ash, bsh)]
+            mk = fn.emit("attn.cmp %s, %s, %s : (%s, %s) -> %s"
+                         % (pred, a, b, tt(ash, pt), tt(bsh, pt),
+                            tt(osh, "i1")))
+            fill = rng.choice([float("-inf"), float("-inf"), -1e9, -3.0])
+            if rng.random() < 0.5:
+                s = fn.emit("attn.masked_fill %s, %s value(%s) : (%s, %s) -> %s"
+                            % (s, mk, f64attr(fill), st, tt(osh, "i1"), st))
+                fn.desc.append("masked_fill(pos %s) %g" % (pred, fill))
+            else:
+                c = scalar_const(fn, et, fill)
+                s = fn.emit("attn.where %s, %s, %s : (%s, %s, %s) -> %s"
+                            % (mk, s, c, tt(osh, "i1"), st, tt([], et), st))
+                fn.desc.append("where(pos %s) %g" % (pred, fill))
+        elif kind == "alibi":
+            # s - slope * |i - j| from positions.
+            i_ = fn.emit("attn.iota 0 : %s" % tt([L, 1], et))
+            j_ = fn.emit("attn.iota 1 : %s" % tt([1, S], et))
+            d = fn.emit("attn.sub %s, %s : (%s, %s) -> %s"
+                        % (i_, j_, tt([L, 1], et), tt([1, S], et),
+                           tt([L, S], et)))
+            d = fn.emit("attn.abs %s : %s" % (d, tt([L, S], et)))
+            slope = rng.choice([0.5, 0.0625, 0.25])
+            c = scalar_const(fn, et, slope)
+            d = fn.emit("attn.mul %s, %s : (%s, %s) -> %s"
+                        % (d, c, tt([L, S], et), tt([], et), tt([L, S], et)))
+            s = fn.emit("attn.sub %s, %s : (%s, %s) -> %s"
+                        % (s, d, st, tt([L, S], et), st))
+            fn.desc.append("alibi %g" % slope)
+        elif kind == "band":
+            # A constant band mask: keep i - wl <= j <= i + wr.
+            wl = rng.choice([0, 1, 2, 5, L + S])
+            wr = rng.choice([0, 1, -1, 3, L + S])
+            mk = const_bool(fn, [L, S],
+                            lambda i, j: not (i - wl <= j <= i + wr))
+            fill = rng.choice([float("-inf"), -1e9])
+            s = fn.emit("attn.masked_fill %s, %s value(%s) : (%s, %s) -> %s"
+                        % (s, mk, f64attr(fill), st, tt([L, S], "i1"), st))
+            fn.desc.append("masked_fill band(%d,%d) %g" % (wl, wr, fill))
         elif kind == "cmpmask":
             # A mask computed from the scores themselves.
             pred = rng.choice(["lt", "le", "gt", "ge", "eq", "ne"])

@@ -263,6 +263,10 @@ def make_config(idx, rng):
     # A score_mod region now and then (its own stream too): soft-capping, or
     # an ALiBi-like bias from the indices (slope from the last batch dim).
     c["mod"] = crng.choice(["none", "none", "none", "softcap", "alibi"])
+    # A sliding window now and then: key j of row i takes part iff
+    # i - wl <= j <= i + wr (negative bounds make some rows fully masked).
+    c["wl"] = crng.choice([None, None, None, 0, 1, 3, 17, 70])
+    c["wr"] = crng.choice([None, None, None, None, 0, 2, -1, 40])
     # safe_softmax now and then: fully masked rows give 0, not NaN.
     c["safe"] = crng.random() < 0.3
     return c
@@ -324,6 +328,8 @@ def describe(c):
             parts.append("const=%s" % c["const"])
     if c["causal"]:
         parts.append("causal")
+    if c.get("wl") is not None or c.get("wr") is not None:
+        parts.append("window=(%s,%s)" % (c.get("wl"), c.get("wr")))
     if c["mv"] is not None:
         parts.append("masked_value=%g" % c["mv"])
     if c["scale"] is not None:
@@ -447,6 +453,9 @@ def emit_mlir(c, ins):
         attrs.append("is_causal = true")
     if c["scale"] is not None:
         attrs.append("scale = %r : f64" % c["scale"])
+    for key, name in (("wl", "window_left"), ("wr", "window_right")):
+        if c.get(key) is not None:
+            attrs.append("%s = %d : i64" % (name, c[key]))
     if c["mv"] is not None:
         attrs.append("masked_value = %r : f64" % c["mv"])
     if c.get("safe"):
@@ -593,6 +602,10 @@ def contract_rows(c, ins, want_values):
                     else:
                         addv = mval
                 if c["causal"] and j > i:
+                    masked = True
+                if c.get("wl") is not None and j < i - c["wl"]:
+                    masked = True
+                if c.get("wr") is not None and j > i + c["wr"]:
                     masked = True
                 if masked:
                     scores.append(mv)

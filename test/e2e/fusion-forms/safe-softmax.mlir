@@ -141,3 +141,54 @@ func.func @wide_nan_f16(%q: tensor<1x2x9x8xf16>, %k: tensor<1x2x300x8xf16>, %v: 
   %o = attn.matmul %p, %v : (tensor<1x2x9x300xf16>, tensor<1x2x300x8xf16>) -> tensor<1x2x9x8xf16>
   return %o : tensor<1x2x9x8xf16>
 }
+
+// Decode (3 query rows: the flash backend takes the decode path, keys split
+// across work items): row 1 of the mask is fully masked and gives 0; with a
+// NaN in key column 250 every row is NaN (1 x 4 x 3 rows x 16 = 192).
+// RUN: attn-run %s --entry decode_f32 --check --backend=flash | FileCheck %s --check-prefix=NO-NAN
+// RUN: attn-run %s --entry decode_nan_f32 --check --backend=flash | FileCheck %s --check-prefix=DECODE-NAN
+// RUN: attn-run %s --entry decode_nan_f32 --check --backend=math | FileCheck %s --check-prefix=DECODE-NAN
+// DECODE-NAN: result 0: 1x4x3x16xf32 {{.*}} nan=192
+// DECODE-NAN: check: {{.*}} ok
+func.func @decode_f32(%q: tensor<1x4x3x16xf32>, %k: tensor<1x4x300x16xf32>, %v: tensor<1x4x300x16xf32>, %mask: tensor<3x300xi1>) -> tensor<1x4x3x16xf32> {
+  %kt = attn.transpose %k dims(-2, -1) : tensor<1x4x300x16xf32> -> tensor<1x4x16x300xf32>
+  %s = attn.matmul %q, %kt : (tensor<1x4x3x16xf32>, tensor<1x4x16x300xf32>) -> tensor<1x4x3x300xf32>
+  %f = attn.masked_fill %s, %mask value(0xFFF0000000000000) : (tensor<1x4x3x300xf32>, tensor<3x300xi1>) -> tensor<1x4x3x300xf32>
+  %p = attn.safe_softmax %f dim(-1) : tensor<1x4x3x300xf32>
+  %o = attn.matmul %p, %v : (tensor<1x4x3x300xf32>, tensor<1x4x300x16xf32>) -> tensor<1x4x3x16xf32>
+  return %o : tensor<1x4x3x16xf32>
+}
+
+func.func @decode_nan_f32(%q: tensor<1x4x3x16xf32>, %k: tensor<1x4x300x16xf32>, %v: tensor<1x4x300x16xf32>, %mask: tensor<3x300xi1>) -> tensor<1x4x3x16xf32> {
+  %late = arith.constant dense<[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, true, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]> : tensor<300xi1>
+  %kt = attn.transpose %k dims(-2, -1) : tensor<1x4x300x16xf32> -> tensor<1x4x16x300xf32>
+  %s = attn.matmul %q, %kt : (tensor<1x4x3x16xf32>, tensor<1x4x16x300xf32>) -> tensor<1x4x3x300xf32>
+  %f = attn.masked_fill %s, %mask value(0xFFF0000000000000) : (tensor<1x4x3x300xf32>, tensor<3x300xi1>) -> tensor<1x4x3x300xf32>
+  %n = attn.masked_fill %f, %late value(0x7FF8000000000000) : (tensor<1x4x3x300xf32>, tensor<300xi1>) -> tensor<1x4x3x300xf32>
+  %p = attn.safe_softmax %n dim(-1) : tensor<1x4x3x300xf32>
+  %o = attn.matmul %p, %v : (tensor<1x4x3x300xf32>, tensor<1x4x300x16xf32>) -> tensor<1x4x3x16xf32>
+  return %o : tensor<1x4x3x16xf32>
+}
+
+// A lagged window from positions (key j takes part iff j <= i - 100): rows
+// i < 100 have an empty band and give 0; the fused op carries the window,
+// and the flash path skips the key blocks outside it. f16, L = S = 200.
+// RUN: attn-run %s --entry lagged_window_f16 --check --backend=flash --trace %t.lagged_window_f16.json | FileCheck %s --check-prefix=NO-NAN
+// RUN: FileCheck %s --check-prefix=ONE-SDPA --implicit-check-not=softmax --input-file %t.lagged_window_f16.json
+// RUN: attn-run %s --entry lagged_window_f16 --check --backend=math | FileCheck %s --check-prefix=NO-NAN
+// RUN: attn-opt %s --attn-fuse-sdpa | FileCheck %s --check-prefix=LAGGED-IR
+// LAGGED-IR-LABEL: func.func @lagged_window_f16(
+// LAGGED-IR: attn.sdpa {{.*}}safe_softmax = true{{.*}}window_right = -100
+func.func @lagged_window_f16(%q: tensor<1x2x200x32xf16>, %k: tensor<1x2x200x32xf16>, %v: tensor<1x2x200x32xf16>) -> tensor<1x2x200x32xf16> {
+  %kt = attn.transpose %k dims(-2, -1) : tensor<1x2x200x32xf16> -> tensor<1x2x32x200xf16>
+  %s = attn.matmul %q, %kt : (tensor<1x2x200x32xf16>, tensor<1x2x32x200xf16>) -> tensor<1x2x200x200xf16>
+  %i = attn.iota 0 : tensor<200x1xf32>
+  %j = attn.iota 1 : tensor<1x200xf32>
+  %c = arith.constant dense<100.0> : tensor<f32>
+  %lo = attn.sub %i, %c : (tensor<200x1xf32>, tensor<f32>) -> tensor<200x1xf32>
+  %late = attn.cmp gt, %j, %lo : (tensor<1x200xf32>, tensor<200x1xf32>) -> tensor<200x200xi1>
+  %f = attn.masked_fill %s, %late value(0xFFF0000000000000) : (tensor<1x2x200x200xf16>, tensor<200x200xi1>) -> tensor<1x2x200x200xf16>
+  %p = attn.safe_softmax %f dim(-1) : tensor<1x2x200x200xf16>
+  %o = attn.matmul %p, %v : (tensor<1x2x200x200xf16>, tensor<1x2x200x32xf16>) -> tensor<1x2x200x32xf16>
+  return %o : tensor<1x2x200x32xf16>
+}

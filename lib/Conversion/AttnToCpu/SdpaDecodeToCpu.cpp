@@ -1,0 +1,494 @@
+//===- SdpaDecodeToCpu.cpp - attn.sdpa for a few query rows (decode) -----===//
+//
+// The flash path puts query rows along vector lanes, so with one query row
+// (token-by-token decode against a KV cache) it would use one lane in 8 or
+// 16. This path puts the head dim along the lanes instead and splits the
+// keys across work items (Flash-Decoding):
+//
+//   scf.forall (query batch dims x key splits)            partial pass
+//     per key block:
+//       s[r, j] = score step(sum_e q[r, e] k[j, e]) for all rows r at once
+//       (L FMA chains along e sharing each vector of the
+//       key row, one horizontal add per row), then per row the block's
+//       online-softmax update and acc[r, :] = acc * alpha + sum_j p v[j, :]
+//       (vectors of value columns held in registers across the keys)
+//     -> the split's running max, sum and accumulator
+//   scf.forall (query batch dims x rows)                  combine
+//     out = sum_s exp(m_s - M) acc_s / sum_s exp(m_s - M) l_s
+//
+// Each key and value row is read once per query row, as whole vectors, and
+// the splits keep both threads busy when there are few heads.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LoweringUtils.h"
+#include "SdpaPlan.h"
+
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::cpu;
+
+namespace {
+
+/// Keys per block and per split, value-column vectors per register tile.
+struct DecodeTiling {
+  int64_t lanes = 8;
+  int64_t blockKV = 64;
+  int64_t splitKV = 1024;
+  int64_t pvColVecs = 4;
+};
+
+class DecodeLowering {
+public:
+  DecodeLowering(OpBuilder &b, Location loc, SdpaOp op, const SdpaPlan &plan,
+                 const DecodeTiling &tiling)
+      : b(b), loc(loc), op(op), plan(plan), t(tiling), ct(plan.computeType),
+        vecType(VectorType::get({tiling.lanes}, ct)) {}
+
+  Value emit();
+
+private:
+  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
+  Value fconst(double v) { return createFloatConstant(b, loc, ct, v); }
+  Value toBuffer(Value tensor);
+  Value alloc(ArrayRef<OpFoldResult> sizes);
+  void forLoop(Value lo, Value hi, Value step, function_ref<void(Value)> body);
+  Value reduceLoop(Value lo, Value hi, Value step, ValueRange init,
+                   function_ref<SmallVector<Value>(Value, ValueRange)> body,
+                   unsigned result = 0);
+  Value loadRowVector(Value buf, ArrayRef<Value> prefix, Value row, Value col);
+  Value loadRowScalar(Value buf, ArrayRef<Value> prefix, Value row, Value col);
+
+  void emitSplit(ValueRange ivs);
+  void emitScores(ArrayRef<Value> qIdx, ArrayRef<Value> kvIdx, Value kv0,
+                  Value keys, Value scores);
+  void emitRowBlock(ArrayRef<Value> kvIdx, ArrayRef<Value> partIdx, Value r,
+                    Value kv0, Value keys, Value scores, Value stats);
+  void emitCombine(ValueRange ivs);
+
+  OpBuilder &b;
+  Location loc;
+  SdpaOp op;
+  const SdpaPlan &plan;
+  DecodeTiling t;
+  Type ct;
+  VectorType vecType;
+  Value qBuf, kBuf, vBuf, maskBuf, outBuf;
+  SmallVector<Value> extraBufs;
+  /// Partial results per (query batch..., split, row): max, sum, acc[Ev].
+  Value partM, partL, partAcc;
+  Value numSplits;
+  /// L (static, at most half the lanes).
+  int64_t rows = 1;
+};
+
+} // namespace
+
+Value DecodeLowering::toBuffer(Value tensor) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
+  return bufferization::ToBufferOp::create(b, loc, memrefType, tensor,
+                                           /*read_only=*/true);
+}
+
+Value DecodeLowering::alloc(ArrayRef<OpFoldResult> sizes) {
+  SmallVector<int64_t> shape;
+  SmallVector<Value> dynamic;
+  dispatchIndexOpFoldResults(sizes, dynamic, shape);
+  return memref::AllocOp::create(b, loc, MemRefType::get(shape, ct), dynamic,
+                                 b.getI64IntegerAttr(64));
+}
+
+void DecodeLowering::forLoop(Value lo, Value hi, Value step,
+                             function_ref<void(Value)> body) {
+  scf::ForOp::create(b, loc, lo, hi, step, ValueRange{},
+                     [&](OpBuilder &, Location, Value iv, ValueRange) {
+                       body(iv);
+                       scf::YieldOp::create(b, loc);
+                     });
+}
+
+/// An scf.for carrying `init` through `body(iv, iter)`; returns result
+/// number `result`.
+Value DecodeLowering::reduceLoop(
+    Value lo, Value hi, Value step, ValueRange init,
+    function_ref<SmallVector<Value>(Value, ValueRange)> body,
+    unsigned result) {
+  auto loop = scf::ForOp::create(
+      b, loc, lo, hi, step, init,
+      [&](OpBuilder &, Location, Value iv, ValueRange iter) {
+        scf::YieldOp::create(b, loc, body(iv, iter));
+      });
+  return loop.getResult(result);
+}
+
+/// A vector of `lanes` elements of buf[prefix..., row, col...] in the
+/// compute type (f16/bf16 converted on load).
+Value DecodeLowering::loadRowVector(Value buf, ArrayRef<Value> prefix,
+                                    Value row, Value col) {
+  SmallVector<Value> indices(prefix);
+  indices.append({row, col});
+  Type et = cast<MemRefType>(buf.getType()).getElementType();
+  Value x = vector::LoadOp::create(b, loc, VectorType::get({t.lanes}, et), buf,
+                                   indices);
+  return castFloat(b, loc, x, vecType);
+}
+
+Value DecodeLowering::loadRowScalar(Value buf, ArrayRef<Value> prefix,
+                                    Value row, Value col) {
+  SmallVector<Value> indices(prefix);
+  indices.append({row, col});
+  return castFloat(b, loc, memref::LoadOp::create(b, loc, buf, indices), ct);
+}
+
+/// The scores of every query row against keys [kv0, kv0 + keys) into
+/// `scores` [rows, blockKV]: per key, q[r] . k[key] for all rows at once
+/// (each vector of the key row is loaded once and feeds `rows` independent
+/// FMA chains, one horizontal add per row), then the score step.
+void DecodeLowering::emitScores(ArrayRef<Value> qIdx, ArrayRef<Value> kvIdx,
+                                Value kv0, Value keys, Value scores) {
+  Value lanes = idx(t.lanes);
+  Value vecEnd = arith::SubIOp::create(
+      b, loc, plan.e, arith::RemUIOp::create(b, loc, plan.e, lanes));
+  Value zeroVec = createFloatConstantOfType(b, loc, vecType, 0.0);
+  forLoop(idx(0), keys, idx(1), [&](Value j) {
+    Value key = add(kv0, j);
+    SmallVector<Value> init(rows, zeroVec);
+    auto vecLoop = scf::ForOp::create(
+        b, loc, idx(0), vecEnd, lanes, init,
+        [&](OpBuilder &, Location, Value e, ValueRange acc) {
+          Value kv = loadRowVector(kBuf, kvIdx, key, e);
+          SmallVector<Value> next;
+          for (int64_t r = 0; r < rows; ++r)
+            next.push_back(vector::FMAOp::create(
+                b, loc, loadRowVector(qBuf, qIdx, idx(r), e), kv, acc[r]));
+          scf::YieldOp::create(b, loc, next);
+        });
+    SmallVector<Value> dots;
+    for (int64_t r = 0; r < rows; ++r)
+      dots.push_back(vector::ReductionOp::create(
+          b, loc, vector::CombiningKind::ADD, vecLoop.getResult(r),
+          arith::FastMathFlags::reassoc));
+    auto tailLoop = scf::ForOp::create(
+        b, loc, vecEnd, plan.e, idx(1), dots,
+        [&](OpBuilder &, Location, Value e, ValueRange acc) {
+          Value ks = loadRowScalar(kBuf, kvIdx, key, e);
+          SmallVector<Value> next;
+          for (int64_t r = 0; r < rows; ++r)
+            next.push_back(math::FmaOp::create(
+                b, loc, loadRowScalar(qBuf, qIdx, idx(r), e), ks, acc[r]));
+          scf::YieldOp::create(b, loc, next);
+        });
+    for (int64_t r = 0; r < rows; ++r) {
+      Value row = idx(r);
+      Value maskElem;
+      if (maskBuf)
+        maskElem = memref::LoadOp::create(
+            b, loc, maskBuf,
+            scoreOperandIndices(b, loc, plan, plan.maskBroadcast, qIdx, row,
+                                key));
+      ScoreModInputs mod{ValueRange(qIdx), row, key, {}};
+      for (auto [buf, broadcast] :
+           llvm::zip_equal(extraBufs, plan.extraBroadcast))
+        mod.extras.push_back(memref::LoadOp::create(
+            b, loc, buf,
+            scoreOperandIndices(b, loc, plan, broadcast, qIdx, row, key)));
+      Value s = buildMaskedScore(b, loc, plan, op, tailLoop.getResult(r),
+                                 maskElem, row, key, mod);
+      memref::StoreOp::create(b, loc, s, scores, ValueRange{row, j});
+    }
+  });
+}
+
+/// One query row's online-softmax update for a key block whose scores are
+/// in `scores` [rows, blockKV]: `stats` [rows, 2] (m, l) and the row's
+/// accumulator in partAcc; p overwrites the row's scores.
+void DecodeLowering::emitRowBlock(ArrayRef<Value> kvIdx,
+                                  ArrayRef<Value> partIdx, Value r, Value kv0,
+                                  Value keys, Value scores, Value stats) {
+  Value negInf = fconst(-std::numeric_limits<double>::infinity());
+  // The block max (NaN skipped, as the flash path does).
+  Value blockMax = reduceLoop(
+      idx(0), keys, idx(1), ValueRange{negInf},
+      [&](Value j, ValueRange iter) -> SmallVector<Value> {
+        Value s = memref::LoadOp::create(b, loc, scores, ValueRange{r, j});
+        return {buildMaxIgnoringNaN(b, loc, s, iter[0])};
+      });
+  Value mOld = memref::LoadOp::create(b, loc, stats, ValueRange{r, idx(0)});
+  Value lOld = memref::LoadOp::create(b, loc, stats, ValueRange{r, idx(1)});
+  Value mNew = buildMaxIgnoringNaN(b, loc, blockMax, mOld);
+  Value sub = buildSafeMax(b, loc, mNew);
+  Value alpha =
+      math::ExpOp::create(b, loc, arith::SubFOp::create(b, loc, mOld, sub));
+  Value sum = reduceLoop(idx(0), keys, idx(1), ValueRange{fconst(0.0)},
+                         [&](Value j, ValueRange iter) -> SmallVector<Value> {
+                           Value s = memref::LoadOp::create(b, loc, scores,
+                                                            ValueRange{r, j});
+                           Value p = math::ExpOp::create(
+                               b, loc, arith::SubFOp::create(b, loc, s, sub));
+                           memref::StoreOp::create(b, loc, p, scores,
+                                                   ValueRange{r, j});
+                           return {arith::AddFOp::create(b, loc, iter[0], p)};
+                         });
+  memref::StoreOp::create(b, loc, mNew, stats, ValueRange{r, idx(0)});
+  memref::StoreOp::create(
+      b, loc, math::FmaOp::create(b, loc, lOld, alpha, sum), stats,
+      ValueRange{r, idx(1)});
+
+  // acc = acc * alpha + sum_j p[j] v[j, :], pvColVecs vectors of columns at
+  // a time in registers, then the scalar tail of Ev.
+  Value lanes = idx(t.lanes);
+  Value vecEnd = arith::SubIOp::create(
+      b, loc, plan.ev, arith::RemUIOp::create(b, loc, plan.ev, lanes));
+  Value alphaVec = vector::BroadcastOp::create(b, loc, vecType, alpha);
+  auto accIndices = [&](Value c) {
+    SmallVector<Value> indices(partIdx.begin(), partIdx.end());
+    indices.push_back(c);
+    return indices;
+  };
+  int64_t group = t.pvColVecs * t.lanes;
+  Value groupEnd = arith::SubIOp::create(
+      b, loc, vecEnd, arith::RemUIOp::create(b, loc, vecEnd, idx(group)));
+  auto emitColumns = [&](Value c0, int64_t nv) {
+    SmallVector<Value> init;
+    for (int64_t v = 0; v < nv; ++v)
+      init.push_back(arith::MulFOp::create(
+          b, loc,
+          vector::LoadOp::create(b, loc, vecType, partAcc,
+                                 accIndices(add(c0, idx(v * t.lanes)))),
+          alphaVec));
+    auto loop = scf::ForOp::create(
+        b, loc, idx(0), keys, idx(1), init,
+        [&](OpBuilder &, Location, Value j, ValueRange acc) {
+          Value p = vector::BroadcastOp::create(
+              b, loc, vecType,
+              memref::LoadOp::create(b, loc, scores, ValueRange{r, j}));
+          SmallVector<Value> next;
+          for (int64_t v = 0; v < nv; ++v)
+            next.push_back(vector::FMAOp::create(
+                b, loc, p,
+                loadRowVector(vBuf, kvIdx, add(kv0, j),
+                              add(c0, idx(v * t.lanes))),
+                acc[v]));
+          scf::YieldOp::create(b, loc, next);
+        });
+    for (int64_t v = 0; v < nv; ++v)
+      vector::StoreOp::create(b, loc, loop.getResult(v), partAcc,
+                              accIndices(add(c0, idx(v * t.lanes))));
+  };
+  forLoop(idx(0), groupEnd, idx(group),
+          [&](Value c0) { emitColumns(c0, t.pvColVecs); });
+  forLoop(groupEnd, vecEnd, lanes, [&](Value c0) { emitColumns(c0, 1); });
+  forLoop(vecEnd, plan.ev, idx(1), [&](Value c) {
+    Value acc = memref::LoadOp::create(b, loc, partAcc, accIndices(c));
+    Value total = reduceLoop(
+        idx(0), keys, idx(1),
+        ValueRange{arith::MulFOp::create(b, loc, acc, alpha)},
+        [&](Value j, ValueRange iter) -> SmallVector<Value> {
+          Value p = memref::LoadOp::create(b, loc, scores, ValueRange{r, j});
+          Value v = loadRowScalar(vBuf, kvIdx, add(kv0, j), c);
+          return {math::FmaOp::create(b, loc, p, v, iter[0])};
+        });
+    memref::StoreOp::create(b, loc, total, partAcc, accIndices(c));
+  });
+}
+
+/// The partial pass of one (query batch..., split) work item: every query
+/// row over the split's keys (with a band whose outside is -inf, only the
+/// blocks that meet some row's band).
+void DecodeLowering::emitSplit(ValueRange ivs) {
+  SmallVector<Value> qIdx(ivs.drop_back());
+  Value split = ivs.back();
+  SmallVector<Value> kvIdx = kvBatchIndices(b, loc, plan, qIdx);
+  Value begin = mul(split, idx(t.splitKV));
+  Value end = arith::MinUIOp::create(b, loc, plan.s, add(begin, idx(t.splitKV)));
+  Value scores = alloc({b.getIndexAttr(rows), b.getIndexAttr(t.blockKV)});
+  Value stats = alloc({b.getIndexAttr(rows), b.getIndexAttr(2)});
+  Value zero = fconst(0.0);
+  auto partIdx = [&](Value r) {
+    SmallVector<Value> indices(qIdx);
+    indices.append({split, r});
+    return indices;
+  };
+  forLoop(idx(0), idx(rows), idx(1), [&](Value r) {
+    memref::StoreOp::create(b, loc,
+                            fconst(-std::numeric_limits<double>::infinity()),
+                            stats, ValueRange{r, idx(0)});
+    memref::StoreOp::create(b, loc, zero, stats, ValueRange{r, idx(1)});
+    forLoop(idx(0), plan.ev, idx(1), [&](Value c) {
+      SmallVector<Value> indices = partIdx(r);
+      indices.push_back(c);
+      memref::StoreOp::create(b, loc, zero, partAcc, indices);
+    });
+  });
+  if (plan.canSkipOutsideBand()) {
+    // Rows 0 .. rows-1 see keys in [0 - left, rows - 1 + right].
+    if (std::optional<int64_t> left = plan.band.left)
+      begin = arith::MaxSIOp::create(b, loc, begin, idx(-*left));
+    if (std::optional<int64_t> right = plan.band.right)
+      end = arith::MinSIOp::create(b, loc, end, idx(rows + *right));
+  }
+  forLoop(begin, end, idx(t.blockKV), [&](Value kv0) {
+    Value keys = arith::MinUIOp::create(
+        b, loc, arith::SubIOp::create(b, loc, end, kv0), idx(t.blockKV));
+    emitScores(qIdx, kvIdx, kv0, keys, scores);
+    forLoop(idx(0), idx(rows), idx(1), [&](Value r) {
+      emitRowBlock(kvIdx, partIdx(r), r, kv0, keys, scores, stats);
+    });
+  });
+  SmallVector<Value, 2> parts = {partM, partL};
+  forLoop(idx(0), idx(rows), idx(1), [&](Value r) {
+    for (auto [i, part] : llvm::enumerate(parts))
+      memref::StoreOp::create(
+          b, loc,
+          memref::LoadOp::create(b, loc, stats, ValueRange{r, idx(i)}), part,
+          partIdx(r));
+  });
+}
+
+/// out[qIdx, r, :] from the splits: weights exp(m_s - M), NaN where every
+/// score was -inf (M = -inf), 0 when there are no keys, rounded once.
+void DecodeLowering::emitCombine(ValueRange ivs) {
+  ValueRange qIdx = ivs.drop_back();
+  Value r = ivs.back();
+  auto part = [&](Value split) {
+    SmallVector<Value> indices(qIdx);
+    indices.append({split, r});
+    return indices;
+  };
+  Value negInf = fconst(-std::numeric_limits<double>::infinity());
+  Value m = reduceLoop(idx(0), numSplits, idx(1), ValueRange{negInf},
+                       [&](Value sp, ValueRange iter) -> SmallVector<Value> {
+                         Value ms = memref::LoadOp::create(b, loc, partM,
+                                                           part(sp));
+                         return {buildMaxIgnoringNaN(b, loc, ms, iter[0])};
+                       });
+  Value sub = buildSafeMax(b, loc, m);
+  Value weights = alloc({getAsOpFoldResult(numSplits)});
+  Value l = reduceLoop(
+      idx(0), numSplits, idx(1), ValueRange{fconst(0.0)},
+      [&](Value sp, ValueRange iter) -> SmallVector<Value> {
+        Value ms = memref::LoadOp::create(b, loc, partM, part(sp));
+        Value w = math::ExpOp::create(b, loc,
+                                      arith::SubFOp::create(b, loc, ms, sub));
+        memref::StoreOp::create(b, loc, w, weights, ValueRange{sp});
+        Value ls = memref::LoadOp::create(b, loc, partL, part(sp));
+        return {math::FmaOp::create(b, loc, w, ls, iter[0])};
+      });
+  Value allMasked =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m, negInf);
+  Value noKeys =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, plan.s, idx(0));
+  Value nan = fconst(std::numeric_limits<double>::quiet_NaN());
+  forLoop(idx(0), plan.ev, idx(1), [&](Value c) {
+    Value acc = reduceLoop(
+        idx(0), numSplits, idx(1), ValueRange{fconst(0.0)},
+        [&](Value sp, ValueRange iter) -> SmallVector<Value> {
+          SmallVector<Value> indices = part(sp);
+          indices.push_back(c);
+          Value a = memref::LoadOp::create(b, loc, partAcc, indices);
+          Value w = memref::LoadOp::create(b, loc, weights, ValueRange{sp});
+          return {math::FmaOp::create(b, loc, w, a, iter[0])};
+        });
+    Value out = arith::DivFOp::create(b, loc, acc, l);
+    // safe_softmax: acc itself, 0 (every split's p was 0) or NaN (a NaN
+    // score passed), as in the flash path's emitOutput.
+    out = arith::SelectOp::create(b, loc, allMasked,
+                                  plan.safeSoftmax ? acc : nan, out);
+    out = arith::SelectOp::create(b, loc, noKeys, fconst(0.0), out);
+    SmallVector<Value> indices(qIdx);
+    indices.append({r, c});
+    memref::StoreOp::create(b, loc, castFloat(b, loc, out, plan.elementType),
+                            outBuf, indices);
+  });
+}
+
+Value DecodeLowering::emit() {
+  auto resultType = op.getType();
+  rows = *getConstantIntValue(plan.l);
+  qBuf = toBuffer(op.getQuery());
+  kBuf = toBuffer(op.getKey());
+  vBuf = toBuffer(op.getValue());
+  if (Value mask = op.getMask())
+    maskBuf = toBuffer(mask);
+  for (Value extra : op.getExtras())
+    extraBufs.push_back(toBuffer(extra));
+  SmallVector<Value> outDyn;
+  for (int64_t i = 0; i < plan.numBatch; ++i)
+    if (resultType.isDynamicDim(i))
+      outDyn.push_back(plan.qBatch[i]);
+  if (resultType.isDynamicDim(plan.numBatch + 1))
+    outDyn.push_back(plan.ev);
+  outBuf = memref::AllocOp::create(
+      b, loc, MemRefType::get(resultType.getShape(), plan.elementType), outDyn,
+      b.getI64IntegerAttr(64));
+
+  numSplits = arith::CeilDivUIOp::create(b, loc, plan.s, idx(t.splitKV));
+  SmallVector<OpFoldResult> partSizes, ubs;
+  for (Value size : plan.qBatch) {
+    partSizes.push_back(getAsOpFoldResult(size));
+    ubs.push_back(getAsOpFoldResult(size));
+  }
+  partSizes.append({getAsOpFoldResult(numSplits), getAsOpFoldResult(plan.l)});
+  partM = alloc(partSizes);
+  partL = alloc(partSizes);
+  partSizes.push_back(getAsOpFoldResult(plan.ev));
+  partAcc = alloc(partSizes);
+
+  auto emitForall = [&](OpFoldResult last,
+                        function_ref<void(ValueRange)> body) {
+    SmallVector<OpFoldResult> bounds(ubs);
+    bounds.push_back(last);
+    auto forall =
+        scf::ForallOp::create(b, loc, bounds, ValueRange{}, std::nullopt);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(forall.getBody()->getTerminator());
+    body(forall.getInductionVars());
+  };
+  emitForall(getAsOpFoldResult(numSplits),
+             [&](ValueRange ivs) { emitSplit(ivs); });
+  emitForall(getAsOpFoldResult(plan.l),
+             [&](ValueRange ivs) { emitCombine(ivs); });
+  return bufferization::ToTensorOp::create(b, loc, resultType, outBuf,
+                                           /*restrict=*/true,
+                                           /*writable=*/true);
+}
+
+/// Compute-type lanes of the target's vectors.
+static int64_t getLanes(const SdpaPlan &plan,
+                        const AttnCpuLoweringOptions &options) {
+  int64_t bits =
+      options.vectorBits > 0 ? options.vectorBits : getHostVectorBits();
+  return std::max<int64_t>(
+      1, bits / static_cast<int64_t>(plan.computeType.getIntOrFloatBitWidth()));
+}
+
+bool cpu::prefersDecode(const SdpaPlan &plan,
+                        const AttnCpuLoweringOptions &options) {
+  std::optional<int64_t> l = getConstantIntValue(plan.l);
+  return l && 2 * *l <= getLanes(plan, options);
+}
+
+Value cpu::lowerSdpaDecode(OpBuilder &b, Location loc, SdpaOp op,
+                           const SdpaPlan &plan,
+                           const AttnCpuLoweringOptions &options) {
+  DecodeTiling t;
+  t.lanes = getLanes(plan, options);
+  t.pvColVecs = t.lanes * plan.computeType.getIntOrFloatBitWidth() >= 512 ? 8
+                                                                          : 4;
+  if (options.blockKV > 0)
+    t.blockKV = options.blockKV;
+  return DecodeLowering(b, loc, op, plan, t).emit();
+}

@@ -1,0 +1,43 @@
+// RUN: attn-opt %s --attn-lower-to-cpu=vector-bits=256 --split-input-file | FileCheck %s
+
+// Decode shapes: with L at most half the lanes (8 f32 lanes at 256 bits:
+// L <= 4) the flash backend puts the head dim along the lanes and splits
+// the keys into splits of 1024 (4096 keys: 4 splits), combined per row.
+
+// CHECK-LABEL: func.func @decode_f16
+// Partial results per (batch, head, split, row).
+// CHECK: memref.alloc(%{{.+}}) {{.*}} : memref<1x8x?x2xf32>
+// CHECK: memref.alloc(%{{.+}}) {{.*}} : memref<1x8x?x2xf32>
+// CHECK: memref.alloc(%{{.+}}) {{.*}} : memref<1x8x?x2x128xf32>
+// CHECK: scf.forall (%{{.+}}, %[[H:.+]], %{{.+}}) in (1, 8, %{{.+}}) {
+// Grouped-query heads: key/value head h / 4.
+// CHECK: arith.divui %[[H]], %c4
+// causal: the split's keys end at row 1's diagonal
+// CHECK: arith.minsi %{{.+}}, %c2
+// Two rows share each vector of the key row: two FMA chains.
+// CHECK: scf.for {{.+}} iter_args({{.+}}) -> (vector<8xf32>, vector<8xf32>) {
+// CHECK: arith.extf {{.+}} : vector<8xf16> to vector<8xf32>
+// CHECK-COUNT-2: vector.fma
+// CHECK-COUNT-2: vector.reduction <add>
+// p.v: 4 vectors of value columns in registers across the block's keys.
+// CHECK: scf.for {{.+}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>) {
+// The combine: one work item per (batch, head, row).
+// CHECK: scf.forall (%{{.+}}, %{{.+}}, %{{.+}}) in (1, 8, 2) {
+// CHECK: math.exp
+// CHECK: arith.truncf {{.+}} : f32 to f16
+func.func @decode_f16(%q: tensor<1x8x2x128xf16>, %k: tensor<1x2x4096x128xf16>, %v: tensor<1x2x4096x128xf16>) -> tensor<1x8x2x128xf16> {
+  %o = attn.sdpa %q, %k, %v {is_causal = true} : (tensor<1x8x2x128xf16>, tensor<1x2x4096x128xf16>, tensor<1x2x4096x128xf16>) -> tensor<1x8x2x128xf16>
+  return %o : tensor<1x8x2x128xf16>
+}
+
+// -----
+
+// Five rows are more than half the lanes: the query-row tiled flash path.
+// CHECK-LABEL: func.func @negative_five_rows
+// CHECK-NOT: vector.reduction
+// CHECK: scf.forall
+// CHECK-NOT: scf.forall
+func.func @negative_five_rows(%q: tensor<1x8x5x64xf32>, %k: tensor<1x8x4096x64xf32>, %v: tensor<1x8x4096x64xf32>) -> tensor<1x8x5x64xf32> {
+  %o = attn.sdpa %q, %k, %v : (tensor<1x8x5x64xf32>, tensor<1x8x4096x64xf32>, tensor<1x8x4096x64xf32>) -> tensor<1x8x5x64xf32>
+  return %o : tensor<1x8x5x64xf32>
+}
