@@ -106,6 +106,7 @@ struct AttnLowerToCpuPass
     populateAttnMatmulToCpuPatterns(patterns);
     populateAttnElementwiseToCpuPatterns(patterns);
     populateAttnSoftmaxToCpuPatterns(patterns);
+    populateAttnReshapeToCpuPatterns(patterns);
     populateAttnSdpaToCpuPatterns(patterns, *options);
     GreedyRewriteConfig config;
     // Lower op by op in program order.

@@ -15,6 +15,8 @@
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/TargetParser/Host.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::cpu;
@@ -54,6 +56,16 @@ Value cpu::createFloatConstantOfType(OpBuilder &b, Location loc, Type type,
     return createFloatConstant(b, loc, type, value);
   Value scalar = createFloatConstant(b, loc, vt.getElementType(), value);
   return vector::BroadcastOp::create(b, loc, vt, scalar);
+}
+
+Value cpu::buildZeroWhereAllMasked(OpBuilder &b, Location loc, Value max,
+                                   Value p) {
+  Value negInf = createFloatConstantOfType(
+      b, loc, max.getType(), -std::numeric_limits<double>::infinity());
+  Value allMasked =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, max, negInf);
+  Value zero = createFloatConstantOfType(b, loc, p.getType(), 0.0);
+  return arith::SelectOp::create(b, loc, allMasked, zero, p);
 }
 
 Value cpu::getDimSize(OpBuilder &b, Location loc, Value tensor, int64_t dim) {

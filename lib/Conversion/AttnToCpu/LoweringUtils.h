@@ -103,6 +103,11 @@ int64_t getDropoutSeed(Operation *op);
 /// for when the vector width is not given).
 int64_t getHostVectorBits();
 
+/// The safe softmax's rule for a probability `p` (scalar or vector) of a
+/// slice with max `max`: 0 where `max` is -inf (maximumf propagates NaN and
+/// +inf, so every entry of the slice is -inf there), else `p`.
+Value buildZeroWhereAllMasked(OpBuilder &b, Location loc, Value max, Value p);
+
 /// Fast-math flags that let LLVM vectorise float reductions.
 arith::FastMathFlagsAttr getReassocFlags(MLIRContext *ctx);
 

@@ -390,7 +390,10 @@ void DecodeLowering::emitCombine(ValueRange ivs) {
           return {math::FmaOp::create(b, loc, w, a, iter[0])};
         });
     Value out = arith::DivFOp::create(b, loc, acc, l);
-    out = arith::SelectOp::create(b, loc, allMasked, nan, out);
+    // safe_softmax: acc itself, 0 (every split's p was 0) or NaN (a NaN
+    // score passed), as in the flash path's emitOutput.
+    out = arith::SelectOp::create(b, loc, allMasked,
+                                  plan.safeSoftmax ? acc : nan, out);
     out = arith::SelectOp::create(b, loc, noKeys, fconst(0.0), out);
     SmallVector<Value> indices(qIdx);
     indices.append({r, c});

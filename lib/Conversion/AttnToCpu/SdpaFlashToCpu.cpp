@@ -728,6 +728,11 @@ void FlashLowering::emitPv(WorkItem &w, const BlockView &v, Value keys) {
 /// out = acc / l, NaN where the row max stayed -inf (every score -inf), 0
 /// when there are no keys at all (S = 0: the chain's p . v is an empty
 /// sum), rounded once to the element type.
+///
+/// With safe_softmax a row whose max stayed -inf is `acc` itself: its p were
+/// exp(s - 0), so 0 when every score is -inf (acc = 0 . v, as the chain's
+/// p = 0 gives) and NaN where a score was NaN (the max skips NaN, but p,
+/// hence acc, is NaN: the chain's row is NaN too).
 void FlashLowering::emitOutput(WorkItem &w) {
   Value c0 = idx(0), c1 = idx(1);
   Value noKeys =
@@ -745,7 +750,8 @@ void FlashLowering::emitOutput(WorkItem &w) {
     forLoop(c0, plan.ev, c1, [&](Value d) {
       Value acc = memref::LoadOp::create(b, loc, w.acc, ValueRange{i, d});
       Value r = arith::DivFOp::create(b, loc, acc, l);
-      r = arith::SelectOp::create(b, loc, allMasked, nan, r);
+      r = arith::SelectOp::create(b, loc, allMasked,
+                                  plan.safeSoftmax ? acc : nan, r);
       r = arith::SelectOp::create(b, loc, noKeys, zero, r);
       SmallVector<Value> indices(w.qIdx);
       indices.append({add(w.row0, i), d});

@@ -152,7 +152,8 @@ static Value emitRowReduction(
       .getResult(0);
 }
 
-/// softmax along S (rows of all -inf become NaN, as torch.softmax), then
+/// softmax along S (rows of all -inf become NaN, as torch.softmax; 0 with
+/// safe_softmax, as torch._safe_softmax), then
 /// dropout with attn.dropout's RNG over the [..., L, S] probabilities, so
 /// that the unfused chain softmax -> dropout -> matmul in f32 with the same
 /// seed agrees.
@@ -183,6 +184,8 @@ static Value emitSoftmax(OpBuilder &b, Location loc, const SdpaPlan &plan,
                Value d = arith::SubFOp::create(b, l, args[2], args[0]);
                Value e = math::ExpOp::create(b, l, d);
                Value p = arith::DivFOp::create(b, l, e, args[1]);
+               if (plan.safeSoftmax)
+                 p = buildZeroWhereAllMasked(b, l, args[0], p);
                if (plan.dropoutP > 0.0) {
                  Value flat = buildFlatIndex(b, l, scores.sizes);
                  p = buildDropoutElement(b, l, p, flat, plan.dropoutP,

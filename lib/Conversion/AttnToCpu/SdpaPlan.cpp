@@ -69,6 +69,7 @@ SdpaPlan cpu::buildSdpaPlan(OpBuilder &b, Location loc, SdpaOp op) {
   plan.hasBoolMask = op.hasBoolMask();
   plan.hasAddMask = op.hasAdditiveMask();
   plan.dropoutP = op.getDropoutP().convertToDouble();
+  plan.safeSoftmax = op.getSafeSoftmax();
   plan.seed = getDropoutSeed(op);
 
   Value q = op.getQuery(), k = op.getKey(), v = op.getValue();

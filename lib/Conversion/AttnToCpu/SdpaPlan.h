@@ -37,6 +37,8 @@ struct SdpaPlan {
   MaskBand band;
   double dropoutP = 0.0;
   int64_t seed = 0;
+  /// Rows whose scores are all -inf get p = 0 (attn.safe_softmax), not NaN.
+  bool safeSoftmax = false;
   /// Per query batch dim: how key/value index it (and the group size).
   SmallVector<BatchIndexKind> kvKind;
   SmallVector<int64_t> kvGroup;

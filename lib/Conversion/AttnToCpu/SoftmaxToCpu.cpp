@@ -4,7 +4,9 @@
 // f16/bf16 (f64 for f64): a max reduction, a sum-of-exp reduction and a
 // normalising elementwise generic. A slice whose entries are all -inf has
 // max = -inf, so x - max = -inf - -inf = NaN and the whole slice is NaN,
-// exactly as torch.softmax.
+// exactly as torch.softmax. attn.safe_softmax selects 0 where the max is
+// -inf: maximumf propagates NaN and +inf, so max = -inf means every entry is
+// -inf, and a slice holding a NaN stays NaN.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +18,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include <limits>
+#include <type_traits>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -23,10 +26,13 @@ using namespace mlir::attn::cpu;
 
 namespace {
 
-struct SoftmaxOpLowering : OpRewritePattern<SoftmaxOp> {
-  using OpRewritePattern::OpRewritePattern;
+/// attn.softmax and attn.safe_softmax (`SoftmaxTy`).
+template <typename SoftmaxTy>
+struct SoftmaxOpLowering : OpRewritePattern<SoftmaxTy> {
+  using OpRewritePattern<SoftmaxTy>::OpRewritePattern;
+  static constexpr bool kSafe = std::is_same_v<SoftmaxTy, SafeSoftmaxOp>;
 
-  LogicalResult matchAndRewrite(SoftmaxOp op,
+  LogicalResult matchAndRewrite(SoftmaxTy op,
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     MLIRContext *ctx = rewriter.getContext();
@@ -107,6 +113,8 @@ struct SoftmaxOpLowering : OpRewritePattern<SoftmaxOp> {
               Value d = arith::SubFOp::create(b, l, x, args[1]);
               Value e = math::ExpOp::create(b, l, d);
               Value r = arith::DivFOp::create(b, l, e, args[2]);
+              if (kSafe)
+                r = buildZeroWhereAllMasked(b, l, args[1], r);
               linalg::YieldOp::create(b, l, castFloat(b, l, r, et));
             })
             .getResult(0);
@@ -118,5 +126,6 @@ struct SoftmaxOpLowering : OpRewritePattern<SoftmaxOp> {
 } // namespace
 
 void mlir::attn::populateAttnSoftmaxToCpuPatterns(RewritePatternSet &patterns) {
-  patterns.add<SoftmaxOpLowering>(patterns.getContext());
+  patterns.add<SoftmaxOpLowering<SoftmaxOp>, SoftmaxOpLowering<SafeSoftmaxOp>>(
+      patterns.getContext());
 }

@@ -63,6 +63,8 @@ std::string mlir::attn::getCudaUnsupportedReason(SdpaOp op) {
     return "a score_mod region (the CUDA kernels run the attribute forms)";
   if (op.getWindowLeft() || op.getWindowRight())
     return "a sliding window (the CUDA kernels take no window yet)";
+  if (op.getSafeSoftmax())
+    return "safe_softmax (the CUDA kernels give NaN on fully masked rows)";
   if (op.hasAdditiveMask() &&
       cast<RankedTensorType>(op.getMask().getType()).getElementType() != et)
     return "an additive mask whose element type differs from the query's "

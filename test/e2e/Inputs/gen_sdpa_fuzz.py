@@ -267,6 +267,8 @@ def make_config(idx, rng):
     # i - wl <= j <= i + wr (negative bounds make some rows fully masked).
     c["wl"] = crng.choice([None, None, None, 0, 1, 3, 17, 70])
     c["wr"] = crng.choice([None, None, None, None, 0, 2, -1, 40])
+    # safe_softmax now and then: fully masked rows give 0, not NaN.
+    c["safe"] = crng.random() < 0.3
     return c
 
 
@@ -334,6 +336,8 @@ def describe(c):
         parts.append("scale=%g" % c["scale"])
     if c.get("mod", "none") != "none":
         parts.append("score_mod=%s" % c["mod"])
+    if c.get("safe"):
+        parts.append("safe_softmax")
     parts.append("threads=%d" % c["threads"])
     parts.append("backend=%s" % c["backend"])
     return " ".join(parts)
@@ -454,6 +458,8 @@ def emit_mlir(c, ins):
             attrs.append("%s = %d : i64" % (name, c[key]))
     if c["mv"] is not None:
         attrs.append("masked_value = %r : f64" % c["mv"])
+    if c.get("safe"):
+        attrs.append("safe_softmax = true")
     attr = (" {" + ", ".join(attrs) + "}") if attrs else ""
     return ("// %s\n"
             "func.func @f(%s) -> %s {\n"
@@ -614,6 +620,13 @@ def contract_rows(c, ins, want_values):
             mx = max(scores) if scores else NEG_INF
             nan_row = S > 0 and mx == NEG_INF
             vals = None
+            if nan_row and c.get("safe"):
+                # safe_softmax: p = 0, so the row is 0 . v = 0.
+                nan_row = False
+                vals = [0.0] * Ev if want_values else None
+                yield row * Ev, vals, nan_row
+                row += 1
+                continue
             if want_values and not nan_row:
                 if S == 0:
                     vals = [0.0] * Ev

@@ -112,6 +112,7 @@ struct AttnCpuLoweringOptions {
 void populateAttnMatmulToCpuPatterns(RewritePatternSet &patterns);
 void populateAttnElementwiseToCpuPatterns(RewritePatternSet &patterns);
 void populateAttnSoftmaxToCpuPatterns(RewritePatternSet &patterns);
+void populateAttnReshapeToCpuPatterns(RewritePatternSet &patterns);
 void populateAttnSdpaToCpuPatterns(RewritePatternSet &patterns,
                                    const AttnCpuLoweringOptions &options);
 

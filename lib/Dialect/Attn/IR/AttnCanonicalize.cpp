@@ -181,7 +181,7 @@ static void replaceWithoutScoreMod(PatternRewriter &rewriter, SdpaOp op,
       op, op.getType(), op.getQuery(), op.getKey(), op.getValue(), tail,
       op.getScaleAttr(), op.getIsCausalAttr(), op.getDropoutPAttr(),
       op.getMaskedValueAttr(), op.getSeedAttr(), op.getWindowLeftAttr(),
-      op.getWindowRightAttr(), /*score_modCount=*/0);
+      op.getWindowRightAttr(), op.getSafeSoftmaxAttr(), /*score_modCount=*/0);
   replacement->setDiscardableAttrs(discardable);
 }
 

@@ -414,16 +414,29 @@ LogicalResult WhereOp::verify() {
 // SoftmaxOp
 //===----------------------------------------------------------------------===//
 
+/// attn.softmax and attn.safe_softmax: a dim of an input of rank >= 1.
+static LogicalResult verifySoftmax(SoftmaxOpInterface op) {
+  int64_t rank = op.getInput().getType().getRank();
+  if (rank == 0)
+    return op->emitOpError() << "'input' must have rank >= 1";
+  return verifyDimInRange(op, "dim", op.getDim(), rank);
+}
+
 int64_t SoftmaxOp::getNormalizedDim() {
   return normalizeDim(getDim(), getInput().getType().getRank());
 }
 
-LogicalResult SoftmaxOp::verify() {
-  int64_t rank = getInput().getType().getRank();
-  if (rank == 0)
-    return emitOpError() << "'input' must have rank >= 1";
-  return verifyDimInRange(*this, "dim", getDim(), rank);
+LogicalResult SoftmaxOp::verify() { return verifySoftmax(*this); }
+
+//===----------------------------------------------------------------------===//
+// SafeSoftmaxOp
+//===----------------------------------------------------------------------===//
+
+int64_t SafeSoftmaxOp::getNormalizedDim() {
+  return normalizeDim(getDim(), getInput().getType().getRank());
 }
+
+LogicalResult SafeSoftmaxOp::verify() { return verifySoftmax(*this); }
 
 //===----------------------------------------------------------------------===//
 // CastOp
@@ -501,6 +514,35 @@ LogicalResult RepeatInterleaveOp::verify() {
 
 OpFoldResult RepeatInterleaveOp::fold(FoldAdaptor) {
   if (getRepeats() == 1 && getInput().getType() == getType())
+    return getInput();
+  return {};
+}
+
+//===----------------------------------------------------------------------===//
+// ReshapeOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReshapeOp::verify() {
+  auto input = getInput().getType();
+  auto result = getType();
+  if (!input.hasStaticShape() || !result.hasStaticShape())
+    return emitOpError() << "needs static shapes (input "
+                         << shapeStr(input.getShape()) << ", result "
+                         << shapeStr(result.getShape()) << ")";
+  if (input.getElementType() != result.getElementType())
+    return emitOpError() << "result element type " << result.getElementType()
+                         << " differs from the input element type "
+                         << input.getElementType();
+  if (input.getNumElements() != result.getNumElements())
+    return emitOpError() << "result " << shapeStr(result.getShape()) << " has "
+                         << result.getNumElements() << " elements, the input "
+                         << shapeStr(input.getShape()) << " has "
+                         << input.getNumElements();
+  return success();
+}
+
+OpFoldResult ReshapeOp::fold(FoldAdaptor) {
+  if (getInput().getType() == getType())
     return getInput();
   return {};
 }
@@ -602,8 +644,16 @@ ParseResult SdpaOp::parse(OpAsmParser &parser, OperationState &result) {
       parser.parseOperandList(operands, OpAsmParser::Delimiter::Paren))
     return failure();
   FunctionType type;
-  if (parser.parseOptionalAttrDict(result.attributes) || parser.parseColon() ||
-      parser.parseType(type) ||
+  SMLoc attrLoc = parser.getCurrentLocation();
+  if (parser.parseOptionalAttrDict(result.attributes))
+    return failure();
+  // The attribute constraints, checked here because a mistyped inherent
+  // attribute would not reach the verifier (the printer reads it first).
+  if (failed(verifyInherentAttrs(result.name, result.attributes, [&] {
+        return parser.emitError(attrLoc) << "'" << result.name << "' op ";
+      })))
+    return failure();
+  if (parser.parseColon() || parser.parseType(type) ||
       parser.resolveOperands(operands, type.getInputs(), operandsLoc,
                              result.operands))
     return failure();
@@ -628,6 +678,8 @@ void SdpaOp::print(OpAsmPrinter &p) {
     elided.push_back(getIsCausalAttrName());
   if (getDropoutP().isZero())
     elided.push_back(getDropoutPAttrName());
+  if (!getSafeSoftmax())
+    elided.push_back(getSafeSoftmaxAttrName());
   p.printOptionalAttrDict((*this)->getAttrs(), elided);
   p << " : ";
   p.printFunctionalType(getOperation());

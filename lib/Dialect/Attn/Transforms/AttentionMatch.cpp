@@ -132,7 +132,7 @@ std::optional<MaskBand> MaskClassifier::classify(DenseElementsAttr attr,
 
 /// softmax(last dim) -> [dropout] -> [cast back] -> matmul(weights, v).
 static LogicalResult matchWeightsSide(AttentionMatch &m, std::string &why) {
-  SoftmaxOp softmax = m.softmax;
+  SoftmaxOpInterface softmax = m.softmax;
   int64_t rank = softmax.getInput().getType().getRank();
   if (rank < 2) {
     why = "the softmax input has rank " + std::to_string(rank) + " (< 2)";
@@ -177,6 +177,10 @@ static LogicalResult matchWeightsSide(AttentionMatch &m, std::string &why) {
       return failure();
   }
   m.outputMatmul = dyn_cast<MatmulOp>(user);
+  if (std::string reshape = explainReshapeMiss(user); !reshape.empty()) {
+    why = "attention weights go through a reshape: " + reshape;
+    return failure();
+  }
   if (!m.outputMatmul) {
     why = "attention weights feed " + opName(user) + ", not a matmul";
     return failure();
@@ -237,6 +241,10 @@ static LogicalResult walkChain(AttentionMatch &m, std::string &why) {
     if (auto matmul = dyn_cast<MatmulOp>(def)) {
       m.scoresMatmul = matmul;
       break;
+    }
+    if (std::string reshape = explainReshapeMiss(def); !reshape.empty()) {
+      why = "the scores go through a reshape: " + reshape;
+      return failure();
     }
     if (!isScalarElementwise(def) || def->getBlock() != m.softmax->getBlock()) {
       why = "the scores come from " + opName(def) +
@@ -789,7 +797,7 @@ static void hoistTrailingBands(AttentionMatch &m, MaskClassifier &classifier) {
 // matchAttention
 //===----------------------------------------------------------------------===//
 
-FailureOr<AttentionMatch> mlir::attn::matchAttention(SoftmaxOp softmax,
+FailureOr<AttentionMatch> mlir::attn::matchAttention(SoftmaxOpInterface softmax,
                                                      MaskClassifier &classifier,
                                                      std::string &why) {
   AttentionMatch m;

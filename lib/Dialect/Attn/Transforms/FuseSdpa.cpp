@@ -12,6 +12,7 @@
 #include "attn/Dialect/Attn/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -31,15 +32,17 @@ using namespace mlir::attn;
 namespace {
 /// cast(softmax(cast(x : f16 -> f32)) : f32 -> f16) -> softmax(x : f16), the
 /// `.float().softmax(-1).type_as(q)` idiom. Exact by the softmax contract.
+/// The same for attn.safe_softmax (`SoftmaxTy`).
+template <typename SoftmaxTy>
 struct FoldSoftmaxUpcast : public OpRewritePattern<CastOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(CastOp outer,
                                 PatternRewriter &rewriter) const override {
-    auto softmax = outer.getInput().getDefiningOp<SoftmaxOp>();
+    auto softmax = outer.getInput().template getDefiningOp<SoftmaxTy>();
     if (!softmax)
       return rewriter.notifyMatchFailure(outer, "input is not a softmax");
-    auto inner = softmax.getInput().getDefiningOp<CastOp>();
+    auto inner = softmax.getInput().template getDefiningOp<CastOp>();
     if (!inner)
       return rewriter.notifyMatchFailure(outer, "softmax input is not a cast");
     Type narrow = outer.getType().getElementType();
@@ -50,7 +53,7 @@ struct FoldSoftmaxUpcast : public OpRewritePattern<CastOp> {
                                                 "f16/bf16 round trip");
     if (!softmax.getResult().hasOneUse())
       return rewriter.notifyMatchFailure(outer, "f32 softmax has other users");
-    rewriter.replaceOpWithNewOp<SoftmaxOp>(outer, outer.getType(),
+    rewriter.replaceOpWithNewOp<SoftmaxTy>(outer, outer.getType(),
                                            inner.getInput(), softmax.getDim());
     return success();
   }
@@ -195,7 +198,8 @@ FailureOr<SdpaOp> mlir::attn::fuseAttention(RewriterBase &rewriter,
       rewriter, loc, out.getType(), m.query, key, m.value, tail,
       rewriter.getF64FloatAttr(scale), /*is_causal=*/false,
       APFloat(m.dropoutP), maskedValue, seed, /*window_left=*/nullptr,
-      /*window_right=*/nullptr, /*score_modCount=*/attributes ? 0 : 1);
+      /*window_right=*/nullptr, isa<SafeSoftmaxOp>(m.softmax),
+      /*score_modCount=*/attributes ? 0 : 1);
   setBand(sdpa, m.band);
   if (!attributes) {
     SmallVector<Value> extras;
@@ -213,13 +217,14 @@ FailureOr<SdpaOp> mlir::attn::fuseAttention(RewriterBase &rewriter,
 }
 
 namespace {
-struct FuseAttentionIntoSdpa : public OpRewritePattern<SoftmaxOp> {
+struct FuseAttentionIntoSdpa
+    : public OpInterfaceRewritePattern<SoftmaxOpInterface> {
   FuseAttentionIntoSdpa(MLIRContext *context, MaskClassifier &classifier,
                         FuseSdpaControlFn control)
-      : OpRewritePattern(context), classifier(classifier),
+      : OpInterfaceRewritePattern(context), classifier(classifier),
         control(std::move(control)) {}
 
-  LogicalResult matchAndRewrite(SoftmaxOp softmax,
+  LogicalResult matchAndRewrite(SoftmaxOpInterface softmax,
                                 PatternRewriter &rewriter) const override {
     std::string why;
     FailureOr<AttentionMatch> match = matchAttention(softmax, classifier, why);
@@ -261,7 +266,8 @@ static bool comesFromMatmul(Value v, int depth) {
   if (isa<MatmulOp>(def))
     return true;
   if (depth == 0 ||
-      !isa<MulOp, DivOp, AddOp, SubOp, MaskedFillOp, WhereOp, CastOp>(def))
+      !isa<MulOp, DivOp, AddOp, SubOp, MaskedFillOp, WhereOp, CastOp, ReshapeOp,
+           tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def))
     return false;
   return llvm::any_of(def->getOperands(), [&](Value operand) {
     return comesFromMatmul(operand, depth - 1);
@@ -271,13 +277,14 @@ static bool comesFromMatmul(Value v, int depth) {
 /// The rule for remarks: a softmax is plausibly attention when its input
 /// comes from a matmul through at most 6 elementwise ops, or its result
 /// feeds a matmul directly or through one dropout/cast/mul/div.
-bool mlir::attn::isPlausiblyAttention(SoftmaxOp softmax) {
+bool mlir::attn::isPlausiblyAttention(SoftmaxOpInterface softmax) {
   if (comesFromMatmul(softmax.getInput(), 6))
     return true;
   for (Operation *user : softmax->getUsers()) {
     if (isa<MatmulOp>(user))
       return true;
-    if (isa<DropoutOp, CastOp, MulOp, DivOp>(user) &&
+    if (isa<DropoutOp, CastOp, MulOp, DivOp, ReshapeOp, tensor::ExpandShapeOp,
+            tensor::CollapseShapeOp>(user) &&
         llvm::any_of(user->getUsers(),
                      [](Operation *u) { return isa<MatmulOp>(u); }))
       return true;
@@ -314,7 +321,10 @@ struct AttnFuseSdpaPass
     // Phase 1: normalise (exact local rewrites, folders, canonicalization).
     {
       RewritePatternSet patterns(context);
-      patterns.add<FoldSoftmaxUpcast>(context);
+      patterns
+          .add<FoldSoftmaxUpcast<SoftmaxOp>, FoldSoftmaxUpcast<SafeSoftmaxOp>>(
+              context);
+      populateBatchReshapeNormalizationPatterns(patterns);
       addAttnCanonicalizations(patterns, context);
       // Convergence is not required: unfused IR is still correct.
       (void)applyPatternsGreedily(root, std::move(patterns), config);
@@ -347,7 +357,7 @@ struct AttnFuseSdpaPass
 
     // Phase 3: count (and explain) the near misses.
     int64_t missed = 0;
-    root->walk([&](SoftmaxOp softmax) {
+    root->walk([&](SoftmaxOpInterface softmax) {
       if (!isPlausiblyAttention(softmax))
         return;
       ++missed;

@@ -26,4 +26,23 @@ def Attn_ScalarElementwiseOpInterface
   ];
 }
 
+def Attn_SoftmaxOpInterface : OpInterface<"SoftmaxOpInterface"> {
+  let cppNamespace = "::mlir::attn";
+  let description = [{
+    A softmax along one dim: `attn.softmax` and `attn.safe_softmax`, which
+    differ only on slices whose entries are all `-inf`. The fusion matches
+    both through this interface.
+  }];
+  let methods = [
+    InterfaceMethod<"The input.",
+      "::mlir::TypedValue<::mlir::RankedTensorType>", "getInput">,
+    InterfaceMethod<"The result.",
+      "::mlir::TypedValue<::mlir::RankedTensorType>", "getResult">,
+    InterfaceMethod<"The softmax dim as written (may be negative).",
+      "uint64_t", "getDim">,
+    InterfaceMethod<"The softmax dim, made non-negative.",
+      "int64_t", "getNormalizedDim">
+  ];
+}
+
 #endif // ATTN_DIALECT_ATTN_IR_ATTNINTERFACES_TD

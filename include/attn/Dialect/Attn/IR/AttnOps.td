@@ -271,7 +271,8 @@ def Attn_WhereOp : Attn_Op<"where", [Pure, Attn_Scalar]> {
 // attn.softmax
 //===----------------------------------------------------------------------===//
 
-def Attn_SoftmaxOp : Attn_Op<"softmax", [Pure, AllTypesMatch<["input", "result"]>]> {
+def Attn_SoftmaxOp : Attn_Op<"softmax", [Pure, AllTypesMatch<["input", "result"]>,
+                                         Attn_SoftmaxOpInterface]> {
   let summary = "softmax along one dim (torch.softmax)";
   let description = [{
     `torch.softmax(input, dim)`, computed in the element type's accumulation
@@ -280,6 +281,33 @@ def Attn_SoftmaxOp : Attn_Op<"softmax", [Pure, AllTypesMatch<["input", "result"]
 
     ```mlir
     %p = attn.softmax %m dim(-1) : tensor<2x8x128x128xf32>
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$input, I64Attr:$dim);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = "$input `dim` `(` $dim `)` attr-dict `:` type($input)";
+  let extraClassDeclaration = [{
+    /// The softmax dim, made non-negative (valid after verification).
+    int64_t getNormalizedDim();
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// attn.safe_softmax
+//===----------------------------------------------------------------------===//
+
+def Attn_SafeSoftmaxOp : Attn_Op<"safe_softmax", [Pure,
+    AllTypesMatch<["input", "result"]>, Attn_SoftmaxOpInterface]> {
+  let summary = "softmax that gives 0 on a fully masked slice (torch._safe_softmax)";
+  let description = [{
+    `torch._safe_softmax(input, dim)`, the softmax of PyTorch's own SDPA math
+    path: `attn.softmax`, except that a slice whose entries are all `-inf`
+    gives 0 instead of NaN. A slice holding a NaN is NaN, whatever else it
+    holds (NaN is not `-inf`). Same types and verifier as `attn.softmax`.
+
+    ```mlir
+    %p = attn.safe_softmax %m dim(-1) : tensor<2x8x128x128xf32>
     ```
   }];
   let arguments = (ins Attn_FloatTensor:$input, I64Attr:$dim);
@@ -378,6 +406,31 @@ def Attn_RepeatInterleaveOp : Attn_Op<"repeat_interleave", [Pure]> {
 }
 
 //===----------------------------------------------------------------------===//
+// attn.reshape
+//===----------------------------------------------------------------------===//
+
+def Attn_ReshapeOp : Attn_Op<"reshape", [Pure]> {
+  let summary = "same elements in another static shape (Tensor.view, reshape)";
+  let description = [{
+    `Tensor.view(shape)` and `torch.reshape(input, shape)`: the elements in
+    row-major order, laid out in the result's shape. Both shapes are static
+    and hold the same number of elements; the element type does not change.
+    The fusion sees through one that only splits or merges batch dims (all
+    but the last two): it becomes the equivalent `tensor.expand_shape` or
+    `tensor.collapse_shape`.
+
+    ```mlir
+    %s4 = attn.reshape %s : tensor<16x128x128xf32> -> tensor<2x8x128x128xf32>
+    ```
+  }];
+  let arguments = (ins Attn_AnyTensor:$input);
+  let results = (outs Attn_AnyTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // attn.sdpa
 //===----------------------------------------------------------------------===//
 
@@ -423,7 +476,10 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [NoMemoryEffect, IsolatedFromAbove,
        lowerings skip key blocks outside the band.
     4. `p = softmax(s)` along S. A row whose scores are all `-inf` gives NaN
        (exactly as `torch.softmax` does for the unfused chain); with a finite
-       `masked_value`, a fully masked row averages `value` uniformly.
+       `masked_value`, a fully masked row averages `value` uniformly. With
+       `safe_softmax` (the chain used `attn.safe_softmax`, as PyTorch's own
+       SDPA math path does) such a row gives `p = 0` instead, so its result
+       row is `0 . value`; a row holding a NaN score is still NaN.
     5. With `dropout_p > 0`, `p` is dropped out as `F.dropout(p, dropout_p)`,
        with the mask of `attn.dropout` on the `[..., L, S]` probabilities
        with the same `seed` (absent: 0).
@@ -479,7 +535,8 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [NoMemoryEffect, IsolatedFromAbove,
     OptionalAttr<F64Attr>:$masked_value,
     OptionalAttr<I64Attr>:$seed,
     OptionalAttr<I64Attr>:$window_left,
-    OptionalAttr<I64Attr>:$window_right
+    OptionalAttr<I64Attr>:$window_right,
+    DefaultValuedAttr<BoolAttr, "false">:$safe_softmax
   );
   let results = (outs Attn_FloatTensor:$result);
   let regions = (region VariadicRegion<SizedRegion<1>>:$score_mod);

@@ -49,7 +49,8 @@ private:
 /// One attention chain, found by `matchAttention`: everything the rewrite
 /// needs and nothing it creates.
 struct AttentionMatch {
-  SoftmaxOp softmax;
+  /// attn.softmax, or attn.safe_softmax (the sdpa gets `safe_softmax`).
+  SoftmaxOpInterface softmax;
   MatmulOp scoresMatmul, outputMatmul;
   /// softmax -> [dropout] -> [cast back from the f32 upcast] -> matmul.
   DropoutOp dropout;
@@ -84,7 +85,7 @@ struct AttentionMatch {
 /// Matches the attention chain rooted at `softmax`. On failure `reason`
 /// says which check failed (for remarks and match-failure notes). Pure
 /// analysis: creates nothing. `classifier` may be shared across calls.
-FailureOr<AttentionMatch> matchAttention(SoftmaxOp softmax,
+FailureOr<AttentionMatch> matchAttention(SoftmaxOpInterface softmax,
                                          MaskClassifier &classifier,
                                          std::string &reason);
 
@@ -95,8 +96,8 @@ FailureOr<SdpaOp> fuseAttention(RewriterBase &rewriter,
 /// Decides per match whether to fuse (true) or keep the chain.
 using FuseSdpaControlFn = std::function<bool(AttentionMatch &)>;
 
-/// The fusion pattern (rooted at attn.softmax) and the exact local rewrites
-/// that normalise chains for it.
+/// The fusion pattern (rooted at attn.softmax and attn.safe_softmax) and the
+/// exact local rewrites that normalise chains for it.
 void populateFuseSdpaPatterns(RewritePatternSet &patterns,
                               MaskClassifier &classifier,
                               FuseSdpaControlFn control = nullptr);
@@ -118,10 +119,18 @@ std::optional<MaskBand> bandOfPositionMask(Value mask, bool keeps,
 Value buildPositionScalar(OpBuilder &b, Location loc, Value v,
                           ValueRange indices, IRMapping &scalars);
 
+/// The normalisation that moves reshapes of batch dims (tensor.expand_shape,
+/// tensor.collapse_shape, attn.reshape) out of attention chains, so that the
+/// chain runs in one shape (BatchReshapes.cpp).
+void populateBatchReshapeNormalizationPatterns(RewritePatternSet &patterns);
+
+/// Why a reshape left in a chain blocks the fusion ("" for other ops).
+std::string explainReshapeMiss(Operation *op);
+
 /// True when a softmax is plausibly attention: its input comes from an
 /// attn.matmul through elementwise ops, or its result feeds one. The pass
 /// explains (and counts) the ones of these it did not fuse.
-bool isPlausiblyAttention(SoftmaxOp softmax);
+bool isPlausiblyAttention(SoftmaxOpInterface softmax);
 
 } // namespace mlir::attn
 

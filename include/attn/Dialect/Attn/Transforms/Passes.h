@@ -5,6 +5,7 @@
 
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Pass/Pass.h"
 
 namespace mlir::attn {

@@ -57,6 +57,7 @@ def AttnFuseSdpa : Pass<"attn-fuse-sdpa"> {
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::attn::AttnDialect",
+    "::mlir::tensor::TensorDialect",
   ];
   let options = [
     Option<"explain", "explain", "bool", /*default=*/"false",
