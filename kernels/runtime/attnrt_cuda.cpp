@@ -67,15 +67,19 @@ void broadcastBatch(attn_tensor4 &t, const attn_tensor4 &q) {
 int32_t runSdpa(attn_dtype dtype, attn_mask_kind maskKind, int64_t qr,
                 void *qd, int64_t kr, void *kd, int64_t vr, void *vd,
                 int64_t mr, void *md, int64_t outr, void *outd, float scale,
-                int32_t isCausal, float maskedValue) {
+                int32_t isCausal, float maskedValue, int32_t maskPolarity,
+                int64_t windowLeft, int64_t windowRight) {
   attn_sdpa_fwd_args args;
-  std::memset(&args, 0, sizeof(args));
+  attn_sdpa_fwd_args_init(&args);
   args.dtype = dtype;
   args.mask_kind = maskKind;
   args.scale = scale;
   args.is_causal = isCausal;
   args.masked_value = maskedValue;
-  const size_t elementSize = 2; // f16 and bf16
+  args.mask_polarity = static_cast<attn_mask_polarity>(maskPolarity);
+  args.window_left = windowLeft;
+  args.window_right = windowRight;
+  const size_t elementSize = dtype == ATTN_DTYPE_F32 ? 4 : 2;
   if (!toTensor4("query", qr, qd, elementSize, args.q) ||
       !toTensor4("key", kr, kd, elementSize, args.k) ||
       !toTensor4("value", vr, vd, elementSize, args.v) ||
@@ -127,33 +131,42 @@ int32_t runSdpa(attn_dtype dtype, attn_mask_kind maskKind, int64_t qr,
 
 extern "C" {
 
+/// Every entry ends with the same scalars: scale, is_causal, masked_value,
+/// the attn_mask_polarity and the window (ATTN_WINDOW_UNBOUNDED = none).
+#define ATTNRT_SCALARS                                                         \
+  float scale, int32_t isCausal, float maskedValue, int32_t maskPolarity,      \
+      int64_t windowLeft, int64_t windowRight
+#define ATTNRT_SCALAR_ARGS                                                     \
+  scale, isCausal, maskedValue, maskPolarity, windowLeft, windowRight
+
 #define ATTNRT_SDPA_ENTRIES(SUFFIX, DTYPE)                                     \
   int32_t attnrt_cuda_sdpa_##SUFFIX(int64_t qr, void *qd, int64_t kr,          \
                                     void *kd, int64_t vr, void *vd,            \
-                                    int64_t outr, void *outd, float scale,     \
-                                    int32_t isCausal, float maskedValue) {     \
+                                    int64_t outr, void *outd,                  \
+                                    ATTNRT_SCALARS) {                          \
     return runSdpa(DTYPE, ATTN_MASK_NONE, qr, qd, kr, kd, vr, vd, 0, nullptr,  \
-                   outr, outd, scale, isCausal, maskedValue);                  \
+                   outr, outd, ATTNRT_SCALAR_ARGS);                            \
   }                                                                            \
   int32_t attnrt_cuda_sdpa_##SUFFIX##_bool(                                    \
       int64_t qr, void *qd, int64_t kr, void *kd, int64_t vr, void *vd,        \
-      int64_t mr, void *md, int64_t outr, void *outd, float scale,             \
-      int32_t isCausal, float maskedValue) {                                   \
+      int64_t mr, void *md, int64_t outr, void *outd, ATTNRT_SCALARS) {        \
     return runSdpa(DTYPE, ATTN_MASK_BOOL, qr, qd, kr, kd, vr, vd, mr, md,      \
-                   outr, outd, scale, isCausal, maskedValue);                  \
+                   outr, outd, ATTNRT_SCALAR_ARGS);                            \
   }                                                                            \
   int32_t attnrt_cuda_sdpa_##SUFFIX##_add(                                     \
       int64_t qr, void *qd, int64_t kr, void *kd, int64_t vr, void *vd,        \
-      int64_t mr, void *md, int64_t outr, void *outd, float scale,             \
-      int32_t isCausal, float maskedValue) {                                   \
+      int64_t mr, void *md, int64_t outr, void *outd, ATTNRT_SCALARS) {        \
     return runSdpa(DTYPE, ATTN_MASK_ADDITIVE, qr, qd, kr, kd, vr, vd, mr, md,  \
-                   outr, outd, scale, isCausal, maskedValue);                  \
+                   outr, outd, ATTNRT_SCALAR_ARGS);                            \
   }
 
 ATTNRT_SDPA_ENTRIES(f16, ATTN_DTYPE_F16)
 ATTNRT_SDPA_ENTRIES(bf16, ATTN_DTYPE_BF16)
+ATTNRT_SDPA_ENTRIES(f32, ATTN_DTYPE_F32)
 
 #undef ATTNRT_SDPA_ENTRIES
+#undef ATTNRT_SCALAR_ARGS
+#undef ATTNRT_SCALARS
 
 // finalize-memref-to-llvm{use-generic-functions} allocates through these.
 void *_mlir_memref_to_llvm_alloc(size_t size) {

@@ -54,6 +54,8 @@ constexpr int kGenThreads = kGenWarps * 32;
 constexpr int kGenMaxHeadDim = 256;   // E and Ev <= 256
 constexpr int kGenSmemBytes = kGenWarps * kGenMaxHeadDim * 4;  // the q row of each warp in f32
 
+constexpr int kWinNone = 0x7FFFFFFF;  // an unbounded window side in FwdParams
+
 enum class KernelPath : int { TensorCore = 0, Generic = 1 };
 
 // Everything the kernels read. Strides are in elements; a dimension of size 1
@@ -80,10 +82,17 @@ struct FwdParams {
                       // to +-FLT_MAX so that a finite masked value never turns into -inf
   float masked_value_rounded;  // dtype-rounded masked_value (natural units, for documentation/tests)
   int mask_kind;      // attn_mask_kind
-  int is_causal;      // 0/1
-  int causal_skip;    // 1 iff is_causal and masked value is -inf: key tiles / keys above the diagonal
-                      // contribute exp(-inf) = 0 and may be skipped entirely
-  int is_bf16;        // dtype
+  uint8_t mask_drop;  // BOOL mask byte b masks the position iff (b != 0) == mask_drop
+  int is_causal;      // 0/1 (only orders the causal launch: the band below already includes it)
+  // The band of visible keys, is_causal folded in: query i sees key j iff
+  // -win_left <= j - i <= win_right. Clamped to +-kWinNone, which means
+  // unbounded (|j - i| < 2^31 always holds).
+  int win_left, win_right;
+  int has_band;       // 1 iff a side is bounded: tiles crossing the band edge need per-element checks
+  int band_skip;      // 1 iff has_band and masked value is -inf: keys outside the band contribute
+                      // exp(-inf) = 0, so key tiles outside it are skipped entirely
+  int is_bf16;        // dtype: bf16 (16-bit elements)
+  int is_f32;         // dtype: f32 (4-byte elements, generic kernel only)
   KernelPath path;
 };
 

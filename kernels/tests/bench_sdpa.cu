@@ -122,7 +122,7 @@ int main(int argc, char** argv) {
           attn::detail::set_tc_variant(variant);
           const char* vname = attn::detail::tc_variant_name(variant);
           attn_sdpa_fwd_args a;
-          std::memset(&a, 0, sizeof(a));
+          attn_sdpa_fwd_args_init(&a);
           a.dtype = bf16 ? ATTN_DTYPE_BF16 : ATTN_DTYPE_F16;
           a.q = contiguous(q, B, H, L, D);
           a.k = contiguous(k, B, H, L, D);

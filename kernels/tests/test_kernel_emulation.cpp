@@ -104,7 +104,7 @@ void emu_launch_tc_variant(emu::Machine& m, const FwdParams& p, bool m32) {
   }
 }
 
-template <bool kBF16>
+template <bool kBF16, bool kF32>
 void emu_launch_generic(emu::Machine& m, const FwdParams& p) {
   const int gx = ceil_div(p.L, kGenWarps);
   for (int z = 0; z < p.B; ++z)
@@ -114,7 +114,7 @@ void emu_launch_generic(emu::Machine& m, const FwdParams& p) {
           const int warp = tid >> 5, lane = tid & 31;
           const int row = x * kGenWarps + warp;
           if (row >= p.L) return;
-          generic_fwd_row<emu::EmuOps, kBF16>(p, row, y, z, lane,
+          generic_fwd_row<emu::EmuOps, kBF16, kF32>(p, row, y, z, lane,
                                               reinterpret_cast<float*>(smem) + warp * kGenMaxHeadDim);
         });
       }
@@ -122,7 +122,7 @@ void emu_launch_generic(emu::Machine& m, const FwdParams& p) {
 
 template <bool kBF16>
 void emu_dispatch_dtype(emu::Machine& m, const FwdParams& p, bool m32) {
-  if (p.path == KernelPath::Generic) return emu_launch_generic<kBF16>(m, p);
+  if (p.path == KernelPath::Generic) return emu_launch_generic<kBF16, false>(m, p);
   if (p.E == 64) return emu_launch_tc_variant<kBF16, 64>(m, p, m32);
   return emu_launch_tc_variant<kBF16, 128>(m, p, m32);
 }
@@ -153,7 +153,8 @@ bool run_case(const sdpa_test::Case& c, uint32_t sched_seed, bool eager, bool m3
   if (!p.lse.empty()) m.add_region(p.lse.data(), p.lse.size() * 4, true, "lse");
 
   const auto t0 = std::chrono::steady_clock::now();
-  if (fp.is_bf16) emu_dispatch_dtype<true>(m, fp, m32);
+  if (fp.is_f32) emu_launch_generic<false, true>(m, fp);
+  else if (fp.is_bf16) emu_dispatch_dtype<true>(m, fp, m32);
   else emu_dispatch_dtype<false>(m, fp, m32);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 

@@ -488,6 +488,12 @@ struct EmuOps {
     std::memcpy(&v, p, 16);
     return v;
   }
+  static float ld_f32(const float* p) {
+    check_global(p, 4, false, "ld_f32");
+    float v;
+    std::memcpy(&v, p, 4);
+    return v;
+  }
   static void st_u32(uint16_t* p, uint32_t v) {
     check_global(p, 4, true, "st_u32");
     std::memcpy(p, &v, 4);
