@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <mutex>
 
 namespace {
 
@@ -62,6 +63,44 @@ void broadcastBatch(attn_tensor4 &t, const attn_tensor4 &q) {
     t.sizes[0] = q.sizes[0];
     t.strides[0] = 0;
   }
+}
+
+/// The workspace with which decode shapes split their keys across blocks
+/// (attn_cuda_sdpa_fwd_workspace_size), grown on demand and kept for the
+/// process. Calls that use it hold `mutex` until their kernels are done.
+struct Workspace {
+  std::mutex mutex;
+  void *data = nullptr;
+  size_t bytes = 0;
+  int device = -1;
+};
+Workspace workspace;
+
+/// Points `args` at the shared workspace if the problem splits; the caller
+/// holds `lock` until the kernels finished. Without memory the problem runs
+/// unsplit, which is slower but the same result.
+void attachWorkspace(attn_sdpa_fwd_args &args,
+                     std::unique_lock<std::mutex> &lock) {
+  size_t need = attn_cuda_sdpa_fwd_workspace_size(&args);
+  int device = 0;
+  if (need == 0 || cudaGetDevice(&device) != cudaSuccess)
+    return;
+  lock = std::unique_lock<std::mutex>(workspace.mutex);
+  if (workspace.bytes < need || workspace.device != device) {
+    if (workspace.data && workspace.device == device)
+      cudaFree(workspace.data);
+    workspace.data = nullptr;
+    workspace.bytes = 0;
+    if (cudaMalloc(&workspace.data, need) != cudaSuccess) {
+      (void)cudaGetLastError();
+      workspace.data = nullptr;
+      return;
+    }
+    workspace.bytes = need;
+    workspace.device = device;
+  }
+  args.workspace = workspace.data;
+  args.workspace_bytes = workspace.bytes;
 }
 
 int32_t runSdpa(attn_dtype dtype, attn_mask_kind maskKind, int64_t qr,
@@ -111,6 +150,8 @@ int32_t runSdpa(attn_dtype dtype, attn_mask_kind maskKind, int64_t qr,
                  args.mask))
     return ATTN_ERR_INVALID_ARGUMENT;
 
+  std::unique_lock<std::mutex> workspaceLock;
+  attachWorkspace(args, workspaceLock);
   char err[512];
   attn_status status = attn_cuda_sdpa_fwd(&args, err, sizeof(err));
   if (status != ATTN_OK) {

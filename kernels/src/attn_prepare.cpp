@@ -96,6 +96,22 @@ attn_status check_aligned16(const char* name, const void* p, char* err, size_t e
 
 }  // namespace
 
+DecodePlan decode_split_plan(int64_t B, int64_t Hkv, int64_t group, int64_t L, int64_t S, int64_t Ev) {
+  DecodePlan d;
+  if (L > kDecMaxL) return d;
+  const int64_t rows = group * L;  // packed (head, query) rows per kv head
+  const int64_t base_blocks = B * Hkv * ((rows + kDecRows - 1) / kDecRows);
+  const int64_t want = std::min<int64_t>(S / kDecMinKeys, (kDecTargetBlocks + base_blocks - 1) / base_blocks);
+  if (want < 2) return d;
+  const int64_t len = ((S + want - 1) / want + kDecTileN - 1) / kDecTileN * kDecTileN;
+  const int64_t splits = (S + len - 1) / len;
+  if (splits < 2) return d;
+  d.n_splits = static_cast<int>(splits);
+  d.split_len = static_cast<int>(len);
+  d.bytes = static_cast<size_t>(B * Hkv * splits * rows * (Ev + 1)) * sizeof(float);
+  return d;
+}
+
 attn_status prepare_fwd_params(const attn_sdpa_fwd_args* args, FwdParams* out_params, char* err, size_t err_len) {
   if (err && err_len > 0) err[0] = '\0';
   if (!args) return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len, "args is NULL");
@@ -261,6 +277,18 @@ attn_status prepare_fwd_params(const attn_sdpa_fwd_args* args, FwdParams* out_pa
     return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len, "masked_value is NaN");
   }
 
+  const DecodePlan plan = decode_split_plan(B, Hkv, Hq / Hkv, L, S, Ev);
+  const bool split = a.workspace != nullptr && plan.n_splits > 1;
+  if (split && a.workspace_bytes < plan.bytes) {
+    return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len,
+                "workspace_bytes=%zu is less than the %zu bytes this problem splits into "
+                "(attn_cuda_sdpa_fwd_workspace_size)",
+                a.workspace_bytes, plan.bytes);
+  }
+  if (split && reinterpret_cast<uintptr_t>(a.workspace) % 16 != 0) {
+    return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len, "workspace (%p) is not 16-byte aligned", a.workspace);
+  }
+
   if (!out_params) return ATTN_OK;
 
   const bool bf16 = a.dtype == ATTN_DTYPE_BF16;
@@ -320,13 +348,28 @@ attn_status prepare_fwd_params(const attn_sdpa_fwd_args* args, FwdParams* out_pa
   p.band_skip = (p.has_band && std::isinf(mv) && mv < 0) ? 1 : 0;
   p.is_bf16 = bf16 ? 1 : 0;
   p.is_f32 = f32 ? 1 : 0;
-  p.path = path;
+  p.path = split ? KernelPath::Decode : path;
+  p.n_splits = split ? plan.n_splits : 1;
+  p.split_len = split ? plan.split_len : static_cast<int>(S);
+  if (split) {
+    p.ws_o = static_cast<float*>(a.workspace);
+    p.ws_lse = p.ws_o + static_cast<size_t>(B * Hkv) * plan.n_splits * (Hq / Hkv) * L * Ev;
+  }
   *out_params = p;
   return ATTN_OK;
 }
 
 }  // namespace detail
 }  // namespace attn
+
+extern "C" size_t attn_cuda_sdpa_fwd_workspace_size(const attn_sdpa_fwd_args* args) {
+  if (!args) return 0;
+  attn_sdpa_fwd_args a = *args;
+  a.workspace = nullptr;  // the size must not depend on a workspace already given
+  attn::detail::FwdParams p;
+  if (attn::detail::prepare_fwd_params(&a, &p, nullptr, 0) != ATTN_OK) return 0;
+  return attn::detail::decode_split_plan(p.B, p.Hkv, p.group, p.L, p.S, p.Ev).bytes;
+}
 
 extern "C" void attn_sdpa_fwd_args_init(attn_sdpa_fwd_args* args) {
   std::memset(args, 0, sizeof(*args));

@@ -56,7 +56,21 @@ constexpr int kGenSmemBytes = kGenWarps * kGenMaxHeadDim * 4;  // the q row of e
 
 constexpr int kWinNone = 0x7FFFFFFF;  // an unbounded window side in FwdParams
 
-enum class KernelPath : int { TensorCore = 0, Generic = 1 };
+// Split-key decode (decode_fwd_core.h): 4 warps x kDecRowsPerWarp packed
+// (head, query) rows per block, kDecTileN keys per staged tile. Taken for
+// L <= kDecMaxL when the caller gives a workspace and the problem splits
+// into >= 2 key ranges of >= kDecMinKeys keys (decode_split_plan).
+constexpr int kDecThreads = 128;
+constexpr int kDecRowsPerWarp = 4;
+constexpr int kDecRows = 4 * kDecRowsPerWarp;
+constexpr int kDecTileN = 32;
+constexpr int kDecMaxL = 16;
+constexpr int kDecMinKeys = 128;
+// Blocks to aim for: about two waves on a 132-SM H100/H200 (the plan is a
+// pure function of the shape, so the workspace size is known on the host).
+constexpr int kDecTargetBlocks = 256;
+
+enum class KernelPath : int { TensorCore = 0, Generic = 1, Decode = 2 };
 
 // Everything the kernels read. Strides are in elements; a dimension of size 1
 // has its stride normalised to 0 so that indexing never needs a size check.
@@ -93,6 +107,12 @@ struct FwdParams {
                       // exp(-inf) = 0, so key tiles outside it are skipped entirely
   int is_bf16;        // dtype: bf16 (16-bit elements)
   int is_f32;         // dtype: f32 (4-byte elements, generic kernel only)
+  // Split-key decode (path == Decode): keys [s * split_len, (s + 1) * split_len)
+  // go to split s; partials in the caller's workspace, [B, Hkv, n_splits,
+  // group * L] rows: ws_o (Ev floats per row) then ws_lse (1 float per row).
+  int n_splits, split_len;
+  float* ws_o;
+  float* ws_lse;
   KernelPath path;
 };
 
@@ -159,6 +179,15 @@ inline float f16_bits_to_f32(uint16_t h) {
 inline uint16_t f32_to_dtype_bits(float f, bool bf16) { return bf16 ? f32_to_bf16_bits(f) : f32_to_f16_bits(f); }
 inline float dtype_bits_to_f32(uint16_t h, bool bf16) { return bf16 ? bf16_bits_to_f32(h) : f16_bits_to_f32(h); }
 inline float round_to_dtype(float f, bool bf16) { return dtype_bits_to_f32(f32_to_dtype_bits(f, bf16), bf16); }
+
+// How a problem splits its keys for the decode path: n_splits < 2 = not at
+// all. `bytes` is the workspace the splits need.
+struct DecodePlan {
+  int n_splits = 1;
+  int split_len = 0;
+  size_t bytes = 0;
+};
+DecodePlan decode_split_plan(int64_t B, int64_t Hkv, int64_t group, int64_t L, int64_t S, int64_t Ev);
 
 // Validates `args` (pure host, no CUDA call) and, on success, fills `*params`
 // (may be nullptr). Implemented in attn_prepare.cpp.

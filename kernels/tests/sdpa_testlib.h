@@ -51,6 +51,7 @@ struct Case {
   bool mask_drop = false;  // BOOL mask stored with ATTN_MASK_DROP polarity (nonzero = masked out)
   int64_t window_left = ATTN_WINDOW_UNBOUNDED;  // sliding window (ATTN_WINDOW_UNBOUNDED = none)
   int64_t window_right = ATTN_WINDOW_UNBOUNDED;
+  bool workspace = true;   // give the kernels a workspace (decode shapes then split their keys)
   float masked_value = -INFINITY;
   float scale = 0.f;       // 0 -> 1/sqrt(E)
   float amp = 1.f;         // q/k amplitude (larger -> peakier softmax)
@@ -625,6 +626,57 @@ inline std::vector<Case> make_cases(bool small) {
       w4.lse = true;
       add(w4);
 
+      // Decode shapes (L <= 16, S >= 2 x 128): split keys + combine.
+      Case d1 = c;  // GQA: 4 query heads per kv head packed into one block's rows
+      d1.name = "decode_L1_gqa";
+      d1.B = 2;
+      d1.Hq = 8;
+      d1.Hkv = 2;
+      d1.L = 1;
+      d1.S = small ? 700 : 4100;
+      d1.lse = true;
+      add(d1);
+
+      Case d2 = c;  // bool mask with dead and prefix-masked rows; 16 rows
+      d2.name = "decode_L16_bool";
+      d2.L = 16;
+      d2.S = small ? 520 : 3000;
+      d2.mask_kind = ATTN_MASK_BOOL;
+      d2.dead_rows = true;
+      d2.lse = true;
+      add(d2);
+
+      Case d3 = c;  // group x L = 15 rows; additive mask and a window: most splits see nothing
+      d3.name = "decode_L5_add_window";
+      d3.Hq = 6;
+      d3.Hkv = 2;
+      d3.L = 5;
+      d3.S = small ? 600 : 2000;
+      d3.mask_kind = ATTN_MASK_ADDITIVE;
+      d3.mask_shape = kMaskB11S;
+      d3.window_left = 200;
+      d3.window_right = 150;
+      d3.lse = true;
+      add(d3);
+
+      Case d4 = c;  // causal (top-left: only keys <= i), finite masked value keeps every key
+      d4.name = "decode_L3_causal_mv";
+      d4.Hq = 4;
+      d4.Hkv = 1;
+      d4.L = 3;
+      d4.S = small ? 400 : 1500;
+      d4.causal = true;
+      d4.masked_value = -10000.f;
+      d4.layout = kBLHD;
+      d4.lse = true;
+      add(d4);
+
+      Case d5 = d1;  // the same shape without a workspace: no split
+      d5.name = "decode_no_workspace";
+      d5.workspace = false;
+      d5.S = 300;  // still splits with a workspace; keeps the tensor-core emulation short
+      add(d5);
+
       if (!small) {
         Case o = c;  // longer
         o.name = "long_causal";
@@ -684,6 +736,20 @@ inline std::vector<Case> make_cases(bool small) {
         d.masked_value = -1e9f;
         add(d);
       }
+      Case fd;  // f32 decode, E != Ev, GQA with 3 rows per kv head
+      fd.f32 = true;
+      fd.name = "f32_decode";
+      fd.E = 80;
+      fd.Ev = 64;
+      fd.Hq = 6;
+      fd.Hkv = 2;
+      fd.L = 1;
+      fd.S = small ? 450 : 2000;
+      fd.mask_kind = ATTN_MASK_BOOL;
+      fd.mask_shape = kMaskB11S;
+      fd.mask_drop = true;
+      fd.lse = true;
+      add(fd);
       Case e;
       e.f32 = true;
       e.name = "f32_E!=Ev";

@@ -259,6 +259,38 @@ void test_good_arguments() {
   a.mask.data = static_cast<char*>(a.mask.data) + 2;
   expect("f32 additive mask, 2-byte aligned", &a, ATTN_ERR_INVALID_ARGUMENT, "is not 4-byte aligned for a 32-bit");
 
+  // Decode shapes split their keys when given a big enough workspace.
+  {
+    a = good_args();  // L = 100: never splits
+    CHECK(attn_cuda_sdpa_fwd_workspace_size(&a) == 0, "L=100 does not split");
+    a.q = contiguous(a.q.data, 2, 8, 1, 64);
+    a.out = contiguous(a.out.data, 2, 8, 1, 64);
+    a.k = contiguous(a.k.data, 2, 2, 4096, 64);
+    a.v = contiguous(a.v.data, 2, 2, 4096, 64);
+    const size_t need = attn_cuda_sdpa_fwd_workspace_size(&a);
+    attn::detail::FwdParams p;
+    CHECK(attn::detail::prepare_fwd_params(&a, &p, nullptr, 0) == ATTN_OK && p.path == attn::detail::KernelPath::TensorCore,
+          "no workspace: no split");
+    a.workspace = fake_ptr(6);
+    a.workspace_bytes = need;
+    CHECK(need > 0 && attn::detail::prepare_fwd_params(&a, &p, nullptr, 0) == ATTN_OK &&
+              p.path == attn::detail::KernelPath::Decode && p.n_splits >= 2 && p.split_len % attn::detail::kDecTileN == 0 &&
+              static_cast<int64_t>(p.n_splits - 1) * p.split_len < 4096 &&
+              static_cast<int64_t>(p.n_splits) * p.split_len >= 4096,
+          "L=1, S=4096 splits (%zu bytes, %d splits of %d)", need, p.n_splits, p.split_len);
+    CHECK(attn_cuda_sdpa_fwd_workspace_size(&a) == need, "the size ignores the workspace given");
+    expect("decode with workspace", &a, ATTN_OK, "");
+    a.workspace_bytes = need - 4;
+    expect("workspace too small", &a, ATTN_ERR_INVALID_ARGUMENT, "is less than the");
+    a.workspace_bytes = need;
+    a.workspace = static_cast<char*>(a.workspace) + 8;
+    expect("workspace misaligned", &a, ATTN_ERR_INVALID_ARGUMENT, "workspace (");
+    a.workspace = nullptr;
+    CHECK(attn_cuda_sdpa_fwd_workspace_size(nullptr) == 0, "NULL args: 0");
+    a.k.sizes[3] = 32;  // invalid
+    CHECK(attn_cuda_sdpa_fwd_workspace_size(&a) == 0, "invalid args: 0");
+  }
+
   // [B, L, H, E] (heads interleaved) and a batch-broadcast k/v.
   a = good_args();
   a.q.strides[0] = 100 * 8 * 64;

@@ -19,6 +19,7 @@
 #include <string>
 
 #include "emu/warp_emu.h"
+#include "decode_fwd_core.h"
 #include "flash_fwd_core.h"
 #include "generic_fwd_core.h"
 #include "sdpa_testlib.h"
@@ -120,11 +121,39 @@ void emu_launch_generic(emu::Machine& m, const FwdParams& p) {
       }
 }
 
+template <bool kBF16, bool kF32>
+void emu_launch_decode(emu::Machine& m, const FwdParams& p) {
+  const int row_blocks = ceil_div(p.group * p.L, kDecRows);
+  const int smem = decode_smem_bytes(p.E, p.Ev, kF32 ? 4 : 2);
+  for (int z = 0; z < p.B; ++z)
+    for (int y = 0; y < p.Hkv; ++y)
+      for (int x = 0; x < row_blocks * p.n_splits; ++x) {
+        emu::run_block(m, kDecThreads, smem, [&](int tid, unsigned char* s) {
+          decode_split_block<emu::EmuOps, kBF16, kF32>(p, x % p.n_splits, x / p.n_splits, y, z, tid, s);
+        });
+      }
+  const int rows = p.Hq * p.L;
+  for (int z = 0; z < p.B; ++z)
+    for (int x = 0; x < ceil_div(rows, kDecThreads / 32); ++x) {
+      emu::run_block(m, kDecThreads, 0, [&](int tid, unsigned char*) {
+        const int row = x * (kDecThreads / 32) + (tid >> 5);
+        if (row >= rows) return;
+        decode_combine_row<emu::EmuOps, kBF16, kF32>(p, row % p.L, row / p.L, z, tid & 31);
+      });
+    }
+}
+
 template <bool kBF16>
 void emu_dispatch_dtype(emu::Machine& m, const FwdParams& p, bool m32) {
+  if (p.path == KernelPath::Decode) return emu_launch_decode<kBF16, false>(m, p);
   if (p.path == KernelPath::Generic) return emu_launch_generic<kBF16, false>(m, p);
   if (p.E == 64) return emu_launch_tc_variant<kBF16, 64>(m, p, m32);
   return emu_launch_tc_variant<kBF16, 128>(m, p, m32);
+}
+
+std::string path_name(const FwdParams& p, bool m32) {
+  if (p.path == KernelPath::Decode) return "decode/" + std::to_string(p.n_splits);
+  return p.path == KernelPath::Generic ? "generic" : m32 ? "tc-m32" : "tc-m16";
 }
 
 bool run_case(const sdpa_test::Case& c, uint32_t sched_seed, bool eager, bool m32) {
@@ -135,6 +164,13 @@ bool run_case(const sdpa_test::Case& c, uint32_t sched_seed, bool eager, bool m3
                                                   : static_cast<void*>(p.mask.data.data());
   attn_sdpa_fwd_args args = make_args(p, p.q.data.data(), p.k.data.data(), p.v.data.data(), p.out.data.data(),
                                       mask_ptr, p.lse.empty() ? nullptr : p.lse.data(), nullptr);
+  // The workspace that lets decode shapes split their keys (what the runtime bridge gives).
+  std::vector<float> ws;
+  if (c.workspace) {
+    ws.resize(attn_cuda_sdpa_fwd_workspace_size(&args) / sizeof(float));
+    args.workspace = ws.empty() ? nullptr : ws.data();
+    args.workspace_bytes = ws.size() * sizeof(float);
+  }
   char err[512];
   FwdParams fp;
   const attn_status st = prepare_fwd_params(&args, &fp, err, sizeof(err));
@@ -151,16 +187,18 @@ bool run_case(const sdpa_test::Case& c, uint32_t sched_seed, bool eager, bool m3
   if (c.mask_kind == ATTN_MASK_BOOL) m.add_region(p.mask.bytes.data(), p.mask.bytes.size(), false, "mask");
   if (c.mask_kind == ATTN_MASK_ADDITIVE) m.add_region(p.mask.data.data(), p.mask.data.size() * 2, false, "mask");
   if (!p.lse.empty()) m.add_region(p.lse.data(), p.lse.size() * 4, true, "lse");
+  if (!ws.empty()) m.add_region(ws.data(), ws.size() * 4, true, "workspace");
 
   const auto t0 = std::chrono::steady_clock::now();
-  if (fp.is_f32) emu_launch_generic<false, true>(m, fp);
+  if (fp.is_f32 && fp.path == KernelPath::Decode) emu_launch_decode<false, true>(m, fp);
+  else if (fp.is_f32) emu_launch_generic<false, true>(m, fp);
   else if (fp.is_bf16) emu_dispatch_dtype<true>(m, fp, m32);
   else emu_dispatch_dtype<false>(m, fp, m32);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
   const CompareResult r = compare(p);
   std::printf("%s %-110s path=%s cp.async=%s max_err=%.2e nan_rows=%lld mma=%llu (%.2fs)%s%s\n", r.ok ? "ok  " : "FAIL",
-              describe(c).c_str(), fp.path == KernelPath::Generic ? "generic" : m32 ? "tc-m32" : "tc-m16", eager ? "eager" : "lazy",
+              describe(c).c_str(), path_name(fp, m32).c_str(), eager ? "eager" : "lazy",
               r.max_err, static_cast<long long>(r.n_nan_rows), static_cast<unsigned long long>(m.n_mma), secs,
               r.ok ? "" : "\n     first mismatch: ", r.ok ? "" : r.first_bad.c_str());
   std::fflush(stdout);

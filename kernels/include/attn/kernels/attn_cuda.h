@@ -102,7 +102,18 @@ typedef struct {
                            is_causal by intersection. NOTE: zero is a real bound (0/0 = the diagonal
                            only), so a zero-initialised struct is NOT unbounded: start from
                            attn_sdpa_fwd_args_init. */
+  void *workspace;       /* optional device scratch (16-byte aligned) of workspace_bytes bytes. With at least
+                            attn_cuda_sdpa_fwd_workspace_size(args) bytes, a decode-shaped problem (L <= 16,
+                            long S) splits its keys across thread blocks and combines the partial results
+                            (Flash-Decoding); NULL (or a problem that does not split) = no split. Must not be
+                            used by another call in flight. */
+  size_t workspace_bytes;
 } attn_sdpa_fwd_args;
+
+/* Bytes of workspace with which attn_cuda_sdpa_fwd splits the keys of this
+ * problem (see attn_sdpa_fwd_args.workspace); 0 when it does not split or the
+ * arguments do not validate. Pure host computation from the shapes. */
+size_t attn_cuda_sdpa_fwd_workspace_size(const attn_sdpa_fwd_args *args);
 
 /* Zero-fills *args, then sets the fields whose default is not zero:
  * masked_value = -INFINITY, window_left = window_right = ATTN_WINDOW_UNBOUNDED. */
