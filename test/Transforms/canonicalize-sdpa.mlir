@@ -86,14 +86,13 @@ func.func @unused_masked_value_goes(%q: tensor<2x4x8xf32>, %k: tensor<2x4x8xf32>
 
 // -----
 
-// tril(diagonal=-1): the diagonal is masked too, which is not is_causal (and
-// row 0 is fully masked).
+// tril(diagonal=-1): the diagonal is masked too (row 0 is fully masked):
+// not is_causal, the window j <= i - 1.
 
-// CHECK-LABEL: func.func @negative_strict_tril
-// CHECK: %[[M:.+]] = arith.constant
-// CHECK: attn.sdpa %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %[[M]] :
-// CHECK-NOT: is_causal
-func.func @negative_strict_tril(%q: tensor<2x4x8xf32>, %k: tensor<2x4x8xf32>, %v: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+// CHECK-LABEL: func.func @strict_tril_is_window
+// CHECK-NOT: arith.constant
+// CHECK: attn.sdpa %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}} {window_right = -1 : i64} :
+func.func @strict_tril_is_window(%q: tensor<2x4x8xf32>, %k: tensor<2x4x8xf32>, %v: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
   %m = arith.constant dense<[[false, false, false, false], [true, false, false, false],
                              [true, true, false, false], [true, true, true, false]]> : tensor<4x4xi1>
   %o = attn.sdpa %q, %k, %v, %m : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<4x4xi1>) -> tensor<2x4x8xf32>
@@ -280,4 +279,51 @@ func.func @negative_score_mod_add_with_mask(%q: tensor<2x4x8xf32>, %m: tensor<4x
     attn.yield %r : f32
   }
   return %0 : tensor<2x4x8xf32>
+}
+
+// -----
+
+// A constant band (two keys back and the diagonal, a 2-wide window) with an
+// existing is_causal: the intersection, as attributes.
+
+// CHECK-LABEL: func.func @bool_band_becomes_window
+// CHECK-NOT: arith.constant
+// CHECK: attn.sdpa %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}} {is_causal = true, window_left = 2 : i64} :
+func.func @bool_band_becomes_window(%q: tensor<2x5x8xf32>, %k: tensor<2x5x8xf32>, %v: tensor<2x5x8xf32>) -> tensor<2x5x8xf32> {
+  %m = arith.constant dense<[[true, true, false, false, false], [true, true, true, false, false],
+                             [true, true, true, true, false], [false, true, true, true, true],
+                             [false, false, true, true, true]]> : tensor<5x5xi1>
+  %o = attn.sdpa %q, %k, %v, %m {is_causal = true} : (tensor<2x5x8xf32>, tensor<2x5x8xf32>, tensor<2x5x8xf32>, tensor<5x5xi1>) -> tensor<2x5x8xf32>
+  return %o : tensor<2x5x8xf32>
+}
+
+// -----
+
+// A band whose rows differ in width is no band: the mask stays.
+
+// CHECK-LABEL: func.func @negative_ragged_band
+// CHECK: %[[M:.+]] = arith.constant
+// CHECK: attn.sdpa %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %[[M]] :
+// CHECK-NOT: window
+func.func @negative_ragged_band(%q: tensor<2x4x8xf32>, %k: tensor<2x4x8xf32>, %v: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+  %m = arith.constant dense<[[true, false, false, false], [true, true, false, false],
+                             [false, true, true, false], [true, true, true, true]]> : tensor<4x4xi1>
+  %o = attn.sdpa %q, %k, %v, %m : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<4x4xi1>) -> tensor<2x4x8xf32>
+  return %o : tensor<2x4x8xf32>
+}
+
+// -----
+
+// One spelling per band: window_right = 0 is is_causal; a window_right that
+// is_causal implies goes; a tighter one replaces is_causal.
+
+// CHECK-LABEL: func.func @band_spelling
+// CHECK: attn.sdpa {{.*}} {is_causal = true} :
+// CHECK: attn.sdpa {{.*}} {is_causal = true, window_left = 3 : i64} :
+// CHECK: attn.sdpa {{.*}} {window_right = -2 : i64} :
+func.func @band_spelling(%q: tensor<2x4x8xf32>, %k: tensor<2x4x8xf32>, %v: tensor<2x4x8xf32>) -> (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>) {
+  %0 = attn.sdpa %q, %k, %v {window_right = 0 : i64} : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  %1 = attn.sdpa %q, %k, %v {is_causal = true, window_left = 3 : i64, window_right = 5 : i64} : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  %2 = attn.sdpa %q, %k, %v {is_causal = true, window_right = -2 : i64} : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  return %0, %1, %2 : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>
 }

@@ -434,7 +434,7 @@ func.func @causal_finite_fill_then_additive(%q: tensor<2x4x8xf32>, %k: tensor<2x
   %causal = arith.constant dense<[[false, true, true, true], [false, false, true, true], [false, false, false, true], [false, false, false, false]]> : tensor<4x4xi1>
   %f = attn.masked_fill %s, %causal value(-1.0e9) : (tensor<2x4x4xf32>, tensor<4x4xi1>) -> tensor<2x4x4xf32>
   %m = attn.add %f, %bias : (tensor<2x4x4xf32>, tensor<4x4xf32>) -> tensor<2x4x4xf32>
-  // expected-remark @+1 {{fused into attn.sdpa with a score_mod region (no attribute form: a causal mask with the finite fill -1.0E+9 followed by an additive mask (attn.sdpa replaces the future positions by masked_value after adding the mask))}}
+  // expected-remark @+1 {{fused into attn.sdpa with a score_mod region (no attribute form: a causal or window mask with the finite fill -1.0E+9 followed by an additive mask (attn.sdpa replaces the masked positions by masked_value after adding the mask))}}
   %p = attn.softmax %m dim(-1) : tensor<2x4x4xf32>
   %o = attn.matmul %p, %v : (tensor<2x4x4xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
   return %o : tensor<2x4x8xf32>
@@ -456,7 +456,7 @@ func.func @causal_neginf_then_runtime_additive(%q: tensor<2x4x8xf32>, %k: tensor
   %causal = arith.constant dense<[[false, true, true, true], [false, false, true, true], [false, false, false, true], [false, false, false, false]]> : tensor<4x4xi1>
   %f = attn.masked_fill %s, %causal value(0xFFF0000000000000) : (tensor<2x4x4xf32>, tensor<4x4xi1>) -> tensor<2x4x4xf32>
   %m = attn.add %f, %bias : (tensor<2x4x4xf32>, tensor<4x4xf32>) -> tensor<2x4x4xf32>
-  // expected-remark @+1 {{fused into attn.sdpa with a score_mod region (no attribute form: a causal mask followed by an additive mask that is not a constant free of +inf and NaN)}}
+  // expected-remark @+1 {{fused into attn.sdpa with a score_mod region (no attribute form: a causal or window mask followed by an additive mask that is not a constant free of +inf and NaN)}}
   %p = attn.softmax %m dim(-1) : tensor<2x4x4xf32>
   %o = attn.matmul %p, %v : (tensor<2x4x4xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
   return %o : tensor<2x4x8xf32>

@@ -10,6 +10,7 @@
 
 #include "attn/Conversion/AttnToCpu/AttnToCpu.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 using namespace mlir;
@@ -77,10 +78,28 @@ struct DropoutOpLowering : OpRewritePattern<DropoutOp> {
   }
 };
 
+/// attn.iota: a generic with no inputs whose body is the op's scalar
+/// function of linalg.index along `dimension`.
+struct IotaOpLowering : OpRewritePattern<IotaOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(IotaOp op,
+                                PatternRewriter &rewriter) const override {
+    Value result = buildElementwise(
+        rewriter, op.getLoc(), op.getType(), {},
+        [&](OpBuilder &b, Location loc, ValueRange) {
+          Value position = linalg::IndexOp::create(b, loc, op.getDimension());
+          return op.buildScalar(b, loc, position);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::attn::populateAttnElementwiseToCpuPatterns(
     RewritePatternSet &patterns) {
-  patterns.add<ScalarElementwiseLowering, DropoutOpLowering>(
+  patterns.add<ScalarElementwiseLowering, DropoutOpLowering, IotaOpLowering>(
       patterns.getContext());
 }

@@ -6,7 +6,7 @@
 //
 //   scf.forall (query batch dims x query blocks of blockQ rows)   work item
 //     pack qT[E, blockQ] = q^T of the block (f32; zero past the last row)
-//     scf.for key blocks of blockKV keys (causal: none past the diagonal)
+//     scf.for key blocks of blockKV keys (causal, window: only the band)
 //       [pack k/v of the block to f32 when their element type is not f32]
 //       1. scores:  sT[j, i] = hook(sum_e k[j, e] * qT[e, i])
 //          register tile: qkKeys keys (broadcast) x qkRowVecs vectors of
@@ -389,13 +389,23 @@ void FlashLowering::emitInit(WorkItem &w) {
 void FlashLowering::emitWorkItem(ValueRange ivs) {
   WorkItem w = allocateScratch(ivs);
   emitInit(w);
-  // Causal with -inf: keys past the block's last row are -inf for every
-  // row; their blocks are skipped (a predicate on whole key blocks: a
-  // sliding window would bound the loop from below the same way).
-  Value kvEnd = plan.s;
-  if (plan.canSkipFutureKeys())
-    kvEnd = arith::MinUIOp::create(b, loc, plan.s, add(w.row0, w.rows));
-  forLoop(idx(0), kvEnd, idx(t.blockKV),
+  // A band with -inf: keys outside [row0 - left, row0 + rows - 1 + right]
+  // are -inf for every row of the item; their blocks are not visited
+  // (signed index arithmetic, clamped to [0, S]).
+  Value kvBegin = idx(0), kvEnd = plan.s;
+  if (plan.canSkipOutsideBand()) {
+    Value zero = idx(0);
+    if (std::optional<int64_t> left = plan.band.left)
+      kvBegin = arith::MaxSIOp::create(
+          b, loc, zero,
+          arith::SubIOp::create(b, loc, w.row0, idx(*left)).getResult());
+    if (std::optional<int64_t> right = plan.band.right) {
+      Value end = add(add(w.row0, w.rows), idx(*right));
+      end = arith::MaxSIOp::create(b, loc, zero, end);
+      kvEnd = arith::MinSIOp::create(b, loc, plan.s, end);
+    }
+  }
+  forLoop(kvBegin, kvEnd, idx(t.blockKV),
           [&](Value kv0) { emitKeyBlock(w, kv0); });
   emitOutput(w);
 }
@@ -639,8 +649,8 @@ Value FlashLowering::loadOperandVector(WorkItem &w, Value buf,
 /// `w.qIdx` (query) and `w.kvIdx` (key/value). The score_mod region runs
 /// here on the vector (buildMaskedScore clones its scalar code on vectors:
 /// scalar operands broadcast, i as rowBase + vector.step). Whole key blocks are
-/// skipped by the predicate in emitWorkItem (causal today; a sliding window
-/// would raise the loop's lower bound the same way), not here.
+/// outside the band (causal, window) are skipped by the loop bounds in
+/// emitWorkItem, not here.
 Value FlashLowering::applyScoreTransforms(WorkItem &w, Value scores,
                                           Value rowBase, Value col) {
   Value maskVec =
@@ -656,7 +666,7 @@ Value FlashLowering::applyScoreTransforms(WorkItem &w, Value scores,
           loadOperandVector(w, buf, broadcast, Value(), rowBase, col));
   }
   Value rowVec, colVec;
-  if (plan.isCausal || hasMod) {
+  if (!plan.band.keepsAll() || hasMod) {
     auto indexVec = VectorType::get({t.lanes}, b.getIndexType());
     Value step = vector::StepOp::create(b, loc, indexVec);
     rowVec = arith::AddIOp::create(

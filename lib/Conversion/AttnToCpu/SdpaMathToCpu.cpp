@@ -112,7 +112,7 @@ static Value emitScoreStep(OpBuilder &b, Location loc, SdpaOp op,
                bool hasMod = op.getScoreModBlock() != nullptr;
                Value row, col;
                SmallVector<Value> batch;
-               if (plan.isCausal || hasMod) {
+               if (!plan.band.keepsAll() || hasMod) {
                  row = linalg::IndexOp::create(b, l, nb);
                  col = linalg::IndexOp::create(b, l, nb + 1);
                }

@@ -16,8 +16,8 @@ using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::cpu;
 
-bool SdpaPlan::canSkipFutureKeys() const {
-  return isCausal && std::isinf(maskedValue) && maskedValue < 0;
+bool SdpaPlan::canSkipOutsideBand() const {
+  return !band.keepsAll() && std::isinf(maskedValue) && maskedValue < 0;
 }
 
 /// Fills `plan` and emits run-time checks for dims that are dynamic and
@@ -65,7 +65,7 @@ SdpaPlan cpu::buildSdpaPlan(OpBuilder &b, Location loc, SdpaOp op) {
   plan.computeType = getComputeType(plan.elementType);
   plan.maskedValue =
       roundToType(plan.elementType, op.getEffectiveMaskedValue());
-  plan.isCausal = op.getIsCausal();
+  plan.band = op.getBand();
   plan.hasBoolMask = op.hasBoolMask();
   plan.hasAddMask = op.hasAdditiveMask();
   plan.dropoutP = op.getDropoutP().convertToDouble();
@@ -264,13 +264,25 @@ Value cpu::buildMaskedScore(OpBuilder &b, Location loc, const SdpaPlan &plan,
     s = applyScoreMod(b, loc, op, s, mod);
   if (plan.hasAddMask)
     s = arith::AddFOp::create(b, loc, s, castFloat(b, loc, maskElem, type));
-  // `keep`: the position takes part (mask true, not in the future).
+  // `keep`: the position takes part (mask true, inside the band).
   Value keep = plan.hasBoolMask ? maskElem : Value();
-  if (plan.isCausal) {
-    Value past =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, col, row);
-    keep = keep ? arith::AndIOp::create(b, loc, keep, past).getResult() : past;
-  }
+  auto both = [&](Value a, Value c) -> Value {
+    return a ? arith::AndIOp::create(b, loc, a, c).getResult() : c;
+  };
+  // i - left <= j <=> i <= j + left, and j <= i + right, in signed index
+  // arithmetic (a bound may be negative).
+  auto shifted = [&](Value v, int64_t by) -> Value {
+    Value c = arith::ConstantIndexOp::create(b, loc, by);
+    if (auto vt = dyn_cast<VectorType>(v.getType()))
+      c = vector::BroadcastOp::create(b, loc, vt, c);
+    return arith::AddIOp::create(b, loc, v, c);
+  };
+  if (std::optional<int64_t> left = plan.band.left)
+    keep = both(keep, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle,
+                                            row, shifted(col, *left)));
+  if (std::optional<int64_t> right = plan.band.right)
+    keep = both(keep, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle,
+                                            col, shifted(row, *right)));
   if (keep)
     s = arith::SelectOp::create(
         b, loc, keep, s,

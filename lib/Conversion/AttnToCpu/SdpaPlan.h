@@ -32,7 +32,9 @@ struct SdpaPlan {
   Value scaleValue;
   /// The masked score, already rounded to the element type.
   double maskedValue = 0.0;
-  bool isCausal = false, hasBoolMask = false, hasAddMask = false;
+  bool hasBoolMask = false, hasAddMask = false;
+  /// is_causal and the sliding window (the keys each row attends to).
+  MaskBand band;
   double dropoutP = 0.0;
   int64_t seed = 0;
   /// Per query batch dim: how key/value index it (and the group size).
@@ -46,10 +48,10 @@ struct SdpaPlan {
   SmallVector<Value> qBatch;
   Value l, s, e, ev;
 
-  /// True when keys past the diagonal are -inf for every row (causal with
-  /// the default masked value): their exp is exactly 0, so whole key blocks
-  /// past a query block's last row can be skipped.
-  bool canSkipFutureKeys() const;
+  /// True when keys outside the band are -inf for every row (the default
+  /// masked value): their exp is exactly 0, so whole key blocks outside a
+  /// query block's band can be skipped.
+  bool canSkipOutsideBand() const;
 };
 
 /// Fills the plan of `op` and emits run-time checks for dims that are
@@ -82,11 +84,11 @@ struct ScoreModInputs {
 };
 
 /// The contract's score step: scale, the score_mod region, additive mask,
-/// boolean mask, causal. `raw` is q.k (compute type), a scalar or a vector
-/// of scores; `maskElem` (or null) the mask element(s) of the same shape;
-/// `row`/`col` the query row and key column (index, or vector of index of
-/// the same shape; only read when causal); `mod` what the region reads
-/// (only read when `op` has one).
+/// boolean mask, causal and window. `raw` is q.k (compute type), a scalar
+/// or a vector of scores; `maskElem` (or null) the mask element(s) of the
+/// same shape; `row`/`col` the query row and key column (index, or vector
+/// of index of the same shape; only read with a band); `mod` what the
+/// region reads (only read when `op` has one).
 Value buildMaskedScore(OpBuilder &b, Location loc, const SdpaPlan &plan,
                        SdpaOp op, Value raw, Value maskElem, Value row,
                        Value col, const ScoreModInputs &mod);

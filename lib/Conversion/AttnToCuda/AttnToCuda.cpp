@@ -68,6 +68,8 @@ std::string mlir::attn::getCudaUnsupportedReason(SdpaOp op) {
     return "dropout_p > 0 (the CUDA kernels are inference kernels)";
   if (op.getScoreModBlock())
     return "a score_mod region (the CUDA kernels run the attribute forms)";
+  if (op.getWindowLeft() || op.getWindowRight())
+    return "a sliding window (the CUDA kernels take no window yet)";
   if (op.hasAdditiveMask() &&
       cast<RankedTensorType>(op.getMask().getType()).getElementType() != et)
     return "an additive mask whose element type differs from the query's "

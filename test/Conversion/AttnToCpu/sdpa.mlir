@@ -15,8 +15,10 @@
 // q^T of the block, converted once:
 // FLASH: memref.load %[[QB]][%[[B]], %[[H]], %{{.+}}, %{{.+}}] : memref<2x8x128x64xf16>
 // FLASH: arith.extf {{.+}} : f16 to f32
-// causal: no key block past the query block's last row
-// FLASH: %[[END:.+]] = arith.minui %{{.+}}, %c128
+// causal: no key block past the query block's last row (signed bounds,
+// clamped to [0, S])
+// FLASH: %[[END0:.+]] = arith.maxsi %{{.+}}, %c0
+// FLASH: %[[END:.+]] = arith.minsi %[[END0]], %c128
 // FLASH: scf.for %{{.+}} = %c0 to %[[END]] step %c64
 // q.k^T register tile: 4 keys x 3 vectors of 8 query rows
 // FLASH: scf.for {{.+}} iter_args({{.+}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>) {

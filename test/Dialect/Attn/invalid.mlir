@@ -576,3 +576,43 @@ func.func @tanh_type(%a: tensor<4xf32>) {
   %0 = "attn.tanh"(%a) : (tensor<4xf32>) -> tensor<4xf16>
   return
 }
+
+// -----
+
+func.func @iota_dimension() {
+  // expected-error @+1 {{'attn.iota' op dimension 2 is out of range for a rank-2 result}}
+  %0 = attn.iota 2 : tensor<4x1xf32>
+  return
+}
+
+// -----
+
+func.func @iota_negative_dimension() {
+  // expected-error @+1 {{'attn.iota' op dimension -1 is out of range for a rank-2 result}}
+  %0 = attn.iota -1 : tensor<4x1xf32>
+  return
+}
+
+// -----
+
+func.func @iota_dynamic() {
+  // expected-error @+1 {{'attn.iota' op needs a static shape, got 'tensor<?x1xf32>'}}
+  %0 = attn.iota 0 : tensor<?x1xf32>
+  return
+}
+
+// -----
+
+func.func @iota_inexact_bf16() {
+  // expected-error @+1 {{'attn.iota' op positions up to 299 are not exact in 'bf16'}}
+  %0 = attn.iota 1 : tensor<1x300xbf16>
+  return
+}
+
+// -----
+
+func.func @iota_inexact_f16() {
+  // expected-error @+1 {{'attn.iota' op positions up to 4095 are not exact in 'f16'}}
+  %0 = attn.iota 0 : tensor<4096xf16>
+  return
+}

@@ -129,3 +129,21 @@ func.func @sdpa_score_mod(%q: tensor<2x4x8xf16>, %m: tensor<4x4xi1>, %b: tensor<
   }
   return %0 : tensor<2x4x8xf16>
 }
+
+// CHECK-LABEL: func.func @sdpa_window
+// CHECK: attn.sdpa %{{.*}}, %{{.*}}, %{{.*}} {is_causal = true, window_left = 127 : i64} :
+// CHECK: attn.sdpa %{{.*}}, %{{.*}}, %{{.*}} {window_left = 4 : i64, window_right = 4 : i64} :
+func.func @sdpa_window(%q: tensor<2x8x128x64xf16>, %k: tensor<2x8x128x64xf16>, %v: tensor<2x8x128x64xf16>) -> (tensor<2x8x128x64xf16>, tensor<2x8x128x64xf16>) {
+  %0 = attn.sdpa %q, %k, %v {is_causal = true, window_left = 127 : i64} : (tensor<2x8x128x64xf16>, tensor<2x8x128x64xf16>, tensor<2x8x128x64xf16>) -> tensor<2x8x128x64xf16>
+  %1 = attn.sdpa %q, %k, %v {window_left = 4 : i64, window_right = 4 : i64} : (tensor<2x8x128x64xf16>, tensor<2x8x128x64xf16>, tensor<2x8x128x64xf16>) -> tensor<2x8x128x64xf16>
+  return %0, %1 : tensor<2x8x128x64xf16>, tensor<2x8x128x64xf16>
+}
+
+// CHECK-LABEL: func.func @iota
+// CHECK: attn.iota 0 : tensor<128x1xf32>
+// CHECK: attn.iota 2 : tensor<1x1x2048xf16>
+func.func @iota() -> (tensor<128x1xf32>, tensor<1x1x2048xf16>) {
+  %i = attn.iota 0 : tensor<128x1xf32>
+  %j = attn.iota 2 : tensor<1x1x2048xf16>
+  return %i, %j : tensor<128x1xf32>, tensor<1x1x2048xf16>
+}

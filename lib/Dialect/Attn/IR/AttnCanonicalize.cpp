@@ -15,33 +15,96 @@
 using namespace mlir;
 using namespace mlir::attn;
 
-ConstantMaskKind mlir::attn::classifyConstantBoolMask(DenseElementsAttr attr,
-                                                      int64_t l, int64_t s,
-                                                      bool keepValue) {
+MaskBand MaskBand::intersect(const MaskBand &other) const {
+  auto tighter = [](std::optional<int64_t> a, std::optional<int64_t> b) {
+    if (!a || !b)
+      return a ? a : b;
+    return std::optional<int64_t>(std::min(*a, *b));
+  };
+  return {tighter(left, other.left), tighter(right, other.right)};
+}
+
+/// The band that the kept columns of one l x s slice form: per row the kept
+/// columns must be one interval [lo, hi], and a row that does not reach
+/// column 0 (or s - 1) fixes `left` (or `right`); rows that keep nothing
+/// fix neither. Verified against every element by the caller.
+static std::optional<MaskBand> deriveBand(function_ref<bool(int64_t)> keep,
+                                          int64_t l, int64_t s) {
+  MaskBand band;
+  bool anyKept = false;
+  for (int64_t i = 0; i < l; ++i) {
+    int64_t lo = 0;
+    while (lo < s && !keep(i * s + lo))
+      ++lo;
+    if (lo == s)
+      continue;
+    anyKept = true;
+    int64_t hi = lo;
+    while (hi + 1 < s && keep(i * s + hi + 1))
+      ++hi;
+    if (lo > 0) {
+      if (band.left && *band.left != i - lo)
+        return std::nullopt;
+      band.left = i - lo;
+    }
+    if (hi < s - 1) {
+      if (band.right && *band.right != hi - i)
+        return std::nullopt;
+      band.right = hi - i;
+    }
+  }
+  if (!anyKept)
+    return std::nullopt;
+  return band;
+}
+
+std::optional<MaskBand>
+mlir::attn::classifyConstantBoolMask(DenseElementsAttr attr, int64_t l,
+                                     int64_t s, bool keepValue) {
   auto values = attr.getValues<bool>();
   auto keep = [&](int64_t i) { return values[i] == keepValue; };
   if (attr.isSplat())
-    return keep(0) ? ConstantMaskKind::KeepsAll : ConstantMaskKind::Other;
+    return keep(0) ? std::optional<MaskBand>(MaskBand{}) : std::nullopt;
   auto type = cast<RankedTensorType>(attr.getType());
   int64_t n = type.getNumElements(), rank = type.getRank();
   if (llvm::all_of(llvm::seq<int64_t>(0, n), keep))
-    return ConstantMaskKind::KeepsAll;
-  // Causal needs the mask to span the full L x S (no broadcast there).
+    return MaskBand{};
+  // A band needs the mask to span the full L x S (no broadcast there).
   if (rank < 2 || ShapedType::isDynamic(l) || ShapedType::isDynamic(s) ||
       type.getDimSize(rank - 2) != l || type.getDimSize(rank - 1) != s)
-    return ConstantMaskKind::Other;
+    return std::nullopt;
+  std::optional<MaskBand> band = deriveBand(keep, l, s);
+  if (!band)
+    return std::nullopt;
   for (int64_t idx = 0; idx < n; ++idx) {
     int64_t j = idx % s, i = (idx / s) % l;
-    if (keep(idx) != (j <= i))
-      return ConstantMaskKind::Other;
+    if (keep(idx) != band->keeps(i, j))
+      return std::nullopt;
   }
-  return ConstantMaskKind::Causal;
+  return band;
+}
+
+/// Sets `band` on `op` in its canonical spelling: `right == 0` is
+/// is_causal, the rest are window attributes.
+void mlir::attn::setBand(SdpaOp op, const MaskBand &band) {
+  Builder b(op.getContext());
+  bool causal = band.right && *band.right == 0;
+  op.setIsCausal(causal);
+  if (band.left)
+    op.setWindowLeftAttr(b.getI64IntegerAttr(*band.left));
+  else
+    op.removeWindowLeftAttr();
+  if (band.right && !causal)
+    op.setWindowRightAttr(b.getI64IntegerAttr(*band.right));
+  else
+    op.removeWindowRightAttr();
 }
 
 namespace {
 /// attn.sdpa with a constant mask that keeps everything (true, or 0.0 when
-/// additive) drops the mask; a boolean one that is exactly causal becomes
-/// is_causal (both replace the masked scores by masked_value).
+/// additive) drops the mask; a boolean one that is exactly a band (causal,
+/// a sliding window) becomes is_causal and window attributes (both replace
+/// the masked scores by masked_value).
 struct FoldConstantSdpaMask : public OpRewritePattern<SdpaOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -54,39 +117,53 @@ struct FoldConstantSdpaMask : public OpRewritePattern<SdpaOp> {
     int64_t rank = op.getQuery().getType().getRank();
     int64_t l = op.getQuery().getType().getDimSize(rank - 2);
     int64_t s = op.getKey().getType().getDimSize(rank - 2);
-    ConstantMaskKind kind;
+    std::optional<MaskBand> band;
     if (op.hasBoolMask()) {
-      kind = classifyConstantBoolMask(attr, l, s, /*keepValue=*/true);
+      band = classifyConstantBoolMask(attr, l, s, /*keepValue=*/true);
     } else {
       // Additive: only an all-zero mask goes (s + 0 == s, NaN and infinities
-      // included). A 0/-inf causal pattern does NOT become is_causal: the
-      // chain computes s + (-inf), which is NaN where s is NaN or +inf,
-      // while is_causal replaces s outright.
+      // included). A 0/-inf band does NOT become attributes: the chain
+      // computes s + (-inf), which is NaN where s is NaN or +inf, while
+      // is_causal and windows replace s outright.
       auto isZero = [](const APFloat &v) { return v.isZero(); };
       bool allZero = attr.isSplat()
                          ? isZero(attr.getSplatValue<APFloat>())
                          : llvm::all_of(attr.getValues<APFloat>(), isZero);
-      kind = allZero ? ConstantMaskKind::KeepsAll : ConstantMaskKind::Other;
+      if (allZero)
+        band = MaskBand{};
     }
-    if (kind == ConstantMaskKind::Other)
-      return rewriter.notifyMatchFailure(op, "mask is neither causal nor "
-                                             "all-keep");
+    if (!band)
+      return rewriter.notifyMatchFailure(op, "mask is no band");
     rewriter.modifyOpInPlace(op, [&] {
       op.getMaskAndExtrasMutable().erase(0);
-      if (kind == ConstantMaskKind::Causal)
-        op.setIsCausal(true);
+      setBand(op, op.getBand().intersect(*band));
     });
     return success();
   }
 };
 
-/// masked_value only matters with a boolean mask or is_causal.
+/// One spelling per band: `window_right = 0` is is_causal, and a
+/// window_right that is_causal already implies goes.
+struct CanonicalizeBand : public OpRewritePattern<SdpaOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(SdpaOp op,
+                                PatternRewriter &rewriter) const override {
+    std::optional<int64_t> right = op.getWindowRight();
+    if (!right || (*right != 0 && !op.getIsCausal()))
+      return rewriter.notifyMatchFailure(op, "the band is canonical");
+    rewriter.modifyOpInPlace(op, [&] { setBand(op, op.getBand()); });
+    return success();
+  }
+};
+
+/// masked_value only matters with a boolean mask, is_causal or a window.
 struct DropUnusedMaskedValue : public OpRewritePattern<SdpaOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(SdpaOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!op.getMaskedValue() || op.hasBoolMask() || op.getIsCausal())
+    if (!op.getMaskedValue() || op.hasBoolMask() || !op.getBand().keepsAll())
       return rewriter.notifyMatchFailure(op, "masked_value is in use");
     rewriter.modifyOpInPlace(op, [&] { op.removeMaskedValueAttr(); });
     return success();
@@ -103,7 +180,8 @@ static void replaceWithoutScoreMod(PatternRewriter &rewriter, SdpaOp op,
   auto replacement = rewriter.replaceOpWithNewOp<SdpaOp>(
       op, op.getType(), op.getQuery(), op.getKey(), op.getValue(), tail,
       op.getScaleAttr(), op.getIsCausalAttr(), op.getDropoutPAttr(),
-      op.getMaskedValueAttr(), op.getSeedAttr(), /*score_modCount=*/0);
+      op.getMaskedValueAttr(), op.getSeedAttr(), op.getWindowLeftAttr(),
+      op.getWindowRightAttr(), /*score_modCount=*/0);
   replacement->setDiscardableAttrs(discardable);
 }
 
@@ -179,6 +257,6 @@ struct ScoreModAddToMask : public OpRewritePattern<SdpaOp> {
 
 void SdpaOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                          MLIRContext *context) {
-  results.add<FoldConstantSdpaMask, DropUnusedMaskedValue, SimplifyScoreMod,
+  results.add<FoldConstantSdpaMask, CanonicalizeBand, DropUnusedMaskedValue, SimplifyScoreMod,
               ScoreModAddToMask>(context);
 }

@@ -2,6 +2,7 @@
 
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/IRMapping.h"
@@ -328,6 +329,32 @@ LogicalResult CmpOp::verify() {
       *this, inferred.clone(IntegerType::get(getContext(), 1)), getType());
 }
 
+LogicalResult IotaOp::verify() {
+  RankedTensorType type = getType();
+  int64_t rank = type.getRank(), dim = getDimension();
+  if (dim < 0 || dim >= rank)
+    return emitOpError("dimension ")
+           << dim << " is out of range for a rank-" << rank << " result";
+  if (!type.hasStaticShape())
+    return emitOpError("needs a static shape, got ") << type;
+  // Every position 0 .. n-1 must be an exact float: n - 1 <= 2^precision.
+  unsigned precision = APFloat::semanticsPrecision(
+      cast<FloatType>(type.getElementType()).getFloatSemantics());
+  int64_t n = type.getDimSize(dim);
+  if (precision < 63 && n - 1 > (int64_t(1) << precision))
+    return emitOpError("positions up to ")
+           << n - 1 << " are not exact in " << type.getElementType();
+  return success();
+}
+
+Value IotaOp::buildScalar(OpBuilder &b, Location loc, Value position) {
+  Value i = arith::IndexCastUIOp::create(b, loc, b.getI64Type(), position);
+  Type et = getType().getElementType();
+  Type wide = et.isF64() ? et : b.getF32Type();
+  Value f = arith::UIToFPOp::create(b, loc, wide, i);
+  return castFloat(b, loc, f, et);
+}
+
 /// True when `attr` is a float splat constant equal to `value`.
 static bool isSplatFloat(Attribute attr, double value) {
   auto dense = dyn_cast_if_present<DenseFPElementsAttr>(attr);
@@ -497,6 +524,13 @@ double SdpaOp::getEffectiveMaskedValue() {
   if (std::optional<APFloat> v = getMaskedValue())
     return v->convertToDouble();
   return -std::numeric_limits<double>::infinity();
+}
+
+MaskBand SdpaOp::getBand() {
+  MaskBand band{getWindowLeft(), getWindowRight()};
+  if (getIsCausal())
+    band = band.intersect(MaskBand{std::nullopt, 0});
+  return band;
 }
 
 Block *SdpaOp::getScoreModBlock() {

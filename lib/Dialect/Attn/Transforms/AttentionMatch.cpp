@@ -115,11 +115,12 @@ static std::string valueName(Operation *def) {
   return "scores from " + opName(def);
 }
 
-ConstantMaskKind MaskClassifier::classify(DenseElementsAttr attr, int64_t l,
-                                          int64_t s, bool fillPolarity) {
+std::optional<MaskBand> MaskClassifier::classify(DenseElementsAttr attr,
+                                                 int64_t l, int64_t s,
+                                                 bool fillPolarity) {
   auto key = std::make_tuple(attr.getAsOpaquePointer(), l, s,
                              static_cast<int>(fillPolarity));
-  auto [it, inserted] = cache.try_emplace(key, ConstantMaskKind::Other);
+  auto [it, inserted] = cache.try_emplace(key, std::nullopt);
   if (inserted)
     it->second = classifyConstantBoolMask(attr, l, s, !fillPolarity);
   return it->second;
@@ -574,30 +575,39 @@ static LogicalResult replaySteps(AttentionMatch &m, ArrayRef<Step> steps,
   return success();
 }
 
-/// Constant causal masks become is_causal, all-keep ones go; what is left
-/// must combine into the one mask operand.
+/// The band a boolean mask keeps, when it is one: a constant (causal, a
+/// sliding window, all-keep) or a mask built from positions (attn.iota
+/// compared, see bandOfPositionMask). `keeps`: true means the position takes
+/// part.
+static std::optional<MaskBand> bandOfMask(Value mask, bool keeps,
+                                          RankedTensorType scoresType,
+                                          MaskClassifier &classifier) {
+  int64_t rank = scoresType.getRank();
+  DenseElementsAttr attr;
+  if (matchPattern(mask, m_Constant(&attr)))
+    return classifier.classify(attr, scoresType.getDimSize(rank - 2),
+                               scoresType.getDimSize(rank - 1), !keeps);
+  return bandOfPositionMask(mask, keeps, rank);
+}
+
+/// Band masks (constant or built from positions) become is_causal and the
+/// window attributes, all-keep ones go; what is left must combine into the
+/// one mask operand.
 static LogicalResult classifyBoolMasks(AttentionMatch &m,
                                        ArrayRef<bool> afterAdditive,
                                        MaskClassifier &classifier,
-                                       bool &causalBeforeAdditive,
+                                       bool &bandBeforeAdditive,
                                        std::string &why) {
   auto scoresType = m.softmax.getInput().getType();
-  int64_t rank = scoresType.getRank();
-  int64_t l = scoresType.getDimSize(rank - 2);
-  int64_t s = scoresType.getDimSize(rank - 1);
   SmallVector<std::pair<Value, bool>> rest;
   for (auto [i, entry] : llvm::enumerate(m.boolMasks)) {
     auto [mask, keeps] = entry;
-    DenseElementsAttr attr;
-    if (matchPattern(mask, m_Constant(&attr))) {
-      ConstantMaskKind kind = classifier.classify(attr, l, s, !keeps);
-      if (kind == ConstantMaskKind::Causal) {
-        m.isCausal = true;
-        causalBeforeAdditive |= m.additiveMask && !afterAdditive[i];
-        continue;
-      }
-      if (kind == ConstantMaskKind::KeepsAll)
-        continue;
+    if (std::optional<MaskBand> band =
+            bandOfMask(mask, keeps, scoresType, classifier)) {
+      if (!band->keepsAll())
+        bandBeforeAdditive |= m.additiveMask && !afterAdditive[i];
+      m.band = m.band.intersect(*band);
+      continue;
     }
     if (tensorType(mask).getRank() == 0) {
       why = "the boolean mask is a scalar";
@@ -620,34 +630,47 @@ static LogicalResult classifyBoolMasks(AttentionMatch &m,
     return failure();
   }
   m.boolMasks = std::move(rest);
+  // Position masks that are no band would be materialised as [L, S]
+  // tensors; the score_mod form computes them per tile instead.
+  bool positionMask =
+      llvm::any_of(m.boolMasks,
+                   [](auto &entry) { return isPositionExpression(entry.first); }) ||
+      (m.additiveMask && isPositionExpression(m.additiveMask));
+  if (positionMask) {
+    why = "a mask built from positions that is no band (the score_mod region "
+          "computes it per tile)";
+    return failure();
+  }
   if (!m.boolMasks.empty() && m.additiveMask) {
     why = "both a boolean and an additive mask (attn.sdpa takes one mask)";
     return failure();
   }
-  if (m.boolMasks.empty() && !m.isCausal)
+  if (m.boolMasks.empty() && m.band.keepsAll())
     m.fill.reset();
   return success();
 }
 
 /// The numeric guards of orders the contract reorders.
 static LogicalResult checkMaskNumerics(AttentionMatch &m,
-                                       bool causalBeforeAdditive,
+                                       bool bandBeforeAdditive,
                                        std::string &why) {
-  // The chain fills the future positions, then adds the mask there too;
-  // attn.sdpa adds the mask, then replaces them by masked_value. Equal only
-  // with a -inf fill and a mask free of +inf and NaN (-inf + +inf is NaN).
-  if (causalBeforeAdditive) {
+  // The chain fills the positions outside the band, then adds the mask
+  // there too; attn.sdpa adds the mask, then replaces them by masked_value.
+  // Equal only with a -inf fill and a mask free of +inf and NaN (-inf +
+  // +inf is NaN).
+  if (bandBeforeAdditive) {
     if (!m.fill->isInfinity()) {
       SmallString<16> fill;
       m.fill->toString(fill);
-      why = "a causal mask with the finite fill " + fill.str().str() +
-            " followed by an additive mask (attn.sdpa replaces the future "
+      why = "a causal or window mask with the finite fill " +
+            fill.str().str() +
+            " followed by an additive mask (attn.sdpa replaces the masked "
             "positions by masked_value after adding the mask)";
       return failure();
     }
     if (!isConstantWhere(m.additiveMask, isNotPosInfOrNaN)) {
-      why = "a causal mask followed by an additive mask that is not a "
-            "constant free of +inf and NaN";
+      why = "a causal or window mask followed by an additive mask that is "
+            "not a constant free of +inf and NaN";
       return failure();
     }
   }
@@ -692,11 +715,11 @@ static LogicalResult matchAttributeForm(AttentionMatch &m,
     x = op->getResult(0);
   }
   SmallVector<bool> afterAdditive;
-  bool causalBeforeAdditive = false;
+  bool bandBeforeAdditive = false;
   if (failed(replaySteps(m, steps, afterAdditive, why)) ||
       failed(classifyBoolMasks(m, afterAdditive, classifier,
-                               causalBeforeAdditive, why)) ||
-      failed(checkMaskNumerics(m, causalBeforeAdditive, why)))
+                               bandBeforeAdditive, why)) ||
+      failed(checkMaskNumerics(m, bandBeforeAdditive, why)))
     return failure();
   return success();
 }
@@ -725,6 +748,43 @@ static LogicalResult matchScoreModForm(AttentionMatch &m, std::string &why) {
   return success();
 }
 
+/// Band masks at the end of the chain (right before the softmax, same fill,
+/// -inf, or finite in the scores' type) leave the region for is_causal and the window
+/// attributes: the contract applies them after the region, exactly as the
+/// chain does, and the lowerings then skip the key blocks outside the band.
+static void hoistTrailingBands(AttentionMatch &m, MaskClassifier &classifier) {
+  m.regionOutput = m.softmax.getInput();
+  auto scoresType = m.softmax.getInput().getType();
+  while (!m.chain.empty()) {
+    Operation *last = m.chain.back();
+    if (last->getResult(0) != m.regionOutput ||
+        !isa<MaskedFillOp, WhereOp>(last))
+      return;
+    Value x = scoresOperand(last);
+    Step step;
+    std::string ignored;
+    if (!x || failed(classifyStep(last, x, step, ignored)) ||
+        step.constant.isNaN() ||
+        (step.constant.isInfinity() && !step.constant.isNegative()) ||
+        (m.fill && !m.fill->bitwiseIsEqual(step.constant)))
+      return;
+    // masked_value is rounded to the op's element type: a finite fill of a
+    // step in another type (after an upcast) would round differently.
+    bool negInf = step.constant.isInfinity() && step.constant.isNegative();
+    if (!negInf && tensorType(x).getElementType() !=
+                       m.scoresMatmul.getType().getElementType())
+      return;
+    std::optional<MaskBand> band =
+        bandOfMask(step.mask, step.maskKeeps, scoresType, classifier);
+    if (!band)
+      return;
+    m.band = m.band.intersect(*band);
+    m.fill = step.constant;
+    m.regionOutput = x;
+    m.chain.pop_back();
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // matchAttention
 //===----------------------------------------------------------------------===//
@@ -734,6 +794,7 @@ FailureOr<AttentionMatch> mlir::attn::matchAttention(SoftmaxOp softmax,
                                                      std::string &why) {
   AttentionMatch m;
   m.softmax = softmax;
+  m.regionOutput = softmax.getInput();
   if (failed(matchWeightsSide(m, why)) || failed(walkChain(m, why)) ||
       failed(bindOperands(m, why)))
     return failure();
@@ -750,7 +811,7 @@ FailureOr<AttentionMatch> mlir::attn::matchAttention(SoftmaxOp softmax,
     attributeWhy = "the softmax runs in another type than the scores";
   AttentionMatch region = m;
   region.scale = m.qkScale;
-  region.isCausal = false;
+  region.band = MaskBand();
   region.boolMasks.clear();
   region.additiveMask = nullptr;
   region.fill.reset();
@@ -772,6 +833,7 @@ FailureOr<AttentionMatch> mlir::attn::matchAttention(SoftmaxOp softmax,
     region.chain.erase(region.chain.begin());
   }
   region.scale = region.qkScale;
+  hoistTrailingBands(region, classifier);
   region.form = SdpaForm::ScoreMod;
   region.attributeFormMiss = attributeWhy;
   return region;

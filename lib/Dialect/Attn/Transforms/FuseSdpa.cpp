@@ -118,7 +118,8 @@ static std::optional<TypedAttr> getSplatScalar(Value v) {
 /// The score_mod region of the ScoreMod form: the score rounded to the
 /// scores' element type (as the matmul rounds it), then every chain op's
 /// scalar function in program order; other operands are extra operands,
-/// except splat constants, which become scalar constants.
+/// except splat constants, which become scalar constants, and position
+/// expressions (attn.iota masks), which are computed from the indices.
 static void buildScoreModRegion(RewriterBase &rewriter, Location loc,
                                 AttentionMatch &m, SdpaOp sdpa,
                                 SmallVectorImpl<Value> &extras) {
@@ -130,7 +131,8 @@ static void buildScoreModRegion(RewriterBase &rewriter, Location loc,
     for (Value v : op->getOperands()) {
       bool derived = v == m.regionInput ||
                      llvm::is_contained(m.chain, v.getDefiningOp());
-      if (!derived && !getSplatScalar(v) && !extraIndex.contains(v)) {
+      if (!derived && !getSplatScalar(v) && !isPositionExpression(v) &&
+          !extraIndex.contains(v)) {
         extraIndex[v] = extras.size();
         extras.push_back(v);
       }
@@ -153,6 +155,9 @@ static void buildScoreModRegion(RewriterBase &rewriter, Location loc,
         operands.push_back(s);
       else if (auto it = extraIndex.find(v); it != extraIndex.end())
         operands.push_back(block->getArgument(1 + rank + it->second));
+      else if (isPositionExpression(v))
+        operands.push_back(buildPositionScalar(
+            rewriter, loc, v, block->getArguments().slice(1, rank), scalars));
       else
         operands.push_back(
             arith::ConstantOp::create(rewriter, loc, *getSplatScalar(v)));
@@ -161,7 +166,9 @@ static void buildScoreModRegion(RewriterBase &rewriter, Location loc,
     scalars.map(op->getResult(0),
                 scalarOp.buildScalar(rewriter, op->getLoc(), operands));
   }
-  Value score = scalars.lookup(m.softmax.getInput());
+  Value score = scalars.lookupOrNull(m.regionOutput);
+  if (!score)
+    score = scalars.lookup(m.regionInput);
   YieldOp::create(rewriter, loc, castFloat(rewriter, loc, score, ct));
 }
 
@@ -186,8 +193,10 @@ FailureOr<SdpaOp> mlir::attn::fuseAttention(RewriterBase &rewriter,
   double scale = attributes ? m.scale : m.qkScale;
   auto sdpa = SdpaOp::create(
       rewriter, loc, out.getType(), m.query, key, m.value, tail,
-      rewriter.getF64FloatAttr(scale), m.isCausal, APFloat(m.dropoutP),
-      maskedValue, seed, /*score_modCount=*/attributes ? 0 : 1);
+      rewriter.getF64FloatAttr(scale), /*is_causal=*/false,
+      APFloat(m.dropoutP), maskedValue, seed, /*window_left=*/nullptr,
+      /*window_right=*/nullptr, /*score_modCount=*/attributes ? 0 : 1);
+  setBand(sdpa, m.band);
   if (!attributes) {
     SmallVector<Value> extras;
     buildScoreModRegion(rewriter, loc, m, sdpa, extras);

@@ -35,21 +35,30 @@ Type getComputeType(Type elementType);
 /// rounds to nearest even, f16 <-> bf16 goes through f32 (one rounding).
 Value castFloat(OpBuilder &b, Location loc, Value v, Type to);
 
-/// How a constant boolean mask over scores [..., L, S] relates to causality.
-enum class ConstantMaskKind {
-  Other,
-  /// Every position takes part.
-  KeepsAll,
-  /// Exactly the top-left causal pattern (position j of row i takes part iff
-  /// j <= i), spanning the full L x S in every batch slice.
-  Causal
+/// A band of key columns per query row: key j of row i takes part iff
+/// i - left <= j <= i + right (top-left aligned indices); nullopt is
+/// unbounded on that side. Both unbounded keeps every position; `right ==
+/// 0` alone is causality.
+struct MaskBand {
+  std::optional<int64_t> left, right;
+
+  bool keepsAll() const { return !left && !right; }
+  /// The intersection with `other`.
+  MaskBand intersect(const MaskBand &other) const;
+  /// True when key j of row i takes part.
+  bool keeps(int64_t i, int64_t j) const {
+    return (!left || j >= i - *left) && (!right || j <= i + *right);
+  }
 };
 
-/// Classifies a constant i1 mask that broadcasts to scores [..., l, s].
-/// `keepValue` is the element value that means "takes part": true for
-/// attn.sdpa and attn.where, false for attn.masked_fill.
-ConstantMaskKind classifyConstantBoolMask(DenseElementsAttr attr, int64_t l,
-                                          int64_t s, bool keepValue);
+/// The band a constant i1 mask over scores [..., l, s] keeps, or nullopt
+/// when it is no band (or spans less than the full l x s while not keeping
+/// everything, or masks every row). `keepValue` is the element value that
+/// means "takes part": true for attn.sdpa and attn.where, false for
+/// attn.masked_fill.
+std::optional<MaskBand> classifyConstantBoolMask(DenseElementsAttr attr,
+                                                 int64_t l, int64_t s,
+                                                 bool keepValue);
 
 } // namespace mlir::attn
 
@@ -58,5 +67,11 @@ ConstantMaskKind classifyConstantBoolMask(DenseElementsAttr attr, int64_t l,
 
 #define GET_OP_CLASSES
 #include "attn/Dialect/Attn/IR/AttnOps.h.inc"
+
+namespace mlir::attn {
+/// Sets `band` on `op` in its canonical spelling: `right == 0` is
+/// is_causal, other bounds are window attributes.
+void setBand(SdpaOp op, const MaskBand &band);
+} // namespace mlir::attn
 
 #endif // ATTN_DIALECT_ATTN_IR_ATTNOPS_H

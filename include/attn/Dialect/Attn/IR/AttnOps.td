@@ -188,6 +188,38 @@ def Attn_CmpOp : Attn_Op<"cmp", [Pure, Attn_Scalar]> {
 }
 
 //===----------------------------------------------------------------------===//
+// attn.iota
+//===----------------------------------------------------------------------===//
+
+def Attn_IotaOp : Attn_Op<"iota", [Pure]> {
+  let summary = "positions along one dim (torch.arange, viewed to broadcast)";
+  let description = [{
+    A tensor whose element at index `(x_0, ..., x_{n-1})` is `x_dimension`,
+    as a float of the result's element type: `torch.arange(n)` viewed with
+    size 1 in the other dims, so that it broadcasts against the scores.
+    Position masks are written with it, without constants: causal
+    `j <= i`, a sliding window `j > i - w`, ALiBi `-(i - j).abs() * slope`.
+    The shape is static and every position must be exact in the element
+    type (at most 2048 for f16, 256 for bf16, 2^24 for f32).
+
+    ```mlir
+    %i = attn.iota 0 : tensor<128x1xf32>
+    %j = attn.iota 1 : tensor<1x128xf32>
+    %future = attn.cmp gt, %j, %i : (tensor<1x128xf32>, tensor<128x1xf32>) -> tensor<128x128xi1>
+    ```
+  }];
+  let arguments = (ins I64Attr:$dimension);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = "$dimension attr-dict `:` type($result)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The value of `position` (the element's index along `dimension`).
+    ::mlir::Value buildScalar(::mlir::OpBuilder &b, ::mlir::Location loc,
+                              ::mlir::Value position);
+  }];
+}
+
+//===----------------------------------------------------------------------===//
 // attn.masked_fill
 //===----------------------------------------------------------------------===//
 
@@ -381,6 +413,14 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [NoMemoryEffect, IsolatedFromAbove,
        `masked_value` defaults to `-inf` and is first rounded to the element
        type, as a `masked_fill` on a tensor of that type would. `is_causal`
        and a mask may be given together; both apply.
+       A sliding window (`window_left`, `window_right`, each optional and
+       unbounded when absent) likewise sets to `masked_value` every position
+       outside the band `i - window_left <= j <= i + window_right`, indices
+       top-left aligned as for `is_causal` (a band mask `j > i - w`,
+       `j <= i` is `window_left = w - 1` with `is_causal`). It combines with
+       `is_causal` and the mask by intersection; a window may be empty for
+       some rows, which are then fully masked. With the default `-inf` the
+       lowerings skip key blocks outside the band.
     4. `p = softmax(s)` along S. A row whose scores are all `-inf` gives NaN
        (exactly as `torch.softmax` does for the unfused chain); with a finite
        `masked_value`, a fully masked row averages `value` uniformly.
@@ -437,7 +477,9 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [NoMemoryEffect, IsolatedFromAbove,
     DefaultValuedAttr<BoolAttr, "false">:$is_causal,
     DefaultValuedAttr<F64Attr, "0.0">:$dropout_p,
     OptionalAttr<F64Attr>:$masked_value,
-    OptionalAttr<I64Attr>:$seed
+    OptionalAttr<I64Attr>:$seed,
+    OptionalAttr<I64Attr>:$window_left,
+    OptionalAttr<I64Attr>:$window_right
   );
   let results = (outs Attn_FloatTensor:$result);
   let regions = (region VariadicRegion<SizedRegion<1>>:$score_mod);
@@ -470,6 +512,10 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [NoMemoryEffect, IsolatedFromAbove,
     bool hasBoolMask();
     /// True when the mask operand is additive (a float tensor).
     bool hasAdditiveMask();
+    /// The band of keys a query row attends to, from `is_causal` and the
+    /// window attributes (the intersection): key j of row i takes part iff
+    /// i - left <= j <= i + right; nullopt means unbounded on that side.
+    ::mlir::attn::MaskBand getBand();
   }];
   let hasVerifier = 1;
   let hasCanonicalizer = 1;

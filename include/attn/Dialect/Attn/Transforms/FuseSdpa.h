@@ -11,6 +11,7 @@
 #define ATTN_DIALECT_ATTN_TRANSFORMS_FUSESDPA_H
 
 #include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/DenseMap.h"
 
@@ -36,11 +37,12 @@ enum class SdpaForm {
 class MaskClassifier {
 public:
   /// `fillPolarity`: the mask is true where positions are masked out.
-  ConstantMaskKind classify(DenseElementsAttr attr, int64_t l, int64_t s,
-                            bool fillPolarity);
+  std::optional<MaskBand> classify(DenseElementsAttr attr, int64_t l,
+                                   int64_t s, bool fillPolarity);
 
 private:
-  DenseMap<std::tuple<const void *, int64_t, int64_t, int>, ConstantMaskKind>
+  DenseMap<std::tuple<const void *, int64_t, int64_t, int>,
+           std::optional<MaskBand>>
       cache;
 };
 
@@ -60,7 +62,8 @@ struct AttentionMatch {
 
   /// Attributes form.
   double scale = 1.0;
-  bool isCausal = false;
+  /// is_causal and the sliding window: constant or index-built band masks.
+  MaskBand band;
   /// Boolean masks, each with "true means the position takes part".
   SmallVector<std::pair<Value, bool>> boolMasks;
   Value additiveMask;
@@ -72,6 +75,9 @@ struct AttentionMatch {
   /// and the softmax in program order.
   double qkScale = 1.0;
   Value regionInput;
+  /// The value the region yields: the softmax input, or the scores before
+  /// trailing band masks that became is_causal/window attributes.
+  Value regionOutput;
   SmallVector<Operation *> chain;
 };
 
@@ -94,6 +100,23 @@ using FuseSdpaControlFn = std::function<bool(AttentionMatch &)>;
 void populateFuseSdpaPatterns(RewritePatternSet &patterns,
                               MaskClassifier &classifier,
                               FuseSdpaControlFn control = nullptr);
+
+/// True when `v` is computed from positions only: attn.iota, splat
+/// constants and elementwise ops over them (PositionMasks.cpp).
+bool isPositionExpression(Value v);
+
+/// The band that a boolean position mask keeps (`keeps`: true means the
+/// position takes part) over scores of rank `scoresRank`: `j - i` compared
+/// with a constant (from iotas along the query row i and the key column j,
+/// added, subtracted, negated, all exact in their float type); nullopt for
+/// any other mask.
+std::optional<MaskBand> bandOfPositionMask(Value mask, bool keeps,
+                                           int64_t scoresRank);
+
+/// Emits the scalar value of the position expression `v` at the score
+/// position `indices` (one index per score dim), memoised in `scalars`.
+Value buildPositionScalar(OpBuilder &b, Location loc, Value v,
+                          ValueRange indices, IRMapping &scalars);
 
 /// True when a softmax is plausibly attention: its input comes from an
 /// attn.matmul through elementwise ops, or its result feeds one. The pass

@@ -1,0 +1,209 @@
+//===- PositionMasks.cpp - masks built from attn.iota positions -----------===//
+//
+// Masks that models build from positions (`torch.arange` compared: causal,
+// sliding windows; ALiBi biases) are functions of the score indices, not
+// data. The fusion turns the ones that are a band into is_causal and window
+// attributes, and copies the others into the score_mod region, where the
+// lowerings compute them per tile instead of reading an [L, S] tensor.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Dialect/Attn/Transforms/FuseSdpa.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "mlir/IR/Matchers.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+static RankedTensorType tensorType(Value v) {
+  return cast<RankedTensorType>(v.getType());
+}
+
+/// The splat value of a float constant, or nullopt.
+static std::optional<APFloat> getSplat(Value v) {
+  DenseFPElementsAttr attr;
+  if (!matchPattern(v, m_Constant(&attr)) || !attr.isSplat())
+    return std::nullopt;
+  return attr.getSplatValue<APFloat>();
+}
+
+/// The score dim (of a rank-`scoresRank` score tensor) that dim `d` of a
+/// rank-`rank` operand broadcasts to (NumPy aligns trailing dims).
+static int64_t scoreDimOf(int64_t d, int64_t rank, int64_t scoresRank) {
+  return d + scoresRank - rank;
+}
+
+bool mlir::attn::isPositionExpression(Value v) {
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return false;
+  if (isa<IotaOp>(def))
+    return true;
+  if (!isa<ScalarElementwiseOpInterface>(def))
+    return false;
+  bool anyPosition = false;
+  for (Value operand : def->getOperands()) {
+    if (isPositionExpression(operand))
+      anyPosition = true;
+    else if (!getSplat(operand))
+      return false;
+  }
+  return anyPosition;
+}
+
+namespace {
+/// `ci * i + cj * j + c` over the query row i and key column j, with a
+/// bound on its magnitude (to check that the float arithmetic is exact).
+struct Affine {
+  int64_t ci = 0, cj = 0;
+  double c = 0.0;
+  double bound = 0.0;
+};
+} // namespace
+
+/// True when every integer of magnitude up to `bound` is exact in `type`.
+static bool isExactUpTo(double bound, Type type) {
+  unsigned precision = APFloat::semanticsPrecision(
+      cast<FloatType>(getElementTypeOrSelf(type)).getFloatSemantics());
+  return bound <= std::ldexp(1.0, precision);
+}
+
+/// `v` as an affine function of (i, j), computed exactly in its float type;
+/// nullopt when it is not one (a batch position, a product, an inexact
+/// step).
+static std::optional<Affine> getAffine(Value v, int64_t scoresRank) {
+  if (std::optional<APFloat> c = getSplat(v)) {
+    double d = c->convertToDouble();
+    if (!std::isfinite(d) || d != std::trunc(d))
+      return std::nullopt;
+    return Affine{0, 0, d, std::fabs(d)};
+  }
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return std::nullopt;
+  std::optional<Affine> result;
+  if (auto iota = dyn_cast<IotaOp>(def)) {
+    RankedTensorType type = iota.getType();
+    int64_t d = iota.getDimension(), n = type.getDimSize(d);
+    int64_t scoreDim = scoreDimOf(d, type.getRank(), scoresRank);
+    if (n == 1)
+      return Affine{};
+    if (scoreDim == scoresRank - 2)
+      return Affine{1, 0, 0.0, double(n - 1)};
+    if (scoreDim == scoresRank - 1)
+      return Affine{0, 1, 0.0, double(n - 1)};
+    return std::nullopt;
+  }
+  if (isa<AddOp, SubOp>(def)) {
+    std::optional<Affine> a = getAffine(def->getOperand(0), scoresRank);
+    std::optional<Affine> b = getAffine(def->getOperand(1), scoresRank);
+    if (!a || !b)
+      return std::nullopt;
+    int64_t sign = isa<SubOp>(def) ? -1 : 1;
+    result = Affine{a->ci + sign * b->ci, a->cj + sign * b->cj,
+                    a->c + sign * b->c, a->bound + b->bound};
+  } else if (auto neg = dyn_cast<NegOp>(def)) {
+    std::optional<Affine> a = getAffine(neg.getInput(), scoresRank);
+    if (!a)
+      return std::nullopt;
+    result = Affine{-a->ci, -a->cj, -a->c, a->bound};
+  } else if (auto cast = dyn_cast<CastOp>(def)) {
+    result = getAffine(cast.getInput(), scoresRank);
+  } else {
+    return std::nullopt;
+  }
+  if (!result || !isExactUpTo(result->bound, v.getType()))
+    return std::nullopt;
+  return result;
+}
+
+std::optional<MaskBand> mlir::attn::bandOfPositionMask(Value mask, bool keeps,
+                                                       int64_t scoresRank) {
+  auto cmp = mask.getDefiningOp<CmpOp>();
+  if (!cmp)
+    return std::nullopt;
+  std::optional<Affine> a = getAffine(cmp.getLhs(), scoresRank);
+  std::optional<Affine> b = getAffine(cmp.getRhs(), scoresRank);
+  // Both sides are exact integers, so the comparison is exact too.
+  if (!a || !b)
+    return std::nullopt;
+  // d = lhs - rhs = ci * i + cj * j + c; a band needs d = +-(j - i) + c.
+  int64_t ci = a->ci - b->ci, cj = a->cj - b->cj;
+  double c = a->c - b->c;
+  CmpPredicate pred = cmp.getPredicate();
+  if (ci == 1 && cj == -1) {
+    // lhs - rhs = -(j - i) + c: compare (j - i) - c against 0 with the
+    // predicate mirrored.
+    ci = -1;
+    cj = 1;
+    c = -c;
+    switch (pred) {
+    case CmpPredicate::lt: pred = CmpPredicate::gt; break;
+    case CmpPredicate::le: pred = CmpPredicate::ge; break;
+    case CmpPredicate::gt: pred = CmpPredicate::lt; break;
+    case CmpPredicate::ge: pred = CmpPredicate::le; break;
+    default: break;
+    }
+  }
+  if (ci != -1 || cj != 1)
+    return std::nullopt;
+  // The kept set is {(i, j) : (j - i) + c pred 0}, i.e. j - i pred -c.
+  int64_t k = static_cast<int64_t>(-c);
+  // A mask that marks the dropped positions keeps the complement.
+  if (!keeps) {
+    switch (pred) {
+    case CmpPredicate::lt: pred = CmpPredicate::ge; break;
+    case CmpPredicate::le: pred = CmpPredicate::gt; break;
+    case CmpPredicate::gt: pred = CmpPredicate::le; break;
+    case CmpPredicate::ge: pred = CmpPredicate::lt; break;
+    case CmpPredicate::eq: pred = CmpPredicate::ne; break;
+    case CmpPredicate::ne: pred = CmpPredicate::eq; break;
+    }
+  }
+  // j - i <= r is right = r; j - i >= -l is left = l.
+  switch (pred) {
+  case CmpPredicate::le: return MaskBand{std::nullopt, k};
+  case CmpPredicate::lt: return MaskBand{std::nullopt, k - 1};
+  case CmpPredicate::ge: return MaskBand{-k, std::nullopt};
+  case CmpPredicate::gt: return MaskBand{-(k + 1), std::nullopt};
+  case CmpPredicate::eq: return MaskBand{-k, k};
+  case CmpPredicate::ne: return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+Value mlir::attn::buildPositionScalar(OpBuilder &b, Location loc, Value v,
+                                      ValueRange indices, IRMapping &scalars) {
+  if (Value s = scalars.lookupOrNull(v))
+    return s;
+  int64_t scoresRank = indices.size();
+  Value result;
+  if (std::optional<APFloat> c = getSplat(v)) {
+    result = arith::ConstantOp::create(
+        b, loc, b.getFloatAttr(tensorType(v).getElementType(), *c));
+  } else if (auto iota = v.getDefiningOp<IotaOp>()) {
+    RankedTensorType type = iota.getType();
+    int64_t d = iota.getDimension();
+    // A size-1 dim is position 0 whatever the score index (it broadcasts).
+    Value position =
+        type.getDimSize(d) == 1
+            ? arith::ConstantIndexOp::create(b, loc, 0).getResult()
+            : indices[scoreDimOf(d, type.getRank(), scoresRank)];
+    result = iota.buildScalar(b, loc, position);
+  } else {
+    Operation *def = v.getDefiningOp();
+    SmallVector<Value> operands;
+    for (Value operand : def->getOperands())
+      operands.push_back(
+          buildPositionScalar(b, loc, operand, indices, scalars));
+    result = cast<ScalarElementwiseOpInterface>(def).buildScalar(b, loc,
+                                                                 operands);
+  }
+  scalars.map(v, result);
+  return result;
+}

@@ -1,0 +1,190 @@
+// RUN: attn-opt %s --attn-fuse-sdpa=explain=true --split-input-file --verify-diagnostics | FileCheck %s
+
+// Band masks become is_causal and the window attributes (j kept iff
+// i - window_left <= j <= i + window_right): masks built from positions
+// (attn.iota compared) and constant bands. Position masks that are no band
+// go into the score_mod region, computed from the indices; band masks at the
+// end of such a chain leave the region for the attributes. The negative_
+// cases must not become a window.
+
+// Mistral: j > i is future, j <= i - 4096 is too old; here w = 3.
+// CHECK-LABEL: func.func @causal_window
+// CHECK-NOT: attn.iota
+// CHECK: attn.sdpa %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}} {is_causal = true, scale = 1.000000e+00 : f64, window_left = 2 : i64} :
+// CHECK-NOT: score_mod
+func.func @causal_window(%q: tensor<2x8x4xf32>, %k: tensor<2x8x4xf32>, %v: tensor<2x8x4xf32>) -> tensor<2x8x4xf32> {
+  %kt = attn.transpose %k dims(-2, -1) : tensor<2x8x4xf32> -> tensor<2x4x8xf32>
+  %s = attn.matmul %q, %kt : (tensor<2x8x4xf32>, tensor<2x4x8xf32>) -> tensor<2x8x8xf32>
+  %i = attn.iota 0 : tensor<8x1xf32>
+  %j = attn.iota 1 : tensor<1x8xf32>
+  %fut = attn.cmp gt, %j, %i : (tensor<1x8xf32>, tensor<8x1xf32>) -> tensor<8x8xi1>
+  %w = arith.constant dense<3.0> : tensor<f32>
+  %lo = attn.sub %i, %w : (tensor<8x1xf32>, tensor<f32>) -> tensor<8x1xf32>
+  %old = attn.cmp le, %j, %lo : (tensor<1x8xf32>, tensor<8x1xf32>) -> tensor<8x8xi1>
+  %m1 = attn.masked_fill %s, %fut value(0xFFF0000000000000) : (tensor<2x8x8xf32>, tensor<8x8xi1>) -> tensor<2x8x8xf32>
+  %m2 = attn.masked_fill %m1, %old value(0xFFF0000000000000) : (tensor<2x8x8xf32>, tensor<8x8xi1>) -> tensor<2x8x8xf32>
+  // expected-remark @+1 {{fused into attn.sdpa (attribute form)}}
+  %p = attn.softmax %m2 dim(-1) : tensor<2x8x8xf32>
+  %o = attn.matmul %p, %v : (tensor<2x8x8xf32>, tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  return %o : tensor<2x8x4xf32>
+}
+
+// -----
+
+// Keep polarity (attn.where), i - j written the other way round, a finite
+// fill in f16: |i - j| <= 2 gives window_left = window_right = 2 and the
+// fill as masked_value.
+// CHECK-LABEL: func.func @local_window_f16
+// CHECK: attn.sdpa %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}} {masked_value = -1.000000e+04 : f64, scale = 1.000000e+00 : f64, window_left = 2 : i64, window_right = 2 : i64} :
+func.func @local_window_f16(%q: tensor<6x4xf16>, %k: tensor<9x4xf16>, %v: tensor<9x4xf16>) -> tensor<6x4xf16> {
+  %kt = attn.transpose %k dims(-2, -1) : tensor<9x4xf16> -> tensor<4x9xf16>
+  %s = attn.matmul %q, %kt : (tensor<6x4xf16>, tensor<4x9xf16>) -> tensor<6x9xf16>
+  %i = attn.iota 0 : tensor<6x1xf16>
+  %j = attn.iota 1 : tensor<1x9xf16>
+  %d = attn.sub %i, %j : (tensor<6x1xf16>, tensor<1x9xf16>) -> tensor<6x9xf16>
+  %two = arith.constant dense<2.0> : tensor<f16>
+  %mtwo = arith.constant dense<-2.0> : tensor<f16>
+  %near = attn.cmp le, %d, %two : (tensor<6x9xf16>, tensor<f16>) -> tensor<6x9xi1>
+  %near2 = attn.cmp ge, %d, %mtwo : (tensor<6x9xf16>, tensor<f16>) -> tensor<6x9xi1>
+  %fill = arith.constant dense<-1.0e4> : tensor<f16>
+  %m1 = attn.where %near, %s, %fill : (tensor<6x9xi1>, tensor<6x9xf16>, tensor<f16>) -> tensor<6x9xf16>
+  %m2 = attn.where %near2, %m1, %fill : (tensor<6x9xi1>, tensor<6x9xf16>, tensor<f16>) -> tensor<6x9xf16>
+  // expected-remark @+1 {{fused into attn.sdpa (attribute form)}}
+  %p = attn.softmax %m2 dim(-1) : tensor<6x9xf16>
+  %o = attn.matmul %p, %v : (tensor<6x9xf16>, tensor<9x4xf16>) -> tensor<6x4xf16>
+  return %o : tensor<6x4xf16>
+}
+
+// -----
+
+// A constant band mask, masked_fill polarity (true = masked): j > i or
+// j < i - 1.
+// CHECK-LABEL: func.func @constant_band
+// CHECK: attn.sdpa %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}} {is_causal = true, scale = 1.000000e+00 : f64, window_left = 1 : i64} :
+func.func @constant_band(%q: tensor<4x4xf32>, %k: tensor<4x4xf32>, %v: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %kt = attn.transpose %k dims(-2, -1) : tensor<4x4xf32> -> tensor<4x4xf32>
+  %s = attn.matmul %q, %kt : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  %m = arith.constant dense<[[false, true, true, true], [false, false, true, true],
+                             [true, false, false, true], [true, true, false, false]]> : tensor<4x4xi1>
+  %f = attn.masked_fill %s, %m value(0xFFF0000000000000) : (tensor<4x4xf32>, tensor<4x4xi1>) -> tensor<4x4xf32>
+  // expected-remark @+1 {{fused into attn.sdpa (attribute form)}}
+  %p = attn.softmax %f dim(-1) : tensor<4x4xf32>
+  %o = attn.matmul %p, %v : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %o : tensor<4x4xf32>
+}
+
+// -----
+
+// ALiBi from positions, then causal: the bias is computed in the region from
+// the indices i and j (no [L, S] extra operand); the trailing causal mask is
+// is_causal.
+// CHECK-LABEL: func.func @alibi_causal
+// CHECK-NOT: attn.iota
+// CHECK: attn.sdpa %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}} {is_causal = true, scale = 1.000000e+00 : f64} :
+// CHECK-SAME: score_mod {
+// CHECK-NEXT: ^bb0(%[[S:.+]]: f32, %[[B:.+]]: index, %[[I:.+]]: index, %[[J:.+]]: index):
+// CHECK-DAG: arith.index_castui %[[I]] : index to i64
+// CHECK-DAG: arith.index_castui %[[J]] : index to i64
+// CHECK: math.absf
+// CHECK-NOT: arith.select
+// CHECK: attn.yield
+func.func @alibi_causal(%q: tensor<2x8x4xf32>, %k: tensor<2x8x4xf32>, %v: tensor<2x8x4xf32>) -> tensor<2x8x4xf32> {
+  %kt = attn.transpose %k dims(-2, -1) : tensor<2x8x4xf32> -> tensor<2x4x8xf32>
+  %s = attn.matmul %q, %kt : (tensor<2x8x4xf32>, tensor<2x4x8xf32>) -> tensor<2x8x8xf32>
+  %i = attn.iota 0 : tensor<8x1xf32>
+  %j = attn.iota 1 : tensor<1x8xf32>
+  %d = attn.sub %i, %j : (tensor<8x1xf32>, tensor<1x8xf32>) -> tensor<8x8xf32>
+  %a = attn.abs %d : tensor<8x8xf32>
+  %slope = arith.constant dense<0.5> : tensor<f32>
+  %bias = attn.mul %a, %slope : (tensor<8x8xf32>, tensor<f32>) -> tensor<8x8xf32>
+  %s1 = attn.sub %s, %bias : (tensor<2x8x8xf32>, tensor<8x8xf32>) -> tensor<2x8x8xf32>
+  %fut = attn.cmp gt, %j, %i : (tensor<1x8xf32>, tensor<8x1xf32>) -> tensor<8x8xi1>
+  %m = attn.masked_fill %s1, %fut value(0xFFF0000000000000) : (tensor<2x8x8xf32>, tensor<8x8xi1>) -> tensor<2x8x8xf32>
+  // expected-remark @+1 {{fused into attn.sdpa with a score_mod region (no attribute form: the scores go through 'attn.sub', which is no scale, mask or additive mask)}}
+  %p = attn.softmax %m dim(-1) : tensor<2x8x8xf32>
+  %o = attn.matmul %p, %v : (tensor<2x8x8xf32>, tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  return %o : tensor<2x8x4xf32>
+}
+
+// -----
+
+// An additive ALiBi bias from positions alone: exact as the mask operand,
+// but it would be an [L, S] tensor; the region computes it per tile.
+// CHECK-LABEL: func.func @alibi_additive
+// CHECK: attn.sdpa %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}} {scale = 1.000000e+00 : f64} :
+// CHECK-SAME: score_mod {
+func.func @alibi_additive(%q: tensor<8x4xf32>, %k: tensor<8x4xf32>, %v: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  %kt = attn.transpose %k dims(-2, -1) : tensor<8x4xf32> -> tensor<4x8xf32>
+  %s = attn.matmul %q, %kt : (tensor<8x4xf32>, tensor<4x8xf32>) -> tensor<8x8xf32>
+  %i = attn.iota 0 : tensor<8x1xf32>
+  %j = attn.iota 1 : tensor<1x8xf32>
+  %d = attn.sub %j, %i : (tensor<1x8xf32>, tensor<8x1xf32>) -> tensor<8x8xf32>
+  %s1 = attn.add %s, %d : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  // expected-remark @+1 {{fused into attn.sdpa with a score_mod region (no attribute form: a mask built from positions that is no band (the score_mod region computes it per tile))}}
+  %p = attn.softmax %s1 dim(-1) : tensor<8x8xf32>
+  %o = attn.matmul %p, %v : (tensor<8x8xf32>, tensor<8x4xf32>) -> tensor<8x4xf32>
+  return %o : tensor<8x4xf32>
+}
+
+// -----
+
+// 2 * i is no band (the slope is not 1): region, not a window.
+// CHECK-LABEL: func.func @negative_scaled_position
+// CHECK-NOT: window
+// CHECK: score_mod
+func.func @negative_scaled_position(%q: tensor<8x4xf32>, %k: tensor<8x4xf32>, %v: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  %kt = attn.transpose %k dims(-2, -1) : tensor<8x4xf32> -> tensor<4x8xf32>
+  %s = attn.matmul %q, %kt : (tensor<8x4xf32>, tensor<4x8xf32>) -> tensor<8x8xf32>
+  %i = attn.iota 0 : tensor<8x1xf32>
+  %j = attn.iota 1 : tensor<1x8xf32>
+  %two = arith.constant dense<2.0> : tensor<f32>
+  %i2 = attn.mul %i, %two : (tensor<8x1xf32>, tensor<f32>) -> tensor<8x1xf32>
+  %fut = attn.cmp gt, %j, %i2 : (tensor<1x8xf32>, tensor<8x1xf32>) -> tensor<8x8xi1>
+  %m = attn.masked_fill %s, %fut value(0xFFF0000000000000) : (tensor<8x8xf32>, tensor<8x8xi1>) -> tensor<8x8xf32>
+  // expected-remark @+1 {{fused into attn.sdpa with a score_mod region (no attribute form: a mask built from positions that is no band (the score_mod region computes it per tile))}}
+  %p = attn.softmax %m dim(-1) : tensor<8x8xf32>
+  %o = attn.matmul %p, %v : (tensor<8x8xf32>, tensor<8x4xf32>) -> tensor<8x4xf32>
+  return %o : tensor<8x4xf32>
+}
+
+// -----
+
+// i + 2047 in f16 is not exact for every row (2048 + 7 rounds): the mask is
+// no exact band, so it stays the chain's f16 arithmetic, in the region.
+// CHECK-LABEL: func.func @negative_inexact_f16_position
+// CHECK-NOT: window
+// CHECK: score_mod
+func.func @negative_inexact_f16_position(%q: tensor<8x4xf16>, %k: tensor<8x4xf16>, %v: tensor<8x4xf16>) -> tensor<8x4xf16> {
+  %kt = attn.transpose %k dims(-2, -1) : tensor<8x4xf16> -> tensor<4x8xf16>
+  %s = attn.matmul %q, %kt : (tensor<8x4xf16>, tensor<4x8xf16>) -> tensor<8x8xf16>
+  %i = attn.iota 0 : tensor<8x1xf16>
+  %j = attn.iota 1 : tensor<1x8xf16>
+  %c = arith.constant dense<2047.0> : tensor<f16>
+  %ic = attn.add %i, %c : (tensor<8x1xf16>, tensor<f16>) -> tensor<8x1xf16>
+  %jc = attn.add %j, %c : (tensor<1x8xf16>, tensor<f16>) -> tensor<1x8xf16>
+  %fut = attn.cmp gt, %jc, %ic : (tensor<1x8xf16>, tensor<8x1xf16>) -> tensor<8x8xi1>
+  %m = attn.masked_fill %s, %fut value(0xFFF0000000000000) : (tensor<8x8xf16>, tensor<8x8xi1>) -> tensor<8x8xf16>
+  // expected-remark @+1 {{fused into attn.sdpa with a score_mod region (no attribute form: a mask built from positions that is no band (the score_mod region computes it per tile))}}
+  %p = attn.softmax %m dim(-1) : tensor<8x8xf16>
+  %o = attn.matmul %p, %v : (tensor<8x8xf16>, tensor<8x4xf16>) -> tensor<8x4xf16>
+  return %o : tensor<8x4xf16>
+}
+
+// -----
+
+// A position along a batch dim (the head) is no band over (i, j).
+// CHECK-LABEL: func.func @negative_batch_position
+// CHECK-NOT: window
+// CHECK: score_mod
+func.func @negative_batch_position(%q: tensor<4x8x4xf32>, %k: tensor<4x8x4xf32>, %v: tensor<4x8x4xf32>) -> tensor<4x8x4xf32> {
+  %kt = attn.transpose %k dims(-2, -1) : tensor<4x8x4xf32> -> tensor<4x4x8xf32>
+  %s = attn.matmul %q, %kt : (tensor<4x8x4xf32>, tensor<4x4x8xf32>) -> tensor<4x8x8xf32>
+  %h = attn.iota 0 : tensor<4x1x1xf32>
+  %j = attn.iota 2 : tensor<1x1x8xf32>
+  %fut = attn.cmp gt, %j, %h : (tensor<1x1x8xf32>, tensor<4x1x1xf32>) -> tensor<4x1x8xi1>
+  %m = attn.masked_fill %s, %fut value(0xFFF0000000000000) : (tensor<4x8x8xf32>, tensor<4x1x8xi1>) -> tensor<4x8x8xf32>
+  // expected-remark @+1 {{fused into attn.sdpa with a score_mod region (no attribute form: a mask built from positions that is no band (the score_mod region computes it per tile))}}
+  %p = attn.softmax %m dim(-1) : tensor<4x8x8xf32>
+  %o = attn.matmul %p, %v : (tensor<4x8x8xf32>, tensor<4x8x4xf32>) -> tensor<4x8x4xf32>
+  return %o : tensor<4x8x4xf32>
+}
