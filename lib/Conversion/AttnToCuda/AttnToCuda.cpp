@@ -68,8 +68,6 @@ std::string mlir::attn::getCudaUnsupportedReason(SdpaOp op) {
     return "dropout_p > 0 (the CUDA kernels are inference kernels)";
   if (op.getScoreModBlock())
     return "a score_mod region (the CUDA kernels run the attribute forms)";
-  if (op.getWindowLeft() || op.getWindowRight())
-    return "a sliding window (the CUDA kernels take no window yet)";
   if (op.hasAdditiveMask() &&
       cast<RankedTensorType>(op.getMask().getType()).getElementType() != et)
     return "an additive mask whose element type differs from the query's "
@@ -203,10 +201,14 @@ static void lowerSdpaToCudaCall(SdpaOp op, ModuleOp module) {
   // The kernels' attn_mask_polarity: 0 = KEEP, 1 = DROP.
   args.push_back(arith::ConstantOp::create(
       b, loc, b.getI32IntegerAttr(maskDrops ? 1 : 0)));
-  // The sliding window, both sides unbounded (ATTN_WINDOW_UNBOUNDED).
-  Value unbounded = arith::ConstantOp::create(
-      b, loc, b.getI64IntegerAttr(kWindowUnbounded));
-  args.append({unbounded, unbounded});
+  // The band (is_causal and the window intersected; the kernels intersect
+  // it with is_causal again, which changes nothing); ATTN_WINDOW_UNBOUNDED
+  // for an unbounded side. With a -inf masked value the kernels skip the key
+  // tiles outside it.
+  MaskBand band = op.getBand();
+  for (std::optional<int64_t> side : {band.left, band.right})
+    args.push_back(arith::ConstantOp::create(
+        b, loc, b.getI64IntegerAttr(side.value_or(kWindowUnbounded))));
 
   SmallVector<Type> argTypes = llvm::map_to_vector(
       args, [](Value v) -> Type { return v.getType(); });

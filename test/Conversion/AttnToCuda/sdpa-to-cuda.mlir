@@ -16,7 +16,8 @@
 // CHECK-DAG: %[[MASKED:.+]] = arith.constant 0xFF800000 : f32
 // CHECK-DAG: %[[KEEP:.+]] = arith.constant 0 : i32
 // CHECK-DAG: %[[UNBOUNDED:.+]] = arith.constant 9223372036854775807 : i64
-// CHECK: %[[STATUS:.+]] = call @attnrt_cuda_sdpa_f16(%[[QU]], %{{.+}}, %{{.+}}, %[[OUTU]], %[[SCALE]], %[[CAUSAL]], %[[MASKED]], %[[KEEP]], %[[UNBOUNDED]], %[[UNBOUNDED]])
+// CHECK-DAG: %[[DIAGONAL:.+]] = arith.constant 0 : i64
+// CHECK: %[[STATUS:.+]] = call @attnrt_cuda_sdpa_f16(%[[QU]], %{{.+}}, %{{.+}}, %[[OUTU]], %[[SCALE]], %[[CAUSAL]], %[[MASKED]], %[[KEEP]], %[[UNBOUNDED]], %[[DIAGONAL]])
 // CHECK: %[[OK:.+]] = arith.cmpi eq, %[[STATUS]], %{{.+}} : i32
 // CHECK: cf.assert %[[OK]], "attn.sdpa: the CUDA kernel call failed (its message is on stderr)"
 // CHECK: %[[R:.+]] = bufferization.to_tensor %[[OUT]] restrict writable
@@ -110,6 +111,24 @@ func.func @f32_inputs(%q: tensor<2x4x100x80xf32>, %bias: tensor<100x100xf32>) ->
   %0 = attn.sdpa %q, %q, %q {is_causal = true} : (tensor<2x4x100x80xf32>, tensor<2x4x100x80xf32>, tensor<2x4x100x80xf32>) -> tensor<2x4x100x80xf32>
   %1 = attn.sdpa %q, %q, %q, %bias : (tensor<2x4x100x80xf32>, tensor<2x4x100x80xf32>, tensor<2x4x100x80xf32>, tensor<100x100xf32>) -> tensor<2x4x100x80xf32>
   return %0, %1 : tensor<2x4x100x80xf32>, tensor<2x4x100x80xf32>
+}
+
+// -----
+
+// A sliding window goes to the kernels as (left, right), intersected with
+// is_causal; an absent side is ATTN_WINDOW_UNBOUNDED (INT64_MAX).
+
+// CHECK-LABEL: func.func @window
+// CHECK: %[[L1:.+]] = arith.constant 128 : i64
+// CHECK-NEXT: %[[R1:.+]] = arith.constant 0 : i64
+// CHECK-NEXT: call @attnrt_cuda_sdpa_bf16(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %[[L1]], %[[R1]])
+// CHECK: %[[L2:.+]] = arith.constant 9223372036854775807 : i64
+// CHECK-NEXT: %[[R2:.+]] = arith.constant 3 : i64
+// CHECK-NEXT: call @attnrt_cuda_sdpa_bf16(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %[[L2]], %[[R2]])
+func.func @window(%q: tensor<1x2x300x64xbf16>) -> (tensor<1x2x300x64xbf16>, tensor<1x2x300x64xbf16>) {
+  %0 = attn.sdpa %q, %q, %q {is_causal = true, window_left = 128 : i64, window_right = 5 : i64} : (tensor<1x2x300x64xbf16>, tensor<1x2x300x64xbf16>, tensor<1x2x300x64xbf16>) -> tensor<1x2x300x64xbf16>
+  %1 = attn.sdpa %q, %q, %q {window_right = 3 : i64} : (tensor<1x2x300x64xbf16>, tensor<1x2x300x64xbf16>, tensor<1x2x300x64xbf16>) -> tensor<1x2x300x64xbf16>
+  return %0, %1 : tensor<1x2x300x64xbf16>, tensor<1x2x300x64xbf16>
 }
 
 // -----
