@@ -325,6 +325,7 @@ attn_status prepare_fwd_params(const attn_sdpa_fwd_args* args, FwdParams* out_pa
   p.group = static_cast<int>(Hq / Hkv);
 
   constexpr double kLog2e = 1.4426950408889634;
+  p.scale = a.scale;
   p.scale_log2 = static_cast<float>(static_cast<double>(a.scale) * kLog2e);
   // "as if a f16/bf16 tensor held it": -1e9 becomes -inf in f16, stays finite in bf16.
   const float mv = f32 ? a.masked_value : round_to_dtype(a.masked_value, bf16);

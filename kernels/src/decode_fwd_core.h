@@ -97,7 +97,7 @@ ATTN_HD void decode_query_range(int r0, int r1, int L, int* i_lo, int* i_hi) {
 
 // One block of the split pass: packed rows [rb * kDecRows, +kDecRows) of kv
 // head hk, batch b, keys of split `split`. smem: decode_smem_bytes.
-template <class Ops, bool kBF16, bool kF32>
+template <class Ops, bool kBF16, bool kF32, class Mod = NoScoreMod>
 ATTN_DEV void decode_split_block(const FwdParams& p, int split, int rb, int hk, int b, int tid, unsigned char* smem) {
   using Elem = GenElem<Ops, kBF16, kF32>;
   constexpr int kMaxOut = kGenMaxHeadDim / 32;
@@ -172,8 +172,9 @@ ATTN_DEV void decode_split_block(const FwdParams& p, int split, int rb, int hk, 
       const int row = i_of[w];
       float x = kNegInf;
       if (j < k_end) {
-        x = decode_dot<Ops, kBF16, kF32>(sq + (warp * kDecRowsPerWarp + w) * p.E, sK + lane * k_row_bytes, p.E) *
-            p.scale_log2;
+        const float qk =
+            decode_dot<Ops, kBF16, kF32>(sq + (warp * kDecRowsPerWarp + w) * p.E, sK + lane * k_row_bytes, p.E);
+        x = modified_score_log2<Mod>(qk, p.scale, p.scale_log2, b, h_of[w], row, j);
         const int64_t mrow = b * p.m_sb + h_of[w] * p.m_sh + static_cast<int64_t>(row) * p.m_sl;
         if (p.mask_kind == ATTN_MASK_BOOL) {
           if (bool_mask_removes(Ops::ld_u8(static_cast<const uint8_t*>(p.mask) + mrow + j), p.mask_drop)) x = p.masked_log2;
@@ -257,19 +258,7 @@ ATTN_DEV void decode_combine_row(const FwdParams& p, int i, int h, int b, int la
       if (ch < p.Ev) o[c] += w * Ops::ld_f32(p.ws_o + prow * p.Ev + ch);
     }
   }
-  const float inv = dead ? NAN : 1.f / wsum;
-  const int64_t orow = b * p.o_sb + h * p.o_sh + static_cast<int64_t>(i) * p.o_sl;
-  ATTN_UNROLL
-  for (int c = 0; c < kMaxOut; ++c) {
-    const float mine = o[c] * inv;
-    const float next = Ops::shfl_xor(mine, 1);
-    const int ch = lane + 32 * c;
-    if ((lane & 1) == 0 && ch < p.Ev) Elem::store2(p.out, orow + ch, mine, next);
-  }
-  if (p.lse != nullptr && lane == 0) {
-    const float lse = dead ? kNegInf : (mx + Ops::log2(wsum)) * kLn2;
-    Ops::st_f32(p.lse + (static_cast<int64_t>(b) * p.Hq + h) * p.L + i, lse);
-  }
+  store_out_row<Ops, Elem>(p, o, dead ? NAN : 1.f / wsum, dead, dead ? 0.f : mx + Ops::log2(wsum), b, h, i, lane);
 }
 
 }  // namespace detail

@@ -71,7 +71,7 @@ ATTN_DEV void tc_load_tile(uint16_t* s, const uint16_t* g, int64_t row_stride, i
 //   Cfg: a TcConfig (fwd_params.h). m_block: index of the Cfg::kBlockM-row
 //   query tile, h: query head, b: batch, tid: thread index in [0, 128),
 //   smem: Cfg::kSmemBytes bytes, 16-byte aligned.
-template <class Ops, bool kBF16, class Cfg, bool kHasMask>
+template <class Ops, bool kBF16, class Cfg, bool kHasMask, class Mod = NoScoreMod>
 ATTN_DEV void flash_fwd_tc_block(const FwdParams& p, int m_block, int h, int b, int tid, uint16_t* smem) {
   constexpr int D = Cfg::D;
   constexpr int kMT = Cfg::kMT;          // 16-row mma tiles per warp
@@ -217,7 +217,7 @@ ATTN_DEV void flash_fwd_tc_block(const FwdParams& p, int m_block, int h, int b, 
     // outside the band: the extreme differences key - row are checked.
     const bool need_band = p.has_band && (k0 + kBc - 1 - warp_row0 > p.win_right ||
                                           k0 - (warp_row0 + 16 * kMT - 1) < -p.win_left);
-    if (kHasMask || need_kbound || need_band) {
+    if (!Mod::kIdentity || kHasMask || need_kbound || need_band) {
       ATTN_UNROLL
       for (int mt = 0; mt < kMT; ++mt) {
         ATTN_UNROLL
@@ -226,7 +226,7 @@ ATTN_DEV void flash_fwd_tc_block(const FwdParams& p, int m_block, int h, int b, 
           for (int e = 0; e < 4; ++e) {
             const int row = warp_row0 + 16 * mt + g + (e >> 1) * 8;
             const int col = k0 + nt * 8 + 2 * t + (e & 1);
-            float x = s[mt][nt][e] * p.scale_log2;
+            float x = modified_score_log2<Mod>(s[mt][nt][e], p.scale, p.scale_log2, b, h, row, col);
             if (kHasMask && row < p.L && col < p.S) {
               if (p.mask_kind == ATTN_MASK_BOOL) {
                 const uint8_t byte = Ops::ld_u8(static_cast<const uint8_t*>(p.mask) + mask_off[mt][e >> 1] + col);

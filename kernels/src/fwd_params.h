@@ -91,6 +91,7 @@ struct FwdParams {
   int B, Hq, Hkv, L, S, E, Ev;
   int group;  // Hq / Hkv
 
+  float scale;        // the scale itself (a score modifier sees natural-unit scores)
   float scale_log2;   // scale * log2(e): scores are kept in the log2 domain (exp2 is the native op)
   float masked_log2;  // dtype-rounded masked_value * log2(e); -inf stays -inf, finite values are clamped
                       // to +-FLT_MAX so that a finite masked value never turns into -inf

@@ -62,9 +62,31 @@ struct GenElem {
   }
 };
 
+// Writes output row (b, h, row) held as kGenMaxHeadDim / 32 channels per
+// lane (channel lane + 32 i), times `inv` (NaN for a dead row), and its lse
+// (natural log) from the log2-domain `lse2`; a dead row's lse is -inf. Pairs
+// of channels go out as one store by the lane owning the even channel; the
+// odd channel's value comes from lane + 1 (c + 1 = lane+1 + 32 i).
+template <class Ops, class Elem>
+ATTN_DEV void store_out_row(const FwdParams& p, const float (&o)[kGenMaxHeadDim / 32], float inv, bool dead,
+                            float lse2, int b, int h, int row, int lane) {
+  const int64_t orow = b * p.o_sb + h * p.o_sh + static_cast<int64_t>(row) * p.o_sl;
+  ATTN_UNROLL
+  for (int i = 0; i < kGenMaxHeadDim / 32; ++i) {
+    const float mine = o[i] * inv;
+    const float next = Ops::shfl_xor(mine, 1);
+    const int c = lane + 32 * i;
+    if ((lane & 1) == 0 && c < p.Ev) Elem::store2(p.out, orow + c, mine, next);
+  }
+  if (p.lse != nullptr && lane == 0) {
+    const float lse = dead ? -INFINITY : lse2 * kLn2;
+    Ops::st_f32(p.lse + (static_cast<int64_t>(b) * p.Hq + h) * p.L + row, lse);
+  }
+}
+
 // Computes one output row. `row < p.L` must hold (the caller branches on it
 // uniformly per warp). `sq` is this warp's smem scratch of >= p.E floats.
-template <class Ops, bool kBF16, bool kF32 = false>
+template <class Ops, bool kBF16, bool kF32 = false, class Mod = NoScoreMod>
 ATTN_DEV void generic_fwd_row(const FwdParams& p, int row, int h, int b, int lane, float* sq) {
   using Elem = GenElem<Ops, kBF16, kF32>;
   constexpr int kMaxOut = kGenMaxHeadDim / 32;  // output channels per lane
@@ -102,7 +124,7 @@ ATTN_DEV void generic_fwd_row(const FwdParams& p, int row, int h, int b, int lan
         ATTN_UNROLL
         for (int i = 0; i < 8; ++i) dot += sq[e + i] * kv[i];
       }
-      x = dot * p.scale_log2;
+      x = modified_score_log2<Mod>(dot, p.scale, p.scale_log2, b, h, row, j);
       if (p.mask_kind == ATTN_MASK_BOOL) {
         if (bool_mask_removes(Ops::ld_u8(static_cast<const uint8_t*>(p.mask) + mrow + j), p.mask_drop)) x = p.masked_log2;
       } else if (p.mask_kind == ATTN_MASK_ADDITIVE) {
@@ -137,21 +159,7 @@ ATTN_DEV void generic_fwd_row(const FwdParams& p, int row, int h, int b, int lan
   ATTN_UNROLL
   for (int off = 16; off > 0; off >>= 1) l += Ops::shfl_xor(l, off);
   const bool dead = (m_run == kNegInf);  // every score -inf -> NaN row (torch semantics)
-  const float inv = dead ? NAN : 1.f / l;
-  const int64_t orow = b * p.o_sb + h * p.o_sh + static_cast<int64_t>(row) * p.o_sl;
-  // Pairs of channels are written as one 32-bit store by the lane owning the
-  // even channel; the odd channel's value comes from lane + 1 (c + 1 = lane+1 + 32 i).
-  ATTN_UNROLL
-  for (int i = 0; i < kMaxOut; ++i) {
-    const float mine = o[i] * inv;
-    const float next = Ops::shfl_xor(mine, 1);
-    const int c = lane + 32 * i;
-    if ((lane & 1) == 0 && c < p.Ev) Elem::store2(p.out, orow + c, mine, next);
-  }
-  if (p.lse != nullptr && lane == 0) {
-    const float lse = dead ? kNegInf : (m_run + Ops::log2(l)) * kLn2;
-    Ops::st_f32(p.lse + (static_cast<int64_t>(b) * p.Hq + h) * p.L + row, lse);
-  }
+  store_out_row<Ops, Elem>(p, o, dead ? NAN : 1.f / l, dead, dead ? 0.f : m_run + Ops::log2(l), b, h, row, lane);
 }
 
 }  // namespace detail

@@ -40,17 +40,22 @@
 
 namespace {
 
-// Uniform(-1, 1) values, written as f16 or bf16 bits (hash based, deterministic).
+// Uniform(-1, 1) value of element i (hash based, deterministic).
+__device__ float hash_unit(size_t i, uint32_t seed) {
+  uint32_t x = static_cast<uint32_t>(i) * 2654435761u ^ seed;
+  x ^= x >> 16;
+  x *= 0x7feb352du;
+  x ^= x >> 15;
+  x *= 0x846ca68bu;
+  x ^= x >> 16;
+  return (x >> 8) * (2.0f / 16777216.0f) - 1.0f;
+}
+
+// Uniform(-1, 1) values, written as f16 or bf16 bits.
 __global__ void init_kernel(uint16_t* p, size_t n, uint32_t seed, int bf16) {
   for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<size_t>(gridDim.x) * blockDim.x) {
-    uint32_t x = static_cast<uint32_t>(i) * 2654435761u ^ seed;
-    x ^= x >> 16;
-    x *= 0x7feb352du;
-    x ^= x >> 15;
-    x *= 0x846ca68bu;
-    x ^= x >> 16;
-    const float f = (x >> 8) * (2.0f / 16777216.0f) - 1.0f;
+    const float f = hash_unit(i, seed);
     if (bf16) {
       const __nv_bfloat16 b = __float2bfloat16_rn(f);
       p[i] = *reinterpret_cast<const uint16_t*>(&b);
@@ -103,11 +108,7 @@ double time_sdpa(const attn_sdpa_fwd_args& a, cudaStream_t stream, double min_ms
 __global__ void init_f32_kernel(float* p, size_t n, uint32_t seed) {
   for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<size_t>(gridDim.x) * blockDim.x) {
-    uint32_t x = static_cast<uint32_t>(i) * 2654435761u ^ seed;
-    x ^= x >> 16;
-    x *= 0x7feb352du;
-    x ^= x >> 15;
-    p[i] = (x >> 8) * (2.0f / 16777216.0f) - 1.0f;
+    p[i] = hash_unit(i, seed);
   }
 }
 

@@ -52,6 +52,7 @@ struct Case {
   int64_t window_left = ATTN_WINDOW_UNBOUNDED;  // sliding window (ATTN_WINDOW_UNBOUNDED = none)
   int64_t window_right = ATTN_WINDOW_UNBOUNDED;
   bool workspace = true;   // give the kernels a workspace (decode shapes then split their keys)
+  bool score_mod = false;  // kernels instantiated with TestScoreMod (emulator only)
   float masked_value = -INFINITY;
   float scale = 0.f;       // 0 -> 1/sqrt(E)
   float amp = 1.f;         // q/k amplitude (larger -> peakier softmax)
@@ -71,7 +72,7 @@ inline std::string describe(const Case& c) {
   const char* ms = c.mask_shape == kMaskFull ? "BHLS" : c.mask_shape == kMask11LS ? "11LS" : "B11S";
   std::snprintf(buf, sizeof(buf),
                 "%s %s B=%d Hq=%d Hkv=%d L=%d S=%d E=%d Ev=%d causal=%d mask=%s%s%s%s mv=%g scale=%g amp=%g lse=%d layout=%d%s",
-                c.name.c_str(), c.f32 ? "f32" : c.bf16 ? "bf16" : "f16", c.B, c.Hq, c.Hkv, c.L, c.S, c.E, c.Ev, c.causal ? 1 : 0, mk,
+                (c.name + (c.score_mod ? "+mod" : "")).c_str(), c.f32 ? "f32" : c.bf16 ? "bf16" : "f16", c.B, c.Hq, c.Hkv, c.L, c.S, c.E, c.Ev, c.causal ? 1 : 0, mk,
                 c.mask_kind == ATTN_MASK_NONE ? "" : ms, c.dead_rows ? "+dead" : "", c.mask_drop ? "+drop" : "",
                 static_cast<double>(c.masked_value),
                 static_cast<double>(c.scale), static_cast<double>(c.amp), c.lse ? 1 : 0, static_cast<int>(c.layout), win);
@@ -102,6 +103,19 @@ inline uint32_t elem_bits(const std::vector<uint16_t>& d, int64_t off, const Cas
   std::memcpy(&u, &d[static_cast<size_t>(2 * off)], 4);
   return u;
 }
+
+// The score modifier of the score_mod cases, as a generated functor would
+// compute it from a region (f32): Gemma-2 style soft-capping plus an ALiBi
+// bias with a per-head slope. test_score_mod is the same in double.
+inline double test_score_mod(double s, int h, int i, int j) {
+  return 5.0 * std::tanh(s / 5.0) - 0.0625 * (h + 1) * std::fabs(static_cast<double>(i - j));
+}
+struct TestScoreMod {
+  static constexpr bool kIdentity = false;
+  float operator()(float s, int, int h, int i, int j) const {
+    return 5.f * std::tanh(s / 5.f) - 0.0625f * static_cast<float>(h + 1) * std::fabs(static_cast<float>(i - j));
+  }
+};
 
 // A dense row-major [B, H, L, E] view of `data`.
 inline attn_tensor4 contiguous(void* data, int64_t b, int64_t h, int64_t l, int64_t e) {
@@ -284,6 +298,7 @@ inline void compute_reference(Problem& p) {
                    static_cast<double>(load_elem(p.k.data, p.k.offset(b, hk, j, e), c));
           }
           double s = dot * static_cast<double>(p.scale);
+          if (c.score_mod) s = test_score_mod(s, h, i, j);
           if (c.mask_kind != ATTN_MASK_NONE) {
             const HostTensor& m = p.mask;
             const int64_t off = (m.sizes[0] == 1 ? 0 : b) * m.strides[0] + (m.sizes[1] == 1 ? 0 : h) * m.strides[1] +
@@ -802,6 +817,71 @@ inline std::vector<Case> make_cases(bool small) {
       add(c2);
     }
   }
+  return cs;
+}
+
+// Cases with a score modifier: every kernel (both tensor-core tile shapes via
+// the dtype/head-dim mix, generic, f32, decode), with masks and windows.
+inline std::vector<Case> make_score_mod_cases() {
+  std::vector<Case> cs;
+  uint32_t seed = 900;
+  auto add = [&](Case c) {
+    c.score_mod = true;
+    c.seed = seed++;
+    cs.push_back(c);
+  };
+  for (int bf = 0; bf < 2; ++bf) {
+    Case c;
+    c.bf16 = bf != 0;
+    c.Hq = 4;
+    c.Hkv = 2;
+    c.lse = true;
+    Case a = c;  // tensor cores, causal, bool mask with dead rows
+    a.name = "mod_tc";
+    a.L = 70;
+    a.S = 100;
+    a.causal = true;
+    a.mask_kind = ATTN_MASK_BOOL;
+    a.mask_shape = kMask11LS;
+    a.dead_rows = true;
+    add(a);
+    Case pl = c;  // tensor cores, nothing else to mask: the modifier alone forces the per-element path
+    pl.name = "mod_tc_plain";
+    pl.L = pl.S = 128;
+    add(pl);
+    Case w = c;  // tensor cores D=128, window, additive mask
+    w.name = "mod_tc_window";
+    w.E = w.Ev = 128;
+    w.L = 40;
+    w.S = 130;
+    w.window_left = 50;
+    w.window_right = 10;
+    w.mask_kind = ATTN_MASK_ADDITIVE;
+    w.mask_shape = kMaskB11S;
+    add(w);
+    Case g = c;  // generic head dims
+    g.name = "mod_generic";
+    g.E = 80;
+    g.Ev = 32;
+    g.L = 30;
+    g.S = 70;
+    g.causal = true;
+    add(g);
+    Case d = c;  // split-key decode
+    d.name = "mod_decode";
+    d.L = 4;
+    d.S = 500;
+    add(d);
+  }
+  Case f;  // f32
+  f.f32 = true;
+  f.name = "mod_f32";
+  f.Hq = f.Hkv = 2;
+  f.L = 33;
+  f.S = 90;
+  f.causal = true;
+  f.lse = true;
+  add(f);
   return cs;
 }
 
