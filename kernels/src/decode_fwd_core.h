@@ -174,26 +174,11 @@ ATTN_DEV void decode_split_block(const FwdParams& p, int split, int rb, int hk, 
       if (j < k_end) {
         const float qk =
             decode_dot<Ops, kBF16, kF32>(sq + (warp * kDecRowsPerWarp + w) * p.E, sK + lane * k_row_bytes, p.E);
-        x = modified_score_log2<Mod>(qk, p.scale, p.scale_log2, b, h_of[w], row, j);
         const int64_t mrow = b * p.m_sb + h_of[w] * p.m_sh + static_cast<int64_t>(row) * p.m_sl;
-        if (p.mask_kind == ATTN_MASK_BOOL) {
-          if (bool_mask_removes(Ops::ld_u8(static_cast<const uint8_t*>(p.mask) + mrow + j), p.mask_drop)) x = p.masked_log2;
-        } else if (p.mask_kind == ATTN_MASK_ADDITIVE) {
-          x += Elem::load(p.mask, mrow + j) * kLog2e;
-        }
-        if (outside_band(row, j, p.win_left, p.win_right)) x = p.masked_log2;
+        x = masked_score<Ops, Elem>(p, modified_score_log2<Mod>(qk, p.scale, p.scale_log2, b, h_of[w], row, j), mrow,
+                                    row, j);
       }
-      float cmax = x;
-      ATTN_UNROLL
-      for (int off = 16; off > 0; off >>= 1) cmax = fmaxf(cmax, Ops::shfl_xor(cmax, off));
-      const float m_new = fmaxf(m_run[w], cmax);
-      const float m_use = (m_new == kNegInf) ? 0.f : m_new;
-      const float alpha = Ops::exp2(m_run[w] - m_use);
-      const float pj = Ops::exp2(x - m_use);
-      m_run[w] = m_new;
-      l_run[w] = l_run[w] * alpha + pj;
-      ATTN_UNROLL
-      for (int c = 0; c < kMaxOut; ++c) o[w][c] *= alpha;
+      const float pj = online_softmax_step<Ops>(x, m_run[w], l_run[w], o[w]);
       for (int jj = 0; jj < n_valid; ++jj) {
         const float pb = Ops::shfl_idx(pj, jj);
         const unsigned char* vrow = sV + jj * v_row_bytes;

@@ -62,6 +62,40 @@ struct GenElem {
   }
 };
 
+// The masks and the band applied to score x (log2 domain) of query `row`,
+// key j; `mrow` is the mask offset of the row.
+template <class Ops, class Elem>
+ATTN_DEV float masked_score(const FwdParams& p, float x, int64_t mrow, int row, int j) {
+  if (p.mask_kind == ATTN_MASK_BOOL) {
+    if (bool_mask_removes(Ops::ld_u8(static_cast<const uint8_t*>(p.mask) + mrow + j), p.mask_drop)) x = p.masked_log2;
+  } else if (p.mask_kind == ATTN_MASK_ADDITIVE) {
+    x += Elem::load(p.mask, mrow + j) * kLog2e;
+  }
+  if (outside_band(row, j, p.win_left, p.win_right)) x = p.masked_log2;
+  return x;
+}
+
+// One online-softmax step of a row whose next 32 scores are spread one per
+// lane: updates the running max and this lane's partial sum, rescales the
+// accumulators, and returns this lane's exp2(x - max). While every score so
+// far is -inf the offset is 0 (exp2(-inf) = 0, not NaN); the caller decides
+// at the end whether the whole row was -inf.
+template <class Ops>
+ATTN_DEV float online_softmax_step(float x, float& m_run, float& l_run, float (&o)[kGenMaxHeadDim / 32]) {
+  float cmax = x;
+  ATTN_UNROLL
+  for (int off = 16; off > 0; off >>= 1) cmax = fmaxf(cmax, Ops::shfl_xor(cmax, off));
+  const float m_new = fmaxf(m_run, cmax);
+  const float m_use = (m_new == -INFINITY) ? 0.f : m_new;
+  const float alpha = Ops::exp2(m_run - m_use);
+  const float pj = Ops::exp2(x - m_use);
+  m_run = m_new;
+  l_run = l_run * alpha + pj;
+  ATTN_UNROLL
+  for (int i = 0; i < kGenMaxHeadDim / 32; ++i) o[i] *= alpha;
+  return pj;
+}
+
 // Writes output row (b, h, row) held as kGenMaxHeadDim / 32 channels per
 // lane (channel lane + 32 i), times `inv` (NaN for a dead row), and its lse
 // (natural log) from the log2-domain `lse2`; a dead row's lse is -inf. Pairs
@@ -124,25 +158,9 @@ ATTN_DEV void generic_fwd_row(const FwdParams& p, int row, int h, int b, int lan
         ATTN_UNROLL
         for (int i = 0; i < 8; ++i) dot += sq[e + i] * kv[i];
       }
-      x = modified_score_log2<Mod>(dot, p.scale, p.scale_log2, b, h, row, j);
-      if (p.mask_kind == ATTN_MASK_BOOL) {
-        if (bool_mask_removes(Ops::ld_u8(static_cast<const uint8_t*>(p.mask) + mrow + j), p.mask_drop)) x = p.masked_log2;
-      } else if (p.mask_kind == ATTN_MASK_ADDITIVE) {
-        x += Elem::load(p.mask, mrow + j) * kLog2e;
-      }
-      if (outside_band(row, j, p.win_left, p.win_right)) x = p.masked_log2;
+      x = masked_score<Ops, Elem>(p, modified_score_log2<Mod>(dot, p.scale, p.scale_log2, b, h, row, j), mrow, row, j);
     }
-    float cmax = x;
-    ATTN_UNROLL
-    for (int off = 16; off > 0; off >>= 1) cmax = fmaxf(cmax, Ops::shfl_xor(cmax, off));
-    const float m_new = fmaxf(m_run, cmax);
-    const float m_use = (m_new == kNegInf) ? 0.f : m_new;
-    const float alpha = Ops::exp2(m_run - m_use);
-    const float pj = Ops::exp2(x - m_use);
-    m_run = m_new;
-    l_run = l_run * alpha + pj;
-    ATTN_UNROLL
-    for (int i = 0; i < kMaxOut; ++i) o[i] *= alpha;
+    const float pj = online_softmax_step<Ops>(x, m_run, l_run, o);
     const int n_valid = imin(32, j_end - j0);
     for (int jj = 0; jj < n_valid; ++jj) {
       const float pb = Ops::shfl_idx(pj, jj);
