@@ -4,11 +4,17 @@
 #
 #   1. builds kernels/ standalone into a temporary directory (sm_90 only, or
 #      $GPU_CHECK_ARCHS), printing ptxas register/spill statistics,
-#   2. runs the host ABI test and the GPU correctness test (both tile variants),
-#   3. runs compute-sanitizer memcheck/racecheck on a few small cases (if present),
-#   4. runs the kernel benchmark (both tile variants, CSV kept),
+#   2. runs the host ABI test and the GPU correctness test (both tile variants;
+#      every kernel: tensor-core, generic, f32, split-key decode, windows,
+#      both bool-mask polarities),
+#   3. runs compute-sanitizer memcheck/racecheck/synccheck on small cases of
+#      every kernel (if present),
+#   4. runs the kernel benchmark (both tile variants, CSV kept; then windowed
+#      prefill, f32 and decode shapes in GB/s, split and not),
 #   5. if `python3 -c 'import torch'` works, times torch SDPA with the flash and
-#      the cuDNN backends forced on the same shapes and prints ours/flash ratios.
+#      the cuDNN backends forced on the same shapes and prints ours/flash ratios,
+#      and the decode shapes next to PyTorch with the fraction of HBM bandwidth.
+# Not part of CI (it needs a GPU); scripts/test.sh never calls it.
 #
 # Output is tee'd to $OUT/gpu-check.log when $OUT is set (the benchmark CSV is
 # copied there too). Exit status: non-zero if the build or a correctness test
@@ -67,7 +73,7 @@ if ! cmake --build "$BUILD" -j"$JOBS" > "$BUILD/build.log" 2>&1; then
 fi
 echo "build took $(( $(date +%s) - t0 )) s"
 # ptxas statistics of the attention kernels (registers / spills per kernel)
-awk '/Compiling entry function/ { fn = $0; sub(/.*function /, "", fn); keep = (fn ~ /flash_fwd_kernel|generic_fwd_kernel/) }
+awk '/Compiling entry function/ { fn = $0; sub(/.*function /, "", fn); keep = (fn ~ /flash_fwd_kernel|generic_fwd_kernel|decode_split_kernel|decode_combine_kernel/) }
      keep && /bytes stack frame/ { sp = $0; gsub(/^ +/, "", sp) }
      keep && /Used [0-9]+ registers/ { r = $0; sub(/.*Used /, "", r); sub(/,.*/, "", r); print r " | " sp " | " fn; keep = 0 }' \
   "$BUILD/build.log" | sort -u | head -40
@@ -97,19 +103,26 @@ if [[ -n "$SANITIZER" && $rc -ne 77 ]]; then
     "$BUILD/bin/attn_kernels_gpu_test" --filter "tile_multiple_causal f16" || { echo "racecheck reported hazards"; status=1; }
   timeout 300 "$SANITIZER" --tool synccheck --error-exitcode 9 \
     "$BUILD/bin/attn_kernels_gpu_test" --filter "bool_prefix_inf bf16" || { echo "synccheck reported errors"; status=1; }
+  for f in "decode_L16_bool f16" "f32_decode" "window_causal_bool bf16" "f32_causal_bool"; do
+    timeout 300 "$SANITIZER" --tool memcheck --error-exitcode 9 \
+      "$BUILD/bin/attn_kernels_gpu_test" --filter "$f" || { echo "memcheck ($f) reported errors"; status=1; }
+  done
+  timeout 300 "$SANITIZER" --tool racecheck --error-exitcode 9 \
+    "$BUILD/bin/attn_kernels_gpu_test" --filter "decode_L5_add_window f16" || { echo "racecheck (decode) reported hazards"; status=1; }
 else
   echo "compute-sanitizer not found (or no GPU), skipping"
 fi
 
 section "benchmark (ours)"
-BENCH_ARGS=(--variants all --csv "$BUILD/ours.csv")
+BENCH_ARGS=(--variants all --csv "$BUILD/ours.csv" --extra-csv "$BUILD/extra.csv")
 [[ "${GPU_CHECK_QUICK:-0}" == "1" ]] && BENCH_ARGS+=(--quick --min-ms 100)
 "$BUILD/bin/attn_kernels_bench" "${BENCH_ARGS[@]}" || echo "attn_kernels_bench exit code $?"
 [[ -n "${OUT:-}" && -f "$BUILD/ours.csv" ]] && cp "$BUILD/ours.csv" "$OUT/ours.csv"
+[[ -n "${OUT:-}" && -f "$BUILD/extra.csv" ]] && cp "$BUILD/extra.csv" "$OUT/extra.csv"
 
 section "PyTorch SDPA (flash / cuDNN backends)"
 if python3 -c 'import torch' >/dev/null 2>&1; then
-  TORCH_ARGS=(--ours "$BUILD/ours.csv")
+  TORCH_ARGS=(--ours "$BUILD/ours.csv" --extra "$BUILD/extra.csv")
   [[ "${GPU_CHECK_QUICK:-0}" == "1" ]] && TORCH_ARGS+=(--quick --min-ms 100)
   python3 "$ROOT/kernels/bench/torch_sdpa_bench.py" "${TORCH_ARGS[@]}" || echo "torch benchmark exit code $?"
 else

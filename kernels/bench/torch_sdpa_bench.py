@@ -13,7 +13,12 @@ and the ratios ours/flash and ours/cudnn of the median times (< 1: we are
 faster). When bench_sdpa was run with several tile variants, the best one per
 shape is used and named.
 
-Usage: torch_sdpa_bench.py [--ours ours.csv] [--quick] [--min-ms 300]
+With --extra CSV (`attn_kernels_bench --extra-csv`), also times PyTorch on
+our decode shapes (f16, GQA through enable_gqa, flash and cuDNN backends) and
+f32 shapes (memory-efficient backend), and prints GB/s and the fraction of
+--hbm-gbps (default 4800, the H200's HBM3e) next to ours.
+
+Usage: torch_sdpa_bench.py [--ours ours.csv] [--extra extra.csv] [--quick] [--min-ms 300] [--hbm-gbps 4800]
 """
 import argparse
 import csv
@@ -26,6 +31,8 @@ def parse_args():
     ap.add_argument("--ours", help="CSV written by attn_kernels_bench --csv")
     ap.add_argument("--quick", action="store_true", help="L=S in {512, 2048} only")
     ap.add_argument("--min-ms", type=float, default=300.0, help="time budget per config (ms)")
+    ap.add_argument("--extra", help="CSV written by attn_kernels_bench --extra-csv")
+    ap.add_argument("--hbm-gbps", type=float, default=4800.0, help="peak memory bandwidth for the decode fraction")
     return ap.parse_args()
 
 
@@ -40,6 +47,44 @@ def load_ours(path):
             if key not in best or ms < best[key][0]:
                 best[key] = (ms, row.get("variant", "?"))
     return best
+
+
+def bench_extra(args, torch, F, backends, time_fn):
+    """Decode and f32 rows of --extra next to PyTorch's backends."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    with open(args.extra, newline="") as f:
+        rows = list(csv.DictReader(f))
+    print("\n| kind | B | Hq | Hkv | L | S | D | ours variant | ours ms | ours GB/s | of HBM |"
+          + "".join(f" {n} ms | ours/{n} time |" for n, _ in backends))
+    print("|---|---|---|---|---|---|---|---|---|---|---|" + "---|---|" * len(backends))
+    for r in rows:
+        kind = r["kind"]
+        B, Hq, Hkv, L, S, D = (int(r[x]) for x in ("B", "Hq", "Hkv", "L", "S", "D"))
+        oms, gbps = float(r["ms"]), float(r["gbps"])
+        if kind == "decode":
+            dtype, bes = torch.float16, backends
+        elif kind == "f32":
+            dtype, bes = torch.float32, [("efficient", SDPBackend.EFFICIENT_ATTENTION)]
+        else:
+            print(f"| {kind} | {B} | {Hq} | {Hkv} | {L} | {S} | {D} | {r['variant']} | {oms:.4f} | | | (no PyTorch SDPA equivalent) |")
+            continue
+        q = torch.randn(B, Hq, L, D, device="cuda", dtype=dtype)
+        k = torch.randn(B, Hkv, S, D, device="cuda", dtype=dtype)
+        v = torch.randn(B, Hkv, S, D, device="cuda", dtype=dtype)
+        gqa = {"enable_gqa": True} if Hkv != Hq else {}
+        line = (f"| {kind} | {B} | {Hq} | {Hkv} | {L} | {S} | {D} | {r['variant']} | {oms:.4f} | {gbps:.0f} |"
+                f" {gbps / args.hbm_gbps:.0%} |" if gbps > 0 else
+                f"| {kind} | {B} | {Hq} | {Hkv} | {L} | {S} | {D} | {r['variant']} | {oms:.4f} | | |")
+        for name, be in bes:
+            try:
+                with sdpa_kernel(be):
+                    ms = time_fn(lambda: F.scaled_dot_product_attention(q, k, v, **gqa))
+                line += f" {name}: {ms:.4f} | {oms / ms:.2f} |"
+            except Exception as e:  # noqa: BLE001
+                msg = str(e).splitlines()[0][:40] if str(e) else type(e).__name__
+                line += f" {name}: n/a ({msg}) | |"
+        print(line, flush=True)
+        del q, k, v
 
 
 def main():
@@ -68,7 +113,7 @@ def main():
           f"cudnn {torch.backends.cudnn.version()}\n")
 
     B, H = 4, 16
-    lens = [512, 2048] if args.quick else [512, 2048, 8192]
+    lens = [512, 2048] if args.quick else [512, 2048, 8192, 16384]
 
     def time_fn(fn):
         start = torch.cuda.Event(enable_timing=True)
@@ -141,6 +186,8 @@ def main():
                             line += " n/a | | |" + " n/a |" * len(backends)
                     print(line, flush=True)
                 del q, k, v
+    if args.extra:
+        bench_extra(args, torch, F, backends, time_fn)
     if ours:
         print()
         for name, rs in ratios.items():

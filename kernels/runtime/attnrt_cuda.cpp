@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <mutex>
 
 namespace {
 
@@ -64,18 +65,60 @@ void broadcastBatch(attn_tensor4 &t, const attn_tensor4 &q) {
   }
 }
 
+/// The workspace with which decode shapes split their keys across blocks
+/// (attn_cuda_sdpa_fwd_workspace_size), grown on demand and kept for the
+/// process. Calls that use it hold `mutex` until their kernels are done.
+struct Workspace {
+  std::mutex mutex;
+  void *data = nullptr;
+  size_t bytes = 0;
+  int device = -1;
+};
+Workspace workspace;
+
+/// Points `args` at the shared workspace if the problem splits; the caller
+/// holds `lock` until the kernels finished. Without memory the problem runs
+/// unsplit, which is slower but the same result.
+void attachWorkspace(attn_sdpa_fwd_args &args,
+                     std::unique_lock<std::mutex> &lock) {
+  size_t need = attn_cuda_sdpa_fwd_workspace_size(&args);
+  int device = 0;
+  if (need == 0 || cudaGetDevice(&device) != cudaSuccess)
+    return;
+  lock = std::unique_lock<std::mutex>(workspace.mutex);
+  if (workspace.bytes < need || workspace.device != device) {
+    if (workspace.data && workspace.device == device)
+      cudaFree(workspace.data);
+    workspace.data = nullptr;
+    workspace.bytes = 0;
+    if (cudaMalloc(&workspace.data, need) != cudaSuccess) {
+      (void)cudaGetLastError();
+      workspace.data = nullptr;
+      return;
+    }
+    workspace.bytes = need;
+    workspace.device = device;
+  }
+  args.workspace = workspace.data;
+  args.workspace_bytes = workspace.bytes;
+}
+
 int32_t runSdpa(attn_dtype dtype, attn_mask_kind maskKind, int64_t qr,
                 void *qd, int64_t kr, void *kd, int64_t vr, void *vd,
                 int64_t mr, void *md, int64_t outr, void *outd, float scale,
-                int32_t isCausal, float maskedValue) {
+                int32_t isCausal, float maskedValue, int32_t maskPolarity,
+                int64_t windowLeft, int64_t windowRight) {
   attn_sdpa_fwd_args args;
-  std::memset(&args, 0, sizeof(args));
+  attn_sdpa_fwd_args_init(&args);
   args.dtype = dtype;
   args.mask_kind = maskKind;
   args.scale = scale;
   args.is_causal = isCausal;
   args.masked_value = maskedValue;
-  const size_t elementSize = 2; // f16 and bf16
+  args.mask_polarity = static_cast<attn_mask_polarity>(maskPolarity);
+  args.window_left = windowLeft;
+  args.window_right = windowRight;
+  const size_t elementSize = dtype == ATTN_DTYPE_F32 ? 4 : 2;
   if (!toTensor4("query", qr, qd, elementSize, args.q) ||
       !toTensor4("key", kr, kd, elementSize, args.k) ||
       !toTensor4("value", vr, vd, elementSize, args.v) ||
@@ -107,6 +150,8 @@ int32_t runSdpa(attn_dtype dtype, attn_mask_kind maskKind, int64_t qr,
                  args.mask))
     return ATTN_ERR_INVALID_ARGUMENT;
 
+  std::unique_lock<std::mutex> workspaceLock;
+  attachWorkspace(args, workspaceLock);
   char err[512];
   attn_status status = attn_cuda_sdpa_fwd(&args, err, sizeof(err));
   if (status != ATTN_OK) {
@@ -127,33 +172,42 @@ int32_t runSdpa(attn_dtype dtype, attn_mask_kind maskKind, int64_t qr,
 
 extern "C" {
 
+/// Every entry ends with the same scalars: scale, is_causal, masked_value,
+/// the attn_mask_polarity and the window (ATTN_WINDOW_UNBOUNDED = none).
+#define ATTNRT_SCALARS                                                         \
+  float scale, int32_t isCausal, float maskedValue, int32_t maskPolarity,      \
+      int64_t windowLeft, int64_t windowRight
+#define ATTNRT_SCALAR_ARGS                                                     \
+  scale, isCausal, maskedValue, maskPolarity, windowLeft, windowRight
+
 #define ATTNRT_SDPA_ENTRIES(SUFFIX, DTYPE)                                     \
   int32_t attnrt_cuda_sdpa_##SUFFIX(int64_t qr, void *qd, int64_t kr,          \
                                     void *kd, int64_t vr, void *vd,            \
-                                    int64_t outr, void *outd, float scale,     \
-                                    int32_t isCausal, float maskedValue) {     \
+                                    int64_t outr, void *outd,                  \
+                                    ATTNRT_SCALARS) {                          \
     return runSdpa(DTYPE, ATTN_MASK_NONE, qr, qd, kr, kd, vr, vd, 0, nullptr,  \
-                   outr, outd, scale, isCausal, maskedValue);                  \
+                   outr, outd, ATTNRT_SCALAR_ARGS);                            \
   }                                                                            \
   int32_t attnrt_cuda_sdpa_##SUFFIX##_bool(                                    \
       int64_t qr, void *qd, int64_t kr, void *kd, int64_t vr, void *vd,        \
-      int64_t mr, void *md, int64_t outr, void *outd, float scale,             \
-      int32_t isCausal, float maskedValue) {                                   \
+      int64_t mr, void *md, int64_t outr, void *outd, ATTNRT_SCALARS) {        \
     return runSdpa(DTYPE, ATTN_MASK_BOOL, qr, qd, kr, kd, vr, vd, mr, md,      \
-                   outr, outd, scale, isCausal, maskedValue);                  \
+                   outr, outd, ATTNRT_SCALAR_ARGS);                            \
   }                                                                            \
   int32_t attnrt_cuda_sdpa_##SUFFIX##_add(                                     \
       int64_t qr, void *qd, int64_t kr, void *kd, int64_t vr, void *vd,        \
-      int64_t mr, void *md, int64_t outr, void *outd, float scale,             \
-      int32_t isCausal, float maskedValue) {                                   \
+      int64_t mr, void *md, int64_t outr, void *outd, ATTNRT_SCALARS) {        \
     return runSdpa(DTYPE, ATTN_MASK_ADDITIVE, qr, qd, kr, kd, vr, vd, mr, md,  \
-                   outr, outd, scale, isCausal, maskedValue);                  \
+                   outr, outd, ATTNRT_SCALAR_ARGS);                            \
   }
 
 ATTNRT_SDPA_ENTRIES(f16, ATTN_DTYPE_F16)
 ATTNRT_SDPA_ENTRIES(bf16, ATTN_DTYPE_BF16)
+ATTNRT_SDPA_ENTRIES(f32, ATTN_DTYPE_F32)
 
 #undef ATTNRT_SDPA_ENTRIES
+#undef ATTNRT_SCALAR_ARGS
+#undef ATTNRT_SCALARS
 
 // finalize-memref-to-llvm{use-generic-functions} allocates through these.
 void *_mlir_memref_to_llvm_alloc(size_t size) {

@@ -120,6 +120,9 @@ extern "C" attn_status attn_cuda_sdpa_fwd(const attn_sdpa_fwd_args* args, char* 
     what = "flash_fwd_kernel launch";
     const TcVariant v = effective_tc_variant();
     e = p.is_bf16 ? launch_tc<true>(p, stream, v) : launch_tc<false>(p, stream, v);
+  } else if (p.path == KernelPath::Decode) {
+    what = "decode kernels launch";
+    e = launch_decode_fwd(p, stream);
   } else {
     what = "generic_fwd_kernel launch";
     e = launch_generic_fwd(p, stream);

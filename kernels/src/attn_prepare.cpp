@@ -1,10 +1,12 @@
 // Pure-host argument validation for attn_cuda_sdpa_fwd and the translation of
 // the public ABI struct into the kernels' FwdParams. No CUDA headers, no CUDA
 // calls: this file is also compiled into the CPU emulation test.
+#include <algorithm>
 #include <cinttypes>
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 
 #include "fwd_params.h"
@@ -48,7 +50,8 @@ attn_status check_sizes(const char* name, const attn_tensor4& t, char* err, size
 
 // Checks strides of q/k/v/out: last dim contiguous, non-negative, rows 16-byte
 // aligned (cp.async moves 16-byte chunks), offsets representable.
-attn_status check_strides(const char* name, const attn_tensor4& t, bool is_output, char* err, size_t err_len) {
+attn_status check_strides(const char* name, const attn_tensor4& t, bool is_output, int64_t esize, char* err,
+                          size_t err_len) {
   if (t.sizes[3] > 1 && t.strides[3] != 1) {
     return fail(ATTN_ERR_UNSUPPORTED, err, err_len,
                 "%s.strides[3] must be 1 (last dim contiguous), got %" PRId64, name, t.strides[3]);
@@ -64,10 +67,10 @@ attn_status check_strides(const char* name, const attn_tensor4& t, bool is_outpu
                   "%s.strides[%d] is 0 (broadcast) but %s.sizes[%d]=%" PRId64 " > 1: an output cannot broadcast",
                   name, d, name, d, t.sizes[d]);
     }
-    if (s % 8 != 0) {
+    if (s % (16 / esize) != 0) {
       return fail(ATTN_ERR_UNSUPPORTED, err, err_len,
-                  "%s.strides[%d]=%" PRId64 " is not a multiple of 8 elements: rows must be 16-byte aligned", name, d,
-                  s);
+                  "%s.strides[%d]=%" PRId64 " is not a multiple of %d elements: rows must be 16-byte aligned", name, d,
+                  s, static_cast<int>(16 / esize));
     }
     int64_t span = 0;
     if (__builtin_mul_overflow(t.sizes[d] - 1, s, &span) || span > (std::numeric_limits<int64_t>::max() >> 3)) {
@@ -93,21 +96,49 @@ attn_status check_aligned16(const char* name, const void* p, char* err, size_t e
 
 }  // namespace
 
+DecodePlan decode_split_plan(int64_t B, int64_t Hkv, int64_t group, int64_t L, int64_t S, int64_t Ev) {
+  DecodePlan d;
+  if (L > kDecMaxL) return d;
+  const int64_t rows = group * L;  // packed (head, query) rows per kv head
+  const int64_t base_blocks = B * Hkv * ((rows + kDecRows - 1) / kDecRows);
+  const int64_t want = std::min<int64_t>(S / kDecMinKeys, (kDecTargetBlocks + base_blocks - 1) / base_blocks);
+  if (want < 2) return d;
+  const int64_t len = ((S + want - 1) / want + kDecTileN - 1) / kDecTileN * kDecTileN;
+  const int64_t splits = (S + len - 1) / len;
+  if (splits < 2) return d;
+  d.n_splits = static_cast<int>(splits);
+  d.split_len = static_cast<int>(len);
+  d.bytes = static_cast<size_t>(B * Hkv * splits * rows * (Ev + 1)) * sizeof(float);
+  return d;
+}
+
 attn_status prepare_fwd_params(const attn_sdpa_fwd_args* args, FwdParams* out_params, char* err, size_t err_len) {
   if (err && err_len > 0) err[0] = '\0';
   if (!args) return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len, "args is NULL");
   const attn_sdpa_fwd_args& a = *args;
 
-  if (a.dtype != ATTN_DTYPE_F16 && a.dtype != ATTN_DTYPE_BF16) {
-    return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len, "unknown dtype %d (expected ATTN_DTYPE_F16=0 or ATTN_DTYPE_BF16=1)",
+  if (a.dtype != ATTN_DTYPE_F16 && a.dtype != ATTN_DTYPE_BF16 && a.dtype != ATTN_DTYPE_F32) {
+    return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len,
+                "unknown dtype %d (expected ATTN_DTYPE_F16=0, ATTN_DTYPE_BF16=1 or ATTN_DTYPE_F32=2)",
                 static_cast<int>(a.dtype));
   }
+  const bool f32 = a.dtype == ATTN_DTYPE_F32;
+  const int64_t esize = f32 ? 4 : 2;  // bytes per element of q/k/v/out and of an additive mask
   if (a.mask_kind != ATTN_MASK_NONE && a.mask_kind != ATTN_MASK_BOOL && a.mask_kind != ATTN_MASK_ADDITIVE) {
     return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len,
                 "unknown mask_kind %d (expected ATTN_MASK_NONE=0, ATTN_MASK_BOOL=1 or ATTN_MASK_ADDITIVE=2)",
                 static_cast<int>(a.mask_kind));
   }
   const bool has_mask = a.mask_kind != ATTN_MASK_NONE;
+  if (a.mask_polarity != ATTN_MASK_KEEP && a.mask_polarity != ATTN_MASK_DROP) {
+    return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len,
+                "unknown mask_polarity %d (expected ATTN_MASK_KEEP=0 or ATTN_MASK_DROP=1)",
+                static_cast<int>(a.mask_polarity));
+  }
+  if (a.mask_polarity == ATTN_MASK_DROP && a.mask_kind != ATTN_MASK_BOOL) {
+    return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len,
+                "mask_polarity ATTN_MASK_DROP needs a BOOL mask (mask_kind is %d)", static_cast<int>(a.mask_kind));
+  }
 
   if (!a.q.data) return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len, "q.data is NULL");
   if (!a.k.data) return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len, "k.data is NULL");
@@ -158,14 +189,14 @@ attn_status prepare_fwd_params(const attn_sdpa_fwd_args* args, FwdParams* out_pa
 
   // Supported head dims.
   KernelPath path;
-  if (E == Ev && (E == 64 || E == 128)) {
+  if (!f32 && E == Ev && (E == 64 || E == 128)) {
     path = KernelPath::TensorCore;
   } else if (E % 8 == 0 && Ev % 8 == 0 && E <= kGenMaxHeadDim && Ev <= kGenMaxHeadDim) {
     path = KernelPath::Generic;
   } else {
     return fail(ATTN_ERR_UNSUPPORTED, err, err_len,
                 "unsupported head dim E=%" PRId64 ", Ev=%" PRId64
-                ": the tensor-core kernel needs E == Ev in {64, 128}; the generic kernel needs E and Ev "
+                ": the tensor-core kernel (f16/bf16) needs E == Ev in {64, 128}; the generic kernel needs E and Ev "
                 "multiples of 8 and <= %d",
                 E, Ev, kGenMaxHeadDim);
   }
@@ -184,10 +215,10 @@ attn_status prepare_fwd_params(const attn_sdpa_fwd_args* args, FwdParams* out_pa
   }
 
   // Layout.
-  ATTN_TRY(check_strides("q", a.q, false, err, err_len));
-  ATTN_TRY(check_strides("k", a.k, false, err, err_len));
-  ATTN_TRY(check_strides("v", a.v, false, err, err_len));
-  ATTN_TRY(check_strides("out", a.out, true, err, err_len));
+  ATTN_TRY(check_strides("q", a.q, false, esize, err, err_len));
+  ATTN_TRY(check_strides("k", a.k, false, esize, err, err_len));
+  ATTN_TRY(check_strides("v", a.v, false, esize, err, err_len));
+  ATTN_TRY(check_strides("out", a.out, true, esize, err, err_len));
   ATTN_TRY(check_aligned16("q", a.q.data, err, err_len));
   ATTN_TRY(check_aligned16("k", a.k.data, err, err_len));
   ATTN_TRY(check_aligned16("v", a.v.data, err, err_len));
@@ -228,9 +259,9 @@ attn_status prepare_fwd_params(const attn_sdpa_fwd_args* args, FwdParams* out_pa
         return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len, "mask: offset of the last element along dim %d overflows", d);
       }
     }
-    if (a.mask_kind == ATTN_MASK_ADDITIVE && reinterpret_cast<uintptr_t>(m.data) % 2 != 0) {
-      return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len, "mask.data (%p) is not 2-byte aligned for a 16-bit additive mask",
-                  m.data);
+    if (a.mask_kind == ATTN_MASK_ADDITIVE && reinterpret_cast<uintptr_t>(m.data) % esize != 0) {
+      return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len, "mask.data (%p) is not %d-byte aligned for a %d-bit additive mask",
+                  m.data, static_cast<int>(esize), static_cast<int>(8 * esize));
     }
     m_sb = m.sizes[0] == 1 ? 0 : m.strides[0];
     m_sh = m.sizes[1] == 1 ? 0 : m.strides[1];
@@ -244,6 +275,18 @@ attn_status prepare_fwd_params(const attn_sdpa_fwd_args* args, FwdParams* out_pa
   }
   if (std::isnan(a.masked_value)) {
     return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len, "masked_value is NaN");
+  }
+
+  const DecodePlan plan = decode_split_plan(B, Hkv, Hq / Hkv, L, S, Ev);
+  const bool split = a.workspace != nullptr && plan.n_splits > 1;
+  if (split && a.workspace_bytes < plan.bytes) {
+    return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len,
+                "workspace_bytes=%zu is less than the %zu bytes this problem splits into "
+                "(attn_cuda_sdpa_fwd_workspace_size)",
+                a.workspace_bytes, plan.bytes);
+  }
+  if (split && reinterpret_cast<uintptr_t>(a.workspace) % 16 != 0) {
+    return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len, "workspace (%p) is not 16-byte aligned", a.workspace);
   }
 
   if (!out_params) return ATTN_OK;
@@ -282,9 +325,10 @@ attn_status prepare_fwd_params(const attn_sdpa_fwd_args* args, FwdParams* out_pa
   p.group = static_cast<int>(Hq / Hkv);
 
   constexpr double kLog2e = 1.4426950408889634;
+  p.scale = a.scale;
   p.scale_log2 = static_cast<float>(static_cast<double>(a.scale) * kLog2e);
   // "as if a f16/bf16 tensor held it": -1e9 becomes -inf in f16, stays finite in bf16.
-  const float mv = round_to_dtype(a.masked_value, bf16);
+  const float mv = f32 ? a.masked_value : round_to_dtype(a.masked_value, bf16);
   p.masked_value_rounded = mv;
   if (std::isinf(mv)) {
     p.masked_log2 = mv;
@@ -296,16 +340,44 @@ attn_status prepare_fwd_params(const attn_sdpa_fwd_args* args, FwdParams* out_pa
     p.masked_log2 = static_cast<float>(m2);
   }
   p.mask_kind = static_cast<int>(a.mask_kind);
+  p.mask_drop = a.mask_polarity == ATTN_MASK_DROP ? 1 : 0;
   p.is_causal = a.is_causal ? 1 : 0;
-  p.causal_skip = (p.is_causal && std::isinf(mv) && mv < 0) ? 1 : 0;
+  auto clampWin = [](int64_t w) { return static_cast<int>(std::max<int64_t>(-kWinNone, std::min<int64_t>(w, kWinNone))); };
+  p.win_left = clampWin(a.window_left);
+  p.win_right = clampWin(a.is_causal ? std::min<int64_t>(a.window_right, 0) : a.window_right);
+  p.has_band = (p.win_left != kWinNone || p.win_right != kWinNone) ? 1 : 0;
+  p.band_skip = (p.has_band && std::isinf(mv) && mv < 0) ? 1 : 0;
   p.is_bf16 = bf16 ? 1 : 0;
-  p.path = path;
+  p.is_f32 = f32 ? 1 : 0;
+  p.path = split ? KernelPath::Decode : path;
+  p.n_splits = split ? plan.n_splits : 1;
+  p.split_len = split ? plan.split_len : static_cast<int>(S);
+  if (split) {
+    p.ws_o = static_cast<float*>(a.workspace);
+    p.ws_lse = p.ws_o + static_cast<size_t>(B * Hkv) * plan.n_splits * (Hq / Hkv) * L * Ev;
+  }
   *out_params = p;
   return ATTN_OK;
 }
 
 }  // namespace detail
 }  // namespace attn
+
+extern "C" size_t attn_cuda_sdpa_fwd_workspace_size(const attn_sdpa_fwd_args* args) {
+  if (!args) return 0;
+  attn_sdpa_fwd_args a = *args;
+  a.workspace = nullptr;  // the size must not depend on a workspace already given
+  attn::detail::FwdParams p;
+  if (attn::detail::prepare_fwd_params(&a, &p, nullptr, 0) != ATTN_OK) return 0;
+  return attn::detail::decode_split_plan(p.B, p.Hkv, p.group, p.L, p.S, p.Ev).bytes;
+}
+
+extern "C" void attn_sdpa_fwd_args_init(attn_sdpa_fwd_args* args) {
+  std::memset(args, 0, sizeof(*args));
+  args->masked_value = -INFINITY;
+  args->window_left = ATTN_WINDOW_UNBOUNDED;
+  args->window_right = ATTN_WINDOW_UNBOUNDED;
+}
 
 extern "C" attn_status attn_cuda_validate_sdpa_fwd(const attn_sdpa_fwd_args* args, char* err, size_t err_len) {
   return attn::detail::prepare_fwd_params(args, nullptr, err, err_len);

@@ -99,6 +99,11 @@ struct DeviceOps {
     const uint4 v = __ldg(reinterpret_cast<const uint4*>(p));
     return U4{v.x, v.y, v.z, v.w};
   }
+  static __device__ __forceinline__ float ld_f32(const float* p) { return __ldg(p); }
+  // Plain shared-memory loads (the decode kernel's staged K/V tiles).
+  static __device__ __forceinline__ U4 lds_u4(const void* p) { return *static_cast<const U4*>(p); }
+  static __device__ __forceinline__ uint16_t lds_u16(const uint16_t* p) { return *p; }
+  static __device__ __forceinline__ float lds_f32(const float* p) { return *p; }
   static __device__ __forceinline__ void st_u32(uint16_t* p, uint32_t v) { *reinterpret_cast<uint32_t*>(p) = v; }
   static __device__ __forceinline__ void st_f32(float* p, float v) { *p = v; }
 };

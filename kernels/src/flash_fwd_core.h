@@ -15,7 +15,7 @@
 //   Q -> registers (ldmatrix, A fragments)  ; kept for the whole block (or
 //                                             re-read from sQ per tile, kQInRegs=false)
 //   for each key tile n:
-//     (n > 0) wait K_n ; sync               ; also: every warp is done with V_{n-1}
+//     (n > first) wait K_n ; sync               ; also: every warp is done with V_{n-1}
 //     cp.async V_n -> sV ; commit           ; overlaps with S = Q K^T and softmax
 //     S = Q K_n^T   (ldmatrix K, non-transposed: K rows are the mma "col" operand)
 //     mask, online softmax in registers (log2 domain, exp2)
@@ -71,7 +71,7 @@ ATTN_DEV void tc_load_tile(uint16_t* s, const uint16_t* g, int64_t row_stride, i
 //   Cfg: a TcConfig (fwd_params.h). m_block: index of the Cfg::kBlockM-row
 //   query tile, h: query head, b: batch, tid: thread index in [0, 128),
 //   smem: Cfg::kSmemBytes bytes, 16-byte aligned.
-template <class Ops, bool kBF16, class Cfg, bool kHasMask>
+template <class Ops, bool kBF16, class Cfg, bool kHasMask, class Mod = NoScoreMod>
 ATTN_DEV void flash_fwd_tc_block(const FwdParams& p, int m_block, int h, int b, int tid, uint16_t* smem) {
   constexpr int D = Cfg::D;
   constexpr int kMT = Cfg::kMT;          // 16-row mma tiles per warp
@@ -106,19 +106,17 @@ ATTN_DEV void flash_fwd_tc_block(const FwdParams& p, int m_block, int h, int b, 
   const uint16_t* kg = static_cast<const uint16_t*>(p.k) + b * p.k_sb + hk * p.k_sh;
   const uint16_t* vg = static_cast<const uint16_t*>(p.v) + b * p.v_sb + hk * p.v_sh;
 
-  // Key tiles to visit. With causal masking and masked_value == -inf, keys
-  // j > i contribute exp(-inf) = 0, so tiles starting after the last query row
-  // of this block are skipped entirely. With a finite masked_value they take
-  // part (with that score) and must be visited.
-  int n_end = ceil_div(p.S, kBc);
-  if (p.causal_skip) {
-    const int q_last = imin(q0 + kBr, p.L) - 1;
-    n_end = imin(n_end, q_last / kBc + 1);
-  }
+  // Key tiles to visit. With a band (causal and/or sliding window) and
+  // masked_value == -inf, keys outside it contribute exp(-inf) = 0, so only
+  // the tiles some row of this block can see are visited. With a finite
+  // masked_value they take part (with that score) and must be visited.
+  int n_begin = 0, n_end = ceil_div(p.S, kBc);
+  if (p.band_skip)
+    band_key_tiles(q0, imin(q0 + kBr, p.L) - 1, p.win_left, p.win_right, p.S, kBc, &n_begin, &n_end);
 
   tc_load_tile<Ops, D, kBr>(sQ, qg, p.q_sl, q0, p.L, tid);
   Ops::cp_async_commit();
-  tc_load_tile<Ops, D, kBc>(sK, kg, p.k_sl, 0, p.S, tid);
+  tc_load_tile<Ops, D, kBc>(sK, kg, p.k_sl, n_begin * kBc, p.S, tid);
   Ops::cp_async_commit();
 
   // In mma row tile mt this thread owns query rows
@@ -163,8 +161,8 @@ ATTN_DEV void flash_fwd_tc_block(const FwdParams& p, int m_block, int h, int b, 
     }
   }
 
-  for (int n = 0; n < n_end; ++n) {
-    if (n > 0) {
+  for (int n = n_begin; n < n_end; ++n) {
+    if (n > n_begin) {
       Ops::cp_async_wait_all();  // K_n (issued during the previous iteration) has landed
       Ops::sync();               // ...for every thread; and every warp finished reading sV
     }
@@ -215,8 +213,11 @@ ATTN_DEV void flash_fwd_tc_block(const FwdParams& p, int m_block, int h, int b, 
     // Element e of n-tile nt of row tile mt sits at query row
     // warp_row0 + 16 mt + g + 8 (e / 2) and key k0 + 8 nt + 2t + e % 2.
     const bool need_kbound = k0 + kBc > p.S;
-    const bool need_causal = p.is_causal && (k0 + kBc - 1 > warp_row0);
-    if (kHasMask || need_kbound || need_causal) {
+    // Whether some (row, key) pair of this warp's rows and this tile lies
+    // outside the band: the extreme differences key - row are checked.
+    const bool need_band = p.has_band && (k0 + kBc - 1 - warp_row0 > p.win_right ||
+                                          k0 - (warp_row0 + 16 * kMT - 1) < -p.win_left);
+    if (!Mod::kIdentity || kHasMask || need_kbound || need_band) {
       ATTN_UNROLL
       for (int mt = 0; mt < kMT; ++mt) {
         ATTN_UNROLL
@@ -225,17 +226,18 @@ ATTN_DEV void flash_fwd_tc_block(const FwdParams& p, int m_block, int h, int b, 
           for (int e = 0; e < 4; ++e) {
             const int row = warp_row0 + 16 * mt + g + (e >> 1) * 8;
             const int col = k0 + nt * 8 + 2 * t + (e & 1);
-            float x = s[mt][nt][e] * p.scale_log2;
+            float x = modified_score_log2<Mod>(s[mt][nt][e], p.scale, p.scale_log2, b, h, row, col);
             if (kHasMask && row < p.L && col < p.S) {
               if (p.mask_kind == ATTN_MASK_BOOL) {
-                if (Ops::ld_u8(static_cast<const uint8_t*>(p.mask) + mask_off[mt][e >> 1] + col) == 0) x = p.masked_log2;
+                const uint8_t byte = Ops::ld_u8(static_cast<const uint8_t*>(p.mask) + mask_off[mt][e >> 1] + col);
+                if (bool_mask_removes(byte, p.mask_drop)) x = p.masked_log2;
               } else {
                 x += Ops::template to_float<kBF16>(
                          Ops::ld_u16(static_cast<const uint16_t*>(p.mask) + mask_off[mt][e >> 1] + col)) *
                      kLog2e;
               }
             }
-            if (p.is_causal && col > row) x = p.masked_log2;  // replaces, like masked_fill
+            if (outside_band(row, col, p.win_left, p.win_right)) x = p.masked_log2;  // replaces, like masked_fill
             if (col >= p.S) x = kNegInf;                      // padding keys never count
             s[mt][nt][e] = x;
           }

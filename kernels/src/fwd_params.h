@@ -54,7 +54,23 @@ constexpr int kGenThreads = kGenWarps * 32;
 constexpr int kGenMaxHeadDim = 256;   // E and Ev <= 256
 constexpr int kGenSmemBytes = kGenWarps * kGenMaxHeadDim * 4;  // the q row of each warp in f32
 
-enum class KernelPath : int { TensorCore = 0, Generic = 1 };
+constexpr int kWinNone = 0x7FFFFFFF;  // an unbounded window side in FwdParams
+
+// Split-key decode (decode_fwd_core.h): 4 warps x kDecRowsPerWarp packed
+// (head, query) rows per block, kDecTileN keys per staged tile. Taken for
+// L <= kDecMaxL when the caller gives a workspace and the problem splits
+// into >= 2 key ranges of >= kDecMinKeys keys (decode_split_plan).
+constexpr int kDecThreads = 128;
+constexpr int kDecRowsPerWarp = 4;
+constexpr int kDecRows = 4 * kDecRowsPerWarp;
+constexpr int kDecTileN = 32;
+constexpr int kDecMaxL = 16;
+constexpr int kDecMinKeys = 128;
+// Blocks to aim for: about two waves on a 132-SM H100/H200 (the plan is a
+// pure function of the shape, so the workspace size is known on the host).
+constexpr int kDecTargetBlocks = 256;
+
+enum class KernelPath : int { TensorCore = 0, Generic = 1, Decode = 2 };
 
 // Everything the kernels read. Strides are in elements; a dimension of size 1
 // has its stride normalised to 0 so that indexing never needs a size check.
@@ -75,15 +91,29 @@ struct FwdParams {
   int B, Hq, Hkv, L, S, E, Ev;
   int group;  // Hq / Hkv
 
+  float scale;        // the scale itself (a score modifier sees natural-unit scores)
   float scale_log2;   // scale * log2(e): scores are kept in the log2 domain (exp2 is the native op)
   float masked_log2;  // dtype-rounded masked_value * log2(e); -inf stays -inf, finite values are clamped
                       // to +-FLT_MAX so that a finite masked value never turns into -inf
   float masked_value_rounded;  // dtype-rounded masked_value (natural units, for documentation/tests)
   int mask_kind;      // attn_mask_kind
-  int is_causal;      // 0/1
-  int causal_skip;    // 1 iff is_causal and masked value is -inf: key tiles / keys above the diagonal
-                      // contribute exp(-inf) = 0 and may be skipped entirely
-  int is_bf16;        // dtype
+  uint8_t mask_drop;  // BOOL mask byte b masks the position iff (b != 0) == mask_drop
+  int is_causal;      // 0/1 (only orders the causal launch: the band below already includes it)
+  // The band of visible keys, is_causal folded in: query i sees key j iff
+  // -win_left <= j - i <= win_right. Clamped to +-kWinNone, which means
+  // unbounded (|j - i| < 2^31 always holds).
+  int win_left, win_right;
+  int has_band;       // 1 iff a side is bounded: tiles crossing the band edge need per-element checks
+  int band_skip;      // 1 iff has_band and masked value is -inf: keys outside the band contribute
+                      // exp(-inf) = 0, so key tiles outside it are skipped entirely
+  int is_bf16;        // dtype: bf16 (16-bit elements)
+  int is_f32;         // dtype: f32 (4-byte elements, generic kernel only)
+  // Split-key decode (path == Decode): keys [s * split_len, (s + 1) * split_len)
+  // go to split s; partials in the caller's workspace, [B, Hkv, n_splits,
+  // group * L] rows: ws_o (Ev floats per row) then ws_lse (1 float per row).
+  int n_splits, split_len;
+  float* ws_o;
+  float* ws_lse;
   KernelPath path;
 };
 
@@ -150,6 +180,15 @@ inline float f16_bits_to_f32(uint16_t h) {
 inline uint16_t f32_to_dtype_bits(float f, bool bf16) { return bf16 ? f32_to_bf16_bits(f) : f32_to_f16_bits(f); }
 inline float dtype_bits_to_f32(uint16_t h, bool bf16) { return bf16 ? bf16_bits_to_f32(h) : f16_bits_to_f32(h); }
 inline float round_to_dtype(float f, bool bf16) { return dtype_bits_to_f32(f32_to_dtype_bits(f, bf16), bf16); }
+
+// How a problem splits its keys for the decode path: n_splits < 2 = not at
+// all. `bytes` is the workspace the splits need.
+struct DecodePlan {
+  int n_splits = 1;
+  int split_len = 0;
+  size_t bytes = 0;
+};
+DecodePlan decode_split_plan(int64_t B, int64_t Hkv, int64_t group, int64_t L, int64_t S, int64_t Ev);
 
 // Validates `args` (pure host, no CUDA call) and, on success, fills `*params`
 // (may be nullptr). Implemented in attn_prepare.cpp.

@@ -25,11 +25,14 @@
 //   template <bool BF16> uint32_t pack2(float lo, float hi);  // RNE, lo in the low 16 bits
 //   template <bool BF16> float to_float(uint16_t bits);
 //   uint8_t ld_u8(const uint8_t*); uint16_t ld_u16(const uint16_t*); U4 ld_u4(const uint16_t*);  // global loads
+//   float ld_f32(const float*);                     // global load (read-only path)
+//   U4 lds_u4(const void*); uint16_t lds_u16(const uint16_t*); float lds_f32(const float*);  // shared loads
 //   void st_u32(uint16_t* gmem, uint32_t v); void st_f32(float* gmem, float v);               // global stores
 #pragma once
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 
 #if defined(__CUDACC__)
 #define ATTN_DEV __device__ __forceinline__
@@ -48,11 +51,61 @@ struct alignas(16) U4 {
   uint32_t x, y, z, w;
 };
 
+ATTN_HD float bit_cast_f32(uint32_t u) {
+#if defined(__CUDA_ARCH__)
+  return __uint_as_float(u);
+#else
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+#endif
+}
+
 ATTN_HD int imin(int a, int b) { return a < b ? a : b; }
 ATTN_HD int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
+// Whether a BOOL mask byte removes its position: a zero byte with the KEEP
+// polarity (drop == 0), a nonzero byte with DROP (drop == 1).
+ATTN_HD bool bool_mask_removes(uint8_t byte, uint8_t drop) { return (byte != 0) == (drop != 0); }
+
+// The keys [*begin, *end) that query rows [row0, row1] can see through the
+// band -left <= j - i <= right, clipped to [0, S), in whole tiles of `tile`
+// keys. Empty (begin >= end) when no row sees a key. 64-bit math: row +
+// right may exceed int.
+ATTN_HD void band_key_tiles(int row0, int row1, int left, int right, int S, int tile, int* begin, int* end) {
+  const int64_t hi = static_cast<int64_t>(row1) + right;  // last visible key
+  const int64_t lo = static_cast<int64_t>(row0) - left;   // first visible key
+  const int n_all = (S + tile - 1) / tile;
+  *end = hi < 0 ? 0 : (hi / tile + 1 < n_all ? static_cast<int>(hi / tile + 1) : n_all);
+  *begin = lo <= 0 ? 0 : (lo / tile < n_all ? static_cast<int>(lo / tile) : n_all);
+}
+
+// Whether key `col` lies outside query `row`'s band.
+ATTN_HD bool outside_band(int row, int col, int left, int right) {
+  const int d = col - row;
+  return d > right || d < -left;
+}
+
 constexpr float kLog2e = 1.4426950408889634f;
 constexpr float kLn2 = 0.6931471805599453f;
+
+// Score modifiers: attn.sdpa's `score_mod` region as a functor the kernels
+// are instantiated with (the hook a generated kernel uses). It maps the
+// scaled score s = q.k * scale of query i / key j of query head h, batch b
+// (natural units, as the op's contract defines the region) to the modified
+// score; masks, causal and the window apply afterwards. NoScoreMod is the
+// attribute form and compiles to exactly the unmodified code.
+struct NoScoreMod {
+  static constexpr bool kIdentity = true;
+  ATTN_HD float operator()(float s, int, int, int, int) const { return s; }
+};
+
+// The score of one pair in the log2 domain the kernels work in.
+template <class Mod>
+ATTN_DEV float modified_score_log2(float qk, float scale, float scale_log2, int b, int h, int i, int j) {
+  if constexpr (Mod::kIdentity) return qk * scale_log2;
+  else return Mod{}(qk * scale, b, h, i, j) * kLog2e;
+}
 
 }  // namespace detail
 }  // namespace attn

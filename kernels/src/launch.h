@@ -18,5 +18,8 @@ cudaError_t launch_flash_fwd(const FwdParams& p, cudaStream_t stream, TcVariant 
 // Generic CUDA-core fallback (generic_fwd.cu).
 cudaError_t launch_generic_fwd(const FwdParams& p, cudaStream_t stream);
 
+// Split-key decode: split pass + combine pass (decode_fwd.cu).
+cudaError_t launch_decode_fwd(const FwdParams& p, cudaStream_t stream);
+
 }  // namespace detail
 }  // namespace attn

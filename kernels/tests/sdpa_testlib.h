@@ -18,6 +18,7 @@
 
 #include "attn/kernels/attn_cuda.h"
 #include "fwd_params.h"
+#include "kernel_common.h"
 
 namespace sdpa_test {
 
@@ -41,11 +42,17 @@ enum MaskShape {
 struct Case {
   std::string name;
   bool bf16 = false;
+  bool f32 = false;        // f32 inputs (the generic kernel); overrides bf16
   int B = 1, Hq = 1, Hkv = 1, L = 1, S = 1, E = 64, Ev = 64;
   bool causal = false;
   attn_mask_kind mask_kind = ATTN_MASK_NONE;
   MaskShape mask_shape = kMaskFull;
   bool dead_rows = false;  // some rows fully masked (bool 0 / additive -inf)
+  bool mask_drop = false;  // BOOL mask stored with ATTN_MASK_DROP polarity (nonzero = masked out)
+  int64_t window_left = ATTN_WINDOW_UNBOUNDED;  // sliding window (ATTN_WINDOW_UNBOUNDED = none)
+  int64_t window_right = ATTN_WINDOW_UNBOUNDED;
+  bool workspace = true;   // give the kernels a workspace (decode shapes then split their keys)
+  bool score_mod = false;  // kernels instantiated with TestScoreMod (emulator only)
   float masked_value = -INFINITY;
   float scale = 0.f;       // 0 -> 1/sqrt(E)
   float amp = 1.f;         // q/k amplitude (larger -> peakier softmax)
@@ -55,16 +62,60 @@ struct Case {
 };
 
 inline std::string describe(const Case& c) {
-  char buf[512];
+  char win[64] = "";
+  if (c.window_left != ATTN_WINDOW_UNBOUNDED || c.window_right != ATTN_WINDOW_UNBOUNDED) {
+    auto side = [](int64_t w) { return w == ATTN_WINDOW_UNBOUNDED ? std::string("inf") : std::to_string(w); };
+    std::snprintf(win, sizeof(win), " window=%s,%s", side(c.window_left).c_str(), side(c.window_right).c_str());
+  }
+  char buf[576];
   const char* mk = c.mask_kind == ATTN_MASK_NONE ? "none" : c.mask_kind == ATTN_MASK_BOOL ? "bool" : "add";
   const char* ms = c.mask_shape == kMaskFull ? "BHLS" : c.mask_shape == kMask11LS ? "11LS" : "B11S";
   std::snprintf(buf, sizeof(buf),
-                "%s %s B=%d Hq=%d Hkv=%d L=%d S=%d E=%d Ev=%d causal=%d mask=%s%s%s mv=%g scale=%g amp=%g lse=%d layout=%d",
-                c.name.c_str(), c.bf16 ? "bf16" : "f16", c.B, c.Hq, c.Hkv, c.L, c.S, c.E, c.Ev, c.causal ? 1 : 0, mk,
-                c.mask_kind == ATTN_MASK_NONE ? "" : ms, c.dead_rows ? "+dead" : "", static_cast<double>(c.masked_value),
-                static_cast<double>(c.scale), static_cast<double>(c.amp), c.lse ? 1 : 0, static_cast<int>(c.layout));
+                "%s %s B=%d Hq=%d Hkv=%d L=%d S=%d E=%d Ev=%d causal=%d mask=%s%s%s%s mv=%g scale=%g amp=%g lse=%d layout=%d%s",
+                (c.name + (c.score_mod ? "+mod" : "")).c_str(), c.f32 ? "f32" : c.bf16 ? "bf16" : "f16", c.B, c.Hq, c.Hkv, c.L, c.S, c.E, c.Ev, c.causal ? 1 : 0, mk,
+                c.mask_kind == ATTN_MASK_NONE ? "" : ms, c.dead_rows ? "+dead" : "", c.mask_drop ? "+drop" : "",
+                static_cast<double>(c.masked_value),
+                static_cast<double>(c.scale), static_cast<double>(c.amp), c.lse ? 1 : 0, static_cast<int>(c.layout), win);
   return buf;
 }
+
+// Element storage: a std::vector<uint16_t> holds 16-bit elements one per
+// slot, f32 elements in two slots (so byte sizes are always 2 * size()).
+inline int slots(const Case& c) { return c.f32 ? 2 : 1; }
+inline float load_elem(const std::vector<uint16_t>& d, int64_t off, const Case& c) {
+  if (!c.f32) return dtype_bits_to_f32(d[static_cast<size_t>(off)], c.bf16);
+  float f;
+  std::memcpy(&f, &d[static_cast<size_t>(2 * off)], 4);
+  return f;
+}
+// Stores `v` rounded to the case's dtype.
+inline void store_elem(std::vector<uint16_t>& d, int64_t off, float v, const Case& c) {
+  if (c.f32) std::memcpy(&d[static_cast<size_t>(2 * off)], &v, 4);
+  else d[static_cast<size_t>(off)] = f32_to_dtype_bits(v, c.bf16);
+}
+inline float round_to_case(float v, const Case& c) { return c.f32 ? v : round_to_dtype(v, c.bf16); }
+inline uint32_t out_sentinel(const Case& c) {  // signalling-NaN patterns
+  return c.f32 ? 0x7FB5B5B5u : c.bf16 ? 0xFF8Du : 0x7D5Au;
+}
+inline uint32_t elem_bits(const std::vector<uint16_t>& d, int64_t off, const Case& c) {
+  if (!c.f32) return d[static_cast<size_t>(off)];
+  uint32_t u;
+  std::memcpy(&u, &d[static_cast<size_t>(2 * off)], 4);
+  return u;
+}
+
+// The score modifier of the score_mod cases, as a generated functor would
+// compute it from a region (f32): Gemma-2 style soft-capping plus an ALiBi
+// bias with a per-head slope. test_score_mod is the same in double.
+inline double test_score_mod(double s, int h, int i, int j) {
+  return 5.0 * std::tanh(s / 5.0) - 0.0625 * (h + 1) * std::fabs(static_cast<double>(i - j));
+}
+struct TestScoreMod {
+  static constexpr bool kIdentity = false;
+  float operator()(float s, int, int h, int i, int j) const {
+    return 5.f * std::tanh(s / 5.f) - 0.0625f * static_cast<float>(h + 1) * std::fabs(static_cast<float>(i - j));
+  }
+};
 
 // A dense row-major [B, H, L, E] view of `data`.
 inline attn_tensor4 contiguous(void* data, int64_t b, int64_t h, int64_t l, int64_t e) {
@@ -137,7 +188,6 @@ inline void set_layout(HostTensor& t, int64_t B, int64_t H, int64_t L, int64_t E
   t.numel_storage = static_cast<size_t>(n);
 }
 
-inline uint16_t out_sentinel(bool bf16) { return bf16 ? 0xFF8Du : 0x7D5Au; }  // signalling-NaN patterns
 inline uint32_t lse_sentinel() { return 0x7FA5A5A5u; }
 
 struct Problem {
@@ -157,8 +207,8 @@ inline Problem make_problem(const Case& c) {
   std::mt19937 rng(c.seed * 2654435761u + 12345u);
   std::uniform_real_distribution<float> uni(-1.f, 1.f);
   auto fill = [&](HostTensor& t, float amp) {
-    t.data.resize(t.numel_storage);
-    for (auto& x : t.data) x = f32_to_dtype_bits(amp * uni(rng), c.bf16);  // also fills padding with junk
+    t.data.resize(t.numel_storage * slots(c));
+    for (size_t i = 0; i < t.numel_storage; ++i) store_elem(t.data, i, amp * uni(rng), c);  // padding too: junk
   };
   set_layout(p.q, c.B, c.Hq, c.L, c.E, c.layout, false);
   set_layout(p.k, c.B, c.Hkv, c.S, c.E, c.layout, true);
@@ -167,7 +217,12 @@ inline Problem make_problem(const Case& c) {
   fill(p.q, c.amp);
   fill(p.k, c.amp);
   fill(p.v, 1.f);
-  p.out.data.assign(p.out.numel_storage, out_sentinel(c.bf16));
+  const uint32_t sent = out_sentinel(c);
+  p.out.data.resize(p.out.numel_storage * slots(c));
+  for (size_t i = 0; i < p.out.numel_storage; ++i) {
+    if (c.f32) std::memcpy(&p.out.data[2 * i], &sent, 4);
+    else p.out.data[i] = static_cast<uint16_t>(sent);
+  }
   if (c.lse) {
     p.lse.resize(static_cast<size_t>(c.B) * c.Hq * c.L);
     const float s = attn::detail::bits_f32(lse_sentinel());
@@ -193,7 +248,7 @@ inline Problem make_problem(const Case& c) {
     m.numel_storage = static_cast<size_t>(mb * mh * ml * c.S);
     std::uniform_real_distribution<float> u01(0.f, 1.f);
     if (c.mask_kind == ATTN_MASK_BOOL) m.bytes.resize(m.numel_storage);
-    else m.data.resize(m.numel_storage);
+    else m.data.resize(m.numel_storage * slots(c));
     for (int64_t b = 0; b < mb; ++b)
       for (int64_t h = 0; h < mh; ++h)
         for (int64_t l = 0; l < ml; ++l) {
@@ -210,11 +265,13 @@ inline Problem make_problem(const Case& c) {
             const bool off = dead || (prefix && s < prefix_end);
             const bool keep_last = prefix && s == c.S - 1;
             if (c.mask_kind == ATTN_MASK_BOOL) {
-              m.bytes[idx] = off ? 0 : ((keep_last || u01(rng) < 0.7f) ? static_cast<uint8_t>(1 + (rng() % 3)) : 0);
+              const bool keep = !off && (keep_last || u01(rng) < 0.7f);
+              const uint8_t nonzero = static_cast<uint8_t>(1 + (rng() % 3));  // any nonzero byte counts
+              m.bytes[idx] = keep != c.mask_drop ? nonzero : 0;
             } else {
               float val = 3.f * uni(rng);
               if (off || (!keep_last && u01(rng) < 0.15f)) val = -INFINITY;
-              m.data[idx] = f32_to_dtype_bits(val, c.bf16);
+              store_elem(m.data, static_cast<int64_t>(idx), val, c);
             }
           }
         }
@@ -225,7 +282,7 @@ inline Problem make_problem(const Case& c) {
 // Double-precision reference of the attn.sdpa contract.
 inline void compute_reference(Problem& p) {
   const Case& c = p.c;
-  const double mv = static_cast<double>(round_to_dtype(c.masked_value, c.bf16));
+  const double mv = static_cast<double>(round_to_case(c.masked_value, c));
   const int group = c.Hq / c.Hkv;
   p.ref_out.assign(static_cast<size_t>(c.B) * c.Hq * c.L * c.Ev, 0.0);
   p.ref_lse.assign(static_cast<size_t>(c.B) * c.Hq * c.L, 0.0);
@@ -237,21 +294,26 @@ inline void compute_reference(Problem& p) {
         for (int j = 0; j < c.S; ++j) {
           double dot = 0;
           for (int e = 0; e < c.E; ++e) {
-            dot += static_cast<double>(dtype_bits_to_f32(p.q.data[p.q.offset(b, h, i, e)], c.bf16)) *
-                   static_cast<double>(dtype_bits_to_f32(p.k.data[p.k.offset(b, hk, j, e)], c.bf16));
+            dot += static_cast<double>(load_elem(p.q.data, p.q.offset(b, h, i, e), c)) *
+                   static_cast<double>(load_elem(p.k.data, p.k.offset(b, hk, j, e), c));
           }
           double s = dot * static_cast<double>(p.scale);
+          if (c.score_mod) s = test_score_mod(s, h, i, j);
           if (c.mask_kind != ATTN_MASK_NONE) {
             const HostTensor& m = p.mask;
             const int64_t off = (m.sizes[0] == 1 ? 0 : b) * m.strides[0] + (m.sizes[1] == 1 ? 0 : h) * m.strides[1] +
                                 (m.sizes[2] == 1 ? 0 : i) * m.strides[2] + j;
             if (c.mask_kind == ATTN_MASK_BOOL) {
-              if (m.bytes[static_cast<size_t>(off)] == 0) s = mv;
+              if (attn::detail::bool_mask_removes(m.bytes[static_cast<size_t>(off)], c.mask_drop)) s = mv;
             } else {
-              s += static_cast<double>(dtype_bits_to_f32(m.data[static_cast<size_t>(off)], c.bf16));
+              s += static_cast<double>(load_elem(m.data, off, c));
             }
           }
           if (c.causal && j > i) s = mv;
+          // The window's bounds in exact 64-bit arithmetic (unbounded = INT64_MAX).
+          const bool left_out = c.window_left != ATTN_WINDOW_UNBOUNDED && j < i - c.window_left;
+          const bool right_out = c.window_right != ATTN_WINDOW_UNBOUNDED && j > i + c.window_right;
+          if (left_out || right_out) s = mv;
           sc[j] = s;
         }
         double mx = -INFINITY;
@@ -266,12 +328,16 @@ inline void compute_reference(Problem& p) {
         for (int e = 0; e < c.Ev; ++e) {
           double acc = 0;
           for (int j = 0; j < c.S; ++j)
-            acc += pr[j] * static_cast<double>(dtype_bits_to_f32(p.v.data[p.v.offset(b, hk, j, e)], c.bf16));
+            acc += pr[j] * static_cast<double>(load_elem(p.v.data, p.v.offset(b, hk, j, e), c));
           p.ref_out[ri * c.Ev + e] = acc / l;
         }
       }
     }
 }
+
+// Error bound of f32 inputs (|v| <= 1): f32 math throughout, so a rounding
+// of anything to bf16 (~4e-3) or f16 (~5e-4) on the way fails it.
+constexpr double kF32Tol = 2e-5;
 
 struct CompareResult {
   bool ok = true;
@@ -285,8 +351,9 @@ struct CompareResult {
 inline CompareResult compare(const Problem& p) {
   const Case& c = p.c;
   CompareResult r;
-  const double atol = c.bf16 ? 2e-2 : 4e-3;
-  const double rtol = c.bf16 ? 2e-2 : 4e-3;
+  // f32: the generic kernel computes in f32 throughout (the documented bound).
+  const double atol = c.f32 ? kF32Tol : c.bf16 ? 2e-2 : 4e-3;
+  const double rtol = c.f32 ? kF32Tol : c.bf16 ? 2e-2 : 4e-3;
   auto bad = [&](const char* fmt, auto... args) {
     ++r.n_bad;
     r.ok = false;
@@ -296,15 +363,16 @@ inline CompareResult compare(const Problem& p) {
       r.first_bad = buf;
     }
   };
-  const uint16_t sent = out_sentinel(c.bf16);
+  const uint32_t sent = out_sentinel(c);
   for (int b = 0; b < c.B; ++b)
     for (int h = 0; h < c.Hq; ++h)
       for (int i = 0; i < c.L; ++i) {
         const size_t ri = (static_cast<size_t>(b) * c.Hq + h) * c.L + i;
         bool row_nan = false;
         for (int e = 0; e < c.Ev; ++e) {
-          const uint16_t bits = p.out.data[static_cast<size_t>(p.out.offset(b, h, i, e))];
-          const double got = dtype_bits_to_f32(bits, c.bf16);
+          const int64_t oo = p.out.offset(b, h, i, e);
+          const uint32_t bits = elem_bits(p.out.data, oo, c);
+          const double got = load_elem(p.out.data, oo, c);
           const double want = p.ref_out[ri * c.Ev + e];
           if (bits == sent) {
             bad("out[%d,%d,%d,%d] never written", b, h, i, e);
@@ -341,7 +409,7 @@ inline CompareResult compare(const Problem& p) {
         for (int i = 0; i < c.L; ++i)
           for (int e = c.Ev; e < c.Ev + 8; ++e) {
             const int64_t off = p.out.offset(b, h, i, 0) + e;
-            if (off < static_cast<int64_t>(p.out.data.size()) && p.out.data[static_cast<size_t>(off)] != sent) {
+            if (off < static_cast<int64_t>(p.out.numel_storage) && elem_bits(p.out.data, off, c) != sent) {
               bad("out padding [%d,%d,%d,+%d] was overwritten", b, h, i, e);
             }
           }
@@ -353,19 +421,22 @@ inline CompareResult compare(const Problem& p) {
 inline attn_sdpa_fwd_args make_args(const Problem& p, void* q, void* k, void* v, void* out, void* mask, float* lse,
                                     void* stream) {
   attn_sdpa_fwd_args a;
-  std::memset(&a, 0, sizeof(a));
-  a.dtype = p.c.bf16 ? ATTN_DTYPE_BF16 : ATTN_DTYPE_F16;
+  attn_sdpa_fwd_args_init(&a);
+  a.dtype = p.c.f32 ? ATTN_DTYPE_F32 : p.c.bf16 ? ATTN_DTYPE_BF16 : ATTN_DTYPE_F16;
   a.q = p.q.view(q);
   a.k = p.k.view(k);
   a.v = p.v.view(v);
   a.out = p.out.view(out);
   a.mask_kind = p.c.mask_kind;
+  a.mask_polarity = p.c.mask_drop ? ATTN_MASK_DROP : ATTN_MASK_KEEP;
   if (p.c.mask_kind != ATTN_MASK_NONE) a.mask = p.mask.view(mask);
   a.scale = p.scale;
   a.is_causal = p.c.causal ? 1 : 0;
   a.masked_value = p.c.masked_value;
   a.lse = p.c.lse ? lse : nullptr;
   a.stream = stream;
+  a.window_left = p.c.window_left;
+  a.window_right = p.c.window_right;
   return a;
 }
 
@@ -447,6 +518,12 @@ inline std::vector<Case> make_cases(bool small) {
       f2.lse = true;
       add(f2);
 
+      Case f3 = f2;  // the same with the DROP polarity (a masked_fill mask passed as it is), causal
+      f3.name = "bool_drop_inf";
+      f3.mask_drop = true;
+      f3.causal = true;
+      add(f3);
+
       Case g = c;  // bool mask [1,1,L,S] with dead rows, finite masked value
       g.name = "bool_dead_finite";
       g.L = 40;
@@ -524,6 +601,97 @@ inline std::vector<Case> make_cases(bool small) {
       n.causal = true;
       add(n);
 
+      // Sliding windows (band skipping: key tiles outside the band are not visited).
+      Case w1 = c;  // both sides smaller than a tile, not causal
+      w1.name = "window_small";
+      w1.L = w1.S = 130;
+      w1.window_left = 5;
+      w1.window_right = 3;
+      w1.lse = true;
+      add(w1);
+
+      Case w2 = c;  // left side larger than a tile, with causal (right side clipped to 0) and a bool mask
+      w2.name = "window_causal_bool";
+      w2.L = 70;
+      w2.S = 200;
+      w2.window_left = 100;
+      w2.window_right = 40;
+      w2.causal = true;
+      w2.mask_kind = ATTN_MASK_BOOL;
+      w2.mask_shape = kMask11LS;
+      w2.dead_rows = true;
+      w2.lse = true;
+      add(w2);
+
+      Case w3 = c;  // L > S: rows i > S - 1 + 2 see no key at all -> NaN rows, lse -inf
+      w3.name = "window_dead_rows";
+      w3.L = 150;
+      w3.S = 40;
+      w3.window_left = 2;
+      w3.window_right = 0;
+      w3.lse = true;
+      add(w3);
+
+      Case w4 = c;  // finite masked value: every key takes part, no skipping; right side only
+      w4.name = "window_finite_mv";
+      w4.L = 40;
+      w4.S = 100;
+      w4.window_right = 10;
+      w4.masked_value = -10000.f;
+      w4.lse = true;
+      add(w4);
+
+      // Decode shapes (L <= 16, S >= 2 x 128): split keys + combine.
+      Case d1 = c;  // GQA: 4 query heads per kv head packed into one block's rows
+      d1.name = "decode_L1_gqa";
+      d1.B = 2;
+      d1.Hq = 8;
+      d1.Hkv = 2;
+      d1.L = 1;
+      d1.S = small ? 700 : 4100;
+      d1.lse = true;
+      add(d1);
+
+      Case d2 = c;  // bool mask with dead and prefix-masked rows; 16 rows
+      d2.name = "decode_L16_bool";
+      d2.L = 16;
+      d2.S = small ? 520 : 3000;
+      d2.mask_kind = ATTN_MASK_BOOL;
+      d2.dead_rows = true;
+      d2.lse = true;
+      add(d2);
+
+      Case d3 = c;  // group x L = 15 rows; additive mask and a window: most splits see nothing
+      d3.name = "decode_L5_add_window";
+      d3.Hq = 6;
+      d3.Hkv = 2;
+      d3.L = 5;
+      d3.S = small ? 600 : 2000;
+      d3.mask_kind = ATTN_MASK_ADDITIVE;
+      d3.mask_shape = kMaskB11S;
+      d3.window_left = 200;
+      d3.window_right = 150;
+      d3.lse = true;
+      add(d3);
+
+      Case d4 = c;  // causal (top-left: only keys <= i), finite masked value keeps every key
+      d4.name = "decode_L3_causal_mv";
+      d4.Hq = 4;
+      d4.Hkv = 1;
+      d4.L = 3;
+      d4.S = small ? 400 : 1500;
+      d4.causal = true;
+      d4.masked_value = -10000.f;
+      d4.layout = kBLHD;
+      d4.lse = true;
+      add(d4);
+
+      Case d5 = d1;  // the same shape without a workspace: no split
+      d5.name = "decode_no_workspace";
+      d5.workspace = false;
+      d5.S = 300;  // still splits with a workspace; keeps the tensor-core emulation short
+      add(d5);
+
       if (!small) {
         Case o = c;  // longer
         o.name = "long_causal";
@@ -542,6 +710,71 @@ inline std::vector<Case> make_cases(bool small) {
         o2.dead_rows = true;
         add(o2);
       }
+    }
+    // f32 inputs: always the generic kernel, in f32 (once, not per 16-bit dtype).
+    if (bf == 0) {
+      for (int D : {64, 128}) {
+        Case c;
+        c.f32 = true;
+        c.E = c.Ev = D;
+        c.Hq = 4;
+        c.Hkv = 2;
+        Case a = c;
+        a.name = "f32_causal_bool";
+        a.L = 70;
+        a.S = 130;
+        a.causal = true;
+        a.mask_kind = ATTN_MASK_BOOL;
+        a.mask_shape = kMask11LS;
+        a.dead_rows = true;
+        a.lse = true;
+        add(a);
+        Case b = c;
+        b.name = "f32_add_blhd_window";
+        b.L = 40;
+        b.S = 100;
+        b.mask_kind = ATTN_MASK_ADDITIVE;
+        b.mask_shape = kMaskB11S;
+        b.layout = kBLHD;
+        b.window_left = 30;
+        b.window_right = 5;
+        b.lse = true;
+        add(b);
+        Case d = c;
+        d.name = "f32_drop_padded_mv";
+        d.L = 33;
+        d.S = 70;
+        d.mask_kind = ATTN_MASK_BOOL;
+        d.mask_drop = true;
+        d.dead_rows = true;
+        d.layout = kPadded;
+        d.masked_value = -1e9f;
+        add(d);
+      }
+      Case fd;  // f32 decode, E != Ev, GQA with 3 rows per kv head
+      fd.f32 = true;
+      fd.name = "f32_decode";
+      fd.E = 80;
+      fd.Ev = 64;
+      fd.Hq = 6;
+      fd.Hkv = 2;
+      fd.L = 1;
+      fd.S = small ? 450 : 2000;
+      fd.mask_kind = ATTN_MASK_BOOL;
+      fd.mask_shape = kMaskB11S;
+      fd.mask_drop = true;
+      fd.lse = true;
+      add(fd);
+      Case e;
+      e.f32 = true;
+      e.name = "f32_E!=Ev";
+      e.E = 80;
+      e.Ev = 32;
+      e.L = 20;
+      e.S = 50;
+      e.Hq = e.Hkv = 2;
+      e.causal = true;
+      add(e);
     }
     // Generic (non tensor core) path.
     struct HD {
@@ -563,6 +796,17 @@ inline std::vector<Case> make_cases(bool small) {
       c.mask_shape = kMask11LS;
       c.dead_rows = true;
       add(c);
+      Case cd = c;
+      cd.name = "generic_drop";
+      cd.mask_drop = true;
+      cd.mask_shape = kMaskFull;
+      add(cd);
+      Case cw = c;
+      cw.name = "generic_window";
+      cw.causal = false;
+      cw.window_left = 20;
+      cw.window_right = 3;
+      add(cw);
       Case c2 = c;
       c2.name = "generic_add_mv-5";
       c2.causal = true;
@@ -573,6 +817,71 @@ inline std::vector<Case> make_cases(bool small) {
       add(c2);
     }
   }
+  return cs;
+}
+
+// Cases with a score modifier: every kernel (both tensor-core tile shapes via
+// the dtype/head-dim mix, generic, f32, decode), with masks and windows.
+inline std::vector<Case> make_score_mod_cases() {
+  std::vector<Case> cs;
+  uint32_t seed = 900;
+  auto add = [&](Case c) {
+    c.score_mod = true;
+    c.seed = seed++;
+    cs.push_back(c);
+  };
+  for (int bf = 0; bf < 2; ++bf) {
+    Case c;
+    c.bf16 = bf != 0;
+    c.Hq = 4;
+    c.Hkv = 2;
+    c.lse = true;
+    Case a = c;  // tensor cores, causal, bool mask with dead rows
+    a.name = "mod_tc";
+    a.L = 70;
+    a.S = 100;
+    a.causal = true;
+    a.mask_kind = ATTN_MASK_BOOL;
+    a.mask_shape = kMask11LS;
+    a.dead_rows = true;
+    add(a);
+    Case pl = c;  // tensor cores, nothing else to mask: the modifier alone forces the per-element path
+    pl.name = "mod_tc_plain";
+    pl.L = pl.S = 128;
+    add(pl);
+    Case w = c;  // tensor cores D=128, window, additive mask
+    w.name = "mod_tc_window";
+    w.E = w.Ev = 128;
+    w.L = 40;
+    w.S = 130;
+    w.window_left = 50;
+    w.window_right = 10;
+    w.mask_kind = ATTN_MASK_ADDITIVE;
+    w.mask_shape = kMaskB11S;
+    add(w);
+    Case g = c;  // generic head dims
+    g.name = "mod_generic";
+    g.E = 80;
+    g.Ev = 32;
+    g.L = 30;
+    g.S = 70;
+    g.causal = true;
+    add(g);
+    Case d = c;  // split-key decode
+    d.name = "mod_decode";
+    d.L = 4;
+    d.S = 500;
+    add(d);
+  }
+  Case f;  // f32
+  f.f32 = true;
+  f.name = "mod_f32";
+  f.Hq = f.Hkv = 2;
+  f.L = 33;
+  f.S = 90;
+  f.causal = true;
+  f.lse = true;
+  add(f);
   return cs;
 }
 

@@ -33,7 +33,7 @@ using sdpa_test::contiguous;
 // A valid problem: B=2, Hq=8, Hkv=2, L=100, S=130, E=Ev=D.
 attn_sdpa_fwd_args good_args(int64_t D = 64, attn_dtype dt = ATTN_DTYPE_F16) {
   attn_sdpa_fwd_args a;
-  std::memset(&a, 0, sizeof(a));
+  attn_sdpa_fwd_args_init(&a);
   a.dtype = dt;
   a.q = contiguous(fake_ptr(1), 2, 8, 100, D);
   a.k = contiguous(fake_ptr(2), 2, 2, 130, D);
@@ -136,6 +136,12 @@ void test_bad_arguments() {
        "unknown dtype 7"},
       {"bad mask kind", [](attn_sdpa_fwd_args& a) { a.mask_kind = static_cast<attn_mask_kind>(5); },
        ATTN_ERR_INVALID_ARGUMENT, "unknown mask_kind 5"},
+      {"bad mask polarity", [](attn_sdpa_fwd_args& a) { add_mask(a, ATTN_MASK_BOOL, 1, 1, 100); a.mask_polarity = static_cast<attn_mask_polarity>(2); },
+       ATTN_ERR_INVALID_ARGUMENT, "unknown mask_polarity 2"},
+      {"drop polarity additive", [](attn_sdpa_fwd_args& a) { add_mask(a, ATTN_MASK_ADDITIVE, 1, 1, 100); a.mask_polarity = ATTN_MASK_DROP; },
+       ATTN_ERR_INVALID_ARGUMENT, "needs a BOOL mask"},
+      {"drop polarity no mask", [](attn_sdpa_fwd_args& a) { a.mask_polarity = ATTN_MASK_DROP; },
+       ATTN_ERR_INVALID_ARGUMENT, "needs a BOOL mask"},
       {"mask NULL", [](attn_sdpa_fwd_args& a) { add_mask(a, ATTN_MASK_BOOL, 1, 1, 100); a.mask.data = nullptr; },
        ATTN_ERR_INVALID_ARGUMENT, "mask.data is NULL"},
       {"mask S mismatch", [](attn_sdpa_fwd_args& a) { add_mask(a, ATTN_MASK_BOOL, 1, 1, 100); a.mask.sizes[3] = 129; },
@@ -232,6 +238,59 @@ void test_good_arguments() {
   a.mask.data = static_cast<char*>(a.mask.data) + 3;
   expect("bool mask stride-0 batch, odd address", &a, ATTN_OK, "");
 
+  // f32: rows need 16 bytes = 4 elements, an additive mask 4-byte alignment;
+  // any head dim runs on the generic kernel.
+  a = good_args(64, ATTN_DTYPE_F32);
+  a.q.strides[2] = 68;
+  a.q.strides[1] = 100 * 68;
+  a.q.strides[0] = 8 * 100 * 68;
+  add_mask(a, ATTN_MASK_ADDITIVE, 1, 1, 100);
+  a.mask.data = static_cast<char*>(a.mask.data) + 4;
+  expect("f32, row stride 68, additive mask 4-byte aligned", &a, ATTN_OK, "");
+  {
+    attn::detail::FwdParams p;
+    CHECK(attn::detail::prepare_fwd_params(&a, &p, nullptr, 0) == ATTN_OK && p.is_f32 == 1 &&
+              p.path == attn::detail::KernelPath::Generic,
+          "f32 D=64 takes the generic kernel");
+  }
+  a.q.strides[2] = 66;
+  expect("f32, row stride 66", &a, ATTN_ERR_UNSUPPORTED, "q.strides[2]=66 is not a multiple of 4 elements");
+  a.q.strides[2] = 68;
+  a.mask.data = static_cast<char*>(a.mask.data) + 2;
+  expect("f32 additive mask, 2-byte aligned", &a, ATTN_ERR_INVALID_ARGUMENT, "is not 4-byte aligned for a 32-bit");
+
+  // Decode shapes split their keys when given a big enough workspace.
+  {
+    a = good_args();  // L = 100: never splits
+    CHECK(attn_cuda_sdpa_fwd_workspace_size(&a) == 0, "L=100 does not split");
+    a.q = contiguous(a.q.data, 2, 8, 1, 64);
+    a.out = contiguous(a.out.data, 2, 8, 1, 64);
+    a.k = contiguous(a.k.data, 2, 2, 4096, 64);
+    a.v = contiguous(a.v.data, 2, 2, 4096, 64);
+    const size_t need = attn_cuda_sdpa_fwd_workspace_size(&a);
+    attn::detail::FwdParams p;
+    CHECK(attn::detail::prepare_fwd_params(&a, &p, nullptr, 0) == ATTN_OK && p.path == attn::detail::KernelPath::TensorCore,
+          "no workspace: no split");
+    a.workspace = fake_ptr(6);
+    a.workspace_bytes = need;
+    CHECK(need > 0 && attn::detail::prepare_fwd_params(&a, &p, nullptr, 0) == ATTN_OK &&
+              p.path == attn::detail::KernelPath::Decode && p.n_splits >= 2 && p.split_len % attn::detail::kDecTileN == 0 &&
+              static_cast<int64_t>(p.n_splits - 1) * p.split_len < 4096 &&
+              static_cast<int64_t>(p.n_splits) * p.split_len >= 4096,
+          "L=1, S=4096 splits (%zu bytes, %d splits of %d)", need, p.n_splits, p.split_len);
+    CHECK(attn_cuda_sdpa_fwd_workspace_size(&a) == need, "the size ignores the workspace given");
+    expect("decode with workspace", &a, ATTN_OK, "");
+    a.workspace_bytes = need - 4;
+    expect("workspace too small", &a, ATTN_ERR_INVALID_ARGUMENT, "is less than the");
+    a.workspace_bytes = need;
+    a.workspace = static_cast<char*>(a.workspace) + 8;
+    expect("workspace misaligned", &a, ATTN_ERR_INVALID_ARGUMENT, "workspace (");
+    a.workspace = nullptr;
+    CHECK(attn_cuda_sdpa_fwd_workspace_size(nullptr) == 0, "NULL args: 0");
+    a.k.sizes[3] = 32;  // invalid
+    CHECK(attn_cuda_sdpa_fwd_workspace_size(&a) == 0, "invalid args: 0");
+  }
+
   // [B, L, H, E] (heads interleaved) and a batch-broadcast k/v.
   a = good_args();
   a.q.strides[0] = 100 * 8 * 64;
@@ -254,14 +313,35 @@ void test_good_arguments() {
     g.is_causal = 1;
     attn::detail::FwdParams p;
     CHECK(attn::detail::prepare_fwd_params(&g, &p, nullptr, 0) == ATTN_OK, "prepare");
-    CHECK(std::isinf(p.masked_value_rounded) && p.causal_skip == 1, "f16: -1e9 rounds to -inf -> causal skip");
+    CHECK(std::isinf(p.masked_value_rounded) && p.band_skip == 1, "f16: -1e9 rounds to -inf -> causal skip");
+    CHECK(p.has_band == 1 && p.win_right == 0 && p.win_left == attn::detail::kWinNone, "causal = band (inf, 0)");
     g.dtype = ATTN_DTYPE_BF16;
     CHECK(attn::detail::prepare_fwd_params(&g, &p, nullptr, 0) == ATTN_OK, "prepare bf16");
-    CHECK(std::isfinite(p.masked_value_rounded) && p.causal_skip == 0, "bf16: -1e9 stays finite -> no causal skip");
+    CHECK(std::isfinite(p.masked_value_rounded) && p.band_skip == 0, "bf16: -1e9 stays finite -> no causal skip");
     CHECK(p.path == attn::detail::KernelPath::TensorCore && p.group == 4, "path/group");
     g.masked_value = -3.0e38f;  // finite in bf16; times log2(e) it would overflow: must be clamped, not -inf
     CHECK(attn::detail::prepare_fwd_params(&g, &p, nullptr, 0) == ATTN_OK, "prepare bf16 huge");
-    CHECK(std::isfinite(p.masked_log2) && p.causal_skip == 0, "masked_log2 clamped: %g", static_cast<double>(p.masked_log2));
+    CHECK(std::isfinite(p.masked_log2) && p.band_skip == 0, "masked_log2 clamped: %g", static_cast<double>(p.masked_log2));
+  }
+  // Windows: causal intersects the right side, huge and very negative bounds
+  // clamp, an all-unbounded window is no band at all.
+  {
+    attn_sdpa_fwd_args g = good_args();
+    attn::detail::FwdParams p;
+    CHECK(attn::detail::prepare_fwd_params(&g, &p, nullptr, 0) == ATTN_OK && p.has_band == 0 && p.band_skip == 0,
+          "init: no band");
+    g.window_left = 7;
+    g.window_right = 5;
+    g.is_causal = 1;
+    CHECK(attn::detail::prepare_fwd_params(&g, &p, nullptr, 0) == ATTN_OK, "prepare window");
+    CHECK(p.win_left == 7 && p.win_right == 0 && p.band_skip == 1, "causal clips window_right 5 to 0: %d %d", p.win_left,
+          p.win_right);
+    g.is_causal = 0;
+    g.window_left = int64_t{1} << 40;
+    g.window_right = -(int64_t{1} << 40);
+    CHECK(attn::detail::prepare_fwd_params(&g, &p, nullptr, 0) == ATTN_OK, "prepare huge window");
+    CHECK(p.win_left == attn::detail::kWinNone && p.win_right == -attn::detail::kWinNone && p.has_band == 1,
+          "clamped: %d %d", p.win_left, p.win_right);
   }
 }
 

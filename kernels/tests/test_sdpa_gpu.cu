@@ -58,6 +58,14 @@ bool run_case(sdpa_test::Problem p, cudaStream_t stream, bool verbose, const cha
   float* dlse = c.lse ? to_device(p.lse) : nullptr;
 
   attn_sdpa_fwd_args args = make_args(p, dq, dk, dv, dout, dmask, dlse, stream);
+  // The workspace that lets decode shapes split their keys (as the runtime bridge gives).
+  void* dws = nullptr;
+  const size_t ws_bytes = c.workspace ? attn_cuda_sdpa_fwd_workspace_size(&args) : 0;
+  if (ws_bytes > 0) {
+    CUDA_OK(cudaMalloc(&dws, ws_bytes));
+    args.workspace = dws;
+    args.workspace_bytes = ws_bytes;
+  }
   char err[512];
   const attn_status st = attn_cuda_sdpa_fwd(&args, err, sizeof(err));
   CHECK(st == ATTN_OK, "%s: attn_cuda_sdpa_fwd returned %s: %s", c.name.c_str(), attn_status_string(st), err);
@@ -89,6 +97,7 @@ bool run_case(sdpa_test::Problem p, cudaStream_t stream, bool verbose, const cha
   cudaFree(dout);
   if (dmask) cudaFree(dmask);
   if (dlse) cudaFree(dlse);
+  if (dws) cudaFree(dws);
   return r.ok && deterministic;
 }
 

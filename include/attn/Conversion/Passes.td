@@ -133,15 +133,18 @@ def AttnLowerSdpaToCuda : Pass<"attn-lower-sdpa-to-cuda", "::mlir::ModuleOp"> {
   let summary = "Lower attn.sdpa to calls into the CUDA flash kernels";
   let description = [{
     Rewrites each `attn.sdpa` that the CUDA kernels (kernels/) support into a
-    call of the runtime bridge `attnrt_cuda_sdpa_<f16|bf16>[_bool|_add]`,
+    call of the runtime bridge `attnrt_cuda_sdpa_<f16|bf16|f32>[_bool|_add]`,
     passing q/k/v/mask and a freshly allocated result as unranked memrefs
     (the bridge reads sizes and strides from their descriptors) plus scale,
-    is_causal and masked_value. A non-zero status from the bridge fails a
-    `cf.assert`. An `attn.transpose` feeding q/k/v that keeps the last dim in
-    place (the nanoGPT `x.transpose(1, 2)`) becomes a strided view, so no copy
-    and no CPU op is left for it.
+    is_causal, masked_value, the boolean mask's polarity and the sliding
+    window. A non-zero status from the bridge fails a `cf.assert`. An
+    `attn.transpose` feeding q/k/v that keeps the last dim in place (the
+    nanoGPT `x.transpose(1, 2)`) becomes a strided view, and a boolean mask
+    that is the fusion's `arith.xori %m, true` is passed as `%m` with the
+    "true = masked out" polarity, so no copy and no CPU op is left for them.
 
-    Supported: f16 and bf16, rank <= 4, static head dims that are multiples
+    Supported: f16, bf16 and f32 (f32 runs in f32 precision on the kernels'
+    generic CUDA-core kernel), rank <= 4, static head dims that are multiples
     of 8 up to 256, dropout_p = 0. Any other attn.sdpa stays for the CPU
     lowering with a remark saying why, or, with `require-gpu`, is an error.
   }];

@@ -488,6 +488,42 @@ struct EmuOps {
     std::memcpy(&v, p, 16);
     return v;
   }
+  // Plain shared-memory loads (the CUDA-core kernels), race-checked like
+  // ldmatrix on the 16-byte chunk they touch.
+  static size_t lds_check(const void* p, size_t len, const char* what) {
+    Machine& m = *current_machine();
+    const unsigned char* c = static_cast<const unsigned char*>(p);
+    const unsigned char* base = m.smem.data();
+    if (c < base || c + len > base + m.smem.size() - 16) fatal("thread %d: %s outside shared memory", m.cur, what);
+    const size_t off = static_cast<size_t>(c - base);
+    if (off % len != 0) fatal("thread %d: %s at smem+%zu misaligned (%zu bytes)", m.cur, what, off, len);
+    note_smem_read(off / 16, what);
+    return off;
+  }
+  static attn::detail::U4 lds_u4(const void* p) {
+    lds_check(p, 16, "ld.shared.v4");
+    attn::detail::U4 v;
+    std::memcpy(&v, p, 16);
+    return v;
+  }
+  static uint16_t lds_u16(const uint16_t* p) {
+    lds_check(p, 2, "ld.shared.u16");
+    uint16_t v;
+    std::memcpy(&v, p, 2);
+    return v;
+  }
+  static float lds_f32(const float* p) {
+    lds_check(p, 4, "ld.shared.f32");
+    float v;
+    std::memcpy(&v, p, 4);
+    return v;
+  }
+  static float ld_f32(const float* p) {
+    check_global(p, 4, false, "ld_f32");
+    float v;
+    std::memcpy(&v, p, 4);
+    return v;
+  }
   static void st_u32(uint16_t* p, uint32_t v) {
     check_global(p, 4, true, "st_u32");
     std::memcpy(p, &v, 4);

@@ -3,7 +3,8 @@
 // attn.sdpa -> bufferization.to_buffer of q/k/v/mask, a memref.alloc for the
 // result, and a call of `attnrt_cuda_sdpa_<dtype>[_bool|_add]` taking unranked
 // memrefs (rank + descriptor pointer, the bridge reads sizes and strides from
-// the descriptor) and the scalar attributes. A non-zero status fails a
+// the descriptor) and the scalar attributes. A boolean mask that is the
+// `arith.xori %m, true` of the fusion is passed as `%m` with the DROP polarity. A non-zero status fails a
 // cf.assert: the bridge has printed the kernel library's message by then.
 //
 //===----------------------------------------------------------------------===//
@@ -21,6 +22,7 @@
 #include "llvm/ADT/SetVector.h"
 
 #include <cmath>
+#include <limits>
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNLOWERSDPATOCUDA
@@ -34,13 +36,18 @@ using namespace mlir::attn;
 /// multiples of 8 so that every row is 16-byte aligned for cp.async.
 static constexpr int64_t kMaxCudaHeadDim = 256;
 
+/// The kernels' ATTN_WINDOW_UNBOUNDED: no bound on that side of the window.
+static constexpr int64_t kWindowUnbounded =
+    std::numeric_limits<int64_t>::max();
+
 std::string mlir::attn::getCudaUnsupportedReason(SdpaOp op) {
   RankedTensorType q = op.getQuery().getType();
   Type et = q.getElementType();
-  if (!et.isF16() && !et.isBF16()) {
+  // f32 runs on the kernels' generic CUDA-core kernel in f32 precision.
+  if (!et.isF16() && !et.isBF16() && !et.isF32()) {
     std::string s;
     llvm::raw_string_ostream os(s);
-    os << "element type " << et << " (the CUDA kernels take f16 and bf16)";
+    os << "element type " << et << " (the CUDA kernels take f16, bf16 and f32)";
     return s;
   }
   int64_t rank = q.getRank();
@@ -61,8 +68,6 @@ std::string mlir::attn::getCudaUnsupportedReason(SdpaOp op) {
     return "dropout_p > 0 (the CUDA kernels are inference kernels)";
   if (op.getScoreModBlock())
     return "a score_mod region (the CUDA kernels run the attribute forms)";
-  if (op.getWindowLeft() || op.getWindowRight())
-    return "a sliding window (the CUDA kernels take no window yet)";
   if (op.getSafeSoftmax())
     return "safe_softmax (the CUDA kernels give NaN on fully masked rows)";
   if (op.hasAdditiveMask() &&
@@ -75,7 +80,8 @@ std::string mlir::attn::getCudaUnsupportedReason(SdpaOp op) {
 /// The bridge function for `op`'s element type and mask kind.
 static std::string getBridgeName(SdpaOp op) {
   std::string name = "attnrt_cuda_sdpa_";
-  name += op.getQuery().getType().getElementType().isF16() ? "f16" : "bf16";
+  Type et = op.getQuery().getType().getElementType();
+  name += et.isF16() ? "f16" : et.isBF16() ? "bf16" : "f32";
   if (op.hasBoolMask())
     name += "_bool";
   else if (op.hasAdditiveMask())
@@ -133,6 +139,27 @@ static Value toUnrankedBuffer(OpBuilder &b, Location loc, Value tensor) {
   return memref::CastOp::create(b, loc, unranked, buffer);
 }
 
+/// True for a splat all-true boolean constant.
+static bool isAllTrue(Value v) {
+  DenseElementsAttr attr;
+  return matchPattern(v, m_Constant(&attr)) && attr.isSplat() &&
+         attr.getElementType().isInteger(1) && attr.getSplatValue<bool>();
+}
+
+/// The boolean mask the kernels read and whether its true entries drop
+/// positions. The fusion turns a `masked_fill` mask (true = fill) into
+/// attn.sdpa's keep-mask with `arith.xori %m, true`; the kernels read `%m`
+/// itself with the DROP polarity instead, so no host op touches a device mask.
+static std::pair<Value, bool> getKernelBoolMask(Value mask) {
+  if (auto xori = mask.getDefiningOp<arith::XOrIOp>()) {
+    if (isAllTrue(xori.getRhs()))
+      return {xori.getLhs(), true};
+    if (isAllTrue(xori.getLhs()))
+      return {xori.getRhs(), true};
+  }
+  return {mask, false};
+}
+
 /// Rewrites one supported attn.sdpa into the bridge call.
 static void lowerSdpaToCudaCall(SdpaOp op, ModuleOp module) {
   OpBuilder b(op);
@@ -143,7 +170,11 @@ static void lowerSdpaToCudaCall(SdpaOp op, ModuleOp module) {
   SmallVector<Value> args;
   for (Value v : {op.getQuery(), op.getKey(), op.getValue()})
     args.push_back(toUnrankedBuffer(b, loc, v));
-  if (Value mask = op.getMask())
+  bool maskDrops = false;
+  Value mask = op.getMask();
+  if (mask && op.hasBoolMask())
+    std::tie(mask, maskDrops) = getKernelBoolMask(mask);
+  if (mask)
     args.push_back(toUnrankedBuffer(b, loc, mask));
 
   // The result buffer; sizes from q ([..., L]) and v (Ev).
@@ -169,6 +200,17 @@ static void lowerSdpaToCudaCall(SdpaOp op, ModuleOp module) {
   args.push_back(arith::ConstantOp::create(
       b, loc,
       b.getF32FloatAttr(static_cast<float>(op.getEffectiveMaskedValue()))));
+  // The kernels' attn_mask_polarity: 0 = KEEP, 1 = DROP.
+  args.push_back(arith::ConstantOp::create(
+      b, loc, b.getI32IntegerAttr(maskDrops ? 1 : 0)));
+  // The band (is_causal and the window intersected; the kernels intersect
+  // it with is_causal again, which changes nothing); ATTN_WINDOW_UNBOUNDED
+  // for an unbounded side. With a -inf masked value the kernels skip the key
+  // tiles outside it.
+  MaskBand band = op.getBand();
+  for (std::optional<int64_t> side : {band.left, band.right})
+    args.push_back(arith::ConstantOp::create(
+        b, loc, b.getI64IntegerAttr(side.value_or(kWindowUnbounded))));
 
   SmallVector<Type> argTypes = llvm::map_to_vector(
       args, [](Value v) -> Type { return v.getType(); });
@@ -190,9 +232,12 @@ static void lowerSdpaToCudaCall(SdpaOp op, ModuleOp module) {
   for (Value v : op.getOperands())
     if (Operation *def = v.getDefiningOp<TransposeOp>())
       producers.insert(def);
+  if (maskDrops)
+    producers.insert(op.getMask().getDefiningOp());
   op.replaceAllUsesWith(result);
   op.erase();
-  // Transposes now read through strided views are dead unless used elsewhere.
+  // Transposes now read through strided views, and a mask inversion the
+  // kernels now do, are dead unless used elsewhere.
   for (Operation *def : producers)
     if (def->use_empty())
       def->erase();

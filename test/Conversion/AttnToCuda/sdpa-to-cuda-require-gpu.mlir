@@ -3,10 +3,10 @@
 // With require-gpu (attn-compile --target=cuda --backend=flash), an attn.sdpa
 // the CUDA kernels cannot run is an error, not a CPU fallback.
 
-func.func @f32(%f: tensor<16x64xf32>) -> tensor<16x64xf32> {
-  // expected-error @+1 {{'attn.sdpa' op cannot run on the GPU: element type f32 (the CUDA kernels take f16 and bf16)}}
-  %0 = attn.sdpa %f, %f, %f : (tensor<16x64xf32>, tensor<16x64xf32>, tensor<16x64xf32>) -> tensor<16x64xf32>
-  return %0 : tensor<16x64xf32>
+func.func @f64(%f: tensor<16x64xf64>) -> tensor<16x64xf64> {
+  // expected-error @+1 {{'attn.sdpa' op cannot run on the GPU: element type f64 (the CUDA kernels take f16, bf16 and f32)}}
+  %0 = attn.sdpa %f, %f, %f : (tensor<16x64xf64>, tensor<16x64xf64>, tensor<16x64xf64>) -> tensor<16x64xf64>
+  return %0 : tensor<16x64xf64>
 }
 
 // -----

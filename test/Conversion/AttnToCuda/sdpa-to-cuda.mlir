@@ -2,7 +2,7 @@
 
 // attn.sdpa -> a call of the kernels' runtime bridge on unranked memrefs.
 
-// CHECK-LABEL: func.func private @attnrt_cuda_sdpa_f16(memref<*xf16>, memref<*xf16>, memref<*xf16>, memref<*xf16>, f32, i32, f32) -> i32
+// CHECK-LABEL: func.func private @attnrt_cuda_sdpa_f16(memref<*xf16>, memref<*xf16>, memref<*xf16>, memref<*xf16>, f32, i32, f32, i32, i64, i64) -> i32
 // CHECK-LABEL: func.func @causal_f16
 // CHECK-SAME: (%[[Q:.+]]: tensor<2x8x128x64xf16>, %[[K:.+]]: tensor<2x8x128x64xf16>, %[[V:.+]]: tensor<2x8x128x64xf16>)
 // CHECK-DAG: %[[QB:.+]] = bufferization.to_buffer %[[Q]] read_only
@@ -14,7 +14,10 @@
 // CHECK-DAG: %[[SCALE:.+]] = arith.constant 1.250000e-01 : f32
 // CHECK-DAG: %[[CAUSAL:.+]] = arith.constant 1 : i32
 // CHECK-DAG: %[[MASKED:.+]] = arith.constant 0xFF800000 : f32
-// CHECK: %[[STATUS:.+]] = call @attnrt_cuda_sdpa_f16(%[[QU]], %{{.+}}, %{{.+}}, %[[OUTU]], %[[SCALE]], %[[CAUSAL]], %[[MASKED]])
+// CHECK-DAG: %[[KEEP:.+]] = arith.constant 0 : i32
+// CHECK-DAG: %[[UNBOUNDED:.+]] = arith.constant 9223372036854775807 : i64
+// CHECK-DAG: %[[DIAGONAL:.+]] = arith.constant 0 : i64
+// CHECK: %[[STATUS:.+]] = call @attnrt_cuda_sdpa_f16(%[[QU]], %{{.+}}, %{{.+}}, %[[OUTU]], %[[SCALE]], %[[CAUSAL]], %[[MASKED]], %[[KEEP]], %[[UNBOUNDED]], %[[DIAGONAL]])
 // CHECK: %[[OK:.+]] = arith.cmpi eq, %[[STATUS]], %{{.+}} : i32
 // CHECK: cf.assert %[[OK]], "attn.sdpa: the CUDA kernel call failed (its message is on stderr)"
 // CHECK: %[[R:.+]] = bufferization.to_tensor %[[OUT]] restrict writable
@@ -29,8 +32,8 @@ func.func @causal_f16(%q: tensor<2x8x128x64xf16>, %k: tensor<2x8x128x64xf16>, %v
 // Masks pick the bridge entry; masked_value and scale pass through; the
 // result's dynamic sizes come from q (L) and v (Ev).
 
-// CHECK-DAG: func.func private @attnrt_cuda_sdpa_bf16_bool(memref<*xbf16>, memref<*xbf16>, memref<*xbf16>, memref<*xi1>, memref<*xbf16>, f32, i32, f32) -> i32
-// CHECK-DAG: func.func private @attnrt_cuda_sdpa_bf16_add(memref<*xbf16>, memref<*xbf16>, memref<*xbf16>, memref<*xbf16>, memref<*xbf16>, f32, i32, f32) -> i32
+// CHECK-DAG: func.func private @attnrt_cuda_sdpa_bf16_bool(memref<*xbf16>, memref<*xbf16>, memref<*xbf16>, memref<*xi1>, memref<*xbf16>, f32, i32, f32, i32, i64, i64) -> i32
+// CHECK-DAG: func.func private @attnrt_cuda_sdpa_bf16_add(memref<*xbf16>, memref<*xbf16>, memref<*xbf16>, memref<*xbf16>, memref<*xbf16>, f32, i32, f32, i32, i64, i64) -> i32
 // CHECK-LABEL: func.func @masks_bf16
 // CHECK: %[[L:.+]] = tensor.dim %{{.+}}, %{{.+}} : tensor<4x?x128xbf16>
 // CHECK: memref.alloc(%[[L]]) : memref<4x?x96xbf16>
@@ -44,6 +47,88 @@ func.func @masks_bf16(%q: tensor<4x?x128xbf16>, %k: tensor<4x64x128xbf16>, %v: t
       : (tensor<4x?x128xbf16>, tensor<4x64x128xbf16>, tensor<4x64x96xbf16>, tensor<4x1x64xi1>) -> tensor<4x?x96xbf16>
   %1 = attn.sdpa %q, %k, %v, %bias : (tensor<4x?x128xbf16>, tensor<4x64x128xbf16>, tensor<4x64x96xbf16>, tensor<?x64xbf16>) -> tensor<4x?x96xbf16>
   return %0, %1 : tensor<4x?x96xbf16>, tensor<4x?x96xbf16>
+}
+
+// -----
+
+// The fusion's inversion of a masked_fill mask (`arith.xori %m, true`) is
+// not run on the host: the kernels read %m with the DROP polarity (1), and
+// the dead xori is erased. A mask that is not an inversion keeps the KEEP
+// polarity (0), as does an xori with something other than all-true.
+
+// CHECK-LABEL: func.func @mask_polarity
+// CHECK-SAME: (%{{.+}}: tensor<1x2x64x64xf16>, %[[M:.+]]: tensor<64x64xi1>, %[[N:.+]]: tensor<64x64xi1>)
+// CHECK-NOT: arith.xori
+// CHECK: %[[MB:.+]] = bufferization.to_buffer %[[M]] read_only
+// CHECK: %[[MU:.+]] = memref.cast %[[MB]]
+// CHECK: arith.constant 0xFF800000 : f32
+// CHECK-NEXT: %[[DROP:.+]] = arith.constant 1 : i32
+// CHECK: call @attnrt_cuda_sdpa_f16_bool(%{{.+}}, %{{.+}}, %{{.+}}, %[[MU]], %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %[[DROP]], %{{.+}}, %{{.+}})
+// CHECK: %[[X:.+]] = arith.xori %[[M]], %[[N]]
+// CHECK: %[[XB:.+]] = bufferization.to_buffer %[[X]] read_only
+// CHECK: %[[XU:.+]] = memref.cast %[[XB]]
+// CHECK: arith.constant 0xFF800000 : f32
+// CHECK-NEXT: %[[KEEP:.+]] = arith.constant 0 : i32
+// CHECK: call @attnrt_cuda_sdpa_f16_bool(%{{.+}}, %{{.+}}, %{{.+}}, %[[XU]], %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %[[KEEP]], %{{.+}}, %{{.+}})
+func.func @mask_polarity(%q: tensor<1x2x64x64xf16>, %m: tensor<64x64xi1>, %n: tensor<64x64xi1>) -> (tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>) {
+  %true = arith.constant dense<true> : tensor<64x64xi1>
+  %keep = arith.xori %true, %m : tensor<64x64xi1>
+  %0 = attn.sdpa %q, %q, %q, %keep : (tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<64x64xi1>) -> tensor<1x2x64x64xf16>
+  %x = arith.xori %m, %n : tensor<64x64xi1>
+  %1 = attn.sdpa %q, %q, %q, %x : (tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<64x64xi1>) -> tensor<1x2x64x64xf16>
+  return %0, %1 : tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>
+}
+
+// -----
+
+// An inversion with another user stays for it; the kernel still reads the
+// original mask with the DROP polarity.
+
+// CHECK-LABEL: func.func @negative_inversion_kept
+// CHECK-SAME: %[[M:[^:]+]]: tensor<64x64xi1>
+// CHECK: %[[INV:.+]] = arith.xori %[[M]], %{{.+}}
+// CHECK: bufferization.to_buffer %[[M]] read_only
+// CHECK: call @attnrt_cuda_sdpa_f16_bool(
+// CHECK: return %{{.+}}, %[[INV]]
+func.func @negative_inversion_kept(%q: tensor<1x2x64x64xf16>, %m: tensor<64x64xi1>) -> (tensor<1x2x64x64xf16>, tensor<64x64xi1>) {
+  %true = arith.constant dense<true> : tensor<64x64xi1>
+  %keep = arith.xori %m, %true : tensor<64x64xi1>
+  %0 = attn.sdpa %q, %q, %q, %keep : (tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<64x64xi1>) -> tensor<1x2x64x64xf16>
+  return %0, %keep : tensor<1x2x64x64xf16>, tensor<64x64xi1>
+}
+
+// -----
+
+// f32 goes to the GPU too (the kernels' generic kernel, in f32 precision),
+// with an f32 additive mask; head dims that are not 64/128 are fine there.
+
+// CHECK-DAG: func.func private @attnrt_cuda_sdpa_f32(memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, f32, i32, f32, i32, i64, i64) -> i32
+// CHECK-DAG: func.func private @attnrt_cuda_sdpa_f32_add(memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, f32, i32, f32, i32, i64, i64) -> i32
+// CHECK-LABEL: func.func @f32_inputs
+// CHECK: call @attnrt_cuda_sdpa_f32(
+// CHECK: call @attnrt_cuda_sdpa_f32_add(
+func.func @f32_inputs(%q: tensor<2x4x100x80xf32>, %bias: tensor<100x100xf32>) -> (tensor<2x4x100x80xf32>, tensor<2x4x100x80xf32>) {
+  %0 = attn.sdpa %q, %q, %q {is_causal = true} : (tensor<2x4x100x80xf32>, tensor<2x4x100x80xf32>, tensor<2x4x100x80xf32>) -> tensor<2x4x100x80xf32>
+  %1 = attn.sdpa %q, %q, %q, %bias : (tensor<2x4x100x80xf32>, tensor<2x4x100x80xf32>, tensor<2x4x100x80xf32>, tensor<100x100xf32>) -> tensor<2x4x100x80xf32>
+  return %0, %1 : tensor<2x4x100x80xf32>, tensor<2x4x100x80xf32>
+}
+
+// -----
+
+// A sliding window goes to the kernels as (left, right), intersected with
+// is_causal; an absent side is ATTN_WINDOW_UNBOUNDED (INT64_MAX).
+
+// CHECK-LABEL: func.func @window
+// CHECK: %[[L1:.+]] = arith.constant 128 : i64
+// CHECK-NEXT: %[[R1:.+]] = arith.constant 0 : i64
+// CHECK-NEXT: call @attnrt_cuda_sdpa_bf16(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %[[L1]], %[[R1]])
+// CHECK: %[[L2:.+]] = arith.constant 9223372036854775807 : i64
+// CHECK-NEXT: %[[R2:.+]] = arith.constant 3 : i64
+// CHECK-NEXT: call @attnrt_cuda_sdpa_bf16(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %[[L2]], %[[R2]])
+func.func @window(%q: tensor<1x2x300x64xbf16>) -> (tensor<1x2x300x64xbf16>, tensor<1x2x300x64xbf16>) {
+  %0 = attn.sdpa %q, %q, %q {is_causal = true, window_left = 128 : i64, window_right = 5 : i64} : (tensor<1x2x300x64xbf16>, tensor<1x2x300x64xbf16>, tensor<1x2x300x64xbf16>) -> tensor<1x2x300x64xbf16>
+  %1 = attn.sdpa %q, %q, %q {window_right = 3 : i64} : (tensor<1x2x300x64xbf16>, tensor<1x2x300x64xbf16>, tensor<1x2x300x64xbf16>) -> tensor<1x2x300x64xbf16>
+  return %0, %1 : tensor<1x2x300x64xbf16>, tensor<1x2x300x64xbf16>
 }
 
 // -----
@@ -87,10 +172,10 @@ func.func @negative_transpose_kept(%x: tensor<2x128x8x64xf16>) -> (tensor<2x8x12
 // CHECK-LABEL: func.func @negative_unsupported
 // CHECK-COUNT-5: attn.sdpa
 // CHECK-NOT: call
-func.func @negative_unsupported(%f: tensor<16x64xf32>, %h: tensor<16x60xf16>, %w: tensor<16x512xf16>,
+func.func @negative_unsupported(%f: tensor<16x64xf64>, %h: tensor<16x60xf16>, %w: tensor<16x512xf16>,
                                 %d: tensor<16x64xf16>, %r: tensor<1x2x2x16x64xf16>) {
-  // expected-remark @+1 {{attn.sdpa stays on the CPU: element type f32 (the CUDA kernels take f16 and bf16)}}
-  %0 = attn.sdpa %f, %f, %f : (tensor<16x64xf32>, tensor<16x64xf32>, tensor<16x64xf32>) -> tensor<16x64xf32>
+  // expected-remark @+1 {{attn.sdpa stays on the CPU: element type f64 (the CUDA kernels take f16, bf16 and f32)}}
+  %0 = attn.sdpa %f, %f, %f : (tensor<16x64xf64>, tensor<16x64xf64>, tensor<16x64xf64>) -> tensor<16x64xf64>
   // expected-remark @+1 {{stays on the CPU: head dim 60 (the CUDA kernels need a multiple of 8, at most 256)}}
   %1 = attn.sdpa %h, %h, %h : (tensor<16x60xf16>, tensor<16x60xf16>, tensor<16x60xf16>) -> tensor<16x60xf16>
   // expected-remark @+1 {{stays on the CPU: head dim 512}}

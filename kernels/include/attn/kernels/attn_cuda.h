@@ -15,8 +15,10 @@
  * Semantics (the contract shared with the compiler, see kernels/README.md):
  *   scores[i,j] = (q[i,:] . k[j,:]) * scale                  (f32 accumulation)
  *   BOOL mask:      mask[i,j] == 0  -> scores[i,j] = masked_value (rounded to dtype)
+ *                   (mask[i,j] != 0 with mask_polarity = ATTN_MASK_DROP)
  *   ADDITIVE mask:  scores[i,j] += mask[i,j]                  (f32 math)
  *   is_causal:      j > i           -> scores[i,j] = masked_value (rounded to dtype)
+ *   window:         j < i - window_left or j > i + window_right -> scores[i,j] = masked_value
  *   P = softmax_j(scores) in f32; out = P . v (f32 accumulation, rounded once)
  *   A row whose scores are all -inf yields NaN (like torch.softmax), its LSE is -inf.
  */
@@ -40,8 +42,9 @@ typedef enum {
   ATTN_ERR_CUDA = 3              /* a CUDA runtime call / kernel launch failed */
 } attn_status;
 
-/* Element type of q, k, v, out and of an ADDITIVE mask. */
-typedef enum { ATTN_DTYPE_F16 = 0, ATTN_DTYPE_BF16 = 1 } attn_dtype;
+/* Element type of q, k, v, out and of an ADDITIVE mask. F32 runs on the
+ * generic CUDA-core kernel in full f32 precision (no tf32/bf16 rounding). */
+typedef enum { ATTN_DTYPE_F16 = 0, ATTN_DTYPE_BF16 = 1, ATTN_DTYPE_F32 = 2 } attn_dtype;
 
 /* How `mask` is interpreted. */
 typedef enum {
@@ -49,6 +52,17 @@ typedef enum {
   ATTN_MASK_BOOL = 1,     /* 1 byte per element, nonzero = position takes part */
   ATTN_MASK_ADDITIVE = 2  /* same dtype as q, added to the scaled scores */
 } attn_mask_kind;
+
+/* What a nonzero byte of a BOOL mask means. DROP lets a compiler pass the
+ * mask of a `masked_fill` (true = fill) as it is, instead of inverting it on
+ * the host first (attn.sdpa's own convention is KEEP). */
+typedef enum {
+  ATTN_MASK_KEEP = 0, /* nonzero = position takes part (default) */
+  ATTN_MASK_DROP = 1  /* nonzero = position is masked out */
+} attn_mask_polarity;
+
+/* window_left / window_right value meaning "no bound on this side". */
+#define ATTN_WINDOW_UNBOUNDED INT64_MAX
 
 /* A strided rank-4 view of device memory.
  *   data:    device pointer to element [0,0,0,0]
@@ -80,7 +94,30 @@ typedef struct {
                         log-sum-exp of each row's scores (m + log(sum exp(s - m))); -inf for rows whose
                         scores are all -inf (their `out` row is NaN). May be NULL. */
   void *stream;      /* cudaStream_t to enqueue on; NULL = legacy default stream */
+  attn_mask_polarity mask_polarity; /* BOOL masks only (must be KEEP otherwise): KEEP = nonzero takes part,
+                        DROP = nonzero is masked out. Zero-initialised = KEEP. */
+  int64_t window_left;  /* sliding window, top-left aligned like is_causal: query i sees key j only if */
+  int64_t window_right; /* i - window_left <= j <= i + window_right; other positions get masked_value.
+                           ATTN_WINDOW_UNBOUNDED (INT64_MAX) = no bound on that side. Combined with
+                           is_causal by intersection. NOTE: zero is a real bound (0/0 = the diagonal
+                           only), so a zero-initialised struct is NOT unbounded: start from
+                           attn_sdpa_fwd_args_init. */
+  void *workspace;       /* optional device scratch (16-byte aligned) of workspace_bytes bytes. With at least
+                            attn_cuda_sdpa_fwd_workspace_size(args) bytes, a decode-shaped problem (L <= 16,
+                            long S) splits its keys across thread blocks and combines the partial results
+                            (Flash-Decoding); NULL (or a problem that does not split) = no split. Must not be
+                            used by another call in flight. */
+  size_t workspace_bytes;
 } attn_sdpa_fwd_args;
+
+/* Bytes of workspace with which attn_cuda_sdpa_fwd splits the keys of this
+ * problem (see attn_sdpa_fwd_args.workspace); 0 when it does not split or the
+ * arguments do not validate. Pure host computation from the shapes. */
+size_t attn_cuda_sdpa_fwd_workspace_size(const attn_sdpa_fwd_args *args);
+
+/* Zero-fills *args, then sets the fields whose default is not zero:
+ * masked_value = -INFINITY, window_left = window_right = ATTN_WINDOW_UNBOUNDED. */
+void attn_sdpa_fwd_args_init(attn_sdpa_fwd_args *args);
 
 /* Validates (see attn_cuda_validate_sdpa_fwd), then enqueues the fused forward
  * kernel on args->stream. Returns ATTN_ERR_CUDA (with cudaGetErrorString text)
