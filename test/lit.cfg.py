@@ -44,5 +44,9 @@ for tool in ["attn-compile", "attn-run"]:
         config.available_features.add(tool)
 if config.attn_have_cuda:
     config.available_features.add("cuda-toolkit")
+# The host architecture (tests that name x86 CPUs in --mcpu need x86).
+import platform
+if platform.machine() in ("x86_64", "AMD64"):
+    config.available_features.add("x86_64-host")
 if os.path.exists("/dev/nvidia0") or os.environ.get("ATTN_HAVE_GPU") == "1":
     config.available_features.add("cuda-gpu")

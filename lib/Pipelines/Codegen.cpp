@@ -101,3 +101,12 @@ LogicalResult attn::emitObjectFile(llvm::Module &llvmModule,
   pm.run(llvmModule);
   return success();
 }
+
+int64_t attn::getTargetVectorBits(const llvm::TargetMachine &tm) {
+  const llvm::MCSubtargetInfo *sti = tm.getMCSubtargetInfo();
+  if (sti->checkFeatures("+avx512f"))
+    return 512;
+  if (sti->checkFeatures("+avx"))
+    return 256;
+  return 128;
+}

@@ -85,6 +85,7 @@ void attn::buildAttnToLLVMPipeline(OpPassManager &pm,
   lowering.backend = options.backend;
   lowering.enableTrace = options.trace;
   lowering.numThreads = options.numThreads;
+  lowering.vectorBits = options.vectorBits;
   lowering.checkFailureCalls = true;
   buildAttnCpuLoweringPipeline(pm, lowering);
 }

@@ -295,9 +295,27 @@ static FailureOr<std::string> buildCHeader(ModuleOp module,
   return text;
 }
 
-/// The whole pipeline to the LLVM dialect; then checks that every public
-/// function got the C entry point its signature promises.
+/// The target machine of --mcpu/--mattr/-O (the host's by default).
+static std::unique_ptr<llvm::TargetMachine> createTargetMachine() {
+  attn::AttnTargetOptions targetOptions;
+  targetOptions.cpu = mcpu;
+  targetOptions.features = mattr;
+  targetOptions.optLevel = optLevel;
+  std::string errorMessage;
+  std::unique_ptr<llvm::TargetMachine> tm =
+      attn::createAttnTargetMachine(targetOptions, errorMessage);
+  if (!tm)
+    (void)reportError(errorMessage);
+  return tm;
+}
+
+/// The whole pipeline to the LLVM dialect, tiled for the target's vector
+/// registers; then checks that every public function got the C entry point
+/// its signature promises.
 static LogicalResult lowerModule(ModuleOp module) {
+  std::unique_ptr<llvm::TargetMachine> tm = createTargetMachine();
+  if (!tm)
+    return failure();
   SmallVector<std::tuple<std::string, FunctionType, Location>> publicFuncs;
   for (auto func : module.getOps<func::FuncOp>())
     if (func.isPublic() && !func.isExternal())
@@ -309,6 +327,7 @@ static LogicalResult lowerModule(ModuleOp module) {
   options.trace = trace;
   options.numThreads = threads;
   options.target = target;
+  options.vectorBits = attn::getTargetVectorBits(*tm);
   if (failed(attn::lowerToLLVMDialect(module, options)))
     return failure();
   for (auto &[name, type, loc] : publicFuncs)
@@ -355,15 +374,9 @@ static LogicalResult writeSharedLibrary(llvm::Module &llvmModule,
 
 /// LLVM IR, an object or a shared library from the lowered `module`.
 static LogicalResult emitMachineCode(ModuleOp module, EmitKind kind) {
-  attn::AttnTargetOptions targetOptions;
-  targetOptions.cpu = mcpu;
-  targetOptions.features = mattr;
-  targetOptions.optLevel = optLevel;
-  std::string errorMessage;
-  std::unique_ptr<llvm::TargetMachine> tm =
-      attn::createAttnTargetMachine(targetOptions, errorMessage);
+  std::unique_ptr<llvm::TargetMachine> tm = createTargetMachine();
   if (!tm)
-    return reportError(errorMessage);
+    return failure();
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =
       attn::translateAndOptimize(module, llvmContext, *tm, optLevel);
@@ -380,6 +393,7 @@ static LogicalResult emitMachineCode(ModuleOp module, EmitKind kind) {
     });
   case EmitKind::Obj:
     return writeFile(outputFilename, [&](llvm::raw_fd_ostream &os) {
+      std::string errorMessage;
       if (failed(attn::emitObjectFile(*llvmModule, *tm, os, errorMessage)))
         return reportError(errorMessage);
       return success();

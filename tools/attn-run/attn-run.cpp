@@ -383,14 +383,7 @@ compileJit(ModuleOp source, func::FuncOp entry,
     if (func.getSymName() != entry.getSymName() &&
         SymbolTable::symbolKnownUseEmpty(func, *module))
       func.erase();
-  if (failed(attn::lowerToLLVMDialect(*module, options)))
-    return nullptr;
-  if (failed(attn::verifyLoweredCInterface(*module, entry.getSymName(),
-                                           entry.getFunctionType(),
-                                           entry.getLoc())))
-    return nullptr;
-  SmallVector<std::string> traceNames = attn::getTraceNames(*module);
-
+  // The target first: the lowering tiles for its vector registers.
   attn::AttnTargetOptions targetOptions;
   targetOptions.cpu = mcpu;
   targetOptions.features = mattr;
@@ -401,6 +394,16 @@ compileJit(ModuleOp source, func::FuncOp entry,
     fail(error);
     return nullptr;
   }
+  attn::AttnPipelineOptions targetedOptions = options;
+  targetedOptions.vectorBits = attn::getTargetVectorBits(*tm);
+  if (failed(attn::lowerToLLVMDialect(*module, targetedOptions)))
+    return nullptr;
+  if (failed(attn::verifyLoweredCInterface(*module, entry.getSymName(),
+                                           entry.getFunctionType(),
+                                           entry.getLoc())))
+    return nullptr;
+  SmallVector<std::string> traceNames = attn::getTraceNames(*module);
+
   auto transformer = makeOptimizingTransformer(3, 0, tm.get());
   ExecutionEngineOptions engineOptions;
   engineOptions.transformer = transformer;

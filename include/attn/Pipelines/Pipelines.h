@@ -78,6 +78,11 @@ struct AttnPipelineOptions {
   /// "flash" every attn.sdpa must be supported), everything else is lowered
   /// for the CPU, and allocations use CUDA managed memory.
   CompileTarget target = CompileTarget::Cpu;
+  /// Vector register width (bits) the CPU lowering tiles for; 0: the
+  /// host's. The tools set it from the target machine (--mcpu/--mattr,
+  /// getTargetVectorBits), so that code compiled for another CPU is tiled
+  /// for that CPU's registers.
+  int64_t vectorBits = 0;
 };
 
 /// The OpenMP runtime the lowered code calls when numThreads != 1 (the
@@ -143,6 +148,10 @@ struct AttnTargetOptions {
 /// libraries). Returns null and sets `error` on failure (unknown CPU, ...).
 std::unique_ptr<llvm::TargetMachine>
 createAttnTargetMachine(const AttnTargetOptions &options, std::string &error);
+
+/// The widest vector registers `tm` generates code for, in bits: 512 with
+/// AVX-512F, 256 with AVX, else 128 (SSE, NEON).
+int64_t getTargetVectorBits(const llvm::TargetMachine &tm);
 
 /// Translates a module in the LLVM dialect to LLVM IR, sets triple and data
 /// layout from `tm` and runs LLVM's O<optLevel> pipeline. Null on failure
