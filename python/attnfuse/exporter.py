@@ -440,6 +440,11 @@ class _Exporter:
     def _softmax(self, x, dim, half_to_float):
         return self.softmax(x, dim, torch.float32 if half_to_float else None)
 
+    def _safe_softmax(self, x, dim, dtype=None):
+        # torch._safe_softmax: 0, not NaN, on a row whose inputs are all -inf.
+        x = self.tensor(x, dtype)
+        return self.b.attn("safe_softmax", [x], x.type, [f"dim = {dim} : i64"])
+
     def masked_fill(self, x, mask, value):
         out = self.out_type()
         x = self.tensor(x)
@@ -951,7 +956,7 @@ _HANDLERS = {
     aten.t.default: _E.t,
     aten.softmax.int: _E.softmax,
     aten._softmax.default: _E._softmax,
-    aten._safe_softmax.default: _E.softmax,
+    aten._safe_softmax.default: _E._safe_softmax,
     aten.masked_fill.Scalar: _E.masked_fill,
     aten.masked_fill.Tensor: _E.masked_fill,
     aten.where.self: _E.where,

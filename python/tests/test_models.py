@@ -115,6 +115,32 @@ def test_fully_masked_rows_are_nan_as_in_pytorch():
     assert_matches(out, module(q, k, v, mask))
 
 
+class SafeSoftmaxAttention(torch.nn.Module):
+    """PyTorch's own SDPA math path: _safe_softmax gives 0 on a fully
+    masked row where softmax gives NaN."""
+
+    def forward(self, q, k, v, mask):
+        s = (q @ k.transpose(-2, -1)) * q.shape[-1] ** -0.5
+        s = s.masked_fill(mask, float("-inf"))
+        return torch._safe_softmax(s, -1) @ v
+
+
+def test_safe_softmax_gives_zero_rows_as_in_pytorch():
+    module = SafeSoftmaxAttention()
+    q, k, v = qkv(2)
+    mask = torch.zeros(8, 8, dtype=torch.bool)
+    mask[3, :] = True  # row 3: every key masked
+    mask[5, 6:] = True
+    compiled = attnfuse.compile(module, (q, k, v, mask))
+    fused, _ = attnfuse.fuse(compiled.mlir)
+    assert fused.count('"attn.sdpa"') == 1
+    assert "safe_softmax = true" in fused
+    out = compiled(q, k, v, mask)
+    assert (out[:, :, 3] == 0).all()
+    assert not out.isnan().any()
+    assert_matches(out, module(q, k, v, mask))
+
+
 def test_dynamic_sequence_length():
     """nanoGPT with dynamic batch and sequence: the sliced causal buffer is
     a run-time mask, the block still fuses."""
