@@ -101,12 +101,18 @@ def test_hf_additive_mask_half(dtype):
     run_case("hf_additive", dtype, 1)
 
 
-def test_fully_masked_rows_are_nan_as_in_pytorch():
-    module = MaskedAttention()
+def masked_rows_inputs():
+    """q, k, v and a mask (True = masked) whose row 3 masks every key."""
     q, k, v = qkv(2)
     mask = torch.zeros(8, 8, dtype=torch.bool)
-    mask[3, :] = True  # row 3: every key masked
+    mask[3, :] = True
     mask[5, 6:] = True
+    return q, k, v, mask
+
+
+def test_fully_masked_rows_are_nan_as_in_pytorch():
+    module = MaskedAttention()
+    q, k, v, mask = masked_rows_inputs()
     compiled = attnfuse.compile(module, (q, k, v, mask))
     assert attnfuse.count_sdpa(compiled.mlir) == 1
     out = compiled(q, k, v, mask)
@@ -127,10 +133,7 @@ class SafeSoftmaxAttention(torch.nn.Module):
 
 def test_safe_softmax_gives_zero_rows_as_in_pytorch():
     module = SafeSoftmaxAttention()
-    q, k, v = qkv(2)
-    mask = torch.zeros(8, 8, dtype=torch.bool)
-    mask[3, :] = True  # row 3: every key masked
-    mask[5, 6:] = True
+    q, k, v, mask = masked_rows_inputs()
     compiled = attnfuse.compile(module, (q, k, v, mask))
     fused, _ = attnfuse.fuse(compiled.mlir)
     assert fused.count('"attn.sdpa"') == 1
