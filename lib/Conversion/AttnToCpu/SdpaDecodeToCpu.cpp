@@ -10,8 +10,9 @@
 //       s[r, j] = score step(sum_e q[r, e] k[j, e]) for all rows r at once
 //       (L FMA chains along e sharing each vector of the
 //       key row, one horizontal add per row), then per row the block's
-//       online-softmax update and acc[r, :] = acc * alpha + sum_j p v[j, :]
-//       (vectors of value columns held in registers across the keys)
+//       online-softmax update, then acc[r, :] = acc * alpha + sum_j p v[j, :]
+//       for all rows (a rows x value-column-vectors register tile: each
+//       vector of a value row is loaded once for all rows)
 //     -> the split's running max, sum and accumulator
 //   scf.forall (query batch dims x rows)                  combine
 //     out = sum_s exp(m_s - M) acc_s / sum_s exp(m_s - M) l_s
@@ -40,12 +41,18 @@ using namespace mlir::attn::cpu;
 
 namespace {
 
-/// Keys per block and per split, value-column vectors per register tile.
+/// Keys per block and per split; the p.v register tile: at most pvColVecs
+/// vectors of value columns, at most pvAccumulators accumulators (rows x
+/// column vectors) in vector registers.
 struct DecodeTiling {
   int64_t lanes = 8;
   int64_t blockKV = 64;
   int64_t splitKV = 1024;
   int64_t pvColVecs = 4;
+  int64_t pvAccumulators = 12;
+  /// Independent FMA chains in q.k (query rows x keys per group): enough
+  /// to hide the FMA latency.
+  int64_t qkChains = 4;
 };
 
 class DecodeLowering {
@@ -79,8 +86,10 @@ private:
   void emitSplit(ValueRange ivs);
   void emitScores(ArrayRef<Value> qIdx, ArrayRef<Value> kvIdx, Value kv0,
                   Value keys, Value scores);
-  void emitRowBlock(ArrayRef<Value> kvIdx, ArrayRef<Value> partIdx, Value r,
-                    Value kv0, Value keys, Value scores, Value stats);
+  using PartIndexFn = function_ref<SmallVector<Value>(Value row)>;
+  void emitSoftmaxStep(Value r, Value keys, Value scores, Value stats);
+  void emitPv(ArrayRef<Value> kvIdx, PartIndexFn partIdx, Value kv0,
+              Value keys, Value scores, Value stats);
   void emitCombine(ValueRange ivs);
 
   OpBuilder &b;
@@ -144,10 +153,14 @@ void DecodeLowering::emitScores(ArrayRef<Value> qIdx, ArrayRef<Value> kvIdx,
   Value vecEnd = arith::SubIOp::create(
       b, loc, plan.e, arith::RemUIOp::create(b, loc, plan.e, lanes));
   Value zeroVec = createFloatConstantOfType(b, loc, vecType, 0.0);
-  forLoop(idx(0), keys, idx(1), [&](Value j) {
-    Value key = add(kv0, j);
-    // `rows` FMA chains over e in [lo, hi) by `step`, sharing each load of
-    // the key row (vectors, then the scalar tail).
+  // `nk` keys from block position j0: rows x nk independent FMA chains over
+  // e (each key vector loaded once for all rows, each query vector once
+  // for all keys), then the score step of each.
+  auto emitKeys = [&](Value j0, int64_t nk) {
+    SmallVector<Value> keyOf;
+    for (int64_t k = 0; k < nk; ++k)
+      keyOf.push_back(add(kv0, add(j0, idx(k))));
+    // Chains over e in [lo, hi) by `step`: vectors, then the scalar tail.
     auto chains = [&](Value lo, Value hi, Value step, ValueRange init,
                       bool vectors) {
       auto load = [&](Value buf, ArrayRef<Value> prefix, Value row, Value e) {
@@ -157,15 +170,20 @@ void DecodeLowering::emitScores(ArrayRef<Value> qIdx, ArrayRef<Value> kvIdx,
       auto loop = scf::ForOp::create(
           b, loc, lo, hi, step, init,
           [&](OpBuilder &, Location, Value e, ValueRange acc) {
-            Value kv = load(kBuf, kvIdx, key, e);
-            SmallVector<Value> next;
+            SmallVector<Value> kv, next;
+            for (int64_t k = 0; k < nk; ++k)
+              kv.push_back(load(kBuf, kvIdx, keyOf[k], e));
             for (int64_t r = 0; r < rows; ++r) {
               Value qv = load(qBuf, qIdx, idx(r), e);
-              next.push_back(
-                  vectors ? vector::FMAOp::create(b, loc, qv, kv, acc[r])
-                                .getResult()
-                          : math::FmaOp::create(b, loc, qv, kv, acc[r])
-                                .getResult());
+              for (int64_t k = 0; k < nk; ++k) {
+                Value a = acc[r * nk + k];
+                next.push_back(
+                    vectors
+                        ? vector::FMAOp::create(b, loc, qv, kv[k], a)
+                              .getResult()
+                        : math::FmaOp::create(b, loc, qv, kv[k], a)
+                              .getResult());
+              }
             }
             scf::YieldOp::create(b, loc, next);
           });
@@ -173,38 +191,48 @@ void DecodeLowering::emitScores(ArrayRef<Value> qIdx, ArrayRef<Value> kvIdx,
     };
     SmallVector<Value> dots;
     for (Value acc : chains(idx(0), vecEnd, lanes,
-                            SmallVector<Value>(rows, zeroVec), true))
+                            SmallVector<Value>(rows * nk, zeroVec), true))
       dots.push_back(vector::ReductionOp::create(
           b, loc, vector::CombiningKind::ADD, acc,
           arith::FastMathFlags::reassoc));
     dots = chains(vecEnd, plan.e, idx(1), dots, false);
     for (int64_t r = 0; r < rows; ++r) {
       Value row = idx(r);
-      Value maskElem;
-      if (maskBuf)
-        maskElem = memref::LoadOp::create(
-            b, loc, maskBuf,
-            scoreOperandIndices(b, loc, plan, plan.maskBroadcast, qIdx, row,
-                                key));
-      ScoreModInputs mod{ValueRange(qIdx), row, key, {}};
-      for (auto [buf, broadcast] :
-           llvm::zip_equal(extraBufs, plan.extraBroadcast))
-        mod.extras.push_back(memref::LoadOp::create(
-            b, loc, buf,
-            scoreOperandIndices(b, loc, plan, broadcast, qIdx, row, key)));
-      Value s = buildMaskedScore(b, loc, plan, op, dots[r],
-                                 maskElem, row, key, mod);
-      memref::StoreOp::create(b, loc, s, scores, ValueRange{row, j});
+      for (int64_t k = 0; k < nk; ++k) {
+        Value key = keyOf[k];
+        Value maskElem;
+        if (maskBuf)
+          maskElem = memref::LoadOp::create(
+              b, loc, maskBuf,
+              scoreOperandIndices(b, loc, plan, plan.maskBroadcast, qIdx, row,
+                                  key));
+        ScoreModInputs mod{ValueRange(qIdx), row, key, {}};
+        for (auto [buf, broadcast] :
+             llvm::zip_equal(extraBufs, plan.extraBroadcast))
+          mod.extras.push_back(memref::LoadOp::create(
+              b, loc, buf,
+              scoreOperandIndices(b, loc, plan, broadcast, qIdx, row, key)));
+        Value s = buildMaskedScore(b, loc, plan, op, dots[r * nk + k],
+                                   maskElem, row, key, mod);
+        memref::StoreOp::create(b, loc, s, scores,
+                                ValueRange{row, add(j0, idx(k))});
+      }
     }
-  });
+  };
+  // Enough keys per group for about qkChains independent chains.
+  int64_t nk = std::max<int64_t>(1, t.qkChains / rows);
+  Value groupEnd = arith::SubIOp::create(
+      b, loc, keys, arith::RemUIOp::create(b, loc, keys, idx(nk)));
+  forLoop(idx(0), groupEnd, idx(nk), [&](Value j0) { emitKeys(j0, nk); });
+  if (nk > 1)
+    forLoop(groupEnd, keys, idx(1), [&](Value j0) { emitKeys(j0, 1); });
 }
 
 /// One query row's online-softmax update for a key block whose scores are
-/// in `scores` [rows, blockKV]: `stats` [rows, 2] (m, l) and the row's
-/// accumulator in partAcc; p overwrites the row's scores.
-void DecodeLowering::emitRowBlock(ArrayRef<Value> kvIdx,
-                                  ArrayRef<Value> partIdx, Value r, Value kv0,
-                                  Value keys, Value scores, Value stats) {
+/// in `scores` [rows, blockKV]: `stats` [rows, 3] (m, l, and alpha, the
+/// rescale of the row's accumulator); p overwrites the row's scores.
+void DecodeLowering::emitSoftmaxStep(Value r, Value keys, Value scores,
+                                     Value stats) {
   Value negInf = fconst(-std::numeric_limits<double>::infinity());
   // The block max (NaN skipped, as the flash path does).
   Value blockMax = reduceLoop(
@@ -233,63 +261,85 @@ void DecodeLowering::emitRowBlock(ArrayRef<Value> kvIdx,
   memref::StoreOp::create(
       b, loc, math::FmaOp::create(b, loc, lOld, alpha, sum), stats,
       ValueRange{r, idx(1)});
+  memref::StoreOp::create(b, loc, alpha, stats, ValueRange{r, idx(2)});
+}
 
-  // acc = acc * alpha + sum_j p[j] v[j, :], pvColVecs vectors of columns at
-  // a time in registers, then the scalar tail of Ev.
+/// acc[r, :] = acc[r, :] * alpha[r] + sum_j p[r, j] v[j, :] for every row:
+/// a register tile of all rows x `nv` vectors of value columns, so that
+/// each vector of a value row is loaded once for all rows; then the scalar
+/// tail of Ev.
+void DecodeLowering::emitPv(ArrayRef<Value> kvIdx, PartIndexFn partIdx,
+                            Value kv0, Value keys, Value scores,
+                            Value stats) {
   Value lanes = idx(t.lanes);
   Value vecEnd = arith::SubIOp::create(
       b, loc, plan.ev, arith::RemUIOp::create(b, loc, plan.ev, lanes));
-  Value alphaVec = vector::BroadcastOp::create(b, loc, vecType, alpha);
-  auto accIndices = [&](Value c) {
-    SmallVector<Value> indices(partIdx.begin(), partIdx.end());
+  auto accIndices = [&](int64_t r, Value c) {
+    SmallVector<Value> indices = partIdx(idx(r));
     indices.push_back(c);
     return indices;
   };
-  int64_t group = t.pvColVecs * t.lanes;
+  SmallVector<Value> alphas;
+  for (int64_t r = 0; r < rows; ++r)
+    alphas.push_back(
+        memref::LoadOp::create(b, loc, stats, ValueRange{idx(r), idx(2)}));
+  int64_t nv =
+      std::max<int64_t>(1, std::min(t.pvColVecs, t.pvAccumulators / rows));
+  int64_t group = nv * t.lanes;
   Value groupEnd = arith::SubIOp::create(
       b, loc, vecEnd, arith::RemUIOp::create(b, loc, vecEnd, idx(group)));
-  auto emitColumns = [&](Value c0, int64_t nv) {
+  auto emitColumns = [&](Value c0, int64_t n) {
     SmallVector<Value> init;
-    for (int64_t v = 0; v < nv; ++v)
-      init.push_back(arith::MulFOp::create(
-          b, loc,
-          vector::LoadOp::create(b, loc, vecType, partAcc,
-                                 accIndices(add(c0, idx(v * t.lanes)))),
-          alphaVec));
+    for (int64_t r = 0; r < rows; ++r) {
+      Value alpha = vector::BroadcastOp::create(b, loc, vecType, alphas[r]);
+      for (int64_t v = 0; v < n; ++v)
+        init.push_back(arith::MulFOp::create(
+            b, loc,
+            vector::LoadOp::create(b, loc, vecType, partAcc,
+                                   accIndices(r, add(c0, idx(v * t.lanes)))),
+            alpha));
+    }
     auto loop = scf::ForOp::create(
         b, loc, idx(0), keys, idx(1), init,
         [&](OpBuilder &, Location, Value j, ValueRange acc) {
-          Value p = vector::BroadcastOp::create(
-              b, loc, vecType,
-              memref::LoadOp::create(b, loc, scores, ValueRange{r, j}));
+          SmallVector<Value> vv;
+          for (int64_t v = 0; v < n; ++v)
+            vv.push_back(loadRowVector(vBuf, kvIdx, add(kv0, j),
+                                       add(c0, idx(v * t.lanes))));
           SmallVector<Value> next;
-          for (int64_t v = 0; v < nv; ++v)
-            next.push_back(vector::FMAOp::create(
-                b, loc, p,
-                loadRowVector(vBuf, kvIdx, add(kv0, j),
-                              add(c0, idx(v * t.lanes))),
-                acc[v]));
+          for (int64_t r = 0; r < rows; ++r) {
+            Value p = vector::BroadcastOp::create(
+                b, loc, vecType,
+                memref::LoadOp::create(b, loc, scores, ValueRange{idx(r), j}));
+            for (int64_t v = 0; v < n; ++v)
+              next.push_back(
+                  vector::FMAOp::create(b, loc, p, vv[v], acc[r * n + v]));
+          }
           scf::YieldOp::create(b, loc, next);
         });
-    for (int64_t v = 0; v < nv; ++v)
-      vector::StoreOp::create(b, loc, loop.getResult(v), partAcc,
-                              accIndices(add(c0, idx(v * t.lanes))));
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t v = 0; v < n; ++v)
+        vector::StoreOp::create(b, loc, loop.getResult(r * n + v), partAcc,
+                                accIndices(r, add(c0, idx(v * t.lanes))));
   };
   forLoop(idx(0), groupEnd, idx(group),
-          [&](Value c0) { emitColumns(c0, t.pvColVecs); });
+          [&](Value c0) { emitColumns(c0, nv); });
   forLoop(groupEnd, vecEnd, lanes, [&](Value c0) { emitColumns(c0, 1); });
-  forLoop(vecEnd, plan.ev, idx(1), [&](Value c) {
-    Value acc = memref::LoadOp::create(b, loc, partAcc, accIndices(c));
-    Value total = reduceLoop(
-        idx(0), keys, idx(1),
-        ValueRange{arith::MulFOp::create(b, loc, acc, alpha)},
-        [&](Value j, ValueRange iter) -> SmallVector<Value> {
-          Value p = memref::LoadOp::create(b, loc, scores, ValueRange{r, j});
-          Value v = loadRowScalar(vBuf, kvIdx, add(kv0, j), c);
-          return {math::FmaOp::create(b, loc, p, v, iter[0])};
-        });
-    memref::StoreOp::create(b, loc, total, partAcc, accIndices(c));
-  });
+  for (int64_t r = 0; r < rows; ++r) {
+    forLoop(vecEnd, plan.ev, idx(1), [&](Value c) {
+      Value acc = memref::LoadOp::create(b, loc, partAcc, accIndices(r, c));
+      Value total = reduceLoop(
+          idx(0), keys, idx(1),
+          ValueRange{arith::MulFOp::create(b, loc, acc, alphas[r])},
+          [&](Value j, ValueRange iter) -> SmallVector<Value> {
+            Value p =
+                memref::LoadOp::create(b, loc, scores, ValueRange{idx(r), j});
+            Value v = loadRowScalar(vBuf, kvIdx, add(kv0, j), c);
+            return {math::FmaOp::create(b, loc, p, v, iter[0])};
+          });
+      memref::StoreOp::create(b, loc, total, partAcc, accIndices(r, c));
+    });
+  }
 }
 
 /// The partial pass of one (query batch..., split) work item: every query
@@ -302,7 +352,7 @@ void DecodeLowering::emitSplit(ValueRange ivs) {
   Value begin = mul(split, idx(t.splitKV));
   Value end = arith::MinUIOp::create(b, loc, plan.s, add(begin, idx(t.splitKV)));
   Value scores = alloc({b.getIndexAttr(rows), b.getIndexAttr(t.blockKV)});
-  Value stats = alloc({b.getIndexAttr(rows), b.getIndexAttr(2)});
+  Value stats = alloc({b.getIndexAttr(rows), b.getIndexAttr(3)});
   Value zero = fconst(0.0);
   auto partIdx = [&](Value r) {
     SmallVector<Value> indices(qIdx);
@@ -331,9 +381,9 @@ void DecodeLowering::emitSplit(ValueRange ivs) {
     Value keys = arith::MinUIOp::create(
         b, loc, arith::SubIOp::create(b, loc, end, kv0), idx(t.blockKV));
     emitScores(qIdx, kvIdx, kv0, keys, scores);
-    forLoop(idx(0), idx(rows), idx(1), [&](Value r) {
-      emitRowBlock(kvIdx, partIdx(r), r, kv0, keys, scores, stats);
-    });
+    forLoop(idx(0), idx(rows), idx(1),
+            [&](Value r) { emitSoftmaxStep(r, keys, scores, stats); });
+    emitPv(kvIdx, partIdx, kv0, keys, scores, stats);
   });
   SmallVector<Value, 2> parts = {partM, partL};
   forLoop(idx(0), idx(rows), idx(1), [&](Value r) {
@@ -473,8 +523,12 @@ Value cpu::lowerSdpaDecode(OpBuilder &b, Location loc, SdpaOp op,
                            const AttnCpuLoweringOptions &options) {
   DecodeTiling t;
   t.lanes = getLanes(plan, options);
-  t.pvColVecs = t.lanes * plan.computeType.getIntOrFloatBitWidth() >= 512 ? 8
-                                                                          : 4;
+  // 32 vector registers with AVX-512, 16 below (loads and a broadcast
+  // need the rest).
+  bool manyRegisters =
+      t.lanes * plan.computeType.getIntOrFloatBitWidth() >= 512;
+  t.pvColVecs = manyRegisters ? 8 : 4;
+  t.pvAccumulators = manyRegisters ? 24 : 12;
   if (options.blockKV > 0)
     t.blockKV = options.blockKV;
   return DecodeLowering(b, loc, op, plan, t).emit();

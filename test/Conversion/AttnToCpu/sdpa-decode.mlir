@@ -14,13 +14,21 @@
 // CHECK: arith.divui %[[H]], %c4
 // causal: the split's keys end at row 1's diagonal
 // CHECK: arith.minsi %{{.+}}, %c2
-// Two rows share each vector of the key row: two FMA chains.
-// CHECK: scf.for {{.+}} iter_args({{.+}}) -> (vector<8xf32>, vector<8xf32>) {
+// q.k: 2 rows x 2 keys, four independent FMA chains; each key vector is
+// loaded once for both rows, each query vector once for both keys.
+// CHECK: scf.for {{.+}} step %c2 {
+// CHECK: scf.for {{.+}} iter_args({{.+}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>) {
 // CHECK: arith.extf {{.+}} : vector<8xf16> to vector<8xf32>
-// CHECK-COUNT-2: vector.fma
-// CHECK-COUNT-2: vector.reduction <add>
-// p.v: 4 vectors of value columns in registers across the block's keys.
-// CHECK: scf.for {{.+}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>) {
+// CHECK-COUNT-4: vector.fma
+// CHECK-NEXT: scf.yield
+// CHECK-COUNT-4: vector.reduction <add>
+// p.v: both rows x 4 vectors of value columns (8 accumulators) in
+// registers across the block's keys; each value vector is loaded once.
+// CHECK: scf.for {{.+}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>) {
+// CHECK-COUNT-4: arith.extf {{.+}} : vector<8xf16> to vector<8xf32>
+// CHECK-NOT: vector<8xf16>
+// CHECK-COUNT-8: vector.fma
+// CHECK: scf.yield
 // The combine: one work item per (batch, head, row).
 // CHECK: scf.forall (%{{.+}}, %{{.+}}, %{{.+}}) in (1, 8, 2) {
 // CHECK: math.exp
