@@ -188,3 +188,64 @@ func.func @negative_batch_position(%q: tensor<4x8x4xf32>, %k: tensor<4x8x4xf32>,
   %o = attn.matmul %p, %v : (tensor<4x8x8xf32>, tensor<4x8x4xf32>) -> tensor<4x8x4xf32>
   return %o : tensor<4x8x4xf32>
 }
+
+// -----
+
+// A position DAG that reuses every value (x_{n+1} = x_n + x_n, 40 deep) is
+// analysed once per value, not once per path (2^40), and its positions are
+// not exact in f32: no band, the region computes the chain's arithmetic.
+// CHECK-LABEL: func.func @reused_positions_dag
+// CHECK-NOT: window
+// CHECK: score_mod
+func.func @reused_positions_dag(%q: tensor<8x4xf32>, %k: tensor<8x4xf32>, %v: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  %kt = attn.transpose %k dims(-2, -1) : tensor<8x4xf32> -> tensor<4x8xf32>
+  %s = attn.matmul %q, %kt : (tensor<8x4xf32>, tensor<4x8xf32>) -> tensor<8x8xf32>
+  %x0 = attn.iota 0 : tensor<8x1xf32>
+  %x1 = attn.add %x0, %x0 : (tensor<8x1xf32>, tensor<8x1xf32>) -> tensor<8x1xf32>
+  %x2 = attn.add %x1, %x1 : (tensor<8x1xf32>, tensor<8x1xf32>) -> tensor<8x1xf32>
+  %x3 = attn.add %x2, %x2 : (tensor<8x1xf32>, tensor<8x1xf32>) -> tensor<8x1xf32>
+  %x4 = attn.add %x3, %x3 : (tensor<8x1xf32>, tensor<8x1xf32>) -> tensor<8x1xf32>
+  %x5 = attn.add %x4, %x4 : (tensor<8x1xf32>, tensor<8x1xf32>) -> tensor<8x1xf32>
+  %x6 = attn.add %x5, %x5 : (tensor<8x1xf32>, tensor<8x1xf32>) -> tensor<8x1xf32>
+  %x7 = attn.add %x6, %x6 : (tensor<8x1xf32>, tensor<8x1xf32>) -> tensor<8x1xf32>
+  %x8 = attn.add %x7, %x7 : (tensor<8x1xf32>, tensor<8x1xf32>) -> tensor<8x1xf32>
+  %x9 = attn.add %x8, %x8 : (tensor<8x1xf32>, tensor<8x1xf32>) -> tensor<8x1xf32>
+  %x10 = attn.add %x9, %x9 : (tensor<8x1xf32>, tensor<8x1xf32>) -> tensor<8x1xf32>
+  %x11 = attn.add %x10, %x10 : (tensor<8x1xf32>, tensor<8x1xf32>) -> tensor<8x1xf32>
+  %x12 = attn.add %x11, %x11 : (tensor<8x1xf32>, tensor<8x1xf32>) -> tensor<8x1xf32>
+  %x13 = attn.add %x12, %x12 : (tensor<8x1xf32>, tensor<8x1xf32>) -> tensor<8x1xf32>
+  %x14 = attn.add %x13, %x13 : (tensor<8x1xf32>, tensor<8x1xf32>) -> tensor<8x1xf32>
+  %x15 = attn.add %x14, %x14 : (tensor<8x1xf32>, tensor<8x1xf32>) -> tensor<8x1xf32>
+  %x16 = attn.add %x15, %x15 : (tensor<8x1xf32>, tensor<8x1xf32>) -> tensor<8x1xf32>
+  %x17 = attn.add %x16, %x16 : (tensor<8x1xf32>, tensor<8x1xf32>) -> tensor<8x1xf32>
+  %x18 = attn.add %x17, %x17 : (tensor<8x1xf32>, tensor<8x1xf32>) -> tensor<8x1xf32>
+  %x19 = attn.add %x18, %x18 : (tensor<8x1xf32>, tensor<8x1xf32>) -> tensor<8x1xf32>
+  %x20 = attn.add %x19, %x19 : (tensor<8x1xf32>, tensor<8x1xf32>) -> tensor<8x1xf32>
+  %x21 = attn.add %x20, %x20 : (tensor<8x1xf32>, tensor<8x1xf32>) -> tensor<8x1xf32>
+  %x22 = attn.add %x21, %x21 : (tensor<8x1xf32>, tensor<8x1xf32>) -> tensor<8x1xf32>
+  %x23 = attn.add %x22, %x22 : (tensor<8x1xf32>, tensor<8x1xf32>) -> tensor<8x1xf32>
+  %x24 = attn.add %x23, %x23 : (tensor<8x1xf32>, tensor<8x1xf32>) -> tensor<8x1xf32>
+  %x25 = attn.add %x24, %x24 : (tensor<8x1xf32>, tensor<8x1xf32>) -> tensor<8x1xf32>
+  %x26 = attn.add %x25, %x25 : (tensor<8x1xf32>, tensor<8x1xf32>) -> tensor<8x1xf32>
+  %x27 = attn.add %x26, %x26 : (tensor<8x1xf32>, tensor<8x1xf32>) -> tensor<8x1xf32>
+  %x28 = attn.add %x27, %x27 : (tensor<8x1xf32>, tensor<8x1xf32>) -> tensor<8x1xf32>
+  %x29 = attn.add %x28, %x28 : (tensor<8x1xf32>, tensor<8x1xf32>) -> tensor<8x1xf32>
+  %x30 = attn.add %x29, %x29 : (tensor<8x1xf32>, tensor<8x1xf32>) -> tensor<8x1xf32>
+  %x31 = attn.add %x30, %x30 : (tensor<8x1xf32>, tensor<8x1xf32>) -> tensor<8x1xf32>
+  %x32 = attn.add %x31, %x31 : (tensor<8x1xf32>, tensor<8x1xf32>) -> tensor<8x1xf32>
+  %x33 = attn.add %x32, %x32 : (tensor<8x1xf32>, tensor<8x1xf32>) -> tensor<8x1xf32>
+  %x34 = attn.add %x33, %x33 : (tensor<8x1xf32>, tensor<8x1xf32>) -> tensor<8x1xf32>
+  %x35 = attn.add %x34, %x34 : (tensor<8x1xf32>, tensor<8x1xf32>) -> tensor<8x1xf32>
+  %x36 = attn.add %x35, %x35 : (tensor<8x1xf32>, tensor<8x1xf32>) -> tensor<8x1xf32>
+  %x37 = attn.add %x36, %x36 : (tensor<8x1xf32>, tensor<8x1xf32>) -> tensor<8x1xf32>
+  %x38 = attn.add %x37, %x37 : (tensor<8x1xf32>, tensor<8x1xf32>) -> tensor<8x1xf32>
+  %x39 = attn.add %x38, %x38 : (tensor<8x1xf32>, tensor<8x1xf32>) -> tensor<8x1xf32>
+  %x40 = attn.add %x39, %x39 : (tensor<8x1xf32>, tensor<8x1xf32>) -> tensor<8x1xf32>
+  %j = attn.iota 1 : tensor<1x8xf32>
+  %m = attn.cmp gt, %j, %x40 : (tensor<1x8xf32>, tensor<8x1xf32>) -> tensor<8x8xi1>
+  %f = attn.masked_fill %s, %m value(0xFFF0000000000000) : (tensor<8x8xf32>, tensor<8x8xi1>) -> tensor<8x8xf32>
+  // expected-remark @+1 {{fused into attn.sdpa with a score_mod region (no attribute form: a mask built from positions that is no band (the score_mod region computes it per tile))}}
+  %p = attn.softmax %f dim(-1) : tensor<8x8xf32>
+  %o = attn.matmul %p, %v : (tensor<8x8xf32>, tensor<8x4xf32>) -> tensor<8x4xf32>
+  return %o : tensor<8x4xf32>
+}

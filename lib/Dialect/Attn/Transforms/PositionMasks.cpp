@@ -38,22 +38,34 @@ static int64_t scoreDimOf(int64_t d, int64_t rank, int64_t scoresRank) {
   return d + scoresRank - rank;
 }
 
-bool mlir::attn::isPositionExpression(Value v) {
+/// isPositionExpression with a cache, so that a DAG that reuses values is
+/// walked once per value (not once per path).
+static bool isPositionExpressionCached(Value v,
+                                       DenseMap<Value, bool> &cache) {
+  if (auto it = cache.find(v); it != cache.end())
+    return it->second;
+  cache[v] = false; // No cycles in SSA; guards re-entry all the same.
   Operation *def = v.getDefiningOp();
-  if (!def)
-    return false;
-  if (isa<IotaOp>(def))
-    return true;
-  if (!isa<ScalarElementwiseOpInterface>(def))
-    return false;
-  bool anyPosition = false;
-  for (Value operand : def->getOperands()) {
-    if (isPositionExpression(operand))
-      anyPosition = true;
-    else if (!getSplat(operand))
-      return false;
+  bool result = false;
+  if (def && isa<IotaOp>(def)) {
+    result = true;
+  } else if (def && isa<ScalarElementwiseOpInterface>(def)) {
+    result = llvm::all_of(def->getOperands(),
+                          [&](Value operand) {
+                            return getSplat(operand) ||
+                                   isPositionExpressionCached(operand, cache);
+                          }) &&
+             llvm::any_of(def->getOperands(), [&](Value operand) {
+               return cache.lookup(operand);
+             });
   }
-  return anyPosition;
+  cache[v] = result;
+  return result;
+}
+
+bool mlir::attn::isPositionExpression(Value v) {
+  DenseMap<Value, bool> cache;
+  return isPositionExpressionCached(v, cache);
 }
 
 namespace {
@@ -76,7 +88,24 @@ static bool isExactUpTo(double bound, Type type) {
 /// `v` as an affine function of (i, j), computed exactly in its float type;
 /// nullopt when it is not one (a batch position, a product, an inexact
 /// step).
-static std::optional<Affine> getAffine(Value v, int64_t scoresRank) {
+using AffineCache = DenseMap<Value, std::optional<Affine>>;
+
+static std::optional<Affine> getAffineUncached(Value v, int64_t scoresRank,
+                                               AffineCache &cache);
+
+/// getAffine with a cache (one visit per value of a DAG).
+static std::optional<Affine> getAffine(Value v, int64_t scoresRank,
+                                       AffineCache &cache) {
+  if (auto it = cache.find(v); it != cache.end())
+    return it->second;
+  cache[v] = std::nullopt;
+  std::optional<Affine> result = getAffineUncached(v, scoresRank, cache);
+  cache[v] = result;
+  return result;
+}
+
+static std::optional<Affine> getAffineUncached(Value v, int64_t scoresRank,
+                                               AffineCache &cache) {
   if (std::optional<APFloat> c = getSplat(v)) {
     double d = c->convertToDouble();
     if (!std::isfinite(d) || d != std::trunc(d))
@@ -100,20 +129,20 @@ static std::optional<Affine> getAffine(Value v, int64_t scoresRank) {
     return std::nullopt;
   }
   if (isa<AddOp, SubOp>(def)) {
-    std::optional<Affine> a = getAffine(def->getOperand(0), scoresRank);
-    std::optional<Affine> b = getAffine(def->getOperand(1), scoresRank);
+    std::optional<Affine> a = getAffine(def->getOperand(0), scoresRank, cache);
+    std::optional<Affine> b = getAffine(def->getOperand(1), scoresRank, cache);
     if (!a || !b)
       return std::nullopt;
     int64_t sign = isa<SubOp>(def) ? -1 : 1;
     result = Affine{a->ci + sign * b->ci, a->cj + sign * b->cj,
                     a->c + sign * b->c, a->bound + b->bound};
   } else if (auto neg = dyn_cast<NegOp>(def)) {
-    std::optional<Affine> a = getAffine(neg.getInput(), scoresRank);
+    std::optional<Affine> a = getAffine(neg.getInput(), scoresRank, cache);
     if (!a)
       return std::nullopt;
     result = Affine{-a->ci, -a->cj, -a->c, a->bound};
   } else if (auto cast = dyn_cast<CastOp>(def)) {
-    result = getAffine(cast.getInput(), scoresRank);
+    result = getAffine(cast.getInput(), scoresRank, cache);
   } else {
     return std::nullopt;
   }
@@ -127,8 +156,9 @@ std::optional<MaskBand> mlir::attn::bandOfPositionMask(Value mask, bool keeps,
   auto cmp = mask.getDefiningOp<CmpOp>();
   if (!cmp)
     return std::nullopt;
-  std::optional<Affine> a = getAffine(cmp.getLhs(), scoresRank);
-  std::optional<Affine> b = getAffine(cmp.getRhs(), scoresRank);
+  AffineCache cache;
+  std::optional<Affine> a = getAffine(cmp.getLhs(), scoresRank, cache);
+  std::optional<Affine> b = getAffine(cmp.getRhs(), scoresRank, cache);
   // Both sides are exact integers, so the comparison is exact too.
   if (!a || !b)
     return std::nullopt;
