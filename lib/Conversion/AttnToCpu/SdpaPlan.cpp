@@ -9,6 +9,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -65,7 +66,13 @@ SdpaPlan cpu::buildSdpaPlan(OpBuilder &b, Location loc, SdpaOp op) {
   plan.computeType = getComputeType(plan.elementType);
   plan.maskedValue =
       roundToType(plan.elementType, op.getEffectiveMaskedValue());
+  // Bounds beyond +-2^62 mean the same as 2^62 for any index a buffer can
+  // have, and keep `j + left`, `i + right` and `row0 - left` in range.
+  constexpr int64_t kMaxBound = int64_t(1) << 62;
   plan.band = op.getBand();
+  for (std::optional<int64_t> *bound : {&plan.band.left, &plan.band.right})
+    if (*bound)
+      **bound = std::clamp(**bound, -kMaxBound, kMaxBound);
   plan.hasBoolMask = op.hasBoolMask();
   plan.hasAddMask = op.hasAdditiveMask();
   plan.dropoutP = op.getDropoutP().convertToDouble();
