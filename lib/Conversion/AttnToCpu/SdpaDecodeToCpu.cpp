@@ -395,8 +395,8 @@ void DecodeLowering::emitSplit(ValueRange ivs) {
   });
 }
 
-/// out[qIdx, r, :] from the splits: weights exp(m_s - M), NaN where every
-/// score was -inf (M = -inf), 0 when there are no keys, rounded once.
+/// out[qIdx, r, :] from the splits: weights exp(m_s - M), then
+/// buildOnlineSoftmaxResult with the combined max M, rounded once.
 void DecodeLowering::emitCombine(ValueRange ivs) {
   ValueRange qIdx = ivs.drop_back();
   Value r = ivs.back();
@@ -424,11 +424,6 @@ void DecodeLowering::emitCombine(ValueRange ivs) {
         Value ls = memref::LoadOp::create(b, loc, partL, part(sp));
         return {math::FmaOp::create(b, loc, w, ls, iter[0])};
       });
-  Value allMasked =
-      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m, negInf);
-  Value noKeys =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, plan.s, idx(0));
-  Value nan = fconst(std::numeric_limits<double>::quiet_NaN());
   forLoop(idx(0), plan.ev, idx(1), [&](Value c) {
     Value acc = reduceLoop(
         idx(0), numSplits, idx(1), ValueRange{fconst(0.0)},
@@ -439,12 +434,7 @@ void DecodeLowering::emitCombine(ValueRange ivs) {
           Value w = memref::LoadOp::create(b, loc, weights, ValueRange{sp});
           return {math::FmaOp::create(b, loc, w, a, iter[0])};
         });
-    Value out = arith::DivFOp::create(b, loc, acc, l);
-    // safe_softmax: acc itself, 0 (every split's p was 0) or NaN (a NaN
-    // score passed), as in the flash path's emitOutput.
-    out = arith::SelectOp::create(b, loc, allMasked,
-                                  plan.safeSoftmax ? acc : nan, out);
-    out = arith::SelectOp::create(b, loc, noKeys, fconst(0.0), out);
+    Value out = buildOnlineSoftmaxResult(b, loc, plan, acc, l, m);
     SmallVector<Value> indices(qIdx);
     indices.append({r, c});
     memref::StoreOp::create(b, loc, castFloat(b, loc, out, plan.elementType),

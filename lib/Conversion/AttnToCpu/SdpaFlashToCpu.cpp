@@ -725,34 +725,16 @@ void FlashLowering::emitPv(WorkItem &w, const BlockView &v, Value keys) {
   });
 }
 
-/// out = acc / l, NaN where the row max stayed -inf (every score -inf), 0
-/// when there are no keys at all (S = 0: the chain's p . v is an empty
-/// sum), rounded once to the element type.
-///
-/// With safe_softmax a row whose max stayed -inf is `acc` itself: its p were
-/// exp(s - 0), so 0 when every score is -inf (acc = 0 . v, as the chain's
-/// p = 0 gives) and NaN where a score was NaN (the max skips NaN, but p,
-/// hence acc, is NaN: the chain's row is NaN too).
+/// out = buildOnlineSoftmaxResult(acc, l, m) per row, rounded once to the
+/// element type.
 void FlashLowering::emitOutput(WorkItem &w) {
   Value c0 = idx(0), c1 = idx(1);
-  Value noKeys =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, plan.s, c0);
-  Value negInf =
-      createFloatConstant(b, loc, ct, -std::numeric_limits<double>::infinity());
-  Value nan =
-      createFloatConstant(b, loc, ct, std::numeric_limits<double>::quiet_NaN());
-  Value zero = createFloatConstant(b, loc, ct, 0.0);
   forLoop(c0, w.rows, c1, [&](Value i) {
     Value m = memref::LoadOp::create(b, loc, w.m, ValueRange{i});
     Value l = memref::LoadOp::create(b, loc, w.l, ValueRange{i});
-    Value allMasked =
-        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m, negInf);
     forLoop(c0, plan.ev, c1, [&](Value d) {
       Value acc = memref::LoadOp::create(b, loc, w.acc, ValueRange{i, d});
-      Value r = arith::DivFOp::create(b, loc, acc, l);
-      r = arith::SelectOp::create(b, loc, allMasked,
-                                  plan.safeSoftmax ? acc : nan, r);
-      r = arith::SelectOp::create(b, loc, noKeys, zero, r);
+      Value r = buildOnlineSoftmaxResult(b, loc, plan, acc, l, m);
       SmallVector<Value> indices(w.qIdx);
       indices.append({add(w.row0, i), d});
       memref::StoreOp::create(b, loc, castFloat(b, loc, r, plan.elementType),

@@ -21,8 +21,6 @@ bool SdpaPlan::canSkipOutsideBand() const {
   return !band.keepsAll() && std::isinf(maskedValue) && maskedValue < 0;
 }
 
-/// Fills `plan` and emits run-time checks for dims that are dynamic and
-/// assumed equal.
 /// Per dim of `operand` (the mask or an extra operand, broadcast to the
 /// scores [..., L, S]): true where it broadcasts (reads index 0). Emits the
 /// run-time check that a dynamic dim equals the scores dim.
@@ -312,4 +310,25 @@ Value cpu::buildMaxIgnoringNaN(OpBuilder &b, Location loc, Value x, Value y) {
   Value greater =
       arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x, y);
   return arith::SelectOp::create(b, loc, greater, x, y);
+}
+
+Value cpu::buildOnlineSoftmaxResult(OpBuilder &b, Location loc,
+                                    const SdpaPlan &plan, Value acc, Value l,
+                                    Value m) {
+  Type ct = plan.computeType;
+  Value negInf =
+      createFloatConstant(b, loc, ct, -std::numeric_limits<double>::infinity());
+  Value allMasked =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m, negInf);
+  Value noKeys = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::eq, plan.s,
+      arith::ConstantIndexOp::create(b, loc, 0));
+  Value masked = plan.safeSoftmax
+                     ? acc
+                     : createFloatConstant(
+                           b, loc, ct, std::numeric_limits<double>::quiet_NaN());
+  Value r = arith::DivFOp::create(b, loc, acc, l);
+  r = arith::SelectOp::create(b, loc, allMasked, masked, r);
+  return arith::SelectOp::create(b, loc, noKeys,
+                                 createFloatConstant(b, loc, ct, 0.0), r);
 }

@@ -100,6 +100,16 @@ Value buildMaskedScore(OpBuilder &b, Location loc, const SdpaPlan &plan,
 /// -inf - -inf.
 Value buildSafeMax(OpBuilder &b, Location loc, Value m);
 
+/// The result element of an online softmax from a row's accumulator `acc`,
+/// sum `l` and max `m` (compute type): acc / l; where m stayed -inf (every
+/// score -inf) NaN, or with safe_softmax `acc` itself (0 when every p was
+/// 0, NaN when a NaN score passed: the max skips NaN, p does not); 0 when
+/// there are no keys (S = 0: the chain's p . v is an empty sum). The flash
+/// and decode lowerings end every row with it.
+Value buildOnlineSoftmaxResult(OpBuilder &b, Location loc,
+                               const SdpaPlan &plan, Value acc, Value l,
+                               Value m);
+
 /// max(x, y) as `x > y ? x : y` (one vmaxps on x86): skips a NaN `x`
 /// instead of propagating it as arith.maximumf would. A row with a NaN
 /// score still ends NaN: p = exp(NaN - m) = NaN, hence l and acc are NaN.
