@@ -103,7 +103,7 @@ struct AttnLowerToCpuPass
       return signalPassFailure();
 
     RewritePatternSet patterns(&getContext());
-    populateAttnMatmulToCpuPatterns(patterns);
+    populateAttnMatmulToCpuPatterns(patterns, *options);
     populateAttnElementwiseToCpuPatterns(patterns);
     populateAttnSoftmaxToCpuPatterns(patterns);
     populateAttnReshapeToCpuPatterns(patterns);

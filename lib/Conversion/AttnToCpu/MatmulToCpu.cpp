@@ -1,12 +1,14 @@
 //===- MatmulToCpu.cpp - attn.matmul/transpose/repeat_interleave ----------===//
 //
-// The ops that contract or move dims: attn.matmul becomes a linalg.generic
-// whose batch maps broadcast NumPy style and which accumulates in f32 (f64
-// for f64); attn.transpose becomes linalg.transpose; attn.repeat_interleave
-// a generic reading slice `i floordiv repeats`.
+// The ops that contract or move dims: attn.matmul (batch dims broadcast
+// NumPy style), and linalg.matmul/batch_matmul on f32/f64 tensors, become
+// the register-tiled GEMM of GemmToCpu.cpp, accumulating in f32 (f64 for
+// f64); attn.transpose becomes linalg.transpose; attn.repeat_interleave a
+// generic reading slice `i floordiv repeats`.
 //
 //===----------------------------------------------------------------------===//
 
+#include "GemmToCpu.h"
 #include "LoweringUtils.h"
 
 #include "attn/Conversion/AttnToCpu/AttnToCpu.h"
@@ -19,29 +21,24 @@ using namespace mlir::attn::cpu;
 
 namespace {
 
-/// result[b..., m, n] = sum_k lhs[b..., m, k] * rhs[b..., k, n]. The loops
-/// run (b..., m, k, n) so that the innermost loop is contiguous in `rhs` and
-/// the result (it vectorises without reassociating the reduction).
+/// result[b..., m, n] = sum_k lhs[b..., m, k] * rhs[b..., k, n] as the
+/// register-tiled GEMM (GemmToCpu.h), after the run-time checks of the
+/// dynamic sizes that must agree.
 struct MatmulOpLowering : OpRewritePattern<MatmulOp> {
-  using OpRewritePattern::OpRewritePattern;
+  MatmulOpLowering(MLIRContext *ctx, int64_t vectorBits)
+      : OpRewritePattern(ctx), vectorBits(vectorBits) {}
 
   LogicalResult matchAndRewrite(MatmulOp op,
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    MLIRContext *ctx = rewriter.getContext();
     auto resultType = op.getType();
     auto lhsType = op.getLhs().getType();
     auto rhsType = op.getRhs().getType();
-    Type et = resultType.getElementType();
-    Type ct = getComputeType(et);
     int64_t rank = resultType.getRank();
     int64_t numBatch = rank - 2;
-    unsigned numLoops = rank + 1;
-    unsigned mDim = numBatch, kDim = numBatch + 1, nDim = numBatch + 2;
-    ArrayRef<int64_t> resultShape = resultType.getShape();
 
     // Batch sizes broadcast; M from lhs, N from rhs. K must agree.
-    SmallVector<Value> dynSizes;
+    GemmOperands gemm{op.getLhs(), op.getRhs(), nullptr, resultType, {}};
     for (int64_t r = 0; r < numBatch; ++r) {
       SmallVector<Value> candidates;
       for (auto [v, t] : {std::make_pair(op.getLhs(), lhsType),
@@ -54,10 +51,13 @@ struct MatmulOpLowering : OpRewritePattern<MatmulOp> {
         assertEqualSizes(rewriter, loc, candidates[0], candidates[c],
                          "attn.matmul: dynamic batch dims must be equal at "
                          "run time");
-      if (!resultType.isDynamicDim(r))
+      if (!resultType.isDynamicDim(r)) {
+        gemm.resultSizes.push_back(arith::ConstantIndexOp::create(
+            rewriter, loc, resultType.getDimSize(r)));
         continue;
+      }
       if (!candidates.empty()) {
-        dynSizes.push_back(candidates.front());
+        gemm.resultSizes.push_back(candidates.front());
         continue;
       }
       // Static operand sizes under a `?` result dim.
@@ -67,14 +67,13 @@ struct MatmulOpLowering : OpRewritePattern<MatmulOp> {
         if (i >= 0 && t.getDimSize(i) != 1)
           size = t.getDimSize(i);
       }
-      dynSizes.push_back(arith::ConstantIndexOp::create(rewriter, loc, size));
+      gemm.resultSizes.push_back(
+          arith::ConstantIndexOp::create(rewriter, loc, size));
     }
-    if (resultType.isDynamicDim(rank - 2))
-      dynSizes.push_back(
-          getDimSize(rewriter, loc, op.getLhs(), lhsType.getRank() - 2));
-    if (resultType.isDynamicDim(rank - 1))
-      dynSizes.push_back(
-          getDimSize(rewriter, loc, op.getRhs(), rhsType.getRank() - 1));
+    gemm.resultSizes.push_back(
+        getDimSize(rewriter, loc, op.getLhs(), lhsType.getRank() - 2));
+    gemm.resultSizes.push_back(
+        getDimSize(rewriter, loc, op.getRhs(), rhsType.getRank() - 1));
     if (lhsType.isDynamicDim(lhsType.getRank() - 1) ||
         rhsType.isDynamicDim(rhsType.getRank() - 2))
       assertEqualSizes(
@@ -82,57 +81,49 @@ struct MatmulOpLowering : OpRewritePattern<MatmulOp> {
           getDimSize(rewriter, loc, op.getLhs(), lhsType.getRank() - 1),
           getDimSize(rewriter, loc, op.getRhs(), rhsType.getRank() - 2),
           "attn.matmul: contraction dims differ at run time");
-
-    auto operandMap = [&](RankedTensorType t, unsigned rowDim,
-                          unsigned colDim) {
-      SmallVector<AffineExpr> exprs;
-      int64_t tb = t.getRank() - 2;
-      for (int64_t i = 0; i < tb; ++i) {
-        int64_t r = numBatch - tb + i;
-        if (t.getDimSize(i) == 1 && resultShape[r] != 1)
-          exprs.push_back(getAffineConstantExpr(0, ctx));
-        else
-          exprs.push_back(getAffineDimExpr(r, ctx));
-      }
-      exprs.push_back(getAffineDimExpr(rowDim, ctx));
-      exprs.push_back(getAffineDimExpr(colDim, ctx));
-      return AffineMap::get(numLoops, 0, exprs, ctx);
-    };
-    SmallVector<AffineExpr> outExprs;
-    for (int64_t r = 0; r < numBatch; ++r)
-      outExprs.push_back(getAffineDimExpr(r, ctx));
-    outExprs.push_back(getAffineDimExpr(mDim, ctx));
-    outExprs.push_back(getAffineDimExpr(nDim, ctx));
-    SmallVector<AffineMap> maps = {operandMap(lhsType, mDim, kDim),
-                                   operandMap(rhsType, kDim, nDim),
-                                   AffineMap::get(numLoops, 0, outExprs, ctx)};
-    SmallVector<utils::IteratorType> iterators(numLoops,
-                                               utils::IteratorType::parallel);
-    iterators[kDim] = utils::IteratorType::reduction;
-
-    auto accType = RankedTensorType::get(resultShape, ct);
-    Value acc = createFilled(rewriter, loc, accType, dynSizes, 0.0);
-    Value product = linalg::GenericOp::create(
-                        rewriter, loc, TypeRange{accType},
-                        ValueRange{op.getLhs(), op.getRhs()}, ValueRange{acc},
-                        maps, iterators,
-                        [&](OpBuilder &b, Location l, ValueRange args) {
-                          Value a = castFloat(b, l, args[0], ct);
-                          Value c = castFloat(b, l, args[1], ct);
-                          Value m = arith::MulFOp::create(b, l, a, c);
-                          Value s = arith::AddFOp::create(b, l, args[2], m);
-                          linalg::YieldOp::create(b, l, s);
-                        })
-                        .getResult(0);
-    if (ct != et)
-      product = buildElementwise(
-          rewriter, loc, resultType, {product},
-          [&](OpBuilder &b, Location l, ValueRange args) -> Value {
-            return castFloat(b, l, args[0], et);
-          });
-    rewriter.replaceOp(op, product);
+    rewriter.replaceOp(op, buildGemm(rewriter, loc, gemm, vectorBits));
     return success();
   }
+
+  int64_t vectorBits;
+};
+
+/// linalg.matmul and linalg.batch_matmul on tensors with their default
+/// indexing maps and an f32 or f64 result (what a front end emits for
+/// projections) as the same GEMM, accumulating onto their init operand.
+/// Their semantics (operands cast to the result type, then multiplied and
+/// added) are those of the GEMM up to the order of the additions and the
+/// FMA's single rounding, which linalg leaves open. Other element types
+/// (an f16 accumulator rounds at every step) keep linalg's loops.
+template <typename LinalgOpTy>
+struct LinalgMatmulLowering : OpRewritePattern<LinalgOpTy> {
+  LinalgMatmulLowering(MLIRContext *ctx, int64_t vectorBits)
+      : OpRewritePattern<LinalgOpTy>(ctx), vectorBits(vectorBits) {}
+
+  LogicalResult matchAndRewrite(LinalgOpTy op,
+                                PatternRewriter &rewriter) const override {
+    if (!op.hasPureTensorSemantics() || op.hasUserDefinedMaps())
+      return rewriter.notifyMatchFailure(op, "not the default tensor form");
+    Value init = op.getDpsInits()[0];
+    auto resultType = cast<RankedTensorType>(init.getType());
+    Type et = resultType.getElementType();
+    if (!et.isF32() && !et.isF64())
+      return rewriter.notifyMatchFailure(op, "accumulator is not f32/f64");
+    Value lhs = op.getDpsInputs()[0], rhs = op.getDpsInputs()[1];
+    for (Value operand : {lhs, rhs}) {
+      Type from = cast<RankedTensorType>(operand.getType()).getElementType();
+      if (!isa<FloatType>(from) || !isSupportedFloatCast(from, et))
+        return rewriter.notifyMatchFailure(op, "operand is not a float");
+    }
+    Location loc = op.getLoc();
+    GemmOperands gemm{lhs, rhs, init, resultType, {}};
+    for (int64_t i = 0; i < resultType.getRank(); ++i)
+      gemm.resultSizes.push_back(getDimSize(rewriter, loc, init, i));
+    rewriter.replaceOp(op, buildGemm(rewriter, loc, gemm, vectorBits));
+    return success();
+  }
+
+  int64_t vectorBits;
 };
 
 struct TransposeOpLowering : OpRewritePattern<TransposeOp> {
@@ -203,8 +194,11 @@ struct RepeatInterleaveOpLowering : OpRewritePattern<RepeatInterleaveOp> {
 
 } // namespace
 
-void mlir::attn::populateAttnMatmulToCpuPatterns(RewritePatternSet &patterns) {
-  patterns
-      .add<MatmulOpLowering, TransposeOpLowering, RepeatInterleaveOpLowering>(
-          patterns.getContext());
+void mlir::attn::populateAttnMatmulToCpuPatterns(
+    RewritePatternSet &patterns, const AttnCpuLoweringOptions &options) {
+  MLIRContext *ctx = patterns.getContext();
+  patterns.add<MatmulOpLowering, LinalgMatmulLowering<linalg::MatmulOp>,
+               LinalgMatmulLowering<linalg::BatchMatmulOp>>(
+      ctx, options.vectorBits);
+  patterns.add<TransposeOpLowering, RepeatInterleaveOpLowering>(ctx);
 }

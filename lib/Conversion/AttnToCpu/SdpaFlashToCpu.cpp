@@ -33,6 +33,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "LoweringUtils.h"
+#include "RegisterTile.h"
 #include "SdpaPlan.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -64,14 +65,6 @@ struct FlashTiling {
   int64_t pvRows = 6, pvColVecs = 2;
 };
 
-/// A row-major 2-D view of a key or value block: element (j, c) is
-/// `mem[prefix..., rowOffset + j, c]`.
-struct BlockView {
-  Value mem;
-  SmallVector<Value> prefix;
-  Value rowOffset;
-};
-
 /// The scratch and indices of one work item.
 struct WorkItem {
   SmallVector<Value> qIdx, kvIdx;
@@ -84,10 +77,6 @@ struct WorkItem {
   /// f32 copies of a key/value block, or null when read in place.
   Value kPack, vPack;
 };
-
-using GroupFn = function_ref<void(Value first, int64_t n)>;
-using ScalarLoadFn = function_ref<Value(int64_t r, Value k)>;
-using VectorLoadFn = function_ref<Value(int64_t v, Value k)>;
 
 class FlashLowering {
 public:
@@ -110,19 +99,16 @@ private:
                function_ref<void(Value)> body) {
     buildForLoop(b, loc, lo, hi, step, body);
   }
-  void forGroups(Value lo, Value hi, int64_t group, GroupFn body);
-  SmallVector<Value> emitTileLoop(Value count, ArrayRef<Value> init,
-                                  int64_t mr, int64_t nv, ScalarLoadFn loadA,
-                                  VectorLoadFn loadB);
-  Value loadScalar(const BlockView &view, Value j, Value c);
-  Value loadVector(const BlockView &view, Value j, Value c);
+  void forGroups(Value lo, Value hi, int64_t group, GroupFn body) {
+    cpu::forGroups(b, loc, lo, hi, group, body);
+  }
 
   void emitWorkItem(ValueRange ivs);
   WorkItem allocateScratch(ValueRange ivs);
   void emitInit(WorkItem &w);
   void emitKeyBlock(WorkItem &w, Value kv0);
-  BlockView packBlock(Value source, Value pack, ArrayRef<Value> kvIdx,
-                      Value kv0, Value keys, Value cols, Value paddedCols);
+  BlockView keyBlock(Value source, Value pack, ArrayRef<Value> kvIdx,
+                     Value kv0, Value keys, Value cols, Value paddedCols);
   void emitScores(WorkItem &w, const BlockView &k, Value kv0, Value keys);
   void emitScoreTileEpilogue(WorkItem &w, ArrayRef<Value> acc,
                              ArrayRef<Value> keyOf, ArrayRef<Value> rowOf,
@@ -186,69 +172,6 @@ static FlashTiling chooseFlashTiling(const SdpaPlan &plan,
   t.blockQ = llvm::alignTo(blockQ, t.lanes);
   t.blockKV = options.blockKV > 0 ? options.blockKV : 64;
   return t;
-}
-
-/// Calls `body(first, n)` for consecutive groups covering [lo, hi): groups
-/// of `group` in a loop, then the rest (one static group when the bounds
-/// are static, else a loop of single steps).
-void FlashLowering::forGroups(Value lo, Value hi, int64_t group,
-                              GroupFn body) {
-  std::optional<int64_t> cLo = getConstantIntValue(lo);
-  std::optional<int64_t> cHi = getConstantIntValue(hi);
-  if (cLo && cHi) {
-    int64_t count = *cHi - *cLo, full = count / group * group;
-    if (full > 0)
-      forLoop(lo, idx(*cLo + full), idx(group),
-              [&](Value first) { body(first, group); });
-    if (count > full)
-      body(idx(*cLo + full), count - full);
-    return;
-  }
-  Value count = arith::SubIOp::create(b, loc, hi, lo);
-  Value rest = arith::RemUIOp::create(b, loc, count, idx(group));
-  Value mid = arith::SubIOp::create(b, loc, hi, rest);
-  forLoop(lo, mid, idx(group), [&](Value first) { body(first, group); });
-  if (group > 1)
-    forLoop(mid, hi, idx(1), [&](Value first) { body(first, 1); });
-}
-
-/// The register tile: returns acc[r * nv + v] + sum_{k < count} a(r, k) *
-/// b(v, k), with the mr x nv accumulators carried through an scf.for (so
-/// they stay in vector registers). Per step: nv vector loads, mr
-/// broadcasts, mr * nv FMAs.
-SmallVector<Value> FlashLowering::emitTileLoop(Value count,
-                                               ArrayRef<Value> init,
-                                               int64_t mr, int64_t nv,
-                                               ScalarLoadFn loadA,
-                                               VectorLoadFn loadB) {
-  auto loop = scf::ForOp::create(
-      b, loc, idx(0), count, idx(1), init,
-      [&](OpBuilder &, Location, Value k, ValueRange acc) {
-        SmallVector<Value> bv, next(acc.begin(), acc.end());
-        for (int64_t v = 0; v < nv; ++v)
-          bv.push_back(loadB(v, k));
-        for (int64_t r = 0; r < mr; ++r) {
-          Value a = vector::BroadcastOp::create(b, loc, vecType, loadA(r, k));
-          for (int64_t v = 0; v < nv; ++v)
-            next[r * nv + v] =
-                vector::FMAOp::create(b, loc, a, bv[v], next[r * nv + v]);
-        }
-        scf::YieldOp::create(b, loc, next);
-      });
-  return SmallVector<Value>(loop.getResults());
-}
-
-Value FlashLowering::loadScalar(const BlockView &view, Value j, Value c) {
-  SmallVector<Value> indices(view.prefix);
-  indices.append({add(view.rowOffset, j), c});
-  return castFloat(b, loc, memref::LoadOp::create(b, loc, view.mem, indices),
-                   ct);
-}
-
-Value FlashLowering::loadVector(const BlockView &view, Value j, Value c) {
-  SmallVector<Value> indices(view.prefix);
-  indices.append({add(view.rowOffset, j), c});
-  return vector::LoadOp::create(b, loc, vecType, view.mem, indices);
 }
 
 Value FlashLowering::emit() {
@@ -392,48 +315,23 @@ void FlashLowering::emitWorkItem(ValueRange ivs) {
 /// The view of rows [kv0, kv0 + keys) of a key/value tensor: in place, or
 /// packed to the compute type into `pack` (columns [cols, paddedCols)
 /// zero).
-BlockView FlashLowering::packBlock(Value source, Value pack,
-                                   ArrayRef<Value> kvIdx, Value kv0,
-                                   Value keys, Value cols, Value paddedCols) {
-  BlockView inPlace{source, SmallVector<Value>(kvIdx), kv0};
+/// The view of a key or value block: in place, or packed into `pack` (f32,
+/// columns zero-padded to `paddedCols`) when `pack` is set.
+BlockView FlashLowering::keyBlock(Value source, Value pack,
+                                  ArrayRef<Value> kvIdx, Value kv0,
+                                  Value keys, Value cols, Value paddedCols) {
+  BlockView inPlace{source, SmallVector<Value>(kvIdx), kv0, nullptr};
   if (!pack)
     return inPlace;
-  Value c0 = idx(0), c1 = idx(1), lanes = idx(t.lanes);
-  Type et = cast<MemRefType>(source.getType()).getElementType();
-  auto sourceVecType = VectorType::get({t.lanes}, et);
-  Value vectorCols = arith::SubIOp::create(
-      b, loc, cols, arith::RemUIOp::create(b, loc, cols, lanes));
-  forLoop(c0, keys, c1, [&](Value j) {
-    // Whole vectors converted on load (F16C's vcvtph2ps, shifts for bf16),
-    // then the rest one by one.
-    forLoop(c0, vectorCols, lanes, [&](Value c) {
-      SmallVector<Value> indices(kvIdx);
-      indices.append({add(kv0, j), c});
-      Value x = vector::LoadOp::create(b, loc, sourceVecType, source, indices);
-      vector::StoreOp::create(b, loc, castFloat(b, loc, x, vecType), pack,
-                              ValueRange{j, c});
-    });
-    forLoop(vectorCols, cols, c1, [&](Value c) {
-      memref::StoreOp::create(b, loc, loadScalar(inPlace, j, c), pack,
-                              ValueRange{j, c});
-    });
-    if (cols == paddedCols)
-      return;
-    Value zero = createFloatConstant(b, loc, ct, 0.0);
-    forLoop(cols, paddedCols, c1, [&](Value c) {
-      memref::StoreOp::create(b, loc, zero, pack, ValueRange{j, c});
-    });
-  });
-  return BlockView{pack, {}, c0};
+  return packBlock(b, loc, inPlace, pack, vecType, keys, cols, paddedCols);
 }
 
 void FlashLowering::emitKeyBlock(WorkItem &w, Value kv0) {
   Value keys = arith::MinUIOp::create(
       b, loc, arith::SubIOp::create(b, loc, plan.s, kv0), idx(t.blockKV));
-  BlockView k =
-      packBlock(kBuf, w.kPack, w.kvIdx, kv0, keys, plan.e, plan.e);
+  BlockView k = keyBlock(kBuf, w.kPack, w.kvIdx, kv0, keys, plan.e, plan.e);
   BlockView v =
-      packBlock(vBuf, w.vPack, w.kvIdx, kv0, keys, plan.ev, evPadded);
+      keyBlock(vBuf, w.vPack, w.kvIdx, kv0, keys, plan.ev, evPadded);
   Value negInfVec = createFloatConstantOfType(
       b, loc, vecType, -std::numeric_limits<double>::infinity());
   forLoop(idx(0), idx(t.blockQ), idx(t.lanes), [&](Value i) {
@@ -460,9 +358,11 @@ void FlashLowering::emitScores(WorkItem &w, const BlockView &k, Value kv0,
         colOf.push_back(add(i0, idx(v * t.lanes)));
       SmallVector<Value> init(
           mr * nv, createFloatConstantOfType(b, loc, vecType, 0.0));
-      SmallVector<Value> acc = emitTileLoop(
-          plan.e, init, mr, nv,
-          [&](int64_t r, Value e) { return loadScalar(k, rowOf[r], e); },
+      SmallVector<Value> acc = buildRegisterTile(
+          b, loc, plan.e, init, mr, nv,
+          [&](int64_t r, Value e) {
+            return loadElement(b, loc, k, rowOf[r], e, ct);
+          },
           [&](int64_t v, Value e) {
             return vector::LoadOp::create(b, loc, vecType, w.qT,
                                           ValueRange{e, colOf[v]});
@@ -711,12 +611,14 @@ void FlashLowering::emitPv(WorkItem &w, const BlockView &v, Value keys) {
               vector::LoadOp::create(b, loc, vecType, w.acc,
                                      ValueRange{rowOf[r], colOf[c]}),
               alphaOf[r]));
-      SmallVector<Value> acc = emitTileLoop(
-          keys, init, mr, nv,
+      SmallVector<Value> acc = buildRegisterTile(
+          b, loc, keys, init, mr, nv,
           [&](int64_t r, Value j) -> Value {
             return memref::LoadOp::create(b, loc, w.sT, ValueRange{j, rowOf[r]});
           },
-          [&](int64_t c, Value j) { return loadVector(v, j, colOf[c]); });
+          [&](int64_t c, Value j) {
+            return loadVector(b, loc, v, vecType, j, colOf[c]);
+          });
       for (int64_t r = 0; r < mr; ++r)
         for (int64_t c = 0; c < nv; ++c)
           vector::StoreOp::create(b, loc, acc[r * nv + c], w.acc,

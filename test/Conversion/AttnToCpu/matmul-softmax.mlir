@@ -1,21 +1,30 @@
-// RUN: attn-opt %s --attn-lower-to-cpu --split-input-file | FileCheck %s
+// RUN: attn-opt %s --attn-lower-to-cpu=vector-bits=256 --split-input-file | FileCheck %s
 
-// Batch broadcast through the maps (rhs batch dim 1 reads index 0), loops
-// (b, h, m, k, n) with k the reduction, f32 accumulation, one rounding.
-// CHECK-DAG: #[[$LHS:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>
-// CHECK-DAG: #[[$RHS:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, 0, d3, d4)>
-// CHECK-DAG: #[[$OUT:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4)>
+// The register-tiled GEMM (256-bit vectors: 6 rows x 2 vectors of 8
+// lanes). Work items over the batch dims x row blocks x column blocks; the
+// rhs batch dim of size 1 reads index 0; the f16 rhs is packed to f32 once
+// per k block; f32 accumulators carried through the k loop; one rounding
+// of the result to f16; the 16 rows are 2 tiles of 6 and 4 single rows.
 // CHECK-LABEL: func.func @matmul_broadcast_f16
-// CHECK: %[[ACC:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<2x8x16x32xf32>)
-// CHECK: %[[P:.+]] = linalg.generic {indexing_maps = [#[[$LHS]], #[[$RHS]], #[[$OUT]]], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]}
-// CHECK-SAME: outs(%[[ACC]] : tensor<2x8x16x32xf32>)
-// CHECK: arith.extf
-// CHECK: arith.extf
-// CHECK: arith.mulf
-// CHECK: arith.addf
-// CHECK: linalg.generic
-// CHECK-SAME: ins(%[[P]] : tensor<2x8x16x32xf32>)
-// CHECK: arith.truncf %{{.+}} : f32 to f16
+// CHECK-SAME: %[[A:.+]]: tensor<2x8x16x64xf16>, %[[B:.+]]: tensor<2x1x64x32xf16>
+// CHECK-DAG: %[[LHS:.+]] = bufferization.to_buffer %[[A]]
+// CHECK-DAG: %[[RHS:.+]] = bufferization.to_buffer %[[B]]
+// CHECK: %[[OUT:.+]] = memref.alloc() {{.*}} : memref<2x8x16x32xf16>
+// CHECK: scf.forall (%[[I0:.+]], %[[I1:.+]], %{{.+}}, %{{.+}}) in (2, 8, 1, 1)
+// CHECK:   %[[ACC:.+]] = memref.alloc() {{.*}} : memref<48x256xf32>
+// CHECK:   %[[PANEL:.+]] = memref.alloc() {{.*}} : memref<256x256xf32>
+// CHECK:   vector.load %[[RHS]][%[[I0]], %c0{{.*}}] : memref<2x1x64x32xf16>, vector<8xf16>
+// CHECK:   arith.extf %{{.+}} : vector<8xf16> to vector<8xf32>
+// CHECK:   vector.store %{{.+}}, %[[PANEL]]
+// CHECK:   scf.for {{.+}} iter_args({{.+}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>) {
+// CHECK-COUNT-2: vector.load %[[PANEL]]
+// CHECK:     memref.load %[[LHS]][%[[I0]], %[[I1]]
+// CHECK:     arith.extf %{{.+}} : f16 to f32
+// CHECK:     vector.broadcast %{{.+}} : f32 to vector<8xf32>
+// CHECK-COUNT-12: vector.fma
+// CHECK:   scf.for {{.+}} iter_args({{.+}}) -> (vector<8xf32>, vector<8xf32>) {
+// CHECK:   arith.truncf %{{.+}} : vector<8xf32> to vector<8xf16>
+// CHECK:   vector.store %{{.+}}, %[[OUT]]
 func.func @matmul_broadcast_f16(%a: tensor<2x8x16x64xf16>, %b: tensor<2x1x64x32xf16>) -> tensor<2x8x16x32xf16> {
   %r = attn.matmul %a, %b : (tensor<2x8x16x64xf16>, tensor<2x1x64x32xf16>) -> tensor<2x8x16x32xf16>
   return %r : tensor<2x8x16x32xf16>
@@ -23,18 +32,63 @@ func.func @matmul_broadcast_f16(%a: tensor<2x8x16x64xf16>, %b: tensor<2x1x64x32x
 
 // -----
 
-// Rank-2 rhs against a rank-3 lhs; dynamic M.
-// CHECK-DAG: #[[$RHS:.+]] = affine_map<(d0, d1, d2, d3) -> (d2, d3)>
+// Rank-2 rhs against a rank-3 lhs; dynamic batch and M: the row blocks are
+// ceil(M / 48), the output buffer takes the dynamic sizes, the rhs has no
+// batch index, no rounding for f32.
 // CHECK-LABEL: func.func @matmul_dynamic
-// CHECK-SAME: %[[A:.+]]: tensor<?x?x64xf32>
-// CHECK: %[[B:.+]] = tensor.dim %[[A]], %{{.+}}
-// CHECK: %[[M:.+]] = tensor.dim %[[A]], %{{.+}}
-// CHECK: tensor.empty(%[[B]], %[[M]]) : tensor<?x?x32xf32>
-// CHECK: linalg.generic {indexing_maps = [#{{.+}}, #[[$RHS]], #{{.+}}]
+// CHECK-SAME: %[[A:.+]]: tensor<?x?x64xf32>, %[[B:.+]]: tensor<64x32xf32>
+// CHECK-DAG: %[[RHS:.+]] = bufferization.to_buffer %[[B]]
+// CHECK-DAG: %[[D0:.+]] = tensor.dim %[[A]], %c0
+// CHECK-DAG: %[[M:.+]] = tensor.dim %[[A]], %c1
+// CHECK: memref.alloc(%[[D0]], %[[M]]) {{.*}} : memref<?x?x32xf32>
+// CHECK: %[[BLOCKS:.+]] = arith.ceildivui %[[M]], %c48
+// CHECK: scf.forall ({{.+}}) in (%[[D0]], %[[BLOCKS]], 1)
+// CHECK: vector.load %[[RHS]][%{{[^,]+}}, %{{[^,]+}}] : memref<64x32xf32>
 // CHECK-NOT: arith.truncf
+// CHECK: return
 func.func @matmul_dynamic(%a: tensor<?x?x64xf32>, %b: tensor<64x32xf32>) -> tensor<?x?x32xf32> {
   %r = attn.matmul %a, %b : (tensor<?x?x64xf32>, tensor<64x32xf32>) -> tensor<?x?x32xf32>
   return %r : tensor<?x?x32xf32>
+}
+
+// -----
+
+// linalg.matmul with an f32 result: the same GEMM, its init packed into the
+// accumulators (accumulate onto it); an f16 result keeps linalg's loops
+// (it rounds at every step).
+// CHECK-LABEL: func.func @linalg_matmul
+// CHECK-SAME: %[[C:[^:]+]]: tensor<19x33xf32>
+// CHECK: %[[INIT:.+]] = bufferization.to_buffer %[[C]]
+// CHECK-NOT: linalg.matmul
+// CHECK: scf.forall
+// CHECK: vector.load %[[INIT]]
+// CHECK: vector.fma
+func.func @linalg_matmul(%a: tensor<19x40xf32>, %b: tensor<40x33xf32>, %c: tensor<19x33xf32>) -> tensor<19x33xf32> {
+  %r = linalg.matmul ins(%a, %b : tensor<19x40xf32>, tensor<40x33xf32>) outs(%c : tensor<19x33xf32>) -> tensor<19x33xf32>
+  return %r : tensor<19x33xf32>
+}
+
+// CHECK-LABEL: func.func @negative_linalg_matmul_f16_result
+// CHECK: linalg.matmul
+func.func @negative_linalg_matmul_f16_result(%a: tensor<19x40xf16>, %b: tensor<40x33xf16>, %c: tensor<19x33xf16>) -> tensor<19x33xf16> {
+  %r = linalg.matmul ins(%a, %b : tensor<19x40xf16>, tensor<40x33xf16>) outs(%c : tensor<19x33xf16>) -> tensor<19x33xf16>
+  return %r : tensor<19x33xf16>
+}
+
+// CHECK-LABEL: func.func @negative_linalg_matmul_transposed
+// CHECK: linalg.matmul
+func.func @negative_linalg_matmul_transposed(%a: tensor<40x19xf32>, %b: tensor<40x33xf32>, %c: tensor<19x33xf32>) -> tensor<19x33xf32> {
+  %r = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (k, m)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>]
+       ins(%a, %b : tensor<40x19xf32>, tensor<40x33xf32>) outs(%c : tensor<19x33xf32>) -> tensor<19x33xf32>
+  return %r : tensor<19x33xf32>
+}
+
+// CHECK-LABEL: func.func @linalg_batch_matmul
+// CHECK-NOT: linalg.batch_matmul
+// CHECK: scf.forall ({{.+}}) in (2, 3, 1)
+func.func @linalg_batch_matmul(%a: tensor<2x100x20xf32>, %b: tensor<2x20x49xf32>, %c: tensor<2x100x49xf32>) -> tensor<2x100x49xf32> {
+  %r = linalg.batch_matmul ins(%a, %b : tensor<2x100x20xf32>, tensor<2x20x49xf32>) outs(%c : tensor<2x100x49xf32>) -> tensor<2x100x49xf32>
+  return %r : tensor<2x100x49xf32>
 }
 
 // -----

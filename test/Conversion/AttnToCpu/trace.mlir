@@ -39,7 +39,8 @@
 // CHECK: linalg.transpose
 // CHECK: call @attnrt_trace_end(%[[ID0]]) : (i64) -> ()
 // CHECK: call @attnrt_trace_begin(%[[ID1]])
-// CHECK: linalg.generic
+// CHECK: scf.forall
+// CHECK: vector.fma
 // CHECK: call @attnrt_trace_end(%[[ID1]])
 // CHECK: call @attnrt_trace_begin(%{{.+}})
 // CHECK: arith.mulf
@@ -59,11 +60,12 @@
 // LOOPS: memref.store
 // LOOPS: call @attnrt_trace_end
 // LOOPS-NEXT: call @attnrt_trace_begin
-// LOOPS: scf.for
-// LOOPS: arith.mulf
+// LOOPS: scf.forall
+// LOOPS: vector.fma
 // LOOPS: call @attnrt_trace_end
 // LOOPS: call @attnrt_trace_begin
 // LOOPS: scf.for
+// LOOPS: arith.mulf
 // LOOPS: call @attnrt_trace_end
 // LOOPS: call @attnrt_trace_begin
 // LOOPS: scf.for

@@ -109,7 +109,8 @@ struct AttnCpuLoweringOptions {
 };
 
 /// Patterns lowering each attn op family (one file each).
-void populateAttnMatmulToCpuPatterns(RewritePatternSet &patterns);
+void populateAttnMatmulToCpuPatterns(RewritePatternSet &patterns,
+                                     const AttnCpuLoweringOptions &options);
 void populateAttnElementwiseToCpuPatterns(RewritePatternSet &patterns);
 void populateAttnSoftmaxToCpuPatterns(RewritePatternSet &patterns);
 void populateAttnReshapeToCpuPatterns(RewritePatternSet &patterns);

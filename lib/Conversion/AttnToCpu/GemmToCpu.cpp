@@ -1,0 +1,262 @@
+//===- GemmToCpu.cpp - register-tiled matrix products for the CPU ---------===//
+//
+// A GEMM in the loop order of BLIS/GotoBLAS, emitted in the vector dialect
+// on buffers:
+//
+//   scf.forall (batch dims x row blocks of mc x column blocks of nc)
+//     acc[mc, nc] = init block (or 0), in the compute type
+//     scf.for k0 in [0, K) step kc
+//       pack rhs[k0 .. k0+kc, n0 .. n0+nc] into panel[kc, nc] (compute
+//         type, columns zero-padded to whole vectors)
+//       for each nv-vector column group of the panel (its kc x nv*lanes
+//         sliver stays in L1 across the row groups)
+//         for each group of mr rows
+//           register tile: mr x nv vector accumulators loaded from acc,
+//           per k one broadcast of lhs[m, k] per row, nv vector loads of
+//           the panel, mr * nv FMAs; stored back to acc
+//     out[rows, cols] = acc rounded to the element type
+//
+// Sizes come from the target's vector width: 16 vector registers (AVX2)
+// take 6 rows x 2 vectors (12 accumulators), 32 (AVX-512) 6 x 4. Remainder
+// rows and column vectors run narrower static tiles (forGroups); the
+// panel's zero padding makes partial column vectors whole.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GemmToCpu.h"
+
+#include "LoweringUtils.h"
+#include "RegisterTile.h"
+
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::cpu;
+
+namespace {
+
+struct GemmTiling {
+  /// Compute-type elements per vector register.
+  int64_t lanes = 8;
+  /// Register tile: mr rows (broadcast) x nv vectors of columns.
+  int64_t mr = 6, nv = 2;
+  /// Cache blocks: kc of the contraction per packed panel, mc rows and nc
+  /// columns per work item.
+  int64_t kc = 256, mc = 48, nc = 256;
+};
+
+GemmTiling chooseGemmTiling(Type ct, int64_t vectorBits) {
+  int64_t bits = vectorBits > 0 ? vectorBits : getHostVectorBits();
+  GemmTiling t;
+  t.lanes = std::max<int64_t>(
+      1, bits / static_cast<int64_t>(ct.getIntOrFloatBitWidth()));
+  t.nv = bits >= 512 ? 4 : 2;
+  // The panel's columns are whole register tiles.
+  t.nc = llvm::alignTo(t.nc, t.nv * t.lanes);
+  return t;
+}
+
+class GemmLowering {
+public:
+  GemmLowering(OpBuilder &b, Location loc, const GemmOperands &g,
+               const GemmTiling &t)
+      : b(b), loc(loc), g(g), t(t),
+        ct(getComputeType(g.resultType.getElementType())),
+        vecType(VectorType::get({t.lanes}, ct)) {}
+
+  Value emit();
+
+private:
+  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
+  Value minu(Value x, Value y) {
+    return arith::MinUIOp::create(b, loc, x, y);
+  }
+  /// ceil(x / d) as a constant when x is one.
+  OpFoldResult ceilDiv(Value x, int64_t d);
+  /// The batch indices of an operand of `type` for the result's batch ivs.
+  SmallVector<Value> operandBatch(Value operand, ValueRange batchIvs);
+
+  void emitWorkItem(ValueRange ivs);
+  void emitPanel(const BlockView &lhs, const BlockView &panel, Value acc,
+                 Value rows, Value colVecs, Value depth);
+  void emitOutput(ValueRange batchIvs, Value m0, Value n0, Value rows,
+                  Value cols, Value acc);
+
+  OpBuilder &b;
+  Location loc;
+  const GemmOperands &g;
+  GemmTiling t;
+  Type ct;
+  VectorType vecType;
+  Value lhsBuf, rhsBuf, initBuf, outBuf, m, n, k;
+  int64_t numBatch = 0;
+};
+
+} // namespace
+
+OpFoldResult GemmLowering::ceilDiv(Value x, int64_t d) {
+  if (std::optional<int64_t> c = getConstantIntValue(x))
+    return b.getIndexAttr(llvm::divideCeil(static_cast<uint64_t>(*c), d));
+  return arith::CeilDivUIOp::create(b, loc, x, idx(d)).getResult();
+}
+
+SmallVector<Value> GemmLowering::operandBatch(Value operand,
+                                              ValueRange batchIvs) {
+  auto type = cast<RankedTensorType>(operand.getType());
+  int64_t tb = type.getRank() - 2;
+  SmallVector<Value> indices;
+  for (int64_t i = 0; i < tb; ++i) {
+    int64_t r = numBatch - tb + i;
+    bool broadcast =
+        type.getDimSize(i) == 1 && g.resultType.getDimSize(r) != 1;
+    indices.push_back(broadcast ? idx(0) : batchIvs[r]);
+  }
+  return indices;
+}
+
+Value GemmLowering::emit() {
+  numBatch = g.resultType.getRank() - 2;
+  lhsBuf = toReadOnlyBuffer(b, loc, g.lhs);
+  rhsBuf = toReadOnlyBuffer(b, loc, g.rhs);
+  if (g.init)
+    initBuf = toReadOnlyBuffer(b, loc, g.init);
+  m = g.resultSizes[numBatch];
+  n = g.resultSizes[numBatch + 1];
+  k = getDimSize(b, loc, g.lhs,
+                 cast<RankedTensorType>(g.lhs.getType()).getRank() - 1);
+  SmallVector<Value> outDyn;
+  for (auto [i, size] : llvm::enumerate(g.resultSizes))
+    if (g.resultType.isDynamicDim(i))
+      outDyn.push_back(size);
+  outBuf = memref::AllocOp::create(
+      b, loc,
+      MemRefType::get(g.resultType.getShape(), g.resultType.getElementType()),
+      outDyn, b.getI64IntegerAttr(64));
+
+  SmallVector<OpFoldResult> ubs;
+  for (Value size : ArrayRef<Value>(g.resultSizes).take_front(numBatch))
+    ubs.push_back(getAsOpFoldResult(size));
+  ubs.push_back(ceilDiv(m, t.mc));
+  ubs.push_back(ceilDiv(n, t.nc));
+  auto forall = scf::ForallOp::create(b, loc, ubs, ValueRange{}, std::nullopt);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(forall.getBody()->getTerminator());
+    emitWorkItem(forall.getInductionVars());
+  }
+  return bufferization::ToTensorOp::create(b, loc, g.resultType, outBuf,
+                                           /*restrict=*/true,
+                                           /*writable=*/true);
+}
+
+void GemmLowering::emitWorkItem(ValueRange ivs) {
+  ValueRange batchIvs = ivs.take_front(numBatch);
+  Value m0 = mul(ivs[numBatch], idx(t.mc));
+  Value n0 = mul(ivs[numBatch + 1], idx(t.nc));
+  Value rows = minu(arith::SubIOp::create(b, loc, m, m0), idx(t.mc));
+  Value cols = minu(arith::SubIOp::create(b, loc, n, n0), idx(t.nc));
+  Value lanes = idx(t.lanes);
+  Value colVecs = arith::CeilDivUIOp::create(b, loc, cols, lanes);
+  Value paddedCols = mul(colVecs, lanes);
+  Value acc = allocAligned(b, loc, ct, {b.getIndexAttr(t.mc),
+                                        b.getIndexAttr(t.nc)});
+  Value panel = allocAligned(b, loc, ct, {b.getIndexAttr(t.kc),
+                                          b.getIndexAttr(t.nc)});
+  if (initBuf) {
+    BlockView init{initBuf, SmallVector<Value>(batchIvs), m0, n0};
+    packBlock(b, loc, init, acc, vecType, rows, cols, paddedCols);
+  } else {
+    Value zero = createFloatConstantOfType(b, loc, vecType, 0.0);
+    buildForLoop(b, loc, idx(0), rows, idx(1), [&](Value i) {
+      buildForLoop(b, loc, idx(0), paddedCols, lanes, [&](Value c) {
+        vector::StoreOp::create(b, loc, zero, acc, ValueRange{i, c});
+      });
+    });
+  }
+  SmallVector<Value> lhsBatch = operandBatch(g.lhs, batchIvs);
+  SmallVector<Value> rhsBatch = operandBatch(g.rhs, batchIvs);
+  buildForLoop(b, loc, idx(0), k, idx(t.kc), [&](Value k0) {
+    Value depth = minu(arith::SubIOp::create(b, loc, k, k0), idx(t.kc));
+    BlockView packed =
+        packBlock(b, loc, BlockView{rhsBuf, rhsBatch, k0, n0}, panel, vecType,
+                  depth, cols, paddedCols);
+    emitPanel(BlockView{lhsBuf, lhsBatch, m0, k0}, packed, acc, rows, colVecs,
+              depth);
+  });
+  emitOutput(batchIvs, m0, n0, rows, cols, acc);
+}
+
+/// acc[i, c] += sum_{j < depth} lhs[i, j] * panel[j, c] for the work item's
+/// rows and column vectors, one register tile at a time.
+void GemmLowering::emitPanel(const BlockView &lhs, const BlockView &panel,
+                             Value acc, Value rows, Value colVecs,
+                             Value depth) {
+  forGroups(b, loc, idx(0), colVecs, t.nv, [&](Value v0, int64_t nv) {
+    SmallVector<Value> colOf;
+    for (int64_t v = 0; v < nv; ++v)
+      colOf.push_back(mul(add(v0, idx(v)), idx(t.lanes)));
+    forGroups(b, loc, idx(0), rows, t.mr, [&](Value i0, int64_t mr) {
+      SmallVector<Value> rowOf, init;
+      for (int64_t r = 0; r < mr; ++r)
+        rowOf.push_back(add(i0, idx(r)));
+      for (int64_t r = 0; r < mr; ++r)
+        for (int64_t v = 0; v < nv; ++v)
+          init.push_back(vector::LoadOp::create(b, loc, vecType, acc,
+                                                ValueRange{rowOf[r], colOf[v]}));
+      SmallVector<Value> tile = buildRegisterTile(
+          b, loc, depth, init, mr, nv,
+          [&](int64_t r, Value j) {
+            return loadElement(b, loc, lhs, rowOf[r], j, ct);
+          },
+          [&](int64_t v, Value j) {
+            return loadVector(b, loc, panel, vecType, j, colOf[v]);
+          });
+      for (int64_t r = 0; r < mr; ++r)
+        for (int64_t v = 0; v < nv; ++v)
+          vector::StoreOp::create(b, loc, tile[r * nv + v], acc,
+                                  ValueRange{rowOf[r], colOf[v]});
+    });
+  });
+}
+
+/// out[batch, m0 + i, n0 + c] = acc[i, c] in the element type: whole
+/// vectors, then the last columns one by one.
+void GemmLowering::emitOutput(ValueRange batchIvs, Value m0, Value n0,
+                              Value rows, Value cols, Value acc) {
+  Type et = g.resultType.getElementType();
+  auto outVecType = VectorType::get({t.lanes}, et);
+  Value lanes = idx(t.lanes);
+  Value vectorCols = arith::SubIOp::create(
+      b, loc, cols, arith::RemUIOp::create(b, loc, cols, lanes));
+  auto outIndices = [&](Value i, Value c) {
+    SmallVector<Value> indices(batchIvs);
+    indices.append({add(m0, i), add(n0, c)});
+    return indices;
+  };
+  buildForLoop(b, loc, idx(0), rows, idx(1), [&](Value i) {
+    buildForLoop(b, loc, idx(0), vectorCols, lanes, [&](Value c) {
+      Value x = vector::LoadOp::create(b, loc, vecType, acc, ValueRange{i, c});
+      vector::StoreOp::create(b, loc, castFloat(b, loc, x, outVecType), outBuf,
+                              outIndices(i, c));
+    });
+    buildForLoop(b, loc, vectorCols, cols, idx(1), [&](Value c) {
+      Value x = memref::LoadOp::create(b, loc, acc, ValueRange{i, c});
+      memref::StoreOp::create(b, loc, castFloat(b, loc, x, et), outBuf,
+                              outIndices(i, c));
+    });
+  });
+}
+
+Value cpu::buildGemm(OpBuilder &b, Location loc, const GemmOperands &operands,
+                     int64_t vectorBits) {
+  Type ct = getComputeType(operands.resultType.getElementType());
+  return GemmLowering(b, loc, operands, chooseGemmTiling(ct, vectorBits))
+      .emit();
+}

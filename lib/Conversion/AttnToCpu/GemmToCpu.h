@@ -1,0 +1,36 @@
+//===- GemmToCpu.h - register-tiled matrix products for the CPU -----------===//
+
+#ifndef LIB_CONVERSION_ATTNTOCPU_GEMMTOCPU_H
+#define LIB_CONVERSION_ATTNTOCPU_GEMMTOCPU_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+namespace mlir::attn::cpu {
+
+/// result[b..., m, n] = init[b..., m, n] + sum_k lhs[b..., m, k] *
+/// rhs[b..., k, n], accumulated in the compute type of the result's element
+/// type (f32, or f64 for f64) and rounded once to the element type.
+struct GemmOperands {
+  /// Tensors [batch..., M, K] and [batch..., K, N] of any float type. Their
+  /// batch dims align to the result's trailing batch dims (NumPy style): a
+  /// static 1 against a result dim other than 1 is broadcast, any other
+  /// size must equal the result's (checked by the caller).
+  Value lhs, rhs;
+  /// A tensor of the result type to accumulate onto, or null for 0.
+  Value init;
+  RankedTensorType resultType;
+  /// Every dim of the result as an index value.
+  SmallVector<Value> resultSizes;
+};
+
+/// Emits the product as a register-blocked GEMM in the vector dialect on
+/// buffers (packed rhs panels, an mr x nv FMA register tile, work items over
+/// batch x row blocks x column blocks in an scf.forall) sized for vectors
+/// of `vectorBits` (0: the host's). Returns the result tensor.
+Value buildGemm(OpBuilder &b, Location loc, const GemmOperands &operands,
+                int64_t vectorBits);
+
+} // namespace mlir::attn::cpu
+
+#endif // LIB_CONVERSION_ATTNTOCPU_GEMMTOCPU_H

@@ -1,0 +1,123 @@
+//===- RegisterTile.cpp - register-blocked FMA tiles for the CPU lowering -===//
+
+#include "RegisterTile.h"
+
+#include "LoweringUtils.h"
+
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::cpu;
+
+static Value idx(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+
+void cpu::forGroups(OpBuilder &b, Location loc, Value lo, Value hi,
+                    int64_t group, GroupFn body) {
+  Value step = idx(b, loc, group);
+  std::optional<int64_t> cLo = getConstantIntValue(lo);
+  std::optional<int64_t> cHi = getConstantIntValue(hi);
+  if (cLo && cHi) {
+    int64_t count = *cHi - *cLo, full = count / group * group;
+    if (full > 0)
+      buildForLoop(b, loc, lo, idx(b, loc, *cLo + full), step,
+                   [&](Value first) { body(first, group); });
+    if (count > full)
+      body(idx(b, loc, *cLo + full), count - full);
+    return;
+  }
+  Value count = arith::SubIOp::create(b, loc, hi, lo);
+  Value rest = arith::RemUIOp::create(b, loc, count, step);
+  Value mid = arith::SubIOp::create(b, loc, hi, rest);
+  buildForLoop(b, loc, lo, mid, step,
+               [&](Value first) { body(first, group); });
+  if (group > 1)
+    buildForLoop(b, loc, mid, hi, idx(b, loc, 1),
+                 [&](Value first) { body(first, 1); });
+}
+
+SmallVector<Value> cpu::buildRegisterTile(OpBuilder &b, Location loc,
+                                          Value count, ArrayRef<Value> init,
+                                          int64_t mr, int64_t nv,
+                                          ScalarLoadFn loadA,
+                                          VectorLoadFn loadB) {
+  auto vecType = cast<VectorType>(init.front().getType());
+  auto loop = scf::ForOp::create(
+      b, loc, idx(b, loc, 0), count, idx(b, loc, 1), init,
+      [&](OpBuilder &, Location, Value k, ValueRange acc) {
+        SmallVector<Value> bv, next(acc.begin(), acc.end());
+        for (int64_t v = 0; v < nv; ++v)
+          bv.push_back(loadB(v, k));
+        for (int64_t r = 0; r < mr; ++r) {
+          Value a = vector::BroadcastOp::create(b, loc, vecType, loadA(r, k));
+          for (int64_t v = 0; v < nv; ++v)
+            next[r * nv + v] =
+                vector::FMAOp::create(b, loc, a, bv[v], next[r * nv + v]);
+        }
+        scf::YieldOp::create(b, loc, next);
+      });
+  return SmallVector<Value>(loop.getResults());
+}
+
+/// The indices of element (j, c) of `view`.
+static SmallVector<Value> viewIndices(OpBuilder &b, Location loc,
+                                      const BlockView &view, Value j,
+                                      Value c) {
+  auto offset = [&](Value base, Value i) -> Value {
+    return base ? arith::AddIOp::create(b, loc, base, i).getResult() : i;
+  };
+  SmallVector<Value> indices(view.prefix);
+  indices.append({offset(view.rowOffset, j), offset(view.colOffset, c)});
+  return indices;
+}
+
+Value cpu::loadElement(OpBuilder &b, Location loc, const BlockView &view,
+                       Value j, Value c, Type type) {
+  Value x = memref::LoadOp::create(b, loc, view.mem,
+                                   viewIndices(b, loc, view, j, c));
+  return castFloat(b, loc, x, type);
+}
+
+Value cpu::loadVector(OpBuilder &b, Location loc, const BlockView &view,
+                      VectorType vecType, Value j, Value c) {
+  return vector::LoadOp::create(b, loc, vecType, view.mem,
+                                viewIndices(b, loc, view, j, c));
+}
+
+BlockView cpu::packBlock(OpBuilder &b, Location loc, const BlockView &source,
+                         Value pack, VectorType vecType, Value rows,
+                         Value cols, Value paddedCols) {
+  Value c0 = idx(b, loc, 0), c1 = idx(b, loc, 1);
+  int64_t lanes = vecType.getNumElements();
+  Type ct = vecType.getElementType();
+  Type et = cast<MemRefType>(source.mem.getType()).getElementType();
+  auto sourceVecType = VectorType::get({lanes}, et);
+  Value vectorCols = arith::SubIOp::create(
+      b, loc, cols,
+      arith::RemUIOp::create(b, loc, cols, idx(b, loc, lanes)));
+  buildForLoop(b, loc, c0, rows, c1, [&](Value j) {
+    // Whole vectors converted on load (F16C's vcvtph2ps, shifts for bf16),
+    // then the rest one by one.
+    buildForLoop(b, loc, c0, vectorCols, idx(b, loc, lanes), [&](Value c) {
+      Value x = loadVector(b, loc, source, sourceVecType, j, c);
+      vector::StoreOp::create(b, loc, castFloat(b, loc, x, vecType), pack,
+                              ValueRange{j, c});
+    });
+    buildForLoop(b, loc, vectorCols, cols, c1, [&](Value c) {
+      memref::StoreOp::create(b, loc, loadElement(b, loc, source, j, c, ct),
+                              pack, ValueRange{j, c});
+    });
+    if (cols == paddedCols)
+      return;
+    Value zero = createFloatConstant(b, loc, ct, 0.0);
+    buildForLoop(b, loc, cols, paddedCols, c1, [&](Value c) {
+      memref::StoreOp::create(b, loc, zero, pack, ValueRange{j, c});
+    });
+  });
+  return BlockView{pack, {}, c0, nullptr};
+}

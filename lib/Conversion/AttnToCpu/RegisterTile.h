@@ -1,0 +1,65 @@
+//===- RegisterTile.h - register-blocked FMA tiles for the CPU lowering ---===//
+//
+// The building blocks that the flash attention and GEMM lowerings share: a
+// loop over groups of a static size with a peeled static remainder, the
+// register tile (mr broadcast scalars x nv vectors of FMA accumulators,
+// carried through an scf.for so that they stay in registers), and the
+// packing of a row-major block into a contiguous compute-type buffer.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LIB_CONVERSION_ATTNTOCPU_REGISTERTILE_H
+#define LIB_CONVERSION_ATTNTOCPU_REGISTERTILE_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+namespace mlir::attn::cpu {
+
+using GroupFn = function_ref<void(Value first, int64_t n)>;
+using ScalarLoadFn = function_ref<Value(int64_t r, Value k)>;
+using VectorLoadFn = function_ref<Value(int64_t v, Value k)>;
+
+/// Calls `body(first, n)` for consecutive groups covering [lo, hi): groups
+/// of `group` in a loop, then the rest (one static group when the bounds
+/// are static, else a loop of single steps).
+void forGroups(OpBuilder &b, Location loc, Value lo, Value hi, int64_t group,
+               GroupFn body);
+
+/// The register tile: returns acc[r * nv + v] + sum_{k < count} a(r, k) *
+/// b(v, k), with the mr x nv accumulators (`init`, vectors of one type)
+/// carried through an scf.for. Per step: nv vector loads, mr broadcasts,
+/// mr * nv FMAs.
+SmallVector<Value> buildRegisterTile(OpBuilder &b, Location loc, Value count,
+                                     ArrayRef<Value> init, int64_t mr,
+                                     int64_t nv, ScalarLoadFn loadA,
+                                     VectorLoadFn loadB);
+
+/// A row-major 2-D view of a block of a buffer: element (j, c) is
+/// `mem[prefix..., rowOffset + j, colOffset + c]` (a null offset is 0).
+struct BlockView {
+  Value mem;
+  SmallVector<Value> prefix;
+  Value rowOffset, colOffset;
+};
+
+/// Element (j, c) of `view`, converted to `type`.
+Value loadElement(OpBuilder &b, Location loc, const BlockView &view, Value j,
+                  Value c, Type type);
+
+/// The vector of `vecType` at (j, c .. c + lanes) of `view` (whose elements
+/// must be of the vector's element type).
+Value loadVector(OpBuilder &b, Location loc, const BlockView &view,
+                 VectorType vecType, Value j, Value c);
+
+/// Copies `rows` x `cols` elements of `source` into `pack[j, c]`, converted
+/// to the element type of `vecType` (whole vectors converted on load, then
+/// the rest one by one), and zeroes pack[j, cols .. paddedCols). Returns
+/// the view of the packed block.
+BlockView packBlock(OpBuilder &b, Location loc, const BlockView &source,
+                    Value pack, VectorType vecType, Value rows, Value cols,
+                    Value paddedCols);
+
+} // namespace mlir::attn::cpu
+
+#endif // LIB_CONVERSION_ATTNTOCPU_REGISTERTILE_H

@@ -1,0 +1,157 @@
+"""Runs each matrix product of matmul-gemm.mlir through attn-run (.npy in
+and out) and compares every element with a double-precision reference
+computed here, with the standard library only.
+
+  check_matmul.py ATTN_RUN MLIR TMPDIR [attn-run options...]
+
+Inputs are multiples of 1/64 in [-2, 2], exact in f16 and bf16, so the
+reference sees the same operands as the compiled code. An element passes if
+|out - ref| <= 0.51 ulp(ref in the result type) + 4 * K * eps * sum_k
+|a_mk b_kn| (f32 or f64 accumulation, one rounding to the result type).
+"""
+import math
+import random
+import struct
+import subprocess
+import sys
+
+# name: (operand shapes, operand dtypes, result dtype, batch-broadcast rule)
+CASES = {
+    "odd": ([(3, 37, 53), (3, 53, 29)], ["f32", "f32"], "f32"),
+    "broadcast": ([(2, 1, 13, 300), (1, 3, 300, 70)], ["f32", "f32"], "f32"),
+    "rank2rhs": ([(2, 100, 24), (24, 40)], ["f32", "f32"], "f32"),
+    "f16": ([(5, 9, 33), (33, 17)], ["f16", "f16"], "f16"),
+    "bf16": ([(5, 9, 33), (33, 17)], ["bf16", "bf16"], "bf16"),
+    "f64": ([(7, 300), (300, 11)], ["f64", "f64"], "f64"),
+    "dynamic": ([(50, 7), (7, 270)], ["f32", "f32"], "f32"),
+    "empty_k": ([(4, 0), (0, 5)], ["f32", "f32"], "f32"),
+    "linalg_init": ([(19, 40), (40, 33), (19, 33)], ["f16", "f32", "f32"],
+                    "f32"),
+    "linalg_batch": ([(2, 100, 20), (2, 20, 49)], ["f32", "f32"], "f32"),
+}
+FORMATS = {"f32": ("<f4", "f"), "f64": ("<f8", "d"), "f16": ("<f2", "e"),
+           "bf16": ("<u2", "H")}
+EPS = {"f32": 2.0 ** -24, "f64": 2.0 ** -53, "f16": 2.0 ** -11,
+       "bf16": 2.0 ** -8}
+
+
+def encode(values, dtype):
+    if dtype != "bf16":
+        return struct.pack("<%d%s" % (len(values), FORMATS[dtype][1]), *values)
+    # Every input is exact in bf16: the top half of the f32 bits.
+    bits = [struct.unpack("<I", struct.pack("<f", v))[0] >> 16 for v in values]
+    return struct.pack("<%dH" % len(bits), *bits)
+
+
+def decode(body, dtype):
+    fmt = FORMATS[dtype][1]
+    n = len(body) // struct.calcsize(fmt)
+    values = struct.unpack("<%d%s" % (n, fmt), body)
+    if dtype == "bf16":
+        values = [struct.unpack("<f", struct.pack("<I", b << 16))[0]
+                  for b in values]
+    return list(values)
+
+
+def write_npy(path, shape, dtype, values):
+    dims = "".join("%d, " % d for d in shape) if len(shape) > 1 else \
+        "%d," % shape[0]
+    header = "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }" % (
+        FORMATS[dtype][0], dims.rstrip(" ") if len(shape) > 1 else dims)
+    header += " " * (63 - (10 + len(header)) % 64) + "\n"
+    with open(path, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)))
+        f.write(header.encode())
+        f.write(encode(values, dtype))
+
+
+def read_npy(path, dtype):
+    data = open(path, "rb").read()
+    hlen = struct.unpack("<H", data[8:10])[0]
+    return decode(data[10 + hlen:], dtype)
+
+
+def strides(shape):
+    out, s = [], 1
+    for d in reversed(shape):
+        out.append(s)
+        s *= d
+    return list(reversed(out))
+
+
+def reference(shapes, data):
+    """Batched product with NumPy broadcasting; returns (values, bounds)."""
+    (a_shape, b_shape), (a, b) = shapes[:2], data[:2]
+    m, k, n = a_shape[-2], a_shape[-1], b_shape[-1]
+    batch = [max(x, y) for x, y in zip(
+        [1] * (len(b_shape) - len(a_shape)) + list(a_shape[:-2]),
+        [1] * (len(a_shape) - len(b_shape)) + list(b_shape[:-2]))]
+    out, bound = [], []
+    for flat in range(math.prod(batch)):
+        index, rest = [], flat
+        for d in reversed(batch):
+            index.insert(0, rest % d)
+            rest //= d
+
+        def base(shape):
+            own = index[len(index) - (len(shape) - 2):]
+            return sum((i if d != 1 else 0) * s for i, d, s in zip(
+                own, shape[:-2], strides(shape)[:-2]))
+        a0, b0 = base(a_shape), base(b_shape)
+        for i in range(m):
+            for j in range(n):
+                terms = [a[a0 + i * k + t] * b[b0 + t * n + j]
+                         for t in range(k)]
+                out.append(math.fsum(terms))
+                bound.append(math.fsum(abs(x) for x in terms))
+    if len(data) > 2:  # linalg init
+        out = [o + c for o, c in zip(out, data[2])]
+        bound = [x + abs(c) for x, c in zip(bound, data[2])]
+    return out, bound, k
+
+
+def run_case(attn_run, mlir, tmp, name, extra):
+    shapes, dtypes, rtype = CASES[name]
+    rng = random.Random(name)
+    data, args = [], []
+    for i, (shape, dtype) in enumerate(zip(shapes, dtypes)):
+        values = [rng.randint(-128, 128) / 64.0
+                  for _ in range(math.prod(shape))]
+        path = "%s/%s.%d.npy" % (tmp, name, i)
+        write_npy(path, shape, dtype, values)
+        data.append(values)
+        args += ["--input", "%d=%s" % (i, path)]
+    out_path = "%s/%s.out.npy" % (tmp, name)
+    subprocess.run([attn_run, mlir, "--entry", name, "--output",
+                    "0=" + out_path] + args + extra, check=True,
+                   stdout=subprocess.DEVNULL)
+    got = read_npy(out_path, rtype)
+    ref, bound, k = reference(shapes, data)
+    acc_eps = EPS["f64" if rtype == "f64" else "f32"]
+    failures = 0
+    if len(got) != len(ref):
+        print("FAIL %s: %d elements, expected %d" % (name, len(got),
+                                                     len(ref)))
+        return 1
+    for g, r, s in zip(got, ref, bound):
+        ulp = 2.0 ** (math.frexp(r)[1] - 1) * 2 * EPS[rtype] if r else 0.0
+        tol = 0.51 * ulp + 4 * max(k, 1) * acc_eps * s
+        if not abs(g - r) <= tol:
+            failures += 1
+            if failures <= 3:
+                print("FAIL %s: got %r, expected %r (tol %g)" % (name, g, r,
+                                                                 tol))
+    print("%s: %d elements, %d failures" % (name, len(got), failures))
+    return failures
+
+
+def main():
+    attn_run, mlir, tmp = sys.argv[1:4]
+    failures = sum(run_case(attn_run, mlir, tmp, name, sys.argv[4:])
+                   for name in CASES)
+    print("matmul: %d cases, %d failures" % (len(CASES), failures))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,65 @@
+// Matrix products for test/e2e/matmul-gemm.test: each function's result is
+// compared with a double-precision reference by check_matmul.py.
+
+// Row and column remainders (37 = 6*6 + 1 rows, 29 columns), K = 53.
+func.func @odd(%a: tensor<3x37x53xf32>, %b: tensor<3x53x29xf32>) -> tensor<3x37x29xf32> {
+  %c = attn.matmul %a, %b : (tensor<3x37x53xf32>, tensor<3x53x29xf32>) -> tensor<3x37x29xf32>
+  return %c : tensor<3x37x29xf32>
+}
+
+// NumPy broadcast of batch dims, K = 300 (two k blocks), 70 columns.
+func.func @broadcast(%a: tensor<2x1x13x300xf32>, %b: tensor<1x3x300x70xf32>) -> tensor<2x3x13x70xf32> {
+  %c = attn.matmul %a, %b : (tensor<2x1x13x300xf32>, tensor<1x3x300x70xf32>) -> tensor<2x3x13x70xf32>
+  return %c : tensor<2x3x13x70xf32>
+}
+
+// Rank-2 rhs under a batched lhs; 100 rows (three row blocks).
+func.func @rank2rhs(%a: tensor<2x100x24xf32>, %b: tensor<24x40xf32>) -> tensor<2x100x40xf32> {
+  %c = attn.matmul %a, %b : (tensor<2x100x24xf32>, tensor<24x40xf32>) -> tensor<2x100x40xf32>
+  return %c : tensor<2x100x40xf32>
+}
+
+// f16 and bf16: f32 accumulation, one rounding of the result.
+func.func @f16(%a: tensor<5x9x33xf16>, %b: tensor<33x17xf16>) -> tensor<5x9x17xf16> {
+  %c = attn.matmul %a, %b : (tensor<5x9x33xf16>, tensor<33x17xf16>) -> tensor<5x9x17xf16>
+  return %c : tensor<5x9x17xf16>
+}
+
+func.func @bf16(%a: tensor<5x9x33xbf16>, %b: tensor<33x17xbf16>) -> tensor<5x9x17xbf16> {
+  %c = attn.matmul %a, %b : (tensor<5x9x33xbf16>, tensor<33x17xbf16>) -> tensor<5x9x17xbf16>
+  return %c : tensor<5x9x17xbf16>
+}
+
+// f64 accumulates in f64.
+func.func @f64(%a: tensor<7x300xf64>, %b: tensor<300x11xf64>) -> tensor<7x11xf64> {
+  %c = attn.matmul %a, %b : (tensor<7x300xf64>, tensor<300x11xf64>) -> tensor<7x11xf64>
+  return %c : tensor<7x11xf64>
+}
+
+// Dynamic sizes (from the .npy inputs): 270 columns = two column blocks.
+func.func @dynamic(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %c = attn.matmul %a, %b : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+  return %c : tensor<?x?xf32>
+}
+
+// An empty contraction gives zeros.
+func.func @empty_k(%a: tensor<4x0xf32>, %b: tensor<0x5xf32>) -> tensor<4x5xf32> {
+  %c = attn.matmul %a, %b : (tensor<4x0xf32>, tensor<0x5xf32>) -> tensor<4x5xf32>
+  return %c : tensor<4x5xf32>
+}
+
+// linalg.matmul accumulates onto its init (here an argument); f16 operands
+// are extended to the f32 result type.
+func.func @linalg_init(%a: tensor<19x40xf16>, %b: tensor<40x33xf32>, %c: tensor<19x33xf32>) -> tensor<19x33xf32> {
+  %r = linalg.matmul ins(%a, %b : tensor<19x40xf16>, tensor<40x33xf32>) outs(%c : tensor<19x33xf32>) -> tensor<19x33xf32>
+  return %r : tensor<19x33xf32>
+}
+
+// linalg.batch_matmul onto a zero fill.
+func.func @linalg_batch(%a: tensor<2x100x20xf32>, %b: tensor<2x20x49xf32>) -> tensor<2x100x49xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x100x49xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%e : tensor<2x100x49xf32>) -> tensor<2x100x49xf32>
+  %r = linalg.batch_matmul ins(%a, %b : tensor<2x100x20xf32>, tensor<2x20x49xf32>) outs(%c : tensor<2x100x49xf32>) -> tensor<2x100x49xf32>
+  return %r : tensor<2x100x49xf32>
+}
