@@ -4,7 +4,7 @@
 // on buffers:
 //
 //   scf.forall (batch dims x row blocks of mc x column blocks of nc)
-//     acc[mc, nc] = init block (or 0), in the compute type
+//     acc[mc, nc] = init block (or its fill value, or 0), compute type
 //     scf.for k0 in [0, K) step kc
 //       pack rhs[k0 .. k0+kc, n0 .. n0+nc] into panel[kc, nc] (compute
 //         type, columns zero-padded to whole vectors)
@@ -173,10 +173,15 @@ void GemmLowering::emitWorkItem(ValueRange ivs) {
     BlockView init{initBuf, SmallVector<Value>(batchIvs), m0, n0};
     packBlock(b, loc, init, acc, vecType, rows, cols, paddedCols);
   } else {
-    Value zero = createFloatConstantOfType(b, loc, vecType, 0.0);
+    Value start =
+        g.initValue
+            ? vector::BroadcastOp::create(b, loc, vecType,
+                                          castFloat(b, loc, g.initValue, ct))
+                  .getResult()
+            : createFloatConstantOfType(b, loc, vecType, 0.0);
     buildForLoop(b, loc, idx(0), rows, idx(1), [&](Value i) {
       buildForLoop(b, loc, idx(0), paddedCols, lanes, [&](Value c) {
-        vector::StoreOp::create(b, loc, zero, acc, ValueRange{i, c});
+        vector::StoreOp::create(b, loc, start, acc, ValueRange{i, c});
       });
     });
   }

@@ -17,8 +17,10 @@ struct GemmOperands {
   /// static 1 against a result dim other than 1 is broadcast, any other
   /// size must equal the result's (checked by the caller).
   Value lhs, rhs;
-  /// A tensor of the result type to accumulate onto, or null for 0.
-  Value init;
+  /// A tensor of the result type to accumulate onto, or null: then every
+  /// element starts at `initValue` (a scalar of the result's element type),
+  /// or at 0 when that is null too.
+  Value init, initValue;
   RankedTensorType resultType;
   /// Every dim of the result as an index value.
   SmallVector<Value> resultSizes;

@@ -38,7 +38,8 @@ struct MatmulOpLowering : OpRewritePattern<MatmulOp> {
     int64_t numBatch = rank - 2;
 
     // Batch sizes broadcast; M from lhs, N from rhs. K must agree.
-    GemmOperands gemm{op.getLhs(), op.getRhs(), nullptr, resultType, {}};
+    GemmOperands gemm{op.getLhs(), op.getRhs(), nullptr, nullptr, resultType,
+                      {}};
     for (int64_t r = 0; r < numBatch; ++r) {
       SmallVector<Value> candidates;
       for (auto [v, t] : {std::make_pair(op.getLhs(), lhsType),
@@ -90,7 +91,8 @@ struct MatmulOpLowering : OpRewritePattern<MatmulOp> {
 
 /// linalg.matmul and linalg.batch_matmul on tensors with their default
 /// indexing maps and an f32 or f64 result (what a front end emits for
-/// projections) as the same GEMM, accumulating onto their init operand.
+/// projections) as the same GEMM, accumulating onto their init operand (or
+/// starting from its value when the init is a linalg.fill).
 /// Their semantics (operands cast to the result type, then multiplied and
 /// added) are those of the GEMM up to the order of the additions and the
 /// FMA's single rounding, which linalg leaves open. Other element types
@@ -116,9 +118,18 @@ struct LinalgMatmulLowering : OpRewritePattern<LinalgOpTy> {
         return rewriter.notifyMatchFailure(op, "operand is not a float");
     }
     Location loc = op.getLoc();
-    GemmOperands gemm{lhs, rhs, init, resultType, {}};
+    GemmOperands gemm{lhs, rhs, init, nullptr, resultType, {}};
     for (int64_t i = 0; i < resultType.getRank(); ++i)
       gemm.resultSizes.push_back(getDimSize(rewriter, loc, init, i));
+    // Onto a fill (the usual zero init): the accumulators start at the fill
+    // value and the filled tensor need not exist.
+    auto fill = init.getDefiningOp<linalg::FillOp>();
+    if (fill && fill.hasPureTensorSemantics() &&
+        isa<FloatType>(fill.getInputs()[0].getType()) &&
+        isSupportedFloatCast(fill.getInputs()[0].getType(), et)) {
+      gemm.init = nullptr;
+      gemm.initValue = fill.getInputs()[0];
+    }
     rewriter.replaceOp(op, buildGemm(rewriter, loc, gemm, vectorBits));
     return success();
   }

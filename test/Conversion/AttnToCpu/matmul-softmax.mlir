@@ -91,6 +91,22 @@ func.func @linalg_batch_matmul(%a: tensor<2x100x20xf32>, %b: tensor<2x20x49xf32>
   return %r : tensor<2x100x49xf32>
 }
 
+// Onto a linalg.fill: the accumulators start at the fill value (broadcast
+// once), and the filled tensor is never made.
+// CHECK-LABEL: func.func @linalg_matmul_onto_fill
+// CHECK-SAME: %{{[^:]+}}: tensor<19x40xf32>, %{{[^:]+}}: tensor<40x33xf32>, %[[X:[^:]+]]: f32
+// CHECK-NOT: linalg.fill
+// CHECK: scf.forall
+// CHECK: %[[START:.+]] = vector.broadcast %[[X]] : f32 to vector<8xf32>
+// CHECK: vector.store %[[START]]
+// CHECK: vector.fma
+func.func @linalg_matmul_onto_fill(%a: tensor<19x40xf32>, %b: tensor<40x33xf32>, %x: f32) -> tensor<19x33xf32> {
+  %e = tensor.empty() : tensor<19x33xf32>
+  %c = linalg.fill ins(%x : f32) outs(%e : tensor<19x33xf32>) -> tensor<19x33xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<19x40xf32>, tensor<40x33xf32>) outs(%c : tensor<19x33xf32>) -> tensor<19x33xf32>
+  return %r : tensor<19x33xf32>
+}
+
 // -----
 
 // CHECK-LABEL: func.func @transpose

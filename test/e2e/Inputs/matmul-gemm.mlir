@@ -55,9 +55,9 @@ func.func @linalg_init(%a: tensor<19x40xf16>, %b: tensor<40x33xf32>, %c: tensor<
   return %r : tensor<19x33xf32>
 }
 
-// linalg.batch_matmul onto a zero fill.
+// linalg.batch_matmul onto a fill (its value starts every accumulator).
 func.func @linalg_batch(%a: tensor<2x100x20xf32>, %b: tensor<2x20x49xf32>) -> tensor<2x100x49xf32> {
-  %zero = arith.constant 0.0 : f32
+  %zero = arith.constant 0.75 : f32
   %e = tensor.empty() : tensor<2x100x49xf32>
   %c = linalg.fill ins(%zero : f32) outs(%e : tensor<2x100x49xf32>) -> tensor<2x100x49xf32>
   %r = linalg.batch_matmul ins(%a, %b : tensor<2x100x20xf32>, tensor<2x20x49xf32>) outs(%c : tensor<2x100x49xf32>) -> tensor<2x100x49xf32>
