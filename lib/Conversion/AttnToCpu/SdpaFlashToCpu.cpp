@@ -413,12 +413,18 @@ Value FlashLowering::transposeAlongRows(Value buf, ArrayRef<bool> broadcast) {
   for (int64_t d = 0; d < rank - 2; ++d)
     tSizes.push_back(getAsOpFoldResult(sizes[d]));
   tSizes.push_back(getAsOpFoldResult(sizes[rank - 1]));
+  // Rows of the copy are the mask's rows padded to whole vectors plus one
+  // cache line: with a power-of-two L, rows 2^k bytes apart would share an
+  // L1 set, and both the transposing stores and the score step's loads
+  // (consecutive keys = consecutive rows of the copy) would conflict.
+  int64_t pad = std::max<int64_t>(
+      t.lanes, 64 / std::max<int64_t>(1, elem.getIntOrFloatBitWidth() / 8));
   if (maskType.isDynamicDim(rank - 2))
-    tSizes.push_back(
-        mul(arith::CeilDivUIOp::create(b, loc, rows, lanes), lanes));
+    tSizes.push_back(add(
+        mul(arith::CeilDivUIOp::create(b, loc, rows, lanes), lanes), idx(pad)));
   else
     tSizes.push_back(b.getIndexAttr(
-        llvm::alignTo(maskType.getDimSize(rank - 2), t.lanes)));
+        llvm::alignTo(maskType.getDimSize(rank - 2), t.lanes) + pad));
   SmallVector<int64_t> shape;
   SmallVector<Value> dynamic;
   dispatchIndexOpFoldResults(tSizes, dynamic, shape);

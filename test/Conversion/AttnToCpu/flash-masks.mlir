@@ -1,15 +1,16 @@
 // RUN: attn-opt %s --attn-lower-to-cpu="backend=flash vector-bits=256" --split-input-file | FileCheck %s
 
 // A mask that varies along the query rows is transposed once, before the
-// work items, into [S, L rounded up to the 8 lanes] (i8 for a boolean
-// mask), so that the score step reads the mask of 8 rows with one vector
-// load.
+// work items, into [S, L rounded up to the 8 lanes + one 64-byte cache
+// line] (i8 for a boolean mask: 24 + 64), so that the score step reads the
+// mask of 8 rows with one vector load, and rows of a power-of-two L do not
+// all map to one L1 set.
 // CHECK-LABEL: func.func @bool_rows
-// CHECK: %[[T:.+]] = memref.alloc() {alignment = 64 : i64} : memref<20x24xi8>
+// CHECK: %[[T:.+]] = memref.alloc() {alignment = 64 : i64} : memref<20x88xi8>
 // CHECK: arith.extui %{{.+}} : i1 to i8
-// CHECK: memref.store %{{.+}}, %[[T]][%[[C:.+]], %[[R:.+]]] : memref<20x24xi8>
+// CHECK: memref.store %{{.+}}, %[[T]][%[[C:.+]], %[[R:.+]]] : memref<20x88xi8>
 // CHECK: scf.forall
-// CHECK: %[[M:.+]] = vector.load %[[T]][%{{.+}}, %{{.+}}] : memref<20x24xi8>, vector<8xi8>
+// CHECK: %[[M:.+]] = vector.load %[[T]][%{{.+}}, %{{.+}}] : memref<20x88xi8>, vector<8xi8>
 // CHECK: arith.cmpi ne, %[[M]], %{{.+}} : vector<8xi8>
 func.func @bool_rows(%q: tensor<1x2x20x8xf32>, %m: tensor<20x20xi1>) -> tensor<1x2x20x8xf32> {
   %o = attn.sdpa %q, %q, %q, %m : (tensor<1x2x20x8xf32>, tensor<1x2x20x8xf32>, tensor<1x2x20x8xf32>, tensor<20x20xi1>) -> tensor<1x2x20x8xf32>
@@ -19,12 +20,12 @@ func.func @bool_rows(%q: tensor<1x2x20x8xf32>, %m: tensor<20x20xi1>) -> tensor<1
 // -----
 
 // An additive f16 mask per batch and head: transposed to f32 (the compute
-// type), batch dims kept.
+// type; rows of 24 + 16 elements), batch dims kept.
 // CHECK-LABEL: func.func @additive_rows
-// CHECK: memref.alloc() {alignment = 64 : i64} : memref<1x2x20x24xf32>
+// CHECK: memref.alloc() {alignment = 64 : i64} : memref<1x2x20x40xf32>
 // CHECK: arith.extf %{{.+}} : f16 to f32
 // CHECK: scf.forall
-// CHECK: vector.load %{{.+}} : memref<1x2x20x24xf32>, vector<8xf32>
+// CHECK: vector.load %{{.+}} : memref<1x2x20x40xf32>, vector<8xf32>
 func.func @additive_rows(%q: tensor<1x2x20x8xf16>, %m: tensor<1x2x20x20xf16>) -> tensor<1x2x20x8xf16> {
   %o = attn.sdpa %q, %q, %q, %m : (tensor<1x2x20x8xf16>, tensor<1x2x20x8xf16>, tensor<1x2x20x8xf16>, tensor<1x2x20x20xf16>) -> tensor<1x2x20x8xf16>
   return %o : tensor<1x2x20x8xf16>
