@@ -230,33 +230,61 @@ void DecodeLowering::emitScores(ArrayRef<Value> qIdx, ArrayRef<Value> kvIdx,
 
 /// One query row's online-softmax update for a key block whose scores are
 /// in `scores` [rows, blockKV]: `stats` [rows, 3] (m, l, and alpha, the
-/// rescale of the row's accumulator); p overwrites the row's scores.
+/// rescale of the row's accumulator); p overwrites the row's scores. The
+/// block max and exp(s - m) run on vectors of keys, then the keys past the
+/// last whole vector one by one.
 void DecodeLowering::emitSoftmaxStep(Value r, Value keys, Value scores,
                                      Value stats) {
-  Value negInf = fconst(-std::numeric_limits<double>::infinity());
-  // The block max (NaN skipped, as the flash path does).
-  Value blockMax = reduceLoop(
-      idx(0), keys, idx(1), ValueRange{negInf},
-      [&](Value j, ValueRange iter) -> SmallVector<Value> {
-        Value s = memref::LoadOp::create(b, loc, scores, ValueRange{r, j});
-        return {buildMaxIgnoringNaN(b, loc, s, iter[0])};
-      });
+  double inf = std::numeric_limits<double>::infinity();
+  Value lanes = idx(t.lanes);
+  Value vecEnd = arith::SubIOp::create(
+      b, loc, keys, arith::RemUIOp::create(b, loc, keys, lanes));
+  // Over [0, vecEnd) by vectors, then [vecEnd, keys) by scalars: `step`
+  // gets a score vector or scalar and the running value of the same type.
+  auto overKeys = [&](Value vecInit, Value scalarInit, vector::CombiningKind
+                      kind, function_ref<Value(Value, Value, Value)> step) {
+    Value acc = reduceLoop(
+        idx(0), vecEnd, lanes, ValueRange{vecInit},
+        [&](Value j, ValueRange iter) -> SmallVector<Value> {
+          Value s = vector::LoadOp::create(b, loc, vecType, scores,
+                                           ValueRange{r, j});
+          return {step(s, iter[0], j)};
+        });
+    Value combined = vector::ReductionOp::create(
+        b, loc, kind, acc, scalarInit, arith::FastMathFlags::reassoc);
+    return reduceLoop(vecEnd, keys, idx(1), ValueRange{combined},
+                      [&](Value j, ValueRange iter) -> SmallVector<Value> {
+                        Value s = memref::LoadOp::create(b, loc, scores,
+                                                         ValueRange{r, j});
+                        return {step(s, iter[0], j)};
+                      });
+  };
+  // The block max (NaN skipped, as the flash path does; the lanes never
+  // hold NaN, so maxnumf combines them).
+  Value blockMax = overKeys(
+      createFloatConstantOfType(b, loc, vecType, -inf), fconst(-inf),
+      vector::CombiningKind::MAXNUMF,
+      [&](Value s, Value max, Value) { return buildMaxIgnoringNaN(b, loc, s, max); });
   Value mOld = memref::LoadOp::create(b, loc, stats, ValueRange{r, idx(0)});
   Value lOld = memref::LoadOp::create(b, loc, stats, ValueRange{r, idx(1)});
   Value mNew = buildMaxIgnoringNaN(b, loc, blockMax, mOld);
   Value sub = buildSafeMax(b, loc, mNew);
   Value alpha =
       math::ExpOp::create(b, loc, arith::SubFOp::create(b, loc, mOld, sub));
-  Value sum = reduceLoop(idx(0), keys, idx(1), ValueRange{fconst(0.0)},
-                         [&](Value j, ValueRange iter) -> SmallVector<Value> {
-                           Value s = memref::LoadOp::create(b, loc, scores,
-                                                            ValueRange{r, j});
-                           Value p = math::ExpOp::create(
-                               b, loc, arith::SubFOp::create(b, loc, s, sub));
-                           memref::StoreOp::create(b, loc, p, scores,
-                                                   ValueRange{r, j});
-                           return {arith::AddFOp::create(b, loc, iter[0], p)};
-                         });
+  Value subVec = vector::BroadcastOp::create(b, loc, vecType, sub);
+  Value sum = overKeys(
+      createFloatConstantOfType(b, loc, vecType, 0.0), fconst(0.0),
+      vector::CombiningKind::ADD, [&](Value s, Value total, Value j) {
+        Value p = math::ExpOp::create(
+            b, loc,
+            arith::SubFOp::create(b, loc, s,
+                                  isa<VectorType>(s.getType()) ? subVec : sub));
+        if (isa<VectorType>(p.getType()))
+          vector::StoreOp::create(b, loc, p, scores, ValueRange{r, j});
+        else
+          memref::StoreOp::create(b, loc, p, scores, ValueRange{r, j});
+        return arith::AddFOp::create(b, loc, total, p).getResult();
+      });
   memref::StoreOp::create(b, loc, mNew, stats, ValueRange{r, idx(0)});
   memref::StoreOp::create(
       b, loc, math::FmaOp::create(b, loc, lOld, alpha, sum), stats,
