@@ -33,14 +33,15 @@ static void addAttnToTensorPasses(OpPassManager &pm,
   lowerOptions.blockQ = options.blockQ;
   lowerOptions.blockKV = options.blockKV;
   lowerOptions.vectorBits = options.vectorBits;
-  // Elementwise arith on tensors (the fusion's mask inversion, or a
-  // frontend's) has no bufferization of its own: make it linalg first.
-  pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   // Before the lowering, which puts each op's code where the op was, that is
   // between the op's two trace calls.
   if (options.enableTrace)
     pm.addPass(createAttnInstrumentTrace());
   pm.addNestedPass<func::FuncOp>(createAttnLowerToCpu(lowerOptions));
+  // Elementwise arith on tensors (the fusion's mask inversion, or a
+  // frontend's) has no bufferization of its own: make it linalg. After the
+  // lowering, which can fold the fusion's inversion into its mask copy.
+  pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   pm.addNestedPass<func::FuncOp>(createAttnCpuEmitCInterface());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

@@ -1,4 +1,5 @@
 // RUN: attn-opt %s --attn-lower-to-cpu="backend=flash vector-bits=256" --split-input-file | FileCheck %s
+// RUN: attn-opt %s --attn-lower-to-cpu="backend=flash vector-bits=256" --canonicalize --split-input-file | FileCheck %s --check-prefix=FOLD
 
 // A mask that varies along the query rows is transposed once, before the
 // work items, into [S, L rounded up to the 8 lanes + one 64-byte cache
@@ -14,6 +15,30 @@
 // CHECK: arith.cmpi ne, %[[M]], %{{.+}} : vector<8xi8>
 func.func @bool_rows(%q: tensor<1x2x20x8xf32>, %m: tensor<20x20xi1>) -> tensor<1x2x20x8xf32> {
   %o = attn.sdpa %q, %q, %q, %m : (tensor<1x2x20x8xf32>, tensor<1x2x20x8xf32>, tensor<1x2x20x8xf32>, tensor<20x20xi1>) -> tensor<1x2x20x8xf32>
+  return %o : tensor<1x2x20x8xf32>
+}
+
+// -----
+
+// The fusion's inversion of a masked_fill mask (`arith.xori %m, true`)
+// folds into the transposed copy: %m is transposed and negated on the way,
+// the inverted tensor is never made (the xori has no use left).
+// CHECK-LABEL: func.func @inverted_bool_rows
+// CHECK-SAME: %{{[^:]+}}: tensor<1x2x20x8xf32>, %[[M:[^:]+]]: tensor<20x20xi1>
+// CHECK: %[[SRC:.+]] = bufferization.to_buffer %[[M]]
+// CHECK: %[[T:.+]] = memref.alloc() {alignment = 64 : i64} : memref<20x88xi8>
+// CHECK: %[[X:.+]] = memref.load %[[SRC]]
+// CHECK: %[[NOT:.+]] = arith.xori %[[X]], %{{.+}} : i1
+// CHECK: arith.extui %[[NOT]] : i1 to i8
+// CHECK: scf.forall
+// CHECK: vector.load %[[T]]
+// FOLD-LABEL: func.func @inverted_bool_rows
+// FOLD-NOT: arith.xori %{{.+}} : tensor
+// FOLD: return
+func.func @inverted_bool_rows(%q: tensor<1x2x20x8xf32>, %m: tensor<20x20xi1>) -> tensor<1x2x20x8xf32> {
+  %true = arith.constant dense<true> : tensor<20x20xi1>
+  %keep = arith.xori %m, %true : tensor<20x20xi1>
+  %o = attn.sdpa %q, %q, %q, %keep : (tensor<1x2x20x8xf32>, tensor<1x2x20x8xf32>, tensor<1x2x20x8xf32>, tensor<20x20xi1>) -> tensor<1x2x20x8xf32>
   return %o : tensor<1x2x20x8xf32>
 }
 
