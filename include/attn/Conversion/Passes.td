@@ -12,8 +12,14 @@ def AttnLowerToCpu : Pass<"attn-lower-to-cpu"> {
     on each function) into upstream dialects on tensors, for static and
     dynamic (`?`) dims, ready for one-shot bufferization:
 
-    - `attn.matmul`: a `linalg.generic` with broadcasting batch maps,
-      accumulating in f32 (f64 for f64) and rounding once.
+    - `attn.matmul` (batch dims broadcast NumPy style), and
+      `linalg.matmul`/`linalg.batch_matmul` on tensors with their default
+      maps and an f32/f64 result: a register-tiled GEMM in `vector` code on
+      buffers (an `scf.forall` over batch x row blocks x column blocks; rhs
+      panels packed to the compute type; a 6-row x N-vector FMA tile sized
+      for `vector-bits`), accumulating in f32 (f64 for f64) and rounding
+      once. linalg's init is accumulated onto (a `linalg.fill` init only
+      sets the start value); other linalg matmuls keep linalg's loops.
     - `attn.transpose`: `linalg.transpose`.
     - `attn.mul/div/add/sub/masked_fill/where/cast/dropout/repeat_interleave`:
       elementwise `linalg.generic`s with NumPy broadcasting maps.
