@@ -566,9 +566,12 @@ class _Exporter:
     # ---- handlers: projections -------------------------------------------
     def linear(self, x, weight, bias=None):
         """x[..., K] . weight[N, K]^T + bias[N] as linalg: the weight is
-        transposed once so that the contraction's innermost loop (over N)
-        runs contiguously in it and in the result, and vectorises;
-        f16/bf16 accumulate in f32 and round once, as PyTorch does."""
+        transposed once to [K, N]; the leading dims of x collapse into the
+        rows of one `linalg.matmul` onto the f32 (f64) accumulator (the bias
+        broadcast, or zero), which the CPU lowering runs as its GEMM;
+        f16/bf16 accumulate in f32 and round once, as PyTorch does. (A 1-D
+        x, or leading dims that would expand back into two dynamic dims, use
+        a linalg.generic instead.)"""
         out = self.out_type()
         x, w = self.tensor(x), self.tensor(weight)
         if not mlir.is_float(out.dtype) or w.type.rank != 2:
@@ -593,6 +596,10 @@ class _Exporter:
             init = self.b.op(f"linalg.fill ins({zero} : {acc_type.elt}) outs("
                              f"{empty.name} : {acc_type}) -> {acc_type}",
                              acc_type)
+        lead = list(range(r - 1))
+        if r >= 2 and sum(not out.is_static(i) for i in lead) <= 1:
+            return self.convert_generic(
+                self._rows_matmul(x, wt, init, lead), out.dtype)
         # Loops (batch..., m, k, n): x reads (batch..., m, k), wt (k, n).
         loops = r + 1
         lead = [f"d{i}" for i in range(r - 1)]
@@ -615,6 +622,24 @@ class _Exporter:
 
         y = self.b.generic([x, wt], maps, acc_type, iters, body, init=init)
         return self.convert_generic(y, out.dtype)
+
+    def _rows_matmul(self, x, wt, init, lead):
+        """linalg.matmul of x[lead..., K] (its leading dims collapsed into
+        rows) and wt[K, N] onto init[lead..., N]."""
+        r = x.type.rank
+        groups = [lead, [r - 1]]
+        rows = 1
+        for i in lead:
+            rows = rows * x.type.dims[i]
+        rows = int(rows) if _is_int(rows) else rows
+        x2 = self._collapse_shape(
+            x, groups, TensorType((rows, x.type.dims[-1]), x.type.dtype))
+        acc2 = TensorType((rows, init.type.dims[-1]), init.type.dtype)
+        init2 = self._collapse_shape(init, groups, acc2)
+        y = self.b.op(
+            f"linalg.matmul ins({x2.name}, {wt.name} : {x2.type}, "
+            f"{wt.type}) outs({init2.name} : {acc2}) -> {acc2}", acc2)
+        return self._expand_shape(y, groups, init.type)
 
     def convert_generic(self, v: Value, dtype) -> Value:
         if v.type.dtype == dtype:
