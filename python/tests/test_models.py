@@ -153,8 +153,24 @@ def test_dynamic_sequence_length():
     compiled = attnfuse.compile(module, hidden(2), dynamic_shapes=dynamic)
     assert "tensor<?x?x32xf32>" in compiled.mlir
     assert attnfuse.count_sdpa(compiled.mlir) == 1
+    # Rows from two dynamic dims cannot be expanded back (MLIR 22): the
+    # projections stay linalg.generic.
+    assert "linalg.matmul" not in compiled.mlir
     for batch, length in ((2, 8), (3, 13)):
         x = torch.randn(batch, length, 32)
+        assert_matches(compiled(x), module(x))
+
+
+def test_projections_are_one_linalg_matmul_each():
+    """nn.Linear on [batch, T, C] collapses [batch, T] into the rows of one
+    linalg.matmul (the CPU lowering's GEMM) onto the broadcast bias."""
+    module = CausalSelfAttention(GPTConfig()).eval()
+    text = attnfuse.export(module, hidden(2), dynamic_shapes=({0: BATCH},))
+    assert text.count("linalg.matmul") == 2  # c_attn, c_proj
+    assert "tensor.collapse_shape" in text and "tensor.expand_shape" in text
+    compiled = attnfuse.compile(module, hidden(2), dynamic_shapes=({0: BATCH},))
+    for batch in (1, 7):
+        x = torch.randn(batch, 8, 32)
         assert_matches(compiled(x), module(x))
 
 
