@@ -22,7 +22,7 @@ Not a test: nothing here is timed by the test suite.
   python3 bench/cpu_attention_bench.py [--threads 1] [--sizes 1024,4096]
       [--dims 64,128] [--variants none,bool,add_ls,add_b11s,causal,window256]
       [--dtype f32|bf16|f16] [--rounds 3] [--markdown out.md]
-      [--kv-len S --heads 32 --triad]
+      [--kv-len S --heads 32 --triad] [--mattr=-avx512f]
 """
 
 import argparse
@@ -75,10 +75,20 @@ def module_text(variant, b, h, l, s, d, dtype):
             f"  return %o : {q}\n}}\n")
 
 
-def build_peak(cc, out):
+def mattr_cflags(mattr):
+    """gcc flags for LLVM target features ("-avx512f,+fma" -> -mno-avx512f
+    -mfma), so that the peak is measured for the code attn-run makes."""
+    flags = []
+    for feature in filter(None, (mattr or "").split(",")):
+        sign, name = feature[0], feature[1:]
+        flags.append(("-mno-" if sign == "-" else "-m") + name)
+    return flags
+
+
+def build_peak(cc, out, mattr=""):
     src = os.path.join(HERE, "cpu_peak.c")
-    subprocess.run([cc, "-O2", "-march=native", "-fopenmp", src, "-o", out],
-                   check=True)
+    subprocess.run([cc, "-O2", "-march=native", *mattr_cflags(mattr),
+                    "-fopenmp", src, "-o", out], check=True)
     dis = subprocess.run(["objdump", "-d", "--no-show-raw-insn", out],
                          capture_output=True, text=True, check=True).stdout
     body = dis.split("<fma_chains>:", 1)[1].split("\n\n", 1)[0]
@@ -95,9 +105,11 @@ def run_peak(binary, kind, threads):
     return float(out.split()[1])
 
 
-def run_attnfuse(attn_run, path, threads, repeat):
+def run_attnfuse(attn_run, path, threads, repeat, mattr=""):
     cmd = [attn_run, path, "--entry", "attention", "--backend=flash",
            f"--num-threads={threads}", f"--repeat={repeat}"]
+    if mattr:
+        cmd.append(f"--mattr={mattr}")
     proc = subprocess.run(cmd, capture_output=True, text=True)
     m = re.search(r"time: median=([0-9.]+) ms min=([0-9.]+) ms", proc.stdout)
     if proc.returncode != 0 or not m:
@@ -178,6 +190,9 @@ def main():
                    help="timed runs per contender and round (default: by size)")
     p.add_argument("--torch-math", action="store_true")
     p.add_argument("--triad", action="store_true")
+    p.add_argument("--mattr", default="",
+                   help="target features for attn-run and the peak, e.g. "
+                        "-avx512f for the AVX2 code on an AVX-512 host")
     p.add_argument("--markdown")
     args = p.parse_args()
 
@@ -187,7 +202,7 @@ def main():
     b, h = args.batch, args.heads
     with tempfile.TemporaryDirectory() as tmp:
         peak_bin = os.path.join(tmp, "cpu_peak")
-        ok, width = build_peak(args.cc, peak_bin)
+        ok, width = build_peak(args.cc, peak_bin, args.mattr)
         if not ok:
             print("cpu_peak: the FMA loop is not 12 register-only vfmadd; "
                   "the peak would be wrong", file=sys.stderr)
@@ -210,7 +225,8 @@ def main():
                 inputs = torch_inputs(torch, variant, b, h, l, s, d, args.dtype)
                 causal = variant == "causal"
                 times = {"attnfuse": run_attnfuse(args.attn_run, path,
-                                                  args.threads, repeat),
+                                                  args.threads, repeat,
+                                                  args.mattr),
                          "torch": run_torch(torch, inputs, causal, repeat,
                                             False)}
                 if args.torch_math:

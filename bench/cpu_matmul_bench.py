@@ -19,7 +19,7 @@ GFLOP/s = 2*M*N*K per product / time; for the chain 4*H*L*S*D / time (the
 two products). Not a test: nothing here is timed by the test suite.
 
   python3 bench/cpu_matmul_bench.py [--threads 1] [--sizes 256,512,1024,2048]
-      [--batched 1024,4096] [--chain 1024,4096] [--rounds 3]
+      [--batched 1024,4096] [--chain 1024,4096] [--rounds 3] [--mattr=-avx512f]
 """
 
 import argparse
@@ -76,9 +76,11 @@ def chain_module(h, l, s, d, fused):
             f"  return %o : {q}\n}}\n")
 
 
-def run_attn(attn_run, path, threads, repeat, extra=()):
+def run_attn(attn_run, path, threads, repeat, extra=(), mattr=""):
     cmd = [attn_run, path, "--entry", "main", f"--num-threads={threads}",
            f"--repeat={repeat}", *extra]
+    if mattr:
+        cmd.append(f"--mattr={mattr}")
     proc = subprocess.run(cmd, capture_output=True, text=True)
     m = re.search(r"time: median=([0-9.]+) ms min=([0-9.]+) ms", proc.stdout)
     if proc.returncode != 0 or not m:
@@ -125,6 +127,9 @@ def main():
                         "q @ k^T [8,L,64]x[8,64,L] and p @ v [8,L,L]x[8,L,64]")
     p.add_argument("--chain", default="1024,4096")
     p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--mattr", default="",
+                   help="target features for attn-run and the peak, e.g. "
+                        "-avx512f for the AVX2 code on an AVX-512 host")
     args = p.parse_args()
 
     import torch
@@ -142,7 +147,7 @@ def main():
 
     with tempfile.TemporaryDirectory() as tmp:
         peak_bin = os.path.join(tmp, "cpu_peak")
-        ok, width = build_peak(args.cc, peak_bin)
+        ok, width = build_peak(args.cc, peak_bin, args.mattr)
         if not ok:
             print("cpu_peak: the FMA loop is not 12 register-only vfmadd",
                   file=sys.stderr)
@@ -158,7 +163,8 @@ def main():
                     with open(path, "w") as f:
                         f.write(matmul_module(form, batch, m, k, n))
                     record(case + (form,),
-                           run_attn(args.attn_run, path, args.threads, repeat))
+                           run_attn(args.attn_run, path, args.threads, repeat,
+                                    mattr=args.mattr))
                 a = torch.randn(*batch, m, k)
                 b = torch.randn(*batch, k, n)
                 record(case + ("torch",),
@@ -173,7 +179,7 @@ def main():
                     extra = () if fused else ("--no-fuse",)
                     record(("chain", l, "fused" if fused else "unfused"),
                            run_attn(args.attn_run, path, args.threads, repeat,
-                                    extra))
+                                    extra, args.mattr))
                 record(("chain", l, "torch"),
                        best_time(torch_chain(torch, 8, l, l, 64), repeat))
                 print(f"round {rnd}: chain L=S={l} done", flush=True)

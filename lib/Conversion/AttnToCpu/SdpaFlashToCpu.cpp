@@ -45,6 +45,7 @@
 #include "mlir/IR/Matchers.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <algorithm>
 #include <functional>
 #include <limits>
 
@@ -241,12 +242,27 @@ Value FlashLowering::emit() {
   else
     ubs.push_back(arith::CeilDivUIOp::create(b, loc, plan.l, idx(t.blockQ))
                       .getResult());
+  // A transposed mask shared by several heads (or batches): query blocks
+  // outermost, so that consecutive work items read the same slice of the
+  // copy while it is in cache (head-major, each head would stream the
+  // whole copy from memory).
+  int64_t maskRank = maskT ? cast<MemRefType>(maskT.getType()).getRank() : 0;
+  bool blocksFirst =
+      maskT && (maskRank - 2 < nb ||
+                llvm::any_of(ArrayRef<bool>(plan.maskBroadcast)
+                                 .take_front(maskRank - 2),
+                             [](bool broadcast) { return broadcast; }));
+  if (blocksFirst)
+    std::rotate(ubs.begin(), ubs.end() - 1, ubs.end());
   auto forall =
       scf::ForallOp::create(b, loc, ubs, ValueRange{}, std::nullopt);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(forall.getBody()->getTerminator());
-    emitWorkItem(forall.getInductionVars());
+    SmallVector<Value> ivs(forall.getInductionVars());
+    if (blocksFirst)
+      std::rotate(ivs.begin(), ivs.begin() + 1, ivs.end());
+    emitWorkItem(ivs);
   }
   return bufferization::ToTensorOp::create(b, loc, resultType, outBuf,
                                            /*restrict=*/true,
@@ -335,9 +351,6 @@ void FlashLowering::emitWorkItem(ValueRange ivs) {
   emitOutput(w);
 }
 
-/// The view of rows [kv0, kv0 + keys) of a key/value tensor: in place, or
-/// packed to the compute type into `pack` (columns [cols, paddedCols)
-/// zero).
 /// The view of a key or value block: in place, or packed into `pack` (f32,
 /// columns zero-padded to `paddedCols`) when `pack` is set.
 BlockView FlashLowering::keyBlock(Value source, Value pack,

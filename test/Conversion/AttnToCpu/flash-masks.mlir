@@ -10,7 +10,8 @@
 // CHECK: %[[T:.+]] = memref.alloc() {alignment = 64 : i64} : memref<20x88xi8>
 // CHECK: arith.extui %{{.+}} : i1 to i8
 // CHECK: memref.store %{{.+}}, %[[T]][%[[C:.+]], %[[R:.+]]] : memref<20x88xi8>
-// CHECK: scf.forall
+// The copy is shared by the heads: query blocks are the outer work-item dim.
+// CHECK: scf.forall ({{.+}}) in (1, 1, 2)
 // CHECK: %[[M:.+]] = vector.load %[[T]][%{{.+}}, %{{.+}}] : memref<20x88xi8>, vector<8xi8>
 // CHECK: arith.cmpi ne, %[[M]], %{{.+}} : vector<8xi8>
 func.func @bool_rows(%q: tensor<1x2x20x8xf32>, %m: tensor<20x20xi1>) -> tensor<1x2x20x8xf32> {
@@ -49,7 +50,8 @@ func.func @inverted_bool_rows(%q: tensor<1x2x20x8xf32>, %m: tensor<20x20xi1>) ->
 // CHECK-LABEL: func.func @additive_rows
 // CHECK: memref.alloc() {alignment = 64 : i64} : memref<1x2x20x40xf32>
 // CHECK: arith.extf %{{.+}} : f16 to f32
-// CHECK: scf.forall
+// One mask per head: heads stay outer.
+// CHECK: scf.forall ({{.+}}) in (1, 2, 1)
 // CHECK: vector.load %{{.+}} : memref<1x2x20x40xf32>, vector<8xf32>
 func.func @additive_rows(%q: tensor<1x2x20x8xf16>, %m: tensor<1x2x20x20xf16>) -> tensor<1x2x20x8xf16> {
   %o = attn.sdpa %q, %q, %q, %m : (tensor<1x2x20x8xf16>, tensor<1x2x20x8xf16>, tensor<1x2x20x8xf16>, tensor<1x2x20x20xf16>) -> tensor<1x2x20x8xf16>

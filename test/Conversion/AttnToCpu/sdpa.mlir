@@ -68,12 +68,14 @@ func.func @gqa_broadcast(%q: tensor<2x8x16x64xf32>, %k: tensor<1x2x32x64xf32>, %
 
 // -----
 
-// Dynamic batch and sequence dims.
+// Dynamic batch and sequence dims. The mask is shared by the heads and read
+// through its transposed copy: query blocks are the outermost work-item dim
+// (consecutive items read the same slice of the copy).
 // CHECK-LABEL: func.func @dynamic
 // CHECK-SAME: %[[Q:[^:]+]]: tensor<?x8x?x64xf32>
 // FLASH: %[[L:.+]] = tensor.dim %[[Q]], %c2
 // FLASH: %[[NQ:.+]] = arith.ceildivui %[[L]], %c96
-// FLASH: scf.forall ({{.+}}) in (%{{.+}}, 8, %[[NQ]])
+// FLASH: scf.forall ({{.+}}) in (%[[NQ]], %{{.+}}, 8)
 // MATH: linalg.fill {{.+}} -> tensor<?x8x?x?xf32>
 func.func @dynamic(%q: tensor<?x8x?x64xf32>, %k: tensor<?x8x?x64xf32>, %v: tensor<?x8x?x64xf32>, %m: tensor<?x1x?x?xf32>) -> tensor<?x8x?x64xf32> {
   %o = attn.sdpa %q, %k, %v, %m : (tensor<?x8x?x64xf32>, tensor<?x8x?x64xf32>, tensor<?x8x?x64xf32>, tensor<?x1x?x?xf32>) -> tensor<?x8x?x64xf32>
