@@ -38,7 +38,8 @@ struct ScalarElementwiseLowering
         rewriter, op.getLoc(), resultType, op->getOperands(),
         [&](OpBuilder &b, Location loc, ValueRange args) {
           return op.buildScalar(b, loc, args);
-        });
+        },
+        op.getOperation());
     rewriter.replaceOp(op, result);
     return success();
   }
@@ -72,7 +73,8 @@ struct DropoutOpLowering : OpRewritePattern<DropoutOp> {
           Value x = castFloat(b, l, args[0], ct);
           return castFloat(b, l, buildDropoutElement(b, l, x, flat, p, seed),
                            et);
-        });
+        },
+        op);
     rewriter.replaceOp(op, result);
     return success();
   }

@@ -165,25 +165,77 @@ Value cpu::createFilled(OpBuilder &b, Location loc, RankedTensorType type,
       .getResult(0);
 }
 
+/// True when `v`'s buffer is one the lowering allocated: follows
+/// destination-passing results to their tied init down to a restrict,
+/// writable bufferization.to_tensor or a tensor.empty.
+static bool isFreshTensor(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (auto toTensor = dyn_cast<bufferization::ToTensorOp>(def))
+      return toTensor.getRestrict() && toTensor.getWritable();
+    if (isa<tensor::EmptyOp>(def))
+      return true;
+    auto dps = dyn_cast<DestinationStyleOpInterface>(def);
+    if (!dps || !dps.hasPureTensorSemantics())
+      return false;
+    v = dps.getTiedOpOperand(cast<OpResult>(v))->get();
+  }
+  return false;
+}
+
+Value cpu::findReusableInput(Operation *user, RankedTensorType resultType,
+                             ValueRange inputs) {
+  for (Value input : inputs) {
+    if (input.getType() != resultType || llvm::count(inputs, input) != 1 ||
+        !isFreshTensor(input))
+      continue;
+    bool lastUse = llvm::all_of(input.getUsers(), [&](Operation *u) {
+      return u == user ||
+             (u->getBlock() == user->getBlock() && u->isBeforeInBlock(user));
+    });
+    if (lastUse)
+      return input;
+  }
+  return Value();
+}
+
 Value cpu::buildElementwise(OpBuilder &b, Location loc,
                             RankedTensorType resultType, ValueRange inputs,
-                            ElementwiseBodyFn body) {
+                            ElementwiseBodyFn body, Operation *replacing) {
   MLIRContext *ctx = b.getContext();
-  SmallVector<Value> dynSizes =
-      getBroadcastDynamicSizes(b, loc, resultType, inputs);
-  Value init = createEmpty(b, loc, resultType, dynSizes);
+  Value reuse =
+      replacing ? findReusableInput(replacing, resultType, inputs) : Value();
+  Value init = reuse;
+  if (!init)
+    init = createEmpty(b, loc, resultType,
+                       getBroadcastDynamicSizes(b, loc, resultType, inputs));
   unsigned rank = resultType.getRank();
+  SmallVector<Value> ins;
   SmallVector<AffineMap> maps;
-  for (Value input : inputs)
+  for (Value input : inputs) {
+    if (input == reuse)
+      continue;
+    ins.push_back(input);
     maps.push_back(getBroadcastMap(cast<RankedTensorType>(input.getType()),
                                    resultType.getShape(), rank, 0, ctx));
+  }
   maps.push_back(b.getMultiDimIdentityMap(rank));
   SmallVector<utils::IteratorType> iterators(rank,
                                              utils::IteratorType::parallel);
   auto generic = linalg::GenericOp::create(
-      b, loc, TypeRange{resultType}, inputs, ValueRange{init}, maps, iterators,
+      b, loc, TypeRange{resultType}, ins, ValueRange{init}, maps, iterators,
       [&](OpBuilder &nb, Location nl, ValueRange args) {
-        Value r = body(nb, nl, args.drop_back());
+        // The body's operands in the order of `inputs`: the reused one is
+        // the init's block argument.
+        SmallVector<Value> scalars;
+        ValueRange inArgs = args.drop_back();
+        for (Value input : inputs)
+          if (input == reuse) {
+            scalars.push_back(args.back());
+          } else {
+            scalars.push_back(inArgs.front());
+            inArgs = inArgs.drop_front();
+          }
+        Value r = body(nb, nl, scalars);
         linalg::YieldOp::create(nb, nl, r);
       });
   return generic.getResult(0);

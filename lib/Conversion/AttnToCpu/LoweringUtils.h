@@ -76,11 +76,27 @@ Value createFilled(OpBuilder &b, Location loc, RankedTensorType type,
 
 /// An elementwise linalg.generic producing `resultType` from `inputs`
 /// (broadcast NumPy style). `body` gets the scalar inputs and returns the
-/// result element.
+/// result element. With `replacing` (the op the result replaces), an input
+/// that findReusableInput accepts is the generic's init instead of a new
+/// tensor, so that bufferization writes the result over it in place.
 using ElementwiseBodyFn =
     function_ref<Value(OpBuilder &, Location, ValueRange)>;
 Value buildElementwise(OpBuilder &b, Location loc, RankedTensorType resultType,
-                       ValueRange inputs, ElementwiseBodyFn body);
+                       ValueRange inputs, ElementwiseBodyFn body,
+                       Operation *replacing = nullptr);
+
+/// An input of `user` (an op being lowered to an elementwise result of
+/// `resultType`) whose buffer the result may overwrite, or null: one of the
+/// same type, that occurs once among `inputs`, whose buffer this lowering
+/// allocated (a restrict, writable bufferization.to_tensor or a
+/// tensor.empty, possibly through destination-passing ops that write into
+/// it; never a function argument, which bufferization would also write in
+/// place), and that has no use after `user` in its block. Such an init lets
+/// one-shot bufferization reuse the buffer instead of allocating one (the
+/// buffers of a function are freed at its end, so every [L, S] temporary of
+/// an unfused chain would otherwise stay allocated).
+Value findReusableInput(Operation *user, RankedTensorType resultType,
+                        ValueRange inputs);
 
 /// The counter-based dropout RNG shared by attn.dropout and attn.sdpa's math
 /// path: element `flatIndex` (row-major index in the dropped-out tensor) is

@@ -101,20 +101,30 @@ struct SoftmaxOpLowering : OpRewritePattern<SoftmaxTy> {
             })
             .getResult(0);
 
-    // exp(x - max) / sum, rounded once to the element type.
-    Value init = createEmpty(rewriter, loc, type, fullDyn);
+    // exp(x - max) / sum, rounded once to the element type: over x in
+    // place when its buffer may be reused (findReusableInput), else into a
+    // new tensor.
+    bool inPlace = findReusableInput(op, type, ValueRange{input}) != nullptr;
+    SmallVector<Value> ins = {max, sum};
+    SmallVector<AffineMap> maps = {reducedMap, reducedMap, id};
+    if (!inPlace) {
+      ins.insert(ins.begin(), input);
+      maps.insert(maps.begin(), id);
+    }
+    Value init = inPlace ? input : createEmpty(rewriter, loc, type, fullDyn);
     Value result =
         linalg::GenericOp::create(
-            rewriter, loc, TypeRange{type}, ValueRange{input, max, sum},
-            ValueRange{init},
-            ArrayRef<AffineMap>{id, reducedMap, reducedMap, id}, parallelIters,
+            rewriter, loc, TypeRange{type}, ins, ValueRange{init}, maps,
+            parallelIters,
             [&](OpBuilder &b, Location l, ValueRange args) {
-              Value x = castFloat(b, l, args[0], ct);
-              Value d = arith::SubFOp::create(b, l, x, args[1]);
+              Value in = inPlace ? args[2] : args[0];
+              Value m = args[inPlace ? 0 : 1], total = args[inPlace ? 1 : 2];
+              Value x = castFloat(b, l, in, ct);
+              Value d = arith::SubFOp::create(b, l, x, m);
               Value e = math::ExpOp::create(b, l, d);
-              Value r = arith::DivFOp::create(b, l, e, args[2]);
+              Value r = arith::DivFOp::create(b, l, e, total);
               if (kSafe)
-                r = buildZeroWhereAllMasked(b, l, args[1], r);
+                r = buildZeroWhereAllMasked(b, l, m, r);
               linalg::YieldOp::create(b, l, castFloat(b, l, r, et));
             })
             .getResult(0);
