@@ -6,10 +6,14 @@
 // the descriptor) and the scalar attributes. A boolean mask that is the
 // `arith.xori %m, true` of the fusion is passed as `%m` with the DROP polarity. A non-zero status fails a
 // cf.assert: the bridge has printed the kernel library's message by then.
+// An attn.sdpa with a score_mod region calls the entry point generated for
+// its region (ScoreModToCuda.cpp) with its extra operands after the result;
+// the generated source is recorded in the module for attn-compile.
 //
 //===----------------------------------------------------------------------===//
 
 #include "attn/Conversion/AttnToCuda/AttnToCuda.h"
+#include "attn/Conversion/AttnToCuda/ScoreModToCuda.h"
 #include "attn/Conversion/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -66,8 +70,11 @@ std::string mlir::attn::getCudaUnsupportedReason(SdpaOp op) {
   }
   if (op.getDropoutP().convertToDouble() != 0.0)
     return "dropout_p > 0 (the CUDA kernels are inference kernels)";
-  if (op.getScoreModBlock())
-    return "a score_mod region (the CUDA kernels run the attribute forms)";
+  if (op.getScoreModBlock()) {
+    std::string why;
+    if (failed(generateCudaScoreModKernel(op, why)))
+      return why;
+  }
   if (op.getSafeSoftmax())
     return "safe_softmax (the CUDA kernels give NaN on fully masked rows)";
   if (op.hasAdditiveMask() &&
@@ -160,7 +167,26 @@ static std::pair<Value, bool> getKernelBoolMask(Value mask) {
   return {mask, false};
 }
 
-/// Rewrites one supported attn.sdpa into the bridge call.
+/// The entry point of `op`'s generated kernel (one per distinct region), its
+/// source recorded in the module's kCudaSourcesAttrName dictionary for
+/// attn-compile. `op` must be supported (getCudaUnsupportedReason).
+static std::string recordScoreModKernel(SdpaOp op, ModuleOp module) {
+  std::string reason;
+  FailureOr<CudaScoreModKernel> kernel =
+      generateCudaScoreModKernel(op, reason);
+  assert(succeeded(kernel) && "checked by getCudaUnsupportedReason");
+  NamedAttrList sources;
+  if (auto dict = module->getAttrOfType<DictionaryAttr>(kCudaSourcesAttrName))
+    sources.append(dict.getValue());
+  MLIRContext *ctx = module.getContext();
+  sources.set(StringAttr::get(ctx, kernel->symbol),
+              StringAttr::get(ctx, kernel->source));
+  module->setAttr(kCudaSourcesAttrName, sources.getDictionary(ctx));
+  return kernel->symbol;
+}
+
+/// Rewrites one supported attn.sdpa into the bridge call, or the call of its
+/// generated kernel when it has a score_mod region.
 static void lowerSdpaToCudaCall(SdpaOp op, ModuleOp module) {
   OpBuilder b(op);
   Location loc = op.getLoc();
@@ -190,6 +216,8 @@ static void lowerSdpaToCudaCall(SdpaOp op, ModuleOp module) {
   Value out = memref::AllocOp::create(b, loc, outType, dynSizes);
   args.push_back(
       memref::CastOp::create(b, loc, UnrankedMemRefType::get(et, 0), out));
+  for (Value extra : op.getExtras())
+    args.push_back(toUnrankedBuffer(b, loc, extra));
 
   args.push_back(arith::ConstantOp::create(
       b, loc,
@@ -215,8 +243,9 @@ static void lowerSdpaToCudaCall(SdpaOp op, ModuleOp module) {
   SmallVector<Type> argTypes = llvm::map_to_vector(
       args, [](Value v) -> Type { return v.getType(); });
   auto fnType = FunctionType::get(b.getContext(), argTypes, {b.getI32Type()});
-  func::FuncOp bridge =
-      getOrDeclareBridge(module, getBridgeName(op), fnType, loc);
+  std::string callee = op.getScoreModBlock() ? recordScoreModKernel(op, module)
+                                             : getBridgeName(op);
+  func::FuncOp bridge = getOrDeclareBridge(module, callee, fnType, loc);
   auto call = func::CallOp::create(b, loc, bridge, args);
 
   Value zero = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0));
