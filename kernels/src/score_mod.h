@@ -38,13 +38,22 @@ struct NoScoreMod {
 // The score of one pair in the log2 domain the kernels work in. The kernels
 // also score padding rows and keys (i >= L, j >= S), which they discard; a
 // modifier is not called for them, so it never reads its tensors out of range.
+// A finite modified score stays finite in the log2 domain: beyond
+// +-FLT_MAX / log2(e) (e.g. Hugging Face's finfo(f32).min fill) it is clamped
+// to +-FLT_MAX, as the masked value is, so a row of such scores averages v
+// as on the CPU instead of turning into -inf (a NaN row).
 template <class Ops, class Mod>
 ATTN_DEV float modified_score_log2(const FwdParams& p, float qk, int b, int h, int i, int j) {
   if constexpr (Mod::kIdentity) {
     return qk * p.scale_log2;
   } else {
+    constexpr float kFltMax = 3.40282346638528859812e+38f;
     if (i >= p.L || j >= p.S) return -INFINITY;
-    return Mod::template apply<Ops>(p, qk * p.scale, b, h, i, j) * kLog2e;
+    const float x = Mod::template apply<Ops>(p, qk * p.scale, b, h, i, j);
+    const float y = x * kLog2e;
+    if (y > kFltMax && x <= kFltMax) return kFltMax;     // x finite, y overflowed
+    if (y < -kFltMax && x >= -kFltMax) return -kFltMax;
+    return y;
   }
 }
 

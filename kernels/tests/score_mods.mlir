@@ -63,3 +63,17 @@ func.func @position_mask(%q: tensor<2x2x30x80xf16>, %k: tensor<2x2x70x80xf16>, %
   }
   return %o : tensor<2x2x30x32xf16>
 }
+
+// Hugging Face's fill with finfo(f32).min where a [1, 1, L, S] i1 mask is
+// set, f32: masked scores are finite, so a fully masked row averages v
+// uniformly, as on the CPU (the kernels keep -FLT_MAX finite in their log2
+// domain).
+func.func @finfo_min_fill(%q: tensor<2x2x33x64xf32>, %k: tensor<2x2x90x64xf32>, %v: tensor<2x2x90x64xf32>, %m: tensor<1x1x33x90xi1>) -> tensor<2x2x33x64xf32> {
+  %o = attn.sdpa %q, %k, %v extras(%m) : (tensor<2x2x33x64xf32>, tensor<2x2x90x64xf32>, tensor<2x2x90x64xf32>, tensor<1x1x33x90xi1>) -> tensor<2x2x33x64xf32> score_mod {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index, %p: i1):
+    %min = arith.constant -3.40282347E+38 : f32
+    %r = arith.select %p, %min, %s : f32
+    attn.yield %r : f32
+  }
+  return %o : tensor<2x2x33x64xf32>
+}

@@ -124,6 +124,28 @@ void position_mask() {
   run<GenMod_position_mask>(c, mods);
 }
 
+// @finfo_min_fill: -FLT_MAX where the [1, 1, L, S] i1 mask is set (whole
+// rows in places), f32 (generic f32 kernel): fully masked rows average v.
+void finfo_min_fill() {
+  constexpr int L = 33, S = 90;
+  static uint8_t mask[L * S];
+  std::mt19937 rng(11);
+  for (int i = 0; i < L; ++i)
+    for (int j = 0; j < S; ++j) mask[i * S + j] = (i % 7 == 3 || rng() % 3 == 0) ? 1 : 0;
+  Case c;
+  c.name = "gen_finfo_min_fill";
+  c.f32 = true;
+  c.B = 2;
+  c.Hq = c.Hkv = 2;
+  c.L = L;
+  c.S = S;
+  c.lse = false;  // a clamped row's lse is -FLT_MAX ln 2, not exact (attn.sdpa has no lse)
+  c.ref_mod = [](double s, int, int, int i, int j) -> double {
+    return mask[i * S + j] ? -3.4028234663852886e38 : s;
+  };
+  run<GenMod_finfo_min_fill>(c, {{sdpa_test::contiguous(mask, 1, 1, L, S), sizeof(mask)}});
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -138,6 +160,7 @@ int main(int argc, char** argv) {
   softcap();
   alibi();
   position_mask();
+  finfo_min_fill();
   std::printf("%d passed, %d failed\n", g_passed, g_failed);
   return g_failed == 0 ? 0 : 1;
 }
