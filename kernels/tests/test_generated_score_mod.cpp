@@ -146,6 +146,38 @@ void finfo_min_fill() {
   run<GenMod_finfo_min_fill>(c, {{sdpa_test::contiguous(mask, 1, 1, L, S), sizeof(mask)}});
 }
 
+// @two_masks: no region in the source; the and of a masked_fill mask (true
+// = masked) and a keep mask became one in attn-lower-sdpa-to-cuda. The
+// masked value -1e9 (bf16: -998244352) replaces the score where either
+// drops it; causal on top (the kernel's, with the same finite value), so
+// rows whose keys are all masked average v uniformly.
+void two_masks() {
+  constexpr int B = 2, L = 64, S = 64;
+  static uint8_t pad[B * L * S], keep[B * L * S];
+  std::mt19937 rng(5);
+  for (int x = 0; x < B * L * S; ++x) {
+    const int i = (x / S) % L;
+    pad[x] = (i == 9 || rng() % 4 == 0) ? 1 : 0;  // row 9 fully masked
+    keep[x] = rng() % 5 != 0 ? 1 : 0;
+  }
+  Case c;
+  c.name = "gen_two_masks";
+  c.bf16 = true;
+  c.B = B;
+  c.Hq = c.Hkv = 4;
+  c.L = L;
+  c.S = S;
+  c.causal = true;
+  c.masked_value = -1e9f;
+  c.lse = true;
+  c.ref_mod = [](double s, int b, int, int i, int j) -> double {
+    const int x = (b * L + i) * S + j;
+    return (pad[x] || !keep[x]) ? static_cast<double>(sdpa_test::round_to_dtype(-1e9f, true)) : s;
+  };
+  run<GenMod_two_masks>(c, {{sdpa_test::contiguous(pad, B, 1, L, S), sizeof(pad)},
+                            {sdpa_test::contiguous(keep, B, 1, L, S), sizeof(keep)}});
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -161,6 +193,7 @@ int main(int argc, char** argv) {
   alibi();
   position_mask();
   finfo_min_fill();
+  two_masks();
   std::printf("%d passed, %d failed\n", g_passed, g_failed);
   return g_failed == 0 ? 0 : 1;
 }

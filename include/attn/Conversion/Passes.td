@@ -148,7 +148,10 @@ def AttnLowerSdpaToCuda : Pass<"attn-lower-sdpa-to-cuda", "::mlir::ModuleOp"> {
     with one more unranked memref per extra operand; the generated CUDA
     source goes into the module's `attn.cuda_sources` dictionary (entry
     point -> source), which `attn-compile --target=cuda` compiles with nvcc.
-    A region op without an exact translation keeps the op on the CPU.
+    A region op without an exact translation keeps the op on the CPU. A
+    boolean mask that and-s several masks (`arith.andi`, each maybe the
+    fusion's `arith.xori %m, true`) becomes such a region too, reading the
+    masks as extra operands, so that no host op combines device masks.
 
     Supported: f16, bf16 and f32 (f32 runs in f32 precision on the kernels'
     generic CUDA-core kernel), rank <= 4, static head dims that are multiples

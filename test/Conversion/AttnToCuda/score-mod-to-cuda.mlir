@@ -10,10 +10,12 @@
 // CHECK: module attributes {attn.cuda_sources = {
 // CHECK-SAME: attnrt_cuda_sdpa_mod_[[$ALIBI:[0-9a-f]{16}]] = "{{.*}}struct ScoreMod_[[$ALIBI]]
 // CHECK-SAME: attnrt_cuda_sdpa_mod_[[$CAP:[0-9a-f]{16}]] = "{{.*}}struct ScoreMod_[[$CAP]]
+// CHECK-SAME: attnrt_cuda_sdpa_mod_[[$MASKS:[0-9a-f]{16}]] = "{{.*}}struct ScoreMod_[[$MASKS]]
 
-// Two entry points for three regions.
+// Three entry points for three regions and a folded mask.
 // CHECK-DAG: func.func private @attnrt_cuda_sdpa_mod_[[$ALIBI]](memref<*xbf16>, memref<*xbf16>, memref<*xbf16>, memref<*xi1>, memref<*xbf16>, memref<*xf32>, f32, i32, f32, i32, i64, i64) -> i32
 // CHECK-DAG: func.func private @attnrt_cuda_sdpa_mod_[[$CAP]](memref<*xf16>, memref<*xf16>, memref<*xf16>, memref<*xf16>, f32, i32, f32, i32, i64, i64) -> i32
+// CHECK-DAG: func.func private @attnrt_cuda_sdpa_mod_[[$MASKS]](memref<*xbf16>, memref<*xbf16>, memref<*xbf16>, memref<*xbf16>, memref<*xi1>, memref<*xi1>, f32, i32, f32, i32, i64, i64) -> i32
 // CHECK-NOT: func.func private
 
 // Soft-capping, twice: one entry point.
@@ -68,5 +70,30 @@ func.func @alibi_with_mask(%q: tensor<2x4x64x64xbf16>, %k: tensor<2x4x64x64xbf16
     %r = arith.addf %s, %bias : f32
     attn.yield %r : f32
   }
+  return %0 : tensor<2x4x64x64xbf16>
+}
+
+// Two boolean masks and-ed (the fusion's inverted masked_fill mask and a
+// keep mask): instead of an andi (and an xori) on the host, the masks become
+// the extra operands of a region that sets masked_value (rounded to bf16:
+// -1e9 is 0xCE6E) where one drops the position, and the generated kernel
+// reads them as they are (score-mod-source.test checks the region's code).
+// No mask operand is left; the and/xor tree and its constant are gone.
+// CHECK-LABEL: func.func @anded_masks
+// CHECK-SAME: %[[PAD:[^:]+]]: tensor<2x1x64x64xi1>, %[[KEEP:[^:]+]]: tensor<2x1x64x64xi1>)
+// CHECK-NOT: arith.andi
+// CHECK-NOT: arith.xori
+// CHECK-NOT: dense<true>
+// CHECK-DAG: %[[PB:.+]] = bufferization.to_buffer %[[PAD]] read_only
+// CHECK-DAG: %[[PU:.+]] = memref.cast %[[PB]] {{.*}} to memref<*xi1>
+// CHECK-DAG: %[[KB:.+]] = bufferization.to_buffer %[[KEEP]] read_only
+// CHECK-DAG: %[[KU:.+]] = memref.cast %[[KB]] {{.*}} to memref<*xi1>
+// CHECK: call @attnrt_cuda_sdpa_mod_[[$MASKS]](%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %[[PU]], %[[KU]],
+// CHECK-NOT: arith.andi
+func.func @anded_masks(%q: tensor<2x4x64x64xbf16>, %k: tensor<2x4x64x64xbf16>, %v: tensor<2x4x64x64xbf16>, %pad: tensor<2x1x64x64xi1>, %keep: tensor<2x1x64x64xi1>) -> tensor<2x4x64x64xbf16> {
+  %true = arith.constant dense<true> : tensor<2x1x64x64xi1>
+  %k1 = arith.xori %pad, %true : tensor<2x1x64x64xi1>
+  %both = arith.andi %k1, %keep : tensor<2x1x64x64xi1>
+  %0 = attn.sdpa %q, %k, %v, %both {is_causal = true, masked_value = -1.000000e+09 : f64} : (tensor<2x4x64x64xbf16>, tensor<2x4x64x64xbf16>, tensor<2x4x64x64xbf16>, tensor<2x1x64x64xi1>) -> tensor<2x4x64x64xbf16>
   return %0 : tensor<2x4x64x64xbf16>
 }
