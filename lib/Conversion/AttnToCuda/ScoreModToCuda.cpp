@@ -385,8 +385,17 @@ FailureOr<std::string> ScoreModEmitter::translateInt(Operation *inner,
       });
 }
 
+/// The conversions translateCast handles (for some of their types).
+static bool isTranslatedCast(Operation *op) {
+  return isa<arith::ExtFOp, arith::TruncFOp, arith::SIToFPOp, arith::UIToFPOp,
+             arith::FPToSIOp, arith::FPToUIOp, arith::ExtSIOp,
+             arith::IndexCastOp, arith::ExtUIOp, arith::TruncIOp,
+             arith::IndexCastUIOp>(op);
+}
+
 /// Conversions between the representations. Int -> f16/bf16 and f64 ->
-/// f16/bf16 would round twice through f32, so they have no translation.
+/// f16/bf16 would round twice through f32, and a truncf rounding other than
+/// to nearest even has no counterpart, so they have no translation.
 FailureOr<std::string> ScoreModEmitter::translateCast(Operation *inner,
                                                       ValueType result) {
   FailureOr<ValueType> from = typeOf(inner->getOperand(0), inner);
@@ -475,11 +484,17 @@ LogicalResult ScoreModEmitter::emitOp(Operation *inner) {
   if (failed(result))
     return failure();
   FailureOr<std::string> expr = translate(inner, *result);
+  if (failed(expr) && isTranslatedCast(inner)) {
+    std::string types;
+    llvm::raw_string_ostream(types)
+        << " from " << inner->getOperand(0).getType() << " to "
+        << inner->getResult(0).getType();
+    return unsupported("the score_mod op '" + opName + "'" + types +
+                       " (no exact CUDA translation)");
+  }
   if (failed(expr))
-    return unsupported("the score_mod op '" + opName + "'" +
-                       (isa<CastOpInterface>(inner)
-                            ? " on these types (no CUDA translation)"
-                            : " (no CUDA translation)"));
+    return unsupported("the score_mod op '" + opName +
+                       "' (no CUDA translation)");
   define(inner->getResult(0), *result, *expr, opName);
   return success();
 }

@@ -4,7 +4,7 @@
 // A score_mod region the generator cannot translate exactly keeps its
 // attn.sdpa on the CPU, with a remark naming the op (or type); no kernel,
 // no source is generated. With require-gpu it is an error.
-// REQUIRE-COUNT-6: error: 'attn.sdpa' op cannot run on the GPU: {{.*(no CUDA translation|the CUDA kernels read)}}
+// REQUIRE-COUNT-6: error: 'attn.sdpa' op cannot run on the GPU: {{.*(no CUDA translation|no exact CUDA translation|the CUDA kernels read)}}
 
 // An op without a translation (erfc is not in the generator's table).
 // CHECK-LABEL: func.func @untranslatable_op
@@ -27,7 +27,7 @@ func.func @untranslatable_op(%d: tensor<2x16x64xf16>) -> tensor<2x16x64xf16> {
 // CHECK-LABEL: func.func @bitcast
 // CHECK: attn.sdpa
 func.func @bitcast(%d: tensor<2x16x64xf16>) -> tensor<2x16x64xf16> {
-  // expected-remark @+1 {{stays on the CPU: the score_mod op 'arith.bitcast' on these types (no CUDA translation)}}
+  // expected-remark @+1 {{stays on the CPU: the score_mod op 'arith.bitcast' (no CUDA translation)}}
   %0 = attn.sdpa %d, %d, %d : (tensor<2x16x64xf16>, tensor<2x16x64xf16>, tensor<2x16x64xf16>) -> tensor<2x16x64xf16> score_mod {
   ^bb0(%s: f32, %h: index, %i: index, %j: index):
     %x = arith.bitcast %s : f32 to i32
@@ -43,7 +43,7 @@ func.func @bitcast(%d: tensor<2x16x64xf16>) -> tensor<2x16x64xf16> {
 // CHECK-LABEL: func.func @int_to_f16
 // CHECK: attn.sdpa
 func.func @int_to_f16(%d: tensor<2x16x64xf16>) -> tensor<2x16x64xf16> {
-  // expected-remark @+1 {{stays on the CPU: the score_mod op 'arith.sitofp' on these types (no CUDA translation)}}
+  // expected-remark @+1 {{stays on the CPU: the score_mod op 'arith.sitofp' from i64 to f16 (no exact CUDA translation)}}
   %0 = attn.sdpa %d, %d, %d : (tensor<2x16x64xf16>, tensor<2x16x64xf16>, tensor<2x16x64xf16>) -> tensor<2x16x64xf16> score_mod {
   ^bb0(%s: f32, %h: index, %i: index, %j: index):
     %ii = arith.index_cast %i : index to i64
@@ -95,7 +95,7 @@ func.func @f64_extra(%d: tensor<2x16x64xf32>, %bias: tensor<16x16xf64>) -> tenso
 // CHECK-LABEL: func.func @f64_to_f16
 // CHECK: attn.sdpa
 func.func @f64_to_f16(%d: tensor<2x16x64xf16>) -> tensor<2x16x64xf16> {
-  // expected-remark @+1 {{stays on the CPU: the score_mod op 'arith.truncf' on these types (no CUDA translation)}}
+  // expected-remark @+1 {{stays on the CPU: the score_mod op 'arith.truncf' from f64 to f16 (no exact CUDA translation)}}
   %0 = attn.sdpa %d, %d, %d : (tensor<2x16x64xf16>, tensor<2x16x64xf16>, tensor<2x16x64xf16>) -> tensor<2x16x64xf16> score_mod {
   ^bb0(%s: f32, %h: index, %i: index, %j: index):
     %w = arith.extf %s : f32 to f64
