@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/kernels/attn_cuda.h"
+#include "attnrt_cuda_call.h"
 
 #include <cuda_runtime.h>
 
@@ -22,6 +23,7 @@
 #include <cstdio>
 #include <cstring>
 #include <mutex>
+#include <string>
 
 namespace {
 
@@ -103,26 +105,40 @@ void attachWorkspace(attn_sdpa_fwd_args &args,
   args.workspace_bytes = workspace.bytes;
 }
 
-int32_t runSdpa(attn_dtype dtype, attn_mask_kind maskKind, int64_t qr,
-                void *qd, int64_t kr, void *kd, int64_t vr, void *vd,
-                int64_t mr, void *md, int64_t outr, void *outd, float scale,
-                int32_t isCausal, float maskedValue, int32_t maskPolarity,
-                int64_t windowLeft, int64_t windowRight) {
+/// The score modifier's tensors as [B, H, L, S] views (leading dims of size
+/// 1 where the memref has fewer); the kernel library checks them against
+/// the scores.
+bool toModTensors(const attnrt::SdpaCall &call, attn_tensor4 *out) {
+  for (int t = 0; t < call.numExtras; ++t) {
+    std::string name = "score_mod extra operand " + std::to_string(t);
+    if (!toTensor4(name.c_str(), call.extras[t].rank, call.extras[t].descriptor,
+                   call.extraElementSizes[t], out[t]))
+      return false;
+  }
+  return true;
+}
+
+} // namespace
+
+int32_t attnrt::runSdpa(const SdpaCall &call) {
   attn_sdpa_fwd_args args;
   attn_sdpa_fwd_args_init(&args);
-  args.dtype = dtype;
-  args.mask_kind = maskKind;
-  args.scale = scale;
-  args.is_causal = isCausal;
-  args.masked_value = maskedValue;
-  args.mask_polarity = static_cast<attn_mask_polarity>(maskPolarity);
-  args.window_left = windowLeft;
-  args.window_right = windowRight;
-  const size_t elementSize = dtype == ATTN_DTYPE_F32 ? 4 : 2;
-  if (!toTensor4("query", qr, qd, elementSize, args.q) ||
-      !toTensor4("key", kr, kd, elementSize, args.k) ||
-      !toTensor4("value", vr, vd, elementSize, args.v) ||
-      !toTensor4("result", outr, outd, elementSize, args.out))
+  args.dtype = call.dtype;
+  args.mask_kind = call.maskKind;
+  args.scale = call.scale;
+  args.is_causal = call.isCausal;
+  args.masked_value = call.maskedValue;
+  args.mask_polarity = static_cast<attn_mask_polarity>(call.maskPolarity);
+  args.window_left = call.windowLeft;
+  args.window_right = call.windowRight;
+  const size_t elementSize = call.dtype == ATTN_DTYPE_F32 ? 4 : 2;
+  if (!toTensor4("query", call.q.rank, call.q.descriptor, elementSize,
+                 args.q) ||
+      !toTensor4("key", call.k.rank, call.k.descriptor, elementSize, args.k) ||
+      !toTensor4("value", call.v.rank, call.v.descriptor, elementSize,
+                 args.v) ||
+      !toTensor4("result", call.out.rank, call.out.descriptor, elementSize,
+                 args.out))
     return ATTN_ERR_INVALID_ARGUMENT;
   broadcastBatch(args.k, args.q);
   broadcastBatch(args.v, args.q);
@@ -145,15 +161,27 @@ int32_t runSdpa(attn_dtype dtype, attn_mask_kind maskKind, int64_t qr,
     }
     return ATTN_OK;
   }
-  if (maskKind != ATTN_MASK_NONE &&
-      !toTensor4("mask", mr, md, maskKind == ATTN_MASK_BOOL ? 1 : elementSize,
-                 args.mask))
+  if (call.maskKind != ATTN_MASK_NONE &&
+      !toTensor4("mask", call.mask.rank, call.mask.descriptor,
+                 call.maskKind == ATTN_MASK_BOOL ? 1 : elementSize, args.mask))
+    return ATTN_ERR_INVALID_ARGUMENT;
+  attn_tensor4 mods[attn::detail::kMaxModTensors];
+  if (call.numExtras > attn::detail::kMaxModTensors) {
+    std::fprintf(stderr, "attnrt: attn.sdpa reads %d score_mod tensors on "
+                 "CUDA (at most %d)\n", call.numExtras,
+                 attn::detail::kMaxModTensors);
+    return ATTN_ERR_UNSUPPORTED;
+  }
+  if (!toModTensors(call, mods))
     return ATTN_ERR_INVALID_ARGUMENT;
 
   std::unique_lock<std::mutex> workspaceLock;
   attachWorkspace(args, workspaceLock);
   char err[512];
-  attn_status status = attn_cuda_sdpa_fwd(&args, err, sizeof(err));
+  attn_status status =
+      call.launch ? attn::detail::sdpa_fwd_custom(&args, mods, call.numExtras,
+                                                  call.launch, err, sizeof(err))
+                  : attn_cuda_sdpa_fwd(&args, err, sizeof(err));
   if (status != ATTN_OK) {
     std::fprintf(stderr, "attnrt: attn.sdpa on CUDA failed (%s): %s\n",
                  attn_status_string(status), err);
@@ -166,6 +194,31 @@ int32_t runSdpa(attn_dtype dtype, attn_mask_kind maskKind, int64_t qr,
     return ATTN_ERR_CUDA;
   }
   return ATTN_OK;
+}
+
+namespace {
+
+/// The library's kernels for one attn.sdpa of the attribute form.
+int32_t runSdpa(attn_dtype dtype, attn_mask_kind maskKind, int64_t qr,
+                void *qd, int64_t kr, void *kd, int64_t vr, void *vd,
+                int64_t mr, void *md, int64_t outr, void *outd, float scale,
+                int32_t isCausal, float maskedValue, int32_t maskPolarity,
+                int64_t windowLeft, int64_t windowRight) {
+  attnrt::SdpaCall call;
+  call.dtype = dtype;
+  call.maskKind = maskKind;
+  call.q = {qr, qd};
+  call.k = {kr, kd};
+  call.v = {vr, vd};
+  call.mask = {mr, md};
+  call.out = {outr, outd};
+  call.scale = scale;
+  call.isCausal = isCausal;
+  call.maskedValue = maskedValue;
+  call.maskPolarity = maskPolarity;
+  call.windowLeft = windowLeft;
+  call.windowRight = windowRight;
+  return attnrt::runSdpa(call);
 }
 
 } // namespace

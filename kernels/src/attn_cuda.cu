@@ -100,10 +100,31 @@ const char* tc_variant_name(TcVariant v) {
 }  // namespace detail
 }  // namespace attn
 
-extern "C" attn_status attn_cuda_sdpa_fwd(const attn_sdpa_fwd_args* args, char* err, size_t err_len) {
-  using namespace attn::detail;
+namespace attn {
+namespace detail {
+namespace {
+
+// The library's own kernels (no score modifier) for the path of `p`.
+cudaError_t launch_library(const FwdParams& p, cudaStream_t stream, TcVariant v) {
+  if (p.path == KernelPath::TensorCore) return p.is_bf16 ? launch_tc<true>(p, stream, v) : launch_tc<false>(p, stream, v);
+  if (p.path == KernelPath::Decode) return launch_decode_fwd(p, stream);
+  return launch_generic_fwd(p, stream);
+}
+
+const char* launch_what(const FwdParams& p) {
+  if (p.path == KernelPath::TensorCore) return "flash_fwd_kernel launch";
+  if (p.path == KernelPath::Decode) return "decode kernels launch";
+  return "generic_fwd_kernel launch";
+}
+
+}  // namespace
+
+attn_status sdpa_fwd_custom(const attn_sdpa_fwd_args* args, const attn_tensor4* mods, int n_mods, FwdLauncher launch,
+                            char* err, size_t err_len) {
   FwdParams p;
-  const attn_status st = prepare_fwd_params(args, &p, err, err_len);
+  attn_status st = prepare_fwd_params(args, &p, err, err_len);
+  if (st != ATTN_OK) return st;
+  st = prepare_mod_tensors(mods, n_mods, &p, err, err_len);
   if (st != ATTN_OK) return st;
 
   const attn_status dst = check_device(err, err_len);
@@ -113,20 +134,14 @@ extern "C" attn_status attn_cuda_sdpa_fwd(const attn_sdpa_fwd_args* args, char* 
   // the post-launch check below reports our launch only.
   (void)cudaGetLastError();
 
-  cudaStream_t stream = static_cast<cudaStream_t>(args->stream);
-  cudaError_t e;
-  const char* what;
-  if (p.path == KernelPath::TensorCore) {
-    what = "flash_fwd_kernel launch";
-    const TcVariant v = effective_tc_variant();
-    e = p.is_bf16 ? launch_tc<true>(p, stream, v) : launch_tc<false>(p, stream, v);
-  } else if (p.path == KernelPath::Decode) {
-    what = "decode kernels launch";
-    e = launch_decode_fwd(p, stream);
-  } else {
-    what = "generic_fwd_kernel launch";
-    e = launch_generic_fwd(p, stream);
-  }
-  if (e != cudaSuccess) return cuda_fail(e, what, err, err_len);
+  const cudaError_t e = launch(p, static_cast<cudaStream_t>(args->stream), effective_tc_variant());
+  if (e != cudaSuccess) return cuda_fail(e, launch_what(p), err, err_len);
   return ATTN_OK;
+}
+
+}  // namespace detail
+}  // namespace attn
+
+extern "C" attn_status attn_cuda_sdpa_fwd(const attn_sdpa_fwd_args* args, char* err, size_t err_len) {
+  return attn::detail::sdpa_fwd_custom(args, nullptr, 0, attn::detail::launch_library, err, err_len);
 }

@@ -360,6 +360,35 @@ attn_status prepare_fwd_params(const attn_sdpa_fwd_args* args, FwdParams* out_pa
   return ATTN_OK;
 }
 
+attn_status prepare_mod_tensors(const attn_tensor4* mods, int n, FwdParams* params, char* err, size_t err_len) {
+  if (n < 0 || n > kMaxModTensors || (n > 0 && mods == nullptr)) {
+    return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len, "%d score modifier tensors (at most %d)", n, kMaxModTensors);
+  }
+  const int64_t scores[4] = {params->B, params->Hq, params->L, params->S};
+  static const char* const kScoreDims[4] = {"B", "Hq", "L", "S"};
+  for (int t = 0; t < n; ++t) {
+    const attn_tensor4& m = mods[t];
+    if (m.data == nullptr) {
+      return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len, "score modifier tensor %d: data is NULL", t);
+    }
+    int64_t strides[4];
+    for (int d = 0; d < 4; ++d) {
+      if (m.sizes[d] != 1 && m.sizes[d] != scores[d]) {
+        return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len,
+                    "score modifier tensor %d: sizes[%d] is %" PRId64 ", neither 1 nor the scores' %s = %" PRId64, t, d,
+                    m.sizes[d], kScoreDims[d], scores[d]);
+      }
+      if (m.sizes[d] != 1 && m.strides[d] < 0) {
+        return fail(ATTN_ERR_UNSUPPORTED, err, err_len, "score modifier tensor %d: negative strides[%d]", t, d);
+      }
+      strides[d] = m.sizes[d] == 1 ? 0 : m.strides[d];
+    }
+    params->mods[t] = ModTensor{m.data, strides[0], strides[1], strides[2], strides[3]};
+  }
+  params->n_mods = n;
+  return ATTN_OK;
+}
+
 }  // namespace detail
 }  // namespace attn
 

@@ -175,7 +175,7 @@ ATTN_DEV void decode_split_block(const FwdParams& p, int split, int rb, int hk, 
         const float qk =
             decode_dot<Ops, kBF16, kF32>(sq + (warp * kDecRowsPerWarp + w) * p.E, sK + lane * k_row_bytes, p.E);
         const int64_t mrow = b * p.m_sb + h_of[w] * p.m_sh + static_cast<int64_t>(row) * p.m_sl;
-        x = masked_score<Ops, Elem>(p, modified_score_log2<Mod>(qk, p.scale, p.scale_log2, b, h_of[w], row, j), mrow,
+        x = masked_score<Ops, Elem>(p, modified_score_log2<Ops, Mod>(p, qk, b, h_of[w], row, j), mrow,
                                     row, j);
       }
       const float pj = online_softmax_step<Ops>(x, m_run[w], l_run[w], o[w]);

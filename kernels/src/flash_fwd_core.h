@@ -42,6 +42,7 @@
 
 #include "fwd_params.h"
 #include "kernel_common.h"
+#include "score_mod.h"
 
 namespace attn {
 namespace detail {
@@ -226,7 +227,7 @@ ATTN_DEV void flash_fwd_tc_block(const FwdParams& p, int m_block, int h, int b, 
           for (int e = 0; e < 4; ++e) {
             const int row = warp_row0 + 16 * mt + g + (e >> 1) * 8;
             const int col = k0 + nt * 8 + 2 * t + (e & 1);
-            float x = modified_score_log2<Mod>(s[mt][nt][e], p.scale, p.scale_log2, b, h, row, col);
+            float x = modified_score_log2<Ops, Mod>(p, s[mt][nt][e], b, h, row, col);
             if (kHasMask && row < p.L && col < p.S) {
               if (p.mask_kind == ATTN_MASK_BOOL) {
                 const uint8_t byte = Ops::ld_u8(static_cast<const uint8_t*>(p.mask) + mask_off[mt][e >> 1] + col);

@@ -1,7 +1,9 @@
-// Internal: __global__ wrapper and launcher of the tensor-core kernel. Included
-// by the per-head-dim translation units only (each compiles 8 kernels:
+// Internal: __global__ wrapper and launcher of the tensor-core kernel, for any
+// score modifier Mod (score_mod.h). Included by the per-head-dim translation
+// units (each compiles 8 kernels:
 // {f16, bf16} x {no mask, mask} x {M16, M32 tile shape}); splitting by head
-// dim keeps every nvcc invocation small and lets the build use both cores.
+// dim keeps every nvcc invocation small and lets the build use both cores)
+// and by generated score-modifier kernels (score_mod_launch.cuh).
 #pragma once
 
 #include <atomic>
@@ -13,21 +15,21 @@
 namespace attn {
 namespace detail {
 
-template <bool kBF16, class Cfg, bool kHasMask>
+template <bool kBF16, class Cfg, bool kHasMask, class Mod>
 __global__ void __launch_bounds__(kTcThreads) flash_fwd_kernel(const FwdParams p) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   // Causal: later query tiles have more key tiles to visit; launching them
   // first (blockIdx.x reversed) evens out the tail of the grid.
   const int m_block = p.is_causal ? static_cast<int>(gridDim.x - 1 - blockIdx.x) : static_cast<int>(blockIdx.x);
-  flash_fwd_tc_block<DeviceOps, kBF16, Cfg, kHasMask>(p, m_block, static_cast<int>(blockIdx.y),
+  flash_fwd_tc_block<DeviceOps, kBF16, Cfg, kHasMask, Mod>(p, m_block, static_cast<int>(blockIdx.y),
                                                       static_cast<int>(blockIdx.z), static_cast<int>(threadIdx.x),
                                                       reinterpret_cast<uint16_t*>(smem_raw));
 }
 
-template <bool kBF16, class Cfg, bool kHasMask>
+template <bool kBF16, class Cfg, bool kHasMask, class Mod>
 cudaError_t launch_flash_fwd_cfg(const FwdParams& p, cudaStream_t stream) {
   constexpr int kSmem = Cfg::kSmemBytes;
-  auto kernel = flash_fwd_kernel<kBF16, Cfg, kHasMask>;
+  auto kernel = flash_fwd_kernel<kBF16, Cfg, kHasMask, Mod>;
   if (kSmem > 48 * 1024) {
     // Opting in to > 48 KiB of dynamic smem is per kernel and per device;
     // remember the devices already done (bit i = device i, devices >= 64 are
@@ -49,10 +51,10 @@ cudaError_t launch_flash_fwd_cfg(const FwdParams& p, cudaStream_t stream) {
   return cudaGetLastError();
 }
 
-template <bool kBF16, int D, bool kHasMask>
+template <bool kBF16, int D, bool kHasMask, class Mod>
 cudaError_t launch_flash_fwd(const FwdParams& p, cudaStream_t stream, TcVariant variant) {
-  if (variant == TcVariant::M16) return launch_flash_fwd_cfg<kBF16, TcConfigM16<D>, kHasMask>(p, stream);
-  return launch_flash_fwd_cfg<kBF16, TcConfigM32<D>, kHasMask>(p, stream);
+  if (variant == TcVariant::M16) return launch_flash_fwd_cfg<kBF16, TcConfigM16<D>, kHasMask, Mod>(p, stream);
+  return launch_flash_fwd_cfg<kBF16, TcConfigM32<D>, kHasMask, Mod>(p, stream);
 }
 
 }  // namespace detail

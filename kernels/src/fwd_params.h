@@ -72,6 +72,16 @@ constexpr int kDecTargetBlocks = 256;
 
 enum class KernelPath : int { TensorCore = 0, Generic = 1, Decode = 2 };
 
+// A tensor that a generated score modifier reads (an extra operand of an
+// attn.sdpa score_mod region), viewed as broadcast to the scores [B, Hq, L, S]:
+// element (b, h, i, j) is at data + b*sb + h*sh + i*sl + j*ss (elements; a
+// broadcast dim has stride 0). Filled by prepare_mod_tensors.
+constexpr int kMaxModTensors = 8;
+struct ModTensor {
+  const void* data;
+  int64_t sb, sh, sl, ss;
+};
+
 // Everything the kernels read. Strides are in elements; a dimension of size 1
 // has its stride normalised to 0 so that indexing never needs a size check.
 struct FwdParams {
@@ -115,6 +125,9 @@ struct FwdParams {
   float* ws_o;
   float* ws_lse;
   KernelPath path;
+  // The tensors a generated score modifier reads (none for the library's kernels).
+  int n_mods;
+  ModTensor mods[kMaxModTensors];
 };
 
 // ---------------------------------------------------------------------------
@@ -193,6 +206,13 @@ DecodePlan decode_split_plan(int64_t B, int64_t Hkv, int64_t group, int64_t L, i
 // Validates `args` (pure host, no CUDA call) and, on success, fills `*params`
 // (may be nullptr). Implemented in attn_prepare.cpp.
 attn_status prepare_fwd_params(const attn_sdpa_fwd_args* args, FwdParams* params, char* err, size_t err_len);
+
+// Validates the `n` tensors a generated score modifier reads against the
+// scores [B, Hq, L, S] of `*params` (each dim 1, broadcast, or the scores'
+// size; a contiguous element stride is not required) and stores them in
+// params->mods with broadcast dims at stride 0. ATTN_ERR_INVALID_ARGUMENT
+// with a message naming the tensor otherwise. Implemented in attn_prepare.cpp.
+attn_status prepare_mod_tensors(const attn_tensor4* mods, int n, FwdParams* params, char* err, size_t err_len);
 
 }  // namespace detail
 }  // namespace attn

@@ -19,6 +19,7 @@
 
 #include "fwd_params.h"
 #include "kernel_common.h"
+#include "score_mod.h"
 
 namespace attn {
 namespace detail {
@@ -158,7 +159,7 @@ ATTN_DEV void generic_fwd_row(const FwdParams& p, int row, int h, int b, int lan
         ATTN_UNROLL
         for (int i = 0; i < 8; ++i) dot += sq[e + i] * kv[i];
       }
-      x = masked_score<Ops, Elem>(p, modified_score_log2<Mod>(dot, p.scale, p.scale_log2, b, h, row, j), mrow, row, j);
+      x = masked_score<Ops, Elem>(p, modified_score_log2<Ops, Mod>(p, dot, b, h, row, j), mrow, row, j);
     }
     const float pj = online_softmax_step<Ops>(x, m_run, l_run, o);
     const int n_valid = imin(32, j_end - j0);

@@ -89,23 +89,5 @@ ATTN_HD bool outside_band(int row, int col, int left, int right) {
 constexpr float kLog2e = 1.4426950408889634f;
 constexpr float kLn2 = 0.6931471805599453f;
 
-// Score modifiers: attn.sdpa's `score_mod` region as a functor the kernels
-// are instantiated with (the hook a generated kernel uses). It maps the
-// scaled score s = q.k * scale of query i / key j of query head h, batch b
-// (natural units, as the op's contract defines the region) to the modified
-// score; masks, causal and the window apply afterwards. NoScoreMod is the
-// attribute form and compiles to exactly the unmodified code.
-struct NoScoreMod {
-  static constexpr bool kIdentity = true;
-  ATTN_HD float operator()(float s, int, int, int, int) const { return s; }
-};
-
-// The score of one pair in the log2 domain the kernels work in.
-template <class Mod>
-ATTN_DEV float modified_score_log2(float qk, float scale, float scale_log2, int b, int h, int i, int j) {
-  if constexpr (Mod::kIdentity) return qk * scale_log2;
-  else return Mod{}(qk * scale, b, h, i, j) * kLog2e;
-}
-
 }  // namespace detail
 }  // namespace attn

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <random>
 #include <string>
@@ -19,6 +20,7 @@
 #include "attn/kernels/attn_cuda.h"
 #include "fwd_params.h"
 #include "kernel_common.h"
+#include "score_mod.h"
 
 namespace sdpa_test {
 
@@ -53,6 +55,9 @@ struct Case {
   int64_t window_right = ATTN_WINDOW_UNBOUNDED;
   bool workspace = true;   // give the kernels a workspace (decode shapes then split their keys)
   bool score_mod = false;  // kernels instantiated with TestScoreMod (emulator only)
+  // The reference of another score modifier (a generated one, emulator only):
+  // the modified score of s at (b, h, i, j) in double; replaces test_score_mod.
+  std::function<double(double s, int b, int h, int i, int j)> ref_mod;
   float masked_value = -INFINITY;
   float scale = 0.f;       // 0 -> 1/sqrt(E)
   float amp = 1.f;         // q/k amplitude (larger -> peakier softmax)
@@ -112,7 +117,8 @@ inline double test_score_mod(double s, int h, int i, int j) {
 }
 struct TestScoreMod {
   static constexpr bool kIdentity = false;
-  float operator()(float s, int, int h, int i, int j) const {
+  template <class Ops>
+  static float apply(const attn::detail::FwdParams&, float s, int, int h, int i, int j) {
     return 5.f * std::tanh(s / 5.f) - 0.0625f * static_cast<float>(h + 1) * std::fabs(static_cast<float>(i - j));
   }
 };
@@ -298,7 +304,8 @@ inline void compute_reference(Problem& p) {
                    static_cast<double>(load_elem(p.k.data, p.k.offset(b, hk, j, e), c));
           }
           double s = dot * static_cast<double>(p.scale);
-          if (c.score_mod) s = test_score_mod(s, h, i, j);
+          if (c.ref_mod) s = c.ref_mod(s, b, h, i, j);
+          else if (c.score_mod) s = test_score_mod(s, h, i, j);
           if (c.mask_kind != ATTN_MASK_NONE) {
             const HostTensor& m = p.mask;
             const int64_t off = (m.sizes[0] == 1 ? 0 : b) * m.strides[0] + (m.sizes[1] == 1 ? 0 : h) * m.strides[1] +

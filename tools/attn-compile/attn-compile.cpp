@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "attn/Conversion/AttnToCuda/ScoreModToCuda.h"
 #include "attn/InitAttn.h"
 #include "attn/Pipelines/Pipelines.h"
 
@@ -103,6 +104,18 @@ static cl::opt<std::string> linker(
              "else cc)"),
     cl::value_desc("path"));
 
+static cl::opt<std::string> cudaSourceFilename(
+    cl::cat(toolCategory), "cuda-source",
+    cl::desc("--target=cuda: also write the CUDA source generated for the "
+             "attn.sdpa score_mod regions to this file (obj and so compile "
+             "it with nvcc; otherwise a temporary file is compiled)"),
+    cl::value_desc("file.cu"));
+static cl::opt<std::string> cudaArchs(
+    cl::cat(toolCategory), "cuda-archs", cl::init(ATTN_CUDA_ARCHS),
+    cl::desc("--target=cuda: the architectures nvcc compiles the generated "
+             "score_mod kernels for (default: the kernel library's)"),
+    cl::value_desc("80,90"));
+
 static int fail(const llvm::Twine &message) {
   llvm::errs() << "attn-compile: error: " << message << "\n";
   return 1;
@@ -138,12 +151,9 @@ static void embedTraceNames(llvm::Module &module, ArrayRef<std::string> names) {
       llvm::ConstantInt::get(i64, names.size()), "attn_trace_num_names");
 }
 
-/// Links `object` into the shared library `output` with the runtimes the
-/// code calls: the AttnFuse runtime (always: it exports the trace API), the
-/// MLIR C runner utils if the code calls memrefCopy, libomp if it calls
-/// __kmpc_*.
-static LogicalResult linkSharedLibrary(StringRef object, StringRef output,
-                                       const llvm::Module &module) {
+/// The C compiler driver that links (--cc, else clang-22, clang, cc), or ""
+/// after an error.
+static std::string findLinkerDriver() {
   std::string driver = linker;
   if (driver.empty()) {
     for (StringRef candidate : {"clang-22", "clang", "cc"}) {
@@ -157,10 +167,40 @@ static LogicalResult linkSharedLibrary(StringRef object, StringRef output,
       driver = *found;
   }
   if (driver.empty() || !llvm::sys::fs::exists(driver)) {
-    fail("no C compiler to link the shared library (looked for clang-22, "
-         "clang, cc; choose one with --cc)");
-    return failure();
+    fail("no C compiler to link (looked for clang-22, clang, cc; choose one "
+         "with --cc)");
+    return "";
   }
+  return driver;
+}
+
+/// Runs `args` (args[0] is the program): "" on success, else why it failed
+/// and the command line.
+static std::string runCommand(ArrayRef<std::string> args) {
+  SmallVector<StringRef> argRefs(args.begin(), args.end());
+  std::string errorMessage;
+  int rc = llvm::sys::ExecuteAndWait(args[0], argRefs, std::nullopt, {}, 0, 0,
+                                     &errorMessage);
+  if (rc == 0)
+    return "";
+  std::string command;
+  for (StringRef a : argRefs)
+    command += a.str() + " ";
+  return (errorMessage.empty() ? "exit status " + std::to_string(rc)
+                               : errorMessage) +
+         "\n  command: " + command;
+}
+
+/// Links `objects` into the shared library `output` with the runtimes the
+/// code calls: the AttnFuse runtime (always: it exports the trace API), the
+/// MLIR C runner utils if the code calls memrefCopy, libomp if it calls
+/// __kmpc_*, the CUDA kernels and their bridge for --target=cuda.
+static LogicalResult linkSharedLibrary(ArrayRef<std::string> objects,
+                                       StringRef output,
+                                       const llvm::Module &module) {
+  std::string driver = findLinkerDriver();
+  if (driver.empty())
+    return failure();
 
   bool needsRunnerUtils = false, needsOpenMP = false;
   for (const llvm::Function &f : module.functions()) {
@@ -170,14 +210,11 @@ static LogicalResult linkSharedLibrary(StringRef object, StringRef output,
     needsOpenMP |= f.getName().starts_with("__kmpc_");
   }
 
-  SmallVector<std::string> args = {driver,
-                                   "-shared",
-                                   "-o",
-                                   output.str(),
-                                   object.str(),
-                                   "-Wl,--whole-archive",
-                                   ATTN_RUNTIME_ARCHIVE,
-                                   "-Wl,--no-whole-archive"};
+  SmallVector<std::string> args = {driver, "-shared", "-o", output.str()};
+  llvm::append_range(args, objects);
+  for (StringRef a : {"-Wl,--whole-archive",
+                      ATTN_RUNTIME_ARCHIVE, "-Wl,--no-whole-archive"})
+    args.push_back(a.str());
   if (needsRunnerUtils) {
     StringRef lib = ATTN_MLIR_C_RUNNER_UTILS;
     args.push_back(lib.str());
@@ -214,18 +251,9 @@ static LogicalResult linkSharedLibrary(StringRef object, StringRef output,
   args.push_back("-lpthread");
   args.push_back("-lm");
 
-  SmallVector<StringRef> argRefs(args.begin(), args.end());
-  std::string errorMessage;
-  int rc = llvm::sys::ExecuteAndWait(driver, argRefs, std::nullopt, {}, 0, 0,
-                                     &errorMessage);
-  if (rc != 0) {
-    std::string command;
-    for (StringRef a : argRefs)
-      command += a.str() + " ";
-    return reportError("linking the shared library failed" +
-                       (errorMessage.empty() ? "" : ": " + errorMessage) +
-                       "\n  command: " + command);
-  }
+  std::string error = runCommand(args);
+  if (!error.empty())
+    return reportError("linking the shared library failed: " + error);
   return success();
 }
 
@@ -351,29 +379,180 @@ writeFile(StringRef path,
   return success();
 }
 
-/// --emit=so: an object in a temporary file, linked by the C compiler driver.
-static LogicalResult writeSharedLibrary(llvm::Module &llvmModule,
-                                        llvm::TargetMachine &tm) {
-  SmallString<128> objectPath;
+//===----------------------------------------------------------------------===//
+// Generated CUDA kernels (score_mod regions, --target=cuda)
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The CUDA source attn-lower-sdpa-to-cuda generated for the module's
+/// score_mod regions, and where the first of them was (for diagnostics).
+struct GeneratedCuda {
+  std::string source;
+  std::optional<Location> loc;
+};
+} // namespace
+
+/// Takes the generated sources out of the lowered `module` (the attribute
+/// must not reach the LLVM IR translation).
+static GeneratedCuda takeGeneratedCuda(ModuleOp module) {
+  GeneratedCuda cuda;
+  auto sources =
+      module->getAttrOfType<DictionaryAttr>(attn::kCudaSourcesAttrName);
+  if (!sources)
+    return cuda;
+  module->removeAttr(attn::kCudaSourcesAttrName);
+  for (NamedAttribute entry : sources) {
+    cuda.source += cast<StringAttr>(entry.getValue()).getValue();
+    cuda.source += "\n";
+    if (cuda.loc)
+      continue;
+    module.walk([&](LLVM::CallOp call) {
+      if (call.getCallee() == entry.getName().getValue() && !cuda.loc)
+        cuda.loc = call.getLoc();
+    });
+  }
+  return cuda;
+}
+
+/// A temporary file name, removed with `remover`.
+static LogicalResult createTemporary(StringRef suffix,
+                                     SmallString<128> &path,
+                                     llvm::FileRemover &remover) {
   if (std::error_code ec =
-          llvm::sys::fs::createTemporaryFile("attn-compile", "o", objectPath))
-    return reportError("cannot create a temporary object file: " +
-                       ec.message());
-  llvm::FileRemover removeObject(objectPath);
-  {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(objectPath, ec);
-    if (ec)
-      return reportError("cannot write '" + objectPath + "': " + ec.message());
+          llvm::sys::fs::createTemporaryFile("attn-compile", suffix, path))
+    return reportError("cannot create a temporary file: " + ec.message());
+  remover.setFile(path);
+  return success();
+}
+
+/// nvcc on PATH, else in $CUDA_HOME/bin; "" when neither has one.
+static std::string findNvcc() {
+  if (auto found = llvm::sys::findProgramByName("nvcc"))
+    return *found;
+  if (const char *home = std::getenv("CUDA_HOME")) {
+    SmallString<256> path(home);
+    llvm::sys::path::append(path, "bin", "nvcc");
+    if (llvm::sys::fs::can_execute(path))
+      return path.str().str();
+  }
+  return "";
+}
+
+/// nvcc's code generation flags for --cuda-archs ("80,90a": sm_80, sm_90a;
+/// other words such as "native" go to -arch).
+static void appendArchFlags(SmallVectorImpl<std::string> &args) {
+  SmallVector<StringRef> archs;
+  llvm::SplitString(cudaArchs, archs, ",; ");
+  for (StringRef arch : archs) {
+    arch = arch.trim();
+    StringRef number = arch.take_while(llvm::isDigit);
+    if (number.empty()) {
+      args.push_back(("-arch=" + arch).str());
+      continue;
+    }
+    StringRef name = arch.take_while(llvm::isAlnum);
+    args.push_back("-gencode");
+    args.push_back(("arch=compute_" + name + ",code=sm_" + name).str());
+  }
+}
+
+/// Compiles the generated kernels into `objectPath` with nvcc. Errors are
+/// located at the first score_mod attn.sdpa.
+static LogicalResult compileGeneratedCuda(const GeneratedCuda &cuda,
+                                          StringRef objectPath) {
+  std::string nvcc = findNvcc();
+  if (nvcc.empty())
+    return emitError(*cuda.loc)
+           << "this attn.sdpa's score_mod region needs nvcc to compile its "
+              "CUDA kernel, but nvcc is neither on PATH nor in $CUDA_HOME/bin "
+              "(--cuda-source with --emit=mlir or llvm writes the source "
+              "without compiling it)";
+  SmallString<128> sourcePath(cudaSourceFilename.getValue());
+  llvm::FileRemover removeSource;
+  if (sourcePath.empty()) {
+    if (failed(createTemporary("cu", sourcePath, removeSource)) ||
+        failed(writeFile(sourcePath, [&](llvm::raw_fd_ostream &os) {
+          os << cuda.source;
+          return success();
+        })))
+      return failure();
+  }
+  SmallVector<std::string> args = {
+      nvcc, "-c", "-std=c++17", "-O3", "-Xcompiler", "-fPIC",
+      "--expt-relaxed-constexpr", "-I" ATTN_KERNELS_SOURCE_DIR "/src",
+      "-I" ATTN_KERNELS_SOURCE_DIR "/include",
+      "-I" ATTN_KERNELS_SOURCE_DIR "/runtime"};
+  appendArchFlags(args);
+  llvm::append_range(args, SmallVector<std::string>{
+                               "-o", objectPath.str(), sourcePath.str().str()});
+  std::string error = runCommand(args);
+  if (!error.empty())
+    return emitError(*cuda.loc)
+           << "nvcc failed on the CUDA kernel generated for this attn.sdpa's "
+              "score_mod region: "
+           << error;
+  return success();
+}
+
+/// Writes `llvmModule` as an object file to `path`.
+static LogicalResult writeObjectFile(llvm::Module &llvmModule,
+                                     llvm::TargetMachine &tm, StringRef path) {
+  return writeFile(path, [&](llvm::raw_fd_ostream &os) {
     std::string errorMessage;
     if (failed(attn::emitObjectFile(llvmModule, tm, os, errorMessage)))
       return reportError(errorMessage);
+    return success();
+  });
+}
+
+/// --emit=obj with generated kernels: the module's object and the kernels'
+/// merged into one relocatable object by the C compiler driver (`-r`).
+static LogicalResult writeMergedObject(llvm::Module &llvmModule,
+                                       llvm::TargetMachine &tm,
+                                       const GeneratedCuda &cuda) {
+  SmallString<128> modulePath, cudaPath;
+  llvm::FileRemover removeModule, removeCuda;
+  if (failed(createTemporary("o", modulePath, removeModule)) ||
+      failed(createTemporary("o", cudaPath, removeCuda)) ||
+      failed(writeObjectFile(llvmModule, tm, modulePath)) ||
+      failed(compileGeneratedCuda(cuda, cudaPath)))
+    return failure();
+  std::string driver = findLinkerDriver();
+  if (driver.empty())
+    return failure();
+  std::string error =
+      runCommand({driver, "-r", "-nostdlib", "-o", outputFilename,
+                  modulePath.str().str(), cudaPath.str().str()});
+  if (!error.empty())
+    return reportError("merging the generated CUDA kernels into the object "
+                       "failed: " +
+                       error);
+  return success();
+}
+
+/// --emit=so: the module's object (and the generated kernels', if any) in
+/// temporary files, linked by the C compiler driver.
+static LogicalResult writeSharedLibrary(llvm::Module &llvmModule,
+                                        llvm::TargetMachine &tm,
+                                        const GeneratedCuda &cuda) {
+  SmallString<128> modulePath, cudaPath;
+  llvm::FileRemover removeModule, removeCuda;
+  if (failed(createTemporary("o", modulePath, removeModule)) ||
+      failed(writeObjectFile(llvmModule, tm, modulePath)))
+    return failure();
+  SmallVector<std::string> objects = {modulePath.str().str()};
+  if (!cuda.source.empty()) {
+    if (failed(createTemporary("o", cudaPath, removeCuda)) ||
+        failed(compileGeneratedCuda(cuda, cudaPath)))
+      return failure();
+    objects.push_back(cudaPath.str().str());
   }
-  return linkSharedLibrary(objectPath, outputFilename, llvmModule);
+  return linkSharedLibrary(objects, outputFilename, llvmModule);
 }
 
 /// LLVM IR, an object or a shared library from the lowered `module`.
-static LogicalResult emitMachineCode(ModuleOp module, EmitKind kind) {
+static LogicalResult emitMachineCode(ModuleOp module, EmitKind kind,
+                                     const GeneratedCuda &cuda) {
   std::unique_ptr<llvm::TargetMachine> tm = createTargetMachine();
   if (!tm)
     return failure();
@@ -392,14 +571,11 @@ static LogicalResult emitMachineCode(ModuleOp module, EmitKind kind) {
       return success();
     });
   case EmitKind::Obj:
-    return writeFile(outputFilename, [&](llvm::raw_fd_ostream &os) {
-      std::string errorMessage;
-      if (failed(attn::emitObjectFile(*llvmModule, *tm, os, errorMessage)))
-        return reportError(errorMessage);
-      return success();
-    });
+    if (!cuda.source.empty())
+      return writeMergedObject(*llvmModule, *tm, cuda);
+    return writeObjectFile(*llvmModule, *tm, outputFilename);
   case EmitKind::So:
-    return writeSharedLibrary(*llvmModule, *tm);
+    return writeSharedLibrary(*llvmModule, *tm, cuda);
   case EmitKind::Mlir:
     break;
   }
@@ -432,8 +608,16 @@ int main(int argc, char **argv) {
   if (failed(header))
     return 1;
 
-  // Compile and write.
+  // Compile and write; the CUDA source generated for score_mod regions
+  // first, when asked for.
   if (failed(lowerModule(module)))
+    return 1;
+  GeneratedCuda cuda = takeGeneratedCuda(module);
+  if (!cudaSourceFilename.empty() &&
+      failed(writeFile(cudaSourceFilename, [&](llvm::raw_fd_ostream &os) {
+        os << cuda.source;
+        return success();
+      })))
     return 1;
   LogicalResult written = *kind == EmitKind::Mlir
                               ? writeFile(outputFilename,
@@ -442,7 +626,7 @@ int main(int argc, char **argv) {
                                             os << "\n";
                                             return success();
                                           })
-                              : emitMachineCode(module, *kind);
+                              : emitMachineCode(module, *kind, cuda);
   if (failed(written))
     return 1;
   if (headerPath.empty())

@@ -149,10 +149,21 @@ def AttnLowerSdpaToCuda : Pass<"attn-lower-sdpa-to-cuda", "::mlir::ModuleOp"> {
     that is the fusion's `arith.xori %m, true` is passed as `%m` with the
     "true = masked out" polarity, so no copy and no CPU op is left for them.
 
+    An attn.sdpa with a `score_mod` region calls the entry point generated
+    for its region instead, `attnrt_cuda_sdpa_mod_<hash>` (ScoreModToCuda.h),
+    with one more unranked memref per extra operand; the generated CUDA
+    source goes into the module's `attn.cuda_sources` dictionary (entry
+    point -> source), which `attn-compile --target=cuda` compiles with nvcc.
+    A region op without an exact translation keeps the op on the CPU. A
+    boolean mask that and-s several masks (`arith.andi`, each maybe the
+    fusion's `arith.xori %m, true`) becomes such a region too, reading the
+    masks as extra operands, so that no host op combines device masks.
+
     Supported: f16, bf16 and f32 (f32 runs in f32 precision on the kernels'
     generic CUDA-core kernel), rank <= 4, static head dims that are multiples
-    of 8 up to 256, dropout_p = 0. Any other attn.sdpa stays for the CPU
-    lowering with a remark saying why, or, with `require-gpu`, is an error.
+    of 8 up to 256, dropout_p = 0, score_mod regions the generator
+    translates. Any other attn.sdpa stays for the CPU lowering with a remark
+    saying why, or, with `require-gpu`, is an error.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",

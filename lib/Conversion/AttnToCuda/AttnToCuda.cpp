@@ -6,10 +6,16 @@
 // the descriptor) and the scalar attributes. A boolean mask that is the
 // `arith.xori %m, true` of the fusion is passed as `%m` with the DROP polarity. A non-zero status fails a
 // cf.assert: the bridge has printed the kernel library's message by then.
+// An attn.sdpa with a score_mod region calls the entry point generated for
+// its region (ScoreModToCuda.cpp) with its extra operands after the result;
+// the generated source is recorded in the module for attn-compile. A boolean
+// mask that and-s several masks moves into such a region first, so that no
+// host op combines device masks.
 //
 //===----------------------------------------------------------------------===//
 
 #include "attn/Conversion/AttnToCuda/AttnToCuda.h"
+#include "attn/Conversion/AttnToCuda/ScoreModToCuda.h"
 #include "attn/Conversion/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -66,8 +72,11 @@ std::string mlir::attn::getCudaUnsupportedReason(SdpaOp op) {
   }
   if (op.getDropoutP().convertToDouble() != 0.0)
     return "dropout_p > 0 (the CUDA kernels are inference kernels)";
-  if (op.getScoreModBlock())
-    return "a score_mod region (the CUDA kernels run the attribute forms)";
+  if (op.getScoreModBlock()) {
+    std::string why;
+    if (failed(generateCudaScoreModKernel(op, why)))
+      return why;
+  }
   if (op.getSafeSoftmax())
     return "safe_softmax (the CUDA kernels give NaN on fully masked rows)";
   if (op.hasAdditiveMask() &&
@@ -160,7 +169,135 @@ static std::pair<Value, bool> getKernelBoolMask(Value mask) {
   return {mask, false};
 }
 
-/// Rewrites one supported attn.sdpa into the bridge call.
+/// The boolean masks that `mask` and-s together (the fusion's `arith.andi`
+/// of several masks), each as getKernelBoolMask gives it: the tensor and
+/// whether its true entries drop positions.
+static void collectAndedMasks(Value mask,
+                              SmallVectorImpl<std::pair<Value, bool>> &leaves) {
+  if (auto andi = mask.getDefiningOp<arith::AndIOp>()) {
+    collectAndedMasks(andi.getLhs(), leaves);
+    collectAndedMasks(andi.getRhs(), leaves);
+    return;
+  }
+  leaves.push_back(getKernelBoolMask(mask));
+}
+
+/// Erases the and/xor tree (and its all-true constants) that computed a
+/// boolean mask once it is dead.
+static void eraseDeadMaskTree(Value mask) {
+  Operation *def = mask.getDefiningOp();
+  if (!def || !def->use_empty() ||
+      !isa<arith::AndIOp, arith::XOrIOp, arith::ConstantOp>(def))
+    return;
+  SmallVector<Value> operands(def->getOperands());
+  def->erase();
+  for (Value v : operands)
+    eraseDeadMaskTree(v);
+}
+
+/// `op`'s masked value rounded to its element type, in the compute type.
+static Value getRoundedMaskedValue(OpBuilder &b, Location loc, SdpaOp op,
+                                   Type computeType) {
+  auto et = cast<FloatType>(op.getQuery().getType().getElementType());
+  APFloat v(op.getEffectiveMaskedValue());
+  bool lost = false;
+  v.convert(et.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
+  v.convert(cast<FloatType>(computeType).getFloatSemantics(),
+            APFloat::rmNearestTiesToEven, &lost); // exact: a wider type
+  return arith::ConstantOp::create(b, loc, FloatAttr::get(computeType, v));
+}
+
+/// The region of `fused`: `op`'s region (or the score), then `masked_value`
+/// (rounded) where one of `leaves` (the last block arguments) drops the
+/// position.
+static void buildMaskedRegion(SdpaOp op, SdpaOp fused,
+                              ArrayRef<std::pair<Value, bool>> leaves) {
+  Location loc = op.getLoc();
+  RankedTensorType q = op.getQuery().getType();
+  Type ct = getComputeType(q.getElementType());
+  unsigned rank = q.getRank(), numOld = op.getExtras().size();
+  OpBuilder b(op.getContext());
+  SmallVector<Type> argTypes{ct};
+  argTypes.append(rank, b.getIndexType());
+  // Every operand after `value` is an extra operand (the region that says
+  // so does not exist yet).
+  for (Value v : fused.getMaskAndExtras())
+    argTypes.push_back(cast<RankedTensorType>(v.getType()).getElementType());
+  SmallVector<Location> locs(argTypes.size(), loc);
+  Block *block =
+      b.createBlock(&fused.getScoreMod().front(), {}, argTypes, locs);
+  ValueRange args = block->getArguments();
+  Value score = op.buildScoreMod(b, args[0], args.slice(1, rank),
+                                 args.slice(1 + rank, numOld));
+  Value keep, allTrue;
+  for (auto [i, leaf] : llvm::enumerate(leaves)) {
+    Value p = args[1 + rank + numOld + i];
+    if (leaf.second) {
+      if (!allTrue)
+        allTrue = arith::ConstantOp::create(b, loc, b.getBoolAttr(true));
+      p = arith::XOrIOp::create(b, loc, p, allTrue);
+    }
+    keep = keep ? arith::AndIOp::create(b, loc, keep, p).getResult() : p;
+  }
+  Value fill = getRoundedMaskedValue(b, loc, op, ct);
+  YieldOp::create(b, loc, arith::SelectOp::create(b, loc, keep, score, fill));
+}
+
+/// A boolean mask that and-s several masks (which the host would have to
+/// combine into a new device tensor) moves into a score_mod region instead:
+/// each mask becomes an extra operand, read as it is by the kernel generated
+/// for the region, which sets masked_value (rounded) where one drops the
+/// position. Exact: with a boolean mask the op has no additive mask, so the
+/// region's result is what the mask step replaced. Returns the new op, or
+/// `op` when there is nothing to fold or the result would not run on CUDA.
+static SdpaOp foldAndedMaskIntoRegion(SdpaOp op) {
+  Value mask = op.getMask();
+  if (!op.hasBoolMask() || !mask.getDefiningOp<arith::AndIOp>())
+    return op;
+  SmallVector<std::pair<Value, bool>> leaves;
+  collectAndedMasks(mask, leaves);
+  if (op.getExtras().size() + leaves.size() > kMaxCudaScoreModTensors)
+    return op;
+  SmallVector<Value> extras(op.getExtras());
+  for (auto &leaf : leaves)
+    extras.push_back(leaf.first);
+  OpBuilder b(op);
+  auto fused = SdpaOp::create(
+      b, op.getLoc(), op.getType(), op.getQuery(), op.getKey(), op.getValue(),
+      extras, op.getScaleAttr(), op.getIsCausalAttr(), op.getDropoutPAttr(),
+      op.getMaskedValueAttr(), op.getSeedAttr(), op.getWindowLeftAttr(),
+      op.getWindowRightAttr(), op.getSafeSoftmaxAttr(), /*score_modCount=*/1);
+  buildMaskedRegion(op, fused, leaves);
+  if (!getCudaUnsupportedReason(fused).empty()) {
+    fused.erase();
+    return op;
+  }
+  op.replaceAllUsesWith(fused.getResult());
+  op.erase();
+  eraseDeadMaskTree(mask);
+  return fused;
+}
+
+/// The entry point of `op`'s generated kernel (one per distinct region), its
+/// source recorded in the module's kCudaSourcesAttrName dictionary for
+/// attn-compile. `op` must be supported (getCudaUnsupportedReason).
+static std::string recordScoreModKernel(SdpaOp op, ModuleOp module) {
+  std::string reason;
+  FailureOr<CudaScoreModKernel> kernel =
+      generateCudaScoreModKernel(op, reason);
+  assert(succeeded(kernel) && "checked by getCudaUnsupportedReason");
+  NamedAttrList sources;
+  if (auto dict = module->getAttrOfType<DictionaryAttr>(kCudaSourcesAttrName))
+    sources.append(dict.getValue());
+  MLIRContext *ctx = module.getContext();
+  sources.set(StringAttr::get(ctx, kernel->symbol),
+              StringAttr::get(ctx, kernel->source));
+  module->setAttr(kCudaSourcesAttrName, sources.getDictionary(ctx));
+  return kernel->symbol;
+}
+
+/// Rewrites one supported attn.sdpa into the bridge call, or the call of its
+/// generated kernel when it has a score_mod region.
 static void lowerSdpaToCudaCall(SdpaOp op, ModuleOp module) {
   OpBuilder b(op);
   Location loc = op.getLoc();
@@ -190,6 +327,8 @@ static void lowerSdpaToCudaCall(SdpaOp op, ModuleOp module) {
   Value out = memref::AllocOp::create(b, loc, outType, dynSizes);
   args.push_back(
       memref::CastOp::create(b, loc, UnrankedMemRefType::get(et, 0), out));
+  for (Value extra : op.getExtras())
+    args.push_back(toUnrankedBuffer(b, loc, extra));
 
   args.push_back(arith::ConstantOp::create(
       b, loc,
@@ -215,8 +354,9 @@ static void lowerSdpaToCudaCall(SdpaOp op, ModuleOp module) {
   SmallVector<Type> argTypes = llvm::map_to_vector(
       args, [](Value v) -> Type { return v.getType(); });
   auto fnType = FunctionType::get(b.getContext(), argTypes, {b.getI32Type()});
-  func::FuncOp bridge =
-      getOrDeclareBridge(module, getBridgeName(op), fnType, loc);
+  std::string callee = op.getScoreModBlock() ? recordScoreModKernel(op, module)
+                                             : getBridgeName(op);
+  func::FuncOp bridge = getOrDeclareBridge(module, callee, fnType, loc);
   auto call = func::CallOp::create(b, loc, bridge, args);
 
   Value zero = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0));
@@ -257,7 +397,7 @@ struct AttnLowerSdpaToCudaPass
     for (SdpaOp op : ops) {
       std::string reason = getCudaUnsupportedReason(op);
       if (reason.empty()) {
-        lowerSdpaToCudaCall(op, module);
+        lowerSdpaToCudaCall(foldAndedMaskIntoRegion(op), module);
         continue;
       }
       if (requireGpu) {

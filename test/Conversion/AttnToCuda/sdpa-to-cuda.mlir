@@ -189,18 +189,13 @@ func.func @negative_unsupported(%f: tensor<16x64xf64>, %h: tensor<16x60xf16>, %w
 
 // -----
 
-// A score_mod region and an additive mask of another float type stay on the
-// CPU too (the kernels run the attribute forms, masks in the input type).
-// CHECK-LABEL: func.func @negative_score_mod_and_mask_type
-// CHECK-COUNT-2: attn.sdpa
+// An additive mask of another float type stays on the CPU (the kernels read
+// masks in the input type). Regions: score-mod-to-cuda.mlir and
+// negative_score-mod-to-cuda.mlir.
+// CHECK-LABEL: func.func @negative_mask_type
+// CHECK: attn.sdpa
 // CHECK-NOT: call
-func.func @negative_score_mod_and_mask_type(%d: tensor<2x16x64xf16>, %m: tensor<16x16xf32>) {
-  // expected-remark @+1 {{stays on the CPU: a score_mod region (the CUDA kernels run the attribute forms)}}
-  %0 = attn.sdpa %d, %d, %d : (tensor<2x16x64xf16>, tensor<2x16x64xf16>, tensor<2x16x64xf16>) -> tensor<2x16x64xf16> score_mod {
-  ^bb0(%s: f32, %b: index, %i: index, %j: index):
-    %t = math.tanh %s : f32
-    attn.yield %t : f32
-  }
+func.func @negative_mask_type(%d: tensor<2x16x64xf16>, %m: tensor<16x16xf32>) {
   // expected-remark @+1 {{stays on the CPU: an additive mask whose element type differs from the query's (the CUDA kernels read it in the input type)}}
   %1 = attn.sdpa %d, %d, %d, %m : (tensor<2x16x64xf16>, tensor<2x16x64xf16>, tensor<2x16x64xf16>, tensor<16x16xf32>) -> tensor<2x16x64xf16>
   return

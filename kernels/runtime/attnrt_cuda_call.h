@@ -1,0 +1,54 @@
+//===- attnrt_cuda_call.h - one attn.sdpa call through the CUDA bridge ----===//
+//
+// Internal to the bridge and the entry points that `.cu` files generated from
+// score_mod regions define (attn-lower-sdpa-to-cuda): an attn.sdpa call as
+// the compiled module makes it (MLIR unranked memrefs: a rank and a pointer
+// to the ranked descriptor, plus the scalar attributes), and the function
+// that checks and runs it. Compiled with the kernels' src/ on the include
+// path.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_KERNELS_RUNTIME_ATTNRT_CUDA_CALL_H
+#define ATTN_KERNELS_RUNTIME_ATTNRT_CUDA_CALL_H
+
+#include "attn/kernels/attn_cuda.h"
+#include "launch.h"
+
+#include <cstddef>
+#include <cstdint>
+
+namespace attnrt {
+
+/// An MLIR unranked memref argument.
+struct Memref {
+  int64_t rank = 0;
+  void *descriptor = nullptr;
+};
+
+/// One attn.sdpa call. `extras` are the tensors a score modifier reads
+/// (`extraElementSizes` bytes per element), broadcast to the scores;
+/// `launch` runs the kernels of that modifier (null: the library's own).
+struct SdpaCall {
+  attn_dtype dtype = ATTN_DTYPE_F16;
+  attn_mask_kind maskKind = ATTN_MASK_NONE;
+  Memref q, k, v, mask, out;
+  const Memref *extras = nullptr;
+  const size_t *extraElementSizes = nullptr;
+  int numExtras = 0;
+  float scale = 1.f;
+  int32_t isCausal = 0;
+  float maskedValue = 0.f;
+  int32_t maskPolarity = 0;
+  int64_t windowLeft = ATTN_WINDOW_UNBOUNDED;
+  int64_t windowRight = ATTN_WINDOW_UNBOUNDED;
+  attn::detail::FwdLauncher launch = nullptr;
+};
+
+/// Runs `call` and waits for it; 0 or the attn_status, with the kernel
+/// library's message on stderr.
+int32_t runSdpa(const SdpaCall &call);
+
+} // namespace attnrt
+
+#endif // ATTN_KERNELS_RUNTIME_ATTNRT_CUDA_CALL_H
