@@ -105,9 +105,10 @@ def run_peak(binary, kind, threads):
     return float(out.split()[1])
 
 
-def run_attnfuse(attn_run, path, threads, repeat, mattr=""):
-    cmd = [attn_run, path, "--entry", "attention", "--backend=flash",
-           f"--num-threads={threads}", f"--repeat={repeat}"]
+def run_attn_run(attn_run, path, entry, threads, repeat, extra=(), mattr=""):
+    """The best time in seconds of `repeat` runs of `entry` (attn-run's min)."""
+    cmd = [attn_run, path, "--entry", entry, f"--num-threads={threads}",
+           f"--repeat={repeat}", *extra]
     if mattr:
         cmd.append(f"--mattr={mattr}")
     proc = subprocess.run(cmd, capture_output=True, text=True)
@@ -115,6 +116,11 @@ def run_attnfuse(attn_run, path, threads, repeat, mattr=""):
     if proc.returncode != 0 or not m:
         raise RuntimeError(f"{' '.join(cmd)}: {proc.stderr.strip()[-300:]}")
     return float(m.group(2)) * 1e-3
+
+
+def run_attnfuse(attn_run, path, threads, repeat, mattr=""):
+    return run_attn_run(attn_run, path, "attention", threads, repeat,
+                        ("--backend=flash",), mattr)
 
 
 def torch_inputs(torch, variant, b, h, l, s, d, dtype):

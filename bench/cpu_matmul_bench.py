@@ -24,15 +24,14 @@ two products). Not a test: nothing here is timed by the test suite.
 
 import argparse
 import os
-import re
-import subprocess
 import sys
 import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from cpu_attention_bench import build_peak, lscpu, run_peak  # noqa: E402
+from cpu_attention_bench import (build_peak, lscpu, run_attn_run,  # noqa: E402
+                                 run_peak)
 
 
 def matmul_module(form, batch, m, k, n):
@@ -77,15 +76,7 @@ def chain_module(h, l, s, d, fused):
 
 
 def run_attn(attn_run, path, threads, repeat, extra=(), mattr=""):
-    cmd = [attn_run, path, "--entry", "main", f"--num-threads={threads}",
-           f"--repeat={repeat}", *extra]
-    if mattr:
-        cmd.append(f"--mattr={mattr}")
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    m = re.search(r"time: median=([0-9.]+) ms min=([0-9.]+) ms", proc.stdout)
-    if proc.returncode != 0 or not m:
-        raise RuntimeError(f"{' '.join(cmd)}: {proc.stderr.strip()[-300:]}")
-    return float(m.group(2)) * 1e-3
+    return run_attn_run(attn_run, path, "main", threads, repeat, extra, mattr)
 
 
 def best_time(fn, repeat):
