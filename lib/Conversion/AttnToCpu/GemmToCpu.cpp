@@ -51,11 +51,9 @@ struct GemmTiling {
 };
 
 GemmTiling chooseGemmTiling(Type ct, int64_t vectorBits) {
-  int64_t bits = vectorBits > 0 ? vectorBits : getHostVectorBits();
   GemmTiling t;
-  t.lanes = std::max<int64_t>(
-      1, bits / static_cast<int64_t>(ct.getIntOrFloatBitWidth()));
-  t.nv = bits >= 512 ? 4 : 2;
+  t.lanes = getVectorLanes(ct, vectorBits);
+  t.nv = getTargetVectorBits(vectorBits) >= 512 ? 4 : 2;
   // The panel's columns are whole register tiles.
   t.nc = llvm::alignTo(t.nc, t.nv * t.lanes);
   return t;

@@ -335,6 +335,16 @@ int64_t cpu::getHostVectorBits() {
   return 128;
 }
 
+int64_t cpu::getTargetVectorBits(int64_t vectorBits) {
+  return vectorBits > 0 ? vectorBits : getHostVectorBits();
+}
+
+int64_t cpu::getVectorLanes(Type elementType, int64_t vectorBits) {
+  return std::max<int64_t>(
+      1, getTargetVectorBits(vectorBits) /
+             static_cast<int64_t>(elementType.getIntOrFloatBitWidth()));
+}
+
 Value cpu::toReadOnlyBuffer(OpBuilder &b, Location loc, Value tensor) {
   auto type = cast<RankedTensorType>(tensor.getType());
   auto memrefType = MemRefType::get(type.getShape(), type.getElementType());

@@ -119,6 +119,13 @@ int64_t getDropoutSeed(Operation *op);
 /// for when the vector width is not given).
 int64_t getHostVectorBits();
 
+/// The target's vector width in bits: `vectorBits`, or the host's when 0.
+int64_t getTargetVectorBits(int64_t vectorBits);
+
+/// Elements of `elementType` per vector of `vectorBits` (0: the host's),
+/// at least 1.
+int64_t getVectorLanes(Type elementType, int64_t vectorBits);
+
 /// The safe softmax's rule for a probability `p` (scalar or vector) of a
 /// slice with max `max`: 0 where `max` is -inf (maximumf propagates NaN and
 /// +inf, so every entry of the slice is -inf there), else `p`.

@@ -521,26 +521,17 @@ Value DecodeLowering::emit() {
                                            /*writable=*/true);
 }
 
-/// Compute-type lanes of the target's vectors.
-static int64_t getLanes(const SdpaPlan &plan,
-                        const AttnCpuLoweringOptions &options) {
-  int64_t bits =
-      options.vectorBits > 0 ? options.vectorBits : getHostVectorBits();
-  return std::max<int64_t>(
-      1, bits / static_cast<int64_t>(plan.computeType.getIntOrFloatBitWidth()));
-}
-
 bool cpu::prefersDecode(const SdpaPlan &plan,
                         const AttnCpuLoweringOptions &options) {
   std::optional<int64_t> l = getConstantIntValue(plan.l);
-  return l && *l <= getLanes(plan, options) / 2;
+  return l && *l <= getVectorLanes(plan.computeType, options.vectorBits) / 2;
 }
 
 Value cpu::lowerSdpaDecode(OpBuilder &b, Location loc, SdpaOp op,
                            const SdpaPlan &plan,
                            const AttnCpuLoweringOptions &options) {
   DecodeTiling t;
-  t.lanes = getLanes(plan, options);
+  t.lanes = getVectorLanes(plan.computeType, options.vectorBits);
   // 32 vector registers with AVX-512, 16 below (loads and a broadcast
   // need the rest).
   bool manyRegisters =

@@ -158,11 +158,8 @@ private:
 static FlashTiling chooseFlashTiling(const SdpaPlan &plan,
                                      const AttnCpuLoweringOptions &options) {
   FlashTiling t;
-  int64_t bits =
-      options.vectorBits > 0 ? options.vectorBits : getHostVectorBits();
-  t.lanes = std::max<int64_t>(
-      1, bits / static_cast<int64_t>(plan.computeType.getIntOrFloatBitWidth()));
-  bool manyRegisters = bits >= 512;
+  t.lanes = getVectorLanes(plan.computeType, options.vectorBits);
+  bool manyRegisters = getTargetVectorBits(options.vectorBits) >= 512;
   t.qkKeys = 4;
   t.qkRowVecs = manyRegisters ? 6 : 3;
   t.pvRows = 6;
