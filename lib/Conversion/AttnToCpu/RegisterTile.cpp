@@ -8,6 +8,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "llvm/ADT/bit.h"
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -33,12 +34,22 @@ void cpu::forGroups(OpBuilder &b, Location loc, Value lo, Value hi,
   }
   Value count = arith::SubIOp::create(b, loc, hi, lo);
   Value rest = arith::RemUIOp::create(b, loc, count, step);
-  Value mid = arith::SubIOp::create(b, loc, hi, rest);
-  buildForLoop(b, loc, lo, mid, step,
-               [&](Value first) { body(first, group); });
-  if (group > 1)
-    buildForLoop(b, loc, mid, hi, idx(b, loc, 1),
-                 [&](Value first) { body(first, 1); });
+  Value first = arith::SubIOp::create(b, loc, hi, rest);
+  buildForLoop(b, loc, lo, first, step,
+               [&](Value iv) { body(iv, group); });
+  // The rest (< group) in its binary digits, largest first: at most one
+  // group each of 4, 2 and 1 for a group of 6, instead of single steps.
+  for (int64_t n = (int64_t)llvm::bit_floor(static_cast<uint64_t>(group - 1)); n >= 1; n /= 2) {
+    Value digit = arith::AndIOp::create(b, loc, rest, idx(b, loc, n));
+    Value present = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                          digit, idx(b, loc, 0));
+    Value at = first;
+    scf::IfOp::create(b, loc, present, [&](OpBuilder &, Location) {
+      body(at, n);
+      scf::YieldOp::create(b, loc);
+    });
+    first = arith::AddIOp::create(b, loc, first, digit);
+  }
 }
 
 SmallVector<Value> cpu::buildRegisterTile(OpBuilder &b, Location loc,

@@ -21,8 +21,9 @@ using ScalarLoadFn = function_ref<Value(int64_t r, Value k)>;
 using VectorLoadFn = function_ref<Value(int64_t v, Value k)>;
 
 /// Calls `body(first, n)` for consecutive groups covering [lo, hi): groups
-/// of `group` in a loop, then the rest (one static group when the bounds
-/// are static, else a loop of single steps).
+/// of `group` in a loop, then the rest: one static group when the bounds
+/// are static, else one guarded group per binary digit of the rest (for a
+/// group of 6: 4, 2 and 1).
 void forGroups(OpBuilder &b, Location loc, Value lo, Value hi, int64_t group,
                GroupFn body);
 

@@ -4,7 +4,8 @@
 // lanes). Work items over the batch dims x row blocks x column blocks; the
 // rhs batch dim of size 1 reads index 0; the f16 rhs is packed to f32 once
 // per k block; f32 accumulators carried through the k loop; one rounding
-// of the result to f16; the 16 rows are 2 tiles of 6 and 4 single rows.
+// of the result to f16; the 16 rows are 2 tiles of 6, then the rest (4)
+// as guarded tiles of its binary digits: 4 (8 accumulators), 2 and 1.
 // CHECK-LABEL: func.func @matmul_broadcast_f16
 // CHECK-SAME: %[[A:.+]]: tensor<2x8x16x64xf16>, %[[B:.+]]: tensor<2x1x64x32xf16>
 // CHECK-DAG: %[[LHS:.+]] = bufferization.to_buffer %[[A]]
@@ -22,7 +23,12 @@
 // CHECK:     arith.extf %{{.+}} : f16 to f32
 // CHECK:     vector.broadcast %{{.+}} : f32 to vector<8xf32>
 // CHECK-COUNT-12: vector.fma
-// CHECK:   scf.for {{.+}} iter_args({{.+}}) -> (vector<8xf32>, vector<8xf32>) {
+// CHECK:   scf.if
+// CHECK:     scf.for {{.+}} iter_args({{.+}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>) {
+// CHECK:   scf.if
+// CHECK:     scf.for {{.+}} iter_args({{.+}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>) {
+// CHECK:   scf.if
+// CHECK:     scf.for {{.+}} iter_args({{.+}}) -> (vector<8xf32>, vector<8xf32>) {
 // CHECK:   arith.truncf %{{.+}} : vector<8xf32> to vector<8xf16>
 // CHECK:   vector.store %{{.+}}, %[[OUT]]
 func.func @matmul_broadcast_f16(%a: tensor<2x8x16x64xf16>, %b: tensor<2x1x64x32xf16>) -> tensor<2x8x16x32xf16> {
