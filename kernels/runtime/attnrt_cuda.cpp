@@ -131,6 +131,7 @@ int32_t attnrt::runSdpa(const SdpaCall &call) {
   args.mask_polarity = static_cast<attn_mask_polarity>(call.maskPolarity);
   args.window_left = call.windowLeft;
   args.window_right = call.windowRight;
+  args.safe_softmax = call.safeSoftmax;
   const size_t elementSize = call.dtype == ATTN_DTYPE_F32 ? 4 : 2;
   if (!toTensor4("query", call.q.rank, call.q.descriptor, elementSize,
                  args.q) ||
@@ -203,7 +204,7 @@ int32_t runSdpa(attn_dtype dtype, attn_mask_kind maskKind, int64_t qr,
                 void *qd, int64_t kr, void *kd, int64_t vr, void *vd,
                 int64_t mr, void *md, int64_t outr, void *outd, float scale,
                 int32_t isCausal, float maskedValue, int32_t maskPolarity,
-                int64_t windowLeft, int64_t windowRight) {
+                int64_t windowLeft, int64_t windowRight, int32_t safeSoftmax) {
   attnrt::SdpaCall call;
   call.dtype = dtype;
   call.maskKind = maskKind;
@@ -218,6 +219,7 @@ int32_t runSdpa(attn_dtype dtype, attn_mask_kind maskKind, int64_t qr,
   call.maskPolarity = maskPolarity;
   call.windowLeft = windowLeft;
   call.windowRight = windowRight;
+  call.safeSoftmax = safeSoftmax;
   return attnrt::runSdpa(call);
 }
 
@@ -226,12 +228,14 @@ int32_t runSdpa(attn_dtype dtype, attn_mask_kind maskKind, int64_t qr,
 extern "C" {
 
 /// Every entry ends with the same scalars: scale, is_causal, masked_value,
-/// the attn_mask_polarity and the window (ATTN_WINDOW_UNBOUNDED = none).
+/// the attn_mask_polarity, the window (ATTN_WINDOW_UNBOUNDED = none) and
+/// safe_softmax (0/1).
 #define ATTNRT_SCALARS                                                         \
   float scale, int32_t isCausal, float maskedValue, int32_t maskPolarity,      \
-      int64_t windowLeft, int64_t windowRight
+      int64_t windowLeft, int64_t windowRight, int32_t safeSoftmax
 #define ATTNRT_SCALAR_ARGS                                                     \
-  scale, isCausal, maskedValue, maskPolarity, windowLeft, windowRight
+  scale, isCausal, maskedValue, maskPolarity, windowLeft, windowRight,         \
+      safeSoftmax
 
 #define ATTNRT_SDPA_ENTRIES(SUFFIX, DTYPE)                                     \
   int32_t attnrt_cuda_sdpa_##SUFFIX(int64_t qr, void *qd, int64_t kr,          \

@@ -42,6 +42,7 @@ struct SdpaCall {
   int32_t maskPolarity = 0;
   int64_t windowLeft = ATTN_WINDOW_UNBOUNDED;
   int64_t windowRight = ATTN_WINDOW_UNBOUNDED;
+  int32_t safeSoftmax = 0;
   attn::detail::FwdLauncher launch = nullptr;
 };
 

@@ -276,6 +276,9 @@ attn_status prepare_fwd_params(const attn_sdpa_fwd_args* args, FwdParams* out_pa
   if (std::isnan(a.masked_value)) {
     return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len, "masked_value is NaN");
   }
+  if (a.safe_softmax != 0 && a.safe_softmax != 1) {
+    return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len, "safe_softmax is %d (expected 0 or 1)", a.safe_softmax);
+  }
 
   const DecodePlan plan = decode_split_plan(B, Hkv, Hq / Hkv, L, S, Ev);
   const bool split = a.workspace != nullptr && plan.n_splits > 1;
@@ -342,6 +345,7 @@ attn_status prepare_fwd_params(const attn_sdpa_fwd_args* args, FwdParams* out_pa
   p.mask_kind = static_cast<int>(a.mask_kind);
   p.mask_drop = a.mask_polarity == ATTN_MASK_DROP ? 1 : 0;
   p.is_causal = a.is_causal ? 1 : 0;
+  p.safe_softmax = a.safe_softmax;
   auto clampWin = [](int64_t w) { return static_cast<int>(std::max<int64_t>(-kWinNone, std::min<int64_t>(w, kWinNone))); };
   p.win_left = clampWin(a.window_left);
   p.win_right = clampWin(a.is_causal ? std::min<int64_t>(a.window_right, 0) : a.window_right);

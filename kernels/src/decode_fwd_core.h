@@ -11,7 +11,8 @@
 //   lse = M + log2(sum_s w_s).
 // A split that sees no key (masked, or outside the band) has lse -inf and
 // weight 0; a row whose splits are all -inf is NaN (lse -inf), like every
-// other path. A NaN partial (NaN score) makes the row NaN.
+// other path, or 0 with safe_softmax. A NaN partial (NaN score) makes the
+// row NaN.
 //
 // GQA without repeating K/V: the query rows of all `group` heads sharing one
 // kv head are packed into one row space of group x L rows (packed row
@@ -227,15 +228,19 @@ ATTN_DEV void decode_combine_row(const FwdParams& p, int i, int h, int b, int la
   for (int s = lane; s < p.n_splits; s += 32) mx = fmaxf(mx, Ops::ld_f32(p.ws_lse + row0 + static_cast<int64_t>(s) * R));
   ATTN_UNROLL
   for (int off = 16; off > 0; off >>= 1) mx = fmaxf(mx, Ops::shfl_xor(mx, off));
-  const bool dead = mx == kNegInf;  // no split saw a finite score
+  // No split saw a finite score: every weight is exp2(-inf - 0) = 0, so o
+  // sums 0 * partial, which is 0 or NaN (a NaN score), as a dead row's
+  // accumulator in the other kernels.
+  const bool dead = mx == kNegInf;
+  const float m_use = dead ? 0.f : mx;
 
   float o[kMaxOut];
   ATTN_UNROLL
   for (int c = 0; c < kMaxOut; ++c) o[c] = 0.f;
   float wsum = 0.f;
-  for (int s = 0; s < p.n_splits && !dead; ++s) {
+  for (int s = 0; s < p.n_splits; ++s) {
     const int64_t prow = row0 + static_cast<int64_t>(s) * R;
-    const float w = Ops::exp2(Ops::ld_f32(p.ws_lse + prow) - mx);
+    const float w = Ops::exp2(Ops::ld_f32(p.ws_lse + prow) - m_use);
     wsum += w;
     ATTN_UNROLL
     for (int c = 0; c < kMaxOut; ++c) {
@@ -243,7 +248,8 @@ ATTN_DEV void decode_combine_row(const FwdParams& p, int i, int h, int b, int la
       if (ch < p.Ev) o[c] += w * Ops::ld_f32(p.ws_o + prow * p.Ev + ch);
     }
   }
-  store_out_row<Ops, Elem>(p, o, dead ? NAN : 1.f / wsum, dead, dead ? 0.f : mx + Ops::log2(wsum), b, h, i, lane);
+  const float inv = dead ? dead_row_inv(p.safe_softmax) : 1.f / wsum;
+  store_out_row<Ops, Elem>(p, o, inv, dead, dead ? 0.f : mx + Ops::log2(wsum), b, h, i, lane);
 }
 
 }  // namespace detail

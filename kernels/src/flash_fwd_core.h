@@ -346,9 +346,10 @@ ATTN_DEV void flash_fwd_tc_block(const FwdParams& p, int m_block, int h, int b, 
       l += Ops::shfl_xor(l, 2);
       const int row = warp_row0 + 16 * mt + g + 8 * r;
       // Every score of the row was -inf: torch.softmax gives exp(-inf - -inf) =
-      // NaN for the whole row, so do we (o is 0 here; 0 * NaN = NaN).
+      // NaN for the whole row, so do we (o is 0 here; 0 * NaN = NaN); with
+      // safe_softmax the row is o itself (0, or NaN after a NaN score).
       const bool dead = (m_run[mt][r] == kNegInf);
-      const float inv = dead ? NAN : 1.f / l;
+      const float inv = dead ? dead_row_inv(p.safe_softmax) : 1.f / l;
       if (row < p.L) {
         uint16_t* orow = og + static_cast<int64_t>(row) * p.o_sl;
         ATTN_UNROLL

@@ -108,6 +108,8 @@ struct FwdParams {
   float masked_value_rounded;  // dtype-rounded masked_value (natural units, for documentation/tests)
   int mask_kind;      // attn_mask_kind
   uint8_t mask_drop;  // BOOL mask byte b masks the position iff (b != 0) == mask_drop
+  int safe_softmax;   // 0/1: a row whose max stays -inf yields its accumulator (0, or NaN after a NaN
+                      // score) instead of NaN; see dead_row_inv (kernel_common.h)
   int is_causal;      // 0/1 (only orders the causal launch: the band below already includes it)
   // The band of visible keys, is_causal folded in: query i sees key j iff
   // -win_left <= j - i <= win_right. Clamped to +-kWinNone, which means

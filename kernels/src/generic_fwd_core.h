@@ -98,8 +98,8 @@ ATTN_DEV float online_softmax_step(float x, float& m_run, float& l_run, float (&
 }
 
 // Writes output row (b, h, row) held as kGenMaxHeadDim / 32 channels per
-// lane (channel lane + 32 i), times `inv` (NaN for a dead row), and its lse
-// (natural log) from the log2-domain `lse2`; a dead row's lse is -inf. Pairs
+// lane (channel lane + 32 i), times `inv` (dead_row_inv for a dead row), and
+// its lse (natural log) from the log2-domain `lse2`; a dead row's lse is -inf. Pairs
 // of channels go out as one store by the lane owning the even channel; the
 // odd channel's value comes from lane + 1 (c + 1 = lane+1 + 32 i).
 template <class Ops, class Elem>
@@ -177,8 +177,9 @@ ATTN_DEV void generic_fwd_row(const FwdParams& p, int row, int h, int b, int lan
   float l = l_run;
   ATTN_UNROLL
   for (int off = 16; off > 0; off >>= 1) l += Ops::shfl_xor(l, off);
-  const bool dead = (m_run == kNegInf);  // every score -inf -> NaN row (torch semantics)
-  store_out_row<Ops, Elem>(p, o, dead ? NAN : 1.f / l, dead, dead ? 0.f : m_run + Ops::log2(l), b, h, row, lane);
+  const bool dead = (m_run == kNegInf);  // every score -inf -> NaN row (torch semantics), or o with safe_softmax
+  const float inv = dead ? dead_row_inv(p.safe_softmax) : 1.f / l;
+  store_out_row<Ops, Elem>(p, o, inv, dead, dead ? 0.f : m_run + Ops::log2(l), b, h, row, lane);
 }
 
 }  // namespace detail

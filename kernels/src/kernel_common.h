@@ -86,6 +86,12 @@ ATTN_HD bool outside_band(int row, int col, int left, int right) {
   return d > right || d < -left;
 }
 
+// The factor a row's accumulator is multiplied by when its running max
+// stayed -inf (no key took part): NaN, as torch.softmax gives, or with
+// safe_softmax 1, so the row is its accumulator as on the CPU: 0 (every
+// probability was exp2(-inf) = 0), or NaN if a NaN score passed.
+ATTN_HD float dead_row_inv(int safe_softmax) { return safe_softmax ? 1.f : NAN; }
+
 constexpr float kLog2e = 1.4426950408889634f;
 constexpr float kLn2 = 0.6931471805599453f;
 

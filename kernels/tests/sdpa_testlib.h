@@ -51,6 +51,8 @@ struct Case {
   MaskShape mask_shape = kMaskFull;
   bool dead_rows = false;  // some rows fully masked (bool 0 / additive -inf)
   bool mask_drop = false;  // BOOL mask stored with ATTN_MASK_DROP polarity (nonzero = masked out)
+  bool safe_softmax = false;  // a row whose scores are all -inf gives 0, not NaN (torch._safe_softmax)
+  bool nan_in_dead = false;   // ADDITIVE dead rows hold one NaN (at key S/2): NaN rows even with safe_softmax
   int64_t window_left = ATTN_WINDOW_UNBOUNDED;  // sliding window (ATTN_WINDOW_UNBOUNDED = none)
   int64_t window_right = ATTN_WINDOW_UNBOUNDED;
   bool workspace = true;   // give the kernels a workspace (decode shapes then split their keys)
@@ -77,7 +79,7 @@ inline std::string describe(const Case& c) {
   const char* ms = c.mask_shape == kMaskFull ? "BHLS" : c.mask_shape == kMask11LS ? "11LS" : "B11S";
   std::snprintf(buf, sizeof(buf),
                 "%s %s B=%d Hq=%d Hkv=%d L=%d S=%d E=%d Ev=%d causal=%d mask=%s%s%s%s mv=%g scale=%g amp=%g lse=%d layout=%d%s",
-                (c.name + (c.score_mod ? "+mod" : "")).c_str(), c.f32 ? "f32" : c.bf16 ? "bf16" : "f16", c.B, c.Hq, c.Hkv, c.L, c.S, c.E, c.Ev, c.causal ? 1 : 0, mk,
+                (c.name + (c.score_mod ? "+mod" : "") + (c.safe_softmax ? "+safe" : "")).c_str(), c.f32 ? "f32" : c.bf16 ? "bf16" : "f16", c.B, c.Hq, c.Hkv, c.L, c.S, c.E, c.Ev, c.causal ? 1 : 0, mk,
                 c.mask_kind == ATTN_MASK_NONE ? "" : ms, c.dead_rows ? "+dead" : "", c.mask_drop ? "+drop" : "",
                 static_cast<double>(c.masked_value),
                 static_cast<double>(c.scale), static_cast<double>(c.amp), c.lse ? 1 : 0, static_cast<int>(c.layout), win);
@@ -202,7 +204,7 @@ struct Problem {
   HostTensor q, k, v, out, mask;
   std::vector<float> lse;  // [B, Hq, L] (sentinel-filled)
   // reference
-  std::vector<double> ref_out;  // [B, Hq, L, Ev] (NaN for dead rows)
+  std::vector<double> ref_out;  // [B, Hq, L, Ev] (NaN for dead rows, 0 with safe_softmax)
   std::vector<double> ref_lse;  // [B, Hq, L]
 };
 
@@ -277,6 +279,7 @@ inline Problem make_problem(const Case& c) {
             } else {
               float val = 3.f * uni(rng);
               if (off || (!keep_last && u01(rng) < 0.15f)) val = -INFINITY;
+              if (dead && c.nan_in_dead && s == c.S / 2) val = NAN;
               store_elem(m.data, static_cast<int64_t>(idx), val, c);
             }
           }
@@ -325,9 +328,12 @@ inline void compute_reference(Problem& p) {
         }
         double mx = -INFINITY;
         for (int j = 0; j < c.S; ++j) mx = std::max(mx, sc[j]);
+        // safe_softmax, as the CPU lowering: a row whose max is -inf is its
+        // unnormalised accumulator, exp(s - 0) . v: 0, or NaN after a NaN score.
+        const bool safe_dead = c.safe_softmax && mx == -INFINITY;
         double l = 0;
         for (int j = 0; j < c.S; ++j) {
-          pr[j] = std::exp(sc[j] - mx);  // exp(-inf - -inf) = NaN for dead rows, as torch.softmax
+          pr[j] = std::exp(sc[j] - (safe_dead ? 0.0 : mx));  // exp(-inf - -inf) = NaN for dead rows, as torch.softmax
           l += pr[j];
         }
         const size_t ri = (static_cast<size_t>(b) * c.Hq + h) * c.L + i;
@@ -336,7 +342,7 @@ inline void compute_reference(Problem& p) {
           double acc = 0;
           for (int j = 0; j < c.S; ++j)
             acc += pr[j] * static_cast<double>(load_elem(p.v.data, p.v.offset(b, hk, j, e), c));
-          p.ref_out[ri * c.Ev + e] = acc / l;
+          p.ref_out[ri * c.Ev + e] = safe_dead ? acc : acc / l;
         }
       }
     }
@@ -444,6 +450,7 @@ inline attn_sdpa_fwd_args make_args(const Problem& p, void* q, void* k, void* v,
   a.stream = stream;
   a.window_left = p.c.window_left;
   a.window_right = p.c.window_right;
+  a.safe_softmax = p.c.safe_softmax ? 1 : 0;
   return a;
 }
 
@@ -531,6 +538,11 @@ inline std::vector<Case> make_cases(bool small) {
       f3.causal = true;
       add(f3);
 
+      Case f4 = f2;  // safe_softmax: the all-false mask rows give 0 (lse -inf), prefix rows recover
+      f4.name = "safe_bool_dead";
+      f4.safe_softmax = true;
+      add(f4);
+
       Case g = c;  // bool mask [1,1,L,S] with dead rows, finite masked value
       g.name = "bool_dead_finite";
       g.L = 40;
@@ -563,6 +575,13 @@ inline std::vector<Case> make_cases(bool small) {
       i.dead_rows = true;
       i.lse = true;
       add(i);
+
+      Case i2 = i;  // safe_softmax: the -inf rows give 0, except that a NaN score keeps its row NaN
+      i2.name = "safe_add_nan";
+      i2.safe_softmax = true;
+      i2.nan_in_dead = true;
+      i2.mask_shape = kMaskFull;
+      add(i2);
 
       Case j = c;  // BLHD layout, peaky softmax
       j.name = "blhd_peaky";
@@ -639,6 +658,11 @@ inline std::vector<Case> make_cases(bool small) {
       w3.lse = true;
       add(w3);
 
+      Case w5 = w3;  // the same with safe_softmax: the rows past the keys are 0, lse -inf
+      w5.name = "safe_window_empty";
+      w5.safe_softmax = true;
+      add(w5);
+
       Case w4 = c;  // finite masked value: every key takes part, no skipping; right side only
       w4.name = "window_finite_mv";
       w4.L = 40;
@@ -692,6 +716,26 @@ inline std::vector<Case> make_cases(bool small) {
       d4.layout = kBLHD;
       d4.lse = true;
       add(d4);
+
+      Case d6 = c;  // safe_softmax, a key-padding mask [B,1,1,S] whose last batch is all padding
+      d6.name = "safe_decode_padded";
+      d6.B = 2;
+      d6.Hq = 4;
+      d6.Hkv = 2;
+      d6.L = 2;
+      d6.S = small ? 520 : 3000;
+      d6.mask_kind = ATTN_MASK_BOOL;
+      d6.mask_shape = kMaskB11S;
+      d6.dead_rows = true;
+      d6.safe_softmax = true;
+      d6.lse = true;
+      add(d6);
+
+      Case d7 = d6;  // additive padding: the padded batch's rows hold one NaN score, so stay NaN
+      d7.name = "safe_decode_add_nan";
+      d7.mask_kind = ATTN_MASK_ADDITIVE;
+      d7.nan_in_dead = true;
+      add(d7);
 
       Case d5 = d1;  // the same shape without a workspace: no split
       d5.name = "decode_no_workspace";
@@ -758,6 +802,19 @@ inline std::vector<Case> make_cases(bool small) {
         d.masked_value = -1e9f;
         add(d);
       }
+      Case fs;  // f32 safe_softmax: causal bool with dead rows, generic f32 kernel
+      fs.f32 = true;
+      fs.name = "f32_safe_bool_dead";
+      fs.Hq = 4;
+      fs.Hkv = 2;
+      fs.L = 40;
+      fs.S = 90;
+      fs.causal = true;
+      fs.mask_kind = ATTN_MASK_BOOL;
+      fs.dead_rows = true;
+      fs.safe_softmax = true;
+      fs.lse = true;
+      add(fs);
       Case fd;  // f32 decode, E != Ev, GQA with 3 rows per kv head
       fd.f32 = true;
       fd.name = "f32_decode";
@@ -772,6 +829,12 @@ inline std::vector<Case> make_cases(bool small) {
       fd.mask_drop = true;
       fd.lse = true;
       add(fd);
+      Case fds = fd;  // the same with safe_softmax and a second batch that is all padding
+      fds.name = "f32_safe_decode_padded";
+      fds.B = 2;
+      fds.dead_rows = true;
+      fds.safe_softmax = true;
+      add(fds);
       Case e;
       e.f32 = true;
       e.name = "f32_E!=Ev";
@@ -814,6 +877,10 @@ inline std::vector<Case> make_cases(bool small) {
       cw.window_left = 20;
       cw.window_right = 3;
       add(cw);
+      Case cs = c;  // safe_softmax: the dead mask rows give 0
+      cs.name = "generic_safe";
+      cs.safe_softmax = true;
+      add(cs);
       Case c2 = c;
       c2.name = "generic_add_mv-5";
       c2.causal = true;
@@ -879,6 +946,18 @@ inline std::vector<Case> make_score_mod_cases() {
     d.L = 4;
     d.S = 500;
     add(d);
+    Case sa = a;  // safe_softmax with a modifier: the dead mask rows give 0
+    sa.name = "mod_tc_safe";
+    sa.safe_softmax = true;
+    add(sa);
+    Case sd = d;  // safe_softmax in the split-key decode: a key-padding mask, one batch all padding
+    sd.name = "mod_decode_safe";
+    sd.B = 2;
+    sd.mask_kind = ATTN_MASK_BOOL;
+    sd.mask_shape = kMaskB11S;
+    sd.dead_rows = true;
+    sd.safe_softmax = true;
+    add(sd);
   }
   Case f;  // f32
   f.f32 = true;

@@ -170,6 +170,10 @@ void test_bad_arguments() {
        "scale must be finite"},
       {"masked_value NaN", [](attn_sdpa_fwd_args& a) { a.masked_value = std::numeric_limits<float>::quiet_NaN(); },
        ATTN_ERR_INVALID_ARGUMENT, "masked_value is NaN"},
+      {"safe_softmax 2", [](attn_sdpa_fwd_args& a) { a.safe_softmax = 2; }, ATTN_ERR_INVALID_ARGUMENT,
+       "safe_softmax is 2 (expected 0 or 1)"},
+      {"safe_softmax -1", [](attn_sdpa_fwd_args& a) { a.safe_softmax = -1; }, ATTN_ERR_INVALID_ARGUMENT,
+       "safe_softmax is -1"},
       {"too many heads", [](attn_sdpa_fwd_args& a) {
          a.q.sizes[1] = a.out.sizes[1] = 70000;
          a.k.sizes[1] = a.v.sizes[1] = 70000;
@@ -322,6 +326,14 @@ void test_good_arguments() {
     g.masked_value = -3.0e38f;  // finite in bf16; times log2(e) it would overflow: must be clamped, not -inf
     CHECK(attn::detail::prepare_fwd_params(&g, &p, nullptr, 0) == ATTN_OK, "prepare bf16 huge");
     CHECK(std::isfinite(p.masked_log2) && p.band_skip == 0, "masked_log2 clamped: %g", static_cast<double>(p.masked_log2));
+  }
+  // safe_softmax: off after init, passed through as 0/1.
+  {
+    attn_sdpa_fwd_args g = good_args();
+    attn::detail::FwdParams p;
+    CHECK(attn::detail::prepare_fwd_params(&g, &p, nullptr, 0) == ATTN_OK && p.safe_softmax == 0, "init: not safe");
+    g.safe_softmax = 1;
+    CHECK(attn::detail::prepare_fwd_params(&g, &p, nullptr, 0) == ATTN_OK && p.safe_softmax == 1, "safe_softmax 1");
   }
   // Windows: causal intersects the right side, huge and very negative bounds
   // clamp, an all-unbounded window is no band at all.

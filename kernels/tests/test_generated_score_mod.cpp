@@ -96,7 +96,8 @@ void alibi() {
 
 // @position_mask: -inf where |i - j| > 8, at key 0 of odd heads, or where
 // the [B, 1, 1, S] i1 padding tensor is true; else f16(f16(s) + bias[i][j])
-// with an f16 [L, S] bias. f16, E = 80, Ev = 32 (generic kernel).
+// with an f16 [L, S] bias. f16, E = 80, Ev = 32 (generic kernel); then
+// with safe_softmax and a fully padded batch.
 void position_mask() {
   constexpr int B = 2, L = 30, S = 70;
   static uint8_t pad[B * S];
@@ -122,6 +123,13 @@ void position_mask() {
     return f16(f16(s) + static_cast<double>(sdpa_test::dtype_bits_to_f32(bias[i * S + j], false)));
   };
   run<GenMod_position_mask>(c, mods);
+  // safe_softmax: the second batch all padding, so its rows see no key and
+  // give 0 (lse -inf); the region yields the -inf, not a mask or the band.
+  for (int j = 0; j < S; ++j) pad[S + j] = 1;
+  Case s = c;
+  s.name = "gen_position_mask_safe";
+  s.safe_softmax = true;
+  run<GenMod_position_mask>(s, mods);
 }
 
 // @finfo_min_fill: -FLT_MAX where the [1, 1, L, S] i1 mask is set (whole

@@ -142,8 +142,8 @@ def AttnLowerSdpaToCuda : Pass<"attn-lower-sdpa-to-cuda", "::mlir::ModuleOp"> {
     call of the runtime bridge `attnrt_cuda_sdpa_<f16|bf16|f32>[_bool|_add]`,
     passing q/k/v/mask and a freshly allocated result as unranked memrefs
     (the bridge reads sizes and strides from their descriptors) plus scale,
-    is_causal, masked_value, the boolean mask's polarity and the sliding
-    window. A non-zero status from the bridge fails a `cf.assert`. An
+    is_causal, masked_value, the boolean mask's polarity, the sliding
+    window and safe_softmax. A non-zero status from the bridge fails a `cf.assert`. An
     `attn.transpose` feeding q/k/v that keeps the last dim in place (the
     nanoGPT `x.transpose(1, 2)`) becomes a strided view, and a boolean mask
     that is the fusion's `arith.xori %m, true` is passed as `%m` with the

@@ -77,8 +77,6 @@ std::string mlir::attn::getCudaUnsupportedReason(SdpaOp op) {
     if (failed(generateCudaScoreModKernel(op, why)))
       return why;
   }
-  if (op.getSafeSoftmax())
-    return "safe_softmax (the CUDA kernels give NaN on fully masked rows)";
   if (op.hasAdditiveMask() &&
       cast<RankedTensorType>(op.getMask().getType()).getElementType() != et)
     return "an additive mask whose element type differs from the query's "
@@ -350,6 +348,9 @@ static void lowerSdpaToCudaCall(SdpaOp op, ModuleOp module) {
   for (std::optional<int64_t> side : {band.left, band.right})
     args.push_back(arith::ConstantOp::create(
         b, loc, b.getI64IntegerAttr(side.value_or(kWindowUnbounded))));
+  // safe_softmax: a row that no key takes part in gives 0, not NaN.
+  args.push_back(arith::ConstantOp::create(
+      b, loc, b.getI32IntegerAttr(op.getSafeSoftmax() ? 1 : 0)));
 
   SmallVector<Type> argTypes = llvm::map_to_vector(
       args, [](Value v) -> Type { return v.getType(); });

@@ -558,7 +558,8 @@ static std::string getEntryPoint(SdpaOp op, StringRef symbol, StringRef mod) {
   for (unsigned t = 0; t < n; ++t)
     os << "int64_t x" << t << "r, void *x" << t << "d, ";
   os << "float scale, int32_t isCausal, float maskedValue, int32_t "
-        "maskPolarity, int64_t windowLeft, int64_t windowRight) {\n"
+        "maskPolarity, int64_t windowLeft, int64_t windowRight, int32_t "
+        "safeSoftmax) {\n"
      << "  attnrt::SdpaCall call;\n"
      << "  call.dtype = " << dtype << ";\n"
      << "  call.maskKind = " << maskKind << ";\n"
@@ -582,6 +583,7 @@ static std::string getEntryPoint(SdpaOp op, StringRef symbol, StringRef mod) {
      << "  call.maskedValue = maskedValue;\n"
      << "  call.maskPolarity = maskPolarity;\n"
      << "  call.windowLeft = windowLeft;\n  call.windowRight = windowRight;\n"
+     << "  call.safeSoftmax = safeSoftmax;\n"
      << "  call.launch = launch_" << mod << ";\n"
      << "  return attnrt::runSdpa(call);\n}\n";
   return s;

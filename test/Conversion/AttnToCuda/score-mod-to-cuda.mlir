@@ -8,14 +8,16 @@
 // attn-compile; identical regions share one entry point.
 
 // CHECK: module attributes {attn.cuda_sources = {
-// CHECK-SAME: attnrt_cuda_sdpa_mod_[[$ALIBI:[0-9a-f]{16}]] = "{{.*}}struct ScoreMod_[[$ALIBI]]
-// CHECK-SAME: attnrt_cuda_sdpa_mod_[[$CAP:[0-9a-f]{16}]] = "{{.*}}struct ScoreMod_[[$CAP]]
-// CHECK-SAME: attnrt_cuda_sdpa_mod_[[$MASKS:[0-9a-f]{16}]] = "{{.*}}struct ScoreMod_[[$MASKS]]
+// (The dictionary is sorted by name, i.e. by hash: a change of the
+// generated code can reorder these three lines.)
+// CHECK-SAME: attnrt_cuda_sdpa_mod_[[$CAP:[0-9a-f]{16}]] = "{{.*}}in @softcap_twice{{.*}}struct ScoreMod_[[$CAP]]
+// CHECK-SAME: attnrt_cuda_sdpa_mod_[[$MASKS:[0-9a-f]{16}]] = "{{.*}}in @anded_masks{{.*}}struct ScoreMod_[[$MASKS]]
+// CHECK-SAME: attnrt_cuda_sdpa_mod_[[$ALIBI:[0-9a-f]{16}]] = "{{.*}}in @alibi_with_mask{{.*}}struct ScoreMod_[[$ALIBI]]
 
 // Three entry points for three regions and a folded mask.
-// CHECK-DAG: func.func private @attnrt_cuda_sdpa_mod_[[$ALIBI]](memref<*xbf16>, memref<*xbf16>, memref<*xbf16>, memref<*xi1>, memref<*xbf16>, memref<*xf32>, f32, i32, f32, i32, i64, i64) -> i32
-// CHECK-DAG: func.func private @attnrt_cuda_sdpa_mod_[[$CAP]](memref<*xf16>, memref<*xf16>, memref<*xf16>, memref<*xf16>, f32, i32, f32, i32, i64, i64) -> i32
-// CHECK-DAG: func.func private @attnrt_cuda_sdpa_mod_[[$MASKS]](memref<*xbf16>, memref<*xbf16>, memref<*xbf16>, memref<*xbf16>, memref<*xi1>, memref<*xi1>, f32, i32, f32, i32, i64, i64) -> i32
+// CHECK-DAG: func.func private @attnrt_cuda_sdpa_mod_[[$ALIBI]](memref<*xbf16>, memref<*xbf16>, memref<*xbf16>, memref<*xi1>, memref<*xbf16>, memref<*xf32>, f32, i32, f32, i32, i64, i64, i32) -> i32
+// CHECK-DAG: func.func private @attnrt_cuda_sdpa_mod_[[$CAP]](memref<*xf16>, memref<*xf16>, memref<*xf16>, memref<*xf16>, f32, i32, f32, i32, i64, i64, i32) -> i32
+// CHECK-DAG: func.func private @attnrt_cuda_sdpa_mod_[[$MASKS]](memref<*xbf16>, memref<*xbf16>, memref<*xbf16>, memref<*xbf16>, memref<*xi1>, memref<*xi1>, f32, i32, f32, i32, i64, i64, i32) -> i32
 // CHECK-NOT: func.func private
 
 // Soft-capping, twice: one entry point.
@@ -54,7 +56,7 @@ func.func @softcap_twice(%q: tensor<2x4x64x64xf16>, %k: tensor<2x4x64x64xf16>, %
 // CHECK-DAG: %[[SU:.+]] = memref.cast %[[SB]] : memref<1x4x1x1xf32, strided<[?, ?, ?, ?], offset: ?>> to memref<*xf32>
 // CHECK-DAG: %[[OUT:.+]] = memref.alloc() : memref<2x4x64x64xbf16>
 // CHECK-DAG: %[[DROP:.+]] = arith.constant 1 : i32
-// CHECK: call @attnrt_cuda_sdpa_mod_[[$ALIBI]](%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %[[SU]], %{{.+}}, %{{.+}}, %{{.+}}, %[[DROP]], %{{.+}}, %{{.+}})
+// CHECK: call @attnrt_cuda_sdpa_mod_[[$ALIBI]](%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %[[SU]], %{{.+}}, %{{.+}}, %{{.+}}, %[[DROP]], %{{.+}}, %{{.+}}, %{{.+}})
 // CHECK-NOT: = attn.sdpa
 func.func @alibi_with_mask(%q: tensor<2x4x64x64xbf16>, %k: tensor<2x4x64x64xbf16>, %v: tensor<2x4x64x64xbf16>, %m: tensor<64x64xi1>, %slope: tensor<1x4x1x1xf32>) -> tensor<2x4x64x64xbf16> {
   %true = arith.constant dense<true> : tensor<64x64xi1>

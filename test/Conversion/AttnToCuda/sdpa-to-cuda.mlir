@@ -2,7 +2,7 @@
 
 // attn.sdpa -> a call of the kernels' runtime bridge on unranked memrefs.
 
-// CHECK-LABEL: func.func private @attnrt_cuda_sdpa_f16(memref<*xf16>, memref<*xf16>, memref<*xf16>, memref<*xf16>, f32, i32, f32, i32, i64, i64) -> i32
+// CHECK-LABEL: func.func private @attnrt_cuda_sdpa_f16(memref<*xf16>, memref<*xf16>, memref<*xf16>, memref<*xf16>, f32, i32, f32, i32, i64, i64, i32) -> i32
 // CHECK-LABEL: func.func @causal_f16
 // CHECK-SAME: (%[[Q:.+]]: tensor<2x8x128x64xf16>, %[[K:.+]]: tensor<2x8x128x64xf16>, %[[V:.+]]: tensor<2x8x128x64xf16>)
 // CHECK-DAG: %[[QB:.+]] = bufferization.to_buffer %[[Q]] read_only
@@ -17,7 +17,8 @@
 // CHECK-DAG: %[[KEEP:.+]] = arith.constant 0 : i32
 // CHECK-DAG: %[[UNBOUNDED:.+]] = arith.constant 9223372036854775807 : i64
 // CHECK-DAG: %[[DIAGONAL:.+]] = arith.constant 0 : i64
-// CHECK: %[[STATUS:.+]] = call @attnrt_cuda_sdpa_f16(%[[QU]], %{{.+}}, %{{.+}}, %[[OUTU]], %[[SCALE]], %[[CAUSAL]], %[[MASKED]], %[[KEEP]], %[[UNBOUNDED]], %[[DIAGONAL]])
+// CHECK-DAG: %[[UNSAFE:.+]] = arith.constant 0 : i32
+// CHECK: %[[STATUS:.+]] = call @attnrt_cuda_sdpa_f16(%[[QU]], %{{.+}}, %{{.+}}, %[[OUTU]], %[[SCALE]], %[[CAUSAL]], %[[MASKED]], %[[KEEP]], %[[UNBOUNDED]], %[[DIAGONAL]], %[[UNSAFE]])
 // CHECK: %[[OK:.+]] = arith.cmpi eq, %[[STATUS]], %{{.+}} : i32
 // CHECK: cf.assert %[[OK]], "attn.sdpa: the CUDA kernel call failed (its message is on stderr)"
 // CHECK: %[[R:.+]] = bufferization.to_tensor %[[OUT]] restrict writable
@@ -32,8 +33,8 @@ func.func @causal_f16(%q: tensor<2x8x128x64xf16>, %k: tensor<2x8x128x64xf16>, %v
 // Masks pick the bridge entry; masked_value and scale pass through; the
 // result's dynamic sizes come from q (L) and v (Ev).
 
-// CHECK-DAG: func.func private @attnrt_cuda_sdpa_bf16_bool(memref<*xbf16>, memref<*xbf16>, memref<*xbf16>, memref<*xi1>, memref<*xbf16>, f32, i32, f32, i32, i64, i64) -> i32
-// CHECK-DAG: func.func private @attnrt_cuda_sdpa_bf16_add(memref<*xbf16>, memref<*xbf16>, memref<*xbf16>, memref<*xbf16>, memref<*xbf16>, f32, i32, f32, i32, i64, i64) -> i32
+// CHECK-DAG: func.func private @attnrt_cuda_sdpa_bf16_bool(memref<*xbf16>, memref<*xbf16>, memref<*xbf16>, memref<*xi1>, memref<*xbf16>, f32, i32, f32, i32, i64, i64, i32) -> i32
+// CHECK-DAG: func.func private @attnrt_cuda_sdpa_bf16_add(memref<*xbf16>, memref<*xbf16>, memref<*xbf16>, memref<*xbf16>, memref<*xbf16>, f32, i32, f32, i32, i64, i64, i32) -> i32
 // CHECK-LABEL: func.func @masks_bf16
 // CHECK: %[[L:.+]] = tensor.dim %{{.+}}, %{{.+}} : tensor<4x?x128xbf16>
 // CHECK: memref.alloc(%[[L]]) : memref<4x?x96xbf16>
@@ -63,13 +64,13 @@ func.func @masks_bf16(%q: tensor<4x?x128xbf16>, %k: tensor<4x64x128xbf16>, %v: t
 // CHECK: %[[MU:.+]] = memref.cast %[[MB]]
 // CHECK: arith.constant 0xFF800000 : f32
 // CHECK-NEXT: %[[DROP:.+]] = arith.constant 1 : i32
-// CHECK: call @attnrt_cuda_sdpa_f16_bool(%{{.+}}, %{{.+}}, %{{.+}}, %[[MU]], %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %[[DROP]], %{{.+}}, %{{.+}})
+// CHECK: call @attnrt_cuda_sdpa_f16_bool(%{{.+}}, %{{.+}}, %{{.+}}, %[[MU]], %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %[[DROP]], %{{.+}}, %{{.+}}, %{{.+}})
 // CHECK: %[[X:.+]] = arith.xori %[[M]], %[[N]]
 // CHECK: %[[XB:.+]] = bufferization.to_buffer %[[X]] read_only
 // CHECK: %[[XU:.+]] = memref.cast %[[XB]]
 // CHECK: arith.constant 0xFF800000 : f32
 // CHECK-NEXT: %[[KEEP:.+]] = arith.constant 0 : i32
-// CHECK: call @attnrt_cuda_sdpa_f16_bool(%{{.+}}, %{{.+}}, %{{.+}}, %[[XU]], %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %[[KEEP]], %{{.+}}, %{{.+}})
+// CHECK: call @attnrt_cuda_sdpa_f16_bool(%{{.+}}, %{{.+}}, %{{.+}}, %[[XU]], %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %[[KEEP]], %{{.+}}, %{{.+}}, %{{.+}})
 func.func @mask_polarity(%q: tensor<1x2x64x64xf16>, %m: tensor<64x64xi1>, %n: tensor<64x64xi1>) -> (tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>) {
   %true = arith.constant dense<true> : tensor<64x64xi1>
   %keep = arith.xori %true, %m : tensor<64x64xi1>
@@ -102,8 +103,8 @@ func.func @negative_inversion_kept(%q: tensor<1x2x64x64xf16>, %m: tensor<64x64xi
 // f32 goes to the GPU too (the kernels' generic kernel, in f32 precision),
 // with an f32 additive mask; head dims that are not 64/128 are fine there.
 
-// CHECK-DAG: func.func private @attnrt_cuda_sdpa_f32(memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, f32, i32, f32, i32, i64, i64) -> i32
-// CHECK-DAG: func.func private @attnrt_cuda_sdpa_f32_add(memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, f32, i32, f32, i32, i64, i64) -> i32
+// CHECK-DAG: func.func private @attnrt_cuda_sdpa_f32(memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, f32, i32, f32, i32, i64, i64, i32) -> i32
+// CHECK-DAG: func.func private @attnrt_cuda_sdpa_f32_add(memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, f32, i32, f32, i32, i64, i64, i32) -> i32
 // CHECK-LABEL: func.func @f32_inputs
 // CHECK: call @attnrt_cuda_sdpa_f32(
 // CHECK: call @attnrt_cuda_sdpa_f32_add(
@@ -121,10 +122,12 @@ func.func @f32_inputs(%q: tensor<2x4x100x80xf32>, %bias: tensor<100x100xf32>) ->
 // CHECK-LABEL: func.func @window
 // CHECK: %[[L1:.+]] = arith.constant 128 : i64
 // CHECK-NEXT: %[[R1:.+]] = arith.constant 0 : i64
-// CHECK-NEXT: call @attnrt_cuda_sdpa_bf16(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %[[L1]], %[[R1]])
+// CHECK-NEXT: %[[S1:.+]] = arith.constant 0 : i32
+// CHECK-NEXT: call @attnrt_cuda_sdpa_bf16(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %[[L1]], %[[R1]], %[[S1]])
 // CHECK: %[[L2:.+]] = arith.constant 9223372036854775807 : i64
 // CHECK-NEXT: %[[R2:.+]] = arith.constant 3 : i64
-// CHECK-NEXT: call @attnrt_cuda_sdpa_bf16(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %[[L2]], %[[R2]])
+// CHECK-NEXT: %[[S2:.+]] = arith.constant 0 : i32
+// CHECK-NEXT: call @attnrt_cuda_sdpa_bf16(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %[[L2]], %[[R2]], %[[S2]])
 func.func @window(%q: tensor<1x2x300x64xbf16>) -> (tensor<1x2x300x64xbf16>, tensor<1x2x300x64xbf16>) {
   %0 = attn.sdpa %q, %q, %q {is_causal = true, window_left = 128 : i64, window_right = 5 : i64} : (tensor<1x2x300x64xbf16>, tensor<1x2x300x64xbf16>, tensor<1x2x300x64xbf16>) -> tensor<1x2x300x64xbf16>
   %1 = attn.sdpa %q, %q, %q {window_right = 3 : i64} : (tensor<1x2x300x64xbf16>, tensor<1x2x300x64xbf16>, tensor<1x2x300x64xbf16>) -> tensor<1x2x300x64xbf16>

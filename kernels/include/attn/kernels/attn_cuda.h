@@ -20,7 +20,8 @@
  *   is_causal:      j > i           -> scores[i,j] = masked_value (rounded to dtype)
  *   window:         j < i - window_left or j > i + window_right -> scores[i,j] = masked_value
  *   P = softmax_j(scores) in f32; out = P . v (f32 accumulation, rounded once)
- *   A row whose scores are all -inf yields NaN (like torch.softmax), its LSE is -inf.
+ *   A row whose scores are all -inf yields NaN (like torch.softmax), its LSE is -inf;
+ *   with safe_softmax it yields 0 instead (torch._safe_softmax), its LSE still -inf.
  */
 #ifndef ATTN_KERNELS_ATTN_CUDA_H
 #define ATTN_KERNELS_ATTN_CUDA_H
@@ -92,7 +93,7 @@ typedef struct {
                         A finite value means masked positions still take part with that score. */
   float *lse;        /* optional [B, Hq, L] contiguous f32 device buffer, written with the natural-log
                         log-sum-exp of each row's scores (m + log(sum exp(s - m))); -inf for rows whose
-                        scores are all -inf (their `out` row is NaN). May be NULL. */
+                        scores are all -inf (their `out` row is NaN, or 0 with safe_softmax). May be NULL. */
   void *stream;      /* cudaStream_t to enqueue on; NULL = legacy default stream */
   attn_mask_polarity mask_polarity; /* BOOL masks only (must be KEEP otherwise): KEEP = nonzero takes part,
                         DROP = nonzero is masked out. Zero-initialised = KEEP. */
@@ -108,6 +109,9 @@ typedef struct {
                             (Flash-Decoding); NULL (or a problem that does not split) = no split. Must not be
                             used by another call in flight. */
   size_t workspace_bytes;
+  int safe_softmax;      /* 0 or 1. 1: a row whose scores are all -inf (no key takes part: all masked, an
+                            empty band) yields 0 instead of NaN, like torch._safe_softmax (attn.sdpa's
+                            safe_softmax); a NaN score still makes its row NaN. Its lse stays -inf. */
 } attn_sdpa_fwd_args;
 
 /* Bytes of workspace with which attn_cuda_sdpa_fwd splits the keys of this
