@@ -505,24 +505,49 @@ static LogicalResult writeObjectFile(llvm::Module &llvmModule,
   });
 }
 
+/// The module's object and, when there are generated kernels, theirs, in
+/// temporary files that are removed with this.
+struct TemporaryObjects {
+  SmallString<128> modulePath, cudaPath;
+  llvm::FileRemover removeModule, removeCuda;
+
+  SmallVector<std::string> paths() const {
+    SmallVector<std::string> objects = {modulePath.str().str()};
+    if (!cudaPath.empty())
+      objects.push_back(cudaPath.str().str());
+    return objects;
+  }
+};
+
+static LogicalResult writeTemporaryObjects(llvm::Module &llvmModule,
+                                           llvm::TargetMachine &tm,
+                                           const GeneratedCuda &cuda,
+                                           TemporaryObjects &objects) {
+  if (failed(createTemporary("o", objects.modulePath, objects.removeModule)) ||
+      failed(writeObjectFile(llvmModule, tm, objects.modulePath)))
+    return failure();
+  if (cuda.source.empty())
+    return success();
+  if (failed(createTemporary("o", objects.cudaPath, objects.removeCuda)))
+    return failure();
+  return compileGeneratedCuda(cuda, objects.cudaPath);
+}
+
 /// --emit=obj with generated kernels: the module's object and the kernels'
 /// merged into one relocatable object by the C compiler driver (`-r`).
 static LogicalResult writeMergedObject(llvm::Module &llvmModule,
                                        llvm::TargetMachine &tm,
                                        const GeneratedCuda &cuda) {
-  SmallString<128> modulePath, cudaPath;
-  llvm::FileRemover removeModule, removeCuda;
-  if (failed(createTemporary("o", modulePath, removeModule)) ||
-      failed(createTemporary("o", cudaPath, removeCuda)) ||
-      failed(writeObjectFile(llvmModule, tm, modulePath)) ||
-      failed(compileGeneratedCuda(cuda, cudaPath)))
+  TemporaryObjects objects;
+  if (failed(writeTemporaryObjects(llvmModule, tm, cuda, objects)))
     return failure();
   std::string driver = findLinkerDriver();
   if (driver.empty())
     return failure();
-  std::string error =
-      runCommand({driver, "-r", "-nostdlib", "-o", outputFilename,
-                  modulePath.str().str(), cudaPath.str().str()});
+  SmallVector<std::string> command = {driver, "-r", "-nostdlib", "-o",
+                                      outputFilename};
+  command.append(objects.paths());
+  std::string error = runCommand(command);
   if (!error.empty())
     return reportError("merging the generated CUDA kernels into the object "
                        "failed: " +
@@ -535,19 +560,10 @@ static LogicalResult writeMergedObject(llvm::Module &llvmModule,
 static LogicalResult writeSharedLibrary(llvm::Module &llvmModule,
                                         llvm::TargetMachine &tm,
                                         const GeneratedCuda &cuda) {
-  SmallString<128> modulePath, cudaPath;
-  llvm::FileRemover removeModule, removeCuda;
-  if (failed(createTemporary("o", modulePath, removeModule)) ||
-      failed(writeObjectFile(llvmModule, tm, modulePath)))
+  TemporaryObjects objects;
+  if (failed(writeTemporaryObjects(llvmModule, tm, cuda, objects)))
     return failure();
-  SmallVector<std::string> objects = {modulePath.str().str()};
-  if (!cuda.source.empty()) {
-    if (failed(createTemporary("o", cudaPath, removeCuda)) ||
-        failed(compileGeneratedCuda(cuda, cudaPath)))
-      return failure();
-    objects.push_back(cudaPath.str().str());
-  }
-  return linkSharedLibrary(objects, outputFilename, llvmModule);
+  return linkSharedLibrary(objects.paths(), outputFilename, llvmModule);
 }
 
 /// LLVM IR, an object or a shared library from the lowered `module`.
