@@ -36,10 +36,25 @@ namespace {
 /// verifier would turn invalid IR into an ordinary (swallowed) failure.
 struct AbortOnInvalidIR : public PassInstrumentation {
   void runAfterPass(Pass *pass, Operation *op) override {
-    if (succeeded(verify(op)))
+    // The context's handler swallows diagnostics; the verifier's own message
+    // is the first thing a crash report needs, so print it here.
+    std::string messages;
+    LogicalResult valid = success();
+    {
+      ScopedDiagnosticHandler printer(op->getContext(), [&](Diagnostic &d) {
+        llvm::raw_string_ostream os(messages);
+        os << "attn fuzz: " << d.getLocation() << ": " << d << "\n";
+        for (const Diagnostic &note : d.getNotes())
+          os << "attn fuzz:   note: " << note << "\n";
+        return success();
+      });
+      valid = verify(op);
+    }
+    if (succeeded(valid))
       return;
     llvm::errs() << "attn fuzz: pass '" << pass->getArgument()
-                 << "' succeeded but left invalid IR\n";
+                 << "' succeeded but left invalid IR\n"
+                 << messages;
     abort();
   }
 };

@@ -58,7 +58,17 @@ for t in "${targets[@]}"; do
   else
     failed=$((failed + 1))
     echo "fuzz $name: FAILED (exit $rc); log $log, inputs in $crashes:"
-    grep -E "ERROR|runtime error|==[0-9]+==|#[0-9]+ 0x" "$log" | head -40
+    grep -E "^attn fuzz:|ERROR|runtime error|==[0-9]+==|#[0-9]+ 0x" "$log" | head -40
+    # CI runs in a clone that is gone afterwards: print the inputs themselves
+    # (MLIR text, at most 8192 bytes) so a failure can be reproduced from the
+    # log alone.
+    find "$crashes" -type f -newer "$work/$t.start" \
+      \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \) |
+      head -3 | while read -r input; do
+        echo "---- $input (base64, decode with: base64 -d > input.mlir)"
+        base64 "$input"
+        echo "---- end of $input"
+      done
   fi
 done
 echo "fuzz: $passed passed, $failed failed, $skipped skipped"

@@ -7,6 +7,7 @@
 #include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::attn {
@@ -82,6 +83,28 @@ static LogicalResult checkLowerable(Operation *op, SdpaCpuBackend backend) {
   return success();
 }
 
+/// A located error for a tensor.expand_shape whose `output_shape` disagrees
+/// with a static dim of its result type. MLIR's tensor verifier accepts such
+/// an op, but its bufferization is a memref.expand_shape that the memref
+/// verifier rejects: the pipeline would otherwise produce invalid IR.
+static LogicalResult checkExpandShape(tensor::ExpandShapeOp op) {
+  ArrayRef<int64_t> given = op.getStaticOutputShape();
+  ArrayRef<int64_t> shape = op.getResultType().getShape();
+  for (auto [i, size] : llvm::enumerate(shape)) {
+    if (ShapedType::isDynamic(size) || given[i] == size)
+      continue;
+    InFlightDiagnostic diag = op.emitOpError()
+                              << "output_shape gives dim " << i << " as ";
+    if (ShapedType::isDynamic(given[i]))
+      diag << "a value";
+    else
+      diag << given[i];
+    return diag << ", but the result type has the static size " << size
+                << " there (the lowering cannot bufferize it)";
+  }
+  return success();
+}
+
 namespace {
 struct AttnLowerToCpuPass
     : public mlir::attn::impl::AttnLowerToCpuBase<AttnLowerToCpuPass> {
@@ -98,6 +121,8 @@ struct AttnLowerToCpuPass
       // attn.yield belongs to its attn.sdpa's score_mod and goes with it.
       if (isa_and_nonnull<AttnDialect>(op->getDialect()) && !isa<YieldOp>(op))
         ok &= succeeded(checkLowerable(op, options->backend));
+      else if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op))
+        ok &= succeeded(checkExpandShape(expand));
     });
     if (!ok)
       return signalPassFailure();

@@ -204,10 +204,11 @@ Value cpu::buildElementwise(OpBuilder &b, Location loc,
   MLIRContext *ctx = b.getContext();
   Value reuse =
       replacing ? findReusableInput(replacing, resultType, inputs) : Value();
-  Value init = reuse;
-  if (!init)
-    init = createEmpty(b, loc, resultType,
-                       getBroadcastDynamicSizes(b, loc, resultType, inputs));
+  // Computed even when an input is reused: it also emits the run-time
+  // checks that the dynamic sizes of the other inputs agree.
+  SmallVector<Value> dynamicSizes =
+      getBroadcastDynamicSizes(b, loc, resultType, inputs);
+  Value init = reuse ? reuse : createEmpty(b, loc, resultType, dynamicSizes);
   unsigned rank = resultType.getRank();
   SmallVector<Value> ins;
   SmallVector<AffineMap> maps;

@@ -37,3 +37,29 @@ func.func @negative_where_f64_scalar_into_f16(%c: tensor<4xi1>, %a: tensor<4xf16
   %r = attn.where %c, %a, %b : (tensor<4xi1>, tensor<4xf16>, tensor<f64>) -> tensor<4xf16>
   return %r : tensor<4xf16>
 }
+
+// -----
+
+// MLIR's tensor verifier accepts an output_shape that contradicts the result
+// type; bufferizing it would make an invalid memref.expand_shape.
+func.func @negative_expand_shape_static_mismatch(%x: tensor<66560xf32>) -> tensor<2x4x130x64xf32> {
+  // expected-error @+1 {{'tensor.expand_shape' op output_shape gives dim 0 as 4, but the result type has the static size 2 there (the lowering cannot bufferize it)}}
+  %r = tensor.expand_shape %x [[0, 1, 2, 3]] output_shape [4, 4, 130, 64] : tensor<66560xf32> into tensor<2x4x130x64xf32>
+  return %r : tensor<2x4x130x64xf32>
+}
+
+// -----
+
+func.func @negative_expand_shape_value_for_static_dim(%x: tensor<?xf32>, %n: index) -> tensor<2x?xf32> {
+  // expected-error @+1 {{'tensor.expand_shape' op output_shape gives dim 0 as a value, but the result type has the static size 2 there}}
+  %r = tensor.expand_shape %x [[0, 1]] output_shape [%n, %n] : tensor<?xf32> into tensor<2x?xf32>
+  return %r : tensor<2x?xf32>
+}
+
+// -----
+
+// A consistent expand_shape, static and dynamic, lowers.
+func.func @expand_shape_consistent(%x: tensor<?xf32>, %n: index) -> tensor<2x?xf32> {
+  %r = tensor.expand_shape %x [[0, 1]] output_shape [2, %n] : tensor<?xf32> into tensor<2x?xf32>
+  return %r : tensor<2x?xf32>
+}
