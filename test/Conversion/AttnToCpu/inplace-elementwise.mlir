@@ -38,3 +38,26 @@ func.func @negative_argument_and_later_use(%x: tensor<4x8xf32>) -> tensor<4x8xf3
   %r = attn.add %b, %a : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
   return %r : tensor<4x8xf32>
 }
+
+// -----
+
+// Writing over %a does not drop the run-time check that the other input's
+// dynamic sizes agree with it.
+// CHECK-LABEL: func.func @dynamic_sizes_checked
+// CHECK-SAME: %{{[^:]+}}: tensor<?x?xf32>, %[[Y:[^:]+]]: tensor<?x?xf32>
+// CHECK: %[[A:.+]] = linalg.generic
+// CHECK: %[[DA0:.+]] = tensor.dim %[[A]], %c0
+// CHECK: %[[DY0:.+]] = tensor.dim %[[Y]], %c0
+// CHECK: %[[EQ0:.+]] = arith.cmpi eq, %[[DA0]], %[[DY0]]
+// CHECK: cf.assert %[[EQ0]], "attn: dynamic dims that broadcast must be equal at run time
+// CHECK: %[[DA1:.+]] = tensor.dim %[[A]], %c1
+// CHECK: %[[DY1:.+]] = tensor.dim %[[Y]], %c1
+// CHECK: %[[EQ1:.+]] = arith.cmpi eq, %[[DA1]], %[[DY1]]
+// CHECK: cf.assert %[[EQ1]]
+// CHECK: linalg.generic {{.+}} ins(%[[Y]] : tensor<?x?xf32>) outs(%[[A]] : tensor<?x?xf32>)
+func.func @dynamic_sizes_checked(%x: tensor<?x?xf32>, %y: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %c = arith.constant dense<2.0> : tensor<f32>
+  %a = attn.mul %x, %c : (tensor<?x?xf32>, tensor<f32>) -> tensor<?x?xf32>
+  %r = attn.add %a, %y : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+  return %r : tensor<?x?xf32>
+}
