@@ -152,9 +152,13 @@ private:
 /// accumulators, its vector loads and one broadcast in registers: with 32
 /// vector registers (AVX-512) q.k^T takes 4 keys x 6 vectors of rows and
 /// p.v 6 rows x 4 vectors of columns (24 accumulators each), with 16 (AVX2,
-/// SSE) 4 x 3 and 6 x 2 (12). 4 keys divide the 64-key blocks and a query
-/// block of 2-4 q.k^T tiles is a multiple of the 6 p.v rows, so that no
-/// remainder tile runs in the steady state.
+/// SSE) 4 x 3 and 6 x 2 (12). 4 keys divide the 64-key blocks and the
+/// 96-row query block is a whole number of q.k^T tiles (96, 24 or 12 rows of
+/// f32) and of 6-row p.v tiles, so that no remainder tile runs in the steady
+/// state. 96 rows, not two AVX-512 tiles (192): on an AVX-512 Zen 5 the
+/// smaller block, whose scores and accumulator stay closer to L1, ran 5-20%
+/// faster at L = 1024..8192, D = 64/128, one and two threads, with and
+/// without masks; 48 and 96 tie on AVX2 (bench/RESULTS.md).
 static FlashTiling chooseFlashTiling(const SdpaPlan &plan,
                                      const AttnCpuLoweringOptions &options) {
   FlashTiling t;
@@ -165,8 +169,8 @@ static FlashTiling chooseFlashTiling(const SdpaPlan &plan,
   t.pvRows = 6;
   t.pvColVecs = manyRegisters ? 4 : 2;
   int64_t rowTile = t.qkRowVecs * t.lanes;
-  int64_t blockQ = options.blockQ > 0 ? options.blockQ
-                                      : std::max<int64_t>(96, 2 * rowTile);
+  int64_t blockQ =
+      options.blockQ > 0 ? options.blockQ : std::max<int64_t>(96, rowTile);
   if (std::optional<int64_t> l = getConstantIntValue(plan.l))
     blockQ = std::min(blockQ, std::max<int64_t>(*l, 1));
   t.blockQ = llvm::alignTo(blockQ, t.lanes);
