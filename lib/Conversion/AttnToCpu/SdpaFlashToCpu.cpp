@@ -156,9 +156,10 @@ private:
 /// 96-row query block is a whole number of q.k^T tiles (96, 24 or 12 rows of
 /// f32) and of 6-row p.v tiles, so that no remainder tile runs in the steady
 /// state. 96 rows, not two AVX-512 tiles (192): on an AVX-512 Zen 5 the
-/// smaller block, whose scores and accumulator stay closer to L1, ran 5-20%
-/// faster at L = 1024..8192, D = 64/128, one and two threads, with and
-/// without masks; 48 and 96 tie on AVX2 (bench/RESULTS.md).
+/// smaller block, whose scores and accumulator stay closer to L1, ran 4-36%
+/// faster without a mask and causal (L = 1024, 4096; D = 64, 128; one and
+/// two threads) and tied with masks; 48 and 96 tie on AVX2
+/// (bench/RESULTS.md, "96-row query blocks").
 static FlashTiling chooseFlashTiling(const SdpaPlan &plan,
                                      const AttnCpuLoweringOptions &options) {
   FlashTiling t;
