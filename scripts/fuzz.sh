@@ -49,8 +49,9 @@ for t in "${targets[@]}"; do
   execs=$(awk '/stat::number_of_executed_units/ {print $2}' "$log")
   rate=$(awk '/stat::average_exec_per_sec/ {print $2}' "$log")
   # slow-unit-* files (inputs over 10 s) are written there too; not failures.
-  found=$(find "$crashes" -type f -newer "$work/$t.start" \
-    \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \) | wc -l)
+  mapfile -t inputs < <(find "$crashes" -type f -newer "$work/$t.start" \
+    \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \))
+  found=${#inputs[@]}
   echo "fuzz $name: ${execs:-?} executions (${rate:-?}/s) in $(( $(date +%s) - start )) s," \
     "$(find "$corpus" -type f | wc -l) corpus files, $found crash input(s)"
   if [ $rc -eq 0 ] && [ "$found" -eq 0 ]; then
@@ -62,13 +63,11 @@ for t in "${targets[@]}"; do
     # CI runs in a clone that is gone afterwards: print the inputs themselves
     # (MLIR text, at most 8192 bytes) so a failure can be reproduced from the
     # log alone.
-    find "$crashes" -type f -newer "$work/$t.start" \
-      \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \) |
-      head -3 | while read -r input; do
-        echo "---- $input (base64, decode with: base64 -d > input.mlir)"
-        base64 "$input"
-        echo "---- end of $input"
-      done
+    for input in "${inputs[@]:0:3}"; do
+      echo "---- $input (base64, decode with: base64 -d > input.mlir)"
+      base64 "$input"
+      echo "---- end of $input"
+    done
   fi
 done
 echo "fuzz: $passed passed, $failed failed, $skipped skipped"
