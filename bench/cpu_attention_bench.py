@@ -177,12 +177,23 @@ def lscpu():
     return fields.get("Model name", "?"), fields.get("Flags", "?")
 
 
-def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def add_common_args(p):
+    """The arguments every CPU bench driver takes: the tools, the thread
+    count, the rounds and the target features (shared with
+    cpu_matmul_bench.py)."""
     p.add_argument("--attn-run",
                    default=os.path.join(HERE, "..", "build", "bin", "attn-run"))
     p.add_argument("--cc", default="cc")
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--mattr", default="",
+                   help="target features for attn-run and the peak, e.g. "
+                        "-avx512f for the AVX2 code on an AVX-512 host")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_common_args(p)
     p.add_argument("--sizes", default="1024,2048,4096")
     p.add_argument("--dims", default="64,128")
     p.add_argument("--variants", default="none,bool,add_ls,add_b11s,causal")
@@ -191,14 +202,10 @@ def main():
     p.add_argument("--heads", type=int, default=8)
     p.add_argument("--kv-len", type=int, default=0,
                    help="S for every case (default: S = L)")
-    p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--repeat", type=int, default=0,
                    help="timed runs per contender and round (default: by size)")
     p.add_argument("--torch-math", action="store_true")
     p.add_argument("--triad", action="store_true")
-    p.add_argument("--mattr", default="",
-                   help="target features for attn-run and the peak, e.g. "
-                        "-avx512f for the AVX2 code on an AVX-512 host")
     p.add_argument("--markdown")
     args = p.parse_args()
 

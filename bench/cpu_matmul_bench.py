@@ -30,8 +30,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from cpu_attention_bench import (build_peak, lscpu, run_attn_run,  # noqa: E402
-                                 run_peak)
+from cpu_attention_bench import (add_common_args, build_peak,  # noqa: E402
+                                 lscpu, run_attn_run, run_peak)
 
 
 def matmul_module(form, batch, m, k, n):
@@ -107,20 +107,13 @@ def torch_chain(torch, h, l, s, d):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--attn-run",
-                   default=os.path.join(HERE, "..", "build", "bin", "attn-run"))
-    p.add_argument("--cc", default="cc")
-    p.add_argument("--threads", type=int, default=1)
+    add_common_args(p)
     p.add_argument("--sizes", default="256,512,1024,2048",
                    help="square M = N = K products")
     p.add_argument("--batched", default="1024,4096",
                    help="L of the attention-shaped products (8 heads, D=64): "
                         "q @ k^T [8,L,64]x[8,64,L] and p @ v [8,L,L]x[8,L,64]")
     p.add_argument("--chain", default="1024,4096")
-    p.add_argument("--rounds", type=int, default=3)
-    p.add_argument("--mattr", default="",
-                   help="target features for attn-run and the peak, e.g. "
-                        "-avx512f for the AVX2 code on an AVX-512 host")
     args = p.parse_args()
 
     import torch
