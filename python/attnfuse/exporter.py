@@ -550,6 +550,10 @@ class _Exporter:
             attrs.append("is_causal = true")
         if dropout_p:
             attrs.append(f"dropout_p = {f64_attr(dropout_p)}")
+        # PyTorch (>= 2.5) gives 0, not NaN, for a query row that no key may
+        # attend to (an all-False boolean row, an all -inf float row): its
+        # math path uses _safe_softmax and its CPU flash kernel does the same.
+        attrs.append("safe_softmax = true")
         return self.b.attn("sdpa", operands, out, attrs)
 
     def repeat_interleave(self, x, repeats, dim=None, output_size=None):
@@ -1048,12 +1052,54 @@ def export_program(program, func_name="forward", constants=False,
                    train_dropout="error") -> Exported:
     """ExportedProgram -> Exported (see `attnfuse.export`)."""
     program = program.run_decompositions({})
+    check_no_mutations(program)
     return _Exporter(program, constants, train_dropout).run(func_name)
+
+
+def _distinct_inputs(example_inputs) -> tuple:
+    """The example inputs with every tensor that shares memory with an
+    earlier one cloned: torch.export merges the graph inputs of aliased
+    example tensors (`(x, x, x)` reads only one of them), while each user
+    input must stay its own argument of the compiled function."""
+    seen = set()
+    out = []
+    for x in example_inputs:
+        if isinstance(x, torch.Tensor) and x.layout == torch.strided:
+            key = x.untyped_storage().data_ptr() if x.numel() else id(x)
+            if key in seen:
+                x = x.clone()
+                key = x.untyped_storage().data_ptr() if x.numel() else id(x)
+            seen.add(key)
+        out.append(x)
+    return tuple(out)
+
+
+def check_no_mutations(program):
+    """A functionalised program lists the inputs and buffers the module
+    writes in place; the compiled function returns new tensors and writes
+    nothing, so such a module is refused, naming the tensor and the line
+    that writes it."""
+    from torch.export.graph_signature import OutputKind
+    kinds = {OutputKind.BUFFER_MUTATION: "buffer",
+             OutputKind.USER_INPUT_MUTATION: "input"}
+    nodes = {n.name: n for n in program.graph.nodes}
+    for spec in program.graph_signature.output_specs:
+        kind = kinds.get(spec.kind)
+        if kind is None:
+            continue
+        node = nodes.get(getattr(spec.arg, "name", None))
+        where = f"\n  at {describe(node)}" if node is not None else ""
+        raise ExportError(
+            f"the module updates {kind} '{spec.target}' in place; the "
+            f"compiled function returns new tensors and writes no input or "
+            f"buffer, so the update would be lost: return the new value "
+            f"instead{where}")
 
 
 def torch_export(module, example_inputs, dynamic_shapes=None):
     if not isinstance(example_inputs, tuple):
         example_inputs = tuple(example_inputs)
+    example_inputs = _distinct_inputs(example_inputs)
     try:
         return torch.export.export(module, example_inputs,
                                    dynamic_shapes=dynamic_shapes)

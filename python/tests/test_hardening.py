@@ -1,0 +1,114 @@
+"""Silent wrong results and crashes of the front end that must not come
+back: SDPA's fully masked rows, repeated example inputs, in-place updates,
+the compile cache, and the lesser ones (requires_grad inputs, the tools
+directory, the cache directory, explain's locations)."""
+
+import os
+import warnings
+from pathlib import Path
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import attnfuse
+from attnfuse import compiler
+from conftest import assert_matches
+from models import NaiveCausalAttention
+
+
+class ChainedSdpa(torch.nn.Module):
+    """Two SDPA calls, the second reading the first's result: a NaN row in
+    the first would spread to every row of the second."""
+
+    def forward(self, q, k, v, mask):
+        x = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        return F.scaled_dot_product_attention(x, x, x)
+
+
+def padded_bool_mask(batch, length):
+    """True = attend. Batch 0 left-padded by 3 (its first 3 query rows see
+    only padding, as in a causal left-padded decoder: all False)."""
+    keep = torch.ones(batch, 1, length, length, dtype=torch.bool).tril()
+    keep[0, :, :, :3] = False
+    return keep
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_sdpa_fully_masked_rows_are_zero_as_in_pytorch(dtype):
+    q, k, v = (torch.randn(2, 2, 8, 8, dtype=dtype) for _ in range(3))
+    mask = padded_bool_mask(2, 8)
+    module = ChainedSdpa()
+    text = attnfuse.export(module, (q, k, v, mask))
+    assert text.count("safe_softmax = true") == 2
+    compiled = attnfuse.compile(module, (q, k, v, mask))
+    out = compiled(q, k, v, mask)
+    expected = module(q, k, v, mask)
+    assert not expected.isnan().any()
+    assert not out.isnan().any()
+    assert_matches(out, expected)
+
+
+def test_sdpa_float_mask_rows_of_minus_inf_are_zero():
+    q, k, v = (torch.randn(1, 2, 6, 8) for _ in range(3))
+    mask = torch.zeros(1, 1, 6, 6)
+    mask[0, 0, 2] = float("-inf")
+
+    def f(q, k, v, m):
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=m)
+
+    class M(torch.nn.Module):
+        def forward(self, *a):
+            return f(*a)
+
+    out = attnfuse.compile(M(), (q, k, v, mask))(q, k, v, mask)
+    assert (out[0, :, 2] == 0).all()
+    assert_matches(out, f(q, k, v, mask))
+
+
+class ThreeInputs(torch.nn.Module):
+    def forward(self, q, k, v):
+        return (q @ k.transpose(-2, -1) * 0.3).softmax(-1) @ v
+
+
+def test_repeated_example_inputs_stay_separate_arguments():
+    """torch.export merges an example tensor passed twice into one graph
+    input; the compiled module must still read q, k and v."""
+    x = torch.randn(1, 2, 8, 8)
+    compiled = attnfuse.compile(ThreeInputs(), (x, x, x))
+    assert compiled.exported.num_user_inputs == 3
+    q, k, v = (torch.randn(1, 2, 8, 8) for _ in range(3))
+    assert_matches(compiled(q, k, v), ThreeInputs()(q, k, v))
+
+
+def test_views_of_one_tensor_as_example_inputs():
+    base = torch.randn(3, 1, 2, 8, 8)
+    compiled = attnfuse.compile(ThreeInputs(), tuple(base))
+    q, k, v = (torch.randn(1, 2, 8, 8) for _ in range(3))
+    assert_matches(compiled(q, k, v), ThreeInputs()(q, k, v))
+
+
+class UpdatesInput(torch.nn.Module):
+    def forward(self, x):
+        x.mul_(2.0)
+        return x + 1
+
+
+class UpdatesBuffer(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("steps", torch.zeros(4))
+
+    def forward(self, x):
+        self.steps.add_(x)
+        return x * 3
+
+
+@pytest.mark.parametrize("module, name", [(UpdatesInput(), "input 'x'"),
+                                          (UpdatesBuffer(), "buffer 'steps'")])
+def test_in_place_updates_are_refused(module, name):
+    with pytest.raises(attnfuse.ExportError) as info:
+        attnfuse.export(module, (torch.randn(4),))
+    message = str(info.value)
+    assert name in message and "in place" in message
+    assert "test_hardening.py:" in message  # the line that writes it
