@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
-import shutil
 import tempfile
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import torch
+import torch.utils._pytree as pytree
 
 from .errors import AttnFuseError
 from .exporter import Exported, export_program, source_line, torch_export
@@ -29,25 +31,80 @@ def cache_dir() -> Path:
 
 
 def _export(module, example_inputs, dynamic_shapes, constants,
-            train_dropout) -> Exported:
-    program = torch_export(module, example_inputs, dynamic_shapes)
+            train_dropout, example_kwargs=None) -> Exported:
+    program = torch_export(module, example_inputs, dynamic_shapes,
+                           example_kwargs)
     return export_program(program, constants=constants,
                           train_dropout=train_dropout)
+
+
+def _atomic_write(path: Path, data: bytes):
+    """Writes `path` as a whole or not at all: a temporary in the same
+    directory, then a rename (a concurrent reader sees the old file or the
+    new one)."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _file_digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _stamp(key: str, signature: str, compiler: str, lib: Path) -> dict:
+    return {"key": key, "signature": signature, "compiler": compiler,
+            "size": lib.stat().st_size, "sha256": _file_digest(lib)}
+
+
+def _valid_entry(lib: Path, stamp_path: Path, want: dict) -> bool:
+    """Whether the cached library is the one this key, signature and
+    compiler made, whole: a truncated, garbage, empty or foreign library
+    (or a missing or damaged stamp) is rebuilt, never loaded (loading a
+    truncated library can kill the process with SIGBUS)."""
+    try:
+        stamp = json.loads(stamp_path.read_text())
+        if any(stamp.get(k) != v for k, v in want.items()):
+            return False
+        return lib.stat().st_size == stamp["size"] and \
+            _file_digest(lib) == stamp["sha256"]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return False
+
+
+def _ensure_dir(d: Path):
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError) as e:
+        raise AttnFuseError(f"the compile cache {d} is not a directory "
+                            f"({e.strerror}): set ATTNFUSE_CACHE_DIR to a "
+                            f"directory") from e
+    except OSError as e:
+        raise AttnFuseError(f"cannot create the compile cache {d}: "
+                            f"{e.strerror}") from e
 
 
 def build_library(mlir_text: str, backend: str = "auto",
                   extra_args=()) -> tuple[Path, bool]:
     """Compiles MLIR text to a shared library in the cache, keyed by the
-    SHA-256 of the text, the options and the compiler binary. Returns the
-    library's path and whether it came from the cache."""
-    key_src = "\n".join([mlir_text, backend, *extra_args,
-                         tool_identity("attn-compile")])
+    SHA-256 of the text, the options and the compiler binary. Each library
+    has a stamp (key, the function signature, the compiler's identity, the
+    library's size and SHA-256) that is checked before a cached library is
+    used. Returns the library's path and whether it came from the cache."""
+    compiler = tool_identity("attn-compile")
+    key_src = "\n".join([mlir_text, backend, *extra_args, compiler])
     key = hashlib.sha256(key_src.encode()).hexdigest()[:24]
+    signature = _signature_text(mlir_text)
     d = cache_dir()
-    lib = d / f"{key}.so"
-    if lib.exists():
+    lib, stamp_path = d / f"{key}.so", d / f"{key}.stamp"
+    want = {"key": key, "signature": signature, "compiler": compiler}
+    if d.is_dir() and lib.exists() and _valid_entry(lib, stamp_path, want):
         return lib, True
-    d.mkdir(parents=True, exist_ok=True)
+    _ensure_dir(d)
     with tempfile.TemporaryDirectory(dir=d) as tmp:
         src = Path(tmp) / "module.mlir"
         src.write_text(mlir_text)
@@ -55,24 +112,43 @@ def build_library(mlir_text: str, backend: str = "auto",
         run_tool("attn-compile", [src, "-o", out, "--emit=so",
                                   f"--backend={backend}", *extra_args],
                  what="attn-compile")
-        shutil.copy(out.with_suffix(".h"), d / f"{key}.h")
-        (d / f"{key}.mlir").write_text(mlir_text)
-        os.replace(out, lib)  # atomic: a concurrent reader sees all or none
+        _atomic_write(d / f"{key}.h", out.with_suffix(".h").read_bytes())
+        _atomic_write(d / f"{key}.mlir", mlir_text.encode())
+        stamp = _stamp(key, signature, compiler, out)
+        # A new inode: a process that loaded the old library keeps its map.
+        os.replace(out, lib)
+        _atomic_write(stamp_path, json.dumps(stamp).encode())
     return lib, False
 
 
+def _signature_text(mlir_text: str) -> str:
+    """The `func.func @name(...) -> (...)` line: what a library must
+    implement to be called with these arguments."""
+    m = re.search(r"func\.func @[^\n]*", mlir_text)
+    return m.group(0) if m else ""
+
+
+class GradientWarning(UserWarning):
+    """An input that requires grad: the compiled call records no autograd
+    graph, so its results are detached."""
+
+
 class CompiledModule:
-    """A module compiled by AttnFuse. Call it with the module's user inputs
-    (torch tensors or NumPy arrays); parameters and buffers are bound from
-    the module (by reference, so in-place weight updates are seen). Returns
-    a tensor, or a tuple for several results; NumPy in gives NumPy out."""
+    """A module compiled by AttnFuse. Call it with the module's inputs as
+    they were given at compile time (positional, then the keyword ones);
+    parameters and buffers are bound from the module (by reference, so
+    in-place weight updates are seen). Returns what the module returns (a
+    tensor, a tuple, a Hugging Face ModelOutput) with tensors as leaves;
+    NumPy in gives NumPy out. Results never carry autograd history: an input
+    that requires grad gets a GradientWarning."""
 
     def __init__(self, exported: Exported, library: Path, cache_hit: bool,
-                 module=None):
+                 module=None, kwarg_names=()):
         self.exported = exported
         self.mlir = exported.mlir
         self.library_path = str(library)
         self.cache_hit = cache_hit
+        self._kwarg_names = list(kwarg_names)
         self._fn = CompiledFunction(str(library), exported.func_name,
                                     exported.results)
         state = {}
@@ -84,7 +160,8 @@ class CompiledModule:
             state.update(dict(module.named_parameters(remove_duplicate=False)))
             state.update(dict(module.named_buffers(remove_duplicate=False)))
         self._bound = {s.name: state[s.name].detach()
-                       for s in exported.args if s.kind != "input"}
+                       for s in exported.args
+                       if s.kind not in ("input", "static")}
 
     @property
     def header_path(self) -> str:
@@ -111,34 +188,63 @@ class CompiledModule:
                         f"{where}: dim {d} is {size} but the same dynamic "
                         f"dim {want} is {seen} elsewhere")
 
-    def __call__(self, *inputs):
-        numpy_in = any(isinstance(x, np.ndarray) for x in inputs)
-        inputs = [torch.from_numpy(x) if isinstance(x, np.ndarray) else x
-                  for x in inputs]
-        if len(inputs) != self.exported.num_user_inputs:
+    def _flat_inputs(self, args, kwargs) -> list:
+        unknown = sorted(set(kwargs) - set(self._kwarg_names))
+        missing = [k for k in self._kwarg_names if k not in kwargs]
+        if unknown or missing:
+            raise AttnFuseError(
+                f"keyword inputs {sorted(kwargs)}, compiled for "
+                f"{self._kwarg_names}")
+        ordered = {k: kwargs[k] for k in self._kwarg_names}
+        leaves, _ = pytree.tree_flatten((tuple(args), ordered))
+        return leaves
+
+    def __call__(self, *args, **kwargs):
+        numpy_in = any(isinstance(x, np.ndarray) for x in args)
+        args = [torch.from_numpy(x) if isinstance(x, np.ndarray) else x
+                for x in args]
+        leaves = self._flat_inputs(args, kwargs)
+        if len(leaves) != self.exported.num_user_inputs:
             raise AttnFuseError(f"expected {self.exported.num_user_inputs} "
-                                f"inputs, got {len(inputs)}")
-        user = iter(inputs)
+                                f"inputs, got {len(leaves)}")
+        user = iter(leaves)
         tensors, symbols = [], {}
         for i, spec in enumerate(self.exported.args):
+            if spec.kind == "static":
+                next(user)  # the graph is specialised on its value
+                continue
             t = next(user) if spec.kind == "input" else self._bound[spec.name]
             if not isinstance(t, torch.Tensor):
                 raise AttnFuseError(f"argument {i} ({spec.name}) is not a "
                                     f"tensor")
             self._check(i, spec, t, symbols)
+            if spec.kind == "input" and t.requires_grad:
+                warnings.warn(f"attnfuse: input {spec.name} requires grad; "
+                              f"the compiled module records no autograd "
+                              f"graph, its results are detached",
+                              GradientWarning, stacklevel=2)
             tensors.append(t.detach().cpu().contiguous())
         out = self._fn(tensors)
         if numpy_in:
             out = [o.numpy() if o.dtype != torch.bfloat16 else o for o in out]
+        spec = self.exported.out_spec
+        if spec is not None:
+            try:
+                return pytree.tree_unflatten(out, spec)
+            except Exception:  # an output structure we cannot rebuild
+                pass
         return out[0] if len(out) == 1 else tuple(out)
 
 
 def compile(module, example_inputs, target="cpu", backend="auto",
-            dynamic_shapes=None, constants=False, train_dropout="error"):
+            dynamic_shapes=None, constants=False, train_dropout="error",
+            example_kwargs=None):
     """Exports `module` (see `export`), fuses and compiles it ahead of time
     with `attn-compile` into a shared library (cached by content hash, so a
     second call does not recompile), loads it and returns a CompiledModule.
-    `backend` picks the CPU lowering of attn.sdpa: auto, flash or math."""
+    `backend` picks the CPU lowering of attn.sdpa: auto, flash or math.
+    `example_kwargs`: keyword inputs (a Hugging Face model's
+    `attention_mask=`), passed by name to the compiled module too."""
     if target not in TARGETS:
         raise AttnFuseError(f"target {target!r} is not supported by the "
                             f"Python front end (supported: {TARGETS})")
@@ -146,9 +252,10 @@ def compile(module, example_inputs, target="cpu", backend="auto",
         raise AttnFuseError(f"backend must be one of {BACKENDS}, not "
                             f"{backend!r}")
     exported = _export(module, example_inputs, dynamic_shapes, constants,
-                       train_dropout)
+                       train_dropout, example_kwargs)
     lib, hit = build_library(exported.mlir, backend)
-    return CompiledModule(exported, lib, hit, module)
+    return CompiledModule(exported, lib, hit, module,
+                          list(example_kwargs or {}))
 
 
 @dataclass
@@ -214,12 +321,12 @@ def _locate_sdpas(fused_text: str) -> list[tuple[str, int]]:
 
 
 def explain(module, example_inputs, dynamic_shapes=None, constants=False,
-            train_dropout="error") -> Explanation:
+            train_dropout="error", example_kwargs=None) -> Explanation:
     """Exports the module and runs the fusion with remarks: which attention
     blocks became attn.sdpa and why the others did not, each with the Python
     source line it concerns."""
     exported = _export(module, example_inputs, dynamic_shapes, constants,
-                       train_dropout)
+                       train_dropout, example_kwargs)
     fused_text, stderr = fuse(exported.mlir, explain=True)
     not_fused = []
     for line in stderr.splitlines():
@@ -236,7 +343,7 @@ def explain(module, example_inputs, dynamic_shapes=None, constants=False,
 
 
 def export(module, example_inputs, dynamic_shapes=None, constants=False,
-           train_dropout="error") -> str:
+           train_dropout="error", example_kwargs=None) -> str:
     """torch.export `module` on `example_inputs` and return AttnFuse MLIR
     text (one `func.func @forward`).
 
@@ -257,7 +364,7 @@ def export(module, example_inputs, dynamic_shapes=None, constants=False,
     the numbers will differ from PyTorch's. An eval-mode module has no
     dropout in its export."""
     return _export(module, example_inputs, dynamic_shapes, constants,
-                   train_dropout).mlir
+                   train_dropout, example_kwargs).mlir
 
 
 def count_sdpa(mlir_text: str) -> int:

@@ -1,8 +1,11 @@
-"""Writing MLIR as text: tensor types, constants, index arithmetic and
-linalg.generic bodies. attn ops are written in generic form (their op and
-attribute names are the dialect's contract), upstream ops in their custom
-form. Every op carries the location of the PyTorch source line it came from,
-so diagnostics of attn-opt and attn-compile point at the user's Python."""
+"""Typed builders for the MLIR text the exporter writes.
+
+Handlers never format MLIR themselves: they call `FunctionBuilder` for ops
+on tensors (attn ops in generic form, whose op and attribute names are the
+dialect's contract; upstream tensor/linalg/arith ops in their custom form)
+and `Body` for the scalar code of `linalg.generic` regions. Every op carries
+the location of the PyTorch source line it came from, so diagnostics of
+attn-opt and attn-compile point at the user's Python."""
 
 from __future__ import annotations
 
@@ -22,14 +25,21 @@ ELEMENT_TYPES = {
     torch.float64: "f64",
     torch.bool: "i1",
     torch.int8: "i8",
+    torch.uint8: "i8",
     torch.int16: "i16",
     torch.int32: "i32",
     torch.int64: "i64",
 }
 FLOAT_DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.float64)
+_BITS = {torch.float16: 16, torch.bfloat16: 16, torch.float32: 32,
+         torch.float64: 64, torch.bool: 1, torch.int8: 8, torch.uint8: 8,
+         torch.int16: 16, torch.int32: 32, torch.int64: 64}
+INDEX = "index"  # the dtype of `index` scalars in a Body
 
 
-def element_type(dtype: torch.dtype) -> str:
+def element_type(dtype) -> str:
+    if dtype == INDEX:
+        return "index"
     try:
         return ELEMENT_TYPES[dtype]
     except KeyError:
@@ -37,8 +47,14 @@ def element_type(dtype: torch.dtype) -> str:
                           f"(supported: {', '.join(map(str, ELEMENT_TYPES))})")
 
 
-def is_float(dtype: torch.dtype) -> bool:
+def is_float(dtype) -> bool:
     return dtype in FLOAT_DTYPES
+
+
+def opmath(dtype):
+    """The type PyTorch's CPU kernels compute a dtype's elementwise ops in:
+    f32 for f16/bf16 (rounded once at the end), else the dtype itself."""
+    return torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
 
 
 def as_dim(size):
@@ -69,8 +85,14 @@ class TensorType:
     def is_static(self, i: int) -> bool:
         return isinstance(self.dims[i], int)
 
+    def has_static_shape(self) -> bool:
+        return all(isinstance(d, int) for d in self.dims)
+
     def with_dtype(self, dtype) -> "TensorType":
         return TensorType(self.dims, dtype)
+
+    def with_dims(self, dims) -> "TensorType":
+        return TensorType(tuple(dims), self.dtype)
 
     def __str__(self) -> str:
         shape = "".join(
@@ -85,13 +107,28 @@ class Value:
     type: TensorType
 
 
+@dataclass(frozen=True)
+class Scalar:
+    """An SSA scalar inside a region: its name and dtype (or INDEX)."""
+    name: str
+    dtype: object
+
+    @property
+    def elt(self) -> str:
+        return element_type(self.dtype)
+
+
 def f64_attr(value: float) -> str:
     """An exact f64 attribute (hex bits: covers inf, nan, -0.0)."""
     bits = struct.unpack(">Q", struct.pack(">d", float(value)))[0]
     return f"0x{bits:016X} : f64"
 
 
-def _scalar_bits(value, dtype: torch.dtype) -> str:
+def i64_attr(value: int) -> str:
+    return f"{int(value)} : i64"
+
+
+def _scalar_bits(value, dtype) -> str:
     """One element as an exact MLIR literal of its element type."""
     if dtype == torch.bool:
         return "true" if bool(value) else "false"
@@ -104,21 +141,27 @@ def _scalar_bits(value, dtype: torch.dtype) -> str:
     return f"0x{bits:0{width // 4}X}"
 
 
-def scalar_literal(value, elt_dtype: torch.dtype) -> str:
-    """`arith.constant` operand text for a scalar of `elt_dtype`."""
-    if elt_dtype == torch.bool:  # `true : i1` does not parse
+def scalar_literal(value, dtype) -> str:
+    """`arith.constant` operand text for a scalar of `dtype`."""
+    if dtype == torch.bool:  # `true : i1` does not parse
         return f"{int(bool(value))} : i1"
-    return f"{_scalar_bits(value, elt_dtype)} : {element_type(elt_dtype)}"
+    if dtype == INDEX:
+        return f"{int(value)} : index"
+    return f"{_scalar_bits(value, dtype)} : {element_type(dtype)}"
 
 
 def dense_literal(t: torch.Tensor) -> str:
     """`dense<...>` for a constant tensor: a splat when all elements agree,
     else hex bytes (i1 packed one bit per element, as MLIR reads it)."""
     t = t.detach().cpu().contiguous()
+    if t.dtype == torch.uint8:
+        t = t.view(torch.int8)
     flat = t.reshape(-1)
     if flat.numel() > 0 and bool((flat == flat[0]).all()) and not (
             is_float(t.dtype) and bool(torch.isnan(flat[0]))):
         return f"dense<{_scalar_bits(flat[0].item(), t.dtype)}>"
+    if flat.numel() == 0:
+        return "dense<>"
     if t.dtype == torch.bool:
         data = np.packbits(flat.numpy(), bitorder="little").tobytes()
     elif t.dtype == torch.bfloat16:
@@ -131,7 +174,19 @@ def dense_literal(t: torch.Tensor) -> str:
 
 def affine_map(num_dims: int, results) -> str:
     dims = ", ".join(f"d{i}" for i in range(num_dims))
-    return f"affine_map<({dims}) -> ({', '.join(results)})>"
+    return f"affine_map<({dims}) -> ({', '.join(map(str, results))})>"
+
+
+def identity_map(rank: int) -> str:
+    return affine_map(rank, [f"d{i}" for i in range(rank)])
+
+
+def broadcast_dims(a, b) -> tuple:
+    """NumPy broadcasting of two shapes (a `?` dim meets its equal or 1)."""
+    n = max(len(a), len(b))
+    a = (1,) * (n - len(a)) + tuple(a)
+    b = (1,) * (n - len(b)) + tuple(b)
+    return tuple(y if x == 1 else x for x, y in zip(a, b))
 
 
 def broadcast_map(in_type: TensorType, out_type: TensorType) -> str:
@@ -144,6 +199,100 @@ def broadcast_map(in_type: TensorType, out_type: TensorType) -> str:
         broadcast = d == 1 and out_type.dims[j] != 1
         results.append("0" if broadcast else f"d{j}")
     return affine_map(n, results)
+
+
+_FLOAT_CMP = {"eq": "oeq", "ne": "une", "lt": "olt", "le": "ole", "gt": "ogt",
+              "ge": "oge"}
+_INT_CMP = {"eq": "eq", "ne": "ne", "lt": "slt", "le": "sle", "gt": "sgt",
+            "ge": "sge"}
+
+
+class Body:
+    """The scalar code of one linalg.generic region, written through typed
+    methods (each returns a Scalar)."""
+
+    def __init__(self):
+        self.lines: list[str] = []
+        self._n = 0
+
+    def _emit(self, rhs: str, dtype) -> Scalar:
+        self._n += 1
+        name = f"%s{self._n}"
+        self.lines.append(f"{name} = {rhs}")
+        return Scalar(name, dtype)
+
+    def constant(self, value, dtype) -> Scalar:
+        return self._emit(f"arith.constant {scalar_literal(value, dtype)}",
+                          dtype)
+
+    def index(self, dim: int) -> Scalar:
+        return self._emit(f"linalg.index {dim} : index", INDEX)
+
+    def convert(self, x: Scalar, dtype) -> Scalar:
+        """x as `dtype` with PyTorch's conversion (round to nearest even
+        between floats; truncation toward zero float -> int; != 0 to
+        bool)."""
+        src = x.dtype
+        if src == dtype:
+            return x
+        if dtype == torch.bool:
+            zero = self.constant(0, src)
+            op = "arith.cmpf une" if is_float(src) else "arith.cmpi ne"
+            return self._emit(f"{op}, {x.name}, {zero.name} : {x.elt}", dtype)
+        d = element_type(dtype)
+        if src == INDEX or dtype == INDEX:
+            if is_float(dtype) or is_float(src):
+                mid = self.convert(x, torch.int64)
+                return self.convert(mid, dtype)
+            return self._emit(f"arith.index_cast {x.name} : {x.elt} to {d}",
+                              dtype)
+        if is_float(src) and is_float(dtype):
+            if _BITS[src] == _BITS[dtype]:  # f16 <-> bf16 through f32
+                return self.convert(self.convert(x, torch.float32), dtype)
+            op = "arith.extf" if _BITS[dtype] > _BITS[src] else "arith.truncf"
+            return self._emit(f"{op} {x.name} : {x.elt} to {d}", dtype)
+        if is_float(dtype):
+            op = "arith.uitofp" if src in (torch.bool, torch.uint8) \
+                else "arith.sitofp"
+            return self._emit(f"{op} {x.name} : {x.elt} to {d}", dtype)
+        if is_float(src):
+            return self._emit(f"arith.fptosi {x.name} : {x.elt} to {d}", dtype)
+        if _BITS[dtype] > _BITS[src]:
+            op = "arith.extui" if src in (torch.bool, torch.uint8) \
+                else "arith.extsi"
+            return self._emit(f"{op} {x.name} : {x.elt} to {d}", dtype)
+        return self._emit(f"arith.trunci {x.name} : {x.elt} to {d}", dtype)
+
+    def arith(self, op: str, a: Scalar, b: Scalar) -> Scalar:
+        """`arith.<op>` on two scalars of one type: addf, mulf, maximumf,
+        addi, andi, divsi, ..."""
+        return self._emit(f"arith.{op} {a.name}, {b.name} : {a.elt}", a.dtype)
+
+    def math(self, fn: str, *xs: Scalar) -> Scalar:
+        names = ", ".join(x.name for x in xs)
+        return self._emit(f"math.{fn} {names} : {xs[0].elt}", xs[0].dtype)
+
+    def negf(self, x: Scalar) -> Scalar:
+        return self._emit(f"arith.negf {x.name} : {x.elt}", x.dtype)
+
+    def cmp(self, pred: str, a: Scalar, b: Scalar) -> Scalar:
+        """PyTorch's comparison (`eq`, `lt`, ...): false with a NaN operand
+        except `ne`."""
+        if is_float(a.dtype):
+            return self._emit(f"arith.cmpf {_FLOAT_CMP[pred]}, {a.name}, "
+                              f"{b.name} : {a.elt}", torch.bool)
+        return self._emit(f"arith.cmpi {_INT_CMP[pred]}, {a.name}, {b.name} "
+                          f": {a.elt}", torch.bool)
+
+    def select(self, c: Scalar, a: Scalar, b: Scalar) -> Scalar:
+        return self._emit(f"arith.select {c.name}, {a.name}, {b.name} : "
+                          f"{a.elt}", a.dtype)
+
+    def extract(self, t: Value, indices) -> Scalar:
+        """One element of a tensor defined outside the region."""
+        names = ", ".join(i.name for i in indices)
+        return self._emit(f"tensor.extract {t.name}[{names}] : {t.type}",
+                          t.type.dtype)
 
 
 class FunctionBuilder:
@@ -176,7 +325,7 @@ class FunctionBuilder:
         return self.op(f'"attn.{name}"({names}){attr} : ({types}) -> {out}',
                        out)
 
-    # Index arithmetic for dynamic sizes.
+    # ---- index arithmetic for dynamic sizes ------------------------------
     def index(self, dim) -> str:
         """The SSA `index` value of a size: an int or a sympy expression
         over the symbols of the function's dynamic input dims."""
@@ -214,6 +363,7 @@ class FunctionBuilder:
             str(d) if isinstance(d, int) else self.index(d)
             for d in dims) + "]"
 
+    # ---- tensors ---------------------------------------------------------
     def empty(self, type_: TensorType) -> Value:
         sizes = ", ".join(self.dynamic_sizes(type_))
         return self.op(f"tensor.empty({sizes}) : {type_}", type_)
@@ -222,25 +372,71 @@ class FunctionBuilder:
         type_ = TensorType(tuple(t.shape), t.dtype)
         return self.op(f"arith.constant {dense_literal(t)} : {type_}", type_)
 
-    def scalar_tensor(self, value, dtype: torch.dtype) -> Value:
+    def scalar_tensor(self, value, dtype) -> Value:
         type_ = TensorType((), dtype)
         return self.op(
             f"arith.constant dense<{_scalar_bits(value, dtype)}> : {type_}",
             type_)
 
+    def fill(self, value, type_: TensorType) -> Value:
+        init = self.empty(type_)
+        cst = self.emit(f"arith.constant {scalar_literal(value, type_.dtype)}")
+        return self.op(f"linalg.fill ins({cst} : {type_.elt}) outs("
+                       f"{init.name} : {type_}) -> {type_}", type_)
+
+    def extract_slice(self, x: Value, offsets, sizes, strides,
+                      result: TensorType) -> Value:
+        return self.op(
+            f"tensor.extract_slice {x.name}{self.mixed_sizes(offsets)} "
+            f"{self.mixed_sizes(sizes)} {self.mixed_sizes(strides)} : "
+            f"{x.type} to {result}", result)
+
+    def insert_slice(self, x: Value, into: Value, offsets, sizes) -> Value:
+        ones = [1] * len(sizes)
+        return self.op(
+            f"tensor.insert_slice {x.name} into {into.name}"
+            f"{self.mixed_sizes(offsets)} {self.mixed_sizes(sizes)} "
+            f"{self.mixed_sizes(ones)} : {x.type} into {into.type}", into.type)
+
+    def collapse_shape(self, x: Value, groups, out: TensorType) -> Value:
+        return self.op(f"tensor.collapse_shape {x.name} {groups} : "
+                       f"{x.type} into {out}", out)
+
+    def expand_shape(self, x: Value, groups, out: TensorType) -> Value:
+        return self.op(
+            f"tensor.expand_shape {x.name} {groups} output_shape "
+            f"{self.mixed_sizes(out.dims)} : {x.type} into {out}", out)
+
+    def transpose(self, x: Value, perm, out: TensorType) -> Value:
+        init = self.empty(out)
+        name = self.fresh()
+        self.lines.append(
+            f"    {name} = linalg.transpose ins({x.name} : {x.type}) "
+            f"outs({init.name} : {out}) permutation = {list(perm)} {self.loc}")
+        return Value(name, out)
+
+    def named(self, op: str, inputs, init: Value, attrs: str = "") -> Value:
+        """A linalg named op (`linalg.matmul`, `linalg.conv_2d_nchw_fchw`)
+        onto `init`."""
+        ins = ", ".join(v.name for v in inputs)
+        types = ", ".join(str(v.type) for v in inputs)
+        attr = f" {attrs}" if attrs else ""
+        return self.op(f"{op}{attr} ins({ins} : {types}) outs({init.name} : "
+                       f"{init.type}) -> {init.type}", init.type)
+
     def generic(self, inputs, maps, out_type: TensorType, iterators, body,
                 init: Value | None = None) -> Value:
         """A linalg.generic over `inputs` (with indexing `maps`, the
-        output's map last) whose region is `body(args, out) -> (lines,
-        yielded)`: `args` are the block argument names of the inputs, `out`
-        the output's."""
+        output's map last). `body(b, args, out)` writes the region with the
+        Body `b` from the input scalars `args` and the output scalar `out`
+        and returns the Scalar to yield."""
         init = init or self.empty(out_type)
-        args = [f"%a{i}" for i in range(len(inputs))]
-        out = "%out"
-        block_args = ", ".join(
-            [f"{a}: {v.type.elt}" for a, v in zip(args, inputs)] +
-            [f"{out}: {out_type.elt}"])
-        lines, result = body(args, out)
+        region = Body()
+        args = [Scalar(f"%a{i}", v.type.dtype) for i, v in enumerate(inputs)]
+        out = Scalar("%out", out_type.dtype)
+        result = body(region, args, out)
+        block_args = ", ".join([f"{a.name}: {a.elt}" for a in args] +
+                               [f"{out.name}: {out.elt}"])
         ins = ""
         if inputs:
             ins = (f" ins({', '.join(v.name for v in inputs)} : "
@@ -251,15 +447,14 @@ class FunctionBuilder:
             f"    {name} = linalg.generic {{indexing_maps = [{', '.join(maps)}],"
             f" iterator_types = [{iters}]}}{ins} outs({init.name} : {init.type}) {{")
         self.lines.append(f"    ^bb0({block_args}):")
-        self.lines.extend(f"      {line}" for line in lines)
-        self.lines.append(f"      linalg.yield {result} : {out_type.elt}")
+        self.lines.extend(f"      {line}" for line in region.lines)
+        self.lines.append(f"      linalg.yield {result.name} : {out_type.elt}")
         self.lines.append(f"    }} -> {out_type} {self.loc}")
         return Value(name, out_type)
 
     def elementwise(self, inputs, out_type: TensorType, body) -> Value:
         """A parallel generic over the output's dims, inputs broadcast."""
         maps = [broadcast_map(v.type, out_type) for v in inputs]
-        maps.append(affine_map(out_type.rank,
-                               [f"d{i}" for i in range(out_type.rank)]))
+        maps.append(identity_map(out_type.rank))
         return self.generic(inputs, maps, out_type,
                             ["parallel"] * out_type.rank, body)

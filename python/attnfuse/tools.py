@@ -5,7 +5,8 @@ bindings, so it writes MLIR as text and runs ``attn-opt`` and
 ``attn-compile`` as subprocesses. A tool is looked up, in this order:
 
 1. ``$ATTNFUSE_TOOLS_DIR/<tool>`` when that variable is set (an error if the
-   tool is not there: a set variable is never silently ignored);
+   tool is not there, or if the variable is empty: a set variable is never
+   silently ignored);
 2. ``<checkout>/build/bin/<tool>`` when the package runs from a source
    checkout (``python/attnfuse`` inside the AttnFuse repository, editable
    install or ``PYTHONPATH``), or ``$ATTN_BUILD_DIR/bin`` when set, as
@@ -35,6 +36,10 @@ def _candidates(tool: str):
 def find_tool(tool: str) -> str:
     """The path of ``tool`` (``attn-opt``, ``attn-compile``, ``attn-run``)."""
     tools_dir = os.environ.get("ATTNFUSE_TOOLS_DIR")
+    if tools_dir is not None and not tools_dir.strip():
+        raise ToolError("ATTNFUSE_TOOLS_DIR is set but empty: set it to the "
+                        "directory that holds the tools, or unset it to use "
+                        "the checkout's build/bin or PATH")
     if tools_dir:
         path = Path(tools_dir) / tool
         if not os.access(path, os.X_OK):

@@ -1,0 +1,33 @@
+"""The registry of aten op handlers, one module per op family.
+
+A handler is `fn(ex, *args, **kwargs)`: `ex` is the Exporter (its builder
+`ex.b`, the node being exported `ex.node`, value helpers), the arguments
+are the aten op's, with graph values resolved to `mlir.Value`s, folded
+`Const`s or Python scalars. It returns the op's result (a Value, or a list
+for several). Adding an op is one decorated function in its family's
+module:
+
+    @handles(aten.sin.default)
+    def sin(ex, x):
+        return unary_math(ex, x, "sin")
+"""
+
+from __future__ import annotations
+
+HANDLERS: dict = {}
+
+
+def handles(*targets):
+    """Registers the decorated function as the handler of `targets`."""
+    def register(fn):
+        for t in targets:
+            if t in HANDLERS:
+                raise RuntimeError(f"two handlers for {t}")
+            HANDLERS[t] = fn
+        return fn
+    return register
+
+
+# Importing the families fills HANDLERS.
+from . import (attention, convolutions, elementwise, indexing, masks,  # noqa
+               norms, products, reductions, views)

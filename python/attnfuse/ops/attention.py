@@ -1,0 +1,201 @@
+"""The ops attention is written with, as attn ops the fusion matches:
+matmul, softmax, masked_fill, dropout, repeat_interleave, and
+F.scaled_dot_product_attention itself, which `write_sdpa` writes (the one
+place that spells attn.sdpa)."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import torch
+
+from .. import mlir
+from ..exporter import Const, describe
+from ..mlir import TensorType, Value, f64_attr, i64_attr
+from . import handles
+from .masks import and_all, split_mask_terms
+
+aten = torch.ops.aten
+
+
+@handles(aten.matmul.default, aten.bmm.default, aten.mm.default)
+def matmul(ex, a, b):
+    out = ex.out_type()
+    a, b = ex.tensor(a), ex.tensor(b)
+    if a.type.rank < 2 or b.type.rank < 2:
+        ex.unsupported("matmul of a vector")
+    if not mlir.is_float(out.dtype):
+        ex.unsupported(f"{out.dtype} matmul")
+    return ex.b.attn("matmul", [a, b], out)
+
+
+@handles(aten.transpose.int)
+def transpose(ex, x, dim0, dim1):
+    from .views import linalg_permute
+    out = ex.out_type()
+    x = ex.tensor(x)
+    r = x.type.rank
+    d0, d1 = dim0 % max(r, 1), dim1 % max(r, 1)
+    if d0 == d1:
+        return x
+    if not mlir.is_float(x.type.dtype):
+        perm = list(range(r))
+        perm[d0], perm[d1] = perm[d1], perm[d0]
+        return linalg_permute(ex, x, perm, out)
+    # Negative dims as written (the seed's k.transpose(-2, -1)); the fusion
+    # reads either.
+    if dim0 >= 0 and dim1 >= 0:
+        dim0, dim1 = d0, d1
+    else:
+        dim0, dim1 = d0 - r, d1 - r
+    return ex.b.attn("transpose", [x], out, [f"dim0 = {i64_attr(dim0)}",
+                                             f"dim1 = {i64_attr(dim1)}"])
+
+
+@handles(aten.softmax.int)
+def softmax(ex, x, dim, dtype=None):
+    x = ex.tensor(x, dtype)
+    return ex.b.attn("softmax", [x], x.type, [f"dim = {i64_attr(dim)}"])
+
+
+@handles(aten._softmax.default)
+def _softmax(ex, x, dim, half_to_float):
+    return softmax(ex, x, dim, torch.float32 if half_to_float else None)
+
+
+@handles(aten._safe_softmax.default)
+def safe_softmax(ex, x, dim, dtype=None):
+    # torch._safe_softmax: 0, not NaN, on a row whose inputs are all -inf.
+    x = ex.tensor(x, dtype)
+    return ex.b.attn("safe_softmax", [x], x.type, [f"dim = {i64_attr(dim)}"])
+
+
+@handles(aten.masked_fill.Scalar, aten.masked_fill.Tensor)
+def masked_fill(ex, x, mask, value):
+    out = ex.out_type()
+    x = ex.tensor(x)
+    mask = ex.tensor(mask)
+    if mask.type.dtype != torch.bool:
+        ex.fail(f"masked_fill mask must be bool, not {mask.type.dtype}")
+    value = ex.concrete(value)
+    if isinstance(value, torch.Tensor):
+        if value.numel() != 1:
+            ex.unsupported("masked_fill with a tensor value")
+        value = value.item()
+    if not isinstance(value, (int, float)):
+        ex.unsupported("masked_fill with a run-time value")
+    if not mlir.is_float(out.dtype):
+        fill = ex.tensor(value, out.dtype)
+        return ex.map([mask, x, fill], out, lambda b, m, a, f: b.select(
+            m, f, a))
+    if mask.name in ex.inverses:
+        keep = ex.inverses[mask.name]()
+        fill = ex.scalar_operand(float(value), out.dtype)
+        return ex.b.attn("where", [keep, x, fill], out)
+    return ex.b.attn("masked_fill", [x, mask], out,
+                     [f"value = {f64_attr(value)}"])
+
+
+@handles(aten.dropout.default)
+def dropout(ex, x, p, train):
+    x = ex.tensor(x)
+    if not train or p == 0:
+        return x
+    check_train_dropout(ex, p)
+    seed = ex.num_dropouts
+    ex.num_dropouts += 1
+    return ex.b.attn("dropout", [x], x.type, [
+        f"p = {f64_attr(p)}", f"seed = {i64_attr(seed)}", "train = true"])
+
+
+@handles(aten.native_dropout.default)
+def native_dropout(ex, x, p, train):
+    if train is False or p == 0:
+        return [ex.tensor(x), None]
+    return [dropout(ex, x, p, True), None]
+
+
+def check_train_dropout(ex, p):
+    message = (f"train-mode dropout (p={p}): attn.dropout draws its mask "
+               f"from a counter-based hash, not PyTorch's generator, so "
+               f"the compiled module's numbers differ from the module's")
+    if ex.train_dropout == "error":
+        ex.fail(f"{message}; call module.eval() before exporting, or "
+                f"pass train_dropout='warn' to export it anyway")
+    warnings.warn(f"{message} (at {describe(ex.node)})", stacklevel=4)
+    ex.notes.append(message)
+
+
+@handles(aten.repeat_interleave.self_int)
+def repeat_interleave(ex, x, repeats, dim=None, output_size=None):
+    x = ex.tensor(x)
+    if not isinstance(repeats, int) or dim is None:
+        ex.unsupported("repeat_interleave needs an int repeats and dim")
+    return ex.b.attn("repeat_interleave", [x], ex.out_type(), [
+        f"dim = {i64_attr(dim)}", f"repeats = {i64_attr(repeats)}"])
+
+
+def write_sdpa(ex, q: Value, k: Value, v: Value, mask: Value | None,
+               out: TensorType, scale: float, window_left=None,
+               window_right=None, dropout_p=0.0, seed=None,
+               safe_softmax=True) -> Value:
+    """The one writer of attn.sdpa. `window_right == 0` is spelt
+    `is_causal` (the dialect's canonical form of that band)."""
+    attrs = [f"scale = {f64_attr(scale)}"]
+    if window_right == 0:
+        attrs.append("is_causal = true")
+    elif window_right is not None:
+        attrs.append(f"window_right = {i64_attr(window_right)}")
+    if window_left is not None:
+        attrs.append(f"window_left = {i64_attr(window_left)}")
+    if dropout_p:
+        attrs.append(f"dropout_p = {f64_attr(dropout_p)}")
+        if seed is not None:
+            attrs.append(f"seed = {i64_attr(seed)}")
+    if safe_softmax:
+        attrs.append("safe_softmax = true")
+    operands = [q, k, v] + ([mask] if mask is not None else [])
+    return ex.b.attn("sdpa", operands, out, attrs)
+
+
+@handles(aten.scaled_dot_product_attention.default)
+def sdpa(ex, q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False,
+         scale=None, enable_gqa=False):
+    """F.scaled_dot_product_attention. A boolean mask built as a
+    conjunction (transformers' causal & window & padding) gives its band
+    terms to is_causal/window attributes and the rest to the mask operand
+    (ops/masks.py). PyTorch (>= 2.5) gives 0, not NaN, for a query row no
+    key may attend to (its math path uses _safe_softmax, its CPU flash
+    kernel does the same), hence safe_softmax."""
+    out = ex.out_type()
+    q, k, v = ex.tensor(q), ex.tensor(k), ex.tensor(v)
+    seed = None
+    if dropout_p:
+        check_train_dropout(ex, dropout_p)
+        seed = ex.num_dropouts
+        ex.num_dropouts += 1
+    left = right = None
+    if is_causal:
+        right = 0
+    mask = None
+    if attn_mask is not None:
+        dtype = ex.dtype_of(attn_mask)
+        if dtype == torch.bool:
+            band, rest = split_mask_terms(ex, attn_mask)
+            if band is not None:
+                left = band[0]
+                right = band[1] if right is None or band[1] is None else \
+                    min(right, band[1])
+            mask = and_all(ex, rest) if rest else None
+        else:
+            mask = ex.tensor(attn_mask)
+            if mask.type.dtype != q.type.dtype:
+                mask = ex.convert(mask, q.type.dtype)
+    if scale is None:
+        scale = 1.0 / math.sqrt(q.type.dims[-1])
+    return write_sdpa(ex, q, k, v, mask, out, scale, left, right, dropout_p,
+                      seed)
+
+
+__all__ = ["write_sdpa", "Const"]

@@ -1,0 +1,142 @@
+"""Indexing: embedding lookups, torch.gather and advanced indexing
+(`aten.index.Tensor`) as linalg.generic reads (`tensor.extract` at the
+computed index, which the generated code checks against the bounds: an
+index out of range is a run-time check failure, not a wild read). Indices
+known at export time that only view the tensor (transformers'
+`padding_mask[batch_arange, kv_arange]`) become reshapes and broadcasts."""
+
+from __future__ import annotations
+
+import torch
+
+from .. import mlir
+from ..exporter import Const
+from ..mlir import INDEX, TensorType, Value
+from . import handles
+from .views import reshape_to
+
+aten = torch.ops.aten
+
+
+def _checked_index(ex, b, i, size):
+    """An integer index as `index`, negative ones counted from the end as
+    PyTorch does, asserted to lie in [0, size)."""
+    idx = b.convert(i, INDEX)
+    n = b._emit(f"tensor.dim {size[0].name}, {b.constant(size[1], INDEX).name}"
+                f" : {size[0].type}", INDEX) if size is not None else None
+    zero = b.constant(0, INDEX)
+    neg = b.cmp("lt", idx, zero)
+    idx = b.select(neg, b.arith("addi", idx, n), idx)
+    ok = b.arith("andi", b.cmp("ge", idx, zero), b.cmp("lt", idx, n))
+    b.lines.append(f'cf.assert {ok.name}, "index out of range"')
+    return idx
+
+
+@handles(aten.embedding.default)
+def embedding(ex, weight, indices, padding_idx=-1, scale_grad=False,
+              sparse=False):
+    out = ex.out_type()
+    w, idx = ex.tensor(weight), ex.tensor(indices)
+    r = out.rank
+
+    def body(b, i):
+        row = _checked_index(ex, b, i, (w, 0))
+        return b.extract(w, [row, b.index(r - 1)])
+    in_map = mlir.affine_map(r, [f"d{k}" for k in range(r - 1)])
+    return ex.b.generic([idx], [in_map, mlir.identity_map(r)], out,
+                        ["parallel"] * r, lambda b, a, o: body(b, a[0]))
+
+
+@handles(aten.gather.default)
+def gather(ex, x, dim, index, sparse_grad=False):
+    out = ex.out_type()
+    x, idx = ex.tensor(x), ex.tensor(index)
+    r = out.rank
+    dim %= r
+
+    def body(b, a, o):
+        pos = _checked_index(ex, b, a[0], (x, dim))
+        coords = [pos if k == dim else b.index(k) for k in range(r)]
+        return b.extract(x, coords)
+    return ex.b.generic([idx], [mlir.identity_map(r), mlir.identity_map(r)],
+                        out, ["parallel"] * r, body)
+
+
+def _constant_view(ex, x: Value, p: int, consts, out: TensorType):
+    """x[:p-dims, i1, ..., ik] with constant index tensors that only view
+    x: the positions they read are an arange broadcast along some dims.
+    Returns the reshaped and broadcast x, or None."""
+    k = len(consts)
+    shape = x.type.dims[p:p + k]
+    if not all(isinstance(d, int) for d in shape):
+        return None
+    flat = torch.arange(int(torch.tensor(shape).prod())).view(shape)
+    try:
+        pos = flat[tuple(c.long() for c in consts)]
+    except IndexError:
+        return None
+    reduced = pos
+    for d in range(pos.dim()):
+        first = reduced.narrow(d, 0, 1)
+        if bool((reduced == first).all()):
+            reduced = first
+    if reduced.numel() != flat.numel() or not bool(
+            (reduced.flatten() == flat.flatten()).all()):
+        return None
+    view = TensorType(x.type.dims[:p] + tuple(reduced.shape) +
+                      x.type.dims[p + k:], x.type.dtype)
+    v = reshape_to(ex, x, view)
+    if view.dims == out.dims:
+        return v
+    result = ex.map([v], out, lambda b, a: a)
+    if v.name in ex.conjuncts:
+        ex.conjuncts[result.name] = ex.conjuncts[v.name]
+    return result
+
+
+@handles(aten.index.Tensor)
+def index(ex, x, indices):
+    """x[..., i1, ..., ik, ...] with adjacent index tensors (None for the
+    whole dims before them): the result has x's leading dims, the index
+    tensors' broadcast shape, then x's trailing dims (PyTorch's rule for
+    adjacent advanced indices)."""
+    out = ex.out_type()
+    x = ex.tensor(x)
+    p = 0
+    while p < len(indices) and indices[p] is None:
+        p += 1
+    tensors = list(indices[p:])
+    while tensors and tensors[-1] is None:
+        tensors.pop()
+    if not tensors or any(t is None for t in tensors):
+        ex.unsupported("non-adjacent advanced indices")
+    if any(ex.dtype_of(t) == torch.bool for t in tensors):
+        ex.unsupported("indexing with a boolean mask (data-dependent shape)")
+    if all(isinstance(t, Const) for t in tensors):
+        view = _constant_view(ex, x, p, [t.value for t in tensors], out)
+        if view is not None:
+            return view
+    k = len(tensors)
+    idx_vals = [ex.tensor(t) for t in tensors]
+    r = out.rank
+    bdims = r - p - (x.type.rank - p - k)  # rank of the broadcast indices
+
+    def body(b, a, o):
+        coords = [b.index(d) for d in range(p)]
+        for j, s in enumerate(a):
+            coords.append(_checked_index(ex, b, s, (x, p + j)))
+        coords += [b.index(d) for d in range(p + bdims, r)]
+        return b.extract(x, coords)
+
+    maps = []
+    for v in idx_vals:
+        sub = TensorType(out.dims[p:p + bdims], v.type.dtype)
+        m = mlir.broadcast_map(v.type, sub)
+        # Shift the map's dims by p: the index tensors cover out dims
+        # p .. p + bdims.
+        inner = m.split("-> (")[1].rstrip(")>")
+        res = [e.strip() for e in inner.split(",")] if inner.strip() else []
+        res = [f"d{int(e[1:]) + p}" if e.startswith("d") else e for e in res]
+        maps.append(mlir.affine_map(r, res))
+    maps.append(mlir.identity_map(r))
+    return ex.b.generic(idx_vals, maps, out, ["parallel"] * r, body)

@@ -1,0 +1,395 @@
+"""Comparisons, boolean logic, where, constant fills, arange, tril/triu,
+and how the masks models build reach attn.sdpa.
+
+Transformers builds an attention mask as a conjunction: `causal(i, j) &
+window(i, j) & padding[b, j]`, broadcast to `[B, 1, L, S]` (boolean for
+SDPA, `where(mask, 0, finfo.min)` added to the scores for eager
+attention). Materialised, it is read once per score. Instead the exporter
+remembers the terms of every conjunction (`ex.conjuncts`) and of every
+`where(conjunction, c1, c2)` with scalar branches (`ex.selects`):
+
+- SDPA (ops/attention.py) takes the terms apart: a constant term that is a
+  band becomes `is_causal`/`window_left`/`window_right` (`band_of`), the
+  others are and-ed into the mask operand, a `[B, 1, 1, S]` padding mask
+  in transformers' case.
+- An additive `scores + where(t1 & t2 & ..., c1, c2)` is distributed over
+  the terms, exactly (`distribute_additive_select`): `where(t1, scores +
+  where(t2 & ..., c1, c2), scores + c2)`; band terms are written from
+  `attn.iota` positions, so the fusion computes them per tile in the
+  score_mod region and reads only the small terms.
+
+The materialised mask is written too; when nothing else reads it, it is
+dead code the pipeline removes."""
+
+from __future__ import annotations
+
+import torch
+
+from .. import mlir
+from ..exporter import Const
+from ..mlir import TensorType, Value
+from . import handles
+
+aten = torch.ops.aten
+
+
+# ---- comparisons ------------------------------------------------------------
+def _like(ex, x):
+    """A stand-in with x's dtype and dim-ness for torch.result_type."""
+    if isinstance(x, Value):
+        return torch.empty((1,) * x.type.rank, dtype=x.type.dtype)
+    if isinstance(x, Const) and isinstance(x.value, torch.Tensor):
+        return x.value
+    return ex.concrete(x)
+
+
+def compute_dtype(ex, lhs, rhs):
+    return torch.result_type(_like(ex, lhs), _like(ex, rhs))
+
+
+_NEGATED = {"eq": "ne", "ne": "eq", "lt": "ge", "ge": "lt", "le": "gt",
+            "gt": "le"}
+
+
+def compare(ex, pred, lhs, rhs, negate=False, out=None) -> Value:
+    """torch.eq/lt/... as a generic; `negate` gives the exact negation
+    (true where an operand is NaN)."""
+    out = out or ex.out_type()
+    ctype = compute_dtype(ex, lhs, rhs)
+    operands = [ex.tensor(v, ctype) for v in (lhs, rhs)]
+
+    def body(b, x, y):
+        r = b.cmp(pred, x, y)
+        if negate:
+            r = b.arith("xori", r, b.constant(1, torch.bool))
+        return r
+
+    result = ex.map(operands, out, body)
+    if not negate:
+        ex.inverses[result.name] = lambda: compare(
+            ex, pred, lhs, rhs, negate=True, out=out)
+    return result
+
+
+def _compare(pred):
+    return lambda ex, lhs, rhs: compare(ex, pred, lhs, rhs)
+
+
+for _pred in ("eq", "ne", "lt", "le", "gt", "ge"):
+    handles(getattr(aten, _pred).Scalar,
+            getattr(aten, _pred).Tensor)(_compare(_pred))
+
+
+@handles(aten.isnan.default)
+def isnan(ex, x):
+    x = ex.tensor(x)
+    return ex.map([x], ex.out_type(), lambda b, a: b._emit(
+        f"arith.cmpf uno, {a.name}, {a.name} : {a.elt}", torch.bool))
+
+
+# ---- boolean logic ----------------------------------------------------------
+def terms_of(ex, x) -> list:
+    """The conjunction terms of a boolean operand (itself if none)."""
+    if isinstance(x, Value):
+        return list(ex.conjuncts.get(x.name, [x]))
+    return [x]
+
+
+def logical(ex, op, *operands) -> Value:
+    out = ex.out_type()
+    if op == "not":
+        if out.dtype == torch.bool:
+            inner = ex.tensor(operands[0], torch.bool)
+            result = ex.map([inner], out, lambda b, a: b.arith(
+                "xori", a, b.constant(1, torch.bool)))
+            ex.inverses[result.name] = lambda: inner
+            return result
+        x = ex.tensor(operands[0], out.dtype)
+        return ex.map([x], out, lambda b, a: b.arith(
+            "xori", a, b.constant(-1, out.dtype)))
+    vals = [ex.tensor(v, out.dtype) for v in operands]
+    result = ex.map(vals, out, lambda b, x, y: b.arith(f"{op}i", x, y))
+    if op == "and" and out.dtype == torch.bool:
+        ex.conjuncts[result.name] = terms_of(ex, operands[0]) + \
+            terms_of(ex, operands[1])
+    return result
+
+
+@handles(aten.bitwise_not.default, aten.logical_not.default)
+def logical_not(ex, x):
+    out = ex.out_type()
+    if out.dtype != torch.bool and ex.node.target is aten.logical_not.default:
+        ex.unsupported(f"logical_not to {out.dtype}")
+    return logical(ex, "not", x)
+
+
+@handles(aten.bitwise_and.Tensor, aten.logical_and.default,
+         aten.bitwise_and.Scalar)
+def logical_and(ex, a, b):
+    return logical(ex, "and", a, b)
+
+
+@handles(aten.bitwise_or.Tensor, aten.logical_or.default,
+         aten.bitwise_or.Scalar)
+def logical_or(ex, a, b):
+    return logical(ex, "or", a, b)
+
+
+@handles(aten.bitwise_xor.Tensor, aten.logical_xor.default)
+def logical_xor(ex, a, b):
+    return logical(ex, "xor", a, b)
+
+
+# ---- where ------------------------------------------------------------------
+@handles(aten.where.self, aten.where.ScalarSelf, aten.where.ScalarOther,
+         aten.where.Scalar)
+def where(ex, cond, a, b):
+    out = ex.out_type()
+    cond_v = ex.tensor(cond, torch.bool)
+    if not mlir.is_float(out.dtype):
+        x, y = ex.tensor(a, out.dtype), ex.tensor(b, out.dtype)
+        return ex.map([cond_v, x, y], out, lambda bd, c, p, q: bd.select(
+            c, p, q))
+    result = ex.b.attn("where", [cond_v, ex.scalar_operand(a, out.dtype),
+                                 ex.scalar_operand(b, out.dtype)], out)
+    scalars = [_scalar_value(ex, v) for v in (a, b)]
+    if None not in scalars and isinstance(cond, Value):
+        ex.selects[result.name] = (terms_of(ex, cond), scalars[0],
+                                   scalars[1], out.dtype)
+    return result
+
+
+def _scalar_value(ex, x):
+    v = ex.concrete(x)
+    if isinstance(v, torch.Tensor):
+        return v.item() if v.numel() == 1 and v.dim() == 0 else None
+    return v if isinstance(v, (int, float, bool)) else None
+
+
+# ---- bands ------------------------------------------------------------------
+def band_of(t: torch.Tensor):
+    """(window_left, window_right) when the constant boolean `t` (leading
+    dims broadcast) keeps exactly the band i - left <= j <= i + right of
+    its last two dims (None: unbounded), else None."""
+    if t.dtype != torch.bool or t.dim() < 2:
+        return None
+    keep = t.reshape(-1, *t.shape[-2:])
+    if not bool((keep == keep[0:1]).all()):
+        return None
+    keep = keep[0]
+    L, S = keep.shape
+    i = torch.arange(L)[:, None]
+    j = torch.arange(S)[None, :]
+    if not bool(keep.any()):
+        return None
+    d = (j - i)[keep]
+    right, left = int(d.max()), int(-d.min())
+    band = (j - i <= right) & (j - i >= -left)
+    if not bool((band == keep).all()):
+        return None
+    return (None if left >= L - 1 else left,
+            None if right >= S - 1 else right)
+
+
+def band_terms(ex, band, scores_rank) -> list:
+    """A band as masks computed from attn.iota positions (the form the
+    fusion computes per tile), shaped [L, 1] against [1, S]."""
+    left, right, L, S = band
+    f32 = torch.float32
+    i = ex.b.attn("iota", [], TensorType((L, 1), f32), ["dimension = 0 : i64"])
+    j = ex.b.attn("iota", [], TensorType((1, S), f32), ["dimension = 1 : i64"])
+    out = TensorType((L, S), torch.bool)
+    terms = []
+    # attn.cmp's predicate in generic form: its I64EnumAttr value.
+    for bound, pred, sign in ((right, 3, 1), (left, 5, -1)):  # le, ge
+        if bound is None:
+            continue
+        off = ex.b.attn("add", [i, ex.b.scalar_tensor(sign * bound, f32)],
+                        i.type)
+        terms.append(ex.b.attn("cmp", [j, off], out,
+                               [f"predicate = {pred} : i64"]))
+    return terms
+
+
+def split_mask_terms(ex, mask):
+    """A boolean mask's terms: (band, others). `band` is (left, right) of
+    the intersection of the constant band terms, or None; all-true
+    constants go."""
+    band, rest = None, []
+    for t in terms_of(ex, mask):
+        if isinstance(t, Const) and isinstance(t.value, torch.Tensor):
+            if bool(t.value.all()):
+                continue
+            b = band_of(t.value)
+            if b is not None:
+                L, S = t.value.shape[-2:]
+                band = _intersect(band, b, L, S)
+                continue
+        rest.append(t)
+    return band, rest
+
+
+def _intersect(band, b, L, S):
+    if band is None:
+        return (b[0], b[1], L, S)
+    lo = [x for x in (band[0], b[0]) if x is not None]
+    hi = [x for x in (band[1], b[1]) if x is not None]
+    return (min(lo) if lo else None, min(hi) if hi else None, L, S)
+
+
+def and_all(ex, terms, shape_of=None) -> Value:
+    """The conjunction of boolean terms, broadcast to their common shape."""
+    vals = [ex.tensor(t, torch.bool) for t in terms]
+    result = vals[0]
+    for v in vals[1:]:
+        out = TensorType(mlir.broadcast_dims(result.type.dims, v.type.dims),
+                         torch.bool)
+        result = ex.map([result, v], out, lambda b, x, y: b.arith("andi",
+                                                                 x, y))
+    return result
+
+
+def distribute_additive_select(ex, lhs, rhs):
+    """`x + where(t1 & t2 & ..., c1, c2)` (either order) as `where(t1, x +
+    where(t2 & ..., c1, c2), x + c2)`, exactly: the fusion then reads the
+    small terms and computes band terms from positions instead of one
+    materialised [B, 1, L, S] mask. None when it does not apply."""
+    for x, w in ((lhs, rhs), (rhs, lhs)):
+        if not (isinstance(x, Value) and isinstance(w, Value) and
+                w.name in ex.selects):
+            continue
+        terms, c1, c2, wdtype = ex.selects[w.name]
+        out = ex.out_type()
+        if x.type.dims != out.dims or not mlir.is_float(out.dtype) or \
+                out.dtype != x.type.dtype:
+            continue
+        band, rest = split_mask_terms(ex, w)
+        if band is None and len(rest) < 2:
+            continue
+        if band is not None:
+            rest = band_terms(ex, band, out.rank) + rest
+        # The constants as the where rounded them, added in the add's type.
+        k1 = ex.b.scalar_tensor(c1, wdtype)
+        k2 = ex.b.scalar_tensor(c2, wdtype)
+        masked = ex.b.attn("add", [x, k2], out)
+        result = ex.b.attn("add", [x, k1], out)
+        for t in reversed(rest):
+            cond = ex.tensor(t, torch.bool)
+            result = ex.b.attn("where", [cond, result, masked], out)
+        return result
+    return None
+
+
+# ---- fills and ranges -------------------------------------------------------
+def fill(ex, value) -> Value:
+    out = ex.out_type()
+    v = ex.concrete(value)
+    if isinstance(v, torch.Tensor):
+        v = v.item()
+    result = ex.b.fill(v, out)
+    if out.dtype == torch.bool and v:
+        ex.all_true.add(result.name)
+    return result
+
+
+@handles(aten.full.default)
+def full(ex, size, value, **_):
+    return fill(ex, value)
+
+
+@handles(aten.ones.default)
+def ones(ex, size, **_):
+    return fill(ex, 1)
+
+
+@handles(aten.zeros.default)
+def zeros(ex, size, **_):
+    return fill(ex, 0)
+
+
+@handles(aten.full_like.default)
+def full_like(ex, x, value, **_):
+    return fill(ex, value)
+
+
+@handles(aten.ones_like.default)
+def ones_like(ex, x, **_):
+    return fill(ex, 1)
+
+
+@handles(aten.zeros_like.default)
+def zeros_like(ex, x, **_):
+    return fill(ex, 0)
+
+
+@handles(aten.new_ones.default)
+def new_ones(ex, x, size, **_):
+    return fill(ex, 1)
+
+
+@handles(aten.new_zeros.default)
+def new_zeros(ex, x, size, **_):
+    return fill(ex, 0)
+
+
+@handles(aten.new_full.default)
+def new_full(ex, x, size, value, **_):
+    return fill(ex, value)
+
+
+@handles(aten.scalar_tensor.default)
+def scalar_tensor(ex, value, **_):
+    return fill(ex, value)
+
+
+@handles(aten.arange.default, aten.arange.start, aten.arange.start_step)
+def arange(ex, *args, **kwargs):
+    """arange over a run-time size (a static one is folded)."""
+    start, step = 0, 1
+    if len(args) >= 2:
+        start = ex.concrete(args[0])
+    if len(args) >= 3:
+        step = ex.concrete(args[2])
+    out = ex.out_type()
+    if not isinstance(start, int) or not isinstance(step, int):
+        ex.unsupported("arange with a run-time start or step")
+
+    def body(b, *_):
+        i = b.convert(b.index(0), torch.int64)
+        v = b.arith("addi", b.arith("muli", i, b.constant(step, torch.int64)),
+                    b.constant(start, torch.int64))
+        return b.convert(v, out.dtype)
+    return ex.map([], out, body)
+
+
+def tri(ex, upper, x, diagonal=0) -> Value:
+    """tril/triu of a run-time tensor: keep x[.., i, j] where j - i <=
+    diagonal (tril) or >= diagonal (triu), else 0."""
+    x = ex.tensor(x)
+    out = x.type
+    r = out.rank
+
+    def body(b, a):
+        i, j = b.index(r - 2), b.index(r - 1)
+        d = b.arith("subi", j, i)
+        keep = b.cmp("ge" if upper else "le", d, b.constant(diagonal,
+                                                            mlir.INDEX))
+        return b.select(keep, a, b.constant(0, out.dtype))
+
+    result = ex.map([x], out, body)
+    if x.name in ex.all_true:
+        # not triu(ones, k) == tril(ones, k - 1); not tril(ones, k) ==
+        # triu(ones, k + 1).
+        ex.inverses[result.name] = lambda: tri(
+            ex, not upper, x, diagonal - 1 if upper else diagonal + 1)
+    return result
+
+
+@handles(aten.tril.default)
+def tril(ex, x, diagonal=0):
+    return tri(ex, False, x, diagonal)
+
+
+@handles(aten.triu.default)
+def triu(ex, x, diagonal=0):
+    return tri(ex, True, x, diagonal)

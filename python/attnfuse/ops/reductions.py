@@ -1,0 +1,144 @@
+"""Reductions: sum, mean, amax/amin along dims, and cumsum, as
+linalg.generic reductions accumulated in the opmath type (f32 for
+f16/bf16, int64 for integers) and rounded once, as PyTorch's CPU kernels
+accumulate."""
+
+from __future__ import annotations
+
+import torch
+
+from .. import mlir
+from ..mlir import TensorType, Value, affine_map
+from . import handles
+from .views import reshape_to
+
+aten = torch.ops.aten
+
+
+def _dims(x: Value, dims) -> list[int]:
+    r = x.type.rank
+    if dims is None or dims == []:
+        return list(range(r))
+    if isinstance(dims, int):
+        dims = [dims]
+    return sorted({d % max(r, 1) for d in dims})
+
+
+def reduce(ex, x: Value, dims, acc_dtype, init_value, combine,
+           finish=None) -> Value:
+    """Reduces x over `dims` into a tensor without them: `combine(b, acc,
+    element)` in `acc_dtype` from `init_value`; `finish(b, acc)` maps the
+    result elementwise (None: keep)."""
+    r = x.type.rank
+    kept = [i for i in range(r) if i not in dims]
+    acc_type = TensorType(tuple(x.type.dims[i] for i in kept), acc_dtype)
+    init = ex.b.fill(init_value, acc_type)
+    maps = [affine_map(r, [f"d{i}" for i in range(r)]),
+            affine_map(r, [f"d{i}" for i in kept])]
+    iters = ["reduction" if i in dims else "parallel" for i in range(r)]
+    acc = ex.b.generic([x], maps, acc_type, iters,
+                       lambda b, a, o: combine(b, o, b.convert(a[0],
+                                                               acc_dtype)),
+                       init=init)
+    return acc if finish is None else finish(acc)
+
+
+def _finish(ex, acc: Value, out: TensorType, fn=None) -> Value:
+    """acc (reduced dims dropped) -> out (keepdim or not), with fn(b, a)
+    applied per element and the dtype rounded."""
+    shaped = acc.type.with_dims(out.dims)
+    if fn is not None or acc.type.dtype != out.dtype:
+        acc = ex.map([acc], acc.type.with_dtype(out.dtype), lambda b, a: b.convert(
+            fn(b, a) if fn else a, out.dtype))
+    return reshape_to(ex, acc, shaped.with_dtype(out.dtype))
+
+
+def _acc_dtype(dtype):
+    if mlir.is_float(dtype):
+        return mlir.opmath(dtype)
+    return torch.int64
+
+
+@handles(aten.sum.dim_IntList, aten.sum.default)
+def sum_(ex, x, dims=None, keepdim=False, dtype=None):
+    out = ex.out_type()
+    x = ex.tensor(x, dtype or (out.dtype if mlir.is_float(out.dtype) else None))
+    acc_dtype = _acc_dtype(out.dtype)
+    op = "addf" if mlir.is_float(acc_dtype) else "addi"
+    acc = reduce(ex, x, _dims(x, dims), acc_dtype, 0,
+                 lambda b, o, a: b.arith(op, o, a))
+    return _finish(ex, acc, out)
+
+
+@handles(aten.mean.dim, aten.mean.default)
+def mean(ex, x, dims=None, keepdim=False, dtype=None):
+    out = ex.out_type()
+    if not mlir.is_float(out.dtype):
+        ex.unsupported(f"mean to {out.dtype}")
+    x = ex.tensor(x, dtype)
+    dims = _dims(x, dims)
+    n = 1
+    for d in dims:
+        n = n * x.type.dims[d]
+    acc_dtype = mlir.opmath(out.dtype)
+    acc = reduce(ex, x, dims, acc_dtype, 0,
+                 lambda b, o, a: b.arith("addf", o, a))
+    if not isinstance(n, int):
+        ex.unsupported("mean over a dynamic dim")
+    return _finish(ex, acc, out, lambda b, a: b.arith(
+        "divf", a, b.constant(float(n), acc_dtype)))
+
+
+def _extremum(ex, x, dims, keepdim, is_max):
+    out = ex.out_type()
+    x = ex.tensor(x)
+    flt = mlir.is_float(out.dtype)
+    if flt:
+        op, init = ("maximumf", float("-inf")) if is_max else \
+            ("minimumf", float("inf"))
+    else:
+        info = torch.iinfo(out.dtype) if out.dtype != torch.bool else None
+        op = "maxsi" if is_max else "minsi"
+        init = (info.min if is_max else info.max) if info else int(not is_max)
+    acc = reduce(ex, x, _dims(x, dims), out.dtype, init,
+                 lambda b, o, a: b.arith(op, o, a))
+    return _finish(ex, acc, out)
+
+
+@handles(aten.amax.default)
+def amax(ex, x, dims=(), keepdim=False):
+    return _extremum(ex, x, dims, keepdim, True)
+
+
+@handles(aten.amin.default)
+def amin(ex, x, dims=(), keepdim=False):
+    return _extremum(ex, x, dims, keepdim, False)
+
+
+@handles(aten.cumsum.default)
+def cumsum(ex, x, dim, dtype=None):
+    """out[.., i, ..] = sum of x[.., k, ..] for k <= i, added in order (the
+    generic's reduction loop over k adds 0 past i, which changes nothing)."""
+    out = ex.out_type()
+    x = ex.tensor(x, out.dtype)
+    r = x.type.rank
+    dim %= r
+    acc_dtype = _acc_dtype(out.dtype)
+    loops = r + 1
+    in_map = [f"d{i}" if i != dim else f"d{r}" for i in range(r)]
+    maps = [affine_map(loops, in_map),
+            affine_map(loops, [f"d{i}" for i in range(r)])]
+    iters = ["parallel"] * r + ["reduction"]
+    init = ex.b.fill(0, out.with_dtype(acc_dtype))
+    flt = mlir.is_float(acc_dtype)
+
+    def body(b, a, o):
+        k, i = b.index(r), b.index(dim)
+        v = b.convert(a[0], acc_dtype)
+        s = b.arith("addf" if flt else "addi", o, v)
+        return b.select(b.cmp("le", k, i), s, o)
+    acc = ex.b.generic([x], maps, out.with_dtype(acc_dtype), iters, body,
+                       init=init)
+    if acc_dtype == out.dtype:
+        return acc
+    return ex.map([acc], out, lambda b, a: b.convert(a, out.dtype))

@@ -1,0 +1,236 @@
+"""Shapes and views: reshapes as tensor.expand_shape/collapse_shape,
+permutations as linalg.transpose (attn.transpose for a float swap of two
+dims, which the fusion reads), slices as tensor.extract_slice, cat as
+tensor.insert_slice, expand as a broadcasting linalg.generic."""
+
+from __future__ import annotations
+
+import torch
+
+from .. import mlir
+from ..mlir import TensorType, Value
+from . import handles
+
+aten = torch.ops.aten
+
+
+def _is_int(d) -> bool:
+    return isinstance(d, int) or bool(getattr(d, "is_Integer", False))
+
+
+def _same_size(a, b) -> bool:
+    if _is_int(a) and _is_int(b):
+        return int(a) == int(b)
+    import sympy
+    return sympy.simplify(sympy.sympify(a) - sympy.sympify(b)) == 0
+
+
+def _as_dim(d):
+    return int(d) if _is_int(d) else d
+
+
+def reassociation(src, dst):
+    """Groups of the higher-rank shape's dims, one per dim of the lower-rank
+    shape, whose sizes multiply to it (trailing 1s join the last group), or
+    None when the reshape is not a pure expand or collapse."""
+    large, small = (dst, src) if len(dst) >= len(src) else (src, dst)
+    if len(large) == len(small):
+        return None
+    if not small:
+        return [] if all(_is_int(d) and int(d) == 1 for d in large) else None
+    groups, j = [], 0
+    for d in small:
+        group, prod = [], 1
+        while j < len(large):
+            group.append(j)
+            prod = prod * large[j]
+            j += 1
+            if _same_size(prod, d):
+                break
+        else:
+            return None
+        groups.append(group)
+    while j < len(large) and _is_int(large[j]) and int(large[j]) == 1 and groups:
+        groups[-1].append(j)
+        j += 1
+    return groups if j == len(large) else None
+
+
+def collapse_shape(ex, x: Value, groups, out: TensorType) -> Value:
+    if x.type.rank == 1 and out.rank == 1:
+        return x
+    return ex.b.collapse_shape(x, groups, out)
+
+
+def expand_shape(ex, x: Value, groups, out: TensorType) -> Value:
+    if x.type.rank == 1 and out.rank == 1:
+        return x
+    for g in groups:
+        if sum(not out.is_static(i) for i in g) > 1:
+            ex.unsupported(f"reshape {x.type} -> {out} splits a dim into two "
+                           f"dynamic dims")
+    return ex.b.expand_shape(x, groups, out)
+
+
+def reshape_to(ex, x: Value, out: TensorType) -> Value:
+    """A row-major reshape as one tensor.expand_shape or collapse_shape
+    grouping the dims whose products agree, else a collapse to 1-D and an
+    expand. (MLIR 22's expand-strided-metadata crashes on an expand group
+    with two dynamic dims, so such a reshape is refused.)"""
+    if x.type.dims == out.dims:
+        return x
+    groups = reassociation(x.type.dims, out.dims)
+    if groups is not None and out.rank > x.type.rank:
+        return expand_shape(ex, x, groups, out)
+    if groups is not None:
+        return collapse_shape(ex, x, groups, out)
+    n = 1
+    for d in x.type.dims:
+        n = n * d
+    flat_type = TensorType((_as_dim(n),), x.type.dtype)
+    flat = collapse_shape(ex, x, [list(range(x.type.rank))], flat_type)
+    return expand_shape(ex, flat, [list(range(out.rank))], out)
+
+
+@handles(aten.view.default, aten.reshape.default, aten._unsafe_view.default,
+         aten.unsqueeze.default, aten.squeeze.dim, aten.squeeze.dims,
+         aten.squeeze.default, aten.flatten.using_ints, aten.unflatten.int)
+def reshape(ex, x, *_):
+    return reshape_to(ex, ex.tensor(x), ex.out_type())
+
+
+@handles(aten.expand.default)
+def expand(ex, x, sizes, implicit=False):
+    x = ex.tensor(x)
+    out = ex.out_type()
+    if x.type.dims == out.dims:
+        result = x
+    else:
+        result = ex.map([x], out, lambda b, a: a)
+    # A broadcast mask keeps its conjunction terms (ops/masks.py).
+    if x.name in ex.conjuncts:
+        ex.conjuncts[result.name] = ex.conjuncts[x.name]
+    return result
+
+
+def linalg_permute(ex, x: Value, perm, out: TensorType) -> Value:
+    return ex.b.transpose(x, perm, out)
+
+
+@handles(aten.permute.default)
+def permute(ex, x, dims):
+    from .attention import transpose
+    x = ex.tensor(x)
+    r = x.type.rank
+    perm = [d % r for d in dims]
+    moved = [i for i in range(r) if perm[i] != i]
+    if not moved:
+        return x
+    if len(moved) == 2 and mlir.is_float(x.type.dtype):
+        return transpose(ex, x, moved[0], moved[1])
+    return linalg_permute(ex, x, perm, ex.out_type())
+
+
+@handles(aten.t.default)
+def t(ex, x):
+    from .attention import transpose
+    x = ex.tensor(x)
+    return x if x.type.rank < 2 else transpose(ex, x, 0, 1)
+
+
+def extract_slice(ex, x: Value, offsets, sizes, strides=None,
+                  result: TensorType | None = None) -> Value:
+    strides = strides or [1] * len(sizes)
+    result = result or TensorType(tuple(sizes), x.type.dtype)
+    return ex.b.extract_slice(x, offsets, sizes, strides, result)
+
+
+@handles(aten.split.Tensor, aten.split_with_sizes.default,
+         aten.chunk.default)
+def split(ex, x, split_size, dim=0):
+    x = ex.tensor(x)
+    outs = ex.out_types()
+    dim %= x.type.rank
+    results, offset = [], 0
+    for t in outs:
+        offsets = [0] * x.type.rank
+        offsets[dim] = offset
+        results.append(extract_slice(ex, x, offsets, list(t.dims)))
+        offset = offset + t.dims[dim]
+    return results
+
+
+@handles(aten.unbind.int)
+def unbind(ex, x, dim=0):
+    x = ex.tensor(x)
+    outs = ex.out_types()
+    dim %= x.type.rank
+    results = []
+    for i, t in enumerate(outs):
+        offsets = [0] * x.type.rank
+        offsets[dim] = i
+        sizes = list(x.type.dims)
+        sizes[dim] = 1
+        results.append(extract_slice(ex, x, offsets, sizes, result=t))
+    return results
+
+
+@handles(aten.select.int)
+def select(ex, x, dim, index):
+    x = ex.tensor(x)
+    dim %= x.type.rank
+    index = ex.concrete(index)
+    if not isinstance(index, int):
+        ex.unsupported("select with a run-time index")
+    if index < 0:
+        if not x.type.is_static(dim):
+            ex.unsupported("select with a negative index on a dynamic dim")
+        index += x.type.dims[dim]
+    offsets = [0] * x.type.rank
+    offsets[dim] = index
+    sizes = list(x.type.dims)
+    sizes[dim] = 1
+    return extract_slice(ex, x, offsets, sizes, result=ex.out_type())
+
+
+@handles(aten.slice.Tensor)
+def slice_(ex, x, dim=0, start=None, end=None, step=1):
+    x = ex.tensor(x)
+    out = ex.out_type()
+    dim %= x.type.rank
+    start = ex.concrete(start)
+    if start is None:
+        start = 0
+    if isinstance(start, int) and start < 0:
+        if not x.type.is_static(dim):
+            ex.unsupported("negative slice start on a dynamic dim")
+        start = max(start + x.type.dims[dim], 0)
+    if not isinstance(start, int):
+        ex.unsupported("slice with a run-time start")
+    if out.dims == x.type.dims and start == 0:
+        return x
+    offsets = [0] * x.type.rank
+    offsets[dim] = start
+    strides = [1] * x.type.rank
+    strides[dim] = step
+    return extract_slice(ex, x, offsets, list(out.dims), strides, out)
+
+
+@handles(aten.cat.default)
+def cat(ex, tensors, dim=0):
+    """torch.cat: each input inserted at its offset along `dim` (inputs
+    converted to the result dtype, empty 1-D inputs skipped as PyTorch
+    does)."""
+    out = ex.out_type()
+    dim %= out.rank
+    result = ex.b.empty(out)
+    offset = 0
+    for x in tensors:
+        v = ex.tensor(x, out.dtype)
+        if v.type.rank != out.rank:
+            continue  # a legacy empty [0] input
+        offsets = [0] * out.rank
+        offsets[dim] = offset
+        result = ex.b.insert_slice(v, result, offsets, list(v.type.dims))
+        offset = offset + v.type.dims[dim]
+    return result
