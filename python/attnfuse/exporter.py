@@ -46,6 +46,7 @@ TRAIN_DROPOUT_POLICIES = ("error", "warn")
 # (linear, layer_norm, silu).
 KEEP_WHOLE = (
     aten.matmul.default, aten.linear.default, aten.softmax.int,
+    aten._safe_softmax.default,
     aten.masked_fill.Scalar, aten.masked_fill.Tensor,
     aten.scaled_dot_product_attention.default, aten.transpose.int,
     aten.repeat_interleave.self_int, aten.layer_norm.default,

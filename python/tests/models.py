@@ -177,11 +177,11 @@ class SDPAttention(nn.Module):
         return self.out(y.transpose(1, 2).reshape(B, T, C))
 
 
-class CumsumAttention(nn.Module):
-    """Not supported: cumsum has no mapping."""
+class UnmappedOpAttention(nn.Module):
+    """Not supported: cummax has no mapping."""
 
     def forward(self, q, k, v):
-        scores = (q @ k.transpose(-2, -1)).cumsum(-1)
+        scores = (q @ k.transpose(-2, -1)).cummax(-1).values
         return scores.softmax(-1) @ v
 
 

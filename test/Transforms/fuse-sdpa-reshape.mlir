@@ -144,3 +144,48 @@ func.func @dynamic_batch(%q: tensor<?x5x8xf32>, %k: tensor<?x7x8xf32>, %v: tenso
   %o = attn.matmul %p, %v : (tensor<?x5x7xf32>, tensor<?x7x4xf32>) -> tensor<?x5x4xf32>
   return %o : tensor<?x5x4xf32>
 }
+
+// -----
+
+// BLOOM: `alibi.baddbmm(q, kT, alpha=...)` on [B*H, L, S] views, where the
+// ALiBi bias [B*H, 1, S] broadcasts along the query rows; the scores are
+// viewed as [B, H, L, S] for the padding mask. The bias has the scores'
+// batch dims, so it is reshaped with them ([B, H, 1, S]) and the chain
+// fuses with the bias in the score_mod region.
+// CHECK-LABEL: func.func @bloom_alibi_baddbmm
+// CHECK-SAME: (%[[Q:[^:]+]]: tensor<6x5x8xf32>, %[[K:[^:]+]]: tensor<6x7x8xf32>, %[[V:[^:]+]]: tensor<6x7x4xf32>, %[[AL:[^:]+]]: tensor<6x1x7xf32>, %[[M:[^:]+]]: tensor<2x1x5x7xf32>)
+// CHECK-DAG: %[[AL4:.+]] = tensor.expand_shape %[[AL]] {{\[\[}}0, 1], [2], [3]] output_shape [2, 3, 1, 7]
+// CHECK: %[[O:.+]] = attn.sdpa {{.*}} extras(%[[AL4]], %[[M]])
+// CHECK-NOT: attn.softmax
+func.func @bloom_alibi_baddbmm(%q: tensor<6x5x8xf32>, %k: tensor<6x7x8xf32>, %v: tensor<6x7x4xf32>, %alibi: tensor<6x1x7xf32>, %m: tensor<2x1x5x7xf32>) -> tensor<6x5x4xf32> {
+  %kt = attn.transpose %k dims(1, 2) : tensor<6x7x8xf32> -> tensor<6x8x7xf32>
+  %s = attn.matmul %q, %kt : (tensor<6x5x8xf32>, tensor<6x8x7xf32>) -> tensor<6x5x7xf32>
+  %c = arith.constant dense<0.353553385> : tensor<f32>
+  %ss = attn.mul %s, %c : (tensor<6x5x7xf32>, tensor<f32>) -> tensor<6x5x7xf32>
+  %b = attn.add %alibi, %ss : (tensor<6x1x7xf32>, tensor<6x5x7xf32>) -> tensor<6x5x7xf32>
+  %s4 = tensor.expand_shape %b [[0, 1], [2], [3]] output_shape [2, 3, 5, 7] : tensor<6x5x7xf32> into tensor<2x3x5x7xf32>
+  %a = attn.add %s4, %m : (tensor<2x3x5x7xf32>, tensor<2x1x5x7xf32>) -> tensor<2x3x5x7xf32>
+  // expected-remark @+1 {{fused into attn.sdpa with a score_mod region}}
+  %p = attn.softmax %a dim(-1) : tensor<2x3x5x7xf32>
+  %p3 = tensor.collapse_shape %p [[0, 1], [2], [3]] : tensor<2x3x5x7xf32> into tensor<6x5x7xf32>
+  %o = attn.matmul %p3, %v : (tensor<6x5x7xf32>, tensor<6x7x4xf32>) -> tensor<6x5x4xf32>
+  return %o : tensor<6x5x4xf32>
+}
+
+// -----
+
+// An operand that broadcasts over the batch dims of the view ([1, L, S]
+// against [B*H, L, S]) has no [B, H] split: the view stays in the chain.
+// CHECK-LABEL: func.func @negative_reshape_bias_broadcasts_batch
+// CHECK-NOT: attn.sdpa
+func.func @negative_reshape_bias_broadcasts_batch(%q: tensor<6x5x8xf32>, %k: tensor<6x7x8xf32>, %v: tensor<2x3x7x4xf32>, %bias: tensor<1x5x7xf32>, %m: tensor<2x1x5x7xf32>) -> tensor<2x3x5x4xf32> {
+  %kt = attn.transpose %k dims(1, 2) : tensor<6x7x8xf32> -> tensor<6x8x7xf32>
+  %s = attn.matmul %q, %kt : (tensor<6x5x8xf32>, tensor<6x8x7xf32>) -> tensor<6x5x7xf32>
+  %b = attn.add %s, %bias : (tensor<6x5x7xf32>, tensor<1x5x7xf32>) -> tensor<6x5x7xf32>
+  %s4 = tensor.expand_shape %b [[0, 1], [2], [3]] output_shape [2, 3, 5, 7] : tensor<6x5x7xf32> into tensor<2x3x5x7xf32>
+  %a = attn.add %s4, %m : (tensor<2x3x5x7xf32>, tensor<2x1x5x7xf32>) -> tensor<2x3x5x7xf32>
+  // expected-remark @+1 {{not fused: the scores go through a reshape}}
+  %p = attn.softmax %a dim(-1) : tensor<2x3x5x7xf32>
+  %o = attn.matmul %p, %v : (tensor<2x3x5x7xf32>, tensor<2x3x7x4xf32>) -> tensor<2x3x5x4xf32>
+  return %o : tensor<2x3x5x4xf32>
+}

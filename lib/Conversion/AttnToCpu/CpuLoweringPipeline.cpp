@@ -93,6 +93,8 @@ static void addToLLVMPasses(OpPassManager &pm,
   pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefToLLVM));
   pm.addPass(createConvertVectorToLLVMPass());
   pm.addPass(createConvertMathToLLVMPass());
+  // What has no LLVM intrinsic (math.erf of the exporter's GELU) calls libm.
+  pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());
   if (options.checkFailureCalls)

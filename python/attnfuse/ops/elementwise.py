@@ -52,7 +52,8 @@ def _scaled(ex, x, alpha):
         return x
     if ex.is_scalar(x):
         return ex.concrete(x) * alpha
-    return binary(ex, "mul", x, alpha, ex.out_type())
+    v = ex.tensor(x)
+    return binary(ex, "mul", v, alpha, v.type.with_dtype(ex.out_type().dtype))
 
 
 @handles(aten.add.Tensor, aten.add.Scalar)

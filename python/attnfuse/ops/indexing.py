@@ -18,15 +18,18 @@ from .views import reshape_to
 aten = torch.ops.aten
 
 
-def _checked_index(ex, b, i, size):
-    """An integer index as `index`, negative ones counted from the end as
-    PyTorch does, asserted to lie in [0, size)."""
+def _checked_index(ex, b, i, size, wrap=False):
+    """An integer index as `index`, asserted to lie in [0, n) for the size
+    n of dim size[1] of tensor size[0]; with `wrap`, negative ones count
+    from the end first (advanced indexing does, embedding and gather
+    refuse them, as in PyTorch)."""
     idx = b.convert(i, INDEX)
     n = b._emit(f"tensor.dim {size[0].name}, {b.constant(size[1], INDEX).name}"
-                f" : {size[0].type}", INDEX) if size is not None else None
+                f" : {size[0].type}", INDEX)
     zero = b.constant(0, INDEX)
-    neg = b.cmp("lt", idx, zero)
-    idx = b.select(neg, b.arith("addi", idx, n), idx)
+    if wrap:
+        neg = b.cmp("lt", idx, zero)
+        idx = b.select(neg, b.arith("addi", idx, n), idx)
     ok = b.arith("andi", b.cmp("ge", idx, zero), b.cmp("lt", idx, n))
     b.lines.append(f'cf.assert {ok.name}, "index out of range"')
     return idx
@@ -124,7 +127,7 @@ def index(ex, x, indices):
     def body(b, a, o):
         coords = [b.index(d) for d in range(p)]
         for j, s in enumerate(a):
-            coords.append(_checked_index(ex, b, s, (x, p + j)))
+            coords.append(_checked_index(ex, b, s, (x, p + j), wrap=True))
         coords += [b.index(d) for d in range(p + bdims, r)]
         return b.extract(x, coords)
 

@@ -227,8 +227,8 @@ def cat(ex, tensors, dim=0):
     offset = 0
     for x in tensors:
         v = ex.tensor(x, out.dtype)
-        if v.type.rank != out.rank:
-            continue  # a legacy empty [0] input
+        if v.type.rank != out.rank or v.type.dims[dim] == 0:
+            continue  # empty: nothing to insert (a legacy [0] input too)
         offsets = [0] * out.rank
         offsets[dim] = offset
         result = ex.b.insert_slice(v, result, offsets, list(v.type.dims))

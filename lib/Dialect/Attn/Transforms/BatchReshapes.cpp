@@ -202,15 +202,18 @@ struct HoistBatchReshapeOverScores : public OpRewritePattern<ReshapeTy> {
     }
     if (!isa<ScalarElementwiseOpInterface>(def) || def->getNumResults() != 1)
       return rewriter.notifyMatchFailure(op, "not a matmul or a step");
+    // An operand with the scores' batch dims reshapes with them, whatever
+    // its last two dims (BLOOM's ALiBi bias [B*H, 1, S] added by baddbmm).
     SmallVector<Value> operands;
     for (Value v : def->getOperands()) {
       auto t = cast<RankedTensorType>(v.getType());
       if (t.getRank() == 0)
         operands.push_back(v);
-      else if (t.getShape() == srcType.getShape())
+      else if (hasBatchOf(v, srcType))
         operands.push_back(reshapeBatchLike(rewriter, loc, op, v, false));
       else
-        return rewriter.notifyMatchFailure(op, "a step operand broadcasts");
+        return rewriter.notifyMatchFailure(op, "a step operand broadcasts "
+                                               "over the batch dims");
     }
     rewriter.replaceOp(op,
                        cloneReshaped(rewriter, def, operands, op.getType()));

@@ -1,0 +1,170 @@
+"""Each handler family of the exporter against eager PyTorch, with the edge
+cases that break mappings: broadcasts, negative dims, dtype promotion
+(Python scalars, 0-d tensors, bool and int operands), int64 indices,
+negative indices, odd and empty sizes, f32/bf16/f16. One module per family
+returns many results, so one library covers many ops."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import attnfuse
+
+TOL = {torch.float32: (1e-5, 1e-5), torch.bfloat16: (1e-2, 1.6e-2),
+       torch.float16: (1e-3, 1e-3), torch.int64: (0, 0), torch.bool: (0, 0),
+       torch.int32: (0, 0)}
+
+
+def check(module, args, **kw):
+    compiled = attnfuse.compile(module, args, **kw)
+    expected = module(*args)
+    actual = compiled(*args)
+    expected = expected if isinstance(expected, tuple) else (expected,)
+    actual = actual if isinstance(actual, tuple) else (actual,)
+    assert len(actual) == len(expected)
+    for i, (a, e) in enumerate(zip(actual, expected)):
+        assert a.dtype == e.dtype and a.shape == e.shape, i
+        atol, rtol = TOL[e.dtype]
+        torch.testing.assert_close(a, e, atol=atol, rtol=rtol,
+                                   equal_nan=True, msg=lambda m: f"{i}: {m}")
+    return compiled
+
+
+class Elementwise(torch.nn.Module):
+    def forward(self, x, y):
+        a = x.abs() + 0.5
+        return (torch.add(x, y, alpha=2.0), x - y, x * y, x / a, -x, x.abs(),
+                x.exp(), x.tanh(), x.sin(), x.cos(), a.sqrt(), a.rsqrt(),
+                a.log(), torch.erf(x), torch.sigmoid(x), F.silu(x),
+                F.relu(x), F.gelu(x), F.gelu(x, approximate="tanh"),
+                x ** 2, x ** 3, a ** 0.5, a ** -0.5, a ** 1.7, 1.0 / a,
+                x.clamp(-0.5, 0.25), torch.maximum(x, y),
+                torch.minimum(x, y), x * 0.125, 1.0 - x,
+                x * torch.tensor(3.0), (x > y).to(x.dtype) * 2,
+                torch.where(x > 0, x, y), x.masked_fill(y < 0, 7.0))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16,
+                                   torch.float16])
+def test_elementwise(dtype):
+    x = torch.randn(3, 1, 5).to(dtype)
+    y = torch.randn(4, 5).to(dtype)
+    check(Elementwise(), (x, y))
+
+
+class Integers(torch.nn.Module):
+    def forward(self, ids, mask):
+        pos = mask.cumsum(-1) - 1
+        return (pos, pos * mask, ids // 3, torch.div(-ids, 4,
+                                                      rounding_mode="trunc"),
+                ids % 7, (-ids) % 7, ids.neg(), ids > 40, ids == 5,
+                (ids >= 10) & (mask == 1), (ids < 3) | (mask == 0),
+                ~(mask.bool()), torch.where(mask.bool(), ids, -1),
+                ids.to(torch.float32) / 7, mask.to(torch.bool).to(torch.int32),
+                ids.max(-1, keepdim=True).values if False else ids.amax(-1),
+                ids.sum(-1), (ids * 1.5))
+
+
+def test_integers():
+    ids = torch.randint(-50, 50, (2, 7))
+    mask = torch.ones(2, 7, dtype=torch.long)
+    mask[0, :3] = 0
+    check(Integers(), (ids, mask))
+
+
+class Reductions(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.ln = torch.nn.LayerNorm(5)
+        self.w = torch.nn.Parameter(torch.randn(5))
+
+    def forward(self, x):
+        var = x.float().pow(2).mean(-1, keepdim=True)
+        rms = (x.float() * torch.rsqrt(var + 1e-6)).type_as(x) * self.w
+        return (x.mean(dim=-2), x.mean((0, 2), keepdim=True), x.sum(1),
+                x.amax(-1), x.amin(0), self.ln(x), rms, x.softmax(-2),
+                x.float().cumsum(1), F.layer_norm(x, (3, 5)))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_reductions_and_norms(dtype):
+    module = Reductions().to(dtype)
+    with torch.no_grad():
+        module.ln.weight.normal_()
+        module.ln.bias.normal_()
+    check(module, (torch.randn(2, 3, 5).to(dtype),))
+
+
+class Views(torch.nn.Module):
+    def forward(self, x, table, ids, idx):
+        head = x[..., :2]
+        tail = x[..., 2:]
+        rot = torch.cat((-tail, head), dim=-1)
+        return (rot, x.select(-1, -1), x.permute(2, 0, 1), x[:, 1:, ::2],
+                x.unsqueeze(-2).expand(2, 3, 4, 5), x.flatten(0, 1),
+                torch.cat([x, x * 2], dim=-2),
+                torch.gather(x, -1, idx), x[:, ids[1]], table[ids],
+                F.embedding(ids.abs(), table),
+                x.transpose(-1, 0).contiguous().view(5, -1))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+def test_views_and_indexing(dtype):
+    x = torch.randn(2, 3, 5).to(dtype)
+    table = torch.randn(11, 4).to(dtype)
+    ids = torch.tensor([[0, 10, 3], [-1, 2, 2]])
+    idx = torch.randint(0, 5, (2, 3, 2))
+    check(Views(), (x, table, ids, idx))
+
+
+class Products(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = torch.nn.Conv1d(3, 4, 3, padding=1, stride=2)
+        self.conv2 = torch.nn.Conv2d(3, 4, 2, stride=2)
+        self.lin = torch.nn.Linear(5, 3)
+        self.w = torch.nn.Parameter(torch.randn(5, 2))
+        self.b = torch.nn.Parameter(torch.randn(2))
+
+    def forward(self, seq, img, x):
+        flat = x.reshape(-1, 5)
+        return (self.conv1(seq), self.conv2(img), self.lin(x),
+                torch.addmm(self.b, flat, self.w),
+                torch.baddbmm(x[..., :3].transpose(1, 2), x, x.transpose(1, 2),
+                              alpha=0.5))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_products_and_convolutions(dtype):
+    module = Products().to(dtype)
+    args = (torch.randn(2, 3, 7), torch.randn(2, 3, 6, 6),
+            torch.randn(2, 3, 5))
+    check(module, tuple(a.to(dtype) for a in args))
+
+
+class Empty(torch.nn.Module):
+    def forward(self, x, y):
+        return x + y, (x * 2).sum(-1), torch.cat([x, y], 0)
+
+
+def test_empty_sizes():
+    check(Empty(), (torch.randn(0, 4), torch.randn(0, 4)))
+
+
+def test_dynamic_sizes_in_reductions_and_indexing():
+    batch = torch.export.Dim("batch", min=1, max=8)
+    table = torch.randn(11, 4)
+
+    class M(torch.nn.Module):
+        def forward(self, ids, x):
+            return F.embedding(ids, table).sum(1), x.cumsum(0), x.mean(-1)
+
+    ids = torch.randint(0, 11, (3, 5))
+    x = torch.randn(3, 6)
+    compiled = attnfuse.compile(M(), (ids, x),
+                                dynamic_shapes=({0: batch}, {0: batch}))
+    for b in (2, 7):
+        ids = torch.randint(0, 11, (b, 5))
+        x = torch.randn(b, 6)
+        for a, e in zip(compiled(ids, x), M()(ids, x)):
+            torch.testing.assert_close(a, e)
