@@ -15,20 +15,23 @@ from .views import _as_dim, collapse_shape, expand_shape
 aten = torch.ops.aten
 
 
-def _accumulator(ex, out: TensorType, bias) -> Value:
-    """The f32 (f64) accumulator of `out`'s shape: the bias broadcast, or
-    zero."""
+def _accumulator(ex, out: TensorType, bias) -> Value | None:
+    """The f32 (f64) accumulator of `out`'s shape holding the bias
+    broadcast; None for zero."""
     acc_dtype = torch.float64 if out.dtype == torch.float64 else torch.float32
     acc_type = out.with_dtype(acc_dtype)
     if bias is None:
-        return ex.b.fill(0, acc_type)
+        return None
     bias = ex.tensor(bias)
     return ex.map([bias], acc_type, lambda b, a: b.convert(a, acc_dtype))
 
 
-def _rows_matmul(ex, x: Value, wt: Value, init: Value) -> Value:
+def _rows_matmul(ex, x: Value, wt: Value, init: Value | None,
+                 acc_type: TensorType) -> Value:
     """linalg.matmul of x[lead..., K] (its leading dims collapsed into
-    rows) and wt[K, N] onto init[lead..., N]."""
+    rows) and wt[K, N] onto init[lead..., N], or onto zeros (a fill of the
+    2-D accumulator itself, which the CPU GEMM starts from without reading
+    a buffer)."""
     r = x.type.rank
     lead = list(range(r - 1))
     groups = [lead, [r - 1]]
@@ -38,7 +41,11 @@ def _rows_matmul(ex, x: Value, wt: Value, init: Value) -> Value:
     rows = _as_dim(rows)
     x2 = collapse_shape(ex, x, groups, TensorType((rows, x.type.dims[-1]),
                                                   x.type.dtype))
-    acc2 = TensorType((rows, init.type.dims[-1]), init.type.dtype)
+    acc2 = TensorType((rows, acc_type.dims[-1]), acc_type.dtype)
+    if init is None:
+        init2 = ex.b.fill(0, acc2)
+        y = ex.b.named("linalg.matmul", [x2, wt], init2)
+        return expand_shape(ex, y, groups, acc_type)
     init2 = collapse_shape(ex, init, groups, acc2)
     y = ex.b.named("linalg.matmul", [x2, wt], init2)
     return expand_shape(ex, y, groups, init.type)
@@ -62,14 +69,18 @@ def _generic_matmul(ex, x: Value, wt: Value, init: Value) -> Value:
     return ex.b.generic([x, wt], maps, init.type, iters, body, init=init)
 
 
-def matmul_onto(ex, x: Value, wt: Value, init: Value, out: TensorType):
-    """x[..., K] . wt[K, N] + init, rounded to out's dtype."""
+def matmul_onto(ex, x: Value, wt: Value, init: Value | None,
+                out: TensorType):
+    """x[..., K] . wt[K, N] + init (None: zero), rounded to out's dtype."""
     r = out.rank
     lead = list(range(r - 1))
+    acc_dtype = torch.float64 if out.dtype == torch.float64 else torch.float32
+    acc_type = out.with_dtype(acc_dtype)
     if r >= 2 and sum(not out.is_static(i) for i in lead) <= 1:
-        y = _rows_matmul(ex, x, wt, init)
+        y = _rows_matmul(ex, x, wt, init, acc_type)
     else:
-        y = _generic_matmul(ex, x, wt, init)
+        y = _generic_matmul(ex, x, wt, init if init is not None
+                            else ex.b.fill(0, acc_type))
     if y.type.dtype == out.dtype:
         return y
     return ex.map([y], out, lambda b, a: b.convert(a, out.dtype))
