@@ -302,21 +302,31 @@ def fuse(mlir_text: str, explain: bool = False):
 def _locate_sdpas(fused_text: str) -> list[tuple[str, int]]:
     """(file, line) of each attn.sdpa in generic-form output printed with
     `--mlir-print-debuginfo`: its `loc(#locN)` alias is a file location or
-    a fused one listing aliases; the first file location wins."""
+    a fused one listing aliases; the first location in a Python file wins
+    (ops the fusion creates, such as the index computations of dynamic
+    sizes, carry attn-opt's own `<stdin>` locations)."""
     aliases = dict(re.findall(r'^(#loc\d*) = loc\((.*)\)$', fused_text, re.M))
     file_loc = re.compile(r'"((?:[^"\\]|\\.)*)":(\d+):\d+')
+
+    def python_loc(text, depth=0):
+        for m in file_loc.finditer(text):
+            if m.group(1) not in ("<stdin>", "-"):
+                return m.group(1), int(m.group(2))
+        if depth > 8:
+            return None
+        for alias in re.findall(r'#loc\d*', text):
+            found = python_loc(aliases.get(alias, ""), depth + 1)
+            if found:
+                return found
+        return None
+
     found = []
     for line in fused_text.splitlines():
         if '"attn.sdpa"' not in line:
             continue
         m = re.search(r'loc\((#loc\d*)\)\s*$', line)
         text = aliases.get(m.group(1), "") if m else line
-        fm = file_loc.search(text)
-        for alias in ([] if fm else re.findall(r'#loc\d*', text)):
-            fm = file_loc.search(aliases.get(alias, ""))
-            if fm:
-                break
-        found.append((fm.group(1), int(fm.group(2))) if fm else ("?", 0))
+        found.append(python_loc(text) or ("?", 0))
     return found
 
 

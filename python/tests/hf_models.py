@@ -74,8 +74,10 @@ ARCHS = {
                 2),
 }
 
-# Gemma-2 soft-caps its scores, which transformers' sdpa path refuses.
-IMPLS = {name: ("eager",) if name == "gemma2" else ("eager", "sdpa")
+# Gemma-2 soft-caps its scores (refused by transformers' sdpa path); BLOOM
+# and MPT have eager attention only.
+IMPLS = {name: ("eager",) if name in ("gemma2", "bloom", "mpt")
+         else ("eager", "sdpa")
          for name in ARCHS}
 
 

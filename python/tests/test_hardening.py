@@ -112,3 +112,97 @@ def test_in_place_updates_are_refused(module, name):
     message = str(info.value)
     assert name in message and "in place" in message
     assert "test_hardening.py:" in message  # the line that writes it
+
+
+def test_explain_locates_blocks_past_attn_opt_locations():
+    """A fused attn.sdpa's location lists the locations of the ops it
+    replaced; those attn-opt created itself (index arithmetic of dynamic
+    sizes) are `<stdin>` ones, which must not be taken for the block's
+    Python line (they were: `?:0` or `<stdin>`)."""
+    text = "\n".join([
+        '%0 = "attn.sdpa"(%a, %b, %c) : () -> () loc(#loc3)',
+        '#loc1 = loc("<stdin>":4:10)',
+        '#loc2 = loc("/src/model.py":42:1)',
+        '#loc3 = loc(fused[#loc1, #loc2])',
+    ])
+    assert compiler._locate_sdpas(text) == [("/src/model.py", 42)]
+
+
+def test_explain_with_dynamic_shapes_names_the_line():
+    from models import CausalSelfAttention, GPTConfig
+    batch = torch.export.Dim("batch", min=1, max=16)
+    seq = torch.export.Dim("seq", min=2, max=31)
+    why = attnfuse.explain(CausalSelfAttention(GPTConfig()).eval(),
+                           (torch.randn(2, 8, 32),),
+                           dynamic_shapes=({0: batch, 1: seq},))
+    (block,) = why.fused
+    assert block.file.endswith("models.py") and block.line > 0
+
+
+# ---- the compile cache --------------------------------------------------
+def _cached(tmp_path, monkeypatch):
+    monkeypatch.setenv("ATTNFUSE_CACHE_DIR", str(tmp_path))
+    q, k, v = (torch.randn(1, 2, 8, 8) for _ in range(3))
+    first = attnfuse.compile(NaiveCausalAttention(8), (q, k, v))
+    return Path(first.library_path), (q, k, v)
+
+
+@pytest.mark.parametrize("damage", ["truncate", "garbage", "empty",
+                                    "foreign", "no_stamp"])
+def test_damaged_cache_entry_is_rebuilt(tmp_path, monkeypatch, damage):
+    """A truncated library used to kill the process with SIGBUS when
+    loaded; garbage or empty ones raised OSError; another module's library
+    under the key was called with the wrong signature. Each is rebuilt."""
+    lib, args = _cached(tmp_path, monkeypatch)
+    good = lib.read_bytes()
+    if damage == "truncate":
+        lib.write_bytes(good[:len(good) // 3])
+    elif damage == "garbage":
+        lib.write_bytes(os.urandom(len(good)))
+    elif damage == "empty":
+        lib.write_bytes(b"")
+    elif damage == "foreign":
+        other = attnfuse.compile(ThreeInputs(), args)
+        lib.write_bytes(Path(other.library_path).read_bytes())
+    else:
+        lib.with_suffix(".stamp").unlink()
+    again = attnfuse.compile(NaiveCausalAttention(8), args)
+    assert not again.cache_hit
+    assert again.library_path == str(lib)
+    assert lib.read_bytes() == good or damage == "no_stamp"
+    torch.testing.assert_close(again(*args), NaiveCausalAttention(8)(*args))
+    assert attnfuse.compile(NaiveCausalAttention(8), args).cache_hit
+
+
+def test_cache_writes_leave_no_temporaries(tmp_path, monkeypatch):
+    lib, _ = _cached(tmp_path, monkeypatch)
+    names = sorted(p.name for p in tmp_path.iterdir())
+    stem = lib.stem
+    assert names == sorted(f"{stem}{s}" for s in (".h", ".mlir", ".so",
+                                                   ".stamp"))
+
+
+def test_cache_dir_that_is_a_file(tmp_path, monkeypatch):
+    path = tmp_path / "not-a-dir"
+    path.write_text("x")
+    monkeypatch.setenv("ATTNFUSE_CACHE_DIR", str(path))
+    q, k, v = (torch.randn(1, 2, 8, 8) for _ in range(3))
+    with pytest.raises(attnfuse.AttnFuseError, match="is not a directory"):
+        attnfuse.compile(NaiveCausalAttention(8), (q, k, v))
+
+
+def test_empty_tools_dir_is_an_error(monkeypatch):
+    monkeypatch.setenv("ATTNFUSE_TOOLS_DIR", "")
+    with pytest.raises(attnfuse.ToolError, match="set but empty"):
+        attnfuse.find_tool("attn-opt")
+
+
+def test_requires_grad_inputs_warn():
+    q, k, v = (torch.randn(1, 2, 8, 8) for _ in range(3))
+    compiled = attnfuse.compile(NaiveCausalAttention(8), (q, k, v))
+    with pytest.warns(compiler.GradientWarning, match="requires grad"):
+        out = compiled(q.requires_grad_(), k, v)
+    assert not out.requires_grad
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", compiler.GradientWarning)
+        compiled(q.detach(), k, v)
