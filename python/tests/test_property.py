@@ -14,7 +14,7 @@ import torch.nn.functional as F
 
 import attnfuse
 
-CASES = int(os.environ.get("ATTNFUSE_PROPERTY_CASES", "10"))
+CASES = int(os.environ.get("ATTNFUSE_PROPERTY_CASES", "24"))
 TOL = {torch.float32: (2e-5, 1e-5), torch.bfloat16: (4e-2, 2e-2),
        torch.float16: (5e-3, 5e-3)}
 
@@ -46,7 +46,9 @@ class RandomAttention(torch.nn.Module):
             causal = torch.ones(L, S, dtype=torch.bool).triu(1)
             scores = scores.masked_fill(causal, float("-inf"))
         if s["mask"] == "bool":
-            scores = scores.masked_fill(mask, s["fill"])
+            fill = torch.finfo(scores.dtype).min if s["fill"] == "min" \
+                else s["fill"]
+            scores = scores.masked_fill(mask, fill)
         elif s["mask"] == "additive":
             scores = scores + mask
         if s["softcap"]:
@@ -72,7 +74,7 @@ def random_spec(rng):
         "causal": rng.random() < 0.3,
         "mask": rng.choice(["none", "bool", "additive"]),
         "mask_shape": rng.choice(["LS", "B11S", "B1LS"]),
-        "fill": rng.choice([float("-inf"), -1e9]),
+        "fill": rng.choice([float("-inf"), "min", -1e4]),
         "softcap": not sdpa and rng.random() < 0.2,
         "upcast": not sdpa and dtype != torch.float32 and rng.random() < 0.5,
     }
