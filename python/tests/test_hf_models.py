@@ -150,3 +150,19 @@ def test_torch_compile_whole_model(name, impl):
     assert '"attn.softmax"' not in fused
     for a, e in zip(actual, expected):
         torch.testing.assert_close(a, e, **F32_TOL)
+
+
+@pytest.mark.parametrize("name", ["llama", "mistral"])
+def test_eager_masks_are_not_materialised(name):
+    """Eager attention adds `where(causal & window & padding, 0, min)` to
+    the scores; the exporter distributes the sum over the terms, so the
+    fused attn.sdpa reads the [B, 1, 1, S] padding term and computes the
+    band from positions, instead of reading a [B, 1, L, S] mask."""
+    _, compiled = compiled_model(name, "eager")
+    fused, _ = attnfuse.fuse(compiled.mlir)
+    sdpas = [l for l in fused.splitlines() if '"attn.sdpa"' in l]
+    assert len(sdpas) == 2
+    for line in sdpas:
+        assert "tensor<3x1x1x8xi1>" in line
+        assert "x8x8xf32>, tensor<3x1x8x8" not in line
+        assert "tensor<3x1x8x8xf32>" not in line.split("->")[0]

@@ -212,11 +212,15 @@ def band_terms(ex, band, scores_rank) -> list:
 
 
 def split_mask_terms(ex, mask):
-    """A boolean mask's terms: (band, others). `band` is (left, right) of
-    the intersection of the constant band terms, or None; all-true
+    """A boolean mask's terms: (band, others). `band` is (left, right, L,
+    S) of the intersection of the constant band terms, or None; all-true
     constants go."""
+    return split_terms(terms_of(ex, mask))
+
+
+def split_terms(terms):
     band, rest = None, []
-    for t in terms_of(ex, mask):
+    for t in terms:
         if isinstance(t, Const) and isinstance(t.value, torch.Tensor):
             if bool(t.value.all()):
                 continue
@@ -263,7 +267,7 @@ def distribute_additive_select(ex, lhs, rhs):
         if x.type.dims != out.dims or not mlir.is_float(out.dtype) or \
                 out.dtype != x.type.dtype:
             continue
-        band, rest = split_mask_terms(ex, w)
+        band, rest = split_terms(terms)
         if band is None and len(rest) < 2:
             continue
         if band is not None:
