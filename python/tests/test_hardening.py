@@ -215,3 +215,25 @@ def test_requires_grad_inputs_warn():
     with warnings.catch_warnings():
         warnings.simplefilter("error", compiler.GradientWarning)
         compiled(q.detach(), k, v)
+
+
+class WithKeywords(torch.nn.Module):
+    def forward(self, q, k, v, mask=None):
+        s = (q @ k.transpose(-2, -1)) * 0.3
+        if mask is not None:
+            s = s.masked_fill(mask, float("-inf"))
+        return s.softmax(-1) @ v
+
+
+def test_keyword_inputs():
+    q, k, v = (torch.randn(1, 2, 8, 8) for _ in range(3))
+    mask = torch.rand(8, 8) < 0.2
+    compiled = attnfuse.compile(WithKeywords(), (q, k, v),
+                                example_kwargs={"mask": mask})
+    torch.testing.assert_close(compiled(q, k, v, mask=mask),
+                               WithKeywords()(q, k, v, mask=mask),
+                               equal_nan=True)
+    with pytest.raises(attnfuse.AttnFuseError, match="keyword inputs"):
+        compiled(q, k, v, attention_mask=mask)
+    with pytest.raises(attnfuse.AttnFuseError, match="keyword inputs"):
+        compiled(q, k, v)

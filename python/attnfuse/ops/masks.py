@@ -301,39 +301,19 @@ def full(ex, size, value, **_):
     return fill(ex, value)
 
 
-@handles(aten.ones.default)
-def ones(ex, size, **_):
-    return fill(ex, 1)
+def _constant_fill(value):
+    return lambda ex, *args, **kwargs: fill(ex, value)
 
 
-@handles(aten.zeros.default)
-def zeros(ex, size, **_):
-    return fill(ex, 0)
+for _op, _value in ((aten.ones.default, 1), (aten.zeros.default, 0),
+                    (aten.ones_like.default, 1), (aten.zeros_like.default, 0),
+                    (aten.new_ones.default, 1), (aten.new_zeros.default, 0)):
+    handles(_op)(_constant_fill(_value))
 
 
 @handles(aten.full_like.default)
 def full_like(ex, x, value, **_):
     return fill(ex, value)
-
-
-@handles(aten.ones_like.default)
-def ones_like(ex, x, **_):
-    return fill(ex, 1)
-
-
-@handles(aten.zeros_like.default)
-def zeros_like(ex, x, **_):
-    return fill(ex, 0)
-
-
-@handles(aten.new_ones.default)
-def new_ones(ex, x, size, **_):
-    return fill(ex, 1)
-
-
-@handles(aten.new_zeros.default)
-def new_zeros(ex, x, size, **_):
-    return fill(ex, 0)
 
 
 @handles(aten.new_full.default)
