@@ -140,7 +140,7 @@ class CompiledModule:
     in-place weight updates are seen). Returns what the module returns (a
     tensor, a tuple, a Hugging Face ModelOutput) with tensors as leaves;
     NumPy in gives NumPy out. Results never carry autograd history: an input
-    that requires grad gets a GradientWarning."""
+    that requires grad, with grad mode on, gets a GradientWarning."""
 
     def __init__(self, exported: Exported, library: Path, cache_hit: bool,
                  module=None, kwarg_names=()):
@@ -218,7 +218,8 @@ class CompiledModule:
                 raise AttnFuseError(f"argument {i} ({spec.name}) is not a "
                                     f"tensor")
             self._check(i, spec, t, symbols)
-            if spec.kind == "input" and t.requires_grad:
+            if spec.kind == "input" and t.requires_grad and \
+                    torch.is_grad_enabled():
                 warnings.warn(f"attnfuse: input {spec.name} requires grad; "
                               f"the compiled module records no autograd "
                               f"graph, its results are detached",

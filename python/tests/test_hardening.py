@@ -215,6 +215,8 @@ def test_requires_grad_inputs_warn():
     with warnings.catch_warnings():
         warnings.simplefilter("error", compiler.GradientWarning)
         compiled(q.detach(), k, v)
+        with torch.no_grad():  # the user asked for no autograd
+            compiled(q, k, v)
 
 
 class WithKeywords(torch.nn.Module):

@@ -61,8 +61,9 @@ class Integers(torch.nn.Module):
                 (ids >= 10) & (mask == 1), (ids < 3) | (mask == 0),
                 ~(mask.bool()), torch.where(mask.bool(), ids, -1),
                 ids.to(torch.float32) / 7, mask.to(torch.bool).to(torch.int32),
-                ids.max(-1, keepdim=True).values if False else ids.amax(-1),
-                ids.sum(-1), (ids * 1.5))
+                ids.amax(-1),
+                ids.sum(-1), (ids * 1.5), mask.bool() + (ids > 0),
+                mask.bool() * (ids > 0))
 
 
 def test_integers():

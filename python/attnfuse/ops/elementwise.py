@@ -25,8 +25,8 @@ aten = torch.ops.aten
 # ---- binary ---------------------------------------------------------------
 _INT_OPS = {"add": "addi", "sub": "subi", "mul": "muli",
             "maximum": "maxsi", "minimum": "minsi"}
-_FLOAT_OPS = {"add": "addf", "sub": "subf", "mul": "mulf", "div": "divf",
-              "maximum": "maximumf", "minimum": "minimumf"}
+# PyTorch's bool arithmetic: + and max are or, * and min are and.
+_BOOL_OPS = {"add": "ori", "maximum": "ori", "mul": "andi", "minimum": "andi"}
 
 
 def binary(ex, op: str, lhs, rhs, out: TensorType | None = None) -> Value:
@@ -37,8 +37,8 @@ def binary(ex, op: str, lhs, rhs, out: TensorType | None = None) -> Value:
         a = ex.scalar_operand(lhs, out.dtype)
         b = ex.scalar_operand(rhs, out.dtype)
         return ex.b.attn(op, [a, b], out)
-    if out.dtype == torch.bool and op in ("mul", "maximum"):
-        op = "andi" if op == "mul" else "ori"
+    if out.dtype == torch.bool and op in _BOOL_OPS:
+        op = _BOOL_OPS[op]
     elif op in _INT_OPS:
         op = _INT_OPS[op]
     else:
