@@ -11,7 +11,7 @@ import warnings
 import torch
 
 from .. import mlir
-from ..exporter import Const, describe
+from ..exporter import describe
 from ..mlir import TensorType, Value, f64_attr, i64_attr
 from . import handles
 from .masks import and_all, split_mask_terms
@@ -197,5 +197,3 @@ def sdpa(ex, q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False,
     return write_sdpa(ex, q, k, v, mask, out, scale, left, right, dropout_p,
                       seed)
 
-
-__all__ = ["write_sdpa", "Const"]

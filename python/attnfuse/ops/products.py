@@ -8,7 +8,7 @@ from __future__ import annotations
 import torch
 
 from .. import mlir
-from ..mlir import TensorType, Value, affine_map, identity_map
+from ..mlir import TensorType, Value, affine_map
 from . import handles
 from .views import _as_dim, collapse_shape, expand_shape
 
@@ -114,5 +114,3 @@ def addmm(ex, bias, x, w, beta=1, alpha=1):
         return binary(ex, "add", scaled, prod)
     return matmul_onto(ex, x, w, _accumulator(ex, out, bias), out)
 
-
-__all__ = ["matmul_onto", "identity_map"]
