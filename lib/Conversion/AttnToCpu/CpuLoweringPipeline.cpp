@@ -37,6 +37,12 @@ static void addAttnToTensorPasses(OpPassManager &pm,
   // between the op's two trace calls.
   if (options.enableTrace)
     pm.addPass(createAttnInstrumentTrace());
+  // CSE runs here, on tensors, and not again before bufferization: the
+  // lowering reads operands through `bufferization.to_buffer`, which is pure,
+  // so CSE would merge a later GEMM's to_buffer into an earlier one, and the
+  // merged memref would be read after bufferization had let another op write
+  // over that buffer in place.
+  pm.addPass(createCSEPass());
   pm.addNestedPass<func::FuncOp>(createAttnLowerToCpu(lowerOptions));
   // Elementwise arith on tensors (the fusion's mask inversion, or a
   // frontend's) has no bufferization of its own: make it linalg. After the
@@ -44,7 +50,6 @@ static void addAttnToTensorPasses(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   pm.addNestedPass<func::FuncOp>(createAttnCpuEmitCInterface());
   pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
 }
 
 /// Tensors to buffers, buffers freed, then loops (parallel ones on OpenMP
