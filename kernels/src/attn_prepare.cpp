@@ -189,9 +189,9 @@ attn_status prepare_fwd_params(const attn_sdpa_fwd_args* args, FwdParams* out_pa
 
   // Supported head dims.
   KernelPath path;
-  if (!f32 && E == Ev && (E == 64 || E == 128)) {
+  if (cuda::uses_tensor_cores(a.dtype, E, Ev)) {
     path = KernelPath::TensorCore;
-  } else if (E % 8 == 0 && Ev % 8 == 0 && E <= kGenMaxHeadDim && Ev <= kGenMaxHeadDim) {
+  } else if (cuda::is_supported_head_dim(E) && cuda::is_supported_head_dim(Ev)) {
     path = KernelPath::Generic;
   } else {
     return fail(ATTN_ERR_UNSUPPORTED, err, err_len,

@@ -3,8 +3,11 @@
 // attn.sdpa -> bufferization.to_buffer of q/k/v/mask, a memref.alloc for the
 // result, and a call of `attnrt_cuda_sdpa_<dtype>[_bool|_add]` taking unranked
 // memrefs (rank + descriptor pointer, the bridge reads sizes and strides from
-// the descriptor) and the scalar attributes. A boolean mask that is the
-// `arith.xori %m, true` of the fusion is passed as `%m` with the DROP polarity. A non-zero status fails a
+// the descriptor): the tensors, then the op's attributes as the bytes of an
+// attn::cuda::SdpaCallAttrs in a constant global (the kernels' contract,
+// kernels/include/attn/kernels/sdpa_contract.h, which also says which ops
+// the kernels take). A boolean mask that is the `arith.xori %m, true` of the
+// fusion is passed as `%m` with the DROP polarity. A non-zero status fails a
 // cf.assert: the bridge has printed the kernel library's message by then.
 // An attn.sdpa with a score_mod region calls the entry point generated for
 // its region (ScoreModToCuda.cpp) with its extra operands after the result;
@@ -26,9 +29,12 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/xxhash.h"
 
-#include <cmath>
-#include <limits>
+#include "attn/kernels/sdpa_contract.h"
+
+#include <cstring>
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNLOWERSDPATOCUDA
@@ -38,26 +44,31 @@ namespace mlir::attn {
 using namespace mlir;
 using namespace mlir::attn;
 
-/// Largest head dim the kernels take (their generic path); E and Ev must be
-/// multiples of 8 so that every row is 16-byte aligned for cp.async.
-static constexpr int64_t kMaxCudaHeadDim = 256;
+namespace contract = ::attn::cuda;
 
-/// The kernels' ATTN_WINDOW_UNBOUNDED: no bound on that side of the window.
-static constexpr int64_t kWindowUnbounded =
-    std::numeric_limits<int64_t>::max();
+/// The kernels' element type code of `type`, or nullopt.
+static std::optional<attn_dtype> getKernelDtype(Type type) {
+  if (type.isF16())
+    return ATTN_DTYPE_F16;
+  if (type.isBF16())
+    return ATTN_DTYPE_BF16;
+  if (type.isF32())
+    return ATTN_DTYPE_F32;
+  return std::nullopt;
+}
 
 std::string mlir::attn::getCudaUnsupportedReason(SdpaOp op) {
   RankedTensorType q = op.getQuery().getType();
   Type et = q.getElementType();
   // f32 runs on the kernels' generic CUDA-core kernel in f32 precision.
-  if (!et.isF16() && !et.isBF16() && !et.isF32()) {
+  if (!getKernelDtype(et)) {
     std::string s;
     llvm::raw_string_ostream os(s);
     os << "element type " << et << " (the CUDA kernels take f16, bf16 and f32)";
     return s;
   }
   int64_t rank = q.getRank();
-  if (rank > 4)
+  if (rank > contract::kMaxRank)
     return "rank " + std::to_string(rank) +
            " (the CUDA kernels take [B, H, L, E] at most)";
   int64_t e = q.getShape().back();
@@ -65,10 +76,11 @@ std::string mlir::attn::getCudaUnsupportedReason(SdpaOp op) {
   for (int64_t d : {e, ev}) {
     if (ShapedType::isDynamic(d))
       return "a dynamic head dim (the kernel is chosen at compile time)";
-    if (d % 8 != 0 || d > kMaxCudaHeadDim)
+    if (!contract::is_supported_head_dim(d))
       return "head dim " + std::to_string(d) +
-             " (the CUDA kernels need a multiple of 8, at most " +
-             std::to_string(kMaxCudaHeadDim) + ")";
+             " (the CUDA kernels need a multiple of " +
+             std::to_string(contract::kHeadDimMultiple) + ", at most " +
+             std::to_string(contract::kMaxHeadDim) + ")";
   }
   if (op.getDropoutP().convertToDouble() != 0.0)
     return "dropout_p > 0 (the CUDA kernels are inference kernels)";
@@ -254,7 +266,7 @@ static SdpaOp foldAndedMaskIntoRegion(SdpaOp op) {
     return op;
   SmallVector<std::pair<Value, bool>> leaves;
   collectAndedMasks(mask, leaves);
-  if (op.getExtras().size() + leaves.size() > kMaxCudaScoreModTensors)
+  if (op.getExtras().size() + leaves.size() > contract::kMaxModTensors)
     return op;
   SmallVector<Value> extras(op.getExtras());
   for (auto &leaf : leaves)
@@ -294,6 +306,53 @@ static std::string recordScoreModKernel(SdpaOp op, ModuleOp module) {
   return kernel->symbol;
 }
 
+/// The attributes the kernels read for `op` (`maskDrops`: its boolean mask
+/// is passed with the DROP polarity).
+static contract::SdpaCallAttrs getCallAttrs(SdpaOp op, bool maskDrops) {
+  contract::SdpaCallAttrs attrs;
+  // Static: getCudaUnsupportedReason requires static head dims.
+  attrs.scale = static_cast<float>(*op.getEffectiveScale());
+  attrs.is_causal = op.getIsCausal() ? 1 : 0;
+  attrs.masked_value = static_cast<float>(op.getEffectiveMaskedValue());
+  attrs.mask_polarity = maskDrops ? ATTN_MASK_DROP : ATTN_MASK_KEEP;
+  // The band (is_causal and the window intersected; the kernels intersect
+  // it with is_causal again, which changes nothing). With a -inf masked
+  // value the kernels skip the key tiles outside it.
+  MaskBand band = op.getBand();
+  attrs.window_left = band.left.value_or(ATTN_WINDOW_UNBOUNDED);
+  attrs.window_right = band.right.value_or(ATTN_WINDOW_UNBOUNDED);
+  attrs.safe_softmax = op.getSafeSoftmax() ? 1 : 0;
+  return attrs;
+}
+
+/// `attrs` as the bridge reads them: an unranked view of a constant global
+/// holding their bytes, one global per distinct value.
+static Value getCallAttrsBuffer(OpBuilder &b, Location loc, ModuleOp module,
+                                const contract::SdpaCallAttrs &attrs) {
+  SmallVector<int8_t> bytes(sizeof(attrs));
+  std::memcpy(bytes.data(), &attrs, sizeof(attrs));
+  ArrayRef<uint8_t> raw(reinterpret_cast<const uint8_t *>(bytes.data()),
+                        bytes.size());
+  std::string name =
+      "__attn_sdpa_call_attrs_" + llvm::utohexstr(llvm::xxh3_64bits(raw),
+                                                  /*LowerCase=*/true, 16);
+  auto type =
+      MemRefType::get({static_cast<int64_t>(bytes.size())}, b.getI8Type());
+  if (!module.lookupSymbol<memref::GlobalOp>(name)) {
+    OpBuilder top = OpBuilder::atBlockBegin(module.getBody());
+    auto value = DenseElementsAttr::get(
+        RankedTensorType::get(type.getShape(), b.getI8Type()),
+        ArrayRef<int8_t>(bytes));
+    memref::GlobalOp::create(
+        top, loc, name, top.getStringAttr("private"), type, value,
+        /*constant=*/true,
+        top.getI64IntegerAttr(alignof(contract::SdpaCallAttrs)));
+  }
+  Value global = memref::GetGlobalOp::create(b, loc, type, name);
+  return memref::CastOp::create(
+      b, loc, UnrankedMemRefType::get(b.getI8Type(), 0), global);
+}
+
 /// Rewrites one supported attn.sdpa into the bridge call, or the call of its
 /// generated kernel when it has a score_mod region.
 static void lowerSdpaToCudaCall(SdpaOp op, ModuleOp module) {
@@ -328,30 +387,8 @@ static void lowerSdpaToCudaCall(SdpaOp op, ModuleOp module) {
   for (Value extra : op.getExtras())
     args.push_back(toUnrankedBuffer(b, loc, extra));
 
-  args.push_back(arith::ConstantOp::create(
-      b, loc,
-      // Static: getCudaUnsupportedReason requires static head dims.
-      b.getF32FloatAttr(static_cast<float>(*op.getEffectiveScale()))));
-  args.push_back(arith::ConstantOp::create(
-      b, loc, b.getI32IntegerAttr(op.getIsCausal() ? 1 : 0)));
-  args.push_back(arith::ConstantOp::create(
-      b, loc,
-      b.getF32FloatAttr(static_cast<float>(op.getEffectiveMaskedValue()))));
-  // The kernels' attn_mask_polarity: 0 = KEEP, 1 = DROP.
-  args.push_back(arith::ConstantOp::create(
-      b, loc, b.getI32IntegerAttr(maskDrops ? 1 : 0)));
-  // The band (is_causal and the window intersected; the kernels intersect
-  // it with is_causal again, which changes nothing); ATTN_WINDOW_UNBOUNDED
-  // for an unbounded side. With a -inf masked value the kernels skip the key
-  // tiles outside it.
-  MaskBand band = op.getBand();
-  for (std::optional<int64_t> side : {band.left, band.right})
-    args.push_back(arith::ConstantOp::create(
-        b, loc, b.getI64IntegerAttr(side.value_or(kWindowUnbounded))));
-  // safe_softmax: a row that no key takes part in gives 0, not NaN.
-  args.push_back(arith::ConstantOp::create(
-      b, loc, b.getI32IntegerAttr(op.getSafeSoftmax() ? 1 : 0)));
-
+  args.push_back(
+      getCallAttrsBuffer(b, loc, module, getCallAttrs(op, maskDrops)));
   SmallVector<Type> argTypes = llvm::map_to_vector(
       args, [](Value v) -> Type { return v.getType(); });
   auto fnType = FunctionType::get(b.getContext(), argTypes, {b.getI32Type()});

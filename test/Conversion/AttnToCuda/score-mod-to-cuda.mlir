@@ -3,21 +3,23 @@
 // An attn.sdpa with a score_mod region becomes a call of the entry point
 // generated for its region, attnrt_cuda_sdpa_mod_<hash of the generated
 // code>: the bridge's q, k, v, [mask,] result, then one unranked memref per
-// extra operand, then the bridge's scalars. The generated CUDA source is left
+// extra operand, then the attributes' memref (sdpa-to-cuda.mlir). The generated CUDA source is left
 // in the module's attn.cuda_sources dictionary (entry point -> source) for
 // attn-compile; identical regions share one entry point.
 
 // CHECK: module attributes {attn.cuda_sources = {
 // (The dictionary is sorted by name, i.e. by hash: a change of the
 // generated code can reorder these three lines.)
-// CHECK-SAME: attnrt_cuda_sdpa_mod_[[$CAP:[0-9a-f]{16}]] = "{{.*}}in @softcap_twice{{.*}}struct ScoreMod_[[$CAP]]
 // CHECK-SAME: attnrt_cuda_sdpa_mod_[[$MASKS:[0-9a-f]{16}]] = "{{.*}}in @anded_masks{{.*}}struct ScoreMod_[[$MASKS]]
+// CHECK-SAME: attnrt_cuda_sdpa_mod_[[$CAP:[0-9a-f]{16}]] = "{{.*}}in @softcap_twice{{.*}}struct ScoreMod_[[$CAP]]
 // CHECK-SAME: attnrt_cuda_sdpa_mod_[[$ALIBI:[0-9a-f]{16}]] = "{{.*}}in @alibi_with_mask{{.*}}struct ScoreMod_[[$ALIBI]]
 
 // Three entry points for three regions and a folded mask.
-// CHECK-DAG: func.func private @attnrt_cuda_sdpa_mod_[[$ALIBI]](memref<*xbf16>, memref<*xbf16>, memref<*xbf16>, memref<*xi1>, memref<*xbf16>, memref<*xf32>, f32, i32, f32, i32, i64, i64, i32) -> i32
-// CHECK-DAG: func.func private @attnrt_cuda_sdpa_mod_[[$CAP]](memref<*xf16>, memref<*xf16>, memref<*xf16>, memref<*xf16>, f32, i32, f32, i32, i64, i64, i32) -> i32
-// CHECK-DAG: func.func private @attnrt_cuda_sdpa_mod_[[$MASKS]](memref<*xbf16>, memref<*xbf16>, memref<*xbf16>, memref<*xbf16>, memref<*xi1>, memref<*xi1>, f32, i32, f32, i32, i64, i64, i32) -> i32
+// CHECK-DAG: func.func private @attnrt_cuda_sdpa_mod_[[$ALIBI]](memref<*xbf16>, memref<*xbf16>, memref<*xbf16>, memref<*xi1>, memref<*xbf16>, memref<*xf32>, memref<*xi8>) -> i32
+// CHECK-DAG: func.func private @attnrt_cuda_sdpa_mod_[[$CAP]](memref<*xf16>, memref<*xf16>, memref<*xf16>, memref<*xf16>, memref<*xi8>) -> i32
+// CHECK-DAG: func.func private @attnrt_cuda_sdpa_mod_[[$MASKS]](memref<*xbf16>, memref<*xbf16>, memref<*xbf16>, memref<*xbf16>, memref<*xi1>, memref<*xi1>, memref<*xi8>) -> i32
+// The ALiBi call's attributes: scale 1/sqrt(64), -inf, DROP.
+// CHECK-DAG: memref.global "private" constant @[[$ALIBI_ATTRS:__attn_sdpa_call_attrs_[0-9a-f]+]] : memref<40xi8> = dense<[-1, -1, -1, -1, -1, -1, -1, 127, -1, -1, -1, -1, -1, -1, -1, 127, 0, 0, 0, 62, 0, 0, -128, -1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]>
 // CHECK-NOT: func.func private
 
 // Soft-capping, twice: one entry point.
@@ -55,8 +57,9 @@ func.func @softcap_twice(%q: tensor<2x4x64x64xf16>, %k: tensor<2x4x64x64xf16>, %
 // CHECK-DAG: %[[SB:.+]] = bufferization.to_buffer %[[SL]] read_only
 // CHECK-DAG: %[[SU:.+]] = memref.cast %[[SB]] : memref<1x4x1x1xf32, strided<[?, ?, ?, ?], offset: ?>> to memref<*xf32>
 // CHECK-DAG: %[[OUT:.+]] = memref.alloc() : memref<2x4x64x64xbf16>
-// CHECK-DAG: %[[DROP:.+]] = arith.constant 1 : i32
-// CHECK: call @attnrt_cuda_sdpa_mod_[[$ALIBI]](%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %[[SU]], %{{.+}}, %{{.+}}, %{{.+}}, %[[DROP]], %{{.+}}, %{{.+}}, %{{.+}})
+// CHECK-DAG: %[[A:.+]] = memref.get_global @[[$ALIBI_ATTRS]]
+// CHECK-DAG: %[[AU:.+]] = memref.cast %[[A]]
+// CHECK: call @attnrt_cuda_sdpa_mod_[[$ALIBI]](%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %[[SU]], %[[AU]])
 // CHECK-NOT: = attn.sdpa
 func.func @alibi_with_mask(%q: tensor<2x4x64x64xbf16>, %k: tensor<2x4x64x64xbf16>, %v: tensor<2x4x64x64xbf16>, %m: tensor<64x64xi1>, %slope: tensor<1x4x1x1xf32>) -> tensor<2x4x64x64xbf16> {
   %true = arith.constant dense<true> : tensor<64x64xi1>
