@@ -1,6 +1,6 @@
 //===- AttnOps.td - attn dialect ops -------------------------*- tablegen -*-===//
 //
-// Op and attribute names here are a contract (README.md, docs/AttnOps.md):
+// Op and attribute names here are a contract (docs/dialect.md, docs/AttnOps.md):
 // other tools write this IR in generic form, so they must not change.
 //
 //===----------------------------------------------------------------------===//
