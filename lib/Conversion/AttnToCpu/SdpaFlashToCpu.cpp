@@ -120,8 +120,7 @@ private:
                              Value col);
   Value loadOperandVector(WorkItem &w, Value buf, ArrayRef<bool> broadcast,
                           Value transposed, Value rowBase, Value col);
-  Value transposeAlongRows(Value buf, ArrayRef<bool> broadcast,
-                           bool invert = false);
+  Value transposeAlongRows(Value buf, ArrayRef<bool> broadcast);
   void emitPv(WorkItem &w, const BlockView &v, Value keys);
   void emitOutput(WorkItem &w);
 
@@ -179,22 +178,6 @@ static FlashTiling chooseFlashTiling(const SdpaPlan &plan,
   return t;
 }
 
-/// `mask` as (source, inverted): the operand of `arith.xori %m, true` (a
-/// splat-true constant on either side) and true, else (mask, false).
-static std::pair<Value, bool> stripMaskInversion(Value mask) {
-  auto xori = mask.getDefiningOp<arith::XOrIOp>();
-  if (!xori)
-    return {mask, false};
-  for (unsigned i = 0; i < 2; ++i) {
-    DenseElementsAttr c;
-    if (matchPattern(xori->getOperand(1 - i), m_Constant(&c)) &&
-        c.isSplat() && c.getElementType().isInteger(1) &&
-        c.getSplatValue<bool>())
-      return {xori->getOperand(i), true};
-  }
-  return {mask, false};
-}
-
 Value FlashLowering::emit() {
   int64_t nb = plan.numBatch;
   auto resultType = op.getType();
@@ -202,13 +185,8 @@ Value FlashLowering::emit() {
   kBuf = toBuffer(op.getKey());
   vBuf = toBuffer(op.getValue());
   if (Value mask = op.getMask()) {
-    // A mask read through its transposed copy is transposed from the input
-    // of the fusion's inversion (`arith.xori %m, true`, masked_fill's drop
-    // mask as a keep mask), inverted on the way: the inverted tensor, a full
-    // pass and a full copy of the mask, is then never made.
-    auto [source, inverted] = stripMaskInversion(mask);
-    maskT = transposeAlongRows(toBuffer(source), plan.maskBroadcast, inverted);
-    maskBuf = toBuffer(maskT ? source : mask);
+    maskBuf = toBuffer(mask);
+    maskT = transposeAlongRows(maskBuf, plan.maskBroadcast);
   }
   for (Value extra : op.getExtras())
     extraBufs.push_back(toBuffer(extra));
@@ -433,10 +411,8 @@ void FlashLowering::emitScoreTileEpilogue(WorkItem &w, ArrayRef<Value> acc,
 
 /// The transposed copy of a score operand that varies along the query rows
 /// (see `maskT`), or null. Made once per attn.sdpa, before the work items:
-/// every head and key block then reads it as vectors. `invert`: a boolean
-/// mask is stored negated.
-Value FlashLowering::transposeAlongRows(Value buf, ArrayRef<bool> broadcast,
-                                        bool invert) {
+/// every head and key block then reads it as vectors.
+Value FlashLowering::transposeAlongRows(Value buf, ArrayRef<bool> broadcast) {
   auto maskType = cast<MemRefType>(buf.getType());
   int64_t rank = maskType.getRank();
   if (rank < 2 || broadcast[rank - 2])
@@ -494,10 +470,6 @@ Value FlashLowering::transposeAlongRows(Value buf, ArrayRef<bool> broadcast,
             SmallVector<Value> mIdx(ivs);
             mIdx.append({r, c});
             Value x = memref::LoadOp::create(b, loc, buf, mIdx);
-            if (invert)
-              x = arith::XOrIOp::create(
-                  b, loc, x,
-                  arith::ConstantOp::create(b, loc, b.getBoolAttr(true)));
             x = isBool
                     ? Value(arith::ExtUIOp::create(b, loc, b.getI8Type(), x))
                     : castFloat(b, loc, x, ct);

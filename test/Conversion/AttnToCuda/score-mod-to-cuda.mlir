@@ -47,9 +47,9 @@ func.func @softcap_twice(%q: tensor<2x4x64x64xf16>, %k: tensor<2x4x64x64xf16>, %
   return %0, %1 : tensor<2x4x64x64xf16>, tensor<2x4x64x64xf16>
 }
 
-// ALiBi with a captured slope tensor and the fusion's inverted masked_fill
-// mask: the slopes are passed as an extra memref after the result, the mask
-// as it is with the DROP polarity (the xori is gone).
+// ALiBi with a captured slope tensor and a masked_fill mask (drop
+// polarity): the slopes are passed as an extra memref after the result, the
+// mask as it is with the DROP polarity.
 // CHECK-LABEL: func.func @alibi_with_mask
 // CHECK-SAME: (%[[Q:.+]]: tensor<2x4x64x64xbf16>, %[[K:.+]]: tensor<2x4x64x64xbf16>, %[[V:.+]]: tensor<2x4x64x64xbf16>, %[[M:.+]]: tensor<64x64xi1>, %[[SL:.+]]: tensor<1x4x1x1xf32>)
 // CHECK-NOT: arith.xori
@@ -62,9 +62,7 @@ func.func @softcap_twice(%q: tensor<2x4x64x64xf16>, %k: tensor<2x4x64x64xf16>, %
 // CHECK: call @attnrt_cuda_sdpa_mod_[[$ALIBI]](%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %[[SU]], %[[AU]])
 // CHECK-NOT: = attn.sdpa
 func.func @alibi_with_mask(%q: tensor<2x4x64x64xbf16>, %k: tensor<2x4x64x64xbf16>, %v: tensor<2x4x64x64xbf16>, %m: tensor<64x64xi1>, %slope: tensor<1x4x1x1xf32>) -> tensor<2x4x64x64xbf16> {
-  %true = arith.constant dense<true> : tensor<64x64xi1>
-  %keep = arith.xori %m, %true : tensor<64x64xi1>
-  %0 = attn.sdpa %q, %k, %v, %keep extras(%slope) : (tensor<2x4x64x64xbf16>, tensor<2x4x64x64xbf16>, tensor<2x4x64x64xbf16>, tensor<64x64xi1>, tensor<1x4x1x1xf32>) -> tensor<2x4x64x64xbf16> score_mod {
+  %0 = attn.sdpa %q, %k, %v, %m extras(%slope) {mask_polarity = #attn.mask_polarity<drop>} : (tensor<2x4x64x64xbf16>, tensor<2x4x64x64xbf16>, tensor<2x4x64x64xbf16>, tensor<64x64xi1>, tensor<1x4x1x1xf32>) -> tensor<2x4x64x64xbf16> score_mod {
   ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index, %sl: f32):
     %ii = arith.index_castui %i : index to i64
     %jj = arith.index_castui %j : index to i64
@@ -78,15 +76,16 @@ func.func @alibi_with_mask(%q: tensor<2x4x64x64xbf16>, %k: tensor<2x4x64x64xbf16
   return %0 : tensor<2x4x64x64xbf16>
 }
 
-// Two boolean masks and-ed (the fusion's inverted masked_fill mask and a
-// keep mask): instead of an andi (and an xori) on the host, the masks become
+// Two boolean masks combined as the fusion combines a masked_fill mask and a
+// keep mask (drop polarity: the masked_fill mask or-ed with the inverted
+// keep mask): instead of an ori and an xori on the host, the masks become
 // the extra operands of a region that sets masked_value (rounded to bf16:
 // -1e9 is 0xCE6E) where one drops the position, and the generated kernel
 // reads them as they are (score-mod-source.test checks the region's code).
-// No mask operand is left; the and/xor tree and its constant are gone.
+// No mask operand is left; the or/xor tree and its constant are gone.
 // CHECK-LABEL: func.func @anded_masks
 // CHECK-SAME: %[[PAD:[^:]+]]: tensor<2x1x64x64xi1>, %[[KEEP:[^:]+]]: tensor<2x1x64x64xi1>)
-// CHECK-NOT: arith.andi
+// CHECK-NOT: arith.ori
 // CHECK-NOT: arith.xori
 // CHECK-NOT: dense<true>
 // CHECK-DAG: %[[PB:.+]] = bufferization.to_buffer %[[PAD]] read_only
@@ -94,11 +93,11 @@ func.func @alibi_with_mask(%q: tensor<2x4x64x64xbf16>, %k: tensor<2x4x64x64xbf16
 // CHECK-DAG: %[[KB:.+]] = bufferization.to_buffer %[[KEEP]] read_only
 // CHECK-DAG: %[[KU:.+]] = memref.cast %[[KB]] {{.*}} to memref<*xi1>
 // CHECK: call @attnrt_cuda_sdpa_mod_[[$MASKS]](%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %[[PU]], %[[KU]],
-// CHECK-NOT: arith.andi
+// CHECK-NOT: arith.ori
 func.func @anded_masks(%q: tensor<2x4x64x64xbf16>, %k: tensor<2x4x64x64xbf16>, %v: tensor<2x4x64x64xbf16>, %pad: tensor<2x1x64x64xi1>, %keep: tensor<2x1x64x64xi1>) -> tensor<2x4x64x64xbf16> {
   %true = arith.constant dense<true> : tensor<2x1x64x64xi1>
-  %k1 = arith.xori %pad, %true : tensor<2x1x64x64xi1>
-  %both = arith.andi %k1, %keep : tensor<2x1x64x64xi1>
-  %0 = attn.sdpa %q, %k, %v, %both {is_causal = true, masked_value = -1.000000e+09 : f64} : (tensor<2x4x64x64xbf16>, tensor<2x4x64x64xbf16>, tensor<2x4x64x64xbf16>, tensor<2x1x64x64xi1>) -> tensor<2x4x64x64xbf16>
+  %notkeep = arith.xori %keep, %true : tensor<2x1x64x64xi1>
+  %either = arith.ori %pad, %notkeep : tensor<2x1x64x64xi1>
+  %0 = attn.sdpa %q, %k, %v, %either {is_causal = true, mask_polarity = #attn.mask_polarity<drop>, masked_value = -1.000000e+09 : f64} : (tensor<2x4x64x64xbf16>, tensor<2x4x64x64xbf16>, tensor<2x4x64x64xbf16>, tensor<2x1x64x64xi1>) -> tensor<2x4x64x64xbf16>
   return %0 : tensor<2x4x64x64xbf16>
 }

@@ -58,16 +58,14 @@ func.func @masks_bf16(%q: tensor<4x?x128xbf16>, %k: tensor<4x64x128xbf16>, %v: t
 
 // -----
 
-// The fusion's inversion of a masked_fill mask (`arith.xori %m, true`) is
-// not run on the host: the kernels read %m with the DROP polarity (1), and
-// the dead xori is erased. A mask that is not an inversion keeps the KEEP
-// polarity (0), as does an xori with something other than all-true.
+// The boolean mask's polarity goes to the kernels as it is: a masked_fill
+// mask (`mask_polarity = drop`, as the fusion passes it) is read with DROP
+// (1), so nothing inverts it on the host; a keep mask with KEEP (0).
 
 // CHECK-DAG: memref.global "private" constant @[[$DROP:__attn_sdpa_call_attrs_[0-9a-f]+]] : memref<40xi8> = dense<[-1, -1, -1, -1, -1, -1, -1, 127, -1, -1, -1, -1, -1, -1, -1, 127, 0, 0, 0, 62, 0, 0, -128, -1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]>
 // CHECK-DAG: memref.global "private" constant @[[$KEEP:__attn_sdpa_call_attrs_[0-9a-f]+]] : memref<40xi8> = dense<[-1, -1, -1, -1, -1, -1, -1, 127, -1, -1, -1, -1, -1, -1, -1, 127, 0, 0, 0, 62, 0, 0, -128, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]>
 // CHECK-LABEL: func.func @mask_polarity
 // CHECK-SAME: (%{{.+}}: tensor<1x2x64x64xf16>, %[[M:.+]]: tensor<64x64xi1>, %[[N:.+]]: tensor<64x64xi1>)
-// CHECK-NOT: arith.xori
 // CHECK: %[[MB:.+]] = bufferization.to_buffer %[[M]] read_only
 // CHECK: %[[MU:.+]] = memref.cast %[[MB]]
 // CHECK: %[[DG:.+]] = memref.get_global @[[$DROP]]
@@ -80,30 +78,10 @@ func.func @masks_bf16(%q: tensor<4x?x128xbf16>, %k: tensor<4x64x128xbf16>, %v: t
 // CHECK-NEXT: %[[KU:.+]] = memref.cast %[[KG]]
 // CHECK: call @attnrt_cuda_sdpa_f16_bool(%{{.+}}, %{{.+}}, %{{.+}}, %[[XU]], %{{.+}}, %[[KU]])
 func.func @mask_polarity(%q: tensor<1x2x64x64xf16>, %m: tensor<64x64xi1>, %n: tensor<64x64xi1>) -> (tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>) {
-  %true = arith.constant dense<true> : tensor<64x64xi1>
-  %keep = arith.xori %true, %m : tensor<64x64xi1>
-  %0 = attn.sdpa %q, %q, %q, %keep : (tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<64x64xi1>) -> tensor<1x2x64x64xf16>
+  %0 = attn.sdpa %q, %q, %q, %m {mask_polarity = #attn.mask_polarity<drop>} : (tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<64x64xi1>) -> tensor<1x2x64x64xf16>
   %x = arith.xori %m, %n : tensor<64x64xi1>
   %1 = attn.sdpa %q, %q, %q, %x : (tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<64x64xi1>) -> tensor<1x2x64x64xf16>
   return %0, %1 : tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>
-}
-
-// -----
-
-// An inversion with another user stays for it; the kernel still reads the
-// original mask with the DROP polarity.
-
-// CHECK-LABEL: func.func @negative_inversion_kept
-// CHECK-SAME: %[[M:[^:]+]]: tensor<64x64xi1>
-// CHECK: %[[INV:.+]] = arith.xori %[[M]], %{{.+}}
-// CHECK: bufferization.to_buffer %[[M]] read_only
-// CHECK: call @attnrt_cuda_sdpa_f16_bool(
-// CHECK: return %{{.+}}, %[[INV]]
-func.func @negative_inversion_kept(%q: tensor<1x2x64x64xf16>, %m: tensor<64x64xi1>) -> (tensor<1x2x64x64xf16>, tensor<64x64xi1>) {
-  %true = arith.constant dense<true> : tensor<64x64xi1>
-  %keep = arith.xori %m, %true : tensor<64x64xi1>
-  %0 = attn.sdpa %q, %q, %q, %keep : (tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<64x64xi1>) -> tensor<1x2x64x64xf16>
-  return %0, %keep : tensor<1x2x64x64xf16>, tensor<64x64xi1>
 }
 
 // -----
