@@ -154,11 +154,9 @@ private:
 /// SSE) 4 x 3 and 6 x 2 (12). 4 keys divide the 64-key blocks and the
 /// 96-row query block is a whole number of q.k^T tiles (96, 24 or 12 rows of
 /// f32) and of 6-row p.v tiles, so that no remainder tile runs in the steady
-/// state. 96 rows, not two AVX-512 tiles (192): on an AVX-512 Zen 5 the
-/// smaller block, whose scores and accumulator stay closer to L1, ran 4-36%
-/// faster without a mask and causal (L = 1024, 4096; D = 64, 128; one and
-/// two threads) and tied with masks; 48 and 96 tie on AVX2
-/// (bench/RESULTS.md, "96-row query blocks").
+/// state. 96 rows, not two AVX-512 tiles (192): the smaller block keeps its
+/// scores and accumulator closer to L1 (the measurements that chose it are
+/// in bench/RESULTS.md, "96-row query blocks").
 static FlashTiling chooseFlashTiling(const SdpaPlan &plan,
                                      const AttnCpuLoweringOptions &options) {
   FlashTiling t;
