@@ -3,8 +3,10 @@
 // Modules compiled with `attn-compile --target=cuda` call these functions
 // (emitted by `attn-lower-sdpa-to-cuda`). Each takes MLIR unranked memrefs
 // (a rank and a pointer to the ranked descriptor), builds the kernels'
-// attn_sdpa_fwd_args from their sizes and strides, launches the kernel and
-// waits for it, so the result is ready for whatever reads it next.
+// attn_sdpa_fwd_args from their sizes and strides and from the op's
+// attributes (the bytes of an attn::cuda::SdpaCallAttrs, sdpa_contract.h),
+// launches the kernel and waits for it, so the result is ready for whatever
+// reads it next.
 //
 // The module's own allocations (results, temporaries) come from
 // _mlir_memref_to_llvm_alloc & co. below: CUDA managed memory, reachable from
@@ -14,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/kernels/attn_cuda.h"
+#include "attn/kernels/sdpa_contract.h"
 #include "attnrt_cuda_call.h"
 
 #include <cuda_runtime.h>
@@ -40,11 +43,11 @@ struct DescriptorHeader {
 /// the memref lacks become size 1.
 bool toTensor4(const char *name, int64_t rank, void *descriptor,
                size_t elementSize, attn_tensor4 &out) {
-  if (rank < 1 || rank > 4 || !descriptor) {
+  if (rank < 1 || rank > attn::cuda::kMaxRank || !descriptor) {
     std::fprintf(stderr,
                  "attnrt: attn.sdpa %s: rank %lld is not supported on CUDA "
-                 "(1 to 4)\n",
-                 name, static_cast<long long>(rank));
+                 "(1 to %d)\n",
+                 name, static_cast<long long>(rank), attn::cuda::kMaxRank);
     return false;
   }
   auto *d = static_cast<DescriptorHeader *>(descriptor);
@@ -65,6 +68,28 @@ void broadcastBatch(attn_tensor4 &t, const attn_tensor4 &q) {
     t.sizes[0] = q.sizes[0];
     t.strides[0] = 0;
   }
+}
+
+/// The op's attributes: a rank-1 memref of exactly sizeof(SdpaCallAttrs)
+/// bytes (a module compiled against another layout is refused, not misread).
+bool readCallAttrs(const attnrt::Memref &m, attn_sdpa_fwd_args &args) {
+  const auto *d = static_cast<const DescriptorHeader *>(m.descriptor);
+  constexpr size_t kBytes = sizeof(attn::cuda::SdpaCallAttrs);
+  if (m.rank != 1 || !d ||
+      d->sizesAndStrides[0] != static_cast<int64_t>(kBytes) ||
+      d->sizesAndStrides[1] != 1) {
+    std::fprintf(stderr,
+                 "attnrt: attn.sdpa attributes: expected a contiguous memref "
+                 "of %zu bytes (sdpa_contract.h); the module was compiled "
+                 "against another version of the kernels\n",
+                 kBytes);
+    return false;
+  }
+  attn::cuda::SdpaCallAttrs attrs;
+  std::memcpy(&attrs, static_cast<const char *>(d->aligned) + d->offset,
+              kBytes);
+  attn::cuda::apply_call_attrs(attrs, &args);
+  return true;
 }
 
 /// The workspace with which decode shapes split their keys across blocks
@@ -125,13 +150,8 @@ int32_t attnrt::runSdpa(const SdpaCall &call) {
   attn_sdpa_fwd_args_init(&args);
   args.dtype = call.dtype;
   args.mask_kind = call.maskKind;
-  args.scale = call.scale;
-  args.is_causal = call.isCausal;
-  args.masked_value = call.maskedValue;
-  args.mask_polarity = static_cast<attn_mask_polarity>(call.maskPolarity);
-  args.window_left = call.windowLeft;
-  args.window_right = call.windowRight;
-  args.safe_softmax = call.safeSoftmax;
+  if (!readCallAttrs(call.attrs, args))
+    return ATTN_ERR_INVALID_ARGUMENT;
   const size_t elementSize = call.dtype == ATTN_DTYPE_F32 ? 4 : 2;
   if (!toTensor4("query", call.q.rank, call.q.descriptor, elementSize,
                  args.q) ||
@@ -166,11 +186,12 @@ int32_t attnrt::runSdpa(const SdpaCall &call) {
       !toTensor4("mask", call.mask.rank, call.mask.descriptor,
                  call.maskKind == ATTN_MASK_BOOL ? 1 : elementSize, args.mask))
     return ATTN_ERR_INVALID_ARGUMENT;
-  attn_tensor4 mods[attn::detail::kMaxModTensors];
-  if (call.numExtras > attn::detail::kMaxModTensors) {
-    std::fprintf(stderr, "attnrt: attn.sdpa reads %d score_mod tensors on "
-                 "CUDA (at most %d)\n", call.numExtras,
-                 attn::detail::kMaxModTensors);
+  attn_tensor4 mods[attn::cuda::kMaxModTensors];
+  if (call.numExtras > attn::cuda::kMaxModTensors) {
+    std::fprintf(stderr,
+                 "attnrt: attn.sdpa reads %d score_mod tensors on "
+                 "CUDA (at most %d)\n",
+                 call.numExtras, attn::cuda::kMaxModTensors);
     return ATTN_ERR_UNSUPPORTED;
   }
   if (!toModTensors(call, mods))
@@ -200,26 +221,18 @@ int32_t attnrt::runSdpa(const SdpaCall &call) {
 namespace {
 
 /// The library's kernels for one attn.sdpa of the attribute form.
-int32_t runSdpa(attn_dtype dtype, attn_mask_kind maskKind, int64_t qr,
-                void *qd, int64_t kr, void *kd, int64_t vr, void *vd,
-                int64_t mr, void *md, int64_t outr, void *outd, float scale,
-                int32_t isCausal, float maskedValue, int32_t maskPolarity,
-                int64_t windowLeft, int64_t windowRight, int32_t safeSoftmax) {
+int32_t runSdpa(attn_dtype dtype, attn_mask_kind maskKind, attnrt::Memref q,
+                attnrt::Memref k, attnrt::Memref v, attnrt::Memref mask,
+                attnrt::Memref out, attnrt::Memref attrs) {
   attnrt::SdpaCall call;
   call.dtype = dtype;
   call.maskKind = maskKind;
-  call.q = {qr, qd};
-  call.k = {kr, kd};
-  call.v = {vr, vd};
-  call.mask = {mr, md};
-  call.out = {outr, outd};
-  call.scale = scale;
-  call.isCausal = isCausal;
-  call.maskedValue = maskedValue;
-  call.maskPolarity = maskPolarity;
-  call.windowLeft = windowLeft;
-  call.windowRight = windowRight;
-  call.safeSoftmax = safeSoftmax;
+  call.q = q;
+  call.k = k;
+  call.v = v;
+  call.mask = mask;
+  call.out = out;
+  call.attrs = attrs;
   return attnrt::runSdpa(call);
 }
 
@@ -227,35 +240,26 @@ int32_t runSdpa(attn_dtype dtype, attn_mask_kind maskKind, int64_t qr,
 
 extern "C" {
 
-/// Every entry ends with the same scalars: scale, is_causal, masked_value,
-/// the attn_mask_polarity, the window (ATTN_WINDOW_UNBOUNDED = none) and
-/// safe_softmax (0/1).
-#define ATTNRT_SCALARS                                                         \
-  float scale, int32_t isCausal, float maskedValue, int32_t maskPolarity,      \
-      int64_t windowLeft, int64_t windowRight, int32_t safeSoftmax
-#define ATTNRT_SCALAR_ARGS                                                     \
-  scale, isCausal, maskedValue, maskPolarity, windowLeft, windowRight,         \
-      safeSoftmax
-
+/// One entry per element type and mask kind: the tensors, then the op's
+/// attributes (attn::cuda::SdpaCallAttrs), each as an unranked memref.
 #define ATTNRT_SDPA_ENTRIES(SUFFIX, DTYPE)                                     \
-  int32_t attnrt_cuda_sdpa_##SUFFIX(int64_t qr, void *qd, int64_t kr,          \
-                                    void *kd, int64_t vr, void *vd,            \
-                                    int64_t outr, void *outd,                  \
-                                    ATTNRT_SCALARS) {                          \
-    return runSdpa(DTYPE, ATTN_MASK_NONE, qr, qd, kr, kd, vr, vd, 0, nullptr,  \
-                   outr, outd, ATTNRT_SCALAR_ARGS);                            \
+  int32_t attnrt_cuda_sdpa_##SUFFIX(                                           \
+      int64_t qr, void *qd, int64_t kr, void *kd, int64_t vr, void *vd,        \
+      int64_t outr, void *outd, int64_t ar, void *ad) {                        \
+    return runSdpa(DTYPE, ATTN_MASK_NONE, {qr, qd}, {kr, kd}, {vr, vd}, {},    \
+                   {outr, outd}, {ar, ad});                                    \
   }                                                                            \
   int32_t attnrt_cuda_sdpa_##SUFFIX##_bool(                                    \
       int64_t qr, void *qd, int64_t kr, void *kd, int64_t vr, void *vd,        \
-      int64_t mr, void *md, int64_t outr, void *outd, ATTNRT_SCALARS) {        \
-    return runSdpa(DTYPE, ATTN_MASK_BOOL, qr, qd, kr, kd, vr, vd, mr, md,      \
-                   outr, outd, ATTNRT_SCALAR_ARGS);                            \
+      int64_t mr, void *md, int64_t outr, void *outd, int64_t ar, void *ad) {  \
+    return runSdpa(DTYPE, ATTN_MASK_BOOL, {qr, qd}, {kr, kd}, {vr, vd},        \
+                   {mr, md}, {outr, outd}, {ar, ad});                          \
   }                                                                            \
   int32_t attnrt_cuda_sdpa_##SUFFIX##_add(                                     \
       int64_t qr, void *qd, int64_t kr, void *kd, int64_t vr, void *vd,        \
-      int64_t mr, void *md, int64_t outr, void *outd, ATTNRT_SCALARS) {        \
-    return runSdpa(DTYPE, ATTN_MASK_ADDITIVE, qr, qd, kr, kd, vr, vd, mr, md,  \
-                   outr, outd, ATTNRT_SCALAR_ARGS);                            \
+      int64_t mr, void *md, int64_t outr, void *outd, int64_t ar, void *ad) {  \
+    return runSdpa(DTYPE, ATTN_MASK_ADDITIVE, {qr, qd}, {kr, kd}, {vr, vd},    \
+                   {mr, md}, {outr, outd}, {ar, ad});                          \
   }
 
 ATTNRT_SDPA_ENTRIES(f16, ATTN_DTYPE_F16)
@@ -263,8 +267,6 @@ ATTNRT_SDPA_ENTRIES(bf16, ATTN_DTYPE_BF16)
 ATTNRT_SDPA_ENTRIES(f32, ATTN_DTYPE_F32)
 
 #undef ATTNRT_SDPA_ENTRIES
-#undef ATTNRT_SCALAR_ARGS
-#undef ATTNRT_SCALARS
 
 // finalize-memref-to-llvm{use-generic-functions} allocates through these.
 void *_mlir_memref_to_llvm_alloc(size_t size) {

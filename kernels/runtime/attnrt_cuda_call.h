@@ -3,9 +3,9 @@
 // Internal to the bridge and the entry points that `.cu` files generated from
 // score_mod regions define (attn-lower-sdpa-to-cuda): an attn.sdpa call as
 // the compiled module makes it (MLIR unranked memrefs: a rank and a pointer
-// to the ranked descriptor, plus the scalar attributes), and the function
-// that checks and runs it. Compiled with the kernels' src/ on the include
-// path.
+// to the ranked descriptor; the op's attributes are one such memref holding
+// an attn::cuda::SdpaCallAttrs), and the function that checks and runs it.
+// Compiled with the kernels' src/ on the include path.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +13,7 @@
 #define ATTN_KERNELS_RUNTIME_ATTNRT_CUDA_CALL_H
 
 #include "attn/kernels/attn_cuda.h"
+#include "attn/kernels/sdpa_contract.h"
 #include "launch.h"
 
 #include <cstddef>
@@ -28,7 +29,9 @@ struct Memref {
 
 /// One attn.sdpa call. `extras` are the tensors a score modifier reads
 /// (`extraElementSizes` bytes per element), broadcast to the scores;
-/// `launch` runs the kernels of that modifier (null: the library's own).
+/// `attrs` holds the bytes of one attn::cuda::SdpaCallAttrs (a memref of
+/// sizeof(SdpaCallAttrs) i8, sdpa_contract.h); `launch` runs the kernels of
+/// that modifier (null: the library's own).
 struct SdpaCall {
   attn_dtype dtype = ATTN_DTYPE_F16;
   attn_mask_kind maskKind = ATTN_MASK_NONE;
@@ -36,13 +39,7 @@ struct SdpaCall {
   const Memref *extras = nullptr;
   const size_t *extraElementSizes = nullptr;
   int numExtras = 0;
-  float scale = 1.f;
-  int32_t isCausal = 0;
-  float maskedValue = 0.f;
-  int32_t maskPolarity = 0;
-  int64_t windowLeft = ATTN_WINDOW_UNBOUNDED;
-  int64_t windowRight = ATTN_WINDOW_UNBOUNDED;
-  int32_t safeSoftmax = 0;
+  Memref attrs;
   attn::detail::FwdLauncher launch = nullptr;
 };
 

@@ -112,24 +112,25 @@ DecodePlan decode_split_plan(int64_t B, int64_t Hkv, int64_t group, int64_t L, i
   return d;
 }
 
-attn_status prepare_fwd_params(const attn_sdpa_fwd_args* args, FwdParams* out_params, char* err, size_t err_len) {
-  if (err && err_len > 0) err[0] = '\0';
-  if (!args) return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len, "args is NULL");
-  const attn_sdpa_fwd_args& a = *args;
+namespace {
 
+// The problem's sizes, from q ([B, Hq, L, E]), k ([., Hkv, S, .]) and v (Ev).
+struct Shape {
+  int64_t B, Hq, L, E, Hkv, S, Ev;
+};
+
+// The enums: dtype, mask kind, mask polarity (DROP needs a BOOL mask).
+attn_status check_enums(const attn_sdpa_fwd_args& a, char* err, size_t err_len) {
   if (a.dtype != ATTN_DTYPE_F16 && a.dtype != ATTN_DTYPE_BF16 && a.dtype != ATTN_DTYPE_F32) {
     return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len,
                 "unknown dtype %d (expected ATTN_DTYPE_F16=0, ATTN_DTYPE_BF16=1 or ATTN_DTYPE_F32=2)",
                 static_cast<int>(a.dtype));
   }
-  const bool f32 = a.dtype == ATTN_DTYPE_F32;
-  const int64_t esize = f32 ? 4 : 2;  // bytes per element of q/k/v/out and of an additive mask
   if (a.mask_kind != ATTN_MASK_NONE && a.mask_kind != ATTN_MASK_BOOL && a.mask_kind != ATTN_MASK_ADDITIVE) {
     return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len,
                 "unknown mask_kind %d (expected ATTN_MASK_NONE=0, ATTN_MASK_BOOL=1 or ATTN_MASK_ADDITIVE=2)",
                 static_cast<int>(a.mask_kind));
   }
-  const bool has_mask = a.mask_kind != ATTN_MASK_NONE;
   if (a.mask_polarity != ATTN_MASK_KEEP && a.mask_polarity != ATTN_MASK_DROP) {
     return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len,
                 "unknown mask_polarity %d (expected ATTN_MASK_KEEP=0 or ATTN_MASK_DROP=1)",
@@ -139,7 +140,11 @@ attn_status prepare_fwd_params(const attn_sdpa_fwd_args* args, FwdParams* out_pa
     return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len,
                 "mask_polarity ATTN_MASK_DROP needs a BOOL mask (mask_kind is %d)", static_cast<int>(a.mask_kind));
   }
+  return ATTN_OK;
+}
 
+// Non-null data and positive sizes of every tensor the call reads or writes.
+attn_status check_tensors_present(const attn_sdpa_fwd_args& a, bool has_mask, char* err, size_t err_len) {
   if (!a.q.data) return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len, "q.data is NULL");
   if (!a.k.data) return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len, "k.data is NULL");
   if (!a.v.data) return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len, "v.data is NULL");
@@ -147,74 +152,84 @@ attn_status prepare_fwd_params(const attn_sdpa_fwd_args* args, FwdParams* out_pa
   if (has_mask && !a.mask.data) {
     return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len, "mask.data is NULL but mask_kind is %d", static_cast<int>(a.mask_kind));
   }
-
   ATTN_TRY(check_sizes("q", a.q, err, err_len));
   ATTN_TRY(check_sizes("k", a.k, err, err_len));
   ATTN_TRY(check_sizes("v", a.v, err, err_len));
   ATTN_TRY(check_sizes("out", a.out, err, err_len));
   if (has_mask) ATTN_TRY(check_sizes("mask", a.mask, err, err_len));
+  return ATTN_OK;
+}
 
-  const int64_t B = a.q.sizes[0], Hq = a.q.sizes[1], L = a.q.sizes[2], E = a.q.sizes[3];
-  const int64_t Hkv = a.k.sizes[1], S = a.k.sizes[2], Ev = a.v.sizes[3];
-
-  // Shape agreement.
-  if (a.k.sizes[0] != B || a.v.sizes[0] != B || a.out.sizes[0] != B) {
+// k, v and out agree with q: batch, kv heads (dividing Hq), S, E, out shape.
+attn_status check_shape_agreement(const attn_sdpa_fwd_args& a, const Shape& sh, char* err, size_t err_len) {
+  if (a.k.sizes[0] != sh.B || a.v.sizes[0] != sh.B || a.out.sizes[0] != sh.B) {
     return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len,
                 "batch mismatch: q.sizes[0]=%" PRId64 ", k.sizes[0]=%" PRId64 ", v.sizes[0]=%" PRId64
                 ", out.sizes[0]=%" PRId64,
-                B, a.k.sizes[0], a.v.sizes[0], a.out.sizes[0]);
+                sh.B, a.k.sizes[0], a.v.sizes[0], a.out.sizes[0]);
   }
-  if (a.v.sizes[1] != Hkv) {
+  if (a.v.sizes[1] != sh.Hkv) {
     return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len,
-                "kv head mismatch: k.sizes[1]=%" PRId64 " but v.sizes[1]=%" PRId64, Hkv, a.v.sizes[1]);
+                "kv head mismatch: k.sizes[1]=%" PRId64 " but v.sizes[1]=%" PRId64, sh.Hkv, a.v.sizes[1]);
   }
-  if (Hq % Hkv != 0) {
+  if (sh.Hq % sh.Hkv != 0) {
     return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len,
-                "Hq %% Hkv != 0: q has %" PRId64 " heads, k/v have %" PRId64 " (GQA needs Hq a multiple of Hkv)", Hq, Hkv);
+                "Hq %% Hkv != 0: q has %" PRId64 " heads, k/v have %" PRId64 " (GQA needs Hq a multiple of Hkv)", sh.Hq,
+                sh.Hkv);
   }
-  if (a.v.sizes[2] != S) {
+  if (a.v.sizes[2] != sh.S) {
     return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len,
-                "sequence mismatch: k.sizes[2] (S)=%" PRId64 " but v.sizes[2]=%" PRId64, S, a.v.sizes[2]);
+                "sequence mismatch: k.sizes[2] (S)=%" PRId64 " but v.sizes[2]=%" PRId64, sh.S, a.v.sizes[2]);
   }
-  if (a.k.sizes[3] != E) {
+  if (a.k.sizes[3] != sh.E) {
     return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len,
-                "head dim mismatch: q.sizes[3] (E)=%" PRId64 " but k.sizes[3]=%" PRId64, E, a.k.sizes[3]);
+                "head dim mismatch: q.sizes[3] (E)=%" PRId64 " but k.sizes[3]=%" PRId64, sh.E, a.k.sizes[3]);
   }
-  if (a.out.sizes[1] != Hq || a.out.sizes[2] != L || a.out.sizes[3] != Ev) {
+  if (a.out.sizes[1] != sh.Hq || a.out.sizes[2] != sh.L || a.out.sizes[3] != sh.Ev) {
     return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len,
                 "out shape mismatch: expected [%" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 "] (B, Hq, L, Ev), got [%" PRId64
                 ", %" PRId64 ", %" PRId64 ", %" PRId64 "]",
-                B, Hq, L, Ev, a.out.sizes[0], a.out.sizes[1], a.out.sizes[2], a.out.sizes[3]);
+                sh.B, sh.Hq, sh.L, sh.Ev, a.out.sizes[0], a.out.sizes[1], a.out.sizes[2], a.out.sizes[3]);
   }
+  return ATTN_OK;
+}
 
-  // Supported head dims.
-  KernelPath path;
-  if (!f32 && E == Ev && (E == 64 || E == 128)) {
-    path = KernelPath::TensorCore;
-  } else if (E % 8 == 0 && Ev % 8 == 0 && E <= kGenMaxHeadDim && Ev <= kGenMaxHeadDim) {
-    path = KernelPath::Generic;
+// The kernel a problem of these head dims runs on (sdpa_contract.h), or
+// ATTN_ERR_UNSUPPORTED.
+attn_status choose_path(attn_dtype dtype, const Shape& sh, KernelPath* path, char* err, size_t err_len) {
+  if (cuda::uses_tensor_cores(dtype, sh.E, sh.Ev)) {
+    *path = KernelPath::TensorCore;
+  } else if (cuda::is_supported_head_dim(sh.E) && cuda::is_supported_head_dim(sh.Ev)) {
+    *path = KernelPath::Generic;
   } else {
     return fail(ATTN_ERR_UNSUPPORTED, err, err_len,
                 "unsupported head dim E=%" PRId64 ", Ev=%" PRId64
                 ": the tensor-core kernel (f16/bf16) needs E == Ev in {64, 128}; the generic kernel needs E and Ev "
                 "multiples of 8 and <= %d",
-                E, Ev, kGenMaxHeadDim);
+                sh.E, sh.Ev, kGenMaxHeadDim);
   }
+  return ATTN_OK;
+}
 
-  // Size limits of the launch configuration / 32-bit loop indices.
-  if (B > kMaxGridYZ) {
-    return fail(ATTN_ERR_UNSUPPORTED, err, err_len, "batch B=%" PRId64 " exceeds the supported maximum %" PRId64, B, kMaxGridYZ);
-  }
-  if (Hq > kMaxGridYZ) {
-    return fail(ATTN_ERR_UNSUPPORTED, err, err_len, "heads Hq=%" PRId64 " exceeds the supported maximum %" PRId64, Hq,
+// Size limits of the launch configuration and of the 32-bit loop indices.
+attn_status check_size_limits(const Shape& sh, char* err, size_t err_len) {
+  if (sh.B > kMaxGridYZ) {
+    return fail(ATTN_ERR_UNSUPPORTED, err, err_len, "batch B=%" PRId64 " exceeds the supported maximum %" PRId64, sh.B,
                 kMaxGridYZ);
   }
-  if (L > kMaxLen || S > kMaxLen) {
-    return fail(ATTN_ERR_UNSUPPORTED, err, err_len, "sequence length L=%" PRId64 " / S=%" PRId64 " exceeds %" PRId64, L, S,
-                kMaxLen);
+  if (sh.Hq > kMaxGridYZ) {
+    return fail(ATTN_ERR_UNSUPPORTED, err, err_len, "heads Hq=%" PRId64 " exceeds the supported maximum %" PRId64, sh.Hq,
+                kMaxGridYZ);
   }
+  if (sh.L > kMaxLen || sh.S > kMaxLen) {
+    return fail(ATTN_ERR_UNSUPPORTED, err, err_len, "sequence length L=%" PRId64 " / S=%" PRId64 " exceeds %" PRId64, sh.L,
+                sh.S, kMaxLen);
+  }
+  return ATTN_OK;
+}
 
-  // Layout.
+// Strides and alignment of q, k, v and out.
+attn_status check_layouts(const attn_sdpa_fwd_args& a, int64_t esize, char* err, size_t err_len) {
   ATTN_TRY(check_strides("q", a.q, false, esize, err, err_len));
   ATTN_TRY(check_strides("k", a.k, false, esize, err, err_len));
   ATTN_TRY(check_strides("v", a.v, false, esize, err, err_len));
@@ -223,50 +238,57 @@ attn_status prepare_fwd_params(const attn_sdpa_fwd_args* args, FwdParams* out_pa
   ATTN_TRY(check_aligned16("k", a.k.data, err, err_len));
   ATTN_TRY(check_aligned16("v", a.v.data, err, err_len));
   ATTN_TRY(check_aligned16("out", a.out.data, err, err_len));
+  return ATTN_OK;
+}
 
-  int64_t m_sb = 0, m_sh = 0, m_sl = 0;
-  if (has_mask) {
-    const attn_tensor4& m = a.mask;
-    if (m.sizes[0] != 1 && m.sizes[0] != B) {
-      return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len, "bad mask shape: mask.sizes[0]=%" PRId64 " must be 1 or B=%" PRId64,
-                  m.sizes[0], B);
-    }
-    if (m.sizes[1] != 1 && m.sizes[1] != Hq) {
-      return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len,
-                  "bad mask shape: mask.sizes[1]=%" PRId64 " must be 1 or Hq=%" PRId64, m.sizes[1], Hq);
-    }
-    if (m.sizes[2] != 1 && m.sizes[2] != L) {
-      return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len, "bad mask shape: mask.sizes[2]=%" PRId64 " must be 1 or L=%" PRId64,
-                  m.sizes[2], L);
-    }
-    if (m.sizes[3] != S) {
-      return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len, "bad mask shape: mask.sizes[3]=%" PRId64 " must equal S=%" PRId64,
-                  m.sizes[3], S);
-    }
-    if (S > 1 && m.strides[3] != 1) {
-      return fail(ATTN_ERR_UNSUPPORTED, err, err_len, "mask.strides[3] must be 1 (last dim contiguous), got %" PRId64,
-                  m.strides[3]);
-    }
-    for (int d = 0; d < 3; ++d) {
-      if (m.sizes[d] == 1) continue;
-      if (m.strides[d] < 0) {
-        return fail(ATTN_ERR_UNSUPPORTED, err, err_len, "mask.strides[%d]=%" PRId64 " is negative (unsupported)", d,
-                    m.strides[d]);
-      }
-      int64_t span = 0;
-      if (__builtin_mul_overflow(m.sizes[d] - 1, m.strides[d], &span) ||
-          span > (std::numeric_limits<int64_t>::max() >> 3)) {
-        return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len, "mask: offset of the last element along dim %d overflows", d);
-      }
-    }
-    if (a.mask_kind == ATTN_MASK_ADDITIVE && reinterpret_cast<uintptr_t>(m.data) % esize != 0) {
-      return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len, "mask.data (%p) is not %d-byte aligned for a %d-bit additive mask",
-                  m.data, static_cast<int>(esize), static_cast<int>(8 * esize));
-    }
-    m_sb = m.sizes[0] == 1 ? 0 : m.strides[0];
-    m_sh = m.sizes[1] == 1 ? 0 : m.strides[1];
-    m_sl = m.sizes[2] == 1 ? 0 : m.strides[2];
+// The mask's shape (broadcast to [B, Hq, L, S]), strides and alignment; its
+// batch, head and row strides, 0 where it broadcasts, go to `strides`.
+attn_status check_mask(const attn_sdpa_fwd_args& a, const Shape& sh, int64_t esize, int64_t (&strides)[3], char* err,
+                       size_t err_len) {
+  const attn_tensor4& m = a.mask;
+  if (m.sizes[0] != 1 && m.sizes[0] != sh.B) {
+    return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len, "bad mask shape: mask.sizes[0]=%" PRId64 " must be 1 or B=%" PRId64,
+                m.sizes[0], sh.B);
   }
+  if (m.sizes[1] != 1 && m.sizes[1] != sh.Hq) {
+    return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len,
+                "bad mask shape: mask.sizes[1]=%" PRId64 " must be 1 or Hq=%" PRId64, m.sizes[1], sh.Hq);
+  }
+  if (m.sizes[2] != 1 && m.sizes[2] != sh.L) {
+    return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len, "bad mask shape: mask.sizes[2]=%" PRId64 " must be 1 or L=%" PRId64,
+                m.sizes[2], sh.L);
+  }
+  if (m.sizes[3] != sh.S) {
+    return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len, "bad mask shape: mask.sizes[3]=%" PRId64 " must equal S=%" PRId64,
+                m.sizes[3], sh.S);
+  }
+  if (sh.S > 1 && m.strides[3] != 1) {
+    return fail(ATTN_ERR_UNSUPPORTED, err, err_len, "mask.strides[3] must be 1 (last dim contiguous), got %" PRId64,
+                m.strides[3]);
+  }
+  for (int d = 0; d < 3; ++d) {
+    if (m.sizes[d] == 1) continue;
+    if (m.strides[d] < 0) {
+      return fail(ATTN_ERR_UNSUPPORTED, err, err_len, "mask.strides[%d]=%" PRId64 " is negative (unsupported)", d,
+                  m.strides[d]);
+    }
+    int64_t span = 0;
+    if (__builtin_mul_overflow(m.sizes[d] - 1, m.strides[d], &span) ||
+        span > (std::numeric_limits<int64_t>::max() >> 3)) {
+      return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len, "mask: offset of the last element along dim %d overflows", d);
+    }
+  }
+  if (a.mask_kind == ATTN_MASK_ADDITIVE && reinterpret_cast<uintptr_t>(m.data) % esize != 0) {
+    return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len, "mask.data (%p) is not %d-byte aligned for a %d-bit additive mask",
+                m.data, static_cast<int>(esize), static_cast<int>(8 * esize));
+  }
+  for (int d = 0; d < 3; ++d) strides[d] = m.sizes[d] == 1 ? 0 : m.strides[d];
+  return ATTN_OK;
+}
+
+// The scalars and the optional outputs: lse alignment, scale, masked_value,
+// safe_softmax, and the workspace of a problem that splits its keys.
+attn_status check_scalars(const attn_sdpa_fwd_args& a, const DecodePlan& plan, char* err, size_t err_len) {
   if (a.lse && reinterpret_cast<uintptr_t>(a.lse) % 4 != 0) {
     return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len, "lse (%p) is not 4-byte aligned", static_cast<void*>(a.lse));
   }
@@ -279,8 +301,6 @@ attn_status prepare_fwd_params(const attn_sdpa_fwd_args* args, FwdParams* out_pa
   if (a.safe_softmax != 0 && a.safe_softmax != 1) {
     return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len, "safe_softmax is %d (expected 0 or 1)", a.safe_softmax);
   }
-
-  const DecodePlan plan = decode_split_plan(B, Hkv, Hq / Hkv, L, S, Ev);
   const bool split = a.workspace != nullptr && plan.n_splits > 1;
   if (split && a.workspace_bytes < plan.bytes) {
     return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len,
@@ -291,11 +311,13 @@ attn_status prepare_fwd_params(const attn_sdpa_fwd_args* args, FwdParams* out_pa
   if (split && reinterpret_cast<uintptr_t>(a.workspace) % 16 != 0) {
     return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len, "workspace (%p) is not 16-byte aligned", a.workspace);
   }
+  return ATTN_OK;
+}
 
-  if (!out_params) return ATTN_OK;
-
-  const bool bf16 = a.dtype == ATTN_DTYPE_BF16;
-  FwdParams p{};
+// The tensors of a validated problem: pointers, sizes and strides (a size-1
+// dim's stride is 0, so that indexing never needs a size check).
+void pack_tensors(const attn_sdpa_fwd_args& a, const Shape& sh, bool has_mask, const int64_t (&m_strides)[3],
+                  FwdParams& p) {
   p.q = a.q.data;
   p.k = a.k.data;
   p.v = a.v.data;
@@ -315,18 +337,24 @@ attn_status prepare_fwd_params(const attn_sdpa_fwd_args* args, FwdParams* out_pa
   p.o_sb = nz(a.out, 0);
   p.o_sh = nz(a.out, 1);
   p.o_sl = nz(a.out, 2);
-  p.m_sb = m_sb;
-  p.m_sh = m_sh;
-  p.m_sl = m_sl;
-  p.B = static_cast<int>(B);
-  p.Hq = static_cast<int>(Hq);
-  p.Hkv = static_cast<int>(Hkv);
-  p.L = static_cast<int>(L);
-  p.S = static_cast<int>(S);
-  p.E = static_cast<int>(E);
-  p.Ev = static_cast<int>(Ev);
-  p.group = static_cast<int>(Hq / Hkv);
+  p.m_sb = m_strides[0];
+  p.m_sh = m_strides[1];
+  p.m_sl = m_strides[2];
+  p.B = static_cast<int>(sh.B);
+  p.Hq = static_cast<int>(sh.Hq);
+  p.Hkv = static_cast<int>(sh.Hkv);
+  p.L = static_cast<int>(sh.L);
+  p.S = static_cast<int>(sh.S);
+  p.E = static_cast<int>(sh.E);
+  p.Ev = static_cast<int>(sh.Ev);
+  p.group = static_cast<int>(sh.Hq / sh.Hkv);
+}
 
+// The scalars in the kernels' terms: the log2-domain scale and masked value
+// (rounded to the dtype first), the band with is_causal folded in, flags.
+void pack_scalars(const attn_sdpa_fwd_args& a, FwdParams& p) {
+  const bool f32 = a.dtype == ATTN_DTYPE_F32;
+  const bool bf16 = a.dtype == ATTN_DTYPE_BF16;
   constexpr double kLog2e = 1.4426950408889634;
   p.scale = a.scale;
   p.scale_log2 = static_cast<float>(static_cast<double>(a.scale) * kLog2e);
@@ -353,12 +381,42 @@ attn_status prepare_fwd_params(const attn_sdpa_fwd_args* args, FwdParams* out_pa
   p.band_skip = (p.has_band && std::isinf(mv) && mv < 0) ? 1 : 0;
   p.is_bf16 = bf16 ? 1 : 0;
   p.is_f32 = f32 ? 1 : 0;
+}
+
+}  // namespace
+
+attn_status prepare_fwd_params(const attn_sdpa_fwd_args* args, FwdParams* out_params, char* err, size_t err_len) {
+  if (err && err_len > 0) err[0] = '\0';
+  if (!args) return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len, "args is NULL");
+  const attn_sdpa_fwd_args& a = *args;
+  ATTN_TRY(check_enums(a, err, err_len));
+  const int64_t esize = a.dtype == ATTN_DTYPE_F32 ? 4 : 2;  // bytes per element of q/k/v/out and of an additive mask
+  const bool has_mask = a.mask_kind != ATTN_MASK_NONE;
+  ATTN_TRY(check_tensors_present(a, has_mask, err, err_len));
+
+  const Shape sh{a.q.sizes[0], a.q.sizes[1], a.q.sizes[2], a.q.sizes[3], a.k.sizes[1], a.k.sizes[2], a.v.sizes[3]};
+  ATTN_TRY(check_shape_agreement(a, sh, err, err_len));
+  KernelPath path = KernelPath::Generic;
+  ATTN_TRY(choose_path(a.dtype, sh, &path, err, err_len));
+  ATTN_TRY(check_size_limits(sh, err, err_len));
+  ATTN_TRY(check_layouts(a, esize, err, err_len));
+  int64_t m_strides[3] = {0, 0, 0};
+  if (has_mask) ATTN_TRY(check_mask(a, sh, esize, m_strides, err, err_len));
+  const DecodePlan plan = decode_split_plan(sh.B, sh.Hkv, sh.Hq / sh.Hkv, sh.L, sh.S, sh.Ev);
+  ATTN_TRY(check_scalars(a, plan, err, err_len));
+
+  if (!out_params) return ATTN_OK;
+  FwdParams p{};
+  pack_tensors(a, sh, has_mask, m_strides, p);
+  pack_scalars(a, p);
+  // A decode-shaped problem with a workspace splits its keys.
+  const bool split = a.workspace != nullptr && plan.n_splits > 1;
   p.path = split ? KernelPath::Decode : path;
   p.n_splits = split ? plan.n_splits : 1;
-  p.split_len = split ? plan.split_len : static_cast<int>(S);
+  p.split_len = split ? plan.split_len : static_cast<int>(sh.S);
   if (split) {
     p.ws_o = static_cast<float*>(a.workspace);
-    p.ws_lse = p.ws_o + static_cast<size_t>(B * Hkv) * plan.n_splits * (Hq / Hkv) * L * Ev;
+    p.ws_lse = p.ws_o + static_cast<size_t>(sh.B * sh.Hkv) * plan.n_splits * (sh.Hq / sh.Hkv) * sh.L * sh.Ev;
   }
   *out_params = p;
   return ATTN_OK;

@@ -96,6 +96,58 @@ ATTN_HD void decode_query_range(int r0, int r1, int L, int* i_lo, int* i_hi) {
   }
 }
 
+// This warp's rows of the block starting at packed row r_block (of R):
+// packed row r -> query head h_of, query index i_of (live: r < R), and their
+// q rows into sq (f32).
+template <class Ops, bool kBF16, bool kF32>
+ATTN_DEV void decode_load_q_rows(const FwdParams& p, int R, int r_block, int hk, int b, int warp, int lane, float* sq,
+                                 int (&h_of)[kDecRowsPerWarp], int (&i_of)[kDecRowsPerWarp],
+                                 bool (&live)[kDecRowsPerWarp]) {
+  using Elem = GenElem<Ops, kBF16, kF32>;
+  ATTN_UNROLL
+  for (int w = 0; w < kDecRowsPerWarp; ++w) {
+    const int r = r_block + warp * kDecRowsPerWarp + w;
+    live[w] = r < R;
+    h_of[w] = hk * p.group + (live[w] ? r / p.L : 0);
+    i_of[w] = live[w] ? r % p.L : 0;
+    if (live[w]) {
+      const int64_t qrow = b * p.q_sb + h_of[w] * p.q_sh + static_cast<int64_t>(i_of[w]) * p.q_sl;
+      float* sqr = sq + (warp * kDecRowsPerWarp + w) * p.E;
+      for (int e = lane; e < p.E; e += 32) sqr[e] = Elem::load(p.q, qrow + e);
+    }
+  }
+  Ops::syncwarp();
+}
+
+// The split's partial results of this warp's live rows: o / l and the
+// log2-domain lse; a split that saw no finite score writes o = 0 and
+// lse = -inf (weight 0 in the combine).
+template <class Ops>
+ATTN_DEV void decode_write_partials(const FwdParams& p, int R, int split, int r_block, int hk, int b, int warp,
+                                    int lane, const bool (&live)[kDecRowsPerWarp],
+                                    const float (&o)[kDecRowsPerWarp][kGenMaxHeadDim / 32],
+                                    const float (&m_run)[kDecRowsPerWarp], const float (&l_run)[kDecRowsPerWarp]) {
+  constexpr int kMaxOut = kGenMaxHeadDim / 32;
+  const float kNegInf = -INFINITY;
+  ATTN_UNROLL
+  for (int w = 0; w < kDecRowsPerWarp; ++w) {
+    if (!live[w]) continue;
+    float l = l_run[w];
+    ATTN_UNROLL
+    for (int off = 16; off > 0; off >>= 1) l += Ops::shfl_xor(l, off);
+    const bool empty = m_run[w] == kNegInf;
+    const float inv = empty ? 0.f : 1.f / l;
+    const int r = r_block + warp * kDecRowsPerWarp + w;
+    const int64_t prow = ((static_cast<int64_t>(b) * p.Hkv + hk) * p.n_splits + split) * R + r;
+    ATTN_UNROLL
+    for (int c = 0; c < kMaxOut; ++c) {
+      const int ch = lane + 32 * c;
+      if (ch < p.Ev) Ops::st_f32(p.ws_o + prow * p.Ev + ch, o[w][c] * inv);
+    }
+    if (lane == 0) Ops::st_f32(p.ws_lse + prow, empty ? kNegInf : m_run[w] + Ops::log2(l));
+  }
+}
+
 // One block of the split pass: packed rows [rb * kDecRows, +kDecRows) of kv
 // head hk, batch b, keys of split `split`. smem: decode_smem_bytes.
 template <class Ops, bool kBF16, bool kF32, class Mod = NoScoreMod>
@@ -115,22 +167,9 @@ ATTN_DEV void decode_split_block(const FwdParams& p, int split, int rb, int hk, 
   const int k_row_bytes = decode_smem_row_bytes(p.E, esize);
   const int v_row_bytes = decode_smem_row_bytes(p.Ev, esize);
 
-  // This warp's rows: packed row r -> query head h and query index i.
   int h_of[kDecRowsPerWarp], i_of[kDecRowsPerWarp];
   bool live[kDecRowsPerWarp];
-  ATTN_UNROLL
-  for (int w = 0; w < kDecRowsPerWarp; ++w) {
-    const int r = r_block + warp * kDecRowsPerWarp + w;
-    live[w] = r < R;
-    h_of[w] = hk * p.group + (live[w] ? r / p.L : 0);
-    i_of[w] = live[w] ? r % p.L : 0;
-    if (live[w]) {
-      const int64_t qrow = b * p.q_sb + h_of[w] * p.q_sh + static_cast<int64_t>(i_of[w]) * p.q_sl;
-      float* sqr = sq + (warp * kDecRowsPerWarp + w) * p.E;
-      for (int e = lane; e < p.E; e += 32) sqr[e] = Elem::load(p.q, qrow + e);
-    }
-  }
-  Ops::syncwarp();
+  decode_load_q_rows<Ops, kBF16, kF32>(p, R, r_block, hk, b, warp, lane, sq, h_of, i_of, live);
 
   // Key tiles of this split, narrowed to the band of the block's rows.
   const int k_begin = split * p.split_len;
@@ -192,25 +231,7 @@ ATTN_DEV void decode_split_block(const FwdParams& p, int split, int rb, int hk, 
     }
   }
 
-  // Partial results: o / l and the log2-domain lse; a split that saw no
-  // finite score writes o = 0 and lse = -inf (weight 0 in the combine).
-  ATTN_UNROLL
-  for (int w = 0; w < kDecRowsPerWarp; ++w) {
-    if (!live[w]) continue;
-    float l = l_run[w];
-    ATTN_UNROLL
-    for (int off = 16; off > 0; off >>= 1) l += Ops::shfl_xor(l, off);
-    const bool empty = m_run[w] == kNegInf;
-    const float inv = empty ? 0.f : 1.f / l;
-    const int r = r_block + warp * kDecRowsPerWarp + w;
-    const int64_t prow = ((static_cast<int64_t>(b) * p.Hkv + hk) * p.n_splits + split) * R + r;
-    ATTN_UNROLL
-    for (int c = 0; c < kMaxOut; ++c) {
-      const int ch = lane + 32 * c;
-      if (ch < p.Ev) Ops::st_f32(p.ws_o + prow * p.Ev + ch, o[w][c] * inv);
-    }
-    if (lane == 0) Ops::st_f32(p.ws_lse + prow, empty ? kNegInf : m_run[w] + Ops::log2(l));
-  }
+  decode_write_partials<Ops>(p, R, split, r_block, hk, b, warp, lane, live, o, m_run, l_run);
 }
 
 // The combine pass for output row (b, h, i), one warp.

@@ -2,8 +2,8 @@
 // score modifier Mod (score_mod.h). Included by the per-head-dim translation
 // units (each compiles 8 kernels:
 // {f16, bf16} x {no mask, mask} x {M16, M32 tile shape}); splitting by head
-// dim keeps every nvcc invocation small and lets the build use both cores)
-// and by generated score-modifier kernels (score_mod_launch.cuh).
+// dim keeps every nvcc invocation small and lets the build compile them in
+// parallel) and by generated score-modifier kernels (score_mod_launch.cuh).
 #pragma once
 
 #include <atomic>

@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "attn/kernels/attn_cuda.h"
+#include "attn/kernels/sdpa_contract.h"
 
 namespace attn {
 namespace detail {
@@ -51,7 +52,7 @@ template <int D> using TcConfigM32 = TcConfig<D, 2, (D <= 64 ? 64 : 32), (D <= 6
 // Generic (non tensor core) fallback kernel geometry (generic_fwd_core.h).
 constexpr int kGenWarps = 4;          // one query row per warp
 constexpr int kGenThreads = kGenWarps * 32;
-constexpr int kGenMaxHeadDim = 256;   // E and Ev <= 256
+constexpr int kGenMaxHeadDim = static_cast<int>(cuda::kMaxHeadDim);  // E and Ev <= 256
 constexpr int kGenSmemBytes = kGenWarps * kGenMaxHeadDim * 4;  // the q row of each warp in f32
 
 constexpr int kWinNone = 0x7FFFFFFF;  // an unbounded window side in FwdParams
@@ -64,7 +65,7 @@ constexpr int kDecThreads = 128;
 constexpr int kDecRowsPerWarp = 4;
 constexpr int kDecRows = 4 * kDecRowsPerWarp;
 constexpr int kDecTileN = 32;
-constexpr int kDecMaxL = 16;
+constexpr int kDecMaxL = static_cast<int>(cuda::kDecodeMaxQueries);
 constexpr int kDecMinKeys = 128;
 // Blocks to aim for: about two waves on a 132-SM H100/H200 (the plan is a
 // pure function of the shape, so the workspace size is known on the host).
@@ -76,7 +77,7 @@ enum class KernelPath : int { TensorCore = 0, Generic = 1, Decode = 2 };
 // attn.sdpa score_mod region), viewed as broadcast to the scores [B, Hq, L, S]:
 // element (b, h, i, j) is at data + b*sb + h*sh + i*sl + j*ss (elements; a
 // broadcast dim has stride 0). Filled by prepare_mod_tensors.
-constexpr int kMaxModTensors = 8;
+constexpr int kMaxModTensors = cuda::kMaxModTensors;
 struct ModTensor {
   const void* data;
   int64_t sb, sh, sl, ss;

@@ -110,6 +110,20 @@ void emu_dispatch(emu::Machine& m, const FwdParams& fp, bool m32) {
   else emu_dispatch_dtype<false, Mod>(m, fp, m32);
 }
 
+// FNV-1a over the bytes of the output and the LSE: equal digests mean
+// bit-identical results, so a change to a kernel body can show that it
+// changes no bit of any case.
+inline uint64_t result_digest(const sdpa_test::Problem& p) {
+  uint64_t h = 1469598103934665603ull;
+  auto mix = [&h](const void* data, size_t bytes) {
+    const unsigned char* b = static_cast<const unsigned char*>(data);
+    for (size_t i = 0; i < bytes; ++i) h = (h ^ b[i]) * 1099511628211ull;
+  };
+  mix(p.out.data.data(), p.out.data.size() * sizeof(p.out.data[0]));
+  mix(p.lse.data(), p.lse.size() * sizeof(float));
+  return h;
+}
+
 std::string path_name(const FwdParams& p, bool m32) {
   if (p.path == KernelPath::Decode) return "decode/" + std::to_string(p.n_splits);
   return p.path == KernelPath::Generic ? "generic" : m32 ? "tc-m32" : "tc-m16";
@@ -164,9 +178,10 @@ bool emu_run_case(const sdpa_test::Case& c, uint32_t sched_seed, bool eager, boo
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
   const CompareResult r = compare(p);
-  std::printf("%s %-110s path=%s cp.async=%s max_err=%.2e nan_rows=%lld mma=%llu (%.2fs)%s%s\n", r.ok ? "ok  " : "FAIL",
-              describe(c).c_str(), path_name(fp, m32).c_str(), eager ? "eager" : "lazy",
-              r.max_err, static_cast<long long>(r.n_nan_rows), static_cast<unsigned long long>(m.n_mma), secs,
+  std::printf("%s %-110s path=%s cp.async=%s max_err=%.2e nan_rows=%lld mma=%llu digest=%016llx (%.2fs)%s%s\n",
+              r.ok ? "ok  " : "FAIL", describe(c).c_str(), path_name(fp, m32).c_str(), eager ? "eager" : "lazy",
+              r.max_err, static_cast<long long>(r.n_nan_rows), static_cast<unsigned long long>(m.n_mma),
+              static_cast<unsigned long long>(result_digest(p)), secs,
               r.ok ? "" : "\n     first mismatch: ", r.ok ? "" : r.first_bad.c_str());
   std::fflush(stdout);
   CHECK(r.ok, "%s: %lld mismatches", c.name.c_str(), static_cast<long long>(r.n_bad));

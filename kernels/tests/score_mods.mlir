@@ -78,14 +78,15 @@ func.func @finfo_min_fill(%q: tensor<2x2x33x64xf32>, %k: tensor<2x2x90x64xf32>, 
   return %o : tensor<2x2x33x64xf32>
 }
 
-// No region: two boolean masks and-ed (a masked_fill mask, inverted by the
-// fusion, and a keep mask), which attn-lower-sdpa-to-cuda moves into a
-// generated region so that no host op combines them; bf16, causal, with the
-// finite masked value -1e9 (rounded to bf16).
+// No region: two boolean masks as the fusion combines a masked_fill mask
+// and a keep mask (drop polarity: the first or-ed with the inverted second),
+// which attn-lower-sdpa-to-cuda moves into a generated region so that no
+// host op combines them; bf16, causal, with the finite masked value -1e9
+// (rounded to bf16).
 func.func @two_masks(%q: tensor<2x4x64x64xbf16>, %k: tensor<2x4x64x64xbf16>, %v: tensor<2x4x64x64xbf16>, %pad: tensor<2x1x64x64xi1>, %keep: tensor<2x1x64x64xi1>) -> tensor<2x4x64x64xbf16> {
   %true = arith.constant dense<true> : tensor<2x1x64x64xi1>
-  %k1 = arith.xori %pad, %true : tensor<2x1x64x64xi1>
-  %both = arith.andi %k1, %keep : tensor<2x1x64x64xi1>
-  %0 = attn.sdpa %q, %k, %v, %both {is_causal = true, masked_value = -1.000000e+09 : f64} : (tensor<2x4x64x64xbf16>, tensor<2x4x64x64xbf16>, tensor<2x4x64x64xbf16>, tensor<2x1x64x64xi1>) -> tensor<2x4x64x64xbf16>
+  %notkeep = arith.xori %keep, %true : tensor<2x1x64x64xi1>
+  %either = arith.ori %pad, %notkeep : tensor<2x1x64x64xi1>
+  %0 = attn.sdpa %q, %k, %v, %either {is_causal = true, mask_polarity = #attn.mask_polarity<drop>, masked_value = -1.000000e+09 : f64} : (tensor<2x4x64x64xbf16>, tensor<2x4x64x64xbf16>, tensor<2x4x64x64xbf16>, tensor<2x1x64x64xi1>) -> tensor<2x4x64x64xbf16>
   return %0 : tensor<2x4x64x64xbf16>
 }

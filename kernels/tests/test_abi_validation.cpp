@@ -1,7 +1,8 @@
 // Host-only test of the C ABI: argument validation of attn_cuda_validate_sdpa_fwd
 // and attn_cuda_sdpa_fwd (which must reject bad arguments before touching the
-// device), status strings, and the host f16/bf16 conversions against CUDA's
-// own host implementations. No device function is ever called with valid
+// device), the attributes a compiled module passes through the runtime bridge
+// (sdpa_contract.h), status strings, and the host f16/bf16 conversions
+// against CUDA's own host implementations. No device function is ever called with valid
 // arguments here, so this runs on machines without a GPU.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -15,6 +16,7 @@
 #include <string>
 
 #include "attn/kernels/attn_cuda.h"
+#include "attn/kernels/sdpa_contract.h"
 #include "fwd_params.h"
 #include "sdpa_testlib.h"
 
@@ -357,6 +359,66 @@ void test_good_arguments() {
   }
 }
 
+// The runtime bridge's entry point for f16 without a mask (attnrt_cuda.cpp).
+extern "C" int32_t attnrt_cuda_sdpa_f16(int64_t qr, void* qd, int64_t kr, void* kd, int64_t vr, void* vd, int64_t outr,
+                                        void* outd, int64_t ar, void* ad);
+
+// An MLIR ranked memref descriptor of rank R.
+template <int R>
+struct Descriptor {
+  void* allocated;
+  void* aligned;
+  int64_t offset;
+  int64_t sizes[R];
+  int64_t strides[R];
+};
+
+Descriptor<4> descriptor4(const attn_tensor4& t) {
+  Descriptor<4> d{t.data, t.data, 0, {}, {}};
+  for (int i = 0; i < 4; ++i) {
+    d.sizes[i] = t.sizes[i];
+    d.strides[i] = t.strides[i];
+  }
+  return d;
+}
+
+// The attributes of a call: apply_call_attrs fills the kernel library's
+// arguments, and the bridge reads them from the bytes a compiled module
+// passes (a memref of exactly sizeof(SdpaCallAttrs) bytes). The bridge
+// calls below all fail in validation, before any CUDA call; their messages
+// go to stderr (abi-validation.test checks them).
+void test_call_attrs() {
+  attn::cuda::SdpaCallAttrs attrs;
+  attrs.window_left = 7;
+  attrs.window_right = 3;
+  attrs.scale = 0.5f;
+  attrs.masked_value = -1e4f;
+  attrs.is_causal = 1;
+  attrs.mask_polarity = ATTN_MASK_DROP;
+  attrs.safe_softmax = 1;
+  attn_sdpa_fwd_args g = good_args();
+  add_mask(g, ATTN_MASK_BOOL, 1, 1, 100);
+  attn::cuda::apply_call_attrs(attrs, &g);
+  attn::detail::FwdParams p;
+  CHECK(attn::detail::prepare_fwd_params(&g, &p, nullptr, 0) == ATTN_OK, "prepare with call attributes");
+  CHECK(p.win_left == 7 && p.win_right == 0 && p.is_causal == 1 && p.mask_drop == 1 && p.safe_softmax == 1 &&
+            p.scale == 0.5f && p.masked_value_rounded == -10000.f,
+        "call attributes reach the kernels' parameters");
+
+  attn_sdpa_fwd_args a = good_args();
+  Descriptor<4> q = descriptor4(a.q), k = descriptor4(a.k), v = descriptor4(a.v), out = descriptor4(a.out);
+  auto call = [&](int64_t bytes) {
+    unsigned char raw[64] = {};
+    std::memcpy(raw, &attrs, sizeof(attrs));
+    Descriptor<1> d{raw, raw, 0, {bytes}, {1}};
+    return attnrt_cuda_sdpa_f16(4, &q, 4, &k, 4, &v, 4, &out, 1, &d);
+  };
+  // DROP without a boolean mask: the bridge passed the polarity on.
+  CHECK(call(sizeof(attrs)) == ATTN_ERR_INVALID_ARGUMENT, "bridge: DROP polarity without a mask is refused");
+  // Bytes of another layout (a module compiled against another header).
+  CHECK(call(sizeof(attrs) - 4) == ATTN_ERR_INVALID_ARGUMENT, "bridge: attributes of the wrong size are refused");
+}
+
 void test_status_strings() {
   CHECK(std::strcmp(attn_status_string(ATTN_OK), "ATTN_OK") == 0, "OK string");
   CHECK(std::strcmp(attn_status_string(ATTN_ERR_INVALID_ARGUMENT), "ATTN_ERR_INVALID_ARGUMENT") == 0, "INVALID string");
@@ -416,6 +478,7 @@ void test_conversions_vs_cuda() {
 int main() {
   test_bad_arguments();
   test_good_arguments();
+  test_call_attrs();
   test_status_strings();
   test_conversions_vs_cuda();
   std::printf("%d passed, %d failed\n", g_passed, g_failed);

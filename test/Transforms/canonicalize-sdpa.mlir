@@ -327,3 +327,95 @@ func.func @band_spelling(%q: tensor<2x4x8xf32>, %k: tensor<2x4x8xf32>, %v: tenso
   %2 = attn.sdpa %q, %k, %v {is_causal = true, window_right = -2 : i64} : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
   return %0, %1, %2 : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>
 }
+
+// -----
+
+// Mask polarity. An inverted boolean mask (`arith.xori %m, true`, either
+// operand order) is %m with the other polarity, so no lowering computes the
+// inversion; the xori stays only for its other users.
+// CHECK-LABEL: func.func @inversion_becomes_drop
+// CHECK-SAME: (%[[Q:[^:]+]]: tensor<2x4x8xf32>, %[[M:[^:]+]]: tensor<4x4xi1>, %[[N:[^:]+]]: tensor<2x4x4xi1>)
+// CHECK: attn.sdpa %[[Q]], %[[Q]], %[[Q]], %[[M]] {mask_polarity = #attn.mask_polarity<drop>}
+// CHECK: %[[NOTN:.+]] = arith.xori %[[N]]
+// CHECK: attn.sdpa %[[Q]], %[[Q]], %[[Q]], %[[N]] {mask_polarity = #attn.mask_polarity<drop>}
+// CHECK: return %{{.+}}, %{{.+}}, %[[NOTN]]
+func.func @inversion_becomes_drop(%q: tensor<2x4x8xf32>, %m: tensor<4x4xi1>, %n: tensor<2x4x4xi1>) -> (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x4xi1>) {
+  %t = arith.constant dense<true> : tensor<4x4xi1>
+  %keep = arith.xori %m, %t : tensor<4x4xi1>
+  %0 = attn.sdpa %q, %q, %q, %keep : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<4x4xi1>) -> tensor<2x4x8xf32>
+  %t2 = arith.constant dense<true> : tensor<2x4x4xi1>
+  %keep2 = arith.xori %t2, %n : tensor<2x4x4xi1>
+  %1 = attn.sdpa %q, %q, %q, %keep2 : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x4xi1>) -> tensor<2x4x8xf32>
+  return %0, %1, %keep2 : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x4xi1>
+}
+
+// -----
+
+// The inversion of a drop mask is a keep mask (the default, not printed).
+// CHECK-LABEL: func.func @inverted_drop_becomes_keep
+// CHECK-SAME: (%[[Q:[^:]+]]: tensor<2x4x8xf32>, %[[M:[^:]+]]: tensor<4x4xi1>)
+// CHECK: attn.sdpa %[[Q]], %[[Q]], %[[Q]], %[[M]] : (
+func.func @inverted_drop_becomes_keep(%q: tensor<2x4x8xf32>, %m: tensor<4x4xi1>) -> tensor<2x4x8xf32> {
+  %t = arith.constant dense<true> : tensor<4x4xi1>
+  %x = arith.xori %m, %t : tensor<4x4xi1>
+  %0 = attn.sdpa %q, %q, %q, %x {mask_polarity = #attn.mask_polarity<drop>} : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<4x4xi1>) -> tensor<2x4x8xf32>
+  return %0 : tensor<2x4x8xf32>
+}
+
+// -----
+
+// An xori with anything but a splat true is no inversion.
+// CHECK-LABEL: func.func @negative_xori_not_inversion
+// CHECK: %[[X:.+]] = arith.xori
+// CHECK: attn.sdpa %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %[[X]] : (
+func.func @negative_xori_not_inversion(%q: tensor<2x4x8xf32>, %m: tensor<4x4xi1>, %n: tensor<4x4xi1>) -> tensor<2x4x8xf32> {
+  %x = arith.xori %m, %n : tensor<4x4xi1>
+  %0 = attn.sdpa %q, %q, %q, %x : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<4x4xi1>) -> tensor<2x4x8xf32>
+  return %0 : tensor<2x4x8xf32>
+}
+
+// -----
+
+// A constant drop mask (a masked_fill's triu) is read the other way round:
+// true above the diagonal is is_causal; the polarity goes with the mask.
+// CHECK-LABEL: func.func @drop_triu_becomes_causal
+// CHECK-SAME: (%[[Q:[^:]+]]: tensor<2x4x8xf32>)
+// CHECK-NOT: arith.constant
+// CHECK: attn.sdpa %[[Q]], %[[Q]], %[[Q]] {is_causal = true} : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+func.func @drop_triu_becomes_causal(%q: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+  %m = arith.constant dense<[[false, true, true, true], [false, false, true, true],
+                             [false, false, false, true], [false, false, false, false]]> : tensor<4x4xi1>
+  %o = attn.sdpa %q, %q, %q, %m {mask_polarity = #attn.mask_polarity<drop>} : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<4x4xi1>) -> tensor<2x4x8xf32>
+  return %o : tensor<2x4x8xf32>
+}
+
+// -----
+
+// An all-false drop mask keeps everything: it goes. An all-true one drops
+// everything (NaN rows): it stays.
+// CHECK-LABEL: func.func @drop_all_false_goes
+// CHECK: %[[ALL:.+]] = arith.constant dense<true>
+// CHECK: attn.sdpa %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}} : (
+// CHECK: attn.sdpa %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %[[ALL]] {mask_polarity = #attn.mask_polarity<drop>}
+func.func @drop_all_false_goes(%q: tensor<2x4x8xf32>) -> (tensor<2x4x8xf32>, tensor<2x4x8xf32>) {
+  %none = arith.constant dense<false> : tensor<4x4xi1>
+  %0 = attn.sdpa %q, %q, %q, %none {mask_polarity = #attn.mask_polarity<drop>} : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<4x4xi1>) -> tensor<2x4x8xf32>
+  %all = arith.constant dense<true> : tensor<4x4xi1>
+  %1 = attn.sdpa %q, %q, %q, %all {mask_polarity = #attn.mask_polarity<drop>} : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<4x4xi1>) -> tensor<2x4x8xf32>
+  return %0, %1 : tensor<2x4x8xf32>, tensor<2x4x8xf32>
+}
+
+// -----
+
+// A rebuilt op (here: its identity region goes) keeps its attributes, the
+// mask polarity and discardable ones included.
+// CHECK-LABEL: func.func @rebuild_keeps_attributes
+// CHECK: attn.sdpa %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^ ]+}} {is_causal = true, mask_polarity = #attn.mask_polarity<drop>, my.note = "kept", scale = 5.000000e-01 : f64} : (
+// CHECK-NOT: score_mod
+func.func @rebuild_keeps_attributes(%q: tensor<2x4x8xf32>, %m: tensor<4x4xi1>) -> tensor<2x4x8xf32> {
+  %0 = attn.sdpa %q, %q, %q, %m {is_causal = true, scale = 0.5 : f64, mask_polarity = #attn.mask_polarity<drop>, my.note = "kept"} : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<4x4xi1>) -> tensor<2x4x8xf32> score_mod {
+  ^bb0(%s: f32, %i0: index, %i1: index, %i2: index):
+    attn.yield %s : f32
+  }
+  return %0 : tensor<2x4x8xf32>
+}

@@ -1,6 +1,7 @@
 // RUN: attn-opt %s --attn-fuse-sdpa --split-input-file | FileCheck %s
 
-// Form 3: masks. attn.sdpa applies, in order: scale, then the boolean mask
+// Form 3: masks (a masked_fill mask, true where filled, is passed as it is
+// with mask_polarity = drop). attn.sdpa applies, in order: scale, then the boolean mask
 // and is_causal (masked positions get masked_value, rounded to the element
 // type), then the additive mask. The fused op must give the same value at
 // every position, so the fill value of the chain becomes masked_value
@@ -9,9 +10,8 @@
 // keeps that.
 // CHECK-LABEL: func.func @masked_fill_finite_f32
 // CHECK-SAME: (%[[Q:[^:]+]]: tensor<2x2x4x8xf32>, %[[K:[^:]+]]: tensor<2x2x4x8xf32>, %[[V:[^:]+]]: tensor<2x2x4x8xf32>, %[[M:[^:]+]]: tensor<4x4xi1>)
-// CHECK-DAG: %[[TRUE:.+]] = arith.constant dense<true> : tensor<4x4xi1>
-// CHECK-DAG: %[[KEEP:.+]] = arith.xori %[[M]], %[[TRUE]]
-// CHECK: attn.sdpa %[[Q]], %[[K]], %[[V]], %[[KEEP]] {masked_value = -1.000000e+09 : f64, scale = 1.250000e-01 : f64}
+// CHECK-NOT: arith.xori
+// CHECK: attn.sdpa %[[Q]], %[[K]], %[[V]], %[[M]] {mask_polarity = #attn.mask_polarity<drop>, masked_value = -1.000000e+09 : f64, scale = 1.250000e-01 : f64}
 // CHECK-NOT: attn.softmax
 func.func @masked_fill_finite_f32(%q: tensor<2x2x4x8xf32>, %k: tensor<2x2x4x8xf32>, %v: tensor<2x2x4x8xf32>, %mask: tensor<4x4xi1>) -> tensor<2x2x4x8xf32> {
   %kt = attn.transpose %k dims(-2, -1) : tensor<2x2x4x8xf32> -> tensor<2x2x8x4xf32>
@@ -28,7 +28,7 @@ func.func @masked_fill_finite_f32(%q: tensor<2x2x4x8xf32>, %k: tensor<2x2x4x8xf3
 
 // CHECK-LABEL: func.func @masked_fill_f32_lowest
 // CHECK-SAME: (%[[Q:[^:]+]]: tensor<2x2x4x8xf32>, %[[K:[^:]+]]: tensor<2x2x4x8xf32>, %[[V:[^:]+]]: tensor<2x2x4x8xf32>, %[[M:[^:]+]]: tensor<4x4xi1>)
-// CHECK: attn.sdpa %[[Q]], %[[K]], %[[V]], %{{.+}} {masked_value = -3.4028234663852886E+38 : f64, scale = 1.250000e-01 : f64}
+// CHECK: attn.sdpa %[[Q]], %[[K]], %[[V]], %[[M]] {mask_polarity = #attn.mask_polarity<drop>, masked_value = -3.4028234663852886E+38 : f64, scale = 1.250000e-01 : f64}
 // CHECK-NOT: attn.softmax
 func.func @masked_fill_f32_lowest(%q: tensor<2x2x4x8xf32>, %k: tensor<2x2x4x8xf32>, %v: tensor<2x2x4x8xf32>, %mask: tensor<4x4xi1>) -> tensor<2x2x4x8xf32> {
   %kt = attn.transpose %k dims(-2, -1) : tensor<2x2x4x8xf32> -> tensor<2x2x8x4xf32>
@@ -45,7 +45,7 @@ func.func @masked_fill_f32_lowest(%q: tensor<2x2x4x8xf32>, %k: tensor<2x2x4x8xf3
 
 // CHECK-LABEL: func.func @masked_fill_f16_lowest
 // CHECK-SAME: (%[[Q:[^:]+]]: tensor<2x2x4x8xf16>, %[[K:[^:]+]]: tensor<2x2x4x8xf16>, %[[V:[^:]+]]: tensor<2x2x4x8xf16>, %[[M:[^:]+]]: tensor<4x4xi1>)
-// CHECK: attn.sdpa %[[Q]], %[[K]], %[[V]], %{{.+}} {masked_value = -6.550400e+04 : f64, scale = 1.250000e-01 : f64}
+// CHECK: attn.sdpa %[[Q]], %[[K]], %[[V]], %[[M]] {mask_polarity = #attn.mask_polarity<drop>, masked_value = -6.550400e+04 : f64, scale = 1.250000e-01 : f64}
 // CHECK-NOT: attn.softmax
 func.func @masked_fill_f16_lowest(%q: tensor<2x2x4x8xf16>, %k: tensor<2x2x4x8xf16>, %v: tensor<2x2x4x8xf16>, %mask: tensor<4x4xi1>) -> tensor<2x2x4x8xf16> {
   %kt = attn.transpose %k dims(-2, -1) : tensor<2x2x4x8xf16> -> tensor<2x2x8x4xf16>
@@ -63,7 +63,7 @@ func.func @masked_fill_f16_lowest(%q: tensor<2x2x4x8xf16>, %k: tensor<2x2x4x8xf1
 // default masked_value is the exact one.
 // CHECK-LABEL: func.func @masked_fill_f16_rounds_to_neg_inf
 // CHECK-SAME: (%[[Q:[^:]+]]: tensor<2x2x4x8xf16>, %[[K:[^:]+]]: tensor<2x2x4x8xf16>, %[[V:[^:]+]]: tensor<2x2x4x8xf16>, %[[M:[^:]+]]: tensor<4x4xi1>)
-// CHECK: attn.sdpa %[[Q]], %[[K]], %[[V]], %{{.+}} {scale = 1.250000e-01 : f64}
+// CHECK: attn.sdpa %[[Q]], %[[K]], %[[V]], %[[M]] {mask_polarity = #attn.mask_polarity<drop>, scale = 1.250000e-01 : f64}
 // CHECK-NOT: masked_value
 // CHECK-NOT: attn.softmax
 func.func @masked_fill_f16_rounds_to_neg_inf(%q: tensor<2x2x4x8xf16>, %k: tensor<2x2x4x8xf16>, %v: tensor<2x2x4x8xf16>, %mask: tensor<4x4xi1>) -> tensor<2x2x4x8xf16> {
@@ -98,12 +98,11 @@ func.func @where_keep_mask(%q: tensor<2x2x4x8xf32>, %k: tensor<2x2x4x8xf32>, %v:
 }
 
 // -----
-// where(mask, value, scores) is the masked_fill form: the mask is inverted.
+// where(mask, value, scores) is the masked_fill form: the drop polarity.
 // CHECK-LABEL: func.func @where_inverted_form
 // CHECK-SAME: (%[[Q:[^:]+]]: tensor<2x2x4x8xf32>, %[[K:[^:]+]]: tensor<2x2x4x8xf32>, %[[V:[^:]+]]: tensor<2x2x4x8xf32>, %[[M:[^:]+]]: tensor<4x4xi1>)
-// CHECK-DAG: %[[TRUE:.+]] = arith.constant dense<true> : tensor<4x4xi1>
-// CHECK-DAG: %[[KEEP:.+]] = arith.xori %[[M]], %[[TRUE]]
-// CHECK: attn.sdpa %[[Q]], %[[K]], %[[V]], %[[KEEP]] {masked_value = -1.000000e+09 : f64, scale = 1.250000e-01 : f64}
+// CHECK-NOT: arith.xori
+// CHECK: attn.sdpa %[[Q]], %[[K]], %[[V]], %[[M]] {mask_polarity = #attn.mask_polarity<drop>, masked_value = -1.000000e+09 : f64, scale = 1.250000e-01 : f64}
 // CHECK-NOT: attn.softmax
 func.func @where_inverted_form(%q: tensor<2x2x4x8xf32>, %k: tensor<2x2x4x8xf32>, %v: tensor<2x2x4x8xf32>, %mask: tensor<4x4xi1>) -> tensor<2x2x4x8xf32> {
   %kt = attn.transpose %k dims(-2, -1) : tensor<2x2x4x8xf32> -> tensor<2x2x8x4xf32>
@@ -214,7 +213,7 @@ func.func @additive_constant_causal(%q: tensor<2x2x4x8xf32>, %k: tensor<2x2x4x8x
 // Mask, then scale: the fill is scaled too (-1e9 * 0.125 in f32).
 // CHECK-LABEL: func.func @mask_then_scale
 // CHECK-SAME: (%[[Q:[^:]+]]: tensor<2x2x4x8xf32>, %[[K:[^:]+]]: tensor<2x2x4x8xf32>, %[[V:[^:]+]]: tensor<2x2x4x8xf32>, %[[M:[^:]+]]: tensor<4x4xi1>)
-// CHECK: attn.sdpa %[[Q]], %[[K]], %[[V]], %{{.+}} {masked_value = -1.250000e+08 : f64, scale = 1.250000e-01 : f64}
+// CHECK: attn.sdpa %[[Q]], %[[K]], %[[V]], %[[M]] {mask_polarity = #attn.mask_polarity<drop>, masked_value = -1.250000e+08 : f64, scale = 1.250000e-01 : f64}
 // CHECK-NOT: attn.softmax
 func.func @mask_then_scale(%q: tensor<2x2x4x8xf32>, %k: tensor<2x2x4x8xf32>, %v: tensor<2x2x4x8xf32>, %mask: tensor<4x4xi1>) -> tensor<2x2x4x8xf32> {
   %kt = attn.transpose %k dims(-2, -1) : tensor<2x2x4x8xf32> -> tensor<2x2x8x4xf32>
@@ -231,7 +230,7 @@ func.func @mask_then_scale(%q: tensor<2x2x4x8xf32>, %k: tensor<2x2x4x8xf32>, %v:
 // -inf / 8 stays -inf.
 // CHECK-LABEL: func.func @mask_then_div_neg_inf
 // CHECK-SAME: (%[[Q:[^:]+]]: tensor<2x2x4x8xf32>, %[[K:[^:]+]]: tensor<2x2x4x8xf32>, %[[V:[^:]+]]: tensor<2x2x4x8xf32>, %[[M:[^:]+]]: tensor<4x4xi1>)
-// CHECK: attn.sdpa %[[Q]], %[[K]], %[[V]], %{{.+}} {scale = 1.250000e-01 : f64}
+// CHECK: attn.sdpa %[[Q]], %[[K]], %[[V]], %[[M]] {mask_polarity = #attn.mask_polarity<drop>, scale = 1.250000e-01 : f64}
 // CHECK-NOT: masked_value
 // CHECK-NOT: attn.softmax
 func.func @mask_then_div_neg_inf(%q: tensor<2x2x4x8xf32>, %k: tensor<2x2x4x8xf32>, %v: tensor<2x2x4x8xf32>, %mask: tensor<4x4xi1>) -> tensor<2x2x4x8xf32> {
@@ -250,9 +249,8 @@ func.func @mask_then_div_neg_inf(%q: tensor<2x2x4x8xf32>, %k: tensor<2x2x4x8xf32
 // keep-mask.
 // CHECK-LABEL: func.func @causal_plus_padding
 // CHECK-SAME: (%[[Q:[^:]+]]: tensor<2x2x4x8xf32>, %[[K:[^:]+]]: tensor<2x2x4x8xf32>, %[[V:[^:]+]]: tensor<2x2x4x8xf32>, %[[M:[^:]+]]: tensor<2x1x1x4xi1>)
-// CHECK-DAG: %[[TRUE:.+]] = arith.constant dense<true> : tensor<2x1x1x4xi1>
-// CHECK-DAG: %[[KEEP:.+]] = arith.xori %[[M]], %[[TRUE]]
-// CHECK: attn.sdpa %[[Q]], %[[K]], %[[V]], %[[KEEP]] {is_causal = true, scale = 1.250000e-01 : f64}
+// CHECK-NOT: arith.xori
+// CHECK: attn.sdpa %[[Q]], %[[K]], %[[V]], %[[M]] {is_causal = true, mask_polarity = #attn.mask_polarity<drop>, scale = 1.250000e-01 : f64}
 // CHECK-NOT: attn.softmax
 func.func @causal_plus_padding(%q: tensor<2x2x4x8xf32>, %k: tensor<2x2x4x8xf32>, %v: tensor<2x2x4x8xf32>, %mask: tensor<2x1x1x4xi1>) -> tensor<2x2x4x8xf32> {
   %kt = attn.transpose %k dims(-2, -1) : tensor<2x2x4x8xf32> -> tensor<2x2x8x4xf32>
@@ -269,14 +267,15 @@ func.func @causal_plus_padding(%q: tensor<2x2x4x8xf32>, %k: tensor<2x2x4x8xf32>,
 }
 
 // -----
-// Two boolean masks of one shape with the same fill combine: keep where
-// both keep.
+// Two boolean masks of one shape with the same fill combine in the first
+// one's polarity (a masked_fill mask: drop): drop where either drops, the
+// where condition (a keep mask) inverted.
 // CHECK-LABEL: func.func @two_masks_same_shape
 // CHECK-SAME: (%[[Q:[^:]+]]: tensor<2x2x4x8xf32>, %[[K:[^:]+]]: tensor<2x2x4x8xf32>, %[[V:[^:]+]]: tensor<2x2x4x8xf32>, %[[M:[^:]+]]: tensor<4x4xi1>, %[[M2:[^:]+]]: tensor<4x4xi1>)
 // CHECK-DAG: %[[TRUE:.+]] = arith.constant dense<true> : tensor<4x4xi1>
-// CHECK-DAG: %[[KEEP:.+]] = arith.xori %[[M]], %[[TRUE]]
-// CHECK: %[[BOTH:.+]] = arith.andi %[[KEEP]], %[[M2]]
-// CHECK: attn.sdpa %[[Q]], %[[K]], %[[V]], %[[BOTH]] {masked_value = -1.000000e+04 : f64, scale = 1.250000e-01 : f64}
+// CHECK-DAG: %[[NOT2:.+]] = arith.xori %[[M2]], %[[TRUE]]
+// CHECK: %[[EITHER:.+]] = arith.ori %[[M]], %[[NOT2]]
+// CHECK: attn.sdpa %[[Q]], %[[K]], %[[V]], %[[EITHER]] {mask_polarity = #attn.mask_polarity<drop>, masked_value = -1.000000e+04 : f64, scale = 1.250000e-01 : f64}
 // CHECK-NOT: attn.softmax
 func.func @two_masks_same_shape(%q: tensor<2x2x4x8xf32>, %k: tensor<2x2x4x8xf32>, %v: tensor<2x2x4x8xf32>, %mask: tensor<4x4xi1>, %mask2: tensor<4x4xi1>) -> tensor<2x2x4x8xf32> {
   %kt = attn.transpose %k dims(-2, -1) : tensor<2x2x4x8xf32> -> tensor<2x2x8x4xf32>
@@ -299,8 +298,7 @@ func.func @two_masks_same_shape(%q: tensor<2x2x4x8xf32>, %k: tensor<2x2x4x8xf32>
 
 // CHECK-LABEL: func.func @mask_broadcast_over_keys
 // CHECK-SAME: %[[M:[^:]+]]: tensor<4x1xi1>
-// CHECK: %[[KEEP:.+]] = arith.xori %[[M]]
-// CHECK: attn.sdpa %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %[[KEEP]] {scale = 1.250000e-01 : f64}
+// CHECK: attn.sdpa %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %[[M]] {mask_polarity = #attn.mask_polarity<drop>, scale = 1.250000e-01 : f64}
 // CHECK-SAME: tensor<4x1xi1>) -> tensor<2x2x4x8xf32>
 // CHECK-NOT: attn.softmax
 func.func @mask_broadcast_over_keys(%q: tensor<2x2x4x8xf32>, %k: tensor<2x2x4x8xf32>, %v: tensor<2x2x4x8xf32>, %mask: tensor<4x1xi1>) -> tensor<2x2x4x8xf32> {

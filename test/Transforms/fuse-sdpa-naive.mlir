@@ -2,14 +2,13 @@
 
 // Form 1: the seed's NaiveCausalAttention (examples/naive_causal_attention.mlir),
 // in generic form as a frontend writes it. masked_fill fills where the mask is
-// TRUE; attn.sdpa's boolean mask is true where a position TAKES PART, so the
-// fused op gets the inverted mask.
+// TRUE, so the fused op takes the mask as it is with mask_polarity = drop
+// (attn.sdpa's default, keep, is true where a position takes part).
 
 // CHECK-LABEL: func.func @naive
 // CHECK-SAME: (%[[Q:[^:]+]]: tensor<2x8x128x64xf32>, %[[K:[^:]+]]: tensor<2x8x128x64xf32>, %[[V:[^:]+]]: tensor<2x8x128x64xf32>, %[[MASK:[^:]+]]: tensor<128x128xi1>)
-// CHECK-DAG: %[[TRUE:.+]] = arith.constant dense<true> : tensor<128x128xi1>
-// CHECK-DAG: %[[KEEP:.+]] = arith.xori %[[MASK]], %[[TRUE]] : tensor<128x128xi1>
-// CHECK: %[[O:.+]] = attn.sdpa %[[Q]], %[[K]], %[[V]], %[[KEEP]] {scale = 1.250000e-01 : f64}
+// CHECK-NOT: arith.xori
+// CHECK: %[[O:.+]] = attn.sdpa %[[Q]], %[[K]], %[[V]], %[[MASK]] {mask_polarity = #attn.mask_polarity<drop>, scale = 1.250000e-01 : f64}
 // CHECK-SAME: (tensor<2x8x128x64xf32>, tensor<2x8x128x64xf32>, tensor<2x8x128x64xf32>, tensor<128x128xi1>) -> tensor<2x8x128x64xf32>
 // CHECK-NOT: attn.softmax
 // CHECK-NOT: attn.matmul
@@ -57,13 +56,13 @@ func.func @naive_constant_causal_mask(%q: tensor<2x2x4x8xf32>, %k: tensor<2x2x4x
 
 // -----
 
-// A constant mask that is not causal (one bit flipped) stays a mask operand:
-// the inverted constant.
+// A constant mask that is not causal (one bit flipped) stays a mask operand,
+// as written, with the drop polarity.
 
 // CHECK-LABEL: func.func @naive_constant_mask_not_causal
 // CHECK-SAME: (%[[Q:[^:]+]]: tensor<2x4x8xf32>, %[[K:[^:]+]]: tensor<2x4x8xf32>, %[[V:[^:]+]]: tensor<2x4x8xf32>)
-// CHECK: %[[KEEP:.+]] = arith.constant dense<{{\[}}[true, false, false, false], [true, true, false, false], [true, true, true, false], [true, true, false, true]]> : tensor<4x4xi1>
-// CHECK: attn.sdpa %[[Q]], %[[K]], %[[V]], %[[KEEP]] {scale = 1.250000e-01 : f64}
+// CHECK: %[[DROP:.+]] = arith.constant dense<{{\[}}[false, true, true, true], [false, false, true, true], [false, false, false, true], [false, false, true, false]]> : tensor<4x4xi1>
+// CHECK: attn.sdpa %[[Q]], %[[K]], %[[V]], %[[DROP]] {mask_polarity = #attn.mask_polarity<drop>, scale = 1.250000e-01 : f64}
 // CHECK-NOT: is_causal
 // CHECK-NOT: attn.softmax
 func.func @naive_constant_mask_not_causal(%q: tensor<2x4x8xf32>, %k: tensor<2x4x8xf32>,

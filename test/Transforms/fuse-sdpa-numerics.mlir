@@ -85,7 +85,7 @@ func.func @dynamic_keep_mask_fuses(%q: tensor<2x4x8xf32>, %k: tensor<2x4x8xf32>,
 // -inf (left out), not -65504 (what rounding 1.0004 to f16 first, 1.0, gave:
 // finite averages where the chain has NaN rows).
 // CHECK-LABEL: func.func @mask_then_wide_scale_overflows_fill
-// CHECK: attn.sdpa %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} {scale = 1.0003999471664429 : f64}
+// CHECK: attn.sdpa %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} {mask_polarity = #attn.mask_polarity<drop>, scale = 1.0003999471664429 : f64}
 // CHECK-NOT: masked_value
 // CHECK-NOT: attn.softmax
 func.func @mask_then_wide_scale_overflows_fill(%q: tensor<1x2x4x8xf16>, %k: tensor<1x2x4x8xf16>, %v: tensor<1x2x4x8xf16>, %m: tensor<4x4xi1>) -> tensor<1x2x4x8xf16> {

@@ -41,8 +41,7 @@ func.func @bmm_views(%q: tensor<2x3x5x8xf32>, %k: tensor<2x3x7x8xf32>, %v: tenso
 // CHECK-DAG: %[[Q4:.+]] = tensor.expand_shape %[[Q]] {{\[\[}}0, 1], [2], [3]] output_shape [2, 3, 5, 8]
 // CHECK-DAG: %[[K4:.+]] = tensor.expand_shape %[[K]] {{\[\[}}0, 1], [2], [3]] output_shape [2, 3, 7, 8]
 // CHECK-DAG: %[[V4:.+]] = tensor.expand_shape %[[V]] {{\[\[}}0, 1], [2], [3]] output_shape [2, 3, 7, 4]
-// CHECK: %[[KEEP:.+]] = arith.xori %[[M]]
-// CHECK: %[[O:.+]] = attn.sdpa %[[Q4]], %[[K4]], %[[V4]], %[[KEEP]]
+// CHECK: %[[O:.+]] = attn.sdpa %[[Q4]], %[[K4]], %[[V4]], %[[M]] {mask_polarity = #attn.mask_polarity<drop>,
 // CHECK-SAME: -> tensor<2x3x5x4xf16>
 // CHECK: %[[O3:.+]] = tensor.collapse_shape %[[O]] {{\[\[}}0, 1], [2], [3]] : tensor<2x3x5x4xf16> into tensor<6x5x4xf16>
 // CHECK: return %[[O3]]

@@ -26,7 +26,7 @@ func.func @safe_softmax_bool_mask(%q: tensor<2x4x5x8xf32>, %k: tensor<2x4x7x8xf3
 // -----
 
 // CHECK-LABEL: func.func @safe_softmax_upcast_f16
-// CHECK: attn.sdpa %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {safe_softmax = true, scale = 1.000000e+00 : f64}
+// CHECK: attn.sdpa %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {mask_polarity = #attn.mask_polarity<drop>, safe_softmax = true, scale = 1.000000e+00 : f64}
 // CHECK-SAME: -> tensor<3x9x16xf16>
 // CHECK-NOT: attn.cast
 // CHECK-NOT: softmax

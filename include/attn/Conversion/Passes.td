@@ -141,23 +141,28 @@ def AttnLowerSdpaToCuda : Pass<"attn-lower-sdpa-to-cuda", "::mlir::ModuleOp"> {
     Rewrites each `attn.sdpa` that the CUDA kernels (kernels/) support into a
     call of the runtime bridge `attnrt_cuda_sdpa_<f16|bf16|f32>[_bool|_add]`,
     passing q/k/v/mask and a freshly allocated result as unranked memrefs
-    (the bridge reads sizes and strides from their descriptors) plus scale,
-    is_causal, masked_value, the boolean mask's polarity, the sliding
-    window and safe_softmax. A non-zero status from the bridge fails a `cf.assert`. An
+    (the bridge reads sizes and strides from their descriptors), then the
+    op's attributes (scale, is_causal, masked_value, the boolean mask's
+    polarity, the sliding window, safe_softmax) as the bytes of one
+    `attn::cuda::SdpaCallAttrs` in a constant `memref.global`
+    (kernels/include/attn/kernels/sdpa_contract.h, the kernels' contract,
+    which also gives the limits checked here). A non-zero status from the
+    bridge fails a `cf.assert`. An
     `attn.transpose` feeding q/k/v that keeps the last dim in place (the
-    nanoGPT `x.transpose(1, 2)`) becomes a strided view, and a boolean mask
-    that is the fusion's `arith.xori %m, true` is passed as `%m` with the
-    "true = masked out" polarity, so no copy and no CPU op is left for them.
+    nanoGPT `x.transpose(1, 2)`) becomes a strided view, so no copy and no
+    CPU op is left for it; a boolean mask goes as it is, with its polarity.
 
     An attn.sdpa with a `score_mod` region calls the entry point generated
     for its region instead, `attnrt_cuda_sdpa_mod_<hash>` (ScoreModToCuda.h),
-    with one more unranked memref per extra operand; the generated CUDA
+    with one more unranked memref per extra operand before the attributes;
+    the generated CUDA
     source goes into the module's `attn.cuda_sources` dictionary (entry
     point -> source), which `attn-compile --target=cuda` compiles with nvcc.
     A region op without an exact translation keeps the op on the CPU. A
-    boolean mask that and-s several masks (`arith.andi`, each maybe the
-    fusion's `arith.xori %m, true`) becomes such a region too, reading the
-    masks as extra operands, so that no host op combines device masks.
+    boolean mask that combines several masks (the fusion's `arith.andi` of
+    keep masks or `arith.ori` of drop masks, each maybe an inverted
+    `arith.xori %m, true`) becomes such a region too, reading the masks as
+    extra operands, so that no host op combines device masks.
 
     Supported: f16, bf16 and f32 (f32 runs in f32 precision on the kernels'
     generic CUDA-core kernel), rank <= 4, static head dims that are multiples

@@ -120,8 +120,7 @@ private:
                              Value col);
   Value loadOperandVector(WorkItem &w, Value buf, ArrayRef<bool> broadcast,
                           Value transposed, Value rowBase, Value col);
-  Value transposeAlongRows(Value buf, ArrayRef<bool> broadcast,
-                           bool invert = false);
+  Value transposeAlongRows(Value buf, ArrayRef<bool> broadcast);
   void emitPv(WorkItem &w, const BlockView &v, Value keys);
   void emitOutput(WorkItem &w);
 
@@ -155,11 +154,9 @@ private:
 /// SSE) 4 x 3 and 6 x 2 (12). 4 keys divide the 64-key blocks and the
 /// 96-row query block is a whole number of q.k^T tiles (96, 24 or 12 rows of
 /// f32) and of 6-row p.v tiles, so that no remainder tile runs in the steady
-/// state. 96 rows, not two AVX-512 tiles (192): on an AVX-512 Zen 5 the
-/// smaller block, whose scores and accumulator stay closer to L1, ran 4-36%
-/// faster without a mask and causal (L = 1024, 4096; D = 64, 128; one and
-/// two threads) and tied with masks; 48 and 96 tie on AVX2
-/// (bench/RESULTS.md, "96-row query blocks").
+/// state. 96 rows, not two AVX-512 tiles (192): the smaller block keeps its
+/// scores and accumulator closer to L1 (the measurements that chose it are
+/// in bench/RESULTS.md, "96-row query blocks").
 static FlashTiling chooseFlashTiling(const SdpaPlan &plan,
                                      const AttnCpuLoweringOptions &options) {
   FlashTiling t;
@@ -179,22 +176,6 @@ static FlashTiling chooseFlashTiling(const SdpaPlan &plan,
   return t;
 }
 
-/// `mask` as (source, inverted): the operand of `arith.xori %m, true` (a
-/// splat-true constant on either side) and true, else (mask, false).
-static std::pair<Value, bool> stripMaskInversion(Value mask) {
-  auto xori = mask.getDefiningOp<arith::XOrIOp>();
-  if (!xori)
-    return {mask, false};
-  for (unsigned i = 0; i < 2; ++i) {
-    DenseElementsAttr c;
-    if (matchPattern(xori->getOperand(1 - i), m_Constant(&c)) &&
-        c.isSplat() && c.getElementType().isInteger(1) &&
-        c.getSplatValue<bool>())
-      return {xori->getOperand(i), true};
-  }
-  return {mask, false};
-}
-
 Value FlashLowering::emit() {
   int64_t nb = plan.numBatch;
   auto resultType = op.getType();
@@ -202,13 +183,8 @@ Value FlashLowering::emit() {
   kBuf = toBuffer(op.getKey());
   vBuf = toBuffer(op.getValue());
   if (Value mask = op.getMask()) {
-    // A mask read through its transposed copy is transposed from the input
-    // of the fusion's inversion (`arith.xori %m, true`, masked_fill's drop
-    // mask as a keep mask), inverted on the way: the inverted tensor, a full
-    // pass and a full copy of the mask, is then never made.
-    auto [source, inverted] = stripMaskInversion(mask);
-    maskT = transposeAlongRows(toBuffer(source), plan.maskBroadcast, inverted);
-    maskBuf = toBuffer(maskT ? source : mask);
+    maskBuf = toBuffer(mask);
+    maskT = transposeAlongRows(maskBuf, plan.maskBroadcast);
   }
   for (Value extra : op.getExtras())
     extraBufs.push_back(toBuffer(extra));
@@ -433,10 +409,8 @@ void FlashLowering::emitScoreTileEpilogue(WorkItem &w, ArrayRef<Value> acc,
 
 /// The transposed copy of a score operand that varies along the query rows
 /// (see `maskT`), or null. Made once per attn.sdpa, before the work items:
-/// every head and key block then reads it as vectors. `invert`: a boolean
-/// mask is stored negated.
-Value FlashLowering::transposeAlongRows(Value buf, ArrayRef<bool> broadcast,
-                                        bool invert) {
+/// every head and key block then reads it as vectors.
+Value FlashLowering::transposeAlongRows(Value buf, ArrayRef<bool> broadcast) {
   auto maskType = cast<MemRefType>(buf.getType());
   int64_t rank = maskType.getRank();
   if (rank < 2 || broadcast[rank - 2])
@@ -494,10 +468,6 @@ Value FlashLowering::transposeAlongRows(Value buf, ArrayRef<bool> broadcast,
             SmallVector<Value> mIdx(ivs);
             mIdx.append({r, c});
             Value x = memref::LoadOp::create(b, loc, buf, mIdx);
-            if (invert)
-              x = arith::XOrIOp::create(
-                  b, loc, x,
-                  arith::ConstantOp::create(b, loc, b.getBoolAttr(true)));
             x = isBool
                     ? Value(arith::ExtUIOp::create(b, loc, b.getI8Type(), x))
                     : castFloat(b, loc, x, ct);

@@ -72,6 +72,7 @@ SdpaPlan cpu::buildSdpaPlan(OpBuilder &b, Location loc, SdpaOp op) {
     if (*bound)
       **bound = std::clamp(**bound, -kMaxBound, kMaxBound);
   plan.hasBoolMask = op.hasBoolMask();
+  plan.maskDrops = op.maskDrops();
   plan.hasAddMask = op.hasAdditiveMask();
   plan.dropoutP = op.getDropoutP().convertToDouble();
   plan.safeSoftmax = op.getSafeSoftmax();
@@ -270,8 +271,9 @@ Value cpu::buildMaskedScore(OpBuilder &b, Location loc, const SdpaPlan &plan,
     s = applyScoreMod(b, loc, op, s, mod);
   if (plan.hasAddMask)
     s = arith::AddFOp::create(b, loc, s, castFloat(b, loc, maskElem, type));
-  // `keep`: the position takes part (mask true, inside the band).
-  Value keep = plan.hasBoolMask ? maskElem : Value();
+  // `keep`: the position takes part (a keep mask true, inside the band);
+  // a drop mask removes the positions where it is true.
+  Value keep = plan.hasBoolMask && !plan.maskDrops ? maskElem : Value();
   auto both = [&](Value a, Value c) -> Value {
     return a ? arith::AndIOp::create(b, loc, a, c).getResult() : c;
   };
@@ -289,10 +291,13 @@ Value cpu::buildMaskedScore(OpBuilder &b, Location loc, const SdpaPlan &plan,
   if (std::optional<int64_t> right = plan.band.right)
     keep = both(keep, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle,
                                             col, shifted(row, *right)));
+  Value fill;
+  if (keep || (plan.hasBoolMask && plan.maskDrops))
+    fill = createFloatConstantOfType(b, loc, type, plan.maskedValue);
+  if (plan.hasBoolMask && plan.maskDrops)
+    s = arith::SelectOp::create(b, loc, maskElem, fill, s);
   if (keep)
-    s = arith::SelectOp::create(
-        b, loc, keep, s,
-        createFloatConstantOfType(b, loc, type, plan.maskedValue));
+    s = arith::SelectOp::create(b, loc, keep, s, fill);
   return s;
 }
 

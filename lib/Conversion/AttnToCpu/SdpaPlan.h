@@ -33,6 +33,9 @@ struct SdpaPlan {
   /// The masked score, already rounded to the element type.
   double maskedValue = 0.0;
   bool hasBoolMask = false, hasAddMask = false;
+  /// The boolean mask's true elements are the masked-out positions
+  /// (`mask_polarity = drop`).
+  bool maskDrops = false;
   /// is_causal and the sliding window (the keys each row attends to).
   MaskBand band;
   double dropoutP = 0.0;

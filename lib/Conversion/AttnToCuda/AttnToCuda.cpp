@@ -3,14 +3,17 @@
 // attn.sdpa -> bufferization.to_buffer of q/k/v/mask, a memref.alloc for the
 // result, and a call of `attnrt_cuda_sdpa_<dtype>[_bool|_add]` taking unranked
 // memrefs (rank + descriptor pointer, the bridge reads sizes and strides from
-// the descriptor) and the scalar attributes. A boolean mask that is the
-// `arith.xori %m, true` of the fusion is passed as `%m` with the DROP polarity. A non-zero status fails a
-// cf.assert: the bridge has printed the kernel library's message by then.
+// the descriptor): the tensors, then the op's attributes as the bytes of an
+// attn::cuda::SdpaCallAttrs in a constant global (the kernels' contract,
+// kernels/include/attn/kernels/sdpa_contract.h, which also says which ops
+// the kernels take), the boolean mask's polarity among them. A non-zero
+// status fails a cf.assert: the bridge has printed the kernel library's
+// message by then.
 // An attn.sdpa with a score_mod region calls the entry point generated for
 // its region (ScoreModToCuda.cpp) with its extra operands after the result;
 // the generated source is recorded in the module for attn-compile. A boolean
-// mask that and-s several masks moves into such a region first, so that no
-// host op combines device masks.
+// mask that combines several masks moves into such a region first, so that
+// no host op combines device masks.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,9 +29,12 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/xxhash.h"
 
-#include <cmath>
-#include <limits>
+#include "attn/kernels/sdpa_contract.h"
+
+#include <cstring>
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNLOWERSDPATOCUDA
@@ -38,26 +44,31 @@ namespace mlir::attn {
 using namespace mlir;
 using namespace mlir::attn;
 
-/// Largest head dim the kernels take (their generic path); E and Ev must be
-/// multiples of 8 so that every row is 16-byte aligned for cp.async.
-static constexpr int64_t kMaxCudaHeadDim = 256;
+namespace contract = ::attn::cuda;
 
-/// The kernels' ATTN_WINDOW_UNBOUNDED: no bound on that side of the window.
-static constexpr int64_t kWindowUnbounded =
-    std::numeric_limits<int64_t>::max();
+/// The kernels' element type code of `type`, or nullopt.
+static std::optional<attn_dtype> getKernelDtype(Type type) {
+  if (type.isF16())
+    return ATTN_DTYPE_F16;
+  if (type.isBF16())
+    return ATTN_DTYPE_BF16;
+  if (type.isF32())
+    return ATTN_DTYPE_F32;
+  return std::nullopt;
+}
 
 std::string mlir::attn::getCudaUnsupportedReason(SdpaOp op) {
   RankedTensorType q = op.getQuery().getType();
   Type et = q.getElementType();
   // f32 runs on the kernels' generic CUDA-core kernel in f32 precision.
-  if (!et.isF16() && !et.isBF16() && !et.isF32()) {
+  if (!getKernelDtype(et)) {
     std::string s;
     llvm::raw_string_ostream os(s);
     os << "element type " << et << " (the CUDA kernels take f16, bf16 and f32)";
     return s;
   }
   int64_t rank = q.getRank();
-  if (rank > 4)
+  if (rank > contract::kMaxRank)
     return "rank " + std::to_string(rank) +
            " (the CUDA kernels take [B, H, L, E] at most)";
   int64_t e = q.getShape().back();
@@ -65,10 +76,11 @@ std::string mlir::attn::getCudaUnsupportedReason(SdpaOp op) {
   for (int64_t d : {e, ev}) {
     if (ShapedType::isDynamic(d))
       return "a dynamic head dim (the kernel is chosen at compile time)";
-    if (d % 8 != 0 || d > kMaxCudaHeadDim)
+    if (!contract::is_supported_head_dim(d))
       return "head dim " + std::to_string(d) +
-             " (the CUDA kernels need a multiple of 8, at most " +
-             std::to_string(kMaxCudaHeadDim) + ")";
+             " (the CUDA kernels need a multiple of " +
+             std::to_string(contract::kHeadDimMultiple) + ", at most " +
+             std::to_string(contract::kMaxHeadDim) + ")";
   }
   if (op.getDropoutP().convertToDouble() != 0.0)
     return "dropout_p > 0 (the CUDA kernels are inference kernels)";
@@ -146,46 +158,32 @@ static Value toUnrankedBuffer(OpBuilder &b, Location loc, Value tensor) {
   return memref::CastOp::create(b, loc, unranked, buffer);
 }
 
-/// True for a splat all-true boolean constant.
-static bool isAllTrue(Value v) {
-  DenseElementsAttr attr;
-  return matchPattern(v, m_Constant(&attr)) && attr.isSplat() &&
-         attr.getElementType().isInteger(1) && attr.getSplatValue<bool>();
-}
-
-/// The boolean mask the kernels read and whether its true entries drop
-/// positions. The fusion turns a `masked_fill` mask (true = fill) into
-/// attn.sdpa's keep-mask with `arith.xori %m, true`; the kernels read `%m`
-/// itself with the DROP polarity instead, so no host op touches a device mask.
-static std::pair<Value, bool> getKernelBoolMask(Value mask) {
-  if (auto xori = mask.getDefiningOp<arith::XOrIOp>()) {
-    if (isAllTrue(xori.getRhs()))
-      return {xori.getLhs(), true};
-    if (isAllTrue(xori.getLhs()))
-      return {xori.getRhs(), true};
-  }
-  return {mask, false};
-}
-
-/// The boolean masks that `mask` and-s together (the fusion's `arith.andi`
-/// of several masks), each as getKernelBoolMask gives it: the tensor and
-/// whether its true entries drop positions.
-static void collectAndedMasks(Value mask,
-                              SmallVectorImpl<std::pair<Value, bool>> &leaves) {
-  if (auto andi = mask.getDefiningOp<arith::AndIOp>()) {
-    collectAndedMasks(andi.getLhs(), leaves);
-    collectAndedMasks(andi.getRhs(), leaves);
+/// The boolean masks that a combined boolean mask of polarity `drops`
+/// combines (the fusion's `arith.andi` of keep masks, `arith.ori` of drop
+/// masks), each with whether its true entries drop positions; an inverted
+/// mask (`arith.xori %m, true`, a mask of the other polarity) is `%m` read
+/// the other way, so that no host op touches a device mask.
+static void
+collectCombinedMasks(Value mask, bool drops,
+                     SmallVectorImpl<std::pair<Value, bool>> &leaves) {
+  Operation *def = mask.getDefiningOp();
+  if (def && (drops ? isa<arith::OrIOp>(def) : isa<arith::AndIOp>(def))) {
+    collectCombinedMasks(def->getOperand(0), drops, leaves);
+    collectCombinedMasks(def->getOperand(1), drops, leaves);
     return;
   }
-  leaves.push_back(getKernelBoolMask(mask));
+  if (Value source = getInvertedOperand(mask))
+    leaves.push_back({source, !drops});
+  else
+    leaves.push_back({mask, drops});
 }
 
-/// Erases the and/xor tree (and its all-true constants) that computed a
+/// Erases the and/or/xor tree (and its all-true constants) that computed a
 /// boolean mask once it is dead.
 static void eraseDeadMaskTree(Value mask) {
   Operation *def = mask.getDefiningOp();
   if (!def || !def->use_empty() ||
-      !isa<arith::AndIOp, arith::XOrIOp, arith::ConstantOp>(def))
+      !isa<arith::AndIOp, arith::OrIOp, arith::XOrIOp, arith::ConstantOp>(def))
     return;
   SmallVector<Value> operands(def->getOperands());
   def->erase();
@@ -217,9 +215,7 @@ static void buildMaskedRegion(SdpaOp op, SdpaOp fused,
   OpBuilder b(op.getContext());
   SmallVector<Type> argTypes{ct};
   argTypes.append(rank, b.getIndexType());
-  // Every operand after `value` is an extra operand (the region that says
-  // so does not exist yet).
-  for (Value v : fused.getMaskAndExtras())
+  for (Value v : fused.getExtras())
     argTypes.push_back(cast<RankedTensorType>(v.getType()).getElementType());
   SmallVector<Location> locs(argTypes.size(), loc);
   Block *block =
@@ -241,30 +237,32 @@ static void buildMaskedRegion(SdpaOp op, SdpaOp fused,
   YieldOp::create(b, loc, arith::SelectOp::create(b, loc, keep, score, fill));
 }
 
-/// A boolean mask that and-s several masks (which the host would have to
-/// combine into a new device tensor) moves into a score_mod region instead:
-/// each mask becomes an extra operand, read as it is by the kernel generated
-/// for the region, which sets masked_value (rounded) where one drops the
-/// position. Exact: with a boolean mask the op has no additive mask, so the
-/// region's result is what the mask step replaced. Returns the new op, or
-/// `op` when there is nothing to fold or the result would not run on CUDA.
-static SdpaOp foldAndedMaskIntoRegion(SdpaOp op) {
+/// A boolean mask that combines several masks (which the host would have
+/// to combine into a new device tensor) moves into a score_mod region
+/// instead: each mask becomes an extra operand, read as it is by the kernel
+/// generated for the region, which sets masked_value (rounded) where one
+/// drops the position. Exact: with a boolean mask the op has no additive
+/// mask, so the region's result is what the mask step replaced. Returns the
+/// new op, or `op` when there is nothing to fold or the result would not run
+/// on CUDA.
+static SdpaOp foldCombinedMaskIntoRegion(SdpaOp op) {
   Value mask = op.getMask();
-  if (!op.hasBoolMask() || !mask.getDefiningOp<arith::AndIOp>())
+  Operation *def = mask ? mask.getDefiningOp() : nullptr;
+  if (!op.hasBoolMask() || !def ||
+      !(op.maskDrops() ? isa<arith::OrIOp>(def) : isa<arith::AndIOp>(def)))
     return op;
   SmallVector<std::pair<Value, bool>> leaves;
-  collectAndedMasks(mask, leaves);
-  if (op.getExtras().size() + leaves.size() > kMaxCudaScoreModTensors)
+  collectCombinedMasks(mask, op.maskDrops(), leaves);
+  if (op.getExtras().size() + leaves.size() > contract::kMaxModTensors)
     return op;
-  SmallVector<Value> extras(op.getExtras());
+  SdpaChanges changes;
+  changes.mask = Value();
+  changes.extras = SmallVector<Value>(op.getExtras());
   for (auto &leaf : leaves)
-    extras.push_back(leaf.first);
+    changes.extras->push_back(leaf.first);
+  changes.scoreMod = SdpaChanges::Region::Empty;
   OpBuilder b(op);
-  auto fused = SdpaOp::create(
-      b, op.getLoc(), op.getType(), op.getQuery(), op.getKey(), op.getValue(),
-      extras, op.getScaleAttr(), op.getIsCausalAttr(), op.getDropoutPAttr(),
-      op.getMaskedValueAttr(), op.getSeedAttr(), op.getWindowLeftAttr(),
-      op.getWindowRightAttr(), op.getSafeSoftmaxAttr(), /*score_modCount=*/1);
+  SdpaOp fused = op.cloneWith(b, changes);
   buildMaskedRegion(op, fused, leaves);
   if (!getCudaUnsupportedReason(fused).empty()) {
     fused.erase();
@@ -294,6 +292,52 @@ static std::string recordScoreModKernel(SdpaOp op, ModuleOp module) {
   return kernel->symbol;
 }
 
+/// The attributes the kernels read for `op`.
+static contract::SdpaCallAttrs getCallAttrs(SdpaOp op) {
+  contract::SdpaCallAttrs attrs;
+  // Static: getCudaUnsupportedReason requires static head dims.
+  attrs.scale = static_cast<float>(*op.getEffectiveScale());
+  attrs.is_causal = op.getIsCausal() ? 1 : 0;
+  attrs.masked_value = static_cast<float>(op.getEffectiveMaskedValue());
+  attrs.mask_polarity = op.maskDrops() ? ATTN_MASK_DROP : ATTN_MASK_KEEP;
+  // The band (is_causal and the window intersected; the kernels intersect
+  // it with is_causal again, which changes nothing). With a -inf masked
+  // value the kernels skip the key tiles outside it.
+  MaskBand band = op.getBand();
+  attrs.window_left = band.left.value_or(ATTN_WINDOW_UNBOUNDED);
+  attrs.window_right = band.right.value_or(ATTN_WINDOW_UNBOUNDED);
+  attrs.safe_softmax = op.getSafeSoftmax() ? 1 : 0;
+  return attrs;
+}
+
+/// `attrs` as the bridge reads them: an unranked view of a constant global
+/// holding their bytes, one global per distinct value.
+static Value getCallAttrsBuffer(OpBuilder &b, Location loc, ModuleOp module,
+                                const contract::SdpaCallAttrs &attrs) {
+  SmallVector<int8_t> bytes(sizeof(attrs));
+  std::memcpy(bytes.data(), &attrs, sizeof(attrs));
+  ArrayRef<uint8_t> raw(reinterpret_cast<const uint8_t *>(bytes.data()),
+                        bytes.size());
+  std::string name =
+      "__attn_sdpa_call_attrs_" + llvm::utohexstr(llvm::xxh3_64bits(raw),
+                                                  /*LowerCase=*/true, 16);
+  auto type =
+      MemRefType::get({static_cast<int64_t>(bytes.size())}, b.getI8Type());
+  if (!module.lookupSymbol<memref::GlobalOp>(name)) {
+    OpBuilder top = OpBuilder::atBlockBegin(module.getBody());
+    auto value = DenseElementsAttr::get(
+        RankedTensorType::get(type.getShape(), b.getI8Type()),
+        ArrayRef<int8_t>(bytes));
+    memref::GlobalOp::create(
+        top, loc, name, top.getStringAttr("private"), type, value,
+        /*constant=*/true,
+        top.getI64IntegerAttr(alignof(contract::SdpaCallAttrs)));
+  }
+  Value global = memref::GetGlobalOp::create(b, loc, type, name);
+  return memref::CastOp::create(
+      b, loc, UnrankedMemRefType::get(b.getI8Type(), 0), global);
+}
+
 /// Rewrites one supported attn.sdpa into the bridge call, or the call of its
 /// generated kernel when it has a score_mod region.
 static void lowerSdpaToCudaCall(SdpaOp op, ModuleOp module) {
@@ -305,11 +349,7 @@ static void lowerSdpaToCudaCall(SdpaOp op, ModuleOp module) {
   SmallVector<Value> args;
   for (Value v : {op.getQuery(), op.getKey(), op.getValue()})
     args.push_back(toUnrankedBuffer(b, loc, v));
-  bool maskDrops = false;
-  Value mask = op.getMask();
-  if (mask && op.hasBoolMask())
-    std::tie(mask, maskDrops) = getKernelBoolMask(mask);
-  if (mask)
+  if (Value mask = op.getMask())
     args.push_back(toUnrankedBuffer(b, loc, mask));
 
   // The result buffer; sizes from q ([..., L]) and v (Ev).
@@ -328,30 +368,7 @@ static void lowerSdpaToCudaCall(SdpaOp op, ModuleOp module) {
   for (Value extra : op.getExtras())
     args.push_back(toUnrankedBuffer(b, loc, extra));
 
-  args.push_back(arith::ConstantOp::create(
-      b, loc,
-      // Static: getCudaUnsupportedReason requires static head dims.
-      b.getF32FloatAttr(static_cast<float>(*op.getEffectiveScale()))));
-  args.push_back(arith::ConstantOp::create(
-      b, loc, b.getI32IntegerAttr(op.getIsCausal() ? 1 : 0)));
-  args.push_back(arith::ConstantOp::create(
-      b, loc,
-      b.getF32FloatAttr(static_cast<float>(op.getEffectiveMaskedValue()))));
-  // The kernels' attn_mask_polarity: 0 = KEEP, 1 = DROP.
-  args.push_back(arith::ConstantOp::create(
-      b, loc, b.getI32IntegerAttr(maskDrops ? 1 : 0)));
-  // The band (is_causal and the window intersected; the kernels intersect
-  // it with is_causal again, which changes nothing); ATTN_WINDOW_UNBOUNDED
-  // for an unbounded side. With a -inf masked value the kernels skip the key
-  // tiles outside it.
-  MaskBand band = op.getBand();
-  for (std::optional<int64_t> side : {band.left, band.right})
-    args.push_back(arith::ConstantOp::create(
-        b, loc, b.getI64IntegerAttr(side.value_or(kWindowUnbounded))));
-  // safe_softmax: a row that no key takes part in gives 0, not NaN.
-  args.push_back(arith::ConstantOp::create(
-      b, loc, b.getI32IntegerAttr(op.getSafeSoftmax() ? 1 : 0)));
-
+  args.push_back(getCallAttrsBuffer(b, loc, module, getCallAttrs(op)));
   SmallVector<Type> argTypes = llvm::map_to_vector(
       args, [](Value v) -> Type { return v.getType(); });
   auto fnType = FunctionType::get(b.getContext(), argTypes, {b.getI32Type()});
@@ -373,12 +390,9 @@ static void lowerSdpaToCudaCall(SdpaOp op, ModuleOp module) {
   for (Value v : op.getOperands())
     if (Operation *def = v.getDefiningOp<TransposeOp>())
       producers.insert(def);
-  if (maskDrops)
-    producers.insert(op.getMask().getDefiningOp());
   op.replaceAllUsesWith(result);
   op.erase();
-  // Transposes now read through strided views, and a mask inversion the
-  // kernels now do, are dead unless used elsewhere.
+  // Transposes now read through strided views: dead unless used elsewhere.
   for (Operation *def : producers)
     if (def->use_empty())
       def->erase();
@@ -398,7 +412,7 @@ struct AttnLowerSdpaToCudaPass
     for (SdpaOp op : ops) {
       std::string reason = getCudaUnsupportedReason(op);
       if (reason.empty()) {
-        lowerSdpaToCudaCall(foldAndedMaskIntoRegion(op), module);
+        lowerSdpaToCudaCall(foldCombinedMaskIntoRegion(op), module);
         continue;
       }
       if (requireGpu) {

@@ -20,6 +20,8 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/xxhash.h"
 
+#include "attn/kernels/sdpa_contract.h"
+
 using namespace mlir;
 using namespace mlir::attn;
 
@@ -528,8 +530,12 @@ static std::string getLaunchConfig(SdpaOp op, StringRef mod) {
   int64_t e = q.getShape().back();
   int64_t ev = op.getValue().getType().getShape().back();
   int64_t l = q.getShape()[q.getRank() - 2];
-  bool tc = !et.isF32() && e == ev && (e == 64 || e == 128);
-  bool mayDecode = ShapedType::isDynamic(l) || l <= 16;
+  attn_dtype dtype = et.isF32()    ? ATTN_DTYPE_F32
+                     : et.isBF16() ? ATTN_DTYPE_BF16
+                                   : ATTN_DTYPE_F16;
+  bool tc = ::attn::cuda::uses_tensor_cores(dtype, e, ev);
+  bool mayDecode =
+      ShapedType::isDynamic(l) || l <= ::attn::cuda::kDecodeMaxQueries;
   return (mod + ", " + (et.isBF16() ? "true" : "false") + ", " +
           (et.isF32() ? "true" : "false") + ", " + Twine(tc ? e : 0) + ", " +
           (op.getMask() ? "true" : "false") + ", " +
@@ -537,8 +543,8 @@ static std::string getLaunchConfig(SdpaOp op, StringRef mod) {
       .str();
 }
 
-/// The C entry point: the bridge's arguments for the op's mask kind, one
-/// unranked memref per extra operand, then the bridge's scalars.
+/// The C entry point: the bridge's tensors for the op's mask kind, one
+/// unranked memref per extra operand, then the attributes' memref.
 static std::string getEntryPoint(SdpaOp op, StringRef symbol, StringRef mod) {
   Type et = op.getQuery().getType().getElementType();
   std::string dtype = et.isF16()    ? "ATTN_DTYPE_F16"
@@ -557,9 +563,7 @@ static std::string getEntryPoint(SdpaOp op, StringRef symbol, StringRef mod) {
   unsigned n = op.getExtras().size();
   for (unsigned t = 0; t < n; ++t)
     os << "int64_t x" << t << "r, void *x" << t << "d, ";
-  os << "float scale, int32_t isCausal, float maskedValue, int32_t "
-        "maskPolarity, int64_t windowLeft, int64_t windowRight, int32_t "
-        "safeSoftmax) {\n"
+  os << "int64_t ar, void *ad) {\n"
      << "  attnrt::SdpaCall call;\n"
      << "  call.dtype = " << dtype << ";\n"
      << "  call.maskKind = " << maskKind << ";\n"
@@ -579,11 +583,7 @@ static std::string getEntryPoint(SdpaOp op, StringRef symbol, StringRef mod) {
           "kExtraSizes;\n  call.numExtras = "
        << n << ";\n";
   }
-  os << "  call.scale = scale;\n  call.isCausal = isCausal;\n"
-     << "  call.maskedValue = maskedValue;\n"
-     << "  call.maskPolarity = maskPolarity;\n"
-     << "  call.windowLeft = windowLeft;\n  call.windowRight = windowRight;\n"
-     << "  call.safeSoftmax = safeSoftmax;\n"
+  os << "  call.attrs = {ar, ad};\n"
      << "  call.launch = launch_" << mod << ";\n"
      << "  return attnrt::runSdpa(call);\n}\n";
   return s;
@@ -614,11 +614,11 @@ static std::string getFunctionName(SdpaOp op) {
 
 FailureOr<CudaScoreModKernel>
 mlir::attn::generateCudaScoreModKernel(SdpaOp op, std::string &reason) {
-  if (op.getExtras().size() > kMaxCudaScoreModTensors) {
+  if (op.getExtras().size() > ::attn::cuda::kMaxModTensors) {
     reason = "a score_mod region with " +
              std::to_string(op.getExtras().size()) +
              " extra operands (the CUDA kernels read at most " +
-             std::to_string(kMaxCudaScoreModTensors) + ")";
+             std::to_string(::attn::cuda::kMaxModTensors) + ")";
     return failure();
   }
   std::string body;

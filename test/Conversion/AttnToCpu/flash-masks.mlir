@@ -21,25 +21,27 @@ func.func @bool_rows(%q: tensor<1x2x20x8xf32>, %m: tensor<20x20xi1>) -> tensor<1
 
 // -----
 
-// The fusion's inversion of a masked_fill mask (`arith.xori %m, true`)
-// folds into the transposed copy: %m is transposed and negated on the way,
-// the inverted tensor is never made (the xori has no use left).
-// CHECK-LABEL: func.func @inverted_bool_rows
+// A masked_fill mask as the fusion passes it (`mask_polarity = drop`): the
+// copy holds %m as it is, and the score step puts the masked value where it
+// is true; no inverted tensor is made (canonicalize-sdpa.mlir: an
+// inversion `arith.xori %m, true` becomes the same op).
+// CHECK-LABEL: func.func @drop_bool_rows
 // CHECK-SAME: %{{[^:]+}}: tensor<1x2x20x8xf32>, %[[M:[^:]+]]: tensor<20x20xi1>
+// CHECK-DAG: %[[NEGINF:.+]] = arith.constant dense<0xFF800000> : vector<8xf32>
 // CHECK: %[[SRC:.+]] = bufferization.to_buffer %[[M]]
 // CHECK: %[[T:.+]] = memref.alloc() {alignment = 64 : i64} : memref<20x88xi8>
 // CHECK: %[[X:.+]] = memref.load %[[SRC]]
-// CHECK: %[[NOT:.+]] = arith.xori %[[X]], %{{.+}} : i1
-// CHECK: arith.extui %[[NOT]] : i1 to i8
+// CHECK-NEXT: arith.extui %[[X]] : i1 to i8
 // CHECK: scf.forall
-// CHECK: vector.load %[[T]]
-// FOLD-LABEL: func.func @inverted_bool_rows
-// FOLD-NOT: arith.xori %{{.+}} : tensor
+// CHECK: %[[V:.+]] = vector.load %[[T]][
+// CHECK: %[[DROP:.+]] = arith.cmpi ne, %[[V]], %{{.+}} : vector<8xi8>
+// CHECK: arith.select %[[DROP]], %[[NEGINF]], %{{.+}} : vector<8xi1>, vector<8xf32>
+// CHECK-NOT: arith.xori
+// FOLD-LABEL: func.func @drop_bool_rows
+// FOLD-NOT: arith.xori
 // FOLD: return
-func.func @inverted_bool_rows(%q: tensor<1x2x20x8xf32>, %m: tensor<20x20xi1>) -> tensor<1x2x20x8xf32> {
-  %true = arith.constant dense<true> : tensor<20x20xi1>
-  %keep = arith.xori %m, %true : tensor<20x20xi1>
-  %o = attn.sdpa %q, %q, %q, %keep : (tensor<1x2x20x8xf32>, tensor<1x2x20x8xf32>, tensor<1x2x20x8xf32>, tensor<20x20xi1>) -> tensor<1x2x20x8xf32>
+func.func @drop_bool_rows(%q: tensor<1x2x20x8xf32>, %m: tensor<20x20xi1>) -> tensor<1x2x20x8xf32> {
+  %o = attn.sdpa %q, %q, %q, %m {mask_polarity = #attn.mask_polarity<drop>} : (tensor<1x2x20x8xf32>, tensor<1x2x20x8xf32>, tensor<1x2x20x8xf32>, tensor<20x20xi1>) -> tensor<1x2x20x8xf32>
   return %o : tensor<1x2x20x8xf32>
 }
 

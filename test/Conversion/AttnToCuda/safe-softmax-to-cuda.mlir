@@ -1,18 +1,19 @@
 // RUN: attn-opt %s --split-input-file --attn-lower-sdpa-to-cuda --verify-diagnostics | FileCheck %s
 
 // An attn.sdpa with safe_softmax runs on the kernels, which give 0 (not NaN)
-// on a row that no key takes part in: the bridge's last scalar is 1; 0
-// without the attribute.
+// on a row that no key takes part in: safe_softmax is 1 in the attributes
+// the bridge reads (sdpa-to-cuda.mlir has their layout: its bytes 32-35),
+// 0 without the attribute.
 
+// CHECK-DAG: memref.global "private" constant @[[$SAFE:__attn_sdpa_call_attrs_[0-9a-f]+]] : memref<40xi8> = dense<[-1, -1, -1, -1, -1, -1, -1, 127, -1, -1, -1, -1, -1, -1, -1, 127, 0, 0, 0, 62, 0, 0, -128, -1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0]>
+// CHECK-DAG: memref.global "private" constant @[[$UNSAFE:__attn_sdpa_call_attrs_[0-9a-f]+]] : memref<40xi8> = dense<[-1, -1, -1, -1, -1, -1, -1, 127, -1, -1, -1, -1, -1, -1, -1, 127, 0, 0, 0, 62, 0, 0, -128, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]>
 // CHECK-LABEL: func.func @safe_softmax
-// CHECK: %[[R:.+]] = arith.constant 9223372036854775807 : i64
-// CHECK-NEXT: arith.constant 9223372036854775807 : i64
-// CHECK-NEXT: %[[SAFE:.+]] = arith.constant 1 : i32
-// CHECK-NEXT: call @attnrt_cuda_sdpa_f16_bool(%{{.+}}, %[[R]], %{{[^,]+}}, %[[SAFE]]) : (
-// CHECK: %[[R2:.+]] = arith.constant 9223372036854775807 : i64
-// CHECK-NEXT: arith.constant 9223372036854775807 : i64
-// CHECK-NEXT: %[[UNSAFE:.+]] = arith.constant 0 : i32
-// CHECK-NEXT: call @attnrt_cuda_sdpa_f16(%{{.+}}, %[[R2]], %{{[^,]+}}, %[[UNSAFE]]) : (
+// CHECK: %[[S:.+]] = memref.get_global @[[$SAFE]]
+// CHECK-NEXT: %[[SU:.+]] = memref.cast %[[S]]
+// CHECK-NEXT: call @attnrt_cuda_sdpa_f16_bool(%{{.+}}, %[[SU]]) : (
+// CHECK: %[[U:.+]] = memref.get_global @[[$UNSAFE]]
+// CHECK-NEXT: %[[UU:.+]] = memref.cast %[[U]]
+// CHECK-NEXT: call @attnrt_cuda_sdpa_f16(%{{.+}}, %[[UU]]) : (
 // CHECK-NOT: = attn.sdpa
 func.func @safe_softmax(%d: tensor<2x16x64xf16>, %m: tensor<2x16x16xi1>) -> (tensor<2x16x64xf16>, tensor<2x16x64xf16>) {
   %0 = attn.sdpa %d, %d, %d, %m {safe_softmax = true} : (tensor<2x16x64xf16>, tensor<2x16x64xf16>, tensor<2x16x64xf16>, tensor<2x16x16xi1>) -> tensor<2x16x64xf16>
@@ -24,9 +25,11 @@ func.func @safe_softmax(%d: tensor<2x16x64xf16>, %m: tensor<2x16x16xi1>) -> (ten
 
 // The flag reaches the entry point generated for a score_mod region too.
 
+// CHECK: memref.global "private" constant @[[$MODSAFE:__attn_sdpa_call_attrs_[0-9a-f]+]] : memref<40xi8> = dense<[-1, -1, -1, -1, -1, -1, -1, 127, -1, -1, -1, -1, -1, -1, -1, 127, 0, 0, 0, 62, 0, 0, -128, -1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0]>
 // CHECK-LABEL: func.func @safe_score_mod
-// CHECK: %[[SAFE:.+]] = arith.constant 1 : i32
-// CHECK-NEXT: call @attnrt_cuda_sdpa_mod_{{[0-9a-f]+}}(%{{.+}}, %[[SAFE]]) : (
+// CHECK: %[[S:.+]] = memref.get_global @[[$MODSAFE]]
+// CHECK-NEXT: %[[SU:.+]] = memref.cast %[[S]]
+// CHECK-NEXT: call @attnrt_cuda_sdpa_mod_{{[0-9a-f]+}}(%{{.+}}, %[[SU]]) : (
 func.func @safe_score_mod(%d: tensor<1x2x16x64xf16>) -> tensor<1x2x16x64xf16> {
   %0 = attn.sdpa %d, %d, %d {safe_softmax = true} : (tensor<1x2x16x64xf16>, tensor<1x2x16x64xf16>, tensor<1x2x16x64xf16>) -> tensor<1x2x16x64xf16> score_mod {
   ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):

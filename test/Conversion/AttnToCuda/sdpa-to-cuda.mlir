@@ -1,8 +1,15 @@
 // RUN: attn-opt %s --split-input-file --attn-lower-sdpa-to-cuda --verify-diagnostics | FileCheck %s
 
-// attn.sdpa -> a call of the kernels' runtime bridge on unranked memrefs.
+// attn.sdpa -> a call of the kernels' runtime bridge on unranked memrefs:
+// the tensors, then the op's attributes, the bytes of one
+// attn::cuda::SdpaCallAttrs (kernels/include/attn/kernels/sdpa_contract.h)
+// in a constant global, little-endian: window_left, window_right (i64,
+// 9223372036854775807 = unbounded), scale, masked_value (f32), is_causal,
+// mask_polarity (0 = KEEP, 1 = DROP), safe_softmax, reserved (i32).
 
-// CHECK-LABEL: func.func private @attnrt_cuda_sdpa_f16(memref<*xf16>, memref<*xf16>, memref<*xf16>, memref<*xf16>, f32, i32, f32, i32, i64, i64, i32) -> i32
+// CHECK-LABEL: func.func private @attnrt_cuda_sdpa_f16(memref<*xf16>, memref<*xf16>, memref<*xf16>, memref<*xf16>, memref<*xi8>) -> i32
+// Unbounded left, right 0, scale 0.125, -inf, causal, KEEP, not safe.
+// CHECK: memref.global "private" constant @[[$ATTRS:__attn_sdpa_call_attrs_[0-9a-f]{16}]] : memref<40xi8> = dense<[-1, -1, -1, -1, -1, -1, -1, 127, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 62, 0, 0, -128, -1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]> {alignment = 8 : i64}
 // CHECK-LABEL: func.func @causal_f16
 // CHECK-SAME: (%[[Q:.+]]: tensor<2x8x128x64xf16>, %[[K:.+]]: tensor<2x8x128x64xf16>, %[[V:.+]]: tensor<2x8x128x64xf16>)
 // CHECK-DAG: %[[QB:.+]] = bufferization.to_buffer %[[Q]] read_only
@@ -11,14 +18,9 @@
 // CHECK-DAG: %[[VB:.+]] = bufferization.to_buffer %[[V]] read_only
 // CHECK: %[[OUT:.+]] = memref.alloc() : memref<2x8x128x64xf16>
 // CHECK: %[[OUTU:.+]] = memref.cast %[[OUT]] : memref<2x8x128x64xf16> to memref<*xf16>
-// CHECK-DAG: %[[SCALE:.+]] = arith.constant 1.250000e-01 : f32
-// CHECK-DAG: %[[CAUSAL:.+]] = arith.constant 1 : i32
-// CHECK-DAG: %[[MASKED:.+]] = arith.constant 0xFF800000 : f32
-// CHECK-DAG: %[[KEEP:.+]] = arith.constant 0 : i32
-// CHECK-DAG: %[[UNBOUNDED:.+]] = arith.constant 9223372036854775807 : i64
-// CHECK-DAG: %[[DIAGONAL:.+]] = arith.constant 0 : i64
-// CHECK-DAG: %[[UNSAFE:.+]] = arith.constant 0 : i32
-// CHECK: %[[STATUS:.+]] = call @attnrt_cuda_sdpa_f16(%[[QU]], %{{.+}}, %{{.+}}, %[[OUTU]], %[[SCALE]], %[[CAUSAL]], %[[MASKED]], %[[KEEP]], %[[UNBOUNDED]], %[[DIAGONAL]], %[[UNSAFE]])
+// CHECK: %[[G:.+]] = memref.get_global @[[$ATTRS]] : memref<40xi8>
+// CHECK: %[[GU:.+]] = memref.cast %[[G]] : memref<40xi8> to memref<*xi8>
+// CHECK: %[[STATUS:.+]] = call @attnrt_cuda_sdpa_f16(%[[QU]], %{{.+}}, %{{.+}}, %[[OUTU]], %[[GU]])
 // CHECK: %[[OK:.+]] = arith.cmpi eq, %[[STATUS]], %{{.+}} : i32
 // CHECK: cf.assert %[[OK]], "attn.sdpa: the CUDA kernel call failed (its message is on stderr)"
 // CHECK: %[[R:.+]] = bufferization.to_tensor %[[OUT]] restrict writable
@@ -33,14 +35,18 @@ func.func @causal_f16(%q: tensor<2x8x128x64xf16>, %k: tensor<2x8x128x64xf16>, %v
 // Masks pick the bridge entry; masked_value and scale pass through; the
 // result's dynamic sizes come from q (L) and v (Ev).
 
-// CHECK-DAG: func.func private @attnrt_cuda_sdpa_bf16_bool(memref<*xbf16>, memref<*xbf16>, memref<*xbf16>, memref<*xi1>, memref<*xbf16>, f32, i32, f32, i32, i64, i64, i32) -> i32
-// CHECK-DAG: func.func private @attnrt_cuda_sdpa_bf16_add(memref<*xbf16>, memref<*xbf16>, memref<*xbf16>, memref<*xbf16>, memref<*xbf16>, f32, i32, f32, i32, i64, i64, i32) -> i32
+// CHECK-DAG: func.func private @attnrt_cuda_sdpa_bf16_bool(memref<*xbf16>, memref<*xbf16>, memref<*xbf16>, memref<*xi1>, memref<*xbf16>, memref<*xi8>) -> i32
+// CHECK-DAG: func.func private @attnrt_cuda_sdpa_bf16_add(memref<*xbf16>, memref<*xbf16>, memref<*xbf16>, memref<*xbf16>, memref<*xbf16>, memref<*xi8>) -> i32
+// Scale 0.5, masked_value -1e9 (not yet rounded to bf16); then the
+// default scale 1/sqrt(128) and -inf.
+// CHECK-DAG: memref.global "private" constant @[[$BOOL:__attn_sdpa_call_attrs_[0-9a-f]+]] : memref<40xi8> = dense<[-1, -1, -1, -1, -1, -1, -1, 127, -1, -1, -1, -1, -1, -1, -1, 127, 0, 0, 0, 63, 40, 107, 110, -50, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]>
+// CHECK-DAG: memref.global "private" constant @[[$ADD:__attn_sdpa_call_attrs_[0-9a-f]+]] : memref<40xi8> = dense<[-1, -1, -1, -1, -1, -1, -1, 127, -1, -1, -1, -1, -1, -1, -1, 127, -13, 4, -75, 61, 0, 0, -128, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]>
 // CHECK-LABEL: func.func @masks_bf16
 // CHECK: %[[L:.+]] = tensor.dim %{{.+}}, %{{.+}} : tensor<4x?x128xbf16>
 // CHECK: memref.alloc(%[[L]]) : memref<4x?x96xbf16>
-// CHECK-DAG: arith.constant 5.000000e-01 : f32
-// CHECK-DAG: arith.constant -1.000000e+09 : f32
+// CHECK: memref.get_global @[[$BOOL]]
 // CHECK: call @attnrt_cuda_sdpa_bf16_bool(
+// CHECK: memref.get_global @[[$ADD]]
 // CHECK: call @attnrt_cuda_sdpa_bf16_add(
 func.func @masks_bf16(%q: tensor<4x?x128xbf16>, %k: tensor<4x64x128xbf16>, %v: tensor<4x64x96xbf16>,
                       %pad: tensor<4x1x64xi1>, %bias: tensor<?x64xbf16>) -> (tensor<4x?x96xbf16>, tensor<4x?x96xbf16>) {
@@ -52,29 +58,27 @@ func.func @masks_bf16(%q: tensor<4x?x128xbf16>, %k: tensor<4x64x128xbf16>, %v: t
 
 // -----
 
-// The fusion's inversion of a masked_fill mask (`arith.xori %m, true`) is
-// not run on the host: the kernels read %m with the DROP polarity (1), and
-// the dead xori is erased. A mask that is not an inversion keeps the KEEP
-// polarity (0), as does an xori with something other than all-true.
+// The boolean mask's polarity goes to the kernels as it is: a masked_fill
+// mask (`mask_polarity = drop`, as the fusion passes it) is read with DROP
+// (1), so nothing inverts it on the host; a keep mask with KEEP (0).
 
+// CHECK-DAG: memref.global "private" constant @[[$DROP:__attn_sdpa_call_attrs_[0-9a-f]+]] : memref<40xi8> = dense<[-1, -1, -1, -1, -1, -1, -1, 127, -1, -1, -1, -1, -1, -1, -1, 127, 0, 0, 0, 62, 0, 0, -128, -1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]>
+// CHECK-DAG: memref.global "private" constant @[[$KEEP:__attn_sdpa_call_attrs_[0-9a-f]+]] : memref<40xi8> = dense<[-1, -1, -1, -1, -1, -1, -1, 127, -1, -1, -1, -1, -1, -1, -1, 127, 0, 0, 0, 62, 0, 0, -128, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]>
 // CHECK-LABEL: func.func @mask_polarity
 // CHECK-SAME: (%{{.+}}: tensor<1x2x64x64xf16>, %[[M:.+]]: tensor<64x64xi1>, %[[N:.+]]: tensor<64x64xi1>)
-// CHECK-NOT: arith.xori
 // CHECK: %[[MB:.+]] = bufferization.to_buffer %[[M]] read_only
 // CHECK: %[[MU:.+]] = memref.cast %[[MB]]
-// CHECK: arith.constant 0xFF800000 : f32
-// CHECK-NEXT: %[[DROP:.+]] = arith.constant 1 : i32
-// CHECK: call @attnrt_cuda_sdpa_f16_bool(%{{.+}}, %{{.+}}, %{{.+}}, %[[MU]], %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %[[DROP]], %{{.+}}, %{{.+}}, %{{.+}})
+// CHECK: %[[DG:.+]] = memref.get_global @[[$DROP]]
+// CHECK-NEXT: %[[DU:.+]] = memref.cast %[[DG]]
+// CHECK: call @attnrt_cuda_sdpa_f16_bool(%{{.+}}, %{{.+}}, %{{.+}}, %[[MU]], %{{.+}}, %[[DU]])
 // CHECK: %[[X:.+]] = arith.xori %[[M]], %[[N]]
 // CHECK: %[[XB:.+]] = bufferization.to_buffer %[[X]] read_only
 // CHECK: %[[XU:.+]] = memref.cast %[[XB]]
-// CHECK: arith.constant 0xFF800000 : f32
-// CHECK-NEXT: %[[KEEP:.+]] = arith.constant 0 : i32
-// CHECK: call @attnrt_cuda_sdpa_f16_bool(%{{.+}}, %{{.+}}, %{{.+}}, %[[XU]], %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %[[KEEP]], %{{.+}}, %{{.+}}, %{{.+}})
+// CHECK: %[[KG:.+]] = memref.get_global @[[$KEEP]]
+// CHECK-NEXT: %[[KU:.+]] = memref.cast %[[KG]]
+// CHECK: call @attnrt_cuda_sdpa_f16_bool(%{{.+}}, %{{.+}}, %{{.+}}, %[[XU]], %{{.+}}, %[[KU]])
 func.func @mask_polarity(%q: tensor<1x2x64x64xf16>, %m: tensor<64x64xi1>, %n: tensor<64x64xi1>) -> (tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>) {
-  %true = arith.constant dense<true> : tensor<64x64xi1>
-  %keep = arith.xori %true, %m : tensor<64x64xi1>
-  %0 = attn.sdpa %q, %q, %q, %keep : (tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<64x64xi1>) -> tensor<1x2x64x64xf16>
+  %0 = attn.sdpa %q, %q, %q, %m {mask_polarity = #attn.mask_polarity<drop>} : (tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<64x64xi1>) -> tensor<1x2x64x64xf16>
   %x = arith.xori %m, %n : tensor<64x64xi1>
   %1 = attn.sdpa %q, %q, %q, %x : (tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<64x64xi1>) -> tensor<1x2x64x64xf16>
   return %0, %1 : tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>
@@ -82,29 +86,11 @@ func.func @mask_polarity(%q: tensor<1x2x64x64xf16>, %m: tensor<64x64xi1>, %n: te
 
 // -----
 
-// An inversion with another user stays for it; the kernel still reads the
-// original mask with the DROP polarity.
-
-// CHECK-LABEL: func.func @negative_inversion_kept
-// CHECK-SAME: %[[M:[^:]+]]: tensor<64x64xi1>
-// CHECK: %[[INV:.+]] = arith.xori %[[M]], %{{.+}}
-// CHECK: bufferization.to_buffer %[[M]] read_only
-// CHECK: call @attnrt_cuda_sdpa_f16_bool(
-// CHECK: return %{{.+}}, %[[INV]]
-func.func @negative_inversion_kept(%q: tensor<1x2x64x64xf16>, %m: tensor<64x64xi1>) -> (tensor<1x2x64x64xf16>, tensor<64x64xi1>) {
-  %true = arith.constant dense<true> : tensor<64x64xi1>
-  %keep = arith.xori %m, %true : tensor<64x64xi1>
-  %0 = attn.sdpa %q, %q, %q, %keep : (tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<64x64xi1>) -> tensor<1x2x64x64xf16>
-  return %0, %keep : tensor<1x2x64x64xf16>, tensor<64x64xi1>
-}
-
-// -----
-
 // f32 goes to the GPU too (the kernels' generic kernel, in f32 precision),
 // with an f32 additive mask; head dims that are not 64/128 are fine there.
 
-// CHECK-DAG: func.func private @attnrt_cuda_sdpa_f32(memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, f32, i32, f32, i32, i64, i64, i32) -> i32
-// CHECK-DAG: func.func private @attnrt_cuda_sdpa_f32_add(memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, f32, i32, f32, i32, i64, i64, i32) -> i32
+// CHECK-DAG: func.func private @attnrt_cuda_sdpa_f32(memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xi8>) -> i32
+// CHECK-DAG: func.func private @attnrt_cuda_sdpa_f32_add(memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xi8>) -> i32
 // CHECK-LABEL: func.func @f32_inputs
 // CHECK: call @attnrt_cuda_sdpa_f32(
 // CHECK: call @attnrt_cuda_sdpa_f32_add(
@@ -119,15 +105,14 @@ func.func @f32_inputs(%q: tensor<2x4x100x80xf32>, %bias: tensor<100x100xf32>) ->
 // A sliding window goes to the kernels as (left, right), intersected with
 // is_causal; an absent side is ATTN_WINDOW_UNBOUNDED (INT64_MAX).
 
+// (128, 0), then (unbounded, 3); scale 1/sqrt(64).
+// CHECK-DAG: memref.global "private" constant @[[$W1:__attn_sdpa_call_attrs_[0-9a-f]+]] : memref<40xi8> = dense<[-128, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 62, 0, 0, -128, -1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]>
+// CHECK-DAG: memref.global "private" constant @[[$W2:__attn_sdpa_call_attrs_[0-9a-f]+]] : memref<40xi8> = dense<[-1, -1, -1, -1, -1, -1, -1, 127, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 62, 0, 0, -128, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]>
 // CHECK-LABEL: func.func @window
-// CHECK: %[[L1:.+]] = arith.constant 128 : i64
-// CHECK-NEXT: %[[R1:.+]] = arith.constant 0 : i64
-// CHECK-NEXT: %[[S1:.+]] = arith.constant 0 : i32
-// CHECK-NEXT: call @attnrt_cuda_sdpa_bf16(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %[[L1]], %[[R1]], %[[S1]])
-// CHECK: %[[L2:.+]] = arith.constant 9223372036854775807 : i64
-// CHECK-NEXT: %[[R2:.+]] = arith.constant 3 : i64
-// CHECK-NEXT: %[[S2:.+]] = arith.constant 0 : i32
-// CHECK-NEXT: call @attnrt_cuda_sdpa_bf16(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %[[L2]], %[[R2]], %[[S2]])
+// CHECK: memref.get_global @[[$W1]]
+// CHECK: call @attnrt_cuda_sdpa_bf16(
+// CHECK: memref.get_global @[[$W2]]
+// CHECK: call @attnrt_cuda_sdpa_bf16(
 func.func @window(%q: tensor<1x2x300x64xbf16>) -> (tensor<1x2x300x64xbf16>, tensor<1x2x300x64xbf16>) {
   %0 = attn.sdpa %q, %q, %q {is_causal = true, window_left = 128 : i64, window_right = 5 : i64} : (tensor<1x2x300x64xbf16>, tensor<1x2x300x64xbf16>, tensor<1x2x300x64xbf16>) -> tensor<1x2x300x64xbf16>
   %1 = attn.sdpa %q, %q, %q {window_right = 3 : i64} : (tensor<1x2x300x64xbf16>, tensor<1x2x300x64xbf16>, tensor<1x2x300x64xbf16>) -> tensor<1x2x300x64xbf16>

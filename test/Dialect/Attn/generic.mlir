@@ -57,3 +57,36 @@ func.func @sdpa_generic(%q: tensor<2x8x128x64xbf16>, %m: tensor<2x1x128x128xbf16
       : (tensor<2x8x128x64xbf16>, tensor<2x8x128x64xbf16>, tensor<2x8x128x64xbf16>, tensor<2x1x128x128xbf16>) -> tensor<2x8x128x64xbf16>
   return %0, %1 : tensor<2x8x128x64xbf16>, tensor<2x8x128x64xbf16>
 }
+
+// Generic attn.sdpa needs no operandSegmentSizes: the score_mod region's
+// arguments past the score and the indices count the extra operands, and an
+// operand between `value` and them is the mask. (The generic printer writes
+// the sizes out, which parses back too: the second RUN line.)
+// CHECK-LABEL: func.func @sdpa_generic_segments
+// CHECK-SAME: (%[[Q:[^:]+]]: tensor<2x4x8xf32>, %[[M:[^:]+]]: tensor<4x4xi1>, %[[X:[^:]+]]: tensor<2x1x4xf32>)
+// CHECK: attn.sdpa %[[Q]], %[[Q]], %[[Q]], %[[M]] extras(%[[X]]) {mask_polarity = #attn.mask_polarity<drop>} : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<4x4xi1>, tensor<2x1x4xf32>) -> tensor<2x4x8xf32> score_mod {
+// CHECK: attn.sdpa %[[Q]], %[[Q]], %[[Q]] extras(%[[X]]) : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x1x4xf32>) -> tensor<2x4x8xf32> score_mod {
+// CHECK: attn.sdpa %[[Q]], %[[Q]], %[[Q]], %[[X]] : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x1x4xf32>) -> tensor<2x4x8xf32> score_mod {
+// CHECK-NEXT: ^bb0(%{{[^:]+}}: f32, %{{[^:]+}}: index, %{{[^:]+}}: index, %{{[^:]+}}: index):
+func.func @sdpa_generic_segments(%q: tensor<2x4x8xf32>, %m: tensor<4x4xi1>, %x: tensor<2x1x4xf32>)
+    -> (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>) {
+  %0 = "attn.sdpa"(%q, %q, %q, %m, %x) ({
+  ^bb0(%s: f32, %b: index, %i: index, %j: index, %e: f32):
+    %r = arith.addf %s, %e : f32
+    "attn.yield"(%r) : (f32) -> ()
+  }) {mask_polarity = #attn.mask_polarity<drop>}
+      : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<4x4xi1>, tensor<2x1x4xf32>) -> tensor<2x4x8xf32>
+  %1 = "attn.sdpa"(%q, %q, %q, %x) ({
+  ^bb0(%s: f32, %b: index, %i: index, %j: index, %e: f32):
+    %r = arith.mulf %s, %e : f32
+    "attn.yield"(%r) : (f32) -> ()
+  }) : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x1x4xf32>) -> tensor<2x4x8xf32>
+  // A region without extra arguments: the operand after `value` is the mask.
+  %2 = "attn.sdpa"(%q, %q, %q, %x) ({
+  ^bb0(%s: f32, %b: index, %i: index, %j: index):
+    %c = arith.constant 2.0 : f32
+    %r = arith.mulf %s, %c : f32
+    "attn.yield"(%r) : (f32) -> ()
+  }) : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x1x4xf32>) -> tensor<2x4x8xf32>
+  return %0, %1, %2 : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>
+}

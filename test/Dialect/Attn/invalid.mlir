@@ -318,7 +318,7 @@ func.func @sdpa_outer_batch(%q: tensor<4x8x16x64xf32>, %k: tensor<2x8x32x64xf32>
 // -----
 
 func.func @sdpa_mask_type(%q: tensor<16x64xf32>, %m: tensor<16x16xi32>) {
-  // expected-error @+1 {{operand #3 must be variadic of ranked tensor of 1-bit signless integer or 16-bit float or bfloat16 type or 32-bit float or 64-bit float values}}
+  // expected-error @+1 {{operand #3 must be ranked tensor of 1-bit signless integer or 16-bit float or bfloat16 type or 32-bit float or 64-bit float values}}
   %0 = "attn.sdpa"(%q, %q, %q, %m) : (tensor<16x64xf32>, tensor<16x64xf32>, tensor<16x64xf32>, tensor<16x16xi32>) -> tensor<16x64xf32>
   return
 }
@@ -452,7 +452,7 @@ func.func @score_mod_index_type(%q: tensor<2x4x8xf32>) {
 // -----
 
 func.func @score_mod_extra_count(%q: tensor<2x4x8xf32>, %m: tensor<4x4xf32>) {
-  // expected-error @+1 {{score_mod reads 2 extra operand(s), but the op has 1 operand(s) after 'value' (a mask, then the extra operands)}}
+  // expected-error @+1 {{score_mod reads 2 extra operand(s), but the op has 0}}
   %0 = attn.sdpa %q, %q, %q, %m : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<4x4xf32>) -> tensor<2x4x8xf32> score_mod {
   ^bb0(%s: f32, %b: index, %i: index, %j: index, %x: f32, %y: f32):
     attn.yield %s : f32
@@ -614,5 +614,89 @@ func.func @iota_inexact_bf16() {
 func.func @iota_inexact_f16() {
   // expected-error @+1 {{'attn.iota' op positions up to 4095 are not exact in 'f16'}}
   %0 = attn.iota 0 : tensor<4096xf16>
+  return
+}
+
+// -----
+
+// The generic form without operandSegmentSizes: the region's arguments say
+// how many extra operands there are, so a region that reads more than the
+// op has is the same error.
+func.func @score_mod_extra_count_generic(%q: tensor<2x4x8xf32>, %m: tensor<4x4xf32>) {
+  // expected-error @+1 {{score_mod reads 2 extra operand(s), but the op has 1}}
+  %0 = "attn.sdpa"(%q, %q, %q, %m) ({
+  ^bb0(%s: f32, %b: index, %i: index, %j: index, %x: f32, %y: f32):
+    attn.yield %s : f32
+  }) : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<4x4xf32>) -> tensor<2x4x8xf32>
+  return
+}
+
+// -----
+
+// ... and at most one operand (the mask) may precede the extra operands.
+func.func @sdpa_generic_too_many_operands(%q: tensor<2x4x8xf32>, %m: tensor<4x4xf32>) {
+  // expected-error @+1 {{'attn.sdpa' op has 3 operands after 'value' but its score_mod region reads 1 extra operand(s): at most one mask can precede them}}
+  %0 = "attn.sdpa"(%q, %q, %q, %m, %m, %m) ({
+  ^bb0(%s: f32, %b: index, %i: index, %j: index, %x: f32):
+    attn.yield %s : f32
+  }) : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<2x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @sdpa_generic_two_masks(%q: tensor<2x4x8xf32>, %m: tensor<4x4xi1>) {
+  // expected-error @+1 {{'attn.sdpa' op has 2 operands after 'value' but its score_mod region reads 0 extra operand(s): at most one mask can precede them}}
+  %0 = "attn.sdpa"(%q, %q, %q, %m, %m) : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<4x4xi1>, tensor<4x4xi1>) -> tensor<2x4x8xf32>
+  return
+}
+
+// -----
+
+// Segment sizes that are given must add up (the upstream check).
+func.func @sdpa_bad_segment_sizes(%q: tensor<2x4x8xf32>, %m: tensor<4x4xi1>) {
+  // expected-error @+1 {{operand count (4) does not match with the total size (5) specified in attribute 'operandSegmentSizes'}}
+  %0 = "attn.sdpa"(%q, %q, %q, %m) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1>}> : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<4x4xi1>) -> tensor<2x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @sdpa_extras_without_region(%q: tensor<2x4x8xf32>, %m: tensor<4x4xf32>) {
+  // expected-error @+1 {{'attn.sdpa' op has 1 extra operand(s) but no score_mod region to read them}}
+  %0 = attn.sdpa %q, %q, %q extras(%m) : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<4x4xf32>) -> tensor<2x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @sdpa_drop_without_bool_mask(%q: tensor<2x4x8xf32>, %m: tensor<4x4xf32>) {
+  // expected-error @+1 {{'attn.sdpa' op 'mask_polarity' drop needs a boolean mask}}
+  %0 = attn.sdpa %q, %q, %q, %m {mask_polarity = #attn.mask_polarity<drop>} : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<4x4xf32>) -> tensor<2x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @sdpa_drop_without_mask(%q: tensor<2x4x8xf32>) {
+  // expected-error @+1 {{'attn.sdpa' op 'mask_polarity' drop needs a boolean mask}}
+  %0 = "attn.sdpa"(%q, %q, %q) {mask_polarity = #attn.mask_polarity<drop>} : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @sdpa_bad_polarity(%q: tensor<2x4x8xf32>, %m: tensor<4x4xi1>) {
+  // expected-error @+2 {{expected ::mlir::attn::MaskPolarity to be one of: keep, drop}}
+  // expected-error @+1 {{failed to parse Attn_MaskPolarityAttr parameter 'value'}}
+  %0 = attn.sdpa %q, %q, %q, %m {mask_polarity = #attn.mask_polarity<invert>} : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<4x4xi1>) -> tensor<2x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @sdpa_polarity_not_enum(%q: tensor<2x4x8xf32>, %m: tensor<4x4xi1>) {
+  // expected-error @+1 {{'attn.sdpa' op attribute 'mask_polarity' failed to satisfy constraint: keep: true = the position takes part; drop: true = masked out}}
+  %0 = "attn.sdpa"(%q, %q, %q, %m) {mask_polarity = 1 : i32} : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<4x4xi1>) -> tensor<2x4x8xf32>
   return
 }

@@ -7,7 +7,8 @@
 // f16/bf16 rounded after each op, NaN-propagating maximumf/minimumf,
 // wrapping integers), the kernels' templates instantiated with it, and a C
 // entry point `attnrt_cuda_sdpa_mod_<hash>` with the runtime bridge's
-// calling convention plus one unranked memref per extra operand.
+// calling convention plus one unranked memref per extra operand before the
+// attributes (kernels/include/attn/kernels/sdpa_contract.h).
 // `attn-lower-sdpa-to-cuda` calls it; `attn-compile --target=cuda` compiles
 // the source with nvcc.
 //
@@ -26,9 +27,6 @@ namespace mlir::attn {
 /// source) in which `attn-lower-sdpa-to-cuda` leaves the generated sources
 /// for `attn-compile`.
 inline constexpr llvm::StringLiteral kCudaSourcesAttrName = "attn.cuda_sources";
-
-/// Extra operands a generated kernel can read (the kernels' kMaxModTensors).
-inline constexpr unsigned kMaxCudaScoreModTensors = 8;
 
 /// A generated kernel: its C entry point and the complete `.cu` source.
 struct CudaScoreModKernel {

@@ -1,7 +1,8 @@
 //===- AttnCanonicalize.cpp - canonicalization patterns of attn.sdpa ------===//
 //
 // Constant masks that say nothing beyond causality (or nothing at all) are
-// folded into attributes, so that lowerings see the cheapest equivalent op.
+// folded into attributes, and an inverted boolean mask into the other mask
+// polarity, so that lowerings see the cheapest equivalent op.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,7 +11,6 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
-
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -84,6 +84,22 @@ mlir::attn::classifyConstantBoolMask(DenseElementsAttr attr, int64_t l,
   return band;
 }
 
+Value mlir::attn::getInvertedOperand(Value v) {
+  auto xori = v.getDefiningOp<arith::XOrIOp>();
+  if (!xori)
+    return Value();
+  auto isAllTrue = [](Value c) {
+    DenseElementsAttr attr;
+    return matchPattern(c, m_Constant(&attr)) && attr.isSplat() &&
+           attr.getElementType().isInteger(1) && attr.getSplatValue<bool>();
+  };
+  if (isAllTrue(xori.getRhs()))
+    return xori.getLhs();
+  if (isAllTrue(xori.getLhs()))
+    return xori.getRhs();
+  return Value();
+}
+
 /// Sets `band` on `op` in its canonical spelling: `right == 0` is
 /// is_causal, the rest are window attributes.
 void mlir::attn::setBand(SdpaOp op, const MaskBand &band) {
@@ -119,7 +135,8 @@ struct FoldConstantSdpaMask : public OpRewritePattern<SdpaOp> {
     int64_t s = op.getKey().getType().getDimSize(rank - 2);
     std::optional<MaskBand> band;
     if (op.hasBoolMask()) {
-      band = classifyConstantBoolMask(attr, l, s, /*keepValue=*/true);
+      band = classifyConstantBoolMask(attr, l, s,
+                                      /*keepValue=*/!op.maskDrops());
     } else {
       // Additive: only an all-zero mask goes (s + 0 == s, NaN and infinities
       // included). A 0/-inf band does NOT become attributes: the chain
@@ -135,7 +152,8 @@ struct FoldConstantSdpaMask : public OpRewritePattern<SdpaOp> {
     if (!band)
       return rewriter.notifyMatchFailure(op, "mask is no band");
     rewriter.modifyOpInPlace(op, [&] {
-      op.getMaskAndExtrasMutable().erase(0);
+      op.getMaskMutable().clear();
+      op.setMaskPolarity(MaskPolarity::keep);
       setBand(op, op.getBand().intersect(*band));
     });
     return success();
@@ -169,20 +187,39 @@ struct DropUnusedMaskedValue : public OpRewritePattern<SdpaOp> {
     return success();
   }
 };
+
+/// A boolean mask that is `arith.xori %m, true` (either operand order) is
+/// `%m` with the other polarity: the lowerings then read `%m` as it is
+/// instead of computing the inversion.
+struct FoldMaskInversion : public OpRewritePattern<SdpaOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(SdpaOp op,
+                                PatternRewriter &rewriter) const override {
+    Value source =
+        op.hasBoolMask() ? getInvertedOperand(op.getMask()) : Value();
+    if (!source)
+      return rewriter.notifyMatchFailure(op, "the mask is no inversion");
+    rewriter.modifyOpInPlace(op, [&] {
+      op.getMaskMutable().assign(source);
+      op.setMaskPolarity(op.maskDrops() ? MaskPolarity::keep
+                                        : MaskPolarity::drop);
+    });
+    return success();
+  }
+};
 } // namespace
 
 /// Replaces `op` by the same attn.sdpa without its score_mod region, with
-/// `tail` (the mask, if any) after q, k and v.
+/// `mask` (or none) as its mask.
 static void replaceWithoutScoreMod(PatternRewriter &rewriter, SdpaOp op,
-                                   ValueRange tail) {
-  // Read before the replacement erases `op`.
-  DictionaryAttr discardable = op->getDiscardableAttrDictionary();
-  auto replacement = rewriter.replaceOpWithNewOp<SdpaOp>(
-      op, op.getType(), op.getQuery(), op.getKey(), op.getValue(), tail,
-      op.getScaleAttr(), op.getIsCausalAttr(), op.getDropoutPAttr(),
-      op.getMaskedValueAttr(), op.getSeedAttr(), op.getWindowLeftAttr(),
-      op.getWindowRightAttr(), op.getSafeSoftmaxAttr(), /*score_modCount=*/0);
-  replacement->setDiscardableAttrs(discardable);
+                                   Value mask) {
+  SdpaChanges changes;
+  changes.mask = mask;
+  changes.extras.emplace();
+  changes.scoreMod = SdpaChanges::Region::None;
+  rewriter.setInsertionPoint(op);
+  rewriter.replaceOp(op, op.cloneWith(rewriter, changes));
 }
 
 namespace {
@@ -196,9 +233,7 @@ struct SimplifyScoreMod : public OpRewritePattern<SdpaOp> {
     Block *block = op.getScoreModBlock();
     if (!block)
       return rewriter.notifyMatchFailure(op, "no score_mod region");
-    unsigned firstExtra = block->getNumArguments() - op.getNumExtras();
-    unsigned firstExtraOperand =
-        3 + op.getMaskAndExtras().size() - op.getNumExtras();
+    unsigned firstExtra = block->getNumArguments() - op.getExtras().size();
     auto yield = cast<YieldOp>(block->getTerminator());
     bool identity = yield.getScore() == block->getArgument(0);
     SmallVector<unsigned> unused;
@@ -208,15 +243,12 @@ struct SimplifyScoreMod : public OpRewritePattern<SdpaOp> {
     if (!identity && unused.empty())
       return rewriter.notifyMatchFailure(op, "the region is in use");
     if (identity) {
-      SmallVector<Value> mask;
-      if (op.getMask())
-        mask.push_back(op.getMask());
-      replaceWithoutScoreMod(rewriter, op, mask);
+      replaceWithoutScoreMod(rewriter, op, op.getMask());
       return success();
     }
     rewriter.modifyOpInPlace(op, [&] {
       for (unsigned i : llvm::reverse(unused)) {
-        op->eraseOperand(firstExtraOperand + (i - firstExtra));
+        op.getExtrasMutable().erase(i - firstExtra);
         block->eraseArgument(i);
       }
     });
@@ -233,7 +265,7 @@ struct ScoreModAddToMask : public OpRewritePattern<SdpaOp> {
   LogicalResult matchAndRewrite(SdpaOp op,
                                 PatternRewriter &rewriter) const override {
     Block *block = op.getScoreModBlock();
-    if (!block || op.getMask() || op.getNumExtras() != 1)
+    if (!block || op.getMask() || op.getExtras().size() != 1)
       return rewriter.notifyMatchFailure(op, "not a one-extra region");
     auto add = cast<YieldOp>(block->getTerminator())
                    .getScore()
@@ -249,7 +281,7 @@ struct ScoreModAddToMask : public OpRewritePattern<SdpaOp> {
       other = ext.getIn();
     if (other != extra || !isa<FloatType>(extra.getType()))
       return rewriter.notifyMatchFailure(op, "the region is not s + e");
-    replaceWithoutScoreMod(rewriter, op, op.getExtras());
+    replaceWithoutScoreMod(rewriter, op, op.getExtras().front());
     return success();
   }
 };
@@ -257,6 +289,7 @@ struct ScoreModAddToMask : public OpRewritePattern<SdpaOp> {
 
 void SdpaOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                          MLIRContext *context) {
-  results.add<FoldConstantSdpaMask, CanonicalizeBand, DropUnusedMaskedValue, SimplifyScoreMod,
-              ScoreModAddToMask>(context);
+  results.add<FoldConstantSdpaMask, FoldMaskInversion, CanonicalizeBand,
+              DropUnusedMaskedValue, SimplifyScoreMod, ScoreModAddToMask>(
+      context);
 }

@@ -13,6 +13,7 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cmath>
 
 using namespace mlir;
@@ -581,23 +582,70 @@ Block *SdpaOp::getScoreModBlock() {
   return &getScoreMod().front().front();
 }
 
-unsigned SdpaOp::getNumExtras() {
+void SdpaOp::build(OpBuilder &b, OperationState &state, Type result,
+                   Value query, Value key, Value value, Value mask,
+                   ValueRange extras, bool withScoreMod) {
+  build(b, state, result, query, key, value, mask, extras,
+        /*scale=*/FloatAttr(), /*is_causal=*/false, /*dropout_p=*/APFloat(0.0),
+        /*masked_value=*/FloatAttr(), /*seed=*/IntegerAttr(),
+        /*window_left=*/IntegerAttr(), /*window_right=*/IntegerAttr(),
+        /*safe_softmax=*/false, MaskPolarity::keep, withScoreMod ? 1 : 0);
+}
+
+SdpaOp SdpaOp::cloneWith(OpBuilder &b, const SdpaChanges &changes) {
+  Value mask = changes.mask ? *changes.mask : getMask();
+  SmallVector<Value> extras =
+      changes.extras ? *changes.extras : SmallVector<Value>(getExtras());
+  SmallVector<Value> operands{getQuery(), getKey(), getValue()};
+  if (mask)
+    operands.push_back(mask);
+  llvm::append_range(operands, extras);
+  Properties props = getProperties();
+  props.operandSegmentSizes = {1, 1, 1, mask ? 1 : 0,
+                               static_cast<int32_t>(extras.size())};
+  bool boolMask =
+      mask &&
+      cast<RankedTensorType>(mask.getType()).getElementType().isInteger(1);
+  MaskPolarity polarity = changes.maskPolarity.value_or(getMaskPolarity());
+  props.setMaskPolarity(MaskPolarityAttr::get(
+      getContext(), boolMask ? polarity : MaskPolarity::keep));
+  SmallVector<NamedAttribute> discardable((*this)->getDiscardableAttrs());
+  OperationState state(getLoc(), getOperationName(), operands, {getType()},
+                       discardable);
+  state.useProperties(props);
   Block *block = getScoreModBlock();
-  unsigned fixed = 1 + getQuery().getType().getRank();
-  if (!block || block->getNumArguments() < fixed)
-    return 0;
-  return block->getNumArguments() - fixed;
+  if (changes.scoreMod == SdpaChanges::Region::Empty ||
+      (changes.scoreMod == SdpaChanges::Region::Copy && block))
+    state.addRegion();
+  auto copy = cast<SdpaOp>(b.create(state));
+  if (changes.scoreMod == SdpaChanges::Region::Copy && block) {
+    IRMapping mapping;
+    getScoreMod().front().cloneInto(&copy.getScoreMod().front(), mapping);
+  }
+  return copy;
 }
 
-OperandRange SdpaOp::getExtras() {
-  OperandRange tail = getMaskAndExtras();
-  unsigned n = std::min<unsigned>(getNumExtras(), tail.size());
-  return tail.drop_front(tail.size() - n);
-}
-
-Value SdpaOp::getMask() {
-  OperandRange tail = getMaskAndExtras();
-  return tail.size() > getNumExtras() ? tail.front() : Value();
+LogicalResult mlir::attn::detail::inferSdpaOperandSegments(Operation *op) {
+  auto &sizes = cast<SdpaOp>(op).getProperties().operandSegmentSizes;
+  if (llvm::any_of(sizes, [](int32_t size) { return size != 0; }) ||
+      op->getNumOperands() < 3)
+    return success(); // given (or too few operands, which is reported)
+  // The region's arguments past the score and one index per score dim are
+  // the extra operands; an operand before them is the mask.
+  int32_t rest = op->getNumOperands() - 3, extras = 0;
+  auto query = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
+  if (query && op->getNumRegions() == 1 && !op->getRegion(0).empty()) {
+    int32_t fixed = 1 + query.getRank();
+    int32_t args = op->getRegion(0).front().getNumArguments();
+    extras = std::clamp(args - fixed, 0, rest);
+  }
+  if (rest - extras > 1)
+    return op->emitOpError()
+           << "has " << rest << " operands after 'value' but its score_mod "
+           << "region reads " << extras
+           << " extra operand(s): at most one mask can precede them";
+  sizes = {1, 1, 1, rest - extras, extras};
+  return success();
 }
 
 Value SdpaOp::buildScoreMod(OpBuilder &b, Value score, ValueRange indices,
@@ -635,60 +683,6 @@ Speculation::Speculatability SdpaOp::getSpeculatability() {
   return allStatic ? Speculation::Speculatable : Speculation::NotSpeculatable;
 }
 
-ParseResult SdpaOp::parse(OpAsmParser &parser, OperationState &result) {
-  SmallVector<OpAsmParser::UnresolvedOperand> operands;
-  SMLoc operandsLoc = parser.getCurrentLocation();
-  if (parser.parseOperandList(operands))
-    return failure();
-  if (succeeded(parser.parseOptionalKeyword("extras")) &&
-      parser.parseOperandList(operands, OpAsmParser::Delimiter::Paren))
-    return failure();
-  FunctionType type;
-  SMLoc attrLoc = parser.getCurrentLocation();
-  if (parser.parseOptionalAttrDict(result.attributes))
-    return failure();
-  // The attribute constraints, checked here because a mistyped inherent
-  // attribute would not reach the verifier (the printer reads it first).
-  if (failed(verifyInherentAttrs(result.name, result.attributes, [&] {
-        return parser.emitError(attrLoc) << "'" << result.name << "' op ";
-      })))
-    return failure();
-  if (parser.parseColon() || parser.parseType(type) ||
-      parser.resolveOperands(operands, type.getInputs(), operandsLoc,
-                             result.operands))
-    return failure();
-  result.addTypes(type.getResults());
-  if (succeeded(parser.parseOptionalKeyword("score_mod"))) {
-    Region *region = result.addRegion();
-    if (parser.parseRegion(*region, /*arguments=*/{}))
-      return failure();
-  }
-  return success();
-}
-
-void SdpaOp::print(OpAsmPrinter &p) {
-  p << " " << getQuery() << ", " << getKey() << ", " << getValue();
-  if (Value mask = getMask())
-    p << ", " << mask;
-  if (!getExtras().empty())
-    p << " extras(" << getExtras() << ")";
-  // Default-valued attributes are elided, as a declarative format does.
-  SmallVector<StringRef> elided;
-  if (!getIsCausal())
-    elided.push_back(getIsCausalAttrName());
-  if (getDropoutP().isZero())
-    elided.push_back(getDropoutPAttrName());
-  if (!getSafeSoftmax())
-    elided.push_back(getSafeSoftmaxAttrName());
-  p.printOptionalAttrDict((*this)->getAttrs(), elided);
-  p << " : ";
-  p.printFunctionalType(getOperation());
-  if (getScoreModBlock()) {
-    p << " score_mod ";
-    p.printRegion(getScoreMod().front(), /*printEntryBlockArgs=*/true);
-  }
-}
-
 /// Checks that `operand` (`what`, for messages) broadcasts to the scores
 /// shape `scores` as the mask and the extra operands must.
 static LogicalResult verifyBroadcastsToScores(SdpaOp op, Value operand,
@@ -712,8 +706,13 @@ static LogicalResult verifyScoreMod(SdpaOp op, ArrayRef<int64_t> scores) {
     return op.emitOpError() << "has " << op.getScoreMod().size()
                             << " regions; at most one (score_mod) is allowed";
   Block *block = op.getScoreModBlock();
-  if (!block)
+  if (!block) {
+    if (!op.getExtras().empty())
+      return op.emitOpError() << "has " << op.getExtras().size()
+                              << " extra operand(s) but no score_mod region "
+                                 "to read them";
     return success();
+  }
   Type ct = getComputeType(op.getQuery().getType().getElementType());
   unsigned rank = scores.size();
   if (block->getNumArguments() < 1 + rank ||
@@ -727,13 +726,10 @@ static LogicalResult verifyScoreMod(SdpaOp op, ArrayRef<int64_t> scores) {
                               << " must be an index (score dim " << i - 1
                               << "), got " << block->getArgument(i).getType();
   unsigned numExtras = block->getNumArguments() - 1 - rank;
-  if (op.getMaskAndExtras().size() < numExtras ||
-      op.getMaskAndExtras().size() > numExtras + 1)
-    return op.emitOpError() << "score_mod reads " << numExtras
-                            << " extra operand(s), but the op has "
-                            << op.getMaskAndExtras().size()
-                            << " operand(s) after 'value' (a mask, then the "
-                               "extra operands)";
+  if (op.getExtras().size() != numExtras)
+    return op.emitOpError()
+           << "score_mod reads " << numExtras
+           << " extra operand(s), but the op has " << op.getExtras().size();
   for (auto [i, extra] : llvm::enumerate(op.getExtras())) {
     std::string what = "extra operand " + std::to_string(i);
     if (failed(verifyBroadcastsToScores(op, extra, what, scores)))
@@ -821,6 +817,8 @@ LogicalResult SdpaOp::verify() {
   if (Value mask = getMask())
     if (failed(verifyBroadcastsToScores(*this, mask, "'mask'", scores)))
       return failure();
+  if (maskDrops() && !hasBoolMask())
+    return emitOpError() << "'mask_polarity' drop needs a boolean mask";
   if (std::optional<APFloat> scale = getScale())
     if (!scale->isFinite())
       return emitOpError() << "'scale' must be finite";

@@ -80,34 +80,34 @@ static Value invertMask(RewriterBase &rewriter, Location loc, Value mask) {
     return arith::ConstantOp::create(
         rewriter, loc, DenseElementsAttr::get(type, ArrayRef<bool>(inverted)));
   }
-  auto isAllTrue = [](Value v) {
-    DenseElementsAttr c;
-    return matchPattern(v, m_Constant(&c)) && c.isSplat() &&
-           c.getSplatValue<bool>();
-  };
-  if (auto xori = mask.getDefiningOp<arith::XOrIOp>()) {
-    if (isAllTrue(xori.getRhs()))
-      return xori.getLhs();
-    if (isAllTrue(xori.getLhs()))
-      return xori.getRhs();
-  }
+  if (Value source = getInvertedOperand(mask))
+    return source;
   Value allTrue = arith::ConstantOp::create(
       rewriter, loc, DenseElementsAttr::get(type, true));
   return arith::XOrIOp::create(rewriter, loc, mask, allTrue);
 }
 
-
-/// The single mask operand of the attribute form: the additive mask, or the
-/// boolean masks (inverted where they mark masked positions) and-ed.
-static Value buildMaskOperand(RewriterBase &rewriter, Location loc,
-                              AttentionMatch &m) {
-  Value mask = m.additiveMask;
+/// The single mask operand of the attribute form and its polarity: the
+/// additive mask, or the boolean masks in the first one's polarity, as
+/// written (a masked_fill mask drops, a where condition keeps): keep masks
+/// and-ed, drop masks or-ed, a mask of the other polarity inverted.
+static std::pair<Value, MaskPolarity>
+buildMaskOperand(RewriterBase &rewriter, Location loc, AttentionMatch &m) {
+  if (m.boolMasks.empty())
+    return {m.additiveMask, MaskPolarity::keep};
+  assert(!m.additiveMask && "the attribute form has one kind of mask");
+  bool drops = !m.boolMasks.front().second;
+  Value mask;
   for (auto [boolMask, keeps] : m.boolMasks) {
-    Value keep = keeps ? boolMask : invertMask(rewriter, loc, boolMask);
-    mask = mask ? arith::AndIOp::create(rewriter, loc, mask, keep).getResult()
-                : keep;
+    Value v = keeps != drops ? boolMask : invertMask(rewriter, loc, boolMask);
+    if (!mask)
+      mask = v;
+    else if (drops)
+      mask = arith::OrIOp::create(rewriter, loc, mask, v);
+    else
+      mask = arith::AndIOp::create(rewriter, loc, mask, v);
   }
-  return mask;
+  return {mask, drops ? MaskPolarity::drop : MaskPolarity::keep};
 }
 
 /// A splat constant operand becomes a scalar constant inside the region.
@@ -185,27 +185,28 @@ FailureOr<SdpaOp> mlir::attn::fuseAttention(RewriterBase &rewriter,
   if (!key)
     key = TransposeOp::create(rewriter, loc, m.keyTransposed, -2, -1);
   bool attributes = m.form == SdpaForm::Attributes;
-  SmallVector<Value> tail;
-  if (Value mask = attributes ? buildMaskOperand(rewriter, loc, m) : Value())
-    tail.push_back(mask);
-  FloatAttr maskedValue;
+  auto [mask, polarity] = attributes
+                              ? buildMaskOperand(rewriter, loc, m)
+                              : std::make_pair(Value(), MaskPolarity::keep);
+  auto sdpa = SdpaOp::create(rewriter, loc, out.getType(), m.query, key,
+                             m.value, mask, /*extras=*/{},
+                             /*withScoreMod=*/!attributes);
+  sdpa.setScaleAttr(rewriter.getF64FloatAttr(attributes ? m.scale : m.qkScale));
+  sdpa.setMaskPolarity(polarity);
   if (m.fill && !(m.fill->isInfinity() && m.fill->isNegative()))
-    maskedValue = rewriter.getF64FloatAttr(m.fill->convertToDouble());
-  IntegerAttr seed =
-      m.dropoutP > 0.0 ? m.dropout.getSeedAttr() : IntegerAttr();
-  double scale = attributes ? m.scale : m.qkScale;
-  auto sdpa = SdpaOp::create(
-      rewriter, loc, out.getType(), m.query, key, m.value, tail,
-      rewriter.getF64FloatAttr(scale), /*is_causal=*/false,
-      APFloat(m.dropoutP), maskedValue, seed, /*window_left=*/nullptr,
-      /*window_right=*/nullptr, isa<SafeSoftmaxOp>(m.softmax),
-      /*score_modCount=*/attributes ? 0 : 1);
+    sdpa.setMaskedValueAttr(
+        rewriter.getF64FloatAttr(m.fill->convertToDouble()));
+  if (m.dropoutP > 0.0) {
+    sdpa.setDropoutP(APFloat(m.dropoutP));
+    sdpa.setSeedAttr(m.dropout.getSeedAttr());
+  }
+  sdpa.setSafeSoftmax(isa<SafeSoftmaxOp>(m.softmax));
   setBand(sdpa, m.band);
   if (!attributes) {
     SmallVector<Value> extras;
     buildScoreModRegion(rewriter, loc, m, sdpa, extras);
-    rewriter.modifyOpInPlace(
-        sdpa, [&] { sdpa.getMaskAndExtrasMutable().append(extras); });
+    rewriter.modifyOpInPlace(sdpa,
+                             [&] { sdpa.getExtrasMutable().append(extras); });
   }
   rewriter.replaceOp(out, sdpa.getResult());
   // The weights side is dead now; erase it so that the chain goes too.
@@ -253,10 +254,6 @@ void mlir::attn::populateFuseSdpaPatterns(RewritePatternSet &patterns,
 // Explanations
 //===----------------------------------------------------------------------===//
 
-//===----------------------------------------------------------------------===//
-// Explanations
-//===----------------------------------------------------------------------===//
-
 /// True when `v` comes from an attn.matmul through at most `depth` attn
 /// elementwise ops (any operand).
 static bool comesFromMatmul(Value v, int depth) {
@@ -292,7 +289,6 @@ bool mlir::attn::isPlausiblyAttention(SoftmaxOpInterface softmax) {
   return false;
 }
 
-//===----------------------------------------------------------------------===//
 //===----------------------------------------------------------------------===//
 // The pass
 //===----------------------------------------------------------------------===//

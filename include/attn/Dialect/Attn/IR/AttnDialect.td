@@ -28,7 +28,8 @@ def Attn_Dialect : Dialect {
   // attn.sdpa score_mod regions hold arith/math scalar code.
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::math::MathDialect"];
-  let useDefaultAttributePrinterParser = 0;
+  // #attn.mask_polarity<...>
+  let useDefaultAttributePrinterParser = 1;
   let useDefaultTypePrinterParser = 0;
   let hasConstantMaterializer = 0;
 }

@@ -6,6 +6,7 @@
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
@@ -51,6 +52,10 @@ struct MaskBand {
   }
 };
 
+/// `x` when `v` is `arith.xori %x, true` (a splat true on either side): the
+/// inversion of a boolean tensor; null otherwise.
+Value getInvertedOperand(Value v);
+
 /// The band a constant i1 mask over scores [..., l, s] keeps, or nullopt
 /// when it is no band (or spans less than the full l x s while not keeping
 /// everything, or masks every row). `keepValue` is the element value that
@@ -63,6 +68,48 @@ std::optional<MaskBand> classifyConstantBoolMask(DenseElementsAttr attr,
 } // namespace mlir::attn
 
 #include "attn/Dialect/Attn/IR/AttnEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "attn/Dialect/Attn/IR/AttnAttrs.h.inc"
+
+namespace mlir::attn {
+
+/// What SdpaOp::cloneWith changes in the op it copies; every field left
+/// unset keeps the op's.
+struct SdpaChanges {
+  /// The mask operand; a null Value removes it.
+  std::optional<Value> mask;
+  /// The boolean mask's polarity. A copy without a boolean mask has the
+  /// default (keep).
+  std::optional<MaskPolarity> maskPolarity;
+  /// The extra operands of the score_mod region.
+  std::optional<SmallVector<Value>> extras;
+  /// The score_mod region: a copy of the op's, none, or one empty region
+  /// whose block the caller builds.
+  enum class Region { Copy, None, Empty };
+  Region scoreMod = Region::Copy;
+};
+
+namespace detail {
+LogicalResult inferSdpaOperandSegments(Operation *op);
+} // namespace detail
+
+/// attn.sdpa in generic form without `operandSegmentSizes` (other tools
+/// write `"attn.sdpa"(%q, %k, %v[, %mask][, extras...])`): the segments are
+/// inferred from the operand count and the score_mod region's arguments
+/// before AttrSizedOperandSegments checks them. Ops built in C++ or parsed
+/// from the custom form always have them.
+template <typename ConcreteType>
+class InferSdpaOperandSegments
+    : public OpTrait::TraitBase<ConcreteType, InferSdpaOperandSegments> {
+public:
+  static LogicalResult verifyTrait(Operation *op) {
+    return detail::inferSdpaOperandSegments(op);
+  }
+};
+
+} // namespace mlir::attn
+
 #include "attn/Dialect/Attn/IR/AttnInterfaces.h.inc"
 
 #define GET_OP_CLASSES

@@ -1,6 +1,6 @@
 //===- AttnOps.td - attn dialect ops -------------------------*- tablegen -*-===//
 //
-// Op and attribute names here are a contract (README.md, docs/AttnOps.md):
+// Op and attribute names here are a contract (docs/dialect.md, docs/AttnOps.md):
 // other tools write this IR in generic form, so they must not change.
 //
 //===----------------------------------------------------------------------===//
@@ -434,7 +434,29 @@ def Attn_ReshapeOp : Attn_Op<"reshape", [Pure]> {
 // attn.sdpa
 //===----------------------------------------------------------------------===//
 
+def Attn_MaskPolarity : I32EnumAttr<"MaskPolarity",
+    "what the true elements of attn.sdpa's boolean mask mean", [
+      I32EnumAttrCase<"keep", 0>, I32EnumAttrCase<"drop", 1>]> {
+  let cppNamespace = "::mlir::attn";
+  let genSpecializedAttr = 0;
+}
+
+def Attn_MaskPolarityAttr : EnumAttr<Attn_Dialect, Attn_MaskPolarity,
+                                     "mask_polarity"> {
+  let summary = "keep: true = the position takes part; drop: true = masked out";
+  let assemblyFormat = "`<` $value `>`";
+}
+
+/// attn.sdpa written in generic form without `operandSegmentSizes` (as other
+/// tools write it) gets its segment sizes from its operands and its
+/// score_mod region; structural, so it runs before they are checked.
+def Attn_InferSdpaOperandSegments
+    : NativeOpTrait<"InferSdpaOperandSegments">, StructuralOpTrait {
+  let cppNamespace = "::mlir::attn";
+}
+
 def Attn_SdpaOp : Attn_Op<"sdpa", [NoMemoryEffect, IsolatedFromAbove,
+    Attn_InferSdpaOperandSegments, AttrSizedOperandSegments,
     DeclareOpInterfaceMethods<ConditionallySpeculatable>]> {
   let summary = "fused scaled dot-product attention (F.scaled_dot_product_attention)";
   let description = [{
@@ -458,9 +480,11 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [NoMemoryEffect, IsolatedFromAbove,
        function, f16/bf16 rounding included). A `-inf` it yields is a
        masked position and a NaN poisons the row, as in the chain.
     3. A float `mask` (any float type; added at f32 precision) is added to
-       `s`. Then a boolean `mask` (i1, true = the
-       position takes part) sets the positions where it is false to
-       `masked_value`, and `is_causal` sets the positions `j > i` (top-left
+       `s`. Then a boolean `mask` (i1) sets the positions it removes to
+       `masked_value`: those where it is false with `mask_polarity = keep`
+       (the default: true = the position takes part, PyTorch's convention),
+       those where it is true with `mask_polarity = drop` (a `masked_fill`
+       mask, as written); and `is_causal` sets the positions `j > i` (top-left
        aligned, as PyTorch's `torch.ones(L, S).tril()`) to `masked_value`:
        these replace the score, whatever the additive mask added.
        `masked_value` defaults to `-inf` and is first rounded to the element
@@ -502,9 +526,13 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [NoMemoryEffect, IsolatedFromAbove,
     %o2 = attn.sdpa %q, %k, %v, %mask
         : (tensor<2x8x128x64xf32>, tensor<2x8x128x64xf32>, tensor<2x8x128x64xf32>,
            tensor<2x1x1x128xi1>) -> tensor<2x8x128x64xf32>
+    // A masked_fill mask (true = masked out), as the fusion passes it.
+    %o3 = attn.sdpa %q, %k, %v, %pad {mask_polarity = #attn.mask_polarity<drop>}
+        : (tensor<2x8x128x64xf32>, tensor<2x8x128x64xf32>, tensor<2x8x128x64xf32>,
+           tensor<2x1x1x128xi1>) -> tensor<2x8x128x64xf32>
     // Gemma-2 soft-capping, cap * tanh(s / cap), with a padding mask that the
     // chain added in f16 (one extra operand, broadcast to the scores).
-    %o3 = attn.sdpa %q, %k, %v extras(%pad) {scale = 1.0 : f64}
+    %o4 = attn.sdpa %q, %k, %v extras(%pad) {scale = 1.0 : f64}
         : (tensor<2x8x128x64xf16>, tensor<2x8x128x64xf16>, tensor<2x8x128x64xf16>,
            tensor<2x1x1x128xf16>) -> tensor<2x8x128x64xf16>
         score_mod {
@@ -519,16 +547,18 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [NoMemoryEffect, IsolatedFromAbove,
     }
     ```
 
-    In generic form the operands after `value` are the optional mask
-    followed by the region's extra operands (as many as the region has
-    arguments past the score and the indices), and the region is the op's
-    optional only region.
+    In generic form the operands are `query`, `key`, `value`, the optional
+    mask, then the extra operands, and the region is the op's optional only
+    region. `operandSegmentSizes` may be left out: the extra operands are
+    then as many as the region has arguments past the score and the
+    indices, and an operand between `value` and them is the mask.
   }];
   let arguments = (ins
     Attn_FloatTensor:$query,
     Attn_FloatTensor:$key,
     Attn_FloatTensor:$value,
-    Variadic<Attn_AnyTensor>:$mask_and_extras,
+    Optional<Attn_MaskTensor>:$mask,
+    Variadic<Attn_AnyTensor>:$extras,
     OptionalAttr<F64Attr>:$scale,
     DefaultValuedAttr<BoolAttr, "false">:$is_causal,
     DefaultValuedAttr<F64Attr, "0.0">:$dropout_p,
@@ -536,21 +566,29 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [NoMemoryEffect, IsolatedFromAbove,
     OptionalAttr<I64Attr>:$seed,
     OptionalAttr<I64Attr>:$window_left,
     OptionalAttr<I64Attr>:$window_right,
-    DefaultValuedAttr<BoolAttr, "false">:$safe_softmax
+    DefaultValuedAttr<BoolAttr, "false">:$safe_softmax,
+    DefaultValuedAttr<Attn_MaskPolarityAttr,
+                      "::mlir::attn::MaskPolarity::keep">:$mask_polarity
   );
   let results = (outs Attn_FloatTensor:$result);
   let regions = (region VariadicRegion<SizedRegion<1>>:$score_mod);
-  let hasCustomAssemblyFormat = 1;
+  let assemblyFormat = [{
+    $query `,` $key `,` $value (`,` $mask^)? (`extras` `(` $extras^ `)`)?
+    attr-dict `:` functional-type(operands, results)
+    (`score_mod` $score_mod^)?
+  }];
+  let builders = [
+    // Every attribute at its default (absent); set them afterwards. With
+    // `withScoreMod`, one empty score_mod region for the caller to fill.
+    OpBuilder<(ins "::mlir::Type":$result, "::mlir::Value":$query,
+                   "::mlir::Value":$key, "::mlir::Value":$value,
+                   CArg<"::mlir::Value", "{}">:$mask,
+                   CArg<"::mlir::ValueRange", "{}">:$extras,
+                   CArg<"bool", "false">:$withScoreMod)>
+  ];
   let extraClassDeclaration = [{
-    /// The mask operand, or null.
-    ::mlir::Value getMask();
-    /// The extra operands the score_mod region reads (empty without one).
-    ::mlir::OperandRange getExtras();
     /// The score_mod region's block, or null when the op has none.
     ::mlir::Block *getScoreModBlock();
-    /// The number of extra operands the region reads: its arguments past
-    /// the score and one index per score dim.
-    unsigned getNumExtras();
     /// Emits the score_mod region's scalar code at `b`'s insertion point for
     /// one score (the region's block arguments take `score`, `indices` and
     /// `extraElements`) and returns the yielded score; `score` itself when
@@ -569,10 +607,21 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [NoMemoryEffect, IsolatedFromAbove,
     bool hasBoolMask();
     /// True when the mask operand is additive (a float tensor).
     bool hasAdditiveMask();
+    /// True when the boolean mask's true elements are the masked-out
+    /// positions (`mask_polarity = drop`).
+    bool maskDrops() {
+      return getMaskPolarity() == ::mlir::attn::MaskPolarity::drop;
+    }
     /// The band of keys a query row attends to, from `is_causal` and the
     /// window attributes (the intersection): key j of row i takes part iff
     /// i - left <= j <= i + right; nullopt means unbounded on that side.
     ::mlir::attn::MaskBand getBand();
+    /// A copy of this op, created at `b`'s insertion point with the same
+    /// location, result type and attributes (discardable ones included),
+    /// with `changes` applied. Every rewrite that needs another operand list
+    /// or region (which an op cannot change in place) goes through this.
+    SdpaOp cloneWith(::mlir::OpBuilder &b,
+                     const ::mlir::attn::SdpaChanges &changes);
   }];
   let hasVerifier = 1;
   let hasCanonicalizer = 1;
