@@ -103,6 +103,41 @@ def AttnCpuEmitCInterface : Pass<"attn-cpu-emit-c-interface", "::mlir::func::Fun
   }];
 }
 
+def AttnCpuFuseElementwise : Pass<"attn-cpu-fuse-elementwise", "::mlir::func::FuncOp"> {
+  let summary = "Fuse chains of elementwise linalg.generics into one loop nest";
+  let description = [{
+    The lowering gives each elementwise op its own `linalg.generic`, often
+    in place (the init is the input it replaces, so that bufferization
+    reuses the buffer). Unfused, every op is its own small loop nest; LLVM
+    fully unrolls small static ones and merges them into one basic block,
+    and instruction selection is superlinear in the size of a block (its
+    x86 FMA combine scans every user of a shared constant, such as the
+    coefficients of the polynomial exp, for every FMA): a chain of a few
+    hundred `attn.exp` on 4x8 took minutes to compile.
+
+    This pass runs upstream linalg elementwise fusion
+    (`populateElementwiseOpsFusionPatterns`) on tensors: a producer is fused
+    into its consumer when the consumer is its only user (no computation is
+    duplicated) and the fused body stays under `max-body-ops` operations
+    (so code size and block size stay linear in the program). In-place
+    generics are first rewritten to read their init as an input (fusion
+    only takes producers of inputs), and afterwards each remaining generic
+    that writes a new tensor takes an
+    input as its init again where the lowering would have
+    (`findReusableInput`: a buffer the lowering allocated, at its last use,
+    of the result's type and indexing). Each generic computes exactly what
+    the ops did: the scalar bodies, their roundings included, are only
+    concatenated.
+  }];
+  let dependentDialects = [
+    "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"
+  ];
+  let options = [
+    Option<"maxBodyOps", "max-body-ops", "int64_t", /*default=*/"256",
+           "Largest fused body (operations) a fusion may create">
+  ];
+}
+
 def AttnCpuExpApproximation : Pass<"attn-cpu-exp-approximation"> {
   let summary = "Replace f32 math.exp by MLIR's polynomial approximation";
   let description = [{

@@ -46,6 +46,10 @@ static void addAttnToTensorPasses(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createAttnCpuEmitCInterface());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // One loop nest per elementwise chain; not with trace calls, whose spans
+  // would lose the code of every op fused into a later one.
+  if (!options.enableTrace)
+    pm.addNestedPass<func::FuncOp>(createAttnCpuFuseElementwise());
 }
 
 /// Tensors to buffers, buffers freed, then loops (parallel ones on OpenMP
