@@ -3,6 +3,7 @@
 #include "AttnFuzzer.h"
 
 #include "attn/InitAttn.h"
+#include "attn/Pipelines/Pipelines.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -68,10 +69,13 @@ int attn::fuzz::parseVerifyAndRun(
   context.getDiagEngine().registerHandler(
       [](Diagnostic &) { return success(); });
 
+  // The tools refuse what would overflow the parser's stack, before parsing.
+  StringRef text(reinterpret_cast<const char *>(data), size);
+  if (attn::findInputLimitViolation(text))
+    return 0;
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(
-      llvm::MemoryBuffer::getMemBufferCopy(
-          StringRef(reinterpret_cast<const char *>(data), size), "input"),
+      llvm::MemoryBuffer::getMemBufferCopy(text, "input"),
       llvm::SMLoc());
   // Verifies after parsing (ParserConfig's default).
   OwningOpRef<ModuleOp> module =

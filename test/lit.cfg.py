@@ -17,6 +17,7 @@ config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%attn_src_root", config.attn_src_root))
 config.substitutions.append(("%attn_lib_dir", config.attn_lib_dir))
 config.substitutions.append(("%llvm_tools_dir", config.llvm_tools_dir))
+config.substitutions.append(("%attn_libomp", config.attn_libomp))
 config.substitutions.append(("%cuda_lib_dir", config.cuda_lib_dir))
 config.substitutions.append(("%cuda_include_dir", config.cuda_include_dir))
 

@@ -100,17 +100,35 @@ attnrt_set_check_failure_handler(attnrt_check_failure_handler handler);
 
 )";
 
-/// A C identifier from a function name (symbol names may contain '.', '$').
-static std::string sanitize(StringRef name) {
-  std::string out;
-  for (char c : name)
-    out += (llvm::isAlnum(c) || c == '_') ? c : '_';
-  return out;
+static bool isCIdentifier(StringRef name) {
+  return !name.empty() && !llvm::isDigit(name.front()) &&
+         llvm::all_of(name, [](char c) { return llvm::isAlnum(c) || c == '_'; });
+}
+
+LogicalResult attn::verifyCFunctionNames(ModuleOp module) {
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (!func.isPublic() || func.isExternal() ||
+        isCIdentifier(func.getSymName()))
+      continue;
+    std::string quoted;
+    llvm::raw_string_ostream os(quoted);
+    os << "\"";
+    llvm::printEscapedString(func.getSymName(), os);
+    os << "\"";
+    return func.emitError("public function @")
+           << quoted
+           << " has no C name: its entry point _mlir_ciface_<name> and the "
+              "C header need a C identifier (letters, digits and '_', not "
+              "starting with a digit); rename it or make it private";
+  }
+  return success();
 }
 
 LogicalResult attn::emitCHeader(ModuleOp module, llvm::raw_ostream &os,
                                 bool cudaManaged,
                                 StringRef guardName) {
+  if (failed(verifyCFunctionNames(module)))
+    return failure();
   std::string defsStorage, declsStorage;
   llvm::raw_string_ostream defs(defsStorage), decls(declsStorage);
   llvm::StringSet<> defined;
@@ -141,7 +159,8 @@ LogicalResult attn::emitCHeader(ModuleOp module, llvm::raw_ostream &os,
       argTypes.push_back(c);
     }
 
-    std::string cName = sanitize(func.getSymName());
+    // verifyCFunctionNames: the name is a C identifier.
+    std::string cName = func.getSymName().str();
     std::string returnType = "void";
     SmallVector<std::string> params;
     bool packed =

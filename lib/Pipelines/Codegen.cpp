@@ -4,6 +4,8 @@
 
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/GlobalVariable.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/MCSubtargetInfo.h"
@@ -12,6 +14,8 @@
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Host.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
 
 using namespace mlir;
 
@@ -109,4 +113,54 @@ int64_t attn::getTargetVectorBits(const llvm::TargetMachine &tm) {
   if (sti->checkFeatures("+avx"))
     return 256;
   return 128;
+}
+
+void attn::applyTargetMachine(AttnPipelineOptions &options,
+                              const llvm::TargetMachine &tm) {
+  options.vectorBits = getTargetVectorBits(tm);
+  options.expandF16Conversions =
+      !tm.getMCSubtargetInfo()->checkFeatures("+f16c");
+}
+
+std::string attn::getFeaturesMissingOnHost(const llvm::TargetMachine &tm) {
+  const llvm::MCSubtargetInfo *sti = tm.getMCSubtargetInfo();
+  llvm::StringSet<> known;
+  for (const llvm::SubtargetFeatureKV &kv : sti->getAllProcessorFeatures())
+    known.insert(kv.Key);
+  // The host's answer covers the instruction set extensions the CPU and the
+  // OS support; tuning flags of a CPU name are not among them.
+  SmallVector<std::string> missing;
+  for (const auto &feature : llvm::sys::getHostCPUFeatures())
+    if (!feature.second && known.contains(feature.first()) &&
+        sti->checkFeatures("+" + feature.first().str()))
+      missing.push_back(feature.first().str());
+  llvm::sort(missing);
+  return llvm::join(missing, ", ");
+}
+
+std::string attn::getSignatureText(FunctionType type) {
+  std::string text = "attn-signature 1: ";
+  llvm::raw_string_ostream(text) << type;
+  return text;
+}
+
+/// An exported constant C string `name` holding `text`.
+static void addExportedString(llvm::Module &module, StringRef name,
+                              StringRef text) {
+  llvm::Constant *data =
+      llvm::ConstantDataArray::getString(module.getContext(), text);
+  new llvm::GlobalVariable(module, data->getType(), /*isConstant=*/true,
+                           llvm::GlobalValue::ExternalLinkage, data, name);
+}
+
+void attn::embedLibraryInfo(
+    llvm::Module &llvmModule,
+    ArrayRef<std::pair<std::string, FunctionType>> signatures,
+    const llvm::TargetMachine &tm) {
+  for (const auto &[name, type] : signatures)
+    addExportedString(llvmModule, (kSignatureSymbolPrefix + name).str(),
+                      getSignatureText(type));
+  addExportedString(llvmModule, kTargetSymbol,
+                    (tm.getTargetCPU() + "\n" + tm.getTargetFeatureString())
+                        .str());
 }

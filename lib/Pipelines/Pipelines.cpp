@@ -56,7 +56,10 @@ attn::parseInputModule(StringRef filename, StringRef toolName) {
   input->context = std::make_unique<MLIRContext>(registry);
   input->context->printOpOnDiagnostic(false);
   input->sourceMgr = std::make_shared<llvm::SourceMgr>();
-  input->sourceMgr->AddNewSourceBuffer(std::move(*file), llvm::SMLoc());
+  unsigned bufferId =
+      input->sourceMgr->AddNewSourceBuffer(std::move(*file), llvm::SMLoc());
+  if (failed(checkInputLimits(*input->sourceMgr, bufferId)))
+    return nullptr;
   input->diagnostics = std::make_unique<SourceMgrDiagnosticHandler>(
       *input->sourceMgr, input->context.get());
   input->module = parseSourceFile<ModuleOp>(input->sourceMgr,
@@ -86,7 +89,9 @@ void attn::buildAttnToLLVMPipeline(OpPassManager &pm,
   lowering.enableTrace = options.trace;
   lowering.numThreads = options.numThreads;
   lowering.vectorBits = options.vectorBits;
+  lowering.expandF16Conversions = options.expandF16Conversions;
   lowering.checkFailureCalls = true;
+  lowering.checkAllocations = true;
   buildAttnCpuLoweringPipeline(pm, lowering);
 }
 

@@ -302,6 +302,12 @@ static std::string getHeaderPath(EmitKind kind) {
   if (!headerFilename.empty() ||
       (kind != EmitKind::Obj && kind != EmitKind::So))
     return headerFilename;
+  // A device such as /dev/null has no directory entry to put a header next
+  // to (/dev/null.h would be a new regular file in /dev).
+  llvm::sys::fs::file_status status;
+  if (!llvm::sys::fs::status(outputFilename, status) &&
+      !llvm::sys::fs::is_regular_file(status))
+    return "";
   SmallString<256> p(outputFilename.getValue());
   llvm::sys::path::replace_extension(p, ".h");
   return p.str().str();
@@ -355,7 +361,7 @@ static LogicalResult lowerModule(ModuleOp module) {
   options.trace = trace;
   options.numThreads = threads;
   options.target = target;
-  options.vectorBits = attn::getTargetVectorBits(*tm);
+  attn::applyTargetMachine(options, *tm);
   if (failed(attn::lowerToLLVMDialect(module, options)))
     return failure();
   for (auto &[name, type, loc] : publicFuncs)
@@ -375,6 +381,14 @@ writeFile(StringRef path,
     return reportError(errorMessage);
   if (failed(write(out->os())))
     return failure();
+  // A write error (/dev/full, a full disk) shows when the stream is flushed;
+  // left in the stream it would abort the tool ("IO failure on output
+  // stream") when the stream is destroyed.
+  out->os().close();
+  if (std::error_code ec = out->os().error()) {
+    out->os().clear_error();
+    return reportError("cannot write '" + path + "': " + ec.message());
+  }
   out->keep();
   return success();
 }
@@ -566,9 +580,22 @@ static LogicalResult writeSharedLibrary(llvm::Module &llvmModule,
   return linkSharedLibrary(objects.paths(), outputFilename, llvmModule);
 }
 
+/// The name and tensor-level type of every public function, which the
+/// library records (attn::embedLibraryInfo).
+using Signatures = SmallVector<std::pair<std::string, FunctionType>>;
+
+static Signatures getSignatures(ModuleOp module) {
+  Signatures signatures;
+  for (auto func : module.getOps<func::FuncOp>())
+    if (func.isPublic() && !func.isExternal())
+      signatures.emplace_back(func.getSymName().str(), func.getFunctionType());
+  return signatures;
+}
+
 /// LLVM IR, an object or a shared library from the lowered `module`.
 static LogicalResult emitMachineCode(ModuleOp module, EmitKind kind,
-                                     const GeneratedCuda &cuda) {
+                                     const GeneratedCuda &cuda,
+                                     const Signatures &signatures) {
   std::unique_ptr<llvm::TargetMachine> tm = createTargetMachine();
   if (!tm)
     return failure();
@@ -579,6 +606,7 @@ static LogicalResult emitMachineCode(ModuleOp module, EmitKind kind,
     return failure();
   if (trace)
     embedTraceNames(*llvmModule, attn::getTraceNames(module));
+  attn::embedLibraryInfo(*llvmModule, signatures, *tm);
 
   switch (kind) {
   case EmitKind::Llvm:
@@ -617,6 +645,9 @@ int main(int argc, char **argv) {
   if (!input)
     return 1;
   ModuleOp module = *input->module;
+  if (failed(attn::verifyCFunctionNames(module)))
+    return 1;
+  Signatures signatures = getSignatures(module);
   std::string headerPath = getHeaderPath(*kind);
   FailureOr<std::string> header = std::string();
   if (!headerPath.empty())
@@ -642,7 +673,8 @@ int main(int argc, char **argv) {
                                             os << "\n";
                                             return success();
                                           })
-                              : emitMachineCode(module, *kind, cuda);
+                              : emitMachineCode(module, *kind, cuda,
+                                                signatures);
   if (failed(written))
     return 1;
   if (headerPath.empty())

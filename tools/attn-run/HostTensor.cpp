@@ -7,6 +7,7 @@
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SwapByteOrder.h"
 #include "llvm/Support/raw_ostream.h"
@@ -701,6 +702,57 @@ std::optional<HostTensor> attnrun::readNpy(llvm::StringRef path,
   return tensor;
 }
 
+/// Writes `write`'s bytes to `path` through a temporary file in the same
+/// directory that is then renamed over `path`: a reader (or a run that
+/// fails half way) never leaves a partial file. A path that exists and is
+/// not a regular file (a FIFO, /dev/stdout) is written in place.
+static bool writeAtomically(llvm::StringRef path,
+                            llvm::function_ref<void(llvm::raw_ostream &)> write,
+                            std::string &error) {
+  std::string shown = path.str();
+  auto fail = [&](const std::string &why) {
+    error = "cannot write '" + shown + "': " + why;
+    return false;
+  };
+  // Through a symbolic link: replace the file it names, not the link.
+  llvm::SmallString<256> target;
+  if (llvm::sys::fs::real_path(path, target))
+    target = path;
+  path = target;
+  llvm::sys::fs::file_status status;
+  if (!llvm::sys::fs::status(path, status) &&
+      !llvm::sys::fs::is_regular_file(status)) {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(path, ec);
+    if (ec)
+      return fail(ec.message());
+    write(os);
+    os.close();
+    if (std::error_code ec = os.error()) {
+      os.clear_error();
+      return fail(ec.message());
+    }
+    return true;
+  }
+  int fd;
+  llvm::SmallString<256> temp;
+  if (std::error_code ec = llvm::sys::fs::createUniqueFile(
+          path + ".tmp-%%%%%%", fd, temp))
+    return fail(ec.message());
+  llvm::FileRemover removeTemp(temp);
+  llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+  write(os);
+  os.close();
+  if (std::error_code ec = os.error()) {
+    os.clear_error();
+    return fail(ec.message());
+  }
+  if (std::error_code ec = llvm::sys::fs::rename(temp, path))
+    return fail(ec.message());
+  removeTemp.releaseFile();
+  return true;
+}
+
 bool attnrun::writeNpy(llvm::StringRef path, const HostTensor &tensor,
                        std::string &error) {
   std::string header = "{'descr': '" + descrFromDType(tensor.getDType()).str() +
@@ -717,22 +769,15 @@ bool attnrun::writeNpy(llvm::StringRef path, const HostTensor &tensor,
   header.append((64 - total % 64) % 64, ' ');
   header += '\n';
 
-  std::error_code ec;
-  llvm::raw_fd_ostream os(path, ec);
-  if (ec) {
-    error = "cannot write '" + path.str() + "': " + ec.message();
-    return false;
-  }
-  os << "\x93NUMPY" << '\x01' << '\x00';
-  os << static_cast<char>(header.size() & 0xff)
-     << static_cast<char>((header.size() >> 8) & 0xff);
-  os << header;
-  os.write(static_cast<const char *>(tensor.getData()), tensor.getNumBytes());
-  os.close();
-  if (os.has_error()) {
-    error = "cannot write '" + path.str() + "': " + os.error().message();
-    os.clear_error();
-    return false;
-  }
-  return true;
+  return writeAtomically(
+      path,
+      [&](llvm::raw_ostream &os) {
+        os << "\x93NUMPY" << '\x01' << '\x00';
+        os << static_cast<char>(header.size() & 0xff)
+           << static_cast<char>((header.size() >> 8) & 0xff);
+        os << header;
+        os.write(static_cast<const char *>(tensor.getData()),
+                 tensor.getNumBytes());
+      },
+      error);
 }

@@ -19,6 +19,7 @@
 #include "attn/Runtime/AttnRuntime.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -28,6 +29,7 @@
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Parser/Parser.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/ExecutionEngine/Orc/Mangling.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -35,6 +37,7 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Target/TargetMachine.h"
@@ -44,6 +47,7 @@
 #include <cmath>
 #include <cstdio>
 #include <dlfcn.h>
+#include <limits>
 
 using namespace mlir;
 using namespace attnrun;
@@ -373,6 +377,61 @@ private:
 };
 } // namespace
 
+/// True when `name` is a function of the C math library this process has
+/// loaded (the JIT resolves libm calls in the process).
+static bool isLibmFunction(StringRef name) {
+  void *address = dlsym(RTLD_DEFAULT, name.str().c_str());
+  Dl_info info;
+  if (!address || !dladdr(address, &info) || !info.dli_fname)
+    return false;
+  StringRef file = llvm::sys::path::filename(info.dli_fname);
+  return file.starts_with("libm.so") || file.starts_with("libm-");
+}
+
+/// The functions the JIT resolves for the lowered code: the AttnFuse
+/// runtime (registered below), the allocator and memory builtins the
+/// lowering calls, the MLIR runner utils' memrefCopy, OpenMP for parallel
+/// code, and libm. Anything else a module declares (exit, system, ...) is
+/// refused, so that running a module cannot call arbitrary host code.
+static bool isAllowedJitSymbol(StringRef name, bool openmp) {
+  static const llvm::StringSet<> exact = {
+      "attnrt_trace_begin", "attnrt_trace_end", "attnrt_check_failed",
+      "attnrt_check_argument", "malloc", "free", "aligned_alloc",
+      "memcpy", "memmove", "memset", "memrefCopy"};
+  if (exact.contains(name))
+    return true;
+  if (openmp && (name.starts_with("__kmpc_") || name.starts_with("omp_")))
+    return true;
+  return isLibmFunction(name);
+}
+
+static LogicalResult checkJitSymbols(ModuleOp lowered, bool openmp) {
+  for (auto fn : lowered.getOps<LLVM::LLVMFuncOp>())
+    if (fn.isExternal() && !SymbolTable::symbolKnownUseEmpty(fn, lowered) &&
+        !isAllowedJitSymbol(fn.getSymName(), openmp))
+      return fn.emitError("the module calls the external function '")
+             << fn.getSymName()
+             << "', which attn-run does not provide: its JIT resolves only "
+                "the AttnFuse runtime (attnrt_*), libm and OpenMP";
+  return success();
+}
+
+/// attn-run executes the code it compiles: an op of the LLVM dialect in the
+/// input could reach any host code (inline assembly, calls through
+/// pointers made from integers).
+static LogicalResult rejectLLVMDialect(ModuleOp module) {
+  WalkResult walk = module.walk([](Operation *op) {
+    if (!isa<LLVM::LLVMDialect>(op->getDialect()))
+      return WalkResult::advance();
+    op->emitError("attn-run does not run modules with LLVM dialect ops ('")
+        << op->getName()
+        << "'): they could call any host code; write the module in the "
+           "attn, func, arith, math, tensor, linalg and scf dialects";
+    return WalkResult::interrupt();
+  });
+  return failure(walk.wasInterrupted());
+}
+
 static std::unique_ptr<Executable>
 compileJit(ModuleOp source, func::FuncOp entry,
            const attn::AttnPipelineOptions &options) {
@@ -394,13 +453,25 @@ compileJit(ModuleOp source, func::FuncOp entry,
     fail(error);
     return nullptr;
   }
+  // attn-run executes what it compiles: code for another CPU would die of
+  // SIGILL on the first instruction this host lacks.
+  std::string missing = attn::getFeaturesMissingOnHost(*tm);
+  if (!missing.empty()) {
+    fail("--mcpu/--mattr: this host cannot run code for '" +
+         tm->getTargetCPU() + "'" +
+         (mattr.empty() ? "" : " with '" + mattr + "'") +
+         ": it lacks " + missing + " (attn-compile cross-compiles)");
+    return nullptr;
+  }
   attn::AttnPipelineOptions targetedOptions = options;
-  targetedOptions.vectorBits = attn::getTargetVectorBits(*tm);
+  attn::applyTargetMachine(targetedOptions, *tm);
   if (failed(attn::lowerToLLVMDialect(*module, targetedOptions)))
     return nullptr;
   if (failed(attn::verifyLoweredCInterface(*module, entry.getSymName(),
                                            entry.getFunctionType(),
                                            entry.getLoc())))
+    return nullptr;
+  if (failed(checkJitSymbols(*module, options.numThreads != 1)))
     return nullptr;
   SmallVector<std::string> traceNames = attn::getTraceNames(*module);
 
@@ -445,7 +516,54 @@ compileJit(ModuleOp source, func::FuncOp entry,
       std::move(traceNames));
 }
 
-static std::unique_ptr<Executable> loadSo(StringRef path, StringRef entry) {
+/// The library's record of the code's target ("<cpu>\n<features>"): the
+/// host must be able to run it.
+static LogicalResult checkLibraryTarget(void *handle, StringRef path) {
+  auto *target = reinterpret_cast<const char *>(
+      dlsym(handle, attn::kTargetSymbol.data()));
+  if (!target)
+    return success(); // checkLibrarySignature has reported an old library.
+  auto [cpu, features] = StringRef(target).split('\n');
+  attn::AttnTargetOptions options;
+  options.cpu = cpu.str();
+  options.features = features.str();
+  std::string error;
+  std::unique_ptr<llvm::TargetMachine> tm =
+      attn::createAttnTargetMachine(options, error);
+  if (!tm)
+    return reportError("'" + path + "' was compiled for CPU '" + cpu +
+                       "', which this attn-run does not know: " + error);
+  std::string missing = attn::getFeaturesMissingOnHost(*tm);
+  if (!missing.empty())
+    return reportError("'" + path + "' was compiled for CPU '" + cpu +
+                       "' and this host cannot run it: it lacks " + missing);
+  return success();
+}
+
+/// The library's record of @entry's signature must be the module's.
+static LogicalResult checkLibrarySignature(void *handle, StringRef path,
+                                           func::FuncOp entry) {
+  std::string symbol =
+      (attn::kSignatureSymbolPrefix + entry.getSymName()).str();
+  auto *recorded =
+      reinterpret_cast<const char *>(dlsym(handle, symbol.c_str()));
+  if (!recorded)
+    return reportError("'" + path + "' records no signature of @" +
+                       entry.getSymName() + " (no symbol '" + symbol +
+                       "'): build it with this attn-compile from '" +
+                       inputFilename + "'");
+  std::string expected = attn::getSignatureText(entry.getFunctionType());
+  if (expected != recorded)
+    return reportError(
+        "'" + path + "' was built for another @" + entry.getSymName() +
+        ": the library has " + StringRef(recorded).split(": ").second +
+        ", '" + inputFilename + "' has " +
+        StringRef(expected).split(": ").second +
+        " (rebuild the library from this module)");
+  return success();
+}
+
+static std::unique_ptr<Executable> loadSo(StringRef path, func::FuncOp entry) {
   // dlopen searches the library path for names without a slash.
   SmallString<256> absolute(path);
   llvm::sys::fs::make_absolute(absolute);
@@ -454,12 +572,17 @@ static std::unique_ptr<Executable> loadSo(StringRef path, StringRef entry) {
     fail("cannot load '" + path + "': " + dlerror());
     return nullptr;
   }
-  std::string symbol = ("_mlir_ciface_" + entry).str();
+  std::string symbol = ("_mlir_ciface_" + entry.getSymName()).str();
   void *fn = dlsym(handle, symbol.c_str());
   if (!fn) {
     dlclose(handle);
     fail("'" + path + "' has no symbol '" + symbol +
          "' (was it built from this file by attn-compile?)");
+    return nullptr;
+  }
+  if (failed(checkLibrarySignature(handle, path, entry)) ||
+      failed(checkLibraryTarget(handle, path))) {
+    dlclose(handle);
     return nullptr;
   }
   // The library has its own copy of the runtime.
@@ -841,12 +964,14 @@ static FailureOr<bool> compareWithReference(ArrayRef<HostTensor> outputs,
     }
     for (int64_t e = 0, n = out.getNumElements(); e < n; ++e, ++total) {
       double a = out.get(e), b = want.get(e);
-      if (std::isnan(a) || std::isnan(b)) {
-        bad += std::isnan(a) != std::isnan(b);
-        continue;
-      }
-      if (std::isinf(a) || std::isinf(b)) {
-        bad += a != b;
+      // NaN against a number, or an infinity against anything else, is an
+      // infinite error: the figures must not look better than the count.
+      if (std::isnan(a) || std::isnan(b) || std::isinf(a) || std::isinf(b)) {
+        bool same = std::isnan(a) ? std::isnan(b) : a == b;
+        if (!same) {
+          ++bad;
+          maxAbs = maxRel = std::numeric_limits<double>::infinity();
+        }
         continue;
       }
       double err = std::fabs(a - b);
@@ -962,6 +1087,8 @@ int main(int argc, char **argv) {
       parseIndexedOptions(entry->getFunctionType());
   if (failed(indexed))
     return 1;
+  if ((soPath.empty() || check) && failed(rejectLLVMDialect(module)))
+    return 1;
   FailureOr<SmallVector<HostTensor>> inputs = makeInputs(*entry, *indexed);
   if (failed(inputs))
     return 1;
@@ -977,7 +1104,7 @@ int main(int argc, char **argv) {
   options.numThreads = threads;
   std::unique_ptr<Executable> exe = soPath.empty()
                                         ? compileJit(module, *entry, options)
-                                        : loadSo(soPath, entryName);
+                                        : loadSo(soPath, *entry);
   if (!exe)
     return 1;
 

@@ -103,6 +103,41 @@ def AttnCpuEmitCInterface : Pass<"attn-cpu-emit-c-interface", "::mlir::func::Fun
   }];
 }
 
+def AttnCpuFuseElementwise : Pass<"attn-cpu-fuse-elementwise", "::mlir::func::FuncOp"> {
+  let summary = "Fuse chains of elementwise linalg.generics into one loop nest";
+  let description = [{
+    The lowering gives each elementwise op its own `linalg.generic`, often
+    in place (the init is the input it replaces, so that bufferization
+    reuses the buffer). Unfused, every op is its own small loop nest; LLVM
+    fully unrolls small static ones and merges them into one basic block,
+    and instruction selection is superlinear in the size of a block (its
+    x86 FMA combine scans every user of a shared constant, such as the
+    coefficients of the polynomial exp, for every FMA): a chain of a few
+    hundred `attn.exp` on 4x8 took minutes to compile.
+
+    This pass runs upstream linalg elementwise fusion
+    (`populateElementwiseOpsFusionPatterns`) on tensors: a producer is fused
+    into its consumer when the consumer is its only user (no computation is
+    duplicated) and the fused body stays under `max-body-ops` operations
+    (so code size and block size stay linear in the program). In-place
+    generics are first rewritten to read their init as an input (fusion
+    only takes producers of inputs), and afterwards each remaining generic
+    that writes a new tensor takes an
+    input as its init again where the lowering would have
+    (`findReusableInput`: a buffer the lowering allocated, at its last use,
+    of the result's type and indexing). Each generic computes exactly what
+    the ops did: the scalar bodies, their roundings included, are only
+    concatenated.
+  }];
+  let dependentDialects = [
+    "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"
+  ];
+  let options = [
+    Option<"maxBodyOps", "max-body-ops", "int64_t", /*default=*/"256",
+           "Largest fused body (operations) a fusion may create">
+  ];
+}
+
 def AttnCpuExpApproximation : Pass<"attn-cpu-exp-approximation"> {
   let summary = "Replace f32 math.exp by MLIR's polynomial approximation";
   let description = [{
@@ -115,6 +150,74 @@ def AttnCpuExpApproximation : Pass<"attn-cpu-exp-approximation"> {
     "::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
     "::mlir::vector::VectorDialect"
   ];
+}
+
+def AttnCpuExpandNarrowFloats : Pass<"attn-cpu-expand-narrow-floats"> {
+  let summary = "Expand f16/bf16 conversions that LLVM would lower to libcalls";
+  let description = [{
+    LLVM's x86 backend lowers a float conversion it has no instruction for
+    to a compiler-rt call (`__truncdfbf2`, `__truncdfhf2`, and without F16C
+    `__extendhfsf2`/`__truncsfhf2`), which neither a library from
+    attn-compile nor the JIT can resolve on every host. This pass rewrites
+    those conversions, on scalars and vectors, into integer and f32 code
+    (the pipeline runs it after `math-extend-to-supported-types` and
+    `arith-emulate-unsupported-floats` have moved f16/bf16 arithmetic to
+    f32, and before `arith-expand`, which expands f32 <-> bf16):
+
+    - `arith.truncf` f64 -> f16/bf16: rounded to odd into f32, then rounded
+      to nearest even into the result type, which is the correctly rounded
+      result (f32 has more than p + 2 bits for either type).
+    - `arith.extf` f16/bf16 -> f64: through f32 (exact).
+    - with `expand-f16` (a target without F16C): `arith.extf` f16 -> f32
+      and `arith.truncf` f32 -> f16 (round to nearest even; NaN stays NaN,
+      quiet) in integer code.
+
+    Truncations with an explicit rounding mode are left alone. The `fastmath`
+    flags of `arith.extf`/`arith.truncf` are dropped (they mean nothing for
+    a conversion, and convert-arith-to-llvm would copy them onto LLVM ops
+    as an arith attribute).
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+  let options = [
+    Option<"expandF16", "expand-f16", "bool", /*default=*/"false",
+           "Also expand f16 <-> f32 conversions (targets without F16C)">
+  ];
+}
+
+def AttnCheckAllocations : Pass<"attn-check-allocations"> {
+  let summary = "Check the size and the result of every memref.alloc at run time";
+  let description = [{
+    LLVM's lowering of `memref.alloc` multiplies the sizes without an
+    overflow check and never looks at what `malloc` returned: a buffer of
+    more than 2^63 bytes wraps to a small one that the code then overruns,
+    and a failed allocation is written through a null pointer. Before each
+    `memref.alloc` with dynamic sizes this pass computes the byte size with
+    overflow checks (`cf.assert` that it stays below 2^63 - 4096, room for
+    the alignment padding the lowering adds), and after every
+    `memref.alloc` it asserts that the aligned pointer is not null unless
+    the buffer is empty. The messages name the buffer's type and the
+    source location of the op the buffer belongs to. With
+    `attn-check-failure-calls` a failed check reaches the runtime's
+    check-failure handler. A static shape of 2^63 bytes or more is a
+    compile-time error.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::cf::ControlFlowDialect",
+    "::mlir::memref::MemRefDialect"
+  ];
+}
+
+def AttnCpuRejectRecursion : Pass<"attn-cpu-reject-recursion", "::mlir::ModuleOp"> {
+  let summary = "Reject functions that call themselves, directly or not";
+  let description = [{
+    Compiled code runs on the caller's stack with no bound on its depth, so a
+    recursive function would run until the stack or the memory is gone.
+    This pass follows every use of a function symbol inside a function (a
+    `func.call`, a `func.constant` for `func.call_indirect`, any other
+    symbol reference) and fails with an error located at the use that closes
+    a cycle, naming the cycle. Modules without recursion are left as they
+    are.
+  }];
 }
 
 def AttnCheckFailureCalls : Pass<"attn-check-failure-calls", "::mlir::ModuleOp"> {

@@ -19,6 +19,7 @@
 #include "llvm/ADT/StringRef.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace llvm {
@@ -53,10 +54,31 @@ struct AttnInputModule {
   OwningOpRef<ModuleOp> module;
 };
 
+/// Bounds on the input that MLIR's parser, which recurses per level, can take
+/// on any stack: nested brackets ((), [], {}, <> of regions, attributes and
+/// types) and operators in one affine map.
+inline constexpr int64_t kMaxNestingDepth = 256;
+inline constexpr int64_t kMaxAffineOperators = 1024;
+
+/// Where and how an input text exceeds one of the bounds.
+struct InputLimitViolation {
+  size_t offset;
+  std::string message;
+};
+
+/// Scans MLIR text (skipping strings and comments) for the first place that
+/// exceeds kMaxNestingDepth or kMaxAffineOperators.
+std::optional<InputLimitViolation> findInputLimitViolation(StringRef text);
+
+/// findInputLimitViolation on buffer `bufferId` of `sourceMgr`; a violation
+/// is printed as a located error and fails.
+LogicalResult checkInputLimits(llvm::SourceMgr &sourceMgr, unsigned bufferId);
+
 /// Reads `filename` ('-': stdin) and parses it. The context prints located
 /// messages, not dumps of lowered ops. Returns null when the file cannot be
 /// read or is a device (/dev/zero has no end), reported on stderr as
-/// "<toolName>: error: ...", or does not parse (a located diagnostic).
+/// "<toolName>: error: ...", exceeds the input limits (checkInputLimits) or
+/// does not parse (a located diagnostic).
 std::unique_ptr<AttnInputModule> parseInputModule(StringRef filename,
                                                   StringRef toolName);
 
@@ -83,6 +105,9 @@ struct AttnPipelineOptions {
   /// getTargetVectorBits), so that code compiled for another CPU is tiled
   /// for that CPU's registers.
   int64_t vectorBits = 0;
+  /// Expand f16 <-> f32 conversions in IR: the target has no F16C (set by
+  /// applyTargetMachine).
+  bool expandF16Conversions = false;
 };
 
 /// The OpenMP runtime the lowered code calls when numThreads != 1 (the
@@ -153,6 +178,16 @@ createAttnTargetMachine(const AttnTargetOptions &options, std::string &error);
 /// AVX-512F, 256 with AVX, else 128 (SSE, NEON).
 int64_t getTargetVectorBits(const llvm::TargetMachine &tm);
 
+/// The instruction set extensions that code for `tm` may use and this host
+/// does not support (", "-separated, sorted), "" when the host can run it.
+std::string getFeaturesMissingOnHost(const llvm::TargetMachine &tm);
+
+/// Sets the options that depend on the target machine: the vector width the
+/// lowering tiles for (getTargetVectorBits) and whether f16 conversions are
+/// expanded (no F16C).
+void applyTargetMachine(AttnPipelineOptions &options,
+                        const llvm::TargetMachine &tm);
+
 /// Translates a module in the LLVM dialect to LLVM IR, sets triple and data
 /// layout from `tm` and runs LLVM's O<optLevel> pipeline. Null on failure
 /// (diagnostics reported on the module).
@@ -166,8 +201,30 @@ LogicalResult emitObjectFile(llvm::Module &llvmModule, llvm::TargetMachine &tm,
                              llvm::raw_pwrite_stream &os, std::string &error);
 
 //===----------------------------------------------------------------------===//
-// C header
+// C header, C names and what a library says about itself
 //===----------------------------------------------------------------------===//
+
+/// Fails with an error located at the function when a public function's name
+/// is not a C identifier ([A-Za-z_][A-Za-z0-9_]*): its entry point
+/// `_mlir_ciface_<name>` and the header's declarations use it as it is.
+LogicalResult verifyCFunctionNames(ModuleOp module);
+
+/// Libraries from attn-compile export, per public function `f`, a C string
+/// `attn_signature_f` holding getSignatureText of its tensor-level type, and
+/// `attn_target`, "<cpu>\n<features>" of the code, so that attn-run --so can
+/// check a library against the module it is given and against the host.
+inline constexpr llvm::StringLiteral kSignatureSymbolPrefix = "attn_signature_";
+inline constexpr llvm::StringLiteral kTargetSymbol = "attn_target";
+
+/// "attn-signature 1: <function type>".
+std::string getSignatureText(FunctionType type);
+
+/// Adds the exported constants above to `llvmModule` for the public
+/// functions of `signatures` (name, tensor-level type) and the target `tm`.
+void embedLibraryInfo(
+    llvm::Module &llvmModule,
+    ArrayRef<std::pair<std::string, FunctionType>> signatures,
+    const llvm::TargetMachine &tm);
 
 /// Writes a C header declaring `_mlir_ciface_<name>` for every public
 /// function of the tensor-level `module` (call before lowering). Fails with a

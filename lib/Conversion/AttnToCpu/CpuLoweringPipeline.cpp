@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
@@ -50,6 +51,11 @@ static void addAttnToTensorPasses(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   pm.addNestedPass<func::FuncOp>(createAttnCpuEmitCInterface());
   pm.addPass(createCanonicalizerPass());
+  // One loop nest per elementwise chain; not with trace calls, whose spans
+  // would lose the code of every op fused into a later one. (No CSE here:
+  // see above.)
+  if (!options.enableTrace)
+    pm.addNestedPass<func::FuncOp>(createAttnCpuFuseElementwise());
 }
 
 /// Tensors to buffers, buffers freed, then loops (parallel ones on OpenMP
@@ -81,14 +87,34 @@ static void addBufferizeToLoopsPasses(OpPassManager &pm,
   pm.addPass(createCSEPass());
 }
 
-/// Loops, memrefs and the rest to the LLVM dialect.
-static void addToLLVMPasses(OpPassManager &pm,
-                            const AttnCpuLoweringOptions &options) {
+/// f16/bf16 arithmetic and math in f32, and every conversion LLVM would
+/// turn into a compiler-rt call expanded in IR: the code then needs no
+/// libcall beyond libm on any host of its target.
+static void addNarrowFloatPasses(OpPassManager &pm,
+                                 const AttnCpuLoweringOptions &options) {
+  // Before the exp approximation, which rewrites f32 math.exp only.
+  pm.addPass(math::createMathExtendToSupportedTypes());
   if (options.fastExp)
     pm.addNestedPass<func::FuncOp>(createAttnCpuExpApproximation());
+  arith::ArithEmulateUnsupportedFloatsOptions emulate;
+  emulate.sourceTypeStrs = {"f16", "bf16"};
+  pm.addPass(arith::createArithEmulateUnsupportedFloats(emulate));
+  AttnCpuExpandNarrowFloatsOptions narrow;
+  narrow.expandF16 = options.expandF16Conversions;
+  pm.addPass(createAttnCpuExpandNarrowFloats(narrow));
+  // f32 <-> bf16.
   arith::ArithExpandOpsPassOptions expand;
   expand.includeBf16 = true;
   pm.addPass(arith::createArithExpandOpsPass(expand));
+}
+
+/// Loops, memrefs and the rest to the LLVM dialect.
+static void addToLLVMPasses(OpPassManager &pm,
+                            const AttnCpuLoweringOptions &options) {
+  // Every allocation exists now (bufferization, deallocation, clones).
+  if (options.checkAllocations)
+    pm.addPass(createAttnCheckAllocations());
+  addNarrowFloatPasses(pm, options);
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   // expand-strided-metadata emits affine.apply for offsets and sizes.
@@ -114,6 +140,7 @@ static void addToLLVMPasses(OpPassManager &pm,
 
 void mlir::attn::buildAttnCpuLoweringPipeline(
     OpPassManager &pm, const AttnCpuLoweringOptions &options) {
+  pm.addPass(createAttnCpuRejectRecursion());
   addAttnToTensorPasses(pm, options);
   addBufferizeToLoopsPasses(pm, options);
   addToLLVMPasses(pm, options);
@@ -143,6 +170,14 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
       *this, "vector-bits",
       llvm::cl::desc("target vector width in bits (0: the host's)"),
       llvm::cl::init(0)};
+  Option<bool> expandF16Conversions{
+      *this, "expand-f16",
+      llvm::cl::desc("expand f16 <-> f32 conversions (no F16C)"),
+      llvm::cl::init(false)};
+  Option<bool> checkAllocations{
+      *this, "check-allocations",
+      llvm::cl::desc("check buffer sizes and malloc results at run time"),
+      llvm::cl::init(false)};
   Option<bool> checkFailureCalls{
       *this, "check-failure-calls",
       llvm::cl::desc("failed checks call attnrt_check_failed"),
@@ -164,7 +199,9 @@ void mlir::attn::registerAttnCpuLoweringPipeline() {
         options.blockQ = o.blockQ;
         options.blockKV = o.blockKV;
         options.checkFailureCalls = o.checkFailureCalls;
+        options.checkAllocations = o.checkAllocations;
         options.vectorBits = o.vectorBits;
+        options.expandF16Conversions = o.expandF16Conversions;
         buildAttnCpuLoweringPipeline(pm, options);
       });
 }

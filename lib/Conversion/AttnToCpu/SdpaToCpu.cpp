@@ -42,8 +42,10 @@ struct SdpaOpLowering : OpRewritePattern<SdpaOp> {
     if (useFlash && hasDropout)
       return rewriter.notifyMatchFailure(op, "flash has no dropout");
     // A static head dim of 0 leaves nothing to tile (and no valid slice of
-    // it): the math path computes the same empty sums.
-    if (op.getQuery().getType().getShape().back() == 0 ||
+    // it), and a static query length of 0 no rows to split the keys among:
+    // the math path computes the same empty sums, or the empty result.
+    ArrayRef<int64_t> queryShape = op.getQuery().getType().getShape();
+    if (queryShape.back() == 0 || queryShape.end()[-2] == 0 ||
         op.getValue().getType().getShape().back() == 0)
       useFlash = false;
     Location loc = op.getLoc();

@@ -106,6 +106,14 @@ struct AttnCpuLoweringOptions {
   /// the program can set, instead of LLVM's puts + abort. The code then
   /// needs lib/Runtime when it runs.
   bool checkFailureCalls = false;
+  /// Pipeline only. Run attn-check-allocations: a buffer size that
+  /// overflows and a failed malloc fail a run-time check.
+  bool checkAllocations = false;
+  /// Pipeline only. Expand f16 <-> f32 conversions in integer code (a
+  /// target without F16C, where LLVM would call compiler-rt's
+  /// __extendhfsf2/__truncsfhf2). bf16 and f64 -> f16 conversions are
+  /// always expanded.
+  bool expandF16Conversions = false;
 };
 
 /// Patterns lowering each attn op family (one file each).

@@ -1,0 +1,146 @@
+//===- InputLimits.cpp - bound what MLIR's recursive parser gets ----------===//
+//
+// MLIR's parser (and the attribute and type storage behind it) recurses once
+// per nested bracket and once per operator of an affine expression, with
+// nothing to stop it before the stack runs out: tens of thousands of `[`, or
+// an affine map summing a hundred thousand terms, end in SIGSEGV. The tools
+// and the fuzz targets scan the text first and refuse such input with a
+// located error; the bounds are far above anything a frontend writes and far
+// below the depth where the parser's stack runs out.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Pipelines/Pipelines.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/SourceMgr.h"
+
+using namespace mlir;
+
+namespace {
+/// The scan's position and what it has seen.
+class NestingScanner {
+public:
+  explicit NestingScanner(StringRef text) : text(text) {}
+
+  std::optional<attn::InputLimitViolation> scan() {
+    while (pos < text.size()) {
+      char c = text[pos];
+      if (c == '"') {
+        skipString();
+        continue;
+      }
+      if (c == '/' && peek(1) == '/') {
+        skipLine();
+        continue;
+      }
+      if (llvm::isAlpha(c) || c == '_') {
+        if (auto violation = scanWord())
+          return violation;
+        continue;
+      }
+      if (auto violation = scanPunctuation(c))
+        return violation;
+      ++pos;
+    }
+    return std::nullopt;
+  }
+
+private:
+  char peek(size_t ahead) const {
+    return pos + ahead < text.size() ? text[pos + ahead] : '\0';
+  }
+
+  void skipString() {
+    for (++pos; pos < text.size() && text[pos] != '"'; ++pos)
+      if (text[pos] == '\\')
+        ++pos;
+    ++pos;
+  }
+
+  void skipLine() {
+    size_t end = text.find('\n', pos);
+    pos = end == StringRef::npos ? text.size() : end + 1;
+  }
+
+  /// An identifier; `affine_map<` and `affine_set<` start counting
+  /// operators, as do their keyword operators inside one.
+  std::optional<attn::InputLimitViolation> scanWord() {
+    size_t start = pos;
+    while (pos < text.size() &&
+           (llvm::isAlnum(text[pos]) || text[pos] == '_' || text[pos] == '.'))
+      ++pos;
+    StringRef word = text.slice(start, pos);
+    if ((word == "affine_map" || word == "affine_set") && peek(0) == '<' &&
+        affineDepth < 0) {
+      affineDepth = depth;
+      affineOperators = 0;
+    } else if (affineDepth >= 0 &&
+               (word == "mod" || word == "floordiv" || word == "ceildiv")) {
+      return countAffineOperator(start);
+    }
+    return std::nullopt;
+  }
+
+  std::optional<attn::InputLimitViolation> countAffineOperator(size_t at) {
+    if (++affineOperators <= attn::kMaxAffineOperators)
+      return std::nullopt;
+    return attn::InputLimitViolation{
+        at, "affine expression with more than " +
+                std::to_string(attn::kMaxAffineOperators) +
+                " operators: the parser recurses once per operator"};
+  }
+
+  std::optional<attn::InputLimitViolation> scanPunctuation(char c) {
+    bool opens = c == '(' || c == '[' || c == '{' || (c == '<' && peek(1) != '=');
+    // `->` and `>=` (affine constraints) close nothing.
+    bool closes = c == ')' || c == ']' || c == '}' ||
+                  (c == '>' && peek(1) != '=' &&
+                   (pos == 0 || text[pos - 1] != '-'));
+    if (opens && ++depth > attn::kMaxNestingDepth)
+      return attn::InputLimitViolation{
+          pos, "nesting deeper than " +
+                   std::to_string(attn::kMaxNestingDepth) +
+                   " brackets (regions, attributes, types): the parser "
+                   "recurses once per level"};
+    if (closes && depth > 0 && --depth == affineDepth)
+      affineDepth = -1;
+    if (affineDepth >= 0 && (c == '+' || c == '*' || (c == '-' && peek(1) != '>')))
+      return countAffineOperator(pos);
+    return std::nullopt;
+  }
+
+  StringRef text;
+  size_t pos = 0;
+  int64_t depth = 0;
+  /// The depth outside the affine map being scanned, -1 outside any.
+  int64_t affineDepth = -1;
+  int64_t affineOperators = 0;
+};
+} // namespace
+
+std::optional<attn::InputLimitViolation>
+attn::findInputLimitViolation(StringRef text) {
+  return NestingScanner(text).scan();
+}
+
+LogicalResult attn::checkInputLimits(llvm::SourceMgr &sourceMgr,
+                                     unsigned bufferId) {
+  const llvm::MemoryBuffer *buffer = sourceMgr.getMemoryBuffer(bufferId);
+  std::optional<InputLimitViolation> violation =
+      findInputLimitViolation(buffer->getBuffer());
+  if (!violation)
+    return success();
+  llvm::SMLoc loc = llvm::SMLoc::getFromPointer(buffer->getBufferStart() +
+                                                violation->offset);
+  // Such input tends to be one enormous line: show its position only.
+  auto [line, column] = sourceMgr.getLineAndColumn(loc, bufferId);
+  if (column <= 160) {
+    sourceMgr.PrintMessage(llvm::errs(), loc, llvm::SourceMgr::DK_Error,
+                           violation->message);
+    return failure();
+  }
+  llvm::errs() << buffer->getBufferIdentifier() << ":" << line << ":" << column
+               << ": error: " << violation->message << "\n";
+  return failure();
+}

@@ -1,0 +1,95 @@
+// RUN: attn-opt %s --split-input-file --attn-cpu-expand-narrow-floats | FileCheck %s
+// RUN: attn-opt %s --split-input-file --attn-cpu-expand-narrow-floats=expand-f16 | FileCheck %s --check-prefix=F16
+
+// f64 -> bf16 rounds to odd into f32 (the inexact result's last bit set,
+// after a step toward zero where f32 rounding went away from it), then to
+// nearest even into bf16: one correct rounding, no __truncdfbf2.
+// CHECK-LABEL: func.func @trunc_f64_to_bf16
+// CHECK-SAME: %[[X:.+]]: vector<8xf64>
+// CHECK: %[[N:.+]] = arith.truncf %[[X]] : vector<8xf64> to vector<8xf32>
+// CHECK: %[[B:.+]] = arith.extf %[[N]] : vector<8xf32> to vector<8xf64>
+// CHECK: %[[INEXACT:.+]] = arith.cmpf one, %[[B]], %[[X]] : vector<8xf64>
+// CHECK: arith.cmpi ugt
+// CHECK: arith.subi
+// CHECK: arith.ori
+// CHECK: %[[ODD:.+]] = arith.select %[[INEXACT]]
+// CHECK: %[[F:.+]] = arith.bitcast %[[ODD]] : vector<8xi32> to vector<8xf32>
+// CHECK: %[[R:.+]] = arith.truncf %[[F]] : vector<8xf32> to vector<8xbf16>
+// CHECK: return %[[R]]
+func.func @trunc_f64_to_bf16(%x: vector<8xf64>) -> vector<8xbf16> {
+  %r = arith.truncf %x : vector<8xf64> to vector<8xbf16>
+  return %r : vector<8xbf16>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @trunc_f64_to_f16
+// CHECK: arith.truncf %{{.+}} : f64 to f32
+// CHECK: arith.truncf %{{.+}} : f32 to f16
+// CHECK-NOT: f64 to f16
+// F16-LABEL: func.func @trunc_f64_to_f16
+// F16-NOT: arith.truncf %{{.+}} : f32 to f16
+// F16: arith.trunci %{{.+}} : i32 to i16
+// F16: arith.bitcast %{{.+}} : i16 to f16
+func.func @trunc_f64_to_f16(%x: f64) -> f16 {
+  %r = arith.truncf %x : f64 to f16
+  return %r : f16
+}
+
+// -----
+
+// Widening to f64 goes through f32 (exact).
+// CHECK-LABEL: func.func @ext_to_f64
+// CHECK: %[[A:.+]] = arith.extf %{{.+}} : bf16 to f32
+// CHECK: arith.extf %[[A]] : f32 to f64
+// CHECK: %[[B:.+]] = arith.extf %{{.+}} : vector<4xf16> to vector<4xf32>
+// CHECK: arith.extf %[[B]] : vector<4xf32> to vector<4xf64>
+func.func @ext_to_f64(%x: bf16, %y: vector<4xf16>) -> (f64, vector<4xf64>) {
+  %a = arith.extf %x : bf16 to f64
+  %b = arith.extf %y : vector<4xf16> to vector<4xf64>
+  return %a, %b : f64, vector<4xf64>
+}
+
+// -----
+
+// expand-f16 (no F16C): f16 <-> f32 in integer code.
+// F16-LABEL: func.func @f16_f32
+// F16: arith.bitcast %{{.+}} : vector<16xf16> to vector<16xi16>
+// F16: arith.extui %{{.+}} : vector<16xi16> to vector<16xi32>
+// F16: arith.uitofp
+// F16: arith.bitcast %{{.+}} : vector<16xi32> to vector<16xf32>
+// F16: arith.addf
+// F16: arith.trunci %{{.+}} : vector<16xi32> to vector<16xi16>
+// F16: arith.bitcast %{{.+}} : vector<16xi16> to vector<16xf16>
+// F16-NOT: arith.extf
+// F16-NOT: arith.truncf
+func.func @f16_f32(%x: vector<16xf16>, %y: vector<16xf32>) -> (vector<16xf32>, vector<16xf16>) {
+  %a = arith.extf %x : vector<16xf16> to vector<16xf32>
+  %b = arith.truncf %y : vector<16xf32> to vector<16xf16>
+  return %a, %b : vector<16xf32>, vector<16xf16>
+}
+
+// -----
+
+// Conversions LLVM does without a libcall stay; so does a truncation with
+// an explicit rounding mode, and f16 <-> f32 without expand-f16.
+// CHECK-LABEL: func.func @negative_native_conversions
+// CHECK: arith.extf %{{.+}} : bf16 to f32
+// CHECK: arith.truncf %{{.+}} : f32 to bf16
+// CHECK: arith.truncf %{{.+}} : f64 to f32
+// CHECK: arith.truncf %{{.+}} downward : f64 to bf16
+// CHECK: arith.extf %{{.+}} : f16 to f32
+// F16-LABEL: func.func @negative_native_conversions
+// F16: arith.extf %{{.+}} : bf16 to f32
+// F16: arith.truncf %{{.+}} : f32 to bf16
+// F16: arith.truncf %{{.+}} : f64 to f32
+// F16: arith.truncf %{{.+}} downward : f64 to bf16
+// F16-NOT: arith.extf %{{.+}} : f16 to f32
+func.func @negative_native_conversions(%b: bf16, %f: f32, %d: f64, %h: f16) -> (f32, bf16, f32, bf16, f32) {
+  %0 = arith.extf %b : bf16 to f32
+  %1 = arith.truncf %f : f32 to bf16
+  %2 = arith.truncf %d : f64 to f32
+  %3 = arith.truncf %d downward : f64 to bf16
+  %4 = arith.extf %h : f16 to f32
+  return %0, %1, %2, %3, %4 : f32, bf16, f32, bf16, f32
+}
