@@ -202,10 +202,18 @@ def slice_(ex, x, dim=0, start=None, end=None, step=1):
     if start is None:
         start = 0
     if isinstance(start, int) and start < 0:
-        if not x.type.is_static(dim):
-            ex.unsupported("negative slice start on a dynamic dim")
-        start = max(start + x.type.dims[dim], 0)
-    if not isinstance(start, int):
+        size = x.type.dims[dim]
+        if x.type.is_static(dim):
+            start = max(start + size, 0)
+        else:
+            import sympy
+            # x[..., -k:] of a dynamic dim: from max(size - k, 0).
+            start = sympy.Max(0, size + start)
+    if hasattr(start, "expr"):
+        # A start computed from dynamic sizes (a KV cache's filled length):
+        # torch.export has checked it lies in the dim.
+        start = start.expr
+    elif not isinstance(start, int) and not hasattr(start, "free_symbols"):
         ex.unsupported("slice with a run-time start")
     if out.dims == x.type.dims and start == 0:
         return x
