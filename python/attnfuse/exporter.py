@@ -365,11 +365,16 @@ class Exporter:
                     torch.int64 if isinstance(value, int) else torch.float32)
             return self.b.scalar_tensor(value, dtype)
         if isinstance(x, SymSize):
-            self.unsupported("a dynamic size used as a tensor")
+            # A dynamic size in arithmetic (`arange(L) + past_length`): a
+            # rank-0 integer tensor of its run-time value.
+            return self.b.size_tensor(x.expr, dtype or torch.int64)
         self.fail(f"unexpected operand {value!r}")
 
     def is_scalar(self, x) -> bool:
-        """A Python number (or a folded one): PyTorch's wrapped scalar."""
+        """A Python number (or a folded one, or a dynamic size): PyTorch's
+        wrapped scalar."""
+        if isinstance(x, SymSize):
+            return True
         v = x.value if isinstance(x, Const) else x
         return isinstance(v, (int, float, bool)) and not isinstance(
             x, torch.Tensor)

@@ -469,6 +469,33 @@ class FunctionBuilder:
             f"    }} {self.loc}"]
         return Value(loop, t)
 
+    def size_tensor(self, size, dtype) -> Value:
+        """A rank-0 tensor of `dtype` holding a size (an int or a sympy
+        expression over the dynamic dims)."""
+        i64 = self.emit(f"arith.index_cast {self.index(size)} : index to i64")
+        t = self.op(f"tensor.from_elements {i64} : tensor<i64>",
+                    TensorType((), torch.int64))
+        if dtype == torch.int64:
+            return t
+        out = TensorType((), dtype)
+        return self.elementwise([t], out,
+                                lambda b, a, o: b.convert(a[0], dtype))
+
+    def reshape(self, x: Value, out: TensorType) -> Value:
+        """tensor.reshape to `out`'s sizes (a shape tensor): any row-major
+        reshape of a dense tensor, dynamic sizes included."""
+        sizes = []
+        for d in out.dims:
+            if isinstance(d, int):
+                sizes.append(self.emit(f"arith.constant {d} : i64"))
+            else:
+                sizes.append(self.emit(f"arith.index_cast {self.index(d)} : "
+                                       f"index to i64"))
+        shape = self.emit(f"tensor.from_elements {', '.join(sizes)} : "
+                          f"tensor<{out.rank}xi64>")
+        return self.op(f"tensor.reshape {x.name}({shape}) : ({x.type}, "
+                       f"tensor<{out.rank}xi64>) -> {out}", out)
+
     def cast(self, x: Value, out: TensorType) -> Value:
         """tensor.cast: the same tensor with static dims made dynamic or
         dynamic ones static (checked at run time)."""
