@@ -9,6 +9,8 @@
 
 #include "attn/Pipelines/Pipelines.h"
 
+#include "attn/Conversion/AttnToCpu/InPlaceArguments.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/StringExtras.h"
@@ -136,7 +138,9 @@ LogicalResult attn::emitCHeader(ModuleOp module, llvm::raw_ostream &os,
   for (auto func : module.getOps<func::FuncOp>()) {
     if (!func.isPublic() || func.isExternal())
       continue;
-    FunctionType type = func.getFunctionType();
+    // Results that are the new value of an argument written in place are
+    // not returned: the argument's buffer holds them.
+    FunctionType type = getCInterfaceType(func);
     auto unsupported = [&](Type t) {
       return func.emitError("function '")
              << func.getSymName() << "' has type " << t
@@ -178,23 +182,38 @@ LogicalResult attn::emitCHeader(ModuleOp module, llvm::raw_ostream &os,
     } else if (type.getNumResults() == 1) {
       returnType = resultTypes.front();
     }
+    SmallVector<std::string> written;
     for (auto [i, t] : llvm::enumerate(argTypes)) {
       bool isDescriptor = isa<ShapedType>(type.getInput(i));
-      params.push_back((isDescriptor ? "const " + t + " *" : t + " ") + "arg" +
-                       std::to_string(i));
+      std::string name = "arg" + std::to_string(i);
+      if (isWrittenInPlace(func, i)) {
+        written.push_back(name);
+        params.push_back(t + " *" + name);
+        continue;
+      }
+      params.push_back((isDescriptor ? "const " + t + " *" : t + " ") + name);
     }
 
     decls << "/* @" << func.getSymName() << ": " << type << "\n";
+    if (written.empty()) {
+      decls << "   Tensor arguments are read, never written.";
+    } else {
+      decls << "   Written in place: ";
+      llvm::interleave(written, decls, ", ");
+      decls << " (on return their buffers hold the\n   new values; they must "
+               "not overlap other arguments). The other tensor\n   arguments "
+               "are read, never written.";
+    }
     if (cudaManaged)
-      decls << "   Tensor arguments are read, never written, and must be "
-               "device-accessible\n   (cudaMalloc, or cudaMallocManaged where "
-               "an op runs on the CPU). Result\n   buffers are CUDA managed "
-               "memory: attnrt_cuda_free(result->allocated)\n   when done. */\n";
+      decls << " Tensors must be device-accessible\n   (cudaMalloc, or "
+               "cudaMallocManaged where an op runs on the CPU). Result\n   "
+               "buffers are CUDA managed memory: "
+               "attnrt_cuda_free(result->allocated)\n   when done. */\n";
     else
-      decls << "   Tensor arguments are read, never written. Result buffers are "
-               "malloc'ed by\n   the callee: free(result->allocated) when done "
-               "(a result that is a\n   compile-time constant has allocated == "
-               "(void *)0xdeadbeef; do not free that). */\n";
+      decls << " Result buffers are malloc'ed by\n   the callee: "
+               "free(result->allocated) when done (a result that is a\n   "
+               "compile-time constant has allocated == (void *)0xdeadbeef; do "
+               "not free that). */\n";
     decls << returnType << " _mlir_ciface_" << cName << "(";
     llvm::interleave(params, decls, ", ");
     if (params.empty())

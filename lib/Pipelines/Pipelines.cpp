@@ -8,6 +8,7 @@
 #include "attn/Pipelines/Pipelines.h"
 
 #include "attn/Conversion/AttnToCpu/AttnToCpu.h"
+#include "attn/Conversion/AttnToCpu/InPlaceArguments.h"
 #include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/Transforms/Passes.h"
 #include "attn/InitAttn.h"
@@ -104,7 +105,7 @@ void attn::prepareCInterface(ModuleOp module) {
     func->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
                   UnitAttr::get(ctx));
     for (auto [i, type] : llvm::enumerate(func.getArgumentTypes()))
-      if (isa<TensorType>(type))
+      if (isa<TensorType>(type) && !isWrittenInPlace(func, i))
         func.setArgAttr(i, "bufferization.writable", readOnly);
   }
 }
@@ -115,7 +116,8 @@ LogicalResult attn::lowerToLLVMDialect(ModuleOp module,
   SmallVector<std::pair<std::string, FunctionType>> signatures;
   for (auto func : module.getOps<func::FuncOp>())
     if (func.isPublic() && !func.isExternal())
-      signatures.emplace_back(func.getSymName().str(), func.getFunctionType());
+      signatures.emplace_back(func.getSymName().str(),
+                              getCInterfaceType(func));
   PassManager pm(module.getContext());
   buildAttnToLLVMPipeline(pm, options);
   if (failed(pm.run(module)))

@@ -18,11 +18,12 @@ else the checkout's build/bin, else PATH).
 from .compiler import (CompiledModule, Explanation, Remark, compile,
                        count_sdpa, explain, export, fuse)
 from .errors import AttnFuseError, ExportError, ToolError
+from .generation import Generator, compile_generator
 from .tools import find_tool
 from . import dynamo as _dynamo
 
 _dynamo.register()
 
 __all__ = ["compile", "export", "explain", "fuse", "count_sdpa", "find_tool",
-           "CompiledModule", "Explanation", "Remark", "AttnFuseError",
-           "ExportError", "ToolError"]
+           "compile_generator", "CompiledModule", "Explanation", "Generator",
+           "Remark", "AttnFuseError", "ExportError", "ToolError"]

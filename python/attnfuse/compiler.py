@@ -122,10 +122,9 @@ def build_library(mlir_text: str, backend: str = "auto",
 
 
 def _signature_text(mlir_text: str) -> str:
-    """The `func.func @name(...) -> (...)` line: what a library must
-    implement to be called with these arguments."""
-    m = re.search(r"func\.func @[^\n]*", mlir_text)
-    return m.group(0) if m else ""
+    """The `func.func @name(...) -> (...)` lines (one per entry point):
+    what a library must implement to be called with these arguments."""
+    return "\n".join(re.findall(r"func\.func @[^\n]*", mlir_text))
 
 
 class GradientWarning(UserWarning):
@@ -199,19 +198,16 @@ class CompiledModule:
         leaves, _ = pytree.tree_flatten((tuple(args), ordered))
         return leaves
 
-    def __call__(self, *args, **kwargs):
-        numpy_in = any(isinstance(x, np.ndarray) for x in args)
-        args = [torch.from_numpy(x) if isinstance(x, np.ndarray) else x
-                for x in args]
-        leaves = self._flat_inputs(args, kwargs)
-        if len(leaves) != self.exported.num_user_inputs:
-            raise AttnFuseError(f"expected {self.exported.num_user_inputs} "
-                                f"inputs, got {len(leaves)}")
+    def _arguments(self, leaves) -> list:
+        """The argument tensors in the function's order (user inputs from
+        `leaves`, state from the module), checked; None for a static
+        input."""
         user = iter(leaves)
         tensors, symbols = [], {}
         for i, spec in enumerate(self.exported.args):
             if spec.kind == "static":
                 next(user)  # the graph is specialised on its value
+                tensors.append(None)
                 continue
             t = next(user) if spec.kind == "input" else self._bound[spec.name]
             if not isinstance(t, torch.Tensor):
@@ -224,8 +220,39 @@ class CompiledModule:
                               f"the compiled module records no autograd "
                               f"graph, its results are detached",
                               GradientWarning, stacklevel=2)
-            tensors.append(t.detach().cpu().contiguous())
-        out = self._fn(tensors)
+            tensors.append(t)
+        check_no_overlap(self.exported, tensors)
+        return tensors
+
+    def __call__(self, *args, **kwargs):
+        numpy_in = any(isinstance(x, np.ndarray) for x in args)
+        args = [torch.from_numpy(x) if isinstance(x, np.ndarray) else x
+                for x in args]
+        leaves = self._flat_inputs(args, kwargs)
+        if len(leaves) != self.exported.num_user_inputs:
+            raise AttnFuseError(f"expected {self.exported.num_user_inputs} "
+                                f"inputs, got {len(leaves)}")
+        tensors = self._arguments(leaves)
+        # The library reads dense CPU arrays; an argument it writes in place
+        # is passed as the caller's own storage when it is one, else through
+        # a dense copy that is copied back.
+        passed, copy_back = [], []
+        for spec, t in zip(self.exported.args, tensors):
+            if t is None:
+                continue
+            dense = t.detach().cpu().contiguous()
+            if spec.written and dense.data_ptr() != t.data_ptr():
+                copy_back.append((t, dense))
+            passed.append(dense)
+        results = self._fn(passed)
+        with torch.no_grad():
+            for t, dense in copy_back:
+                t.copy_(dense)
+        for spec, t in zip(self.exported.args, tensors):
+            if spec.written:
+                _bump_version(t)
+        out = [results[j] if kind == "result" else tensors[j]
+               for kind, j in self.exported.outputs]
         if numpy_in:
             out = [o.numpy() if o.dtype != torch.bfloat16 else o for o in out]
         spec = self.exported.out_spec
@@ -235,6 +262,47 @@ class CompiledModule:
             except Exception:  # an output structure we cannot rebuild
                 pass
         return out[0] if len(out) == 1 else tuple(out)
+
+
+def _storage_span(t: torch.Tensor):
+    """(storage pointer, first byte, end byte) of what `t` reads."""
+    if t.numel() == 0:
+        return None
+    base = t.untyped_storage().data_ptr()
+    start = t.storage_offset() * t.element_size()
+    extent = 1 + sum((s - 1) * abs(st) for s, st in zip(t.shape, t.stride()))
+    return base, start, start + extent * t.element_size()
+
+
+def check_no_overlap(exported, tensors):
+    """An argument written in place must not share memory with another
+    argument: PyTorch would let the other see each write as it happens,
+    the compiled function reads its inputs before or after, unordered."""
+    written = [(i, _storage_span(tensors[i])) for i in exported.written]
+    if not written:
+        return
+    for i, span in written:
+        if span is None:
+            continue
+        for j, t in enumerate(tensors):
+            if j == i or t is None:
+                continue
+            other = _storage_span(t)
+            if other and other[0] == span[0] and other[1] < span[2] and \
+                    span[1] < other[2]:
+                a, b = exported.args[i], exported.args[j]
+                raise AttnFuseError(
+                    f"argument {i} ({a.name}) is written in place and shares "
+                    f"memory with argument {j} ({b.name}); pass separate "
+                    f"tensors")
+
+
+def _bump_version(t: torch.Tensor):
+    """Tells autograd that `t` was written (as an in-place op would), so a
+    graph that saved it refuses to use the old value."""
+    bump = getattr(torch.autograd.graph, "increment_version", None)
+    if bump is not None:
+        bump(t)
 
 
 def compile(module, example_inputs, target="cpu", backend="auto",

@@ -41,9 +41,9 @@ TRAIN_DROPOUT_POLICIES = ("error", "warn")
 
 # Ops kept whole by the decomposition: the fusion matches them as written
 # (matmul, softmax, masked_fill, where, SDPA, transpose, repeat_interleave,
-# tril/triu masks, dropout), or their handler computes exactly what
-# PyTorch's kernel computes where the decomposition would round differently
-# (linear, layer_norm, silu).
+# tril/triu masks, dropout), their handler computes exactly what PyTorch's
+# kernel computes where the decomposition would round differently (linear,
+# layer_norm, silu), or writes only what they update (the scatters).
 KEEP_WHOLE = (
     aten.matmul.default, aten.linear.default, aten.softmax.int,
     aten._safe_softmax.default,
@@ -53,6 +53,9 @@ KEEP_WHOLE = (
     aten.silu.default, aten.tril.default, aten.triu.default,
     aten.dropout.default, aten.split.Tensor, aten.unbind.int,
     aten.t.default, aten.rsub.Scalar, aten.rsub.Tensor,
+    # In-place updates of a slice stay one insert_slice (the decomposition
+    # would rewrite the whole destination with a `where`).
+    aten.slice_scatter.default, aten.select_scatter.default,
 )
 
 
@@ -81,6 +84,9 @@ class ArgSpec:
     name: str  # the user input's name or the state's qualified name
     type: TensorType
     dims: tuple  # per dim: int or the sympy symbol of a dynamic dim
+    # The module writes it in place: the compiled function writes the
+    # caller's tensor (`bufferization.writable = true` and a state result).
+    written: bool = False
 
 
 @dataclass
@@ -95,6 +101,15 @@ class Exported:
     notes: list[str] = field(default_factory=list)
     # How the flat results rebuild the module's output (a pytree spec).
     out_spec: object = None
+    # Per flat output of the module: ("result", j), the C function's result
+    # j, or ("arg", i), argument i itself (an output that is an input or
+    # buffer, maybe written in place: PyTorch returns that very tensor).
+    outputs: list = field(default_factory=list)
+
+    @property
+    def written(self) -> list[int]:
+        """The indices (in `args`) of the arguments written in place."""
+        return [i for i, a in enumerate(self.args) if a.written]
 
 
 _TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
@@ -184,6 +199,10 @@ class Exporter:
         # Float values where(cond, c1, c2) with scalar branches and a
         # conjunction cond: an additive mask distributed over its terms.
         self.selects: dict = {}
+        # Placeholder name -> the output node holding its new value, for the
+        # inputs and buffers the module writes in place.
+        self.mutations: dict = self._mutations()
+        self.written: set = set()  # SSA names of the arguments written
 
     # ---- errors -----------------------------------------------------------
     def fail(self, message: str):
@@ -200,6 +219,25 @@ class Exporter:
                   f"to PyTorch")
 
     # ---- signature --------------------------------------------------------
+    def _mutations(self) -> dict:
+        """The graph signature's mutations: placeholder name -> the output
+        node of the new value (buffers, parameters and user inputs)."""
+        from torch.export.graph_signature import InputKind, OutputKind
+        sig = self.program.graph_signature
+        kinds = {OutputKind.BUFFER_MUTATION, OutputKind.USER_INPUT_MUTATION}
+        kinds.add(getattr(OutputKind, "PARAMETER_MUTATION", None))
+        by_target = {}
+        for spec in sig.input_specs:
+            key = spec.arg.name if spec.kind == InputKind.USER_INPUT \
+                else spec.target
+            by_target[key] = spec.arg.name
+        nodes = {n.name: n for n in self.program.graph.nodes}
+        out = {}
+        for spec in sig.output_specs:
+            if spec.kind in kinds:
+                out[by_target[spec.target]] = nodes[spec.arg.name]
+        return out
+
     def _state(self, spec):
         p = self.program
         name = spec.target
@@ -244,15 +282,24 @@ class Exporter:
                 self.fail(f"input {node.name} is not a tensor ({fake!r}); "
                           f"only tensor inputs are supported")
             name = spec.target if kind != "input" else spec.arg.name
+            written = node.name in self.mutations
             if kind != "input" and self._fold_state(kind, name):
+                if written:
+                    self.fail(f"{kind} '{name}' is written in place by the "
+                              f"module, so it cannot be folded into the "
+                              f"compiled module as a constant (constants="
+                              f"{self.constants!r})")
                 self.env[node] = Const(self._state(spec).detach())
                 continue
             type_ = TensorType.of(fake)
             type_.elt  # raises for unsupported element types
             n = sum(1 for s, v in self.args if v is not None)
             value = Value(f"%arg{n}", type_)
-            self.args.append((ArgSpec(kind, name, type_, type_.dims), value))
+            self.args.append((ArgSpec(kind, name, type_, type_.dims, written),
+                              value))
             self.env[node] = value
+            if written:
+                self.written.add(value.name)
 
     def _bind_symbols(self):
         """Each symbol of a dynamic dim gets `tensor.dim` of the first
@@ -318,11 +365,16 @@ class Exporter:
                     torch.int64 if isinstance(value, int) else torch.float32)
             return self.b.scalar_tensor(value, dtype)
         if isinstance(x, SymSize):
-            self.unsupported("a dynamic size used as a tensor")
+            # A dynamic size in arithmetic (`arange(L) + past_length`): a
+            # rank-0 integer tensor of its run-time value.
+            return self.b.size_tensor(x.expr, dtype or torch.int64)
         self.fail(f"unexpected operand {value!r}")
 
     def is_scalar(self, x) -> bool:
-        """A Python number (or a folded one): PyTorch's wrapped scalar."""
+        """A Python number (or a folded one, or a dynamic size): PyTorch's
+        wrapped scalar."""
+        if isinstance(x, SymSize):
+            return True
         v = x.value if isinstance(x, Const) else x
         return isinstance(v, (int, float, bool)) and not isinstance(
             x, torch.Tensor)
@@ -369,26 +421,74 @@ class Exporter:
             if node.op != "call_function":
                 self.fail(f"graph node kind {node.op} is not supported")
             self.env[node] = self.call(node)
-        results = []
-        for out in _flat_nodes(outputs):
+        if any(not isinstance(o, torch.fx.Node) for o in (outputs or ())):
+            self.fail("non-tensor results are not supported")
+        # torch.export lists the new values of mutated state first.
+        user = list(outputs or ())[len(self.mutations):]
+        results, kinds = self._user_results(user)
+        state = self._state_results()
+        return self._finish(func_name, results, state, kinds)
+
+    def _argument_of(self, node):
+        """The index in `args` of the argument `node` is (a placeholder) or
+        writes in place (a mutation's new value), else None."""
+        names = [n for n, new in self.mutations.items() if new is node]
+        names.append(node.name)
+        for name in names:
+            v = self.env.get(self._placeholder(name))
+            for i, (spec, value) in enumerate(self.args):
+                if value is not None and value is v:
+                    return i
+        return None
+
+    def _placeholder(self, name):
+        for n in self.program.graph.nodes:
+            if n.op == "placeholder" and n.name == name:
+                return n
+        return None
+
+    def _user_results(self, user):
+        """The module's outputs: an output that is an argument, or the new
+        value of one written in place, is that argument (PyTorch returns
+        the same tensor); the others are results."""
+        results, kinds = [], []
+        for out in user:
             self.node = out
             self.b.loc = _loc(out)
+            arg = self._argument_of(out)
+            if arg is not None:
+                kinds.append(("arg", arg))
+                continue
             v = self.env[out]
             if isinstance(v, Const) and not isinstance(v.value, torch.Tensor):
                 self.fail("non-tensor results are not supported")
+            kinds.append(("result", len(results)))
             results.append(self.tensor(v))
-        if len(results) != len(list(_flat_nodes(outputs or ()))) or \
-                any(not isinstance(o, torch.fx.Node)
-                    for o in (outputs or ())):
-            self.fail("non-tensor results are not supported")
-        return self._finish(func_name, results)
+        return results, kinds
 
-    def _finish(self, func_name, results) -> Exported:
+    def _state_results(self) -> list[Value]:
+        """For each argument written in place, its new value materialized in
+        the argument (upstream bufferization writes it in place or fails)."""
+        state = []
+        for name, new in self.mutations.items():
+            arg = self.env[self._placeholder(name)]
+            self.node = new
+            self.b.loc = _loc(new)
+            v = self.tensor(self.env[new], arg.type.dtype)
+            if v.type.dims != arg.type.dims:
+                v = self.b.cast(v, arg.type)
+            state.append(self.b.materialize_in_destination(v, arg))
+        return state
+
+    def _finish(self, func_name, results, state, kinds) -> Exported:
         values = [(s, v) for s, v in self.args if v is not None]
-        args = ", ".join(f"{v.name}: {v.type}" for _, v in values)
-        rtypes = ", ".join(str(r.type) for r in results)
+        args = ", ".join(
+            f"{v.name}: {v.type}" +
+            (" {bufferization.writable = true}" if s.written else "")
+            for s, v in values)
+        rtypes = ", ".join(str(r.type) for r in results + state)
         body = "\n".join(self.b.lines)
-        names = ", ".join(r.name for r in results)
+        names = ", ".join(r.name for r in results + state)
         text = (f"module {{\n  func.func @{func_name}({args}) -> ({rtypes}) {{\n"
                 f"{body}\n    return {names} : {rtypes}\n  }}\n}}\n")
         n_inputs = sum(1 for s, _ in self.args if s.kind in ("input",
@@ -396,7 +496,7 @@ class Exporter:
         out_spec = getattr(self.program.call_spec, "out_spec", None)
         return Exported(text, func_name, [s for s, _ in self.args],
                         [r.type for r in results], self.program, n_inputs,
-                        self.notes, out_spec)
+                        self.notes, out_spec, kinds)
 
     def call(self, node):
         from .ops import HANDLERS
@@ -416,6 +516,11 @@ class Exporter:
                 return [Const(v) for v in value]
             return Const(value)
         if target in _IDENTITY_OPS:
+            # A copy of an argument written in place must not read its
+            # buffer after the write: a real copy (else bufferization would
+            # have to refuse the in-place update).
+            if isinstance(args[0], Value) and args[0].name in self.written:
+                return self.b.copy(args[0])
             return args[0]
         if target in _NO_OP_OPS:
             return None
@@ -443,7 +548,6 @@ def export_program(program, func_name="forward", constants=False,
                    train_dropout="error") -> Exported:
     """ExportedProgram -> Exported (see `attnfuse.export`)."""
     program = program.run_decompositions(decomposition_table())
-    check_no_mutations(program)
     return Exporter(program, constants, train_dropout).run(func_name)
 
 
@@ -463,28 +567,6 @@ def _distinct_inputs(example_inputs) -> tuple:
             seen.add(key)
         out.append(x)
     return tuple(out)
-
-
-def check_no_mutations(program):
-    """A functionalised program lists the inputs and buffers the module
-    writes in place; the compiled function returns new tensors and writes
-    nothing, so such a module is refused, naming the tensor and the line
-    that writes it."""
-    from torch.export.graph_signature import OutputKind
-    kinds = {OutputKind.BUFFER_MUTATION: "buffer",
-             OutputKind.USER_INPUT_MUTATION: "input"}
-    nodes = {n.name: n for n in program.graph.nodes}
-    for spec in program.graph_signature.output_specs:
-        kind = kinds.get(spec.kind)
-        if kind is None:
-            continue
-        node = nodes.get(getattr(spec.arg, "name", None))
-        where = f"\n  at {describe(node)}" if node is not None else ""
-        raise ExportError(
-            f"the module updates {kind} '{spec.target}' in place; the "
-            f"compiled function returns new tensors and writes no input or "
-            f"buffer, so the update would be lost: return the new value "
-            f"instead{where}")
 
 
 def torch_export(module, example_inputs, dynamic_shapes=None,

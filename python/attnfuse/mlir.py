@@ -317,13 +317,19 @@ class FunctionBuilder:
     def op(self, rhs: str, type_: TensorType) -> Value:
         return Value(self.emit(rhs), type_)
 
-    def attn(self, name: str, operands, out: TensorType, attrs=()) -> Value:
-        """An attn op in generic form (the dialect's contract)."""
+    def attn(self, name: str, operands, out: TensorType, attrs=(),
+             region=None) -> Value:
+        """An attn op in generic form (the dialect's contract); `region`:
+        the lines of its one region's block, if it has one."""
         names = ", ".join(v.name for v in operands)
         types = ", ".join(str(v.type) for v in operands)
         attr = f" {{{', '.join(attrs)}}}" if attrs else ""
-        return self.op(f'"attn.{name}"({names}){attr} : ({types}) -> {out}',
-                       out)
+        body = ""
+        if region is not None:
+            body = " ({\n" + "\n".join(f"      {line}" for line in region) \
+                + "\n    })"
+        return self.op(f'"attn.{name}"({names}){body}{attr} : ({types}) -> '
+                       f'{out}', out)
 
     # ---- index arithmetic for dynamic sizes ------------------------------
     def index(self, dim) -> str:
@@ -341,6 +347,13 @@ class FunctionBuilder:
             return self.symbols[key]
         elif key.is_Add or key.is_Mul:
             op = "arith.addi" if key.is_Add else "arith.muli"
+            terms = [self.index(a) for a in key.args]
+            name = terms[0]
+            for t in terms[1:]:
+                name = self.emit(f"{op} {name}, {t} : index")
+        elif isinstance(key, (sympy.Max, sympy.Min)):
+            # A sliding window's first key: max(0, n - w).
+            op = "arith.maxsi" if isinstance(key, sympy.Max) else "arith.minsi"
             terms = [self.index(a) for a in key.args]
             name = terms[0]
             for t in terms[1:]:
@@ -391,12 +404,116 @@ class FunctionBuilder:
             f"{self.mixed_sizes(sizes)} {self.mixed_sizes(strides)} : "
             f"{x.type} to {result}", result)
 
-    def insert_slice(self, x: Value, into: Value, offsets, sizes) -> Value:
-        ones = [1] * len(sizes)
+    def insert_slice(self, x: Value, into: Value, offsets, sizes,
+                     strides=None) -> Value:
+        strides = strides or [1] * len(sizes)
         return self.op(
             f"tensor.insert_slice {x.name} into {into.name}"
             f"{self.mixed_sizes(offsets)} {self.mixed_sizes(sizes)} "
-            f"{self.mixed_sizes(ones)} : {x.type} into {into.type}", into.type)
+            f"{self.mixed_sizes(strides)} : {x.type} into {into.type}",
+            into.type)
+
+    def scatter_rows(self, dest: Value, rows: Value, index: Value,
+                     dim: int) -> Value:
+        """dest with, for each t, its slice index[t] along `dim` replaced by
+        slice t of `rows` (same shape as dest but n along `dim`; index is
+        1-D of n integers), each index checked to lie in [-size, size)
+        (negative ones count from the end). An scf.forall whose
+        parallel_insert_slices go into dest (an scf.for carrying dest would
+        keep bufferization from writing an argument in place); with
+        repeated indices which row wins is unspecified, as in PyTorch."""
+        t = dest.type
+        sizes = [1 if i == dim else d for i, d in enumerate(t.dims)]
+        # Every value the body uses from outside is made first (the index
+        # cache must not hand out names defined inside the loop).
+        zero = self.index(0)
+        count = self.index(index.type.dims[0])
+        size = self.index(t.dims[dim])
+        dyn = {i: self.index(d) for i, d in enumerate(sizes)
+               if not isinstance(d, int)}
+        loop, it, acc = self.fresh(), self.fresh(), self.fresh()
+        self.lines.append(
+            f"    {loop} = scf.forall ({it}) in ({count}) "
+            f"shared_outs({acc} = {dest.name}) -> ({t}) {{")
+        raw, pos = self.fresh(), self.fresh()
+        body = [f"{raw} = tensor.extract {index.name}[{it}] : {index.type}",
+                f"{pos} = arith.index_cast {raw} : {index.type.elt} to index"]
+        neg, wrapped, row = self.fresh(), self.fresh(), self.fresh()
+        lo, hi, ok = self.fresh(), self.fresh(), self.fresh()
+        body += [f"{neg} = arith.cmpi slt, {pos}, {zero} : index",
+                 f"{wrapped} = arith.addi {pos}, {size} : index",
+                 f"{row} = arith.select {neg}, {wrapped}, {pos} : index",
+                 f"{lo} = arith.cmpi sge, {row}, {zero} : index",
+                 f"{hi} = arith.cmpi slt, {row}, {size} : index",
+                 f"{ok} = arith.andi {lo}, {hi} : i1"]
+
+        def mixed(values):
+            return "[" + ", ".join(str(v) for v in values) + "]"
+        size_list = [dyn.get(i, d) for i, d in enumerate(sizes)]
+        src_off = [it if i == dim else 0 for i in range(t.rank)]
+        dst_off = [row if i == dim else 0 for i in range(t.rank)]
+        ones = [1] * t.rank
+        piece_type = TensorType(tuple(sizes), t.dtype)
+        piece = self.fresh()
+        body.append(f"{piece} = tensor.extract_slice {rows.name}"
+                    f"{mixed(src_off)} {mixed(size_list)} {mixed(ones)} : "
+                    f"{rows.type} to {piece_type}")
+        self.lines.extend(f"      {line} {self.loc}" for line in body)
+        self.lines += [
+            f'      cf.assert {ok}, "index out of range" {self.loc}',
+            "      scf.forall.in_parallel {",
+            f"        tensor.parallel_insert_slice {piece} into {acc}"
+            f"{mixed(dst_off)} {mixed(size_list)} {mixed(ones)} : "
+            f"{piece_type} into {t} {self.loc}",
+            "      }",
+            f"    }} {self.loc}"]
+        return Value(loop, t)
+
+    def size_tensor(self, size, dtype) -> Value:
+        """A rank-0 tensor of `dtype` holding a size (an int or a sympy
+        expression over the dynamic dims)."""
+        i64 = self.emit(f"arith.index_cast {self.index(size)} : index to i64")
+        t = self.op(f"tensor.from_elements {i64} : tensor<i64>",
+                    TensorType((), torch.int64))
+        if dtype == torch.int64:
+            return t
+        out = TensorType((), dtype)
+        return self.elementwise([t], out,
+                                lambda b, a, o: b.convert(a[0], dtype))
+
+    def reshape(self, x: Value, out: TensorType) -> Value:
+        """tensor.reshape to `out`'s sizes (a shape tensor): any row-major
+        reshape of a dense tensor, dynamic sizes included."""
+        sizes = []
+        for d in out.dims:
+            if isinstance(d, int):
+                sizes.append(self.emit(f"arith.constant {d} : i64"))
+            else:
+                sizes.append(self.emit(f"arith.index_cast {self.index(d)} : "
+                                       f"index to i64"))
+        shape = self.emit(f"tensor.from_elements {', '.join(sizes)} : "
+                          f"tensor<{out.rank}xi64>")
+        return self.op(f"tensor.reshape {x.name}({shape}) : ({x.type}, "
+                       f"tensor<{out.rank}xi64>) -> {out}", out)
+
+    def cast(self, x: Value, out: TensorType) -> Value:
+        """tensor.cast: the same tensor with static dims made dynamic or
+        dynamic ones static (checked at run time)."""
+        return self.op(f"tensor.cast {x.name} : {x.type} to {out}", out)
+
+    def copy(self, x: Value) -> Value:
+        """A new tensor with the values of `x` (a clone that must not share
+        a buffer with `x`, whose buffer is written later)."""
+        init = self.empty(x.type)
+        return self.op(f"linalg.copy ins({x.name} : {x.type}) outs("
+                       f"{init.name} : {x.type}) -> {x.type}", x.type)
+
+    def materialize_in_destination(self, x: Value, dest: Value) -> Value:
+        """`x` written into the buffer of `dest` (a function argument
+        written in place: bufferization does it in place or fails)."""
+        return self.op(f"bufferization.materialize_in_destination {x.name} "
+                       f"in {dest.name} : ({x.type}, {dest.type}) -> "
+                       f"{dest.type}", dest.type)
 
     def collapse_shape(self, x: Value, groups, out: TensorType) -> Value:
         return self.op(f"tensor.collapse_shape {x.name} {groups} : "

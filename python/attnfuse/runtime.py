@@ -79,8 +79,14 @@ class CompiledFunction:
     def __call__(self, tensors) -> list[torch.Tensor]:
         """Runs the function on contiguous CPU tensors, returns new tensors."""
         args = [describe_tensor(t) for t in tensors]
+        return self._run([ctypes.byref(a) for a in args],
+                         {t.data_ptr() for t in tensors})
+
+    def _run(self, pointers, inputs) -> list[torch.Tensor]:
+        """Calls with descriptor pointers; copies the results out and frees
+        their buffers (not the inputs', `inputs` being their pointers)."""
         results = self._results_type()
-        self._fn(ctypes.byref(results), *(ctypes.byref(a) for a in args))
+        self._fn(ctypes.byref(results), *pointers)
         if len(self.result_types) == 1:
             descs = [results]
         else:
@@ -88,7 +94,6 @@ class CompiledFunction:
                      for i in range(len(self.result_types))]
         out = [_copy_out(d, t.rank, t.dtype)
                for d, t in zip(descs, self.result_types)]
-        inputs = {t.data_ptr() for t in tensors}
         freed = set()
         for d in descs:
             p = d.allocated
@@ -96,3 +101,28 @@ class CompiledFunction:
                 _libc.free(p)
                 freed.add(p)
         return out
+
+
+class BoundCall:
+    """Repeated calls of one entry point whose arguments are mostly the same
+    tensors (a model's weights and KV cache): their descriptors are built
+    once, each call describes only the `varying` positions. The caller
+    keeps the fixed tensors alive and dense."""
+
+    def __init__(self, fn: CompiledFunction, fixed: dict, num_args: int):
+        self.fn = fn
+        self.fixed = dict(fixed)
+        self._descriptors = {i: describe_tensor(t) for i, t in fixed.items()}
+        self._pointers = [ctypes.byref(self._descriptors[i])
+                          if i in fixed else None for i in range(num_args)]
+        self._inputs = {t.data_ptr() for t in fixed.values()}
+
+    def __call__(self, varying: dict) -> list[torch.Tensor]:
+        pointers = list(self._pointers)
+        keep = []
+        for i, t in varying.items():
+            d = describe_tensor(t)
+            keep.append(d)
+            pointers[i] = ctypes.byref(d)
+        inputs = self._inputs | {t.data_ptr() for t in varying.values()}
+        return self.fn._run(pointers, inputs)

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "attn/Conversion/AttnToCpu/InPlaceArguments.h"
 #include "attn/Conversion/AttnToCuda/ScoreModToCuda.h"
 #include "attn/InitAttn.h"
 #include "attn/Pipelines/Pipelines.h"
@@ -353,8 +354,8 @@ static LogicalResult lowerModule(ModuleOp module) {
   SmallVector<std::tuple<std::string, FunctionType, Location>> publicFuncs;
   for (auto func : module.getOps<func::FuncOp>())
     if (func.isPublic() && !func.isExternal())
-      publicFuncs.emplace_back(func.getSymName().str(), func.getFunctionType(),
-                               func.getLoc());
+      publicFuncs.emplace_back(func.getSymName().str(),
+                               attn::getCInterfaceType(func), func.getLoc());
   attn::AttnPipelineOptions options;
   options.fuse = !noFuse;
   options.backend = backend;

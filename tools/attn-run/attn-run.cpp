@@ -14,6 +14,7 @@
 #include "HostTensor.h"
 #include "JitMemory.h"
 
+#include "attn/Conversion/AttnToCpu/InPlaceArguments.h"
 #include "attn/InitAttn.h"
 #include "attn/Pipelines/Pipelines.h"
 #include "attn/Runtime/AttnRuntime.h"
@@ -715,6 +716,14 @@ static FailureOr<func::FuncOp> findEntry(ModuleOp module) {
     return reportError(
         "function '" + entryName +
         "' is private; only public functions get a C entry point");
+  // Its C entry point would return fewer results than its type has, and a
+  // check run would feed the written inputs to the second run.
+  for (unsigned i = 0, e = entry.getNumArguments(); i < e; ++i)
+    if (attn::isWrittenInPlace(entry, i))
+      return reportError("function '" + entryName + "' writes argument " +
+                         Twine(i) +
+                         " in place (bufferization.writable = true); "
+                         "attn-run runs functions that write no argument");
   return entry;
 }
 

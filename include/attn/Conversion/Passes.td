@@ -138,6 +138,47 @@ def AttnCpuFuseElementwise : Pass<"attn-cpu-fuse-elementwise", "::mlir::func::Fu
   ];
 }
 
+def AttnMarkInPlaceResults : Pass<"attn-mark-inplace-results", "::mlir::ModuleOp"> {
+  let summary = "Check and mark the results that write arguments in place";
+  let description = [{
+    A public function writes a tensor argument in place when the argument
+    is marked `bufferization.writable = true` and the function returns its
+    new value as `bufferization.materialize_in_destination %new in %argN`
+    (a state result; include/attn/Conversion/AttnToCpu/InPlaceArguments.h).
+    This pass checks that contract on every public function with a body
+    (each writable argument has exactly one state result, each state result
+    writes a writable argument, every return agrees, and no call inside the
+    module uses such a function) and marks each state result with
+    `attn.inplace_argument = N`, the argument it writes, for
+    `attn-drop-inplace-results` after bufferization. A violation is a
+    located error.
+
+    ```mlir
+    func.func @step(%cache: tensor<4x8xf32> {bufferization.writable = true},
+                    %row: tensor<1x8xf32>, %pos: index) -> tensor<4x8xf32> {
+      %0 = tensor.insert_slice %row into %cache[%pos, 0] [1, 8] [1, 1]
+          : tensor<1x8xf32> into tensor<4x8xf32>
+      %1 = bufferization.materialize_in_destination %0 in %cache
+          : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+      return %1 : tensor<4x8xf32>
+    }
+    ```
+  }];
+}
+
+def AttnDropInPlaceResults : Pass<"attn-drop-inplace-results", "::mlir::ModuleOp"> {
+  let summary = "Remove the state results of bufferized functions";
+  let description = [{
+    Runs after one-shot bufferization with function boundaries: a result
+    marked `attn.inplace_argument = N` by `attn-mark-inplace-results` is
+    argument N's buffer, written in place, so the function stops returning
+    it (the C entry point then has only the other results, and no copy of
+    the argument is made to return it). A marked result that is not
+    argument N's buffer (through `memref.cast`s) is a located error.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 def AttnCpuExpApproximation : Pass<"attn-cpu-exp-approximation"> {
   let summary = "Replace f32 math.exp by MLIR's polynomial approximation";
   let description = [{

@@ -126,7 +126,9 @@ void buildAttnToLLVMPipeline(OpPassManager &pm,
 /// Prepares the public functions of `module` for being called from C: marks
 /// them `llvm.emit_c_interface` (entry point `_mlir_ciface_<name>` taking
 /// memref descriptors) and their tensor arguments
-/// `bufferization.writable = false` (compiled code never writes its inputs).
+/// `bufferization.writable = false` (compiled code never writes its inputs),
+/// except those already marked `true`: arguments the function writes in
+/// place (attn/Conversion/AttnToCpu/InPlaceArguments.h).
 void prepareCInterface(ModuleOp module);
 
 /// Makes every `_mlir_ciface_<name>` of `signatures` (the tensor-level

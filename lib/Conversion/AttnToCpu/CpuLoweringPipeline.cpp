@@ -62,11 +62,25 @@ static void addAttnToTensorPasses(OpPassManager &pm,
 /// unless numThreads == 1).
 static void addBufferizeToLoopsPasses(OpPassManager &pm,
                                       const AttnCpuLoweringOptions &options) {
+  // Arguments written in place: their state results are checked and
+  // marked before bufferization and dropped after it, so the entry point
+  // writes the caller's buffer and returns no copy of it.
+  pm.addPass(createAttnMarkInPlaceResults());
+  // A value that ends up inserted into another tensor (a KV-cache row, a
+  // torch.cat part, a state result) is computed in its destination instead
+  // of a temporary that is then copied.
+  pm.addPass(bufferization::createEmptyTensorEliminationPass());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  pm.addPass(createAttnDropInPlaceResults());
+  // A value computed in its destination and then inserted there leaves a
+  // copy between two equal subviews: CSE makes it a self-copy, which
+  // folds.
+  pm.addPass(createCSEPass());
+  pm.addPass(createCanonicalizerPass());
   bufferization::BufferDeallocationPipelineOptions dealloc;
   bufferization::buildBufferDeallocationPipeline(pm, dealloc);
   // Deallocation leaves bufferization.clone where a function returns a

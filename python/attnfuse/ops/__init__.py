@@ -30,4 +30,4 @@ def handles(*targets):
 
 # Importing the families fills HANDLERS.
 from . import (attention, convolutions, elementwise, indexing, masks,  # noqa
-               norms, products, reductions, views)
+               norms, products, reductions, state, views)

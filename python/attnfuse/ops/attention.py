@@ -8,11 +8,13 @@ from __future__ import annotations
 import math
 import warnings
 
+import sympy
 import torch
 
+from .. import kvcache  # noqa: F401  (defines torch.ops.attnfuse)
 from .. import mlir
 from ..exporter import describe
-from ..mlir import TensorType, Value, f64_attr, i64_attr
+from ..mlir import INDEX, Scalar, TensorType, Value, f64_attr, i64_attr
 from . import handles
 from .masks import and_all, split_mask_terms
 
@@ -139,9 +141,11 @@ def repeat_interleave(ex, x, repeats, dim=None, output_size=None):
 def write_sdpa(ex, q: Value, k: Value, v: Value, mask: Value | None,
                out: TensorType, scale: float, window_left=None,
                window_right=None, dropout_p=0.0, seed=None,
-               safe_softmax=True) -> Value:
+               safe_softmax=True, score_mod=None) -> Value:
     """The one writer of attn.sdpa. `window_right == 0` is spelt
-    `is_causal` (the dialect's canonical form of that band)."""
+    `is_causal` (the dialect's canonical form of that band). `score_mod`:
+    the lines of a score_mod region (`fn(score) -> (lines, result)` over
+    the names of the region's score argument), without extra operands."""
     attrs = [f"scale = {f64_attr(scale)}"]
     if window_right == 0:
         attrs.append("is_causal = true")
@@ -156,7 +160,14 @@ def write_sdpa(ex, q: Value, k: Value, v: Value, mask: Value | None,
     if safe_softmax:
         attrs.append("safe_softmax = true")
     operands = [q, k, v] + ([mask] if mask is not None else [])
-    return ex.b.attn("sdpa", operands, out, attrs)
+    if score_mod is None:
+        return ex.b.attn("sdpa", operands, out, attrs)
+    score_type = "f64" if q.type.dtype == torch.float64 else "f32"
+    indices = ", ".join(f"%i{d}: index" for d in range(out.rank))
+    lines, result = score_mod("%s", score_type)
+    region = [f"^bb0(%s: {score_type}, {indices}):", *lines,
+              f'"attn.yield"({result}) : ({score_type}) -> ()']
+    return ex.b.attn("sdpa", operands, out, attrs, region=region)
 
 
 @handles(aten.scaled_dot_product_attention.default)
@@ -197,3 +208,99 @@ def sdpa(ex, q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False,
     return write_sdpa(ex, q, k, v, mask, out, scale, left, right, dropout_p,
                       seed)
 
+
+
+# ---- attention over a static KV cache (attnfuse.kvcache) -------------------
+def _softcap_region(cap: float):
+    """Gemma-2's soft-capping `cap * tanh(s / cap)` as score_mod code."""
+    def body(score, t):
+        dtype = torch.float64 if t == "f64" else torch.float32
+        c = f"arith.constant {mlir.scalar_literal(cap, dtype)}"
+        return [f"%cap = {c}", f"%d = arith.divf {score}, %cap : {t}",
+                f"%t = math.tanh %d : {t}",
+                f"%r = arith.mulf %t, %cap : {t}"], "%r"
+    return body
+
+
+def _size(d):
+    """A size expression simplified (an int when it is one)."""
+    if isinstance(d, int):
+        return d
+    d = sympy.simplify(d)
+    return int(d) if d.is_Integer else d
+
+
+def _keys_from(ex, x: Value, start, dim=-2) -> Value:
+    """x[..., start:, ...] along `dim` (the keys), start a size."""
+    from .views import extract_slice
+    if start == 0:
+        return x
+    dims = list(x.type.dims)
+    offsets = [0] * len(dims)
+    offsets[dim] = start
+    dims[dim] = _size(dims[dim] - start)
+    return extract_slice(ex, x, offsets, dims, result=x.type.with_dims(dims))
+
+
+def _band(ex, rows, keys, window) -> Value:
+    """`[rows, keys]` bool for queries that end where the keys end: query i
+    is at key `i + keys - rows`; key j takes part when it is at most there
+    and, with a window, within `window` keys of it."""
+    out = TensorType((rows, keys), torch.bool)
+    shift = Scalar(ex.b.index(_size(keys - rows)), INDEX)
+    low = Scalar(ex.b.index(1 - window), INDEX) if window > 0 else None
+
+    def body(b, args, o):
+        i, j = b.index(0), b.index(1)
+        last = b.arith("addi", i, shift)
+        keep = b.cmp("le", j, last)
+        if low is not None:
+            first = b.arith("addi", last, low)
+            keep = b.arith("andi", keep, b.cmp("ge", j, first))
+        return keep
+    return ex.b.generic([], [mlir.identity_map(2)], out,
+                        ["parallel", "parallel"], body)
+
+
+def _padding_mask(ex, pad: Value, q: Value) -> Value:
+    """The `[B, S]` padding mask as `[B, 1, ..., 1, S]` for the scores."""
+    from .views import reshape_to
+    shape = (pad.type.dims[0],) + (1,) * (q.type.rank - 2) + \
+        (pad.type.dims[1],)
+    return reshape_to(ex, pad, pad.type.with_dims(shape))
+
+
+@handles(torch.ops.attnfuse.cached_attention.default)
+def cached_attention(ex, q, k, v, padding, scale, causal, window, softcap):
+    """torch.ops.attnfuse.cached_attention (attnfuse/kvcache.py) as one
+    attn.sdpa: queries ending where the keys end. With as many queries as
+    keys (prefill) that is `is_causal` (and `window_left`); one query
+    (decode) takes every key, so with a window only the window's slice of
+    the keys is read; other steps slice to the window and mask the band
+    they need at run time. The padding mask is `[B, 1, 1, S]`;
+    soft-capping is a score_mod region."""
+    out = ex.out_type()
+    q, k, v, pad = (ex.tensor(x) for x in (q, k, v, padding))
+    L, S = q.type.dims[-2], k.type.dims[-2]
+    window = int(window)
+    if window > 0 and not causal:
+        ex.unsupported("a sliding window without causality")
+    left = right = None
+    start, band = 0, False
+    if causal and _size(sympy.sympify(L) - S) == 0:
+        right = 0
+        left = window - 1 if window > 0 else None
+    elif window > 0:
+        # The first key of the first query's window.
+        start = _size(sympy.Max(0, sympy.sympify(S) - L - window + 1))
+        band = L != 1
+    else:
+        band = causal and L != 1
+    k, v = _keys_from(ex, k, start), _keys_from(ex, v, start)
+    mask = _padding_mask(ex, _keys_from(ex, pad, start, dim=-1), q)
+    if band:
+        keys = k.type.dims[-2]
+        mask = and_all(ex, [mask, _band(ex, L, keys, window)])
+    region = _softcap_region(float(softcap)) if softcap > 0 else None
+    return write_sdpa(ex, q, k, v, mask, out, float(scale), left, right,
+                      score_mod=region)

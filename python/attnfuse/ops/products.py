@@ -52,8 +52,7 @@ def _rows_matmul(ex, x: Value, wt: Value, init: Value | None,
 
 
 def _generic_matmul(ex, x: Value, wt: Value, init: Value) -> Value:
-    """The same contraction as a linalg.generic, for a 1-D x or leading dims
-    that would expand back into two dynamic dims."""
+    """The same contraction as a linalg.generic, for a 1-D x."""
     r = init.type.rank
     loops = r + 1
     lead = [f"d{i}" for i in range(r - 1)]
@@ -76,7 +75,7 @@ def matmul_onto(ex, x: Value, wt: Value, init: Value | None,
     lead = list(range(r - 1))
     acc_dtype = torch.float64 if out.dtype == torch.float64 else torch.float32
     acc_type = out.with_dtype(acc_dtype)
-    if r >= 2 and sum(not out.is_static(i) for i in lead) <= 1:
+    if r >= 2:
         y = _rows_matmul(ex, x, wt, init, acc_type)
     else:
         y = _generic_matmul(ex, x, wt, init if init is not None

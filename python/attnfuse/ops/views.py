@@ -63,20 +63,20 @@ def collapse_shape(ex, x: Value, groups, out: TensorType) -> Value:
 
 
 def expand_shape(ex, x: Value, groups, out: TensorType) -> Value:
+    """tensor.expand_shape; a group that splits a dim into two dynamic dims
+    (the rows [B * T] of a projection back to [B, T]) is a tensor.reshape
+    instead (MLIR 22's expand-strided-metadata crashes on such a group)."""
     if x.type.rank == 1 and out.rank == 1:
         return x
-    for g in groups:
-        if sum(not out.is_static(i) for i in g) > 1:
-            ex.unsupported(f"reshape {x.type} -> {out} splits a dim into two "
-                           f"dynamic dims")
+    if any(sum(not out.is_static(i) for i in g) > 1 for g in groups):
+        return ex.b.reshape(x, out)
     return ex.b.expand_shape(x, groups, out)
 
 
 def reshape_to(ex, x: Value, out: TensorType) -> Value:
     """A row-major reshape as one tensor.expand_shape or collapse_shape
     grouping the dims whose products agree, else a collapse to 1-D and an
-    expand. (MLIR 22's expand-strided-metadata crashes on an expand group
-    with two dynamic dims, so such a reshape is refused.)"""
+    expand."""
     if x.type.dims == out.dims:
         return x
     groups = reassociation(x.type.dims, out.dims)
@@ -202,10 +202,18 @@ def slice_(ex, x, dim=0, start=None, end=None, step=1):
     if start is None:
         start = 0
     if isinstance(start, int) and start < 0:
-        if not x.type.is_static(dim):
-            ex.unsupported("negative slice start on a dynamic dim")
-        start = max(start + x.type.dims[dim], 0)
-    if not isinstance(start, int):
+        size = x.type.dims[dim]
+        if x.type.is_static(dim):
+            start = max(start + size, 0)
+        else:
+            import sympy
+            # x[..., -k:] of a dynamic dim: from max(size - k, 0).
+            start = sympy.Max(0, size + start)
+    if hasattr(start, "expr"):
+        # A start computed from dynamic sizes (a KV cache's filled length):
+        # torch.export has checked it lies in the dim.
+        start = start.expr
+    elif not isinstance(start, int) and not hasattr(start, "free_symbols"):
         ex.unsupported("slice with a run-time start")
     if out.dims == x.type.dims and start == 0:
         return x

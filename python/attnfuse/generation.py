@@ -1,0 +1,415 @@
+"""Text generation with a compiled decoder: `compile_generator` exports a
+transformers causal LM's prefill and decode steps over a static KV cache
+(attnfuse.kvcache) into one library, and `Generator.generate` drives them
+as transformers' `generate` does (greedy or sampled, left-padded batches,
+stop tokens), token for token.
+
+    generator = attnfuse.compile_generator(model, max_batch=4,
+                                           max_cache_len=512)
+    tokens = generator.generate(input_ids, attention_mask=mask,
+                                max_new_tokens=64)
+"""
+
+from __future__ import annotations
+
+import copy
+import torch
+
+from . import kvcache
+from .compiler import BACKENDS, build_library
+from .errors import AttnFuseError
+from .exporter import export_program, torch_export
+from .runtime import BoundCall, CompiledFunction
+
+# Generation-config fields this loop implements (the others must keep
+# transformers' defaults, or generate would differ from model.generate).
+_SUPPORTED_PROCESSORS = ("temperature", "top_k", "top_p",
+                         "repetition_penalty")
+_UNSUPPORTED_DEFAULTS = {
+    "no_repeat_ngram_size": (None, 0), "min_length": (None, 0),
+    "min_new_tokens": (None, 0), "bad_words_ids": (None,),
+    "forced_bos_token_id": (None,), "forced_eos_token_id": (None,),
+    "suppress_tokens": (None,), "begin_suppress_tokens": (None,),
+    "sequence_bias": (None,), "min_p": (None,), "typical_p": (None, 1.0),
+    "epsilon_cutoff": (None, 0.0), "eta_cutoff": (None, 0.0),
+    "exponential_decay_length_penalty": (None,),
+    "encoder_repetition_penalty": (None, 1.0), "num_beams": (None, 1),
+    "renormalize_logits": (None, False), "top_h": (None,),
+}
+
+
+class _Entry:
+    """One entry point of the library with the weights bound: a BoundCall
+    per batch size (the cache arguments are the leading B rows of the
+    cache, views that stay the same for a batch size)."""
+
+    def __init__(self, exported, fn, weights, inputs, cache_inputs, cache):
+        self.exported = exported
+        self.fn = fn
+        self.weights = weights  # argument position -> tensor
+        self.inputs = inputs  # positions of input_ids, mask, position_ids
+        self.cache_inputs = cache_inputs  # positions of keys..., values...
+        self.cache = [k for k, _ in cache] + [v for _, v in cache]
+        self.num_args = len(exported.args) - sum(
+            1 for a in exported.args if a.kind == "static")
+        self._calls = {}
+
+    def call(self, batch: int, tokens) -> list:
+        bound = self._calls.get(batch)
+        if bound is None:
+            fixed = dict(self.weights)
+            fixed.update({i: t[:batch] for i, t in
+                          zip(self.cache_inputs, self.cache)})
+            bound = self._calls[batch] = BoundCall(self.fn, fixed,
+                                                   self.num_args)
+        return bound(dict(zip(self.inputs, tokens)))
+
+
+class Generator:
+    """A compiled causal LM with a static KV cache of `max_batch` rows and
+    `max_cache_len` positions, updated in place by its two kinds of entry
+    points (one library): `prefill` (a whole prompt from position 0) and
+    `decode` (a few new tokens after the cached ones). `generate` runs
+    transformers' decoding loop on them. Not reentrant: one generation at
+    a time uses the cache."""
+
+    def __init__(self, model, library, entries, cache, max_batch,
+                 max_cache_len):
+        self.model = model
+        self.library_path = str(library)
+        self.generation_config = copy.deepcopy(model.generation_config)
+        self.max_batch = max_batch
+        self.max_cache_len = max_cache_len
+        self.cache = cache  # [(keys, values)] per layer
+        self._prefill = entries.pop("prefill")
+        self._decode = entries  # new tokens -> _Entry
+        self.dtype = cache[0][0].dtype
+
+    @property
+    def decode_lengths(self) -> tuple:
+        return tuple(sorted(self._decode))
+
+    # ---- steps ------------------------------------------------------------
+    def _run(self, entry: _Entry, input_ids, attention_mask, position_ids):
+        b = input_ids.shape[0]
+        if not 1 <= b <= self.max_batch:
+            raise AttnFuseError(f"batch {b}: the generator was compiled for "
+                                f"1 to {self.max_batch} rows")
+        n = attention_mask.shape[1]
+        if n > self.max_cache_len:
+            raise AttnFuseError(f"{n} positions do not fit the cache of "
+                                f"{self.max_cache_len}")
+        args = [t.to(torch.int64).contiguous()
+                for t in (input_ids, attention_mask, position_ids)]
+        (logits,) = entry.call(b, args)
+        return logits
+
+    def prefill(self, input_ids, attention_mask, position_ids):
+        """Logits `[B, V]` of the last position of a prompt `[B, T]` (T >= 2,
+        attention mask and positions `[B, T]`); writes cache rows 0..T-1."""
+        if input_ids.shape[1] < 2:
+            raise AttnFuseError("prefill needs at least 2 tokens; decode one")
+        return self._run(self._prefill, input_ids, attention_mask,
+                         position_ids)
+
+    def decode(self, input_ids, attention_mask, position_ids):
+        """Logits `[B, L, V]` of L new tokens `[B, L]` (L one of
+        `decode_lengths`) after the n - L cached positions, with the
+        attention mask of all n positions `[B, n]`; writes cache rows
+        n - L .. n - 1."""
+        L = input_ids.shape[1]
+        if L not in self._decode:
+            raise AttnFuseError(f"decode of {L} tokens: compiled for "
+                                f"{self.decode_lengths}")
+        return self._run(self._decode[L], input_ids, attention_mask,
+                         position_ids)
+
+    # ---- the loop -----------------------------------------------------------
+    def generate(self, input_ids, attention_mask=None, max_new_tokens=None,
+                 do_sample=None, temperature=None, top_k=None, top_p=None,
+                 repetition_penalty=None, seed=None, eos_token_id=None,
+                 pad_token_id=None, logits_processor=None, progress=None):
+        """transformers' `generate` for a decoder-only model: the prompt
+        `[B, T]` (left padding marked 0 in `attention_mask`) followed by at
+        most `max_new_tokens` tokens, `[B, T + steps]`. Greedy unless
+        `do_sample` (temperature, top-k, top-p and repetition penalty as
+        transformers applies them, then a draw from the softmax with a
+        generator seeded by `seed`, else PyTorch's global one, as
+        transformers uses). Options left None take the model's
+        generation_config value. A row that produced one of
+        `eos_token_id` (an id or a list) continues with `pad_token_id`;
+        generation stops when every row has. `progress(step, total,
+        tokens)` is called after each step with the step's tokens `[B]`."""
+        cfg = self.generation_config
+        self._check_config()
+        input_ids = torch.as_tensor(input_ids).to(torch.int64)
+        if input_ids.dim() != 2:
+            raise AttnFuseError("input_ids must be [batch, tokens]")
+        b, t = input_ids.shape
+        mask = (torch.ones_like(input_ids) if attention_mask is None
+                else torch.as_tensor(attention_mask).to(torch.int64))
+        if mask.shape != input_ids.shape:
+            raise AttnFuseError(f"attention_mask {tuple(mask.shape)} differs "
+                                f"from input_ids {tuple(input_ids.shape)}")
+        steps = _pick(max_new_tokens, cfg.max_new_tokens)
+        if steps is None:
+            steps = max((cfg.max_length or 20) - t, 0)
+        if t + steps > self.max_cache_len:
+            raise AttnFuseError(
+                f"{t} prompt tokens + {steps} new ones exceed the cache of "
+                f"{self.max_cache_len} positions (compile_generator's "
+                f"max_cache_len)")
+        sample = bool(_pick(do_sample, cfg.do_sample))
+        choose = self._chooser(sample, temperature, top_k, top_p,
+                               repetition_penalty, logits_processor, seed)
+        eos = _pick(eos_token_id, cfg.eos_token_id)
+        eos = None if eos is None else torch.tensor(
+            [eos] if isinstance(eos, int) else list(eos), dtype=torch.int64)
+        pad = _pick(pad_token_id, cfg.pad_token_id)
+        if pad is None and eos is not None:
+            pad = int(eos[0])
+        return self._loop(input_ids, mask, steps, choose, eos, pad, progress)
+
+    def _loop(self, ids, mask, steps, choose, eos, pad, progress):
+        b = ids.shape[0]
+        position = mask.cumsum(-1) - 1
+        position = position.masked_fill(mask == 0, 0)
+        if steps == 0:
+            return ids
+        if ids.shape[1] >= 2:
+            logits = self.prefill(ids, mask, position)
+        else:
+            logits = self.decode(ids, mask, position)[:, -1]
+        unfinished = torch.ones(b, dtype=torch.int64)
+        out = ids
+        for step in range(steps):
+            tokens = choose(out, logits)
+            if eos is not None:
+                tokens = tokens * unfinished + pad * (1 - unfinished)
+            out = torch.cat([out, tokens[:, None]], dim=-1)
+            if progress is not None:
+                progress(step + 1, steps, tokens)
+            if eos is not None:
+                unfinished = unfinished & ~torch.isin(tokens, eos)
+                if int(unfinished.max()) == 0:
+                    break
+            if step + 1 == steps:
+                break
+            mask = torch.cat([mask, mask.new_ones(b, 1)], dim=-1)
+            position = position[:, -1:] + 1
+            logits = self.decode(tokens[:, None], mask, position)[:, -1]
+        return out
+
+    def _chooser(self, sample, temperature, top_k, top_p, repetition_penalty,
+                 logits_processor, seed):
+        """The step's token choice: transformers' processors (repetition
+        penalty, the caller's `logits_processor`, then with sampling the
+        temperature, top-k and top-p warpers), then argmax or a draw."""
+        import transformers as tf
+        cfg = self.generation_config
+        processors = tf.LogitsProcessorList()
+        penalty = _pick(repetition_penalty, cfg.repetition_penalty)
+        if penalty is not None and penalty != 1.0:
+            processors.append(tf.RepetitionPenaltyLogitsProcessor(penalty))
+        processors.extend(logits_processor or [])
+        if sample:
+            temp = _pick(temperature, cfg.temperature)
+            k = _pick(top_k, cfg.top_k)
+            p = _pick(top_p, cfg.top_p)
+            if temp is not None and temp != 1.0:
+                processors.append(tf.TemperatureLogitsWarper(temp))
+            if k is not None and k != 0:
+                processors.append(tf.TopKLogitsWarper(top_k=k))
+            if p is not None and p < 1.0:
+                processors.append(tf.TopPLogitsWarper(top_p=p))
+        rng = None
+        if sample and seed is not None:
+            rng = torch.Generator().manual_seed(seed)
+
+        def choose(ids, logits):
+            scores = processors(ids, logits.to(torch.float32))
+            if not sample:
+                return torch.argmax(scores, dim=-1)
+            probs = torch.softmax(scores, dim=-1)
+            return torch.multinomial(probs, 1, generator=rng).squeeze(1)
+        return choose
+
+    def _check_config(self):
+        cfg = self.generation_config
+        for name, defaults in _UNSUPPORTED_DEFAULTS.items():
+            value = getattr(cfg, name, None)
+            if value not in defaults:
+                raise AttnFuseError(
+                    f"the model's generation_config sets {name}={value!r}, "
+                    f"which attnfuse's generate does not implement "
+                    f"(supported: {', '.join(_SUPPORTED_PROCESSORS)}); "
+                    f"reset it to its default")
+
+
+def _pick(value, default):
+    return default if value is None else value
+
+
+# ---------------------------------------------------------------------------
+# Compiling
+# ---------------------------------------------------------------------------
+
+
+def compile_generator(model, max_batch: int = 1, max_cache_len: int = 256,
+                      dtype=None, decode_lengths=(1,),
+                      backend: str = "auto") -> Generator:
+    """Compiles a transformers causal LM (`model.config`,
+    `model.generation_config`, logits out) for generation: one library with
+    `prefill` and one `decode_<L>` per L in `decode_lengths` (1 by default;
+    more for speculative decoding), sharing the weights and a static KV
+    cache of `max_batch` x `max_cache_len` positions in `dtype` (default
+    the model's: bf16 weights and cache for a bf16 model; another dtype
+    converts a copy of the model). Returns a Generator."""
+    if backend not in BACKENDS:
+        raise AttnFuseError(f"backend must be one of {BACKENDS}")
+    if max_batch < 1 or max_cache_len < 2:
+        raise AttnFuseError("max_batch must be >= 1 and max_cache_len >= 2")
+    model = model.eval()
+    if dtype is not None and dtype != model.dtype:
+        model = copy.deepcopy(model).to(dtype)
+    decode_lengths = sorted(set(int(n) for n in decode_lengths))
+    if not decode_lengths or decode_lengths[0] < 1 or \
+            decode_lengths[-1] > max_cache_len:
+        raise AttnFuseError(f"decode_lengths {decode_lengths}: each must be "
+                            f"in 1..max_cache_len")
+    cache = _allocate_cache(model, max_batch, max_cache_len)
+    steps = _step_modules(model, cache, decode_lengths)
+    exported = {name: _export_step(step, name, cache, max_batch,
+                                   max_cache_len)
+                for name, step in steps.items()}
+    library, _ = build_library(_link(exported.values()), backend)
+    entries = {}
+    for name, exp in exported.items():
+        key = "prefill" if name == "prefill" else int(name.split("_")[1])
+        entries[key] = _bind(exp, library, steps[name], cache)
+    return Generator(model, library, entries, cache, max_batch,
+                     max_cache_len)
+
+
+def _allocate_cache(model, max_batch, max_cache_len):
+    """Zeroed keys and values per layer, `[max_batch, kv_heads, capacity,
+    head_dim]`, shaped as the model's own cache (probed with one token).
+    One spare position: torch.export cannot keep the filled length dynamic
+    up to the whole capacity (a slice of all of it is the tensor itself)."""
+    from transformers import DynamicCache
+    probe = DynamicCache(config=model.config)
+    with torch.no_grad():
+        model(input_ids=torch.zeros(1, 1, dtype=torch.int64),
+              past_key_values=probe, use_cache=True)
+    cache = []
+    for layer in probe.layers:
+        keys, values = getattr(layer, "keys", None), getattr(layer, "values",
+                                                             None)
+        if keys is None or keys.dim() != 4:
+            raise AttnFuseError(f"cache layer {type(layer).__name__} has no "
+                                f"[batch, heads, positions, dim] keys")
+        shape = (max_batch, keys.shape[1], max_cache_len + 1)
+        cache.append((torch.zeros(shape + keys.shape[3:], dtype=keys.dtype),
+                      torch.zeros(shape + values.shape[3:],
+                                  dtype=values.dtype)))
+    return cache
+
+
+def _step_modules(model, cache, decode_lengths):
+    """The step modules, using attnfuse's attention function when every
+    layer of the model dispatches through transformers' attention
+    interface (checked on one eager decode step), else the model's own
+    attention over the cache's prefix."""
+    StepModule = kvcache.StepModule
+    probe = StepModule(model, False, True)
+    ids = torch.zeros(1, 1, dtype=torch.int64)
+    try:
+        with torch.no_grad():
+            probe(ids, torch.ones(1, 2, dtype=torch.int64),
+                  torch.ones(1, 1, dtype=torch.int64),
+                  [k[:1].clone() for k, _ in cache],
+                  [v[:1].clone() for _, v in cache])
+        step = probe.last_step
+        ours = step.attention_calls == step.cache_updates > 0
+    except Exception:  # noqa: BLE001 - attention code of the model's own
+        # (Falcon reads the mask transformers builds for its own
+        # implementations): the model keeps it.
+        ours = False
+    modules = {"prefill": StepModule(model, True, ours)}
+    for n in decode_lengths:
+        modules[f"decode_{n}"] = StepModule(model, False, ours)
+    return modules
+
+
+def _export_step(step, name, cache, max_batch, max_cache_len):
+    """torch.export of one step with a dynamic batch (up to max_batch) and
+    a dynamic number of positions, then the MLIR of `@name`."""
+    dim = torch.export.Dim
+    b = min(2, max_batch)
+    batch = dim("batch", min=1, max=max_batch) if max_batch > 1 else None
+    rows = {0: batch} if batch else None
+    if step.prefill:
+        n = L = 3 if max_cache_len >= 3 else 2
+        tokens = dim("tokens", min=2, max=max_cache_len)
+        shape = {0: batch, 1: tokens} if batch else {1: tokens}
+        dynamic = {"input_ids": shape, "attention_mask": shape,
+                   "position_ids": shape}
+    else:
+        L = int(name.split("_")[1])
+        n = min(L + 2, max_cache_len)
+        total = dim("total", min=L, max=max_cache_len)
+        dynamic = {"input_ids": rows, "position_ids": rows,
+                   "attention_mask": ({0: batch, 1: total} if batch
+                                      else {1: total})}
+    dynamic["keys"] = [rows] * len(cache)
+    dynamic["values"] = [rows] * len(cache)
+    kwargs = {"input_ids": torch.zeros(b, L, dtype=torch.int64),
+              "attention_mask": torch.ones(b, n, dtype=torch.int64),
+              "position_ids": torch.arange(n - L, n).expand(b, L).contiguous(),
+              "keys": [k[:b].clone() for k, _ in cache],
+              "values": [v[:b].clone() for _, v in cache]}
+    program = torch_export(step, (), dynamic, kwargs)
+    return export_program(program, func_name=name)
+
+
+def _link(exported) -> str:
+    """One module holding every step's function."""
+    bodies = []
+    for e in exported:
+        text = e.mlir.strip()
+        assert text.startswith("module {") and text.endswith("}")
+        bodies.append(text[len("module {"):-1].strip("\n"))
+    return "module {\n" + "\n".join(bodies) + "\n}\n"
+
+
+def _bind(exported, library, step, cache) -> _Entry:
+    """The entry point with the step module's weights bound by reference
+    (the same tensors for every entry point) and the positions of its
+    inputs: input_ids, attention_mask, position_ids, then the cache's keys
+    and values per layer, as torch.export flattens them."""
+    fn = CompiledFunction(str(library), exported.func_name, exported.results)
+    state = dict(step.named_parameters(remove_duplicate=False))
+    state.update(step.named_buffers(remove_duplicate=False))
+    weights, inputs = {}, []
+    position = 0
+    for spec in exported.args:
+        if spec.kind == "static":
+            raise AttnFuseError(f"{exported.func_name}: a non-tensor input "
+                                f"{spec.name}")
+        if spec.kind == "input":
+            inputs.append(position)
+        else:
+            t = state[spec.name].detach()
+            if not t.is_contiguous() or t.device.type != "cpu":
+                raise AttnFuseError(f"{spec.name} must be a dense CPU tensor")
+            weights[position] = t
+        position += 1
+    if len(inputs) != 3 + 2 * len(cache):
+        raise AttnFuseError(f"{exported.func_name} takes {len(inputs)} "
+                            f"inputs, expected 3 and the cache's "
+                            f"{2 * len(cache)}")
+    written = [i for i, a in enumerate(exported.args) if a.written]
+    if written != inputs[3:]:
+        raise AttnFuseError(f"{exported.func_name} writes arguments "
+                            f"{written}, expected the cache's {inputs[3:]}")
+    return _Entry(exported, fn, weights, inputs[:3], inputs[3:], cache)

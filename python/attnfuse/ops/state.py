@@ -1,0 +1,136 @@
+"""Writes into a tensor: the functional forms torch.export gives in-place
+updates (`cache[:, :, pos] = k`, `cache[..., a:b].copy_(k)`,
+`cache.index_copy_(2, pos, k)`, `x.fill_(v)`): `slice_scatter`,
+`select_scatter`, `index_put` and `copy`. Each is a `tensor.insert_slice`
+into the destination (one per index for `index_put`, in an `scf.for`), so
+that when the destination is an argument written in place (a KV cache)
+bufferization writes only the updated rows into the caller's buffer."""
+
+from __future__ import annotations
+
+import torch
+
+from .. import mlir
+from ..mlir import TensorType, Value
+from . import handles
+from .views import reshape_to
+
+aten = torch.ops.aten
+
+
+def _offset(ex, value, size):
+    """A start index (int or dynamic size) made non-negative: negative ints
+    count from the end of a static dim, as PyTorch's slicing does."""
+    value = ex.concrete(value)
+    if value is None:
+        return 0
+    if hasattr(value, "expr"):  # a SymSize
+        return value.expr
+    if isinstance(value, int) and value < 0:
+        if not isinstance(size, int):
+            ex.unsupported("a negative start on a dynamic dim")
+        return max(value + size, 0)
+    if not isinstance(value, int):
+        ex.unsupported(f"a run-time start {value!r}")
+    return value
+
+
+def _as_type(ex, src, out: TensorType) -> Value:
+    """`src` converted to out's dtype and broadcast to its shape (the
+    source of a copy or a scatter, as PyTorch broadcasts it)."""
+    v = ex.tensor(src, out.dtype)
+    if v.type.dims == out.dims:
+        return v
+    return ex.map([v], out, lambda b, a: a)
+
+
+@handles(aten.copy.default)
+def copy(ex, dest, src, non_blocking=False):
+    """Functional `dest.copy_(src)`: src in dest's dtype and shape."""
+    return _as_type(ex, src, ex.out_type())
+
+
+@handles(aten.slice_scatter.default)
+def slice_scatter(ex, x, src, dim=0, start=None, end=None, step=1):
+    """`x` with `x[..., start:end:step, ...]` replaced by `src`."""
+    x = ex.tensor(x)
+    out = ex.out_type()
+    dim %= out.rank
+    start = _offset(ex, start, x.type.dims[dim])
+    sizes = list(out.dims)
+    v = ex.tensor(src, out.dtype)
+    sizes[dim] = v.type.dims[dim]
+    v = _as_type(ex, v, out.with_dims(sizes))
+    offsets = [0] * out.rank
+    offsets[dim] = start
+    strides = [1] * out.rank
+    strides[dim] = ex.concrete(step)
+    if not isinstance(strides[dim], int):
+        ex.unsupported("slice_scatter with a run-time step")
+    return ex.b.insert_slice(v, x, offsets, sizes, strides)
+
+
+@handles(aten.select_scatter.default)
+def select_scatter(ex, x, src, dim, index):
+    """`x` with `x.select(dim, index)` replaced by `src`."""
+    x = ex.tensor(x)
+    out = ex.out_type()
+    dim %= out.rank
+    index = _offset(ex, index, x.type.dims[dim])
+    sizes = list(out.dims)
+    sizes[dim] = 1
+    row = TensorType(tuple(d for i, d in enumerate(out.dims) if i != dim),
+                     out.dtype)
+    v = _as_type(ex, src, row)
+    v = ex.b.expand_shape(v, _unit_groups(row.rank, dim),
+                          out.with_dims(sizes))
+    offsets = [0] * out.rank
+    offsets[dim] = index
+    return ex.b.insert_slice(v, x, offsets, sizes)
+
+
+def _unit_groups(rank: int, dim: int):
+    """The reassociation that inserts a unit dim at `dim` into a rank-`rank`
+    shape."""
+    if rank == 0:
+        return []
+    groups = [[i] if i < dim else [i + 1] for i in range(rank)]
+    if dim < rank:
+        groups[dim] = [dim, dim + 1]
+    else:
+        groups[-1].append(dim)
+    return groups
+
+
+@handles(aten.index_put.default)
+def index_put(ex, x, indices, values, accumulate=False):
+    """`x[..., idx, ...] = values` with one integer index tensor (the other
+    indices None): for each element t of idx, row idx[t] along that dim
+    gets values' row t (values broadcast to the indexed shape first). An
+    index is checked against the dim's size (negative ones count from the
+    end); with repeated indices the last write wins."""
+    x = ex.tensor(x)
+    out = ex.out_type()
+    given = [(d, i) for d, i in enumerate(indices) if i is not None]
+    if len(given) != 1:
+        ex.unsupported("index_put with more than one index tensor")
+    if accumulate:
+        ex.unsupported("index_put with accumulate=True")
+    dim, idx = given[0]
+    idx = ex.tensor(idx)
+    if idx.type.dtype == torch.bool:
+        ex.unsupported("index_put with a boolean mask (data-dependent rows)")
+    if mlir.is_float(idx.type.dtype):
+        ex.fail("index_put indices must be integers")
+    # values broadcast to x[..., idx, ...]: x's dims with idx's shape at dim.
+    shape = out.dims[:dim] + idx.type.dims + out.dims[dim + 1:]
+    vals = _as_type(ex, values, TensorType(shape, out.dtype))
+    # One index dim: idx and values flattened along it.
+    n = 1
+    for d in idx.type.dims:
+        n = n * d
+    if idx.type.rank != 1:
+        idx = reshape_to(ex, idx, TensorType((n,), idx.type.dtype))
+        vals = reshape_to(ex, vals, TensorType(
+            out.dims[:dim] + (n,) + out.dims[dim + 1:], out.dtype))
+    return ex.b.scatter_rows(x, vals, idx, dim)

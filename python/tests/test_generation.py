@@ -1,0 +1,251 @@
+"""Generation with attnfuse.compile_generator: greedy generation equal to
+transformers' `generate` token for token (batch 1 and a left-padded batch
+of 3) for decoder architectures built from their configs (tiny random
+weights, fixed seeds): Llama (grouped-query attention), Mistral with a
+sliding window that decoding runs past, GPT-2, Gemma-2 (soft-capping,
+alternating sliding layers) and Falcon (its own attention code over the
+cache). Sampling with a seed, stop tokens, the progress callback, a
+multi-token decode step, bf16 and the refusals on the Llama model. Each
+model is compiled once (prefill and decode in one library)."""
+
+import functools
+
+import pytest
+import torch
+
+import attnfuse
+
+T = pytest.importorskip("transformers")
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
+
+VOCAB = 100
+MAX_CACHE = 32
+NEW_TOKENS = 12
+_GQA = dict(num_hidden_layers=2, hidden_size=32, num_attention_heads=4,
+            num_key_value_heads=2, intermediate_size=64,
+            max_position_embeddings=64)
+
+MODELS = {
+    "llama": lambda: T.LlamaForCausalLM(T.LlamaConfig(vocab_size=VOCAB,
+                                                      **_GQA)),
+    # A window of 4 keys: decoding runs far past it.
+    "mistral": lambda: T.MistralForCausalLM(T.MistralConfig(
+        vocab_size=VOCAB, sliding_window=4, **_GQA)),
+    "gpt2": lambda: T.GPT2LMHeadModel(T.GPT2Config(
+        vocab_size=VOCAB, n_layer=2, n_embd=32, n_head=4, n_positions=64,
+        bos_token_id=1, eos_token_id=2)),
+    "gemma2": lambda: T.Gemma2ForCausalLM(T.Gemma2Config(
+        vocab_size=VOCAB, head_dim=8, sliding_window=4,
+        attn_implementation="eager", **_GQA)),
+    "falcon": lambda: T.FalconForCausalLM(T.FalconConfig(
+        vocab_size=VOCAB, num_hidden_layers=2, hidden_size=32,
+        num_attention_heads=4, alibi=False)),
+}
+
+
+def build(name, dtype=torch.float32):
+    torch.manual_seed(0)
+    return MODELS[name]().eval().to(dtype)
+
+
+@functools.lru_cache(maxsize=None)
+def compiled(name, dtype=torch.float32):
+    model = build(name, dtype)
+    decode = (1, 3) if name == "llama" and dtype == torch.float32 else (1,)
+    generator = attnfuse.compile_generator(model, max_batch=3,
+                                           max_cache_len=MAX_CACHE,
+                                           decode_lengths=decode)
+    return model, generator
+
+
+def prompts(batch, seed=1):
+    """Token ids [batch, 7] and a left-padded mask: row 0 padded by 3, row
+    2 by 1."""
+    g = torch.Generator().manual_seed(seed)
+    ids = torch.randint(3, VOCAB, (batch, 7), generator=g)
+    mask = torch.ones(batch, 7, dtype=torch.int64)
+    mask[0, :3] = 0
+    if batch > 2:
+        mask[2, :1] = 0
+    return ids, mask
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_greedy_matches_transformers(name):
+    model, generator = compiled(name)
+    for batch in (1, 3):
+        ids, mask = prompts(batch)
+        if batch == 1:
+            mask = torch.ones_like(ids)
+        ours = generator.generate(ids, attention_mask=mask,
+                                  max_new_tokens=NEW_TOKENS, do_sample=False)
+        with torch.no_grad():
+            theirs = model.generate(ids, attention_mask=mask,
+                                    max_new_tokens=NEW_TOKENS,
+                                    do_sample=False)
+        assert torch.equal(ours, theirs), (ours, theirs)
+
+
+def _decode_text(generator):
+    """The MLIR of the one-token decode function."""
+    text = open(generator.library_path[:-3] + ".mlir").read()
+    text = text[text.index("func.func @decode_1"):]
+    end = text.find("func.func", 1)
+    return text if end < 0 else text[:end]
+
+
+def test_decode_reads_the_filled_prefix_only():
+    """The decode step's attention takes a slice of the cache as long as
+    the attention mask (`?` keys), masks padding with [B, 1, 1, n], and
+    has no [.., max_cache_len] operand."""
+    _, generator = compiled("llama")
+    decode = _decode_text(generator)
+    sdpa = [line for line in decode.splitlines() if '"attn.sdpa"' in line]
+    assert len(sdpa) == 2
+    for line in sdpa:
+        assert "tensor<?x2x?x8xf32>" in line  # keys: batch x heads x n x dim
+        assert "tensor<?x1x1x?xi1>" in line
+        assert str(MAX_CACHE + 1) not in line.split(":", 1)[1]
+
+
+def test_window_layers_read_only_their_window():
+    """Mistral's decode reads the keys from max(0, n - window): one slice
+    per attention whose start is an arith.maxsi of the length."""
+    _, generator = compiled("mistral")
+    decode = _decode_text(generator)
+    assert decode.count("arith.maxsi") >= 1
+    assert "window_left" not in decode
+
+
+def test_sampling_matches_transformers_with_a_seed():
+    model, generator = compiled("llama")
+    ids, mask = prompts(3)
+    options = dict(do_sample=True, temperature=0.7, top_k=20, top_p=0.9,
+                   max_new_tokens=NEW_TOKENS)
+    ours = generator.generate(ids, attention_mask=mask, seed=123, **options)
+    torch.manual_seed(123)
+    with torch.no_grad():
+        theirs = model.generate(ids, attention_mask=mask, **options)
+    assert torch.equal(ours, theirs)
+    again = generator.generate(ids, attention_mask=mask, seed=123, **options)
+    assert torch.equal(ours, again)
+
+
+def test_stop_tokens_and_progress():
+    """Rows stop at any of a list of eos ids and continue with the pad id;
+    generation ends when every row has stopped; progress sees each step."""
+    model, generator = compiled("llama")
+    ids, mask = prompts(3)
+    free = generator.generate(ids, attention_mask=mask,
+                              max_new_tokens=NEW_TOKENS, do_sample=False)
+    new = free[:, ids.shape[1]:]
+    eos = [int(new[0, 2]), int(new[1, 4])]
+    steps = []
+    ours = generator.generate(
+        ids, attention_mask=mask, max_new_tokens=NEW_TOKENS, do_sample=False,
+        eos_token_id=eos, pad_token_id=0,
+        progress=lambda step, total, tokens: steps.append(
+            (step, total, tokens.clone())))
+    with torch.no_grad():
+        theirs = model.generate(ids, attention_mask=mask,
+                                max_new_tokens=NEW_TOKENS, do_sample=False,
+                                eos_token_id=eos, pad_token_id=0)
+    assert torch.equal(ours, theirs)
+    assert [s for s, _, _ in steps] == list(range(1, ours.shape[1] -
+                                                   ids.shape[1] + 1))
+    assert all(total == NEW_TOKENS for _, total, _ in steps)
+    assert torch.equal(steps[-1][2], ours[:, -1])
+
+
+def test_decode_of_several_tokens_matches_the_full_forward():
+    """decode_lengths=(1, 3): three new tokens at once (a speculative
+    verification step) give the logits of a full forward at their
+    positions."""
+    model, generator = compiled("llama")
+    ids, mask = prompts(3)
+    more = torch.randint(3, VOCAB, (3, 3), generator=torch.Generator()
+                         .manual_seed(5))
+    position = (mask.cumsum(-1) - 1).masked_fill(mask == 0, 0)
+    generator.prefill(ids, mask, position)
+    full_mask = torch.cat([mask, torch.ones(3, 3, dtype=torch.int64)], -1)
+    new_pos = position[:, -1:] + torch.arange(1, 4)
+    logits = generator.decode(more, full_mask, new_pos)
+    all_ids = torch.cat([ids, more], -1)
+    all_pos = torch.cat([position, new_pos], -1)
+    with torch.no_grad():
+        expected = model(all_ids, attention_mask=full_mask,
+                         position_ids=all_pos).logits[:, -3:]
+    torch.testing.assert_close(logits, expected, atol=1e-4, rtol=1e-4)
+
+
+def test_bf16_model_keeps_bf16_weights_and_cache():
+    """A bf16 model generates with bf16 weights and cache; its first
+    logits are as close to the f32 model's as eager bf16's are."""
+    model, generator = compiled("llama", torch.bfloat16)
+    assert generator.dtype == torch.bfloat16
+    assert all(k.dtype == torch.bfloat16 for k, _ in generator.cache)
+    ids, mask = prompts(3)
+    position = (mask.cumsum(-1) - 1).masked_fill(mask == 0, 0)
+    ours = generator.prefill(ids, mask, position)
+    assert ours.dtype == torch.bfloat16
+    reference = build("llama")
+    with torch.no_grad():
+        eager = model(ids, attention_mask=mask).logits[:, -1].float()
+        truth = reference(ids, attention_mask=mask).logits[:, -1]
+    eager_err = (eager - truth).abs().max().item()
+    assert (ours.float() - truth).abs().max().item() <= max(2 * eager_err,
+                                                             0.05)
+    tokens = generator.generate(ids, attention_mask=mask, max_new_tokens=4,
+                                do_sample=False)
+    assert tokens.shape == (3, 11)
+
+
+class CachedAttentions(torch.nn.Module):
+    """torch.ops.attnfuse.cached_attention in each form its handler
+    writes: a whole prompt (is_causal and window_left), one query (the
+    window's slice of the keys), three queries (a slice and a run-time
+    band), soft-capping (a score_mod region), no causality."""
+
+    def forward(self, prompt, q, k, v, padding):
+        op = torch.ops.attnfuse.cached_attention
+        return (op(prompt, k, v, padding, 0.3, True, 3, 0.0),
+                op(q[:, :, :1], k, v, padding, 0.3, True, 3, 0.0),
+                op(q, k, v, padding, 0.3, True, 3, 0.0),
+                op(q, k, v, padding, 0.3, True, 0, 5.0),
+                op(q[:, :, :1], k, v, padding, 0.3, False, 0, 0.0))
+
+
+def test_cached_attention_forms_match_the_reference():
+    s = torch.export.Dim("s", min=4, max=20)
+    g = torch.Generator().manual_seed(3)
+
+    def inputs(n):
+        padding = torch.ones(2, n, dtype=torch.bool)
+        padding[0, :2] = False
+        padding[1, :] = False  # no key at all: 0
+        return (torch.randn(2, 4, n, 8, generator=g),
+                torch.randn(2, 4, 3, 8, generator=g),
+                torch.randn(2, 2, n, 8, generator=g),
+                torch.randn(2, 2, n, 8, generator=g), padding)
+    module = CachedAttentions()
+    dynamic = ({2: s}, None, {2: s}, {2: s}, {1: s})
+    compiled = attnfuse.compile(module, inputs(6), dynamic_shapes=dynamic)
+    text = compiled.mlir
+    assert "is_causal = true" in text and "window_left = 2" in text
+    assert "math.tanh" in text and "arith.maxsi" in text
+    for n in (5, 11):
+        args = inputs(n)
+        for ours, ref in zip(compiled(*args), module(*args)):
+            torch.testing.assert_close(ours, ref, atol=1e-5, rtol=1e-5)
+
+
+def test_refusals():
+    _, generator = compiled("llama")
+    ids, mask = prompts(3)
+    with pytest.raises(attnfuse.AttnFuseError, match="exceed the cache"):
+        generator.generate(ids, attention_mask=mask, max_new_tokens=MAX_CACHE)
+    with pytest.raises(attnfuse.AttnFuseError, match="compiled for 1 to 3"):
+        generator.generate(torch.ones(4, 5, dtype=torch.int64),
+                           max_new_tokens=2)
+    with pytest.raises(attnfuse.AttnFuseError, match="decode of 2 tokens"):
+        generator.decode(ids[:, :2], mask, mask)
