@@ -184,6 +184,14 @@ class Exporter:
         # Float values where(cond, c1, c2) with scalar branches and a
         # conjunction cond: an additive mask distributed over its terms.
         self.selects: dict = {}
+        # Integer values that are affine in their indices (arange and its
+        # views, ops/positions.py), and boolean comparisons of them known
+        # to keep a band: (window_left, window_right).
+        self.positions: dict = {}
+        self.bands: dict = {}
+        # Values that depend only on their key, written once and reused
+        # (band masks): every use comes later in the one block.
+        self.memo: dict = {}
 
     # ---- errors -----------------------------------------------------------
     def fail(self, message: str):
