@@ -203,6 +203,14 @@ class Exporter:
         # inputs and buffers the module writes in place.
         self.mutations: dict = self._mutations()
         self.written: set = set()  # SSA names of the arguments written
+        # Integer values that are affine in their indices (arange and its
+        # views, ops/positions.py), and boolean comparisons of them known
+        # to keep a band: (window_left, window_right).
+        self.positions: dict = {}
+        self.bands: dict = {}
+        # Values that depend only on their key, written once and reused
+        # (band masks): every use comes later in the one block.
+        self.memo: dict = {}
 
     # ---- errors -----------------------------------------------------------
     def fail(self, message: str):

@@ -331,6 +331,13 @@ class FunctionBuilder:
         return self.op(f'"attn.{name}"({names}){body}{attr} : ({types}) -> '
                        f'{out}', out)
 
+    def iota(self, dim: int, out: TensorType) -> Value:
+        """attn.iota: positions along `dim`, sized by the output's dims."""
+        sizes = self.dynamic_sizes(out)
+        types = ", ".join("index" for _ in sizes)
+        return self.op(f'"attn.iota"({", ".join(sizes)}) {{dimension = '
+                       f'{dim} : i64}} : ({types}) -> {out}', out)
+
     # ---- index arithmetic for dynamic sizes ------------------------------
     def index(self, dim) -> str:
         """The SSA `index` value of a size: an int or a sympy expression

@@ -249,3 +249,63 @@ func.func @reused_positions_dag(%q: tensor<8x4xf32>, %k: tensor<8x4xf32>, %v: te
   %o = attn.matmul %p, %v : (tensor<8x8xf32>, tensor<8x4xf32>) -> tensor<8x4xf32>
   return %o : tensor<8x4xf32>
 }
+
+// -----
+
+// Run-time sequence lengths: f64 positions of `?` size are exact, so the
+// band is known as for static ones (Mistral's window of 4 keys).
+// CHECK-LABEL: func.func @dynamic_causal_window
+// CHECK-NOT: attn.iota
+// CHECK: attn.sdpa %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}} {is_causal = true, scale = 1.000000e+00 : f64, window_left = 3 : i64} :
+// CHECK-NOT: score_mod
+func.func @dynamic_causal_window(%q: tensor<?x?x4xf32>, %k: tensor<?x?x4xf32>, %v: tensor<?x?x4xf32>) -> tensor<?x?x4xf32> {
+  %c1 = arith.constant 1 : index
+  %l = tensor.dim %q, %c1 : tensor<?x?x4xf32>
+  %sl = tensor.dim %k, %c1 : tensor<?x?x4xf32>
+  %kt = attn.transpose %k dims(-2, -1) : tensor<?x?x4xf32> -> tensor<?x4x?xf32>
+  %s = attn.matmul %q, %kt : (tensor<?x?x4xf32>, tensor<?x4x?xf32>) -> tensor<?x?x?xf32>
+  %i = attn.iota 0 (%l) : tensor<?x1xf64>
+  %j = attn.iota 1 (%sl) : tensor<1x?xf64>
+  %keep = attn.cmp le, %j, %i : (tensor<1x?xf64>, tensor<?x1xf64>) -> tensor<?x?xi1>
+  %w = arith.constant dense<4.0> : tensor<f64>
+  %lo = attn.sub %i, %w : (tensor<?x1xf64>, tensor<f64>) -> tensor<?x1xf64>
+  %recent = attn.cmp gt, %j, %lo : (tensor<1x?xf64>, tensor<?x1xf64>) -> tensor<?x?xi1>
+  %ninf = arith.constant dense<0xFF800000> : tensor<f32>
+  %m1 = attn.where %keep, %s, %ninf : (tensor<?x?xi1>, tensor<?x?x?xf32>, tensor<f32>) -> tensor<?x?x?xf32>
+  %m2 = attn.where %recent, %m1, %ninf : (tensor<?x?xi1>, tensor<?x?x?xf32>, tensor<f32>) -> tensor<?x?x?xf32>
+  // expected-remark @+1 {{fused into attn.sdpa (attribute form)}}
+  %p = attn.softmax %m2 dim(-1) : tensor<?x?x?xf32>
+  %o = attn.matmul %p, %v : (tensor<?x?x?xf32>, tensor<?x?x4xf32>) -> tensor<?x?x4xf32>
+  return %o : tensor<?x?x4xf32>
+}
+
+// -----
+
+// Falcon's eager ALiBi: a mask that selects a [B, H, 1, S] tensor inside
+// the causal band is computed in the region from the indices; the region
+// reads the small tensor (an extra operand), never the [B, H, L, S] mask.
+// CHECK-LABEL: func.func @band_over_small_tensor
+// CHECK-SAME: %[[PAD:[^:]+]]: tensor<2x1x1x8xi1>, %[[BIAS:[^:]+]]: tensor<2x4x1x8xf32>
+// CHECK: %[[INNER:.+]] = attn.where %[[PAD]], %[[BIAS]]
+// CHECK: attn.sdpa %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}} extras(%[[INNER]]) {scale = 1.250000e-01 : f64} : ({{.*}}, tensor<2x4x1x8xf32>) -> tensor<2x4x8x4xf32> score_mod {
+// CHECK-NEXT: ^bb0(%[[S:.+]]: f32, %{{.+}}: index, %{{.+}}: index, %[[I:.+]]: index, %[[J:.+]]: index, %[[E:.+]]: f32):
+// CHECK: %[[KEEP:.+]] = arith.cmpf ole
+// CHECK: %[[M:.+]] = arith.select %[[KEEP]], %[[E]], %{{.+}} : f32
+// CHECK: arith.addf %[[S]], %[[M]] : f32
+func.func @band_over_small_tensor(%q: tensor<2x4x8x4xf32>, %k: tensor<2x4x8x4xf32>, %v: tensor<2x4x8x4xf32>, %pad: tensor<2x1x1x8xi1>, %bias: tensor<2x4x1x8xf32>) -> tensor<2x4x8x4xf32> {
+  %kt = attn.transpose %k dims(-2, -1) : tensor<2x4x8x4xf32> -> tensor<2x4x4x8xf32>
+  %s = attn.matmul %q, %kt : (tensor<2x4x8x4xf32>, tensor<2x4x4x8xf32>) -> tensor<2x4x8x8xf32>
+  %c = arith.constant dense<0.125> : tensor<f32>
+  %ss = attn.mul %s, %c : (tensor<2x4x8x8xf32>, tensor<f32>) -> tensor<2x4x8x8xf32>
+  %min = arith.constant dense<-3.40282347E+38> : tensor<f32>
+  %inner = attn.where %pad, %bias, %min : (tensor<2x1x1x8xi1>, tensor<2x4x1x8xf32>, tensor<f32>) -> tensor<2x4x1x8xf32>
+  %i = attn.iota 0 : tensor<8x1xf32>
+  %j = attn.iota 1 : tensor<1x8xf32>
+  %keep = attn.cmp le, %j, %i : (tensor<1x8xf32>, tensor<8x1xf32>) -> tensor<8x8xi1>
+  %mask = attn.where %keep, %inner, %min : (tensor<8x8xi1>, tensor<2x4x1x8xf32>, tensor<f32>) -> tensor<2x4x8x8xf32>
+  %sm = attn.add %ss, %mask : (tensor<2x4x8x8xf32>, tensor<2x4x8x8xf32>) -> tensor<2x4x8x8xf32>
+  // expected-remark @+1 {{fused into attn.sdpa with a score_mod region (no attribute form: a mask built from positions that is no band (the score_mod region computes it per tile))}}
+  %p = attn.softmax %sm dim(-1) : tensor<2x4x8x8xf32>
+  %o = attn.matmul %p, %v : (tensor<2x4x8x8xf32>, tensor<2x4x8x4xf32>) -> tensor<2x4x8x4xf32>
+  return %o : tensor<2x4x8x4xf32>
+}

@@ -87,13 +87,21 @@ struct IotaOpLowering : OpRewritePattern<IotaOp> {
 
   LogicalResult matchAndRewrite(IotaOp op,
                                 PatternRewriter &rewriter) const override {
-    Value result = buildElementwise(
-        rewriter, op.getLoc(), op.getType(), {},
-        [&](OpBuilder &b, Location loc, ValueRange) {
-          Value position = linalg::IndexOp::create(b, loc, op.getDimension());
-          return op.buildScalar(b, loc, position);
+    // No inputs to take the sizes from: the op's own dynamic sizes.
+    Location loc = op.getLoc();
+    RankedTensorType type = op.getType();
+    Value init = createEmpty(rewriter, loc, type, op.getDynamicSizes());
+    int64_t rank = type.getRank();
+    SmallVector<utils::IteratorType> iterators(rank,
+                                               utils::IteratorType::parallel);
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{type}, ValueRange{}, ValueRange{init},
+        ArrayRef<AffineMap>{rewriter.getMultiDimIdentityMap(rank)}, iterators,
+        [&](OpBuilder &b, Location l, ValueRange) {
+          Value position = linalg::IndexOp::create(b, l, op.getDimension());
+          linalg::YieldOp::create(b, l, op.buildScalar(b, l, position));
         });
-    rewriter.replaceOp(op, result);
+    rewriter.replaceOp(op, generic.getResult(0));
     return success();
   }
 };

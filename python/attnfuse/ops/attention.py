@@ -16,7 +16,7 @@ from .. import mlir
 from ..exporter import describe
 from ..mlir import INDEX, Scalar, TensorType, Value, f64_attr, i64_attr
 from . import handles
-from .masks import and_all, split_mask_terms
+from .masks import and_all, split_mask_terms, write_where
 
 aten = torch.ops.aten
 
@@ -94,7 +94,7 @@ def masked_fill(ex, x, mask, value):
     if mask.name in ex.inverses:
         keep = ex.inverses[mask.name]()
         fill = ex.scalar_operand(float(value), out.dtype)
-        return ex.b.attn("where", [keep, x, fill], out)
+        return write_where(ex, keep, x, fill, out)
     return ex.b.attn("masked_fill", [x, mask], out,
                      [f"value = {f64_attr(value)}"])
 

@@ -17,7 +17,7 @@ import torch
 
 from .. import mlir
 from ..mlir import TensorType, Value
-from . import handles
+from . import handles, positions
 
 aten = torch.ops.aten
 
@@ -38,13 +38,15 @@ def binary(ex, op: str, lhs, rhs, out: TensorType | None = None) -> Value:
         b = ex.scalar_operand(rhs, out.dtype)
         return ex.b.attn(op, [a, b], out)
     if out.dtype == torch.bool and op in _BOOL_OPS:
-        op = _BOOL_OPS[op]
+        iop = _BOOL_OPS[op]
     elif op in _INT_OPS:
-        op = _INT_OPS[op]
+        iop = _INT_OPS[op]
     else:
         ex.unsupported(f"{op} on {out.dtype}")
     a, b = ex.tensor(lhs, out.dtype), ex.tensor(rhs, out.dtype)
-    return ex.map([a, b], out, lambda body, x, y: body.arith(op, x, y))
+    result = ex.map([a, b], out, lambda body, x, y: body.arith(iop, x, y))
+    positions.binary(ex, op, lhs, rhs, result)
+    return result
 
 
 def _scaled(ex, x, alpha):
@@ -166,8 +168,10 @@ def neg(ex, x):
     out = ex.out_type()
     if mlir.is_float(out.dtype):
         return ex.b.attn("neg", [ex.tensor(x)], out)
-    return ex.map([ex.tensor(x)], out, lambda b, a: b.arith(
+    result = ex.map([ex.tensor(x)], out, lambda b, a: b.arith(
         "subi", b.constant(0, out.dtype), a))
+    positions.negate(ex, x, result)
+    return result
 
 
 @handles(aten.abs.default)
@@ -341,8 +345,15 @@ def clamp(ex, x, min=None, max=None):
 # ---- conversions ----------------------------------------------------------
 @handles(aten._to_copy.default, aten.to.dtype, aten.to.dtype_layout)
 def to_dtype(ex, x, dtype=None, *_, **kwargs):
+    from .masks import predicate_of_select
     dtype = dtype if isinstance(dtype, torch.dtype) else kwargs.get("dtype")
-    return ex.tensor(x, dtype or ex.out_type().dtype)
+    result = ex.tensor(x, dtype or ex.out_type().dtype)
+    if isinstance(x, Value) and result is not x:
+        positions.convert(ex, x, result)
+        if result.type.dtype == torch.bool:
+            # An additive mask `.to(torch.bool)` (MPT): where it is not 0.
+            predicate_of_select(ex, result, x, lambda a: a != 0)
+    return result
 
 
 @handles(aten.type_as.default)

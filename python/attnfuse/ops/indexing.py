@@ -12,7 +12,7 @@ import torch
 from .. import mlir
 from ..exporter import Const
 from ..mlir import INDEX, TensorType, Value
-from . import handles
+from . import handles, positions
 from .views import reshape_to
 
 aten = torch.ops.aten
@@ -119,6 +119,10 @@ def index(ex, x, indices):
         view = _constant_view(ex, x, p, [t.value for t in tensors], out)
         if view is not None:
             return view
+    elif positions.view_indices(ex, x, p, tensors, out.dims) is not None:
+        # Run-time aranges along distinct dims, in x's order: x viewed with
+        # the index shape's unit dims.
+        return reshape_to(ex, x, out)
     k = len(tensors)
     idx_vals = [ex.tensor(t) for t in tensors]
     r = out.rank

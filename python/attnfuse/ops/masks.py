@@ -28,7 +28,7 @@ import torch
 from .. import mlir
 from ..exporter import Const
 from ..mlir import TensorType, Value
-from . import handles
+from . import handles, positions
 
 aten = torch.ops.aten
 
@@ -65,10 +65,53 @@ def compare(ex, pred, lhs, rhs, negate=False, out=None) -> Value:
         return r
 
     result = ex.map(operands, out, body)
-    if not negate:
-        ex.inverses[result.name] = lambda: compare(
-            ex, pred, lhs, rhs, negate=True, out=out)
+    if negate:
+        return result
+    ex.inverses[result.name] = lambda: compare(
+        ex, pred, lhs, rhs, negate=True, out=out)
+    lpos, rpos = positions.of(ex, lhs), positions.of(ex, rhs)
+    if lpos is not None and rpos is not None:
+        known = positions.compare(pred, lpos, rpos, out.dims)
+        if known == ("all", True):
+            ex.all_true.add(result.name)
+        elif known is not None and known[0] == "band":
+            ex.bands[result.name] = known[1:]
+    else:
+        _predicate_of_select(ex, result, lhs, rhs,
+                             lambda x, y: getattr(torch, pred)(x, y))
     return result
+
+
+def _predicate_of_select(ex, result: Value, lhs, rhs, fn):
+    """`where(cond, c1, c2) pred k` (or `k pred where(...)`) with scalars
+    is cond, its negation or a constant: recorded so that a mask built as
+    `additive_mask < -1` or `.to(torch.bool)` (Falcon, MPT) keeps the
+    terms of `cond`. `fn(x, y)` evaluates the predicate with PyTorch."""
+    for sel, other, swap in ((lhs, rhs, False), (rhs, lhs, True)):
+        if not (isinstance(sel, Value) and sel.name in ex.selects):
+            continue
+        k = _scalar_value(ex, other) if other is not None else None
+        if other is not None and k is None:
+            continue
+        cond, _, c1, c2, dtype = ex.selects[sel.name]
+        values = []
+        for c in (c1, c2):
+            x = torch.tensor(c, dtype=dtype)
+            y = x if other is None else torch.tensor(k)
+            values.append(bool(fn(y, x) if swap else fn(x, y)))
+        if values == [True, False]:
+            ex.conjuncts[result.name] = terms_of(ex, cond)
+        elif values == [False, True]:
+            ex.inverses[result.name] = lambda: cond
+        elif values == [True, True]:
+            ex.all_true.add(result.name)
+        return
+
+
+def predicate_of_select(ex, result: Value, x, fn):
+    """The same for a one-operand predicate (`fn(x)`: a conversion to
+    bool)."""
+    _predicate_of_select(ex, result, x, None, lambda a, _: fn(a))
 
 
 def _compare(pred):
@@ -150,13 +193,41 @@ def where(ex, cond, a, b):
         x, y = ex.tensor(a, out.dtype), ex.tensor(b, out.dtype)
         return ex.map([cond_v, x, y], out, lambda bd, c, p, q: bd.select(
             c, p, q))
-    result = ex.b.attn("where", [cond_v, ex.scalar_operand(a, out.dtype),
-                                 ex.scalar_operand(b, out.dtype)], out)
+    result = write_where(ex, cond, ex.scalar_operand(a, out.dtype),
+                         ex.scalar_operand(b, out.dtype), out)
     scalars = [_scalar_value(ex, v) for v in (a, b)]
     if None not in scalars and isinstance(cond, Value):
-        ex.selects[result.name] = (terms_of(ex, cond), scalars[0],
+        ex.selects[result.name] = (cond, terms_of(ex, cond), scalars[0],
                                    scalars[1], out.dtype)
     return result
+
+
+def write_where(ex, cond, a: Value, b: Value, out: TensorType) -> Value:
+    """attn.where(cond, a, b), over the terms of a conjunction `cond`
+    (exactly the same values): where(band, where(others, a, b), b). The
+    inner select has the shape of the other terms and the branches (a
+    [B, 1, 1, S] padding mask, an ALiBi [B, H, 1, S] bias), the band is
+    computed from positions, and a result smaller than `out` (a mask that
+    was only expanded) is broadcast at the end, so the fusion reads the
+    small tensors and computes the band per tile instead of reading a
+    materialised [B, H, L, S] mask."""
+    band, rest = split_terms(ex, terms_of(ex, cond))
+
+    def select(c, x):
+        dims = mlir.broadcast_dims(mlir.broadcast_dims(c.type.dims,
+                                                       x.type.dims),
+                                   b.type.dims)
+        return ex.b.attn("where", [c, x, b], out.with_dims(dims))
+
+    result = select(and_all(ex, rest), a) if rest else a
+    for t in (band_terms(ex, band, out.rank) if band is not None else []):
+        result = select(t, result)
+    if result.type.dims == out.dims:
+        return result
+    if mlir.broadcast_dims(result.type.dims, out.dims) == out.dims and \
+            result.type.rank <= out.rank:
+        return ex.map([result], out, lambda bd, x: x)
+    return ex.b.attn("where", [ex.tensor(cond, torch.bool), a, b], out)
 
 
 def _scalar_value(ex, x):
@@ -194,31 +265,39 @@ def band_of(t: torch.Tensor):
 def band_terms(ex, band, scores_rank) -> list:
     """A band as masks computed from attn.iota positions (the form the
     fusion computes per tile), shaped [L, 1] against [1, S]."""
+    key = ("band", band)
+    if key in ex.memo:
+        return ex.memo[key]
     left, right, L, S = band
-    f32 = torch.float32
-    i = ex.b.attn("iota", [], TensorType((L, 1), f32), ["dimension = 0 : i64"])
-    j = ex.b.attn("iota", [], TensorType((1, S), f32), ["dimension = 1 : i64"])
+    # Positions are exact in f32 up to 2^24; a run-time size needs f64.
+    static = isinstance(L, int) and isinstance(S, int)
+    ft = torch.float32 if static else torch.float64
+    i = ex.b.iota(0, TensorType((L, 1), ft))
+    j = ex.b.iota(1, TensorType((1, S), ft))
     out = TensorType((L, S), torch.bool)
     terms = []
     # attn.cmp's predicate in generic form: its I64EnumAttr value.
     for bound, pred, sign in ((right, 3, 1), (left, 5, -1)):  # le, ge
         if bound is None:
             continue
-        off = ex.b.attn("add", [i, ex.b.scalar_tensor(sign * bound, f32)],
+        off = ex.b.attn("add", [i, ex.b.scalar_tensor(sign * bound, ft)],
                         i.type)
         terms.append(ex.b.attn("cmp", [j, off], out,
                                [f"predicate = {pred} : i64"]))
+    ex.memo[key] = terms
     return terms
 
 
 def split_mask_terms(ex, mask):
     """A boolean mask's terms: (band, others). `band` is (left, right, L,
-    S) of the intersection of the constant band terms, or None; all-true
-    constants go."""
-    return split_terms(terms_of(ex, mask))
+    S) of the intersection of the band terms, or None; all-true terms
+    go."""
+    return split_terms(ex, terms_of(ex, mask))
 
 
-def split_terms(terms):
+def split_terms(ex, terms):
+    """Band terms are constants that keep a band, or run-time comparisons
+    of positions known to (ops/positions.py)."""
     band, rest = None, []
     for t in terms:
         if isinstance(t, Const) and isinstance(t.value, torch.Tensor):
@@ -229,11 +308,23 @@ def split_terms(terms):
                 L, S = t.value.shape[-2:]
                 band = _intersect(band, b, L, S)
                 continue
+        if isinstance(t, Value):
+            if t.name in ex.all_true:
+                continue
+            if t.name in ex.bands and t.type.rank >= 2:
+                L, S = t.type.dims[-2:]
+                band = _intersect(band, ex.bands[t.name], L, S)
+                continue
         rest.append(t)
     return band, rest
 
 
 def _intersect(band, b, L, S):
+    if isinstance(L, int) and isinstance(S, int):
+        # The same normal form as band_of: a side that keeps every key is
+        # unbounded.
+        b = (None if b[0] is not None and b[0] >= L - 1 else b[0],
+             None if b[1] is not None and b[1] >= S - 1 else b[1])
     if band is None:
         return (b[0], b[1], L, S)
     lo = [x for x in (band[0], b[0]) if x is not None]
@@ -262,12 +353,12 @@ def distribute_additive_select(ex, lhs, rhs):
         if not (isinstance(x, Value) and isinstance(w, Value) and
                 w.name in ex.selects):
             continue
-        terms, c1, c2, wdtype = ex.selects[w.name]
+        _, terms, c1, c2, wdtype = ex.selects[w.name]
         out = ex.out_type()
         if x.type.dims != out.dims or not mlir.is_float(out.dtype) or \
                 out.dtype != x.type.dtype:
             continue
-        band, rest = split_terms(terms)
+        band, rest = split_terms(ex, terms)
         if band is None and len(rest) < 2:
             continue
         if band is not None:
@@ -343,7 +434,9 @@ def arange(ex, *args, **kwargs):
         v = b.arith("addi", b.arith("muli", i, b.constant(step, torch.int64)),
                     b.constant(start, torch.int64))
         return b.convert(v, out.dtype)
-    return ex.map([], out, body)
+    result = ex.map([], out, body)
+    positions.arange(ex, result, start, step)
+    return result
 
 
 def tri(ex, upper, x, diagonal=0) -> Value:

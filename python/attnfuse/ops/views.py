@@ -9,7 +9,7 @@ import torch
 
 from .. import mlir
 from ..mlir import TensorType, Value
-from . import handles
+from . import handles, positions
 
 aten = torch.ops.aten
 
@@ -96,7 +96,10 @@ def reshape_to(ex, x: Value, out: TensorType) -> Value:
          aten.unsqueeze.default, aten.squeeze.dim, aten.squeeze.dims,
          aten.squeeze.default, aten.flatten.using_ints, aten.unflatten.int)
 def reshape(ex, x, *_):
-    return reshape_to(ex, ex.tensor(x), ex.out_type())
+    x = ex.tensor(x)
+    result = reshape_to(ex, x, ex.out_type())
+    positions.view(ex, x, result)
+    return result
 
 
 @handles(aten.expand.default)
@@ -107,9 +110,11 @@ def expand(ex, x, sizes, implicit=False):
         result = x
     else:
         result = ex.map([x], out, lambda b, a: a)
-    # A broadcast mask keeps its conjunction terms (ops/masks.py).
+    # A broadcast mask keeps its conjunction terms (ops/masks.py), and
+    # broadcast positions stay positions.
     if x.name in ex.conjuncts:
         ex.conjuncts[result.name] = ex.conjuncts[x.name]
+    positions.expand(ex, x, result)
     return result
 
 

@@ -119,3 +119,18 @@ func.func @repeat_interleave(%x: tensor<2x2x16xf32>) -> tensor<2x8x16xf32> {
   %r = attn.repeat_interleave %x repeats(4) dim(1) : tensor<2x2x16xf32> -> tensor<2x8x16xf32>
   return %r : tensor<2x8x16xf32>
 }
+
+// -----
+
+// A dynamic attn.iota takes its sizes from its operands.
+// CHECK-LABEL: func.func @iota_dynamic
+// CHECK-SAME: %[[L:.+]]: index
+// CHECK: %[[E:.+]] = tensor.empty(%[[L]]) : tensor<1x?xf64>
+// CHECK: linalg.generic {{.*}} outs(%[[E]] : tensor<1x?xf64>)
+// CHECK: %[[I:.+]] = linalg.index 1 : index
+// CHECK: arith.index_castui %[[I]] : index to i64
+// CHECK: arith.uitofp %{{.+}} : i64 to f64
+func.func @iota_dynamic(%l: index) -> tensor<1x?xf64> {
+  %r = attn.iota 1 (%l) : tensor<1x?xf64>
+  return %r : tensor<1x?xf64>
+}

@@ -595,9 +595,25 @@ func.func @iota_negative_dimension() {
 
 // -----
 
-func.func @iota_dynamic() {
-  // expected-error @+1 {{'attn.iota' op needs a static shape, got 'tensor<?x1xf32>'}}
-  %0 = attn.iota 0 : tensor<?x1xf32>
+func.func @iota_dynamic_f32(%l: index) {
+  // expected-error @+1 {{'attn.iota' op positions along the dynamic dim 0 need f64 to be exact, got 'f32'}}
+  %0 = attn.iota 0 (%l) : tensor<?x1xf32>
+  return
+}
+
+// -----
+
+func.func @iota_missing_size() {
+  // expected-error @+1 {{'attn.iota' op has 0 dynamic sizes for the 1 dynamic dims of 'tensor<?x1xf64>'}}
+  %0 = "attn.iota"() {dimension = 0 : i64} : () -> tensor<?x1xf64>
+  return
+}
+
+// -----
+
+func.func @iota_extra_size(%l: index) {
+  // expected-error @+1 {{'attn.iota' op has 1 dynamic sizes for the 0 dynamic dims of 'tensor<4x1xf64>'}}
+  %0 = attn.iota 0 (%l) : tensor<4x1xf64>
   return
 }
 

@@ -147,3 +147,16 @@ func.func @iota() -> (tensor<128x1xf32>, tensor<1x1x2048xf16>) {
   %j = attn.iota 2 : tensor<1x1x2048xf16>
   return %i, %j : tensor<128x1xf32>, tensor<1x1x2048xf16>
 }
+
+// Run-time sizes are operands, one per `?` dim; positions along a `?` dim
+// are f64, along a static one any float type.
+// CHECK-LABEL: func.func @iota_dynamic
+// CHECK: attn.iota 0 (%{{.*}}) : tensor<?x1xf64>
+// CHECK: attn.iota 1 (%{{.*}}, %{{.*}}) : tensor<?x?xf64>
+// CHECK: attn.iota 1 (%{{.*}}) : tensor<?x128xf16>
+func.func @iota_dynamic(%l: index, %s: index) -> (tensor<?x1xf64>, tensor<?x?xf64>, tensor<?x128xf16>) {
+  %i = attn.iota 0 (%l) : tensor<?x1xf64>
+  %j = attn.iota 1 (%l, %s) : tensor<?x?xf64>
+  %k = attn.iota 1 (%l) : tensor<?x128xf16>
+  return %i, %j, %k : tensor<?x1xf64>, tensor<?x?xf64>, tensor<?x128xf16>
+}

@@ -336,9 +336,20 @@ LogicalResult IotaOp::verify() {
   if (dim < 0 || dim >= rank)
     return emitOpError("dimension ")
            << dim << " is out of range for a rank-" << rank << " result";
-  if (!type.hasStaticShape())
-    return emitOpError("needs a static shape, got ") << type;
-  // Every position 0 .. n-1 must be an exact float: n - 1 <= 2^precision.
+  if (static_cast<int64_t>(getDynamicSizes().size()) !=
+      type.getNumDynamicDims())
+    return emitOpError("has ")
+           << getDynamicSizes().size() << " dynamic sizes for the "
+           << type.getNumDynamicDims() << " dynamic dims of " << type;
+  // Every position 0 .. n-1 must be an exact float: n - 1 <= 2^precision. A
+  // run-time size has no static bound; f64 holds every position of any
+  // tensor exactly (its dims stay far below 2^53).
+  if (type.isDynamicDim(dim)) {
+    if (!type.getElementType().isF64())
+      return emitOpError("positions along the dynamic dim ")
+             << dim << " need f64 to be exact, got " << type.getElementType();
+    return success();
+  }
   unsigned precision = APFloat::semanticsPrecision(
       cast<FloatType>(type.getElementType()).getFloatSemantics());
   int64_t n = type.getDimSize(dim);

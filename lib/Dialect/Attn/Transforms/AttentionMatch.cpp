@@ -638,12 +638,16 @@ static LogicalResult classifyBoolMasks(AttentionMatch &m,
     return failure();
   }
   m.boolMasks = std::move(rest);
-  // Position masks that are no band would be materialised as [L, S]
-  // tensors; the score_mod form computes them per tile instead.
+  // Position masks that are no band (also over other tensors: a band
+  // selecting a padding mask) would be materialised as [L, S] tensors; the
+  // score_mod form computes them per tile instead.
+  auto fromPositions = [](Value mask) {
+    return isPositionExpression(mask) || isPositionDependent(mask);
+  };
   bool positionMask =
       llvm::any_of(m.boolMasks,
-                   [](auto &entry) { return isPositionExpression(entry.first); }) ||
-      (m.additiveMask && isPositionExpression(m.additiveMask));
+                   [&](auto &entry) { return fromPositions(entry.first); }) ||
+      (m.additiveMask && fromPositions(m.additiveMask));
   if (positionMask) {
     why = "a mask built from positions that is no band (the score_mod region "
           "computes it per tile)";

@@ -121,25 +121,32 @@ static std::optional<TypedAttr> getSplatScalar(Value v) {
 /// The score_mod region of the ScoreMod form: the score rounded to the
 /// scores' element type (as the matmul rounds it), then every chain op's
 /// scalar function in program order; other operands are extra operands,
-/// except splat constants, which become scalar constants, and position
-/// expressions (attn.iota masks), which are computed from the indices.
+/// except splat constants, which become scalar constants, and expressions
+/// of positions (attn.iota masks, also over other tensors: a band over a
+/// padding mask), which are computed from the indices and read only their
+/// leaves as extra operands.
 static void buildScoreModRegion(RewriterBase &rewriter, Location loc,
                                 AttentionMatch &m, SdpaOp sdpa,
                                 SmallVectorImpl<Value> &extras) {
   Type et = m.scoresMatmul.getType().getElementType();
   Type ct = getComputeType(et);
   int64_t rank = m.scoresMatmul.getType().getRank();
-  DenseMap<Value, unsigned> extraIndex;
+  llvm::SetVector<Value> extraSet;
   for (Operation *op : m.chain)
     for (Value v : op->getOperands()) {
       bool derived = v == m.regionInput ||
                      llvm::is_contained(m.chain, v.getDefiningOp());
-      if (!derived && !getSplatScalar(v) && !isPositionExpression(v) &&
-          !extraIndex.contains(v)) {
-        extraIndex[v] = extras.size();
-        extras.push_back(v);
-      }
+      if (derived || getSplatScalar(v) || isPositionExpression(v))
+        continue;
+      if (isPositionDependent(v))
+        collectPositionLeaves(v, extraSet);
+      else
+        extraSet.insert(v);
     }
+  extras.append(extraSet.begin(), extraSet.end());
+  DenseMap<Value, unsigned> extraIndex;
+  for (auto [i, v] : llvm::enumerate(extras))
+    extraIndex[v] = i;
   SmallVector<Type> argTypes{ct};
   argTypes.append(rank, rewriter.getIndexType());
   for (Value v : extras)
@@ -151,14 +158,14 @@ static void buildScoreModRegion(RewriterBase &rewriter, Location loc,
   IRMapping scalars;
   scalars.map(m.regionInput,
               castFloat(rewriter, loc, block->getArgument(0), et));
+  for (auto [v, i] : extraIndex)
+    scalars.map(v, block->getArgument(1 + rank + i));
   for (Operation *op : m.chain) {
     SmallVector<Value> operands;
     for (Value v : op->getOperands()) {
       if (Value s = scalars.lookupOrNull(v))
         operands.push_back(s);
-      else if (auto it = extraIndex.find(v); it != extraIndex.end())
-        operands.push_back(block->getArgument(1 + rank + it->second));
-      else if (isPositionExpression(v))
+      else if (isPositionExpression(v) || isPositionDependent(v))
         operands.push_back(buildPositionScalar(
             rewriter, loc, v, block->getArguments().slice(1, rank), scalars));
       else
@@ -332,6 +339,7 @@ struct AttnFuseSdpaPass
     int64_t fused = 0;
     {
       RewritePatternSet patterns(context);
+      populateSdpaMaskOperandPatterns(patterns);
       populateFuseSdpaPatterns(
           patterns, classifier, [&](AttentionMatch &m) {
             ++fused;

@@ -11,7 +11,9 @@
 #include "attn/Dialect/Attn/Transforms/FuseSdpa.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/SetVector.h"
 #include "mlir/IR/TypeUtilities.h"
 #include "mlir/IR/Matchers.h"
 
@@ -68,6 +70,44 @@ bool mlir::attn::isPositionExpression(Value v) {
   return isPositionExpressionCached(v, cache);
 }
 
+/// isPositionDependent with a cache (one visit per value of a DAG).
+static bool isPositionDependentCached(Value v, DenseMap<Value, bool> &cache) {
+  if (auto it = cache.find(v); it != cache.end())
+    return it->second;
+  cache[v] = false;
+  Operation *def = v.getDefiningOp();
+  bool result = def && isa<ScalarElementwiseOpInterface>(def) &&
+                llvm::any_of(def->getOperands(), [&](Value operand) {
+                  return operand.getDefiningOp<IotaOp>() ||
+                         isPositionDependentCached(operand, cache);
+                });
+  cache[v] = result;
+  return result;
+}
+
+bool mlir::attn::isPositionDependent(Value v) {
+  DenseMap<Value, bool> cache;
+  return isPositionDependentCached(v, cache);
+}
+
+void mlir::attn::collectPositionLeaves(Value v,
+                                       llvm::SetVector<Value> &leaves) {
+  DenseMap<Value, bool> cache;
+  DenseSet<Value> visited;
+  SmallVector<Value> worklist{v};
+  while (!worklist.empty()) {
+    Value x = worklist.pop_back_val();
+    if (!visited.insert(x).second || getSplat(x) || x.getDefiningOp<IotaOp>())
+      continue;
+    if (!isPositionDependentCached(x, cache)) {
+      leaves.insert(x);
+      continue;
+    }
+    for (Value operand : x.getDefiningOp()->getOperands())
+      worklist.push_back(operand);
+  }
+}
+
 namespace {
 /// `ci * i + cj * j + c` over the query row i and key column j, with a
 /// bound on its magnitude (to check that the float arithmetic is exact).
@@ -122,10 +162,14 @@ static std::optional<Affine> getAffineUncached(Value v, int64_t scoresRank,
     int64_t scoreDim = scoreDimOf(d, type.getRank(), scoresRank);
     if (n == 1)
       return Affine{};
+    // A run-time size has no static bound: take the largest dim a tensor
+    // can have (a petabyte of i8), so that sums of a few positions are
+    // still known exact in f64, the only type such an iota may have.
+    double bound = type.isDynamicDim(d) ? std::ldexp(1.0, 50) : double(n - 1);
     if (scoreDim == scoresRank - 2)
-      return Affine{1, 0, 0.0, double(n - 1)};
+      return Affine{1, 0, 0.0, bound};
     if (scoreDim == scoresRank - 1)
-      return Affine{0, 1, 0.0, double(n - 1)};
+      return Affine{0, 1, 0.0, bound};
     return std::nullopt;
   }
   if (isa<AddOp, SubOp>(def)) {
@@ -236,4 +280,122 @@ Value mlir::attn::buildPositionScalar(OpBuilder &b, Location loc, Value v,
   }
   scalars.map(v, result);
   return result;
+}
+
+//===----------------------------------------------------------------------===//
+// attn.sdpa mask operands
+//===----------------------------------------------------------------------===//
+//
+// Patterns on attn.sdpa ops themselves, whether the fusion or a frontend
+// wrote them (the Python exporter writes F.scaled_dot_product_attention as
+// attn.sdpa directly).
+
+/// The input of `v` when `v` is a linalg.generic that only broadcasts it
+/// (the body yields the input element; the input map reads each dim at the
+/// result's index, NumPy-aligned, or at 0 for a static size-1 dim), else
+/// null. The input then broadcasts to whatever `v` broadcasts to.
+static Value getBroadcastSource(Value v) {
+  auto generic = v.getDefiningOp<linalg::GenericOp>();
+  if (!generic || generic.getNumDpsInputs() != 1 ||
+      generic.getNumDpsInits() != 1 || generic->getNumResults() != 1 ||
+      generic.getNumParallelLoops() != generic.getNumLoops())
+    return nullptr;
+  Block *body = generic.getBody();
+  auto yield = cast<linalg::YieldOp>(body->getTerminator());
+  if (body->getOperations().size() != 1 ||
+      yield.getValues().front() != body->getArgument(0))
+    return nullptr;
+  OpOperand *input = generic.getDpsInputOperand(0);
+  auto inType = dyn_cast<RankedTensorType>(input->get().getType());
+  SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
+  if (!inType || !maps.back().isIdentity() ||
+      inType.getElementType() != tensorType(v).getElementType())
+    return nullptr;
+  int64_t n = maps.back().getNumDims(), r = inType.getRank();
+  for (auto [k, expr] : llvm::enumerate(maps.front().getResults())) {
+    auto dim = dyn_cast<AffineDimExpr>(expr);
+    auto cst = dyn_cast<AffineConstantExpr>(expr);
+    bool aligned = dim && dim.getPosition() == n - r + k;
+    bool broadcast = cst && cst.getValue() == 0 && inType.getDimSize(k) == 1;
+    if (!aligned && !broadcast)
+      return nullptr;
+  }
+  return input->get();
+}
+
+namespace {
+/// A mask or extra operand of attn.sdpa that is a broadcast of a smaller
+/// tensor (transformers' `mask.expand(B, 1, L, S)` of a [B, 1, 1, S] padding
+/// mask) is read before the broadcast: attn.sdpa broadcasts its operands
+/// itself, so each score reads the same element, from a tensor L times
+/// smaller.
+struct ReadSdpaOperandBeforeBroadcast : OpRewritePattern<SdpaOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(SdpaOp op,
+                                PatternRewriter &rewriter) const override {
+    bool changed = false;
+    for (OpOperand &operand : op.getMaskAndExtrasMutable()) {
+      Value source = getBroadcastSource(operand.get());
+      if (!source)
+        continue;
+      rewriter.modifyOpInPlace(op, [&] { operand.set(source); });
+      changed = true;
+    }
+    return success(changed);
+  }
+};
+
+/// An additive mask computed from positions (ALiBi biases, relative
+/// position tables, a band over a padding mask) becomes a score_mod region
+/// that adds it per score: the lowerings compute it per tile from the
+/// indices and read only its leaves, instead of an [L, S] tensor per batch
+/// and head. The region adds the mask converted to the compute type, as
+/// the contract adds a float mask.
+struct ComputePositionMaskPerTile : OpRewritePattern<SdpaOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(SdpaOp op,
+                                PatternRewriter &rewriter) const override {
+    Value mask = op.getMask();
+    if (!mask || !op.hasAdditiveMask() || op.getScoreModBlock() ||
+        !(isPositionDependent(mask) || isPositionExpression(mask)))
+      return rewriter.notifyMatchFailure(op, "no additive position mask");
+    llvm::SetVector<Value> leaves;
+    collectPositionLeaves(mask, leaves);
+    Location loc = op.getLoc();
+    auto sdpa = SdpaOp::create(
+        rewriter, loc, op.getType(), op.getQuery(), op.getKey(),
+        op.getValue(), leaves.getArrayRef(), op.getScaleAttr(),
+        op.getIsCausal(), op.getDropoutP(), op.getMaskedValueAttr(),
+        op.getSeedAttr(), op.getWindowLeftAttr(), op.getWindowRightAttr(),
+        op.getSafeSoftmax(), /*score_modCount=*/1);
+    Type ct = getComputeType(op.getType().getElementType());
+    int64_t rank = op.getType().getRank();
+    SmallVector<Type> argTypes{ct};
+    argTypes.append(rank, rewriter.getIndexType());
+    for (Value leaf : leaves)
+      argTypes.push_back(tensorType(leaf).getElementType());
+    SmallVector<Location> argLocs(argTypes.size(), loc);
+    OpBuilder::InsertionGuard guard(rewriter);
+    Block *block = rewriter.createBlock(&sdpa.getScoreMod().front(), {},
+                                        argTypes, argLocs);
+    IRMapping scalars;
+    for (auto [i, leaf] : llvm::enumerate(leaves))
+      scalars.map(leaf, block->getArgument(1 + rank + i));
+    Value m = buildPositionScalar(rewriter, loc, mask,
+                                  block->getArguments().slice(1, rank),
+                                  scalars);
+    Value score = arith::AddFOp::create(rewriter, loc, block->getArgument(0),
+                                        castFloat(rewriter, loc, m, ct));
+    YieldOp::create(rewriter, loc, score);
+    rewriter.replaceOp(op, sdpa.getResult());
+    return success();
+  }
+};
+} // namespace
+
+void mlir::attn::populateSdpaMaskOperandPatterns(RewritePatternSet &patterns) {
+  patterns.add<ReadSdpaOperandBeforeBroadcast, ComputePositionMaskPerTile>(
+      patterns.getContext());
 }

@@ -199,18 +199,26 @@ def Attn_IotaOp : Attn_Op<"iota", [Pure]> {
     size 1 in the other dims, so that it broadcasts against the scores.
     Position masks are written with it, without constants: causal
     `j <= i`, a sliding window `j > i - w`, ALiBi `-(i - j).abs() * slope`.
-    The shape is static and every position must be exact in the element
-    type (at most 2048 for f16, 256 for bf16, 2^24 for f32).
+    Every position must be exact in the element type: along a static
+    `dimension`, positions up to 2048 for f16, 256 for bf16, 2^24 for f32;
+    along a dynamic (`?`) one the type must be f64, exact for any size a
+    tensor can have. The dynamic sizes are operands, one per `?` dim in
+    order, as for `tensor.empty`.
 
     ```mlir
     %i = attn.iota 0 : tensor<128x1xf32>
     %j = attn.iota 1 : tensor<1x128xf32>
     %future = attn.cmp gt, %j, %i : (tensor<1x128xf32>, tensor<128x1xf32>) -> tensor<128x128xi1>
+    // The same with run-time sequence lengths %l and %s.
+    %di = attn.iota 0 (%l) : tensor<?x1xf64>
+    %dj = attn.iota 1 (%s) : tensor<1x?xf64>
     ```
   }];
-  let arguments = (ins I64Attr:$dimension);
+  let arguments = (ins I64Attr:$dimension, Variadic<Index>:$dynamic_sizes);
   let results = (outs Attn_FloatTensor:$result);
-  let assemblyFormat = "$dimension attr-dict `:` type($result)";
+  let assemblyFormat = [{
+    $dimension (` ` `(` $dynamic_sizes^ `)`)? attr-dict `:` type($result)
+  }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     /// The value of `position` (the element's index along `dimension`).

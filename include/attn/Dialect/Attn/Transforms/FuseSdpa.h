@@ -14,6 +14,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SetVector.h"
 
 #include <functional>
 #include <optional>
@@ -106,6 +107,17 @@ void populateFuseSdpaPatterns(RewritePatternSet &patterns,
 /// constants and elementwise ops over them (PositionMasks.cpp).
 bool isPositionExpression(Value v);
 
+/// True when `v` is an elementwise expression (ScalarElementwiseOpInterface
+/// ops) that reads positions (attn.iota) somewhere: a mask the lowerings can
+/// compute per tile from the indices and its other operands (the leaves),
+/// instead of reading it materialised ([L, S] per batch and head).
+bool isPositionDependent(Value v);
+
+/// The operands of the position-dependent expression `v` that are neither
+/// positions, splat constants nor position-dependent themselves: the
+/// tensors a score_mod region computing `v` reads (extra operands).
+void collectPositionLeaves(Value v, llvm::SetVector<Value> &leaves);
+
 /// The band that a boolean position mask keeps (`keeps`: true means the
 /// position takes part) over scores of rank `scoresRank`: `j - i` compared
 /// with a constant (from iotas along the query row i and the key column j,
@@ -115,9 +127,17 @@ std::optional<MaskBand> bandOfPositionMask(Value mask, bool keeps,
                                            int64_t scoresRank);
 
 /// Emits the scalar value of the position expression `v` at the score
-/// position `indices` (one index per score dim), memoised in `scalars`.
+/// position `indices` (one index per score dim), memoised in `scalars`. For
+/// a position-dependent expression, `scalars` must map its leaves
+/// (collectPositionLeaves) to their elements.
 Value buildPositionScalar(OpBuilder &b, Location loc, Value v,
                           ValueRange indices, IRMapping &scalars);
+
+/// Patterns on attn.sdpa operands (PositionMasks.cpp): a mask or extra
+/// operand that broadcasts a smaller tensor is read before the broadcast,
+/// and an additive mask computed from positions becomes a score_mod region
+/// that computes it per tile.
+void populateSdpaMaskOperandPatterns(RewritePatternSet &patterns);
 
 /// The normalisation that moves reshapes of batch dims (tensor.expand_shape,
 /// tensor.collapse_shape, attn.reshape) out of attention chains, so that the
