@@ -27,7 +27,7 @@ def cases(path):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out")
-    parser.add_argument("--max-len", type=int, default=8192)
+    parser.add_argument("--max-len", type=int, default=65536)
     args = parser.parse_args()
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -6,6 +6,7 @@
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/GlobalVariable.h"
+#include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/MCSubtargetInfo.h"
@@ -153,13 +154,45 @@ static void addExportedString(llvm::Module &module, StringRef name,
                            llvm::GlobalValue::ExternalLinkage, data, name);
 }
 
+/// Adds `attn_packed_<name>(void **args)`, which calls `entry` with the
+/// values args[i] points to and stores its return value, if any, through
+/// args[n]: one C type for every function, so that a caller that cannot
+/// spell each signature (ctypes through attnrt_call_packed) can call it.
+static void addPackedWrapper(llvm::Module &module, StringRef name,
+                             llvm::Function &entry) {
+  llvm::LLVMContext &ctx = module.getContext();
+  auto *ptrType = llvm::PointerType::getUnqual(ctx);
+  auto *wrapperType =
+      llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptrType}, false);
+  auto *wrapper =
+      llvm::Function::Create(wrapperType, llvm::GlobalValue::ExternalLinkage,
+                             (attn::kPackedSymbolPrefix + name).str(), module);
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", wrapper));
+  llvm::Value *args = wrapper->getArg(0);
+  auto argPointer = [&](unsigned i) -> llvm::Value * {
+    llvm::Value *slot = b.CreateConstGEP1_64(ptrType, args, i);
+    return b.CreateLoad(ptrType, slot);
+  };
+  SmallVector<llvm::Value *> values;
+  for (llvm::Argument &arg : entry.args())
+    values.push_back(b.CreateLoad(arg.getType(), argPointer(arg.getArgNo())));
+  llvm::CallInst *call = b.CreateCall(&entry, values);
+  if (!entry.getReturnType()->isVoidTy())
+    b.CreateStore(call, argPointer(entry.arg_size()));
+  b.CreateRetVoid();
+}
+
 void attn::embedLibraryInfo(
     llvm::Module &llvmModule,
     ArrayRef<std::pair<std::string, FunctionType>> signatures,
     const llvm::TargetMachine &tm) {
-  for (const auto &[name, type] : signatures)
+  for (const auto &[name, type] : signatures) {
     addExportedString(llvmModule, (kSignatureSymbolPrefix + name).str(),
                       getSignatureText(type));
+    if (llvm::Function *entry =
+            llvmModule.getFunction("_mlir_ciface_" + name))
+      addPackedWrapper(llvmModule, name, *entry);
+  }
   addExportedString(llvmModule, kTargetSymbol,
                     (tm.getTargetCPU() + "\n" + tm.getTargetFeatureString())
                         .str());

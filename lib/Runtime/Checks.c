@@ -9,6 +9,7 @@
 
 #include "attn/Runtime/AttnRuntime.h"
 
+#include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +27,38 @@ attnrt_set_check_failure_handler(attnrt_check_failure_handler handler) {
   return __atomic_exchange_n(&gHandler, handler, __ATOMIC_SEQ_CST);
 }
 
+/* The innermost attnrt_call_packed of this thread: where a failed check on
+ * this thread jumps back to, and the buffer for its message. */
+struct CallFrame {
+  jmp_buf env;
+  char *message;
+  int64_t messageSize;
+};
+static _Thread_local struct CallFrame *tFrame;
+
+int attnrt_call_packed(attnrt_packed_function function, void **args,
+                       char *message, int64_t messageSize) {
+  struct CallFrame frame = {.message = message, .messageSize = messageSize};
+  struct CallFrame *volatile outer = tFrame;
+  if (message && messageSize > 0)
+    message[0] = '\0';
+  if (setjmp(frame.env)) {
+    tFrame = outer;
+    return 1;
+  }
+  tFrame = &frame;
+  function(args);
+  tFrame = outer;
+  return 0;
+}
+
 void attnrt_check_failed(const char *message) {
+  struct CallFrame *frame = tFrame;
+  if (frame) {
+    if (frame->message && frame->messageSize > 0)
+      snprintf(frame->message, (size_t)frame->messageSize, "%s", message);
+    longjmp(frame->env, 1);
+  }
   attnrt_check_failure_handler handler =
       __atomic_load_n(&gHandler, __ATOMIC_SEQ_CST);
   (handler ? handler : defaultHandler)(message);

@@ -635,10 +635,6 @@ static std::optional<int64_t> findNonBoolByte(const HostTensor &t) {
 
 std::optional<HostTensor> attnrun::readNpy(llvm::StringRef path,
                                            std::string &error) {
-  auto bad = [&](const llvm::Twine &why) {
-    error = "'" + path.str() + "' is not a valid .npy file: " + why.str();
-    return std::nullopt;
-  };
   // Only a regular file has a size to check the header against (/dev/zero
   // or a pipe would be read without end).
   llvm::sys::fs::file_status status;
@@ -657,7 +653,16 @@ std::optional<HostTensor> attnrun::readNpy(llvm::StringRef path,
         "cannot read '" + path.str() + "': " + bufferOr.getError().message();
     return std::nullopt;
   }
-  llvm::StringRef bytes = (*bufferOr)->getBuffer();
+  return readNpyBytes(path, (*bufferOr)->getBuffer(), error);
+}
+
+std::optional<HostTensor> attnrun::readNpyBytes(llvm::StringRef path,
+                                                llvm::StringRef bytes,
+                                                std::string &error) {
+  auto bad = [&](const llvm::Twine &why) {
+    error = "'" + path.str() + "' is not a valid .npy file: " + why.str();
+    return std::nullopt;
+  };
   std::string why;
   auto split = splitNpyHeader(bytes, why);
   if (!split)
@@ -753,8 +758,7 @@ static bool writeAtomically(llvm::StringRef path,
   return true;
 }
 
-bool attnrun::writeNpy(llvm::StringRef path, const HostTensor &tensor,
-                       std::string &error) {
+std::string attnrun::serializeNpy(const HostTensor &tensor) {
   std::string header = "{'descr': '" + descrFromDType(tensor.getDType()).str() +
                        "', 'fortran_order': False, 'shape': (";
   for (int64_t d : tensor.getShape())
@@ -769,15 +773,19 @@ bool attnrun::writeNpy(llvm::StringRef path, const HostTensor &tensor,
   header.append((64 - total % 64) % 64, ' ');
   header += '\n';
 
+  std::string bytes;
+  llvm::raw_string_ostream os(bytes);
+  os << "\x93NUMPY" << '\x01' << '\x00';
+  os << static_cast<char>(header.size() & 0xff)
+     << static_cast<char>((header.size() >> 8) & 0xff);
+  os << header;
+  os.write(static_cast<const char *>(tensor.getData()), tensor.getNumBytes());
+  return bytes;
+}
+
+bool attnrun::writeNpy(llvm::StringRef path, const HostTensor &tensor,
+                       std::string &error) {
+  std::string bytes = serializeNpy(tensor);
   return writeAtomically(
-      path,
-      [&](llvm::raw_ostream &os) {
-        os << "\x93NUMPY" << '\x01' << '\x00';
-        os << static_cast<char>(header.size() & 0xff)
-           << static_cast<char>((header.size() >> 8) & 0xff);
-        os << header;
-        os.write(static_cast<const char *>(tensor.getData()),
-                 tensor.getNumBytes());
-      },
-      error);
+      path, [&](llvm::raw_ostream &os) { os << bytes; }, error);
 }

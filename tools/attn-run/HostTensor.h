@@ -111,8 +111,15 @@ private:
 /// need; bool arrays hold only bytes 0 and 1. `error` says what is wrong on
 /// failure, naming the file.
 std::optional<HostTensor> readNpy(llvm::StringRef path, std::string &error);
-/// Writes a version 1.0 .npy file; bf16 is written as '<u2' bit patterns
-/// (numpy has no bf16).
+/// readNpy on the bytes of a file named `path`.
+std::optional<HostTensor> readNpyBytes(llvm::StringRef path,
+                                       llvm::StringRef bytes,
+                                       std::string &error);
+/// A version 1.0 .npy file of `tensor`; bf16 as '<u2' bit patterns (numpy
+/// has no bf16).
+std::string serializeNpy(const HostTensor &tensor);
+/// Writes serializeNpy(tensor) to `path` through a temporary file renamed
+/// over it (a path that is not a regular file is written in place).
 bool writeNpy(llvm::StringRef path, const HostTensor &tensor,
               std::string &error);
 

@@ -13,6 +13,7 @@
 
 #include "HostTensor.h"
 #include "JitMemory.h"
+#include "RunInputs.h"
 
 #include "attn/Conversion/AttnToCpu/InPlaceArguments.h"
 #include "attn/InitAttn.h"
@@ -191,65 +192,6 @@ struct ResultSpec {
   std::string type; // for messages
 };
 } // namespace
-
-/// Parses "I=rest" into (I, rest).
-static bool parseIndexed(StringRef text, unsigned &index, StringRef &rest) {
-  auto [lhs, rhs] = text.split('=');
-  if (rhs.empty() && !text.contains('='))
-    return false;
-  rest = rhs;
-  return !lhs.trim().getAsInteger(10, index);
-}
-
-static bool parseShape(StringRef text, SmallVectorImpl<int64_t> &shape) {
-  if (text.empty())
-    return true; // rank 0
-  SmallVector<StringRef> parts;
-  text.split(parts, 'x');
-  for (StringRef p : parts) {
-    int64_t d;
-    if (p.getAsInteger(10, d) || d < 0)
-      return false;
-    shape.push_back(d);
-  }
-  return true;
-}
-
-static std::string shapeString(ArrayRef<int64_t> shape) {
-  std::string s;
-  for (auto [i, d] : llvm::enumerate(shape))
-    s += (i ? "x" : "") + std::to_string(d);
-  return s;
-}
-
-static std::optional<HostTensor> makeRandom(DType dtype,
-                                            ArrayRef<int64_t> shape,
-                                            uint64_t argSeed, bool normal,
-                                            std::string &error) {
-  std::optional<HostTensor> tensor = HostTensor::allocate(dtype, shape, error);
-  if (!tensor)
-    return std::nullopt;
-  HostTensor &t = *tensor;
-  Rng rng(argSeed);
-  int64_t n = t.getNumElements();
-  if (isFloat(dtype)) {
-    for (int64_t i = 0; i < n; ++i)
-      t.set(i, normal ? rng.normal() : 2.0 * rng.uniform() - 1.0);
-  } else if (dtype == DType::I1) {
-    int64_t rowLen = shape.empty() ? 1 : std::max<int64_t>(shape.back(), 1);
-    for (int64_t i = 0; i < n; ++i) {
-      int64_t row = i / rowLen;
-      bool value = row % 7 == 0   ? false
-                   : row % 7 == 1 ? true
-                                  : (rng.next() >> 63) != 0;
-      t.set(i, value);
-    }
-  } else {
-    for (int64_t i = 0; i < n; ++i)
-      t.set(i, static_cast<double>(rng.next() % 8));
-  }
-  return tensor;
-}
 
 //===----------------------------------------------------------------------===//
 // Compiled code: JIT or AOT library
@@ -727,161 +669,16 @@ static FailureOr<func::FuncOp> findEntry(ModuleOp module) {
   return entry;
 }
 
-/// The `I=value` items of a list option such as `--input 0=q.npy`, by I.
-/// `parse` reads a value (none: malformed, `expected <form>`); I must be
-/// below `count`, the number of the entry's `what` (arguments or results).
-template <typename T>
-static FailureOr<DenseMap<unsigned, T>>
-parseIndexedOption(const cl::list<std::string> &items, StringRef form,
-                   unsigned count, StringRef what,
-                   llvm::function_ref<std::optional<T>(StringRef)> parse) {
-  DenseMap<unsigned, T> values;
-  for (StringRef item : items) {
-    unsigned index;
-    StringRef rest;
-    std::optional<T> value;
-    if (parseIndexed(item, index, rest))
-      value = parse(rest);
-    if (!value)
-      return reportError("--" + items.ArgStr + " " + item + ": expected " +
-                         form);
-    if (index >= count)
-      return reportError("--" + items.ArgStr + " " + item + ": @" + entryName +
-                         " has " + Twine(count) + " " + what);
-    values[index] = std::move(*value);
-  }
-  return values;
-}
-
-namespace {
-/// --shape, --input and --output, by argument or result index.
-struct IndexedOptions {
-  DenseMap<unsigned, SmallVector<int64_t>> shapes;
-  DenseMap<unsigned, std::string> inputPaths;
-  DenseMap<unsigned, std::string> outputPaths;
-};
-} // namespace
-
-static FailureOr<IndexedOptions> parseIndexedOptions(FunctionType type) {
-  auto parseShapeValue =
-      [](StringRef text) -> std::optional<SmallVector<int64_t>> {
-    SmallVector<int64_t> shape;
-    if (!parseShape(text, shape))
-      return std::nullopt;
-    return shape;
-  };
-  auto parsePath = [](StringRef text) -> std::optional<std::string> {
-    if (text.empty())
-      return std::nullopt;
-    return text.str();
-  };
-  IndexedOptions options;
-  auto shapesOr = parseIndexedOption<SmallVector<int64_t>>(
-      shapes, "I=AxBx... (e.g. 0=2x8x100x64)", type.getNumInputs(), "arguments",
-      parseShapeValue);
-  if (failed(shapesOr))
-    return failure();
-  auto inputsOr = parseIndexedOption<std::string>(
-      inputFiles, "I=path.npy", type.getNumInputs(), "arguments", parsePath);
-  if (failed(inputsOr))
-    return failure();
-  auto outputsOr = parseIndexedOption<std::string>(
-      outputFiles, "I=path.npy", type.getNumResults(), "results", parsePath);
-  if (failed(outputsOr))
-    return failure();
-  return IndexedOptions{std::move(*shapesOr), std::move(*inputsOr),
-                        std::move(*outputsOr)};
-}
-
-static std::string typeString(Type type) {
-  std::string text;
-  llvm::raw_string_ostream(text) << type;
-  return text;
-}
-
-/// Argument `i` read from the .npy file `path`: it must hold `dtype` in
-/// `shape` (the argument's `type`, with the dims --shape gives).
-static std::optional<HostTensor> readInput(unsigned i, StringRef path,
-                                           ArrayRef<int64_t> shape,
-                                           RankedTensorType type, DType dtype) {
-  std::string error;
-  std::optional<HostTensor> t = readNpy(path, error);
-  if (!t) {
-    fail("--input " + Twine(i) + ": " + error);
-    return std::nullopt;
-  }
-  if (t->getDType() != dtype) {
-    fail("--input " + Twine(i) + ": '" + path + "' holds " +
-         getName(t->getDType()) + ", argument " + Twine(i) + " of @" +
-         entryName + " is " + typeString(type));
-    return std::nullopt;
-  }
-  if (failed(verifyCompatibleShape(shape, t->getShape()))) {
-    fail("--input " + Twine(i) + ": '" + path + "' has shape " +
-         shapeString(t->getShape()) + ", argument " + Twine(i) + " of @" +
-         entryName + " is " + typeString(type));
-    return std::nullopt;
-  }
-  return t;
-}
-
-/// Argument `i` of type `type`: from its --input file, else seeded random
-/// data of its type's shape (the dynamic dims given by --shape).
-static std::optional<HostTensor> makeInput(unsigned i, RankedTensorType type,
-                                           DType dtype,
-                                           const IndexedOptions &options) {
-  SmallVector<int64_t> shape(type.getShape());
-  if (auto given = options.shapes.find(i); given != options.shapes.end()) {
-    if (failed(verifyCompatibleShape(shape, given->second))) {
-      fail("--shape " + Twine(i) + "=" + shapeString(given->second) +
-           " does not fit argument " + Twine(i) + " of type " +
-           typeString(type));
-      return std::nullopt;
-    }
-    shape = given->second;
-  }
-  if (auto path = options.inputPaths.find(i); path != options.inputPaths.end())
-    return readInput(i, path->second, shape, type, dtype);
-  if (llvm::any_of(shape, ShapedType::isDynamic)) {
-    fail("argument " + Twine(i) + " of @" + entryName + " (" +
-         typeString(type) + ") has dynamic dims: give its shape with --shape " +
-         Twine(i) + "=AxBx...");
-    return std::nullopt;
-  }
-  std::string error;
-  std::optional<HostTensor> t = makeRandom(
-      dtype, shape, seed * 0x100000001b3ull + i * 0x9e3779b97f4a7c15ull,
-      dist == "normal", error);
-  if (!t)
-    fail("argument " + Twine(i) + " of @" + entryName + ": " + error);
-  return t;
-}
-
-/// The element type of a ranked tensor type whose elements attn-run handles.
-static std::optional<DType> getTensorDType(Type type) {
-  auto tensorType = dyn_cast<RankedTensorType>(type);
-  return tensorType ? getDType(tensorType.getElementType()) : std::nullopt;
-}
-
-/// Every argument of `entry`, in order.
-static FailureOr<SmallVector<HostTensor>>
-makeInputs(func::FuncOp entry, const IndexedOptions &options) {
-  SmallVector<HostTensor> inputs;
-  for (auto [i, argType] : llvm::enumerate(entry.getArgumentTypes())) {
-    std::optional<DType> dtype = getTensorDType(argType);
-    if (!dtype)
-      return entry.emitError()
-             << "argument " << i << " of @" << entryName << " has type "
-             << argType
-             << ", which attn-run cannot feed (supported: ranked tensors of "
-                "f16, bf16, f32, f64, i1, i8, i16, i32, i64)";
-    std::optional<HostTensor> t =
-        makeInput(i, cast<RankedTensorType>(argType), *dtype, options);
-    if (!t)
-      return failure();
-    inputs.push_back(std::move(*t));
-  }
-  return inputs;
+/// The options that say what the entry's inputs are.
+static InputOptions getInputOptions() {
+  InputOptions options;
+  options.entryName = entryName;
+  options.seed = seed;
+  options.normalDist = dist == "normal";
+  options.shapes.assign(shapes.begin(), shapes.end());
+  options.inputs.assign(inputFiles.begin(), inputFiles.end());
+  options.outputs.assign(outputFiles.begin(), outputFiles.end());
+  return options;
 }
 
 /// What the caller reads back from each result descriptor.
@@ -1092,13 +889,15 @@ int main(int argc, char **argv) {
   FailureOr<func::FuncOp> entry = findEntry(module);
   if (failed(entry))
     return 1;
+  InputOptions inputOptions = getInputOptions();
   FailureOr<IndexedOptions> indexed =
-      parseIndexedOptions(entry->getFunctionType());
+      parseIndexedOptions(inputOptions, entry->getFunctionType());
   if (failed(indexed))
     return 1;
   if ((soPath.empty() || check) && failed(rejectLLVMDialect(module)))
     return 1;
-  FailureOr<SmallVector<HostTensor>> inputs = makeInputs(*entry, *indexed);
+  FailureOr<SmallVector<HostTensor>> inputs =
+      makeInputs(*entry, inputOptions, *indexed);
   if (failed(inputs))
     return 1;
   FailureOr<SmallVector<ResultSpec>> results = getResultSpecs(*entry);

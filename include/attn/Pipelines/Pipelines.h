@@ -217,6 +217,9 @@ LogicalResult verifyCFunctionNames(ModuleOp module);
 /// check a library against the module it is given and against the host.
 inline constexpr llvm::StringLiteral kSignatureSymbolPrefix = "attn_signature_";
 inline constexpr llvm::StringLiteral kTargetSymbol = "attn_target";
+/// And `attn_packed_f(void **args)`, which calls `_mlir_ciface_f` with the
+/// values args[0..n) point to (attnrt_call_packed's calling convention).
+inline constexpr llvm::StringLiteral kPackedSymbolPrefix = "attn_packed_";
 
 /// "attn-signature 1: <function type>".
 std::string getSignatureText(FunctionType type);

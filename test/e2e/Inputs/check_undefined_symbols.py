@@ -4,7 +4,7 @@ libomp and the AttnFuse runtime (portable-libraries.test).
   check_undefined_symbols.py --nm NM --allow LIB [--allow LIB...] FILE...
 
 Every undefined symbol of each FILE (weak ones excepted) must be defined by
-the C library or libm this process runs with, or by one of the --allow
+the C library, libm or the dynamic loader this process runs with, or by one of the --allow
 files (shared libraries: their dynamic symbols; archives: their global
 symbols). Prints one line per FILE: "<name>: N undefined symbols, all
 allowed" or the symbols that are not, and exits 1 if any is not.
@@ -18,8 +18,11 @@ import sys
 
 
 def loaded_library(stem):
-    """The path of the shared library `stem` (libc, libm) this process maps."""
-    ctypes.CDLL(stem + ".so.6")
+    """The path of the shared library `stem` (libc, libm, or ld-linux, glibc's
+    dynamic loader, which defines __tls_get_addr for thread-local variables)
+    this process maps."""
+    if stem != "ld-linux":
+        ctypes.CDLL(stem + ".so.6")
     with open("/proc/self/maps") as maps:
         for line in maps:
             path = line.split()[-1]
@@ -51,7 +54,8 @@ def main():
     p.add_argument("files", nargs="+")
     a = p.parse_args()
     allowed = set()
-    for lib in [loaded_library("libc"), loaded_library("libm")] + a.allow:
+    glibc = [loaded_library(s) for s in ("libc", "libm", "ld-linux")]
+    for lib in glibc + a.allow:
         allowed |= defined(a.nm, lib)
     status = 0
     for path in a.files:
