@@ -44,7 +44,7 @@ SIZES = {
     # hidden, layers, heads, kv heads, intermediate, vocab
     "tiny": (128, 2, 4, 2, 256, 1000),
     "small": (512, 8, 8, 4, 1536, 8000),
-    "0.5b": (1024, 24, 16, 4, 4096, 32000),
+    "0.5b": (1024, 24, 16, 4, 5632, 32000),
     "1b": (2048, 16, 32, 8, 8192, 32000),
 }
 DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16}
