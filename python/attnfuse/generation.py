@@ -163,8 +163,10 @@ class Generator:
         choose = self._chooser(sample, temperature, top_k, top_p,
                                repetition_penalty, logits_processor, seed)
         eos = _pick(eos_token_id, cfg.eos_token_id)
-        eos = None if eos is None else torch.tensor(
-            [eos] if isinstance(eos, int) else list(eos), dtype=torch.int64)
+        if eos is not None:
+            eos = [eos] if isinstance(eos, int) else list(eos)
+        # An empty list stops on no token (and picks no pad from it).
+        eos = torch.tensor(eos, dtype=torch.int64) if eos else None
         pad = _pick(pad_token_id, cfg.pad_token_id)
         if pad is None and eos is not None:
             pad = int(eos[0])

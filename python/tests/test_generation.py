@@ -139,6 +139,11 @@ def test_stop_tokens_and_progress():
     free = generator.generate(ids, attention_mask=mask,
                               max_new_tokens=NEW_TOKENS, do_sample=False)
     new = free[:, ids.shape[1]:]
+    # An empty list of stop tokens overrides the config's eos: all steps.
+    endless = generator.generate(ids, attention_mask=mask,
+                                 max_new_tokens=NEW_TOKENS, do_sample=False,
+                                 eos_token_id=[])
+    assert endless.shape[1] == ids.shape[1] + NEW_TOKENS
     eos = [int(new[0, 2]), int(new[1, 4])]
     steps = []
     ours = generator.generate(
