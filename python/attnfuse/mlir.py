@@ -304,6 +304,10 @@ class FunctionBuilder:
         self.loc = "loc(unknown)"
         self.symbols: dict = {}  # sympy.Symbol -> SSA index name
         self._index_cache: dict = {}
+        # attn ops written so far: result name -> (op, operands, attrs), so
+        # that an expression of positions can be written again in another
+        # layout (ops/views.py: relayout).
+        self.attn_defs: dict = {}
 
     def fresh(self) -> str:
         self._counter += 1
@@ -322,15 +326,19 @@ class FunctionBuilder:
         names = ", ".join(v.name for v in operands)
         types = ", ".join(str(v.type) for v in operands)
         attr = f" {{{', '.join(attrs)}}}" if attrs else ""
-        return self.op(f'"attn.{name}"({names}){attr} : ({types}) -> {out}',
-                       out)
+        result = self.op(f'"attn.{name}"({names}){attr} : ({types}) -> '
+                         f'{out}', out)
+        self.attn_defs[result.name] = (name, tuple(operands), tuple(attrs))
+        return result
 
     def iota(self, dim: int, out: TensorType) -> Value:
         """attn.iota: positions along `dim`, sized by the output's dims."""
         sizes = self.dynamic_sizes(out)
         types = ", ".join("index" for _ in sizes)
-        return self.op(f'"attn.iota"({", ".join(sizes)}) {{dimension = '
-                       f'{dim} : i64}} : ({types}) -> {out}', out)
+        result = self.op(f'"attn.iota"({", ".join(sizes)}) {{dimension = '
+                         f'{dim} : i64}} : ({types}) -> {out}', out)
+        self.attn_defs[result.name] = ("iota", (), (dim,))
+        return result
 
     # ---- index arithmetic for dynamic sizes ------------------------------
     def index(self, dim) -> str:

@@ -168,3 +168,32 @@ def test_eager_masks_are_not_materialised(name):
         operands = line.split(" : (")[1].split(") ->")[0]
         assert "tensor<3x1x1x8xi1>" in operands
         assert "3x1x8x8" not in operands
+
+
+def _mask_operands(fused):
+    """Per fused attn.sdpa, the types of its operands after q, k, v."""
+    result = []
+    for line in fused.splitlines():
+        if '"attn.sdpa"' in line or "attn.sdpa " in line:
+            types = line.split(" : (")[1].split(") ->")[0]
+            result.append(types.split(", ")[3:])
+    return result
+
+
+@pytest.mark.parametrize("name", ["t5", "bart"])
+def test_seq2seq_position_masks_are_not_materialised(name):
+    """T5's bucketed relative position bias, a function of j - i, reaches
+    attn.sdpa as one [1, H, 1, 1] row per bucket run, chosen per score
+    from positions in its score_mod region; the decoders' causal masks,
+    folded to constants by the export, as a band: no attn.sdpa reads an
+    [L, S] operand."""
+    from attnfuse.tools import run_tool
+    _, compiled = compiled_model(name, "eager")
+    fused = run_tool("attn-opt", ["-", "--attn-fuse-sdpa"],
+                     input_text=compiled.mlir).stdout
+    operands = _mask_operands(fused)
+    assert len(operands) == ARCHS[name][2]
+    for types in operands:
+        assert not [t for t in types if "x8x8x" in t], types
+    if name == "t5":
+        assert any("tensor<1x4x1x1xf32>" in types for types in operands)
