@@ -223,3 +223,20 @@ def test_seq2seq_position_masks_are_not_materialised(name):
         assert not [t for t in types if "x8x8x" in t], types
     if name == "t5":
         assert any("tensor<1x4x1x1xf32>" in types for types in operands)
+
+
+@pytest.mark.parametrize("name", ["bloom", "falcon_alibi", "mpt"])
+def test_alibi_is_not_materialised(name):
+    """ALiBi biases built from cumsum positions (BLOOM, Falcon with
+    alibi=True) or an arange (MPT) reach attn.sdpa as [B, H, 1, S] or
+    [H, 1, S] operands of its score_mod region, never an [L, S] tensor;
+    the causal band is computed per tile."""
+    from attnfuse.tools import run_tool
+    _, compiled = compiled_model(name, "eager")
+    fused = run_tool("attn-opt", ["-", "--attn-fuse-sdpa"],
+                     input_text=compiled.mlir).stdout
+    operands = _mask_operands(fused)
+    assert len(operands) == ARCHS[name][2]
+    for types in operands:
+        assert types and not [t for t in types if "x8x8x" in t], types
+        assert [t for t in types if "x4x1x8x" in t or "<4x1x8x" in t], types
