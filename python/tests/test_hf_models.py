@@ -206,6 +206,18 @@ def _mask_operands(fused):
     return result
 
 
+def _fused_mask_operands(name):
+    """_mask_operands of the eager model after attn-fuse-sdpa, one per
+    attention call."""
+    from attnfuse.tools import run_tool
+    _, compiled = compiled_model(name, "eager")
+    fused = run_tool("attn-opt", ["-", "--attn-fuse-sdpa"],
+                     input_text=compiled.mlir).stdout
+    operands = _mask_operands(fused)
+    assert len(operands) == ARCHS[name][2]
+    return operands
+
+
 @pytest.mark.parametrize("name", ["t5", "bart"])
 def test_seq2seq_position_masks_are_not_materialised(name):
     """T5's bucketed relative position bias, a function of j - i, reaches
@@ -213,12 +225,7 @@ def test_seq2seq_position_masks_are_not_materialised(name):
     from positions in its score_mod region; the decoders' causal masks,
     folded to constants by the export, as a band: no attn.sdpa reads an
     [L, S] operand."""
-    from attnfuse.tools import run_tool
-    _, compiled = compiled_model(name, "eager")
-    fused = run_tool("attn-opt", ["-", "--attn-fuse-sdpa"],
-                     input_text=compiled.mlir).stdout
-    operands = _mask_operands(fused)
-    assert len(operands) == ARCHS[name][2]
+    operands = _fused_mask_operands(name)
     for types in operands:
         assert not [t for t in types if "x8x8x" in t], types
     if name == "t5":
@@ -231,12 +238,7 @@ def test_alibi_is_not_materialised(name):
     alibi=True) or an arange (MPT) reach attn.sdpa as [B, H, 1, S] or
     [H, 1, S] operands of its score_mod region, never an [L, S] tensor;
     the causal band is computed per tile."""
-    from attnfuse.tools import run_tool
-    _, compiled = compiled_model(name, "eager")
-    fused = run_tool("attn-opt", ["-", "--attn-fuse-sdpa"],
-                     input_text=compiled.mlir).stdout
-    operands = _mask_operands(fused)
-    assert len(operands) == ARCHS[name][2]
+    operands = _fused_mask_operands(name)
     for types in operands:
         assert types and not [t for t in types if "x8x8x" in t], types
         assert [t for t in types if "x4x1x8x" in t or "<4x1x8x" in t], types
