@@ -304,6 +304,10 @@ class FunctionBuilder:
         self.loc = "loc(unknown)"
         self.symbols: dict = {}  # sympy.Symbol -> SSA index name
         self._index_cache: dict = {}
+        # attn ops written so far: result name -> (op, operands, attrs), so
+        # that an expression of positions can be written again in another
+        # layout (ops/views.py: relayout).
+        self.attn_defs: dict = {}
 
     def fresh(self) -> str:
         self._counter += 1
@@ -328,15 +332,19 @@ class FunctionBuilder:
         if region is not None:
             body = " ({\n" + "\n".join(f"      {line}" for line in region) \
                 + "\n    })"
-        return self.op(f'"attn.{name}"({names}){body}{attr} : ({types}) -> '
-                       f'{out}', out)
+        result = self.op(f'"attn.{name}"({names}){body}{attr} : ({types}) -> '
+                         f'{out}', out)
+        self.attn_defs[result.name] = (name, tuple(operands), tuple(attrs))
+        return result
 
     def iota(self, dim: int, out: TensorType) -> Value:
         """attn.iota: positions along `dim`, sized by the output's dims."""
         sizes = self.dynamic_sizes(out)
         types = ", ".join("index" for _ in sizes)
-        return self.op(f'"attn.iota"({", ".join(sizes)}) {{dimension = '
-                       f'{dim} : i64}} : ({types}) -> {out}', out)
+        result = self.op(f'"attn.iota"({", ".join(sizes)}) {{dimension = '
+                         f'{dim} : i64}} : ({types}) -> {out}', out)
+        self.attn_defs[result.name] = ("iota", (), (dim,))
+        return result
 
     # ---- index arithmetic for dynamic sizes ------------------------------
     def index(self, dim) -> str:

@@ -40,6 +40,9 @@ ARCHS = {
     "falcon": (_lm(T.FalconModel, T.FalconConfig, num_hidden_layers=2,
                    hidden_size=32, num_attention_heads=4, alibi=False),
                DECODER, 2),
+    "falcon_alibi": (_lm(T.FalconModel, T.FalconConfig, num_hidden_layers=2,
+                         hidden_size=32, num_attention_heads=4, alibi=True),
+                     DECODER, 2),
     "bloom": (_lm(T.BloomModel, T.BloomConfig, n_layer=2, hidden_size=32,
                   n_head=4), DECODER, 2),
     "mpt": (_lm(T.MptModel, T.MptConfig, n_layers=2, d_model=32, n_heads=4,
@@ -75,8 +78,10 @@ ARCHS = {
 }
 
 # Gemma-2 soft-caps its scores (refused by transformers' sdpa path); BLOOM
-# and MPT have eager attention only.
-IMPLS = {name: ("eager",) if name in ("gemma2", "bloom", "mpt")
+# and MPT have eager attention only; Falcon's ALiBi (cumsum positions) is
+# on its eager path.
+IMPLS = {name: ("eager",) if name in ("gemma2", "bloom", "mpt",
+                                      "falcon_alibi")
          else ("eager", "sdpa")
          for name in ARCHS}
 

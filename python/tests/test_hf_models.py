@@ -7,6 +7,7 @@ of them, bf16. Each model is compiled once; several inputs run on the same
 library (weights are arguments)."""
 
 import functools
+import itertools
 import warnings
 import inspect
 
@@ -22,6 +23,7 @@ F32_TOL = dict(atol=1e-4, rtol=1e-4)
 # PyTorch's own bf16 tolerance (torch.testing's default for bf16).
 BF16_TOL = dict(atol=1e-5, rtol=1.6e-2)
 BATCH = torch.export.Dim("batch", min=1, max=16)
+SEQ = torch.export.Dim("seq", min=2, max=32)
 
 
 def outputs_of(result):
@@ -36,20 +38,23 @@ def outputs_of(result):
 
 @functools.lru_cache(maxsize=None)
 def compiled_model(name, impl, dtype=torch.float32, dynamic=False):
+    """dynamic: False, "batch" (dim 0 of every input) or "sequence" (dims 0
+    and 1 of the token inputs)."""
     model = build(name, impl, dtype)
     args, kwargs = inputs(name, dtype=dtype)
     dynamic_shapes = None
     if dynamic:
+        dims = {0: BATCH, 1: SEQ} if dynamic == "sequence" else {0: BATCH}
         first = next(iter(inspect.signature(model.forward).parameters))
-        dynamic_shapes = {first: {0: BATCH}}
-        dynamic_shapes.update({k: {0: BATCH} for k in kwargs})
+        dynamic_shapes = {first: dims}
+        dynamic_shapes.update({k: dims for k in kwargs})
     compiled = attnfuse.compile(model, args, example_kwargs=kwargs,
                                 dynamic_shapes=dynamic_shapes)
     return model, compiled
 
 
 def check(name, impl, dtype=torch.float32, seeds=(0, 1), batches=(3,),
-          dynamic=False):
+          dynamic=False, seqs=(8,)):
     """f32: within 1e-4 of eager. bf16: eager bf16 itself differs from the
     f32 model by its roundings; the compiled model must stay as close to
     the f32 model as eager bf16 is (twice its largest error, or PyTorch's
@@ -59,29 +64,29 @@ def check(name, impl, dtype=torch.float32, seeds=(0, 1), batches=(3,),
     if reference is not None:
         reference.load_state_dict({k: v.float() for k, v in
                                    model.state_dict().items()})
-    for seed in seeds:
-        for batch in batches:
-            args, kwargs = inputs(name, batch=batch, dtype=dtype, seed=seed)
-            with torch.no_grad():
-                expected = outputs_of(model(*args, **kwargs))
-            actual = outputs_of(compiled(*args, **kwargs))
-            assert len(actual) == len(expected)
-            if reference is None:
-                for a, e in zip(actual, expected):
-                    assert not e.isnan().any()
-                    torch.testing.assert_close(a, e, **F32_TOL)
-                continue
-            args32 = tuple(a.float() if a.is_floating_point() else a
-                           for a in args)
-            with torch.no_grad():
-                truth = outputs_of(reference(*args32, **kwargs))
-            for a, e, t in zip(actual, expected, truth):
-                assert a.dtype == e.dtype
-                eager_err = (e.float() - t).abs().max().item()
-                our_err = (a.float() - t).abs().max().item()
-                bound = max(2 * eager_err, BF16_TOL["rtol"] *
-                            t.abs().max().item())
-                assert our_err <= bound, (our_err, eager_err)
+    for seed, batch, seq in itertools.product(seeds, batches, seqs):
+        args, kwargs = inputs(name, batch=batch, seq=seq, dtype=dtype,
+                              seed=seed)
+        with torch.no_grad():
+            expected = outputs_of(model(*args, **kwargs))
+        actual = outputs_of(compiled(*args, **kwargs))
+        assert len(actual) == len(expected)
+        if reference is None:
+            for a, e in zip(actual, expected):
+                assert not e.isnan().any()
+                torch.testing.assert_close(a, e, **F32_TOL)
+            continue
+        args32 = tuple(a.float() if a.is_floating_point() else a
+                       for a in args)
+        with torch.no_grad():
+            truth = outputs_of(reference(*args32, **kwargs))
+        for a, e, t in zip(actual, expected, truth):
+            assert a.dtype == e.dtype
+            eager_err = (e.float() - t).abs().max().item()
+            our_err = (a.float() - t).abs().max().item()
+            bound = max(2 * eager_err, BF16_TOL["rtol"] *
+                        t.abs().max().item())
+            assert our_err <= bound, (our_err, eager_err)
     return compiled
 
 
@@ -105,7 +110,28 @@ def test_whole_model_bf16(name):
 
 @pytest.mark.parametrize("name", ["llama", "bert"])
 def test_dynamic_batch(name):
-    check(name, "sdpa", seeds=(0,), batches=(2, 5), dynamic=True)
+    check(name, "sdpa", seeds=(0,), batches=(2, 5), dynamic="batch")
+
+
+@pytest.mark.parametrize("name", ["llama", "mistral", "bert"])
+def test_dynamic_batch_and_sequence(name):
+    """`?` batch and sequence dims, two sizes of each (a fully padded row
+    and a padded one in each batch): the causal and sliding-window masks
+    transformers builds from run-time positions reach attn.sdpa as
+    attributes, the padding as a [B, 1, 1, S] mask."""
+    _, compiled = compiled_model(name, "sdpa", dynamic="sequence")
+    fused, _ = attnfuse.fuse(compiled.mlir)
+    operands = _mask_operands(fused)
+    assert len(operands) == ARCHS[name][2]
+    for types in operands:
+        assert types == ["tensor<?x1x1x?xi1>"], types
+    sdpas = [l for l in fused.splitlines() if "attn.sdpa" in l]
+    causal = ARCHS[name][1] == "decoder"
+    assert all(("is_causal = true" in l) == causal for l in sdpas)
+    if name == "mistral":
+        assert all("window_left = 3" in l for l in sdpas)
+    check(name, "sdpa", seeds=(0,), batches=(2, 5), seqs=(8, 5),
+          dynamic="sequence")
 
 
 def test_decoder_masks_reach_sdpa_as_attributes():
@@ -168,3 +194,51 @@ def test_eager_masks_are_not_materialised(name):
         operands = line.split(" : (")[1].split(") ->")[0]
         assert "tensor<3x1x1x8xi1>" in operands
         assert "3x1x8x8" not in operands
+
+
+def _mask_operands(fused):
+    """Per fused attn.sdpa, the types of its operands after q, k, v."""
+    result = []
+    for line in fused.splitlines():
+        if '"attn.sdpa"' in line or "attn.sdpa " in line:
+            types = line.split(" : (")[1].split(") ->")[0]
+            result.append(types.split(", ")[3:])
+    return result
+
+
+def _fused_mask_operands(name):
+    """_mask_operands of the eager model after attn-fuse-sdpa, one per
+    attention call."""
+    from attnfuse.tools import run_tool
+    _, compiled = compiled_model(name, "eager")
+    fused = run_tool("attn-opt", ["-", "--attn-fuse-sdpa"],
+                     input_text=compiled.mlir).stdout
+    operands = _mask_operands(fused)
+    assert len(operands) == ARCHS[name][2]
+    return operands
+
+
+@pytest.mark.parametrize("name", ["t5", "bart"])
+def test_seq2seq_position_masks_are_not_materialised(name):
+    """T5's bucketed relative position bias, a function of j - i, reaches
+    attn.sdpa as one [1, H, 1, 1] row per bucket run, chosen per score
+    from positions in its score_mod region; the decoders' causal masks,
+    folded to constants by the export, as a band: no attn.sdpa reads an
+    [L, S] operand."""
+    operands = _fused_mask_operands(name)
+    for types in operands:
+        assert not [t for t in types if "x8x8x" in t], types
+    if name == "t5":
+        assert any("tensor<1x4x1x1xf32>" in types for types in operands)
+
+
+@pytest.mark.parametrize("name", ["bloom", "falcon_alibi", "mpt"])
+def test_alibi_is_not_materialised(name):
+    """ALiBi biases built from cumsum positions (BLOOM, Falcon with
+    alibi=True) or an arange (MPT) reach attn.sdpa as [B, H, 1, S] or
+    [H, 1, S] operands of its score_mod region, never an [L, S] tensor;
+    the causal band is computed per tile."""
+    operands = _fused_mask_operands(name)
+    for types in operands:
+        assert types and not [t for t in types if "x8x8x" in t], types
+        assert [t for t in types if "x4x1x8x" in t or "<4x1x8x" in t], types

@@ -35,12 +35,17 @@ def matmul(ex, a, b):
 @handles(aten.transpose.int)
 def transpose(ex, x, dim0, dim1):
     from .views import linalg_permute
+    from .views import is_positional, relayout
     out = ex.out_type()
     x = ex.tensor(x)
     r = x.type.rank
     d0, d1 = dim0 % max(r, 1), dim1 % max(r, 1)
     if d0 == d1:
         return x
+    if is_positional(ex, x):
+        perm = list(range(r))
+        perm[d0], perm[d1] = d1, d0
+        return relayout(ex, x, tuple(perm))
     if not mlir.is_float(x.type.dtype):
         perm = list(range(r))
         perm[d0], perm[d1] = perm[d1], perm[d0]

@@ -60,11 +60,15 @@ def _scaled(ex, x, alpha):
 
 @handles(aten.add.Tensor, aten.add.Scalar)
 def add(ex, lhs, rhs, alpha=1):
-    from .masks import distribute_additive_select
+    from .masks import constant_band_select, distribute_additive_select
     rhs = _scaled(ex, rhs, alpha)
     distributed = distribute_additive_select(ex, lhs, rhs)
     if distributed is not None:
         return distributed
+    # A constant causal mask added to run-time scores or biases.
+    if isinstance(lhs, Value) != isinstance(rhs, Value):
+        lhs = constant_band_select(ex, lhs) or lhs
+        rhs = constant_band_select(ex, rhs) or rhs
     return binary(ex, "add", lhs, rhs)
 
 

@@ -13,7 +13,7 @@ from .. import mlir
 from ..exporter import Const
 from ..mlir import INDEX, TensorType, Value
 from . import handles, positions
-from .views import reshape_to
+from .views import extract_slice, reshape_to
 
 aten = torch.ops.aten
 
@@ -39,7 +39,12 @@ def _checked_index(ex, b, i, size, wrap=False):
 def embedding(ex, weight, indices, padding_idx=-1, scale_grad=False,
               sparse=False):
     out = ex.out_type()
-    w, idx = ex.tensor(weight), ex.tensor(indices)
+    w = ex.tensor(weight)
+    if isinstance(indices, Const) and w.type.rank == 2:
+        relative = relative_embedding(ex, w, indices.value, out)
+        if relative is not None:
+            return relative
+    idx = ex.tensor(indices)
     r = out.rank
 
     def body(b, i):
@@ -147,3 +152,69 @@ def index(ex, x, indices):
         maps.append(mlir.affine_map(r, res))
     maps.append(mlir.identity_map(r))
     return ex.b.generic(idx_vals, maps, out, ["parallel"] * r, body)
+
+
+# ---- relative-position tables -----------------------------------------------
+# A table row per score chosen by a function of j - i (T5's bucketed
+# relative position bias) is written as a chain of selects on j - i: no
+# [L, S] index tensor, and the rows are small operands. At most this many
+# segments of equal rows (T5 has 32 buckets); more stay a gather.
+MAX_RELATIVE_SEGMENTS = 64
+
+
+def relative_segments(t: torch.Tensor):
+    """For integer indices t[..., i, j] = g(j - i) (leading dims of size
+    1): [(d_0, g_0), (d_1, g_1), ...], g taking the value g_k for d_k <=
+    j - i < d_k+1 over the whole [L, S] grid; None otherwise."""
+    if t.dim() < 2 or any(n != 1 for n in t.shape[:-2]) or t.numel() == 0:
+        return None
+    t2 = t.reshape(t.shape[-2:])
+    L, S = t2.shape
+    segments = []
+    for d in range(-(L - 1), S):
+        diag = torch.diagonal(t2, offset=d)
+        if not bool((diag == diag[0]).all()):
+            return None
+        g = int(diag[0])
+        if not segments or segments[-1][1] != g:
+            segments.append((d, g))
+            if len(segments) > MAX_RELATIVE_SEGMENTS:
+                return None
+    return segments
+
+
+def relative_embedding(ex, w: Value, t: torch.Tensor, out: TensorType):
+    """embedding(w, t) with t a function of j - i: where(j - i >= d_k,
+    w[g_k], ...) over the segments of t, each row w[g_k] a [1, ..., 1, E]
+    operand, j - i from attn.iota positions (exact in f32 at static
+    sizes). The fusion computes it per score from the rows; the rows of a
+    table that is a function argument stay arguments (no folding)."""
+    segments = relative_segments(t)
+    if segments is None or len(segments) < 2 or not all(
+            0 <= g < w.type.dims[0] for _, g in segments):
+        return None
+    r = out.rank
+    f32 = torch.float32
+    i = ex.b.iota(r - 3, TensorType((1,) * (r - 3) + (out.dims[-3], 1, 1),
+                                    f32))
+    j = ex.b.iota(r - 2, TensorType((1,) * (r - 2) + (out.dims[-2], 1), f32))
+    d = ex.b.attn("sub", [j, i], TensorType(out.dims[:-1] + (1,), f32))
+    cond_type = d.type.with_dtype(torch.bool)
+    row_type = TensorType((1,) * (r - 1) + (w.type.dims[1],), w.type.dtype)
+
+    def row(g):
+        key = ("row", w.name, g, r)
+        if key not in ex.memo:
+            sliced = extract_slice(ex, w, [g, 0], [1, w.type.dims[1]])
+            ex.memo[key] = reshape_to(ex, sliced, row_type)
+        return ex.memo[key]
+
+    result = row(segments[0][1])
+    for start, g in segments[1:]:
+        bound = ex.b.scalar_tensor(float(start), f32)
+        cond = ex.b.attn("cmp", [d, bound], cond_type,
+                         ["predicate = 5 : i64"])  # ge
+        dims = mlir.broadcast_dims(cond.type.dims, result.type.dims)
+        result = ex.b.attn("where", [cond, row(g), result],
+                           out.with_dims(dims))
+    return result if result.type.dims == out.dims else None

@@ -23,6 +23,8 @@ dead code the pipeline removes."""
 
 from __future__ import annotations
 
+import math
+
 import torch
 
 from .. import mlir
@@ -342,6 +344,44 @@ def and_all(ex, terms, shape_of=None) -> Value:
         result = ex.map([result, v], out, lambda b, x, y: b.arith("andi",
                                                                  x, y))
     return result
+
+
+def constant_band_select(ex, x):
+    """A constant float mask that holds one value inside a band of its
+    last two dims and another outside (a causal mask folded at export
+    time, expanded over the batch: BART's and T5's decoders) as
+    where(band, c_in, c_out) from positions, exactly the same values,
+    carried to the constant's batch dims by a where on an all-true splat.
+    The fusion computes it per tile instead of reading [B, 1, L, S]. None
+    for any other operand."""
+    t = x.value if isinstance(x, Const) else None
+    if not isinstance(t, torch.Tensor) or not mlir.is_float(t.dtype) or \
+            t.dim() < 2 or bool(t.isnan().any()):
+        return None
+    flat = t.reshape(-1, *t.shape[-2:])
+    values = torch.unique(flat[0])
+    if values.numel() != 2 or not bool((flat == flat[0:1]).all()):
+        return None
+    L, S = t.shape[-2:]
+    for c_in, c_out in ((values[0], values[1]), (values[1], values[0])):
+        b = band_of(flat[0] == c_in)
+        if b is None or c_in.item() == 0 and math.copysign(1, c_in) < 0:
+            continue
+        band = _intersect(None, b, L, S)
+        if band[0] is None and band[1] is None:
+            continue
+        out = ex.b.scalar_tensor(c_out.item(), t.dtype)
+        result = ex.b.scalar_tensor(c_in.item(), t.dtype)
+        for term in band_terms(ex, band, t.dim()):
+            result = ex.b.attn("where", [term, result, out],
+                               TensorType((L, S), t.dtype))
+        lead = tuple(t.shape[:-2])
+        if any(n != 1 for n in lead):
+            ones = ex.b.constant(torch.ones(lead + (1, 1), dtype=torch.bool))
+            result = ex.b.attn("where", [ones, result, out],
+                               TensorType(tuple(t.shape), t.dtype))
+        return result
+    return None
 
 
 def distribute_additive_select(ex, lhs, rhs):

@@ -97,9 +97,93 @@ def reshape_to(ex, x: Value, out: TensorType) -> Value:
          aten.squeeze.default, aten.flatten.using_ints, aten.unflatten.int)
 def reshape(ex, x, *_):
     x = ex.tensor(x)
-    result = reshape_to(ex, x, ex.out_type())
+    out = ex.out_type()
+    src = _unit_dims_map(x.type.dims, out.dims)
+    if src is not None and is_positional(ex, x):
+        return relayout(ex, x, src)
+    result = reshape_to(ex, x, out)
     positions.view(ex, x, result)
     return result
+
+
+# ---- expressions of positions in another layout ----------------------------
+def is_positional(ex, v) -> bool:
+    """True when `v` is an attn expression that reads attn.iota positions
+    (a band, a relative-position bias): the fusion computes it per tile,
+    as long as it stays an expression of attn ops."""
+    if not isinstance(v, Value):
+        return False
+    key = ("positional", v.name)
+    if key not in ex.memo:
+        d = ex.b.attn_defs.get(v.name)
+        ex.memo[key] = d is not None and (d[0] == "iota" or (
+            d[0] in ELEMENTWISE_ATTN_OPS and
+            any(is_positional(ex, o) for o in d[1])))
+    return ex.memo[key]
+
+
+# The attn ops that compute each element from the same element of their
+# (broadcast) operands: an expression of them can change layout.
+ELEMENTWISE_ATTN_OPS = frozenset((
+    "add", "sub", "mul", "div", "maximum", "minimum", "tanh", "exp", "neg",
+    "abs", "cmp", "where", "masked_fill", "cast"))
+
+
+def _unit_dims_map(src, dst):
+    """For a reshape that only adds or drops size-1 dims: per dim of `dst`,
+    the dim of `src` it is (None for a new unit dim), else None."""
+    kept = [k for k, d in enumerate(src) if d != 1]
+    out, it = [], iter(kept)
+    for d in dst:
+        if d == 1:
+            out.append(None)
+            continue
+        k = next(it, None)
+        if k is None or not _same_size(src[k], d):
+            return None
+        out.append(k)
+    return tuple(out) if next(it, None) is None else None
+
+
+def relayout(ex, v: Value, src) -> Value:
+    """`v` viewed with dims `src` (per new dim, the dim of `v` it is, or None
+    for a new unit dim; dims left out have size 1): a permutation, an
+    unsqueeze, a squeeze. An expression of positions is written again in
+    the new layout (positions along the moved dims, its small operands
+    viewed), so that it stays one the fusion computes per tile; anything
+    else is transposed and reshaped."""
+    key = ("relayout", v.name, src)
+    if key in ex.memo:
+        return ex.memo[key]
+    out = v.type.with_dims(tuple(1 if k is None else v.type.dims[k]
+                                 for k in src))
+    d = ex.b.attn_defs.get(v.name)
+    if v.type.rank == 0:
+        result = v
+    elif not is_positional(ex, v) or (d[0] == "iota" and d[2][0] not in src):
+        result = _view_leaf(ex, v, src, out)
+    elif d[0] == "iota":
+        result = ex.b.iota(src.index(d[2][0]), out)
+    else:
+        op, operands, attrs = d
+        r = v.type.rank
+        new = []
+        for o in operands:
+            shift = r - o.type.rank  # NumPy: o's dims are v's last ones
+            new.append(relayout(ex, o, tuple(
+                None if k is None or k < shift else k - shift for k in src)))
+        result = ex.b.attn(op, new, out, attrs)
+    ex.memo[key] = result
+    return result
+
+
+def _view_leaf(ex, x: Value, src, out: TensorType) -> Value:
+    present = [k for k in src if k is not None]
+    perm = present + [k for k in range(x.type.rank) if k not in present]
+    if perm != list(range(x.type.rank)):
+        x = linalg_permute(ex, x, perm, x.type.with_dims(
+            tuple(x.type.dims[k] for k in perm)))
+    return reshape_to(ex, x, out)
 
 
 @handles(aten.expand.default)
@@ -131,6 +215,8 @@ def permute(ex, x, dims):
     moved = [i for i in range(r) if perm[i] != i]
     if not moved:
         return x
+    if is_positional(ex, x):
+        return relayout(ex, x, tuple(perm))
     if len(moved) == 2 and mlir.is_float(x.type.dtype):
         return transpose(ex, x, moved[0], moved[1])
     return linalg_permute(ex, x, perm, ex.out_type())
