@@ -84,8 +84,8 @@ static void addBufferizeToLoopsPasses(OpPassManager &pm,
 /// Loops, memrefs and the rest to the LLVM dialect.
 static void addToLLVMPasses(OpPassManager &pm,
                             const AttnCpuLoweringOptions &options) {
-  if (options.fastExp)
-    pm.addNestedPass<func::FuncOp>(createAttnCpuExpApproximation());
+  if (options.fastMath)
+    pm.addNestedPass<func::FuncOp>(createAttnCpuMathApproximation());
   arith::ArithExpandOpsPassOptions expand;
   expand.includeBf16 = true;
   pm.addPass(arith::createArithExpandOpsPass(expand));
@@ -130,9 +130,10 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
       *this, "num-threads",
       llvm::cl::desc("1: no OpenMP; 0: OpenMP default; N: N threads"),
       llvm::cl::init(0)};
-  Option<bool> fastExp{*this, "fast-exp",
-                       llvm::cl::desc("polynomial exp (vectorises)"),
-                       llvm::cl::init(true)};
+  Option<bool> fastMath{
+      *this, "fast-math",
+      llvm::cl::desc("polynomial exp, tanh, erf... (vectorise)"),
+      llvm::cl::init(true)};
   Option<int64_t> blockQ{*this, "block-q",
                          llvm::cl::desc("flash query rows (0: auto)"),
                          llvm::cl::init(0)};
@@ -160,7 +161,7 @@ void mlir::attn::registerAttnCpuLoweringPipeline() {
         options.backend = o.backend;
         options.enableTrace = o.trace;
         options.numThreads = o.numThreads;
-        options.fastExp = o.fastExp;
+        options.fastMath = o.fastMath;
         options.blockQ = o.blockQ;
         options.blockKV = o.blockKV;
         options.checkFailureCalls = o.checkFailureCalls;
