@@ -166,8 +166,8 @@ func.func @gelu_tanh(%in: tensor<?xf32>) -> tensor<?xf32> {
     %a3 = arith.mulf %a2, %a : f32
     %k3 = arith.mulf %kappa, %a3 : f32
     %in0 = arith.addf %a, %k3 : f32
-    %in = arith.mulf %beta, %in0 : f32
-    %t = math.tanh %in : f32
+    %arg = arith.mulf %beta, %in0 : f32
+    %t = math.tanh %arg : f32
     %ha = arith.mulf %h, %a : f32
     %p = arith.addf %one, %t : f32
     %r = arith.mulf %ha, %p : f32
@@ -192,8 +192,8 @@ func.func @gelu_tanh_bf16(%in: tensor<?xbf16>) -> tensor<?xbf16> {
     %a3 = arith.mulf %a2, %a : f32
     %k3 = arith.mulf %kappa, %a3 : f32
     %in0 = arith.addf %a, %k3 : f32
-    %in = arith.mulf %beta, %in0 : f32
-    %t = math.tanh %in : f32
+    %arg = arith.mulf %beta, %in0 : f32
+    %t = math.tanh %arg : f32
     %ha = arith.mulf %h, %a : f32
     %p = arith.addf %one, %t : f32
     %r = arith.mulf %ha, %p : f32
@@ -211,8 +211,8 @@ func.func @silu(%in: tensor<?xf32>) -> tensor<?xf32> {
       ins(%in : tensor<?xf32>) outs(%init : tensor<?xf32>) {
   ^bb0(%a: f32, %o: f32):
     %one = arith.constant 1.000000e+00 : f32
-    %n = arith.negf %a : f32
-    %e = math.exp %n : f32
+    %neg = arith.negf %a : f32
+    %e = math.exp %neg : f32
     %d = arith.addf %one, %e : f32
     %r = arith.divf %a, %d : f32
     linalg.yield %r : f32
@@ -229,8 +229,8 @@ func.func @silu_bf16(%in: tensor<?xbf16>) -> tensor<?xbf16> {
   ^bb0(%x: bf16, %o: bf16):
     %a = arith.extf %x : bf16 to f32
     %one = arith.constant 1.000000e+00 : f32
-    %n = arith.negf %a : f32
-    %e = math.exp %n : f32
+    %neg = arith.negf %a : f32
+    %e = math.exp %neg : f32
     %d = arith.addf %one, %e : f32
     %r = arith.divf %a, %d : f32
     %rt = arith.truncf %r : f32 to bf16
