@@ -14,6 +14,8 @@ import struct
 import subprocess
 import sys
 
+from check_elementwise import read_npy, write_npy
+
 INF, NAN = float("inf"), float("nan")
 
 
@@ -98,31 +100,12 @@ FUNCS = {
 BF16 = ["tanh", "gelu_erf", "gelu_tanh", "silu"]
 
 
-def write_npy(path, shape, values, descr, fmt):
-    dims = ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else "")
-    header = "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }" % (
-        descr, dims)
-    header += " " * (63 - (10 + len(header)) % 64) + "\n"
-    with open(path, "wb") as f:
-        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)))
-        f.write(header.encode())
-        f.write(struct.pack("<%d%s" % (len(values), fmt), *values))
-
-
-def read_npy(path, fmt):
-    data = open(path, "rb").read()
-    hlen = struct.unpack("<H", data[8:10])[0]
-    body = data[10 + hlen:]
-    return list(struct.unpack("<%d%s" % (len(body) // struct.calcsize(fmt),
-                                         fmt), body))
-
-
 def run(ctx, entry, args, out_fmt):
     attn_run, mlir, tmp, flags = ctx
     cmd = [attn_run, mlir, "--entry", entry] + flags
     for i, (shape, values, descr, fmt) in enumerate(args):
         path = "%s/%s.in%d.npy" % (tmp, entry, i)
-        write_npy(path, shape, values, descr, fmt)
+        write_npy(path, values, descr, fmt, shape)
         cmd += ["--input", "%d=%s" % (i, path)]
     out = "%s/%s.out.npy" % (tmp, entry)
     subprocess.run(cmd + ["--output", "0=" + out], check=True,
