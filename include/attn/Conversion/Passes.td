@@ -179,14 +179,32 @@ def AttnDropInPlaceResults : Pass<"attn-drop-inplace-results", "::mlir::ModuleOp
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
-def AttnCpuExpApproximation : Pass<"attn-cpu-exp-approximation"> {
-  let summary = "Replace f32 math.exp by MLIR's polynomial approximation";
+def AttnCpuMathApproximation : Pass<"attn-cpu-math-approximation"> {
+  let summary = "Replace transcendental math ops by MLIR's polynomial "
+                "approximations, which vectorise";
   let description = [{
-    A libm `expf` call per element stops LLVM from vectorising the softmax
-    loops; the polynomial approximation (arith/math ops only, a couple of ulp
-    of error, exact -inf -> 0 and NaN -> NaN) vectorises. Only `math.exp` is
-    rewritten.
+    A libm call per element (`tanhf`, `erff`, `expf`, ...) stops LLVM from
+    vectorising the loop around it: a score_mod region, an elementwise loop
+    or a norm then runs one element at a time. This pass rewrites the math
+    ops whose upstream polynomial approximation
+    (`populateMathPolynomialApproximationPatterns`) was measured accurate to
+    PyTorch's f32 tolerances on a dense sweep of f32 inputs (docs/cpu-math.md
+    has the numbers): by default `math.exp`, `math.expm1`, `math.tanh`,
+    `math.erf`, `math.log1p`. The result is arith and
+    math ops that LLVM lowers to vector instructions (fma, floor, bit
+    operations), on scalars and on vectors alike.
+
+    f16 and bf16 operands are extended to f32, approximated and rounded back
+    once (what libm's promotion did). f64 and the other math ops (`sin`,
+    `cos`, whose range reduction loses accuracy on large arguments; `log`,
+    `log2`, wrong on denormal inputs; `rsqrt`, which needs AVX2 intrinsics)
+    are left to the LLVM intrinsics and libm.
   }];
+  let options = [
+    ListOption<"ops", "ops", "std::string",
+               "math ops to approximate, e.g. `ops=math.exp,math.tanh` "
+               "(default: the accurate set above)">,
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
     "::mlir::vector::VectorDialect"

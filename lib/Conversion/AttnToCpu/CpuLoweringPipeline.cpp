@@ -106,10 +106,11 @@ static void addBufferizeToLoopsPasses(OpPassManager &pm,
 /// libcall beyond libm on any host of its target.
 static void addNarrowFloatPasses(OpPassManager &pm,
                                  const AttnCpuLoweringOptions &options) {
-  // Before the exp approximation, which rewrites f32 math.exp only.
+  // f16/bf16 math in f32 first (what libm's promotion does), then the
+  // vectorisable approximations of the f32 ops.
   pm.addPass(math::createMathExtendToSupportedTypes());
-  if (options.fastExp)
-    pm.addNestedPass<func::FuncOp>(createAttnCpuExpApproximation());
+  if (options.fastMath)
+    pm.addNestedPass<func::FuncOp>(createAttnCpuMathApproximation());
   arith::ArithEmulateUnsupportedFloatsOptions emulate;
   emulate.sourceTypeStrs = {"f16", "bf16"};
   pm.addPass(arith::createArithEmulateUnsupportedFloats(emulate));
@@ -171,9 +172,10 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
       *this, "num-threads",
       llvm::cl::desc("1: no OpenMP; 0: OpenMP default; N: N threads"),
       llvm::cl::init(0)};
-  Option<bool> fastExp{*this, "fast-exp",
-                       llvm::cl::desc("polynomial exp (vectorises)"),
-                       llvm::cl::init(true)};
+  Option<bool> fastMath{
+      *this, "fast-math",
+      llvm::cl::desc("polynomial exp, tanh, erf... (vectorise)"),
+      llvm::cl::init(true)};
   Option<int64_t> blockQ{*this, "block-q",
                          llvm::cl::desc("flash query rows (0: auto)"),
                          llvm::cl::init(0)};
@@ -209,7 +211,7 @@ void mlir::attn::registerAttnCpuLoweringPipeline() {
         options.backend = o.backend;
         options.enableTrace = o.trace;
         options.numThreads = o.numThreads;
-        options.fastExp = o.fastExp;
+        options.fastMath = o.fastMath;
         options.blockQ = o.blockQ;
         options.blockKV = o.blockKV;
         options.checkFailureCalls = o.checkFailureCalls;

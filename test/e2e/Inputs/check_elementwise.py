@@ -15,9 +15,11 @@ Y = [0.0, 0.0, 2.0, -1.0, float("nan"), -3.0, 3.0, 19.0, float("inf"),
      -88.0, -100.0, 1.0, float("-inf"), 1.0, -1e-30, float("nan")]
 
 
-def write_npy(path, values, descr="<f4", fmt="f"):
-    header = "{'descr': '%s', 'fortran_order': False, 'shape': (%d,), }" % (
-        descr, len(values))
+def write_npy(path, values, descr="<f4", fmt="f", shape=None):
+    shape = shape or (len(values),)
+    dims = ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else "")
+    header = "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }" % (
+        descr, dims)
     header += " " * (63 - (10 + len(header)) % 64) + "\n"
     with open(path, "wb") as f:
         f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)))

@@ -95,9 +95,10 @@ struct AttnCpuLoweringOptions {
   /// N threads. OpenMP code needs libomp.so when it runs (JIT: pass it as a
   /// shared library; AOT: link -lomp).
   unsigned numThreads = 0;
-  /// Pipeline only. Replace math.exp by MLIR's polynomial approximation so
-  /// that the loops vectorise (otherwise a scalar libm call per element).
-  bool fastExp = true;
+  /// Pipeline only. Replace exp, tanh, erf... by MLIR's polynomial
+  /// approximations (attn-cpu-math-approximation) so that the loops
+  /// vectorise (otherwise a scalar libm call per element).
+  bool fastMath = true;
   /// Pipeline only. Allocate through _mlir_memref_to_llvm_alloc/free instead
   /// of malloc/free (the CUDA runtime provides them with managed memory).
   bool useGenericAllocFunctions = false;
@@ -134,7 +135,7 @@ void buildAttnCpuLoweringPipeline(OpPassManager &pm,
                                   const AttnCpuLoweringOptions &options);
 
 /// Registers `attn-cpu-lowering-pipeline` (options: backend, trace,
-/// num-threads, fast-exp, block-q, block-kv, vector-bits, check-failure-calls)
+/// num-threads, fast-math, block-q, block-kv, vector-bits, check-failure-calls)
 /// for attn-opt.
 void registerAttnCpuLoweringPipeline();
 

@@ -335,13 +335,17 @@ struct ReadSdpaOperandBeforeBroadcast : OpRewritePattern<SdpaOp> {
   LogicalResult matchAndRewrite(SdpaOp op,
                                 PatternRewriter &rewriter) const override {
     bool changed = false;
-    for (OpOperand &operand : op.getMaskAndExtrasMutable()) {
-      Value source = getBroadcastSource(operand.get());
-      if (!source)
-        continue;
-      rewriter.modifyOpInPlace(op, [&] { operand.set(source); });
-      changed = true;
-    }
+    auto readBeforeBroadcast = [&](MutableOperandRange operands) {
+      for (OpOperand &operand : operands) {
+        Value source = getBroadcastSource(operand.get());
+        if (!source)
+          continue;
+        rewriter.modifyOpInPlace(op, [&] { operand.set(source); });
+        changed = true;
+      }
+    };
+    readBeforeBroadcast(op.getMaskMutable());
+    readBeforeBroadcast(op.getExtrasMutable());
     return success(changed);
   }
 };
@@ -364,12 +368,11 @@ struct ComputePositionMaskPerTile : OpRewritePattern<SdpaOp> {
     llvm::SetVector<Value> leaves;
     collectPositionLeaves(mask, leaves);
     Location loc = op.getLoc();
-    auto sdpa = SdpaOp::create(
-        rewriter, loc, op.getType(), op.getQuery(), op.getKey(),
-        op.getValue(), leaves.getArrayRef(), op.getScaleAttr(),
-        op.getIsCausal(), op.getDropoutP(), op.getMaskedValueAttr(),
-        op.getSeedAttr(), op.getWindowLeftAttr(), op.getWindowRightAttr(),
-        op.getSafeSoftmax(), /*score_modCount=*/1);
+    SdpaChanges changes;
+    changes.mask = Value();
+    changes.extras = SmallVector<Value>(leaves.begin(), leaves.end());
+    changes.scoreMod = SdpaChanges::Region::Empty;
+    SdpaOp sdpa = op.cloneWith(rewriter, changes);
     Type ct = getComputeType(op.getType().getElementType());
     int64_t rank = op.getType().getRank();
     SmallVector<Type> argTypes{ct};
@@ -378,8 +381,8 @@ struct ComputePositionMaskPerTile : OpRewritePattern<SdpaOp> {
       argTypes.push_back(tensorType(leaf).getElementType());
     SmallVector<Location> argLocs(argTypes.size(), loc);
     OpBuilder::InsertionGuard guard(rewriter);
-    Block *block = rewriter.createBlock(&sdpa.getScoreMod().front(), {},
-                                        argTypes, argLocs);
+    Block *block =
+        rewriter.createBlock(&sdpa.getScoreMod().front(), {}, argTypes, argLocs);
     IRMapping scalars;
     for (auto [i, leaf] : llvm::enumerate(leaves))
       scalars.map(leaf, block->getArgument(1 + rank + i));
