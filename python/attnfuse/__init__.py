@@ -17,7 +17,7 @@ else the checkout's build/bin, else PATH).
 
 from .compiler import (CompiledModule, Explanation, Remark, compile,
                        count_sdpa, explain, export, fuse)
-from .errors import AttnFuseError, ExportError, ToolError
+from .errors import AttnFuseError, ExportError, RunTimeCheckError, ToolError
 from .generation import Generator, compile_generator
 from .tools import find_tool
 from . import dynamo as _dynamo
@@ -26,4 +26,5 @@ _dynamo.register()
 
 __all__ = ["compile", "export", "explain", "fuse", "count_sdpa", "find_tool",
            "compile_generator", "CompiledModule", "Explanation", "Generator",
-           "Remark", "AttnFuseError", "ExportError", "ToolError"]
+           "Remark", "AttnFuseError", "ExportError", "RunTimeCheckError",
+           "ToolError"]

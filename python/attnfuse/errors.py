@@ -13,3 +13,10 @@ class ExportError(AttnFuseError):
 
 class ToolError(AttnFuseError):
     """attn-opt or attn-compile is missing or failed."""
+
+
+class RunTimeCheckError(AttnFuseError):
+    """A run-time check of compiled code failed during a call (a dynamic
+    size that differs from the one it must equal, an allocation that
+    failed, an index out of range). The message is the check's. Buffers
+    the failed call had allocated are leaked; the library stays usable."""

@@ -6,7 +6,9 @@ sizes[r], strides[r]}`, and fills in the result descriptor(s) through a
 leading pointer (a struct of descriptors when there are several results).
 Result buffers are malloc'ed by the callee; we copy them into torch tensors
 and free them, except a compile-time-constant result (allocated ==
-0xdeadbeef) and buffers the results share.
+0xdeadbeef) and buffers the results share. Calls go through the runtime's
+`attnrt_call_packed` and the library's `attn_packed_<f>`, so that a failed
+run-time check raises RunTimeCheckError instead of ending the process.
 """
 
 from __future__ import annotations
@@ -16,10 +18,13 @@ import ctypes.util
 
 import torch
 
+from .errors import RunTimeCheckError
+
 _DEADBEEF = 0xDEADBEEF
 _libc = ctypes.CDLL(ctypes.util.find_library("c"))
 _libc.free.argtypes = [ctypes.c_void_p]
 _descriptors: dict = {}
+_MESSAGE_SIZE = 1024
 
 
 def descriptor_type(rank: int):
@@ -66,8 +71,13 @@ class CompiledFunction:
     def __init__(self, library_path: str, func_name: str, result_types):
         self.library = ctypes.CDLL(library_path)
         self.result_types = list(result_types)
-        self._fn = getattr(self.library, f"_mlir_ciface_{func_name}")
-        self._fn.restype = None
+        self._fn = getattr(self.library, f"attn_packed_{func_name}")
+        self._call = self.library.attnrt_call_packed
+        self._call.argtypes = [ctypes.c_void_p,
+                               ctypes.POINTER(ctypes.c_void_p),
+                               ctypes.c_char_p, ctypes.c_int64]
+        self._call.restype = ctypes.c_int
+        self._message = ctypes.create_string_buffer(_MESSAGE_SIZE)
         descs = [descriptor_type(t.rank) for t in self.result_types]
         if len(descs) == 1:
             self._results_type = descs[0]
@@ -79,14 +89,25 @@ class CompiledFunction:
     def __call__(self, tensors) -> list[torch.Tensor]:
         """Runs the function on contiguous CPU tensors, returns new tensors."""
         args = [describe_tensor(t) for t in tensors]
-        return self._run([ctypes.byref(a) for a in args],
-                         {t.data_ptr() for t in tensors})
+        return self._run(args, {t.data_ptr() for t in tensors})
 
-    def _run(self, pointers, inputs) -> list[torch.Tensor]:
-        """Calls with descriptor pointers; copies the results out and frees
-        their buffers (not the inputs', `inputs` being their pointers)."""
+    def _run(self, descriptors, inputs) -> list[torch.Tensor]:
+        """Calls with the arguments' descriptors; copies the results out and
+        frees their buffers (not the inputs', `inputs` being their
+        pointers). The packed entry point takes, per argument of
+        `_mlir_ciface_<f>` (the results first), a pointer to a pointer to
+        its descriptor."""
         results = self._results_type()
-        self._fn(ctypes.byref(results), *pointers)
+        leading = [results] if self.result_types else []
+        targets = [ctypes.c_void_p(ctypes.addressof(d))
+                   for d in [*leading, *descriptors]]
+        args = (ctypes.c_void_p * len(targets))(
+            *[ctypes.addressof(t) for t in targets])
+        fn = ctypes.cast(self._fn, ctypes.c_void_p)
+        if self._call(fn, args, self._message, _MESSAGE_SIZE):
+            raise RunTimeCheckError(
+                "run-time check failed: "
+                + self._message.value.decode(errors="replace"))
         if len(self.result_types) == 1:
             descs = [results]
         else:
@@ -112,17 +133,13 @@ class BoundCall:
     def __init__(self, fn: CompiledFunction, fixed: dict, num_args: int):
         self.fn = fn
         self.fixed = dict(fixed)
-        self._descriptors = {i: describe_tensor(t) for i, t in fixed.items()}
-        self._pointers = [ctypes.byref(self._descriptors[i])
-                          if i in fixed else None for i in range(num_args)]
+        self._descriptors = [describe_tensor(fixed[i]) if i in fixed else None
+                             for i in range(num_args)]
         self._inputs = {t.data_ptr() for t in fixed.values()}
 
     def __call__(self, varying: dict) -> list[torch.Tensor]:
-        pointers = list(self._pointers)
-        keep = []
+        descriptors = list(self._descriptors)
         for i, t in varying.items():
-            d = describe_tensor(t)
-            keep.append(d)
-            pointers[i] = ctypes.byref(d)
+            descriptors[i] = describe_tensor(t)
         inputs = self._inputs | {t.data_ptr() for t in varying.values()}
-        return self.fn._run(pointers, inputs)
+        return self.fn._run(descriptors, inputs)

@@ -212,3 +212,25 @@ def test_keyword_inputs():
         compiled(q, k, v, attention_mask=mask)
     with pytest.raises(attnfuse.AttnFuseError, match="keyword inputs"):
         compiled(q, k, v)
+
+
+class AddTwo(torch.nn.Module):
+    def forward(self, a, b):
+        return a + b
+
+
+def test_failed_run_time_check_raises_and_library_stays_usable():
+    """A run-time check of the compiled code (here: two dynamic dims that
+    must be equal, reached by calling the entry point without the Python
+    checks) raises RunTimeCheckError with the check's message; it used to
+    end the interpreter with exit status 70. The next good call works."""
+    batch = torch.export.Dim("batch", min=1, max=64)
+    a, b = torch.randn(3, 4), torch.randn(3, 4)
+    compiled = attnfuse.compile(AddTwo(), (a, b),
+                                dynamic_shapes=({0: batch}, {0: batch}))
+    with pytest.raises(attnfuse.RunTimeCheckError,
+                       match="dynamic dims that broadcast must be equal"):
+        compiled._fn([torch.randn(3, 4), torch.randn(5, 4)])
+    (out,) = compiled._fn([a, b])
+    assert torch.equal(out, a + b)
+    assert torch.equal(compiled(a, b), a + b)
