@@ -589,7 +589,14 @@ def torch_export(module, example_inputs, dynamic_shapes=None,
         return torch.export.export(module, example_inputs, kwargs or None,
                                    dynamic_shapes=dynamic_shapes)
     except Exception as e:  # torch's own message says what it could not trace
-        raise ExportError(f"torch.export failed: {type(e).__name__}: {e}") from e
+        hint = ""
+        if "Cache" in str(e) and "not a known type" in str(e):
+            hint = (" (the model returns its KV cache: build it with "
+                    "use_cache=False in its config or pass use_cache=False "
+                    "in example_kwargs; for generation with a cache use "
+                    "attnfuse.compile_generator)")
+        raise ExportError(
+            f"torch.export failed: {type(e).__name__}: {e}{hint}") from e
 
 
 def source_line(file: str, line: int) -> str:

@@ -234,3 +234,16 @@ def test_failed_run_time_check_raises_and_library_stays_usable():
     (out,) = compiled._fn([a, b])
     assert torch.equal(out, a + b)
     assert torch.equal(compiled(a, b), a + b)
+
+
+def test_model_returning_its_kv_cache_gets_a_hint():
+    """A Hugging Face model built with use_cache=True returns a DynamicCache,
+    which torch.export cannot output: the error says what to do."""
+    import transformers
+    config = transformers.LlamaConfig(
+        num_hidden_layers=1, hidden_size=16, intermediate_size=32,
+        num_attention_heads=2, num_key_value_heads=1, vocab_size=32)
+    model = transformers.LlamaForCausalLM(config).eval()
+    ids = torch.randint(0, 32, (1, 4))
+    with pytest.raises(attnfuse.ExportError, match="use_cache=False"):
+        attnfuse.export(model, (ids,))
