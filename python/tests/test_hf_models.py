@@ -7,6 +7,7 @@ of them, bf16. Each model is compiled once; several inputs run on the same
 library (weights are arguments)."""
 
 import functools
+import os
 import itertools
 import warnings
 import inspect
@@ -145,8 +146,14 @@ def test_decoder_masks_reach_sdpa_as_attributes():
         assert "tensor<3x1x1x8xi1>" in line
 
 
-@pytest.mark.parametrize("name, impl", [("gpt2", "eager"), ("bert", "eager"),
-                                        ("llama", "sdpa")])
+# CI compiles three; ATTNFUSE_TEST_ALL_ARCHS=1 runs every architecture and
+# implementation of hf_models.py through torch.compile.
+DYNAMO_CASES = ([(n, i) for n in ARCHS for i in IMPLS[n]]
+                if os.environ.get("ATTNFUSE_TEST_ALL_ARCHS") == "1"
+                else [("gpt2", "eager"), ("bert", "eager"), ("llama", "sdpa")])
+
+
+@pytest.mark.parametrize("name, impl", DYNAMO_CASES)
 def test_torch_compile_whole_model(name, impl):
     """torch.compile(model, backend="attnfuse"): Dynamo captures the whole
     model as one graph, in which the layers drop the attention weights
