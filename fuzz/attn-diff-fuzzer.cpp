@@ -116,14 +116,14 @@ static std::string chainBody(const Problem &p, StringRef q, StringRef k,
   std::string o = tensorType({p.batch, p.heads, p.l, p.ev}, t);
   double scale = p.scale ? p.scale : 1.0 / std::sqrt(double(p.e));
   std::string body = llvm::formatv(
-      "  %kt = \"attn.transpose\"(%k) {dim0 = -2 : i64, dim1 = -1 : i64} : "
+      "  %kt = \"attn.transpose\"(%k) {{dim0 = -2 : i64, dim1 = -1 : i64} : "
       "({0}) -> {1}\n  %s = \"attn.matmul\"(%q, %kt) : ({2}, {1}) -> {3}\n"
       "  %c = arith.constant dense<{4:e}> : tensor<{5}>\n"
       "  %ss = \"attn.mul\"(%s, %c) : ({3}, tensor<{5}>) -> {3}\n",
       k, kt, q, sc, scale, t);
   std::string scores = "%ss";
   if (p.mask == Problem::Bool || p.mask == Problem::Padding) {
-    body += llvm::formatv("  %sm = \"attn.masked_fill\"(%ss, %m) {value = "
+    body += llvm::formatv("  %sm = \"attn.masked_fill\"(%ss, %m) {{value = "
                           "0xFFF0000000000000 : f64} : ({0}, {1}) -> {0}\n",
                           sc, m);
     scores = "%sm";
@@ -133,7 +133,7 @@ static std::string chainBody(const Problem &p, StringRef q, StringRef k,
     scores = "%sm";
   }
   body += llvm::formatv(
-      "  %p = \"attn.softmax\"({0}) {dim = -1 : i64} : ({1}) -> {1}\n"
+      "  %p = \"attn.softmax\"({0}) {{dim = -1 : i64} : ({1}) -> {1}\n"
       "  %o = \"attn.matmul\"(%p, %v) : ({1}, {2}) -> {3}\n",
       scores, sc, v, o);
   return body;

@@ -23,5 +23,8 @@ export ASAN_SYMBOLIZER_PATH="$prefix/bin/llvm-symbolizer"
 # Debian's libMLIR.so, which then hands out the slab's memory without
 # unpoisoning it: a false use-after-poison. Heap, stack and global checks
 # are unaffected.
-export ASAN_OPTIONS="allow_user_poisoning=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+# allocator_may_return_null=1: an allocation too large for the machine
+# returns NULL, as malloc does without ASan, so the compiled code's
+# allocation checks (test/e2e/allocation-checks.test) are what reports it.
+export ASAN_OPTIONS="allow_user_poisoning=0:allocator_may_return_null=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 export UBSAN_OPTIONS="print_stacktrace=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
