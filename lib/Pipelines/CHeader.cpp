@@ -151,6 +151,34 @@ LogicalResult attn::verifyCFunctionNames(ModuleOp module) {
   return success();
 }
 
+/// The comment above a function's declaration: its MLIR type, which
+/// arguments it writes in place, and who frees the result buffers.
+static void writeFunctionComment(llvm::raw_ostream &decls, StringRef name,
+                                 FunctionType type,
+                                 ArrayRef<std::string> written,
+                                 bool cudaManaged) {
+  decls << "/* @" << name << ": " << type << "\n";
+  if (written.empty()) {
+    decls << "   Tensor arguments are read, never written.";
+  } else {
+    decls << "   Written in place: ";
+    llvm::interleave(written, decls, ", ");
+    decls << " (on return their buffers hold the\n   new values; they must "
+             "not overlap other arguments). The other tensor\n   arguments "
+             "are read, never written.";
+  }
+  if (cudaManaged)
+    decls << " Tensors must be device-accessible\n   (cudaMalloc, or "
+             "cudaMallocManaged where an op runs on the CPU). Result\n   "
+             "buffers are CUDA managed memory: "
+             "attnrt_cuda_free(result->allocated)\n   when done. */\n";
+  else
+    decls << " Result buffers are malloc'ed by\n   the callee: "
+             "free(result->allocated) when done (a result that is a\n   "
+             "compile-time constant has allocated == (void *)0xdeadbeef; do "
+             "not free that). */\n";
+}
+
 LogicalResult attn::emitCHeader(ModuleOp module, llvm::raw_ostream &os,
                                 bool cudaManaged,
                                 StringRef guardName) {
@@ -219,26 +247,8 @@ LogicalResult attn::emitCHeader(ModuleOp module, llvm::raw_ostream &os,
       params.push_back((isDescriptor ? "const " + t + " *" : t + " ") + name);
     }
 
-    decls << "/* @" << func.getSymName() << ": " << type << "\n";
-    if (written.empty()) {
-      decls << "   Tensor arguments are read, never written.";
-    } else {
-      decls << "   Written in place: ";
-      llvm::interleave(written, decls, ", ");
-      decls << " (on return their buffers hold the\n   new values; they must "
-               "not overlap other arguments). The other tensor\n   arguments "
-               "are read, never written.";
-    }
-    if (cudaManaged)
-      decls << " Tensors must be device-accessible\n   (cudaMalloc, or "
-               "cudaMallocManaged where an op runs on the CPU). Result\n   "
-               "buffers are CUDA managed memory: "
-               "attnrt_cuda_free(result->allocated)\n   when done. */\n";
-    else
-      decls << " Result buffers are malloc'ed by\n   the callee: "
-               "free(result->allocated) when done (a result that is a\n   "
-               "compile-time constant has allocated == (void *)0xdeadbeef; do "
-               "not free that). */\n";
+    writeFunctionComment(decls, func.getSymName(), type, written,
+                         cudaManaged);
     decls << returnType << " _mlir_ciface_" << cName << "(";
     llvm::interleave(params, decls, ", ");
     if (params.empty())
