@@ -71,13 +71,14 @@ class CompiledFunction:
     def __init__(self, library_path: str, func_name: str, result_types):
         self.library = ctypes.CDLL(library_path)
         self.result_types = list(result_types)
-        self._fn = getattr(self.library, f"attn_packed_{func_name}")
+        self._fn = ctypes.cast(getattr(self.library,
+                                       f"attn_packed_{func_name}"),
+                               ctypes.c_void_p)
         self._call = self.library.attnrt_call_packed
         self._call.argtypes = [ctypes.c_void_p,
                                ctypes.POINTER(ctypes.c_void_p),
                                ctypes.c_char_p, ctypes.c_int64]
         self._call.restype = ctypes.c_int
-        self._message = ctypes.create_string_buffer(_MESSAGE_SIZE)
         descs = [descriptor_type(t.rank) for t in self.result_types]
         if len(descs) == 1:
             self._results_type = descs[0]
@@ -103,11 +104,13 @@ class CompiledFunction:
                    for d in [*leading, *descriptors]]
         args = (ctypes.c_void_p * len(targets))(
             *[ctypes.addressof(t) for t in targets])
-        fn = ctypes.cast(self._fn, ctypes.c_void_p)
-        if self._call(fn, args, self._message, _MESSAGE_SIZE):
+        # One buffer per call: ctypes releases the GIL, so two threads may
+        # call the same entry point at once.
+        message = ctypes.create_string_buffer(_MESSAGE_SIZE)
+        if self._call(self._fn, args, message, _MESSAGE_SIZE):
             raise RunTimeCheckError(
                 "run-time check failed: "
-                + self._message.value.decode(errors="replace"))
+                + message.value.decode(errors="replace"))
         if len(self.result_types) == 1:
             descs = [results]
         else:
