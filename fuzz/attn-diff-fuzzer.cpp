@@ -171,7 +171,7 @@ static void onCheckFailure(const char *message) {
 
 /// `text` compiled with `options` for the host (sequential code), as a JIT.
 static std::unique_ptr<ExecutionEngine>
-compile(const attn::AttnPipelineOptions &options) {
+compile(attn::AttnPipelineOptions &options) {
   static DialectRegistry *registry = [] {
     auto *r = new DialectRegistry;
     attn::registerAllAttnDialects(*r);
@@ -190,9 +190,7 @@ compile(const attn::AttnPipelineOptions &options) {
       attn::createAttnTargetMachine({}, error);
   if (!module || !tm)
     bug("the generated module does not parse: " + diagnostics + error);
-  attn::AttnPipelineOptions targeted = options;
-  attn::applyTargetMachine(targeted, *tm);
-  if (failed(attn::lowerToLLVMDialect(*module, targeted)))
+  if (failed(attn::lowerForTarget(*module, options, *tm)))
     bug("the pipeline failed on a valid module: " + diagnostics);
   ExecutionEngineOptions engineOptions;
   auto transformer = makeOptimizingTransformer(3, 0, tm.get());

@@ -22,7 +22,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   unsigned sum = 0;
   for (size_t i = 0; i < size; ++i)
     sum += data[i];
-  attn::AttnCpuLoweringOptions options;
+  attn::AttnCpuPipelineOptions options;
   options.vectorBits = int64_t{128} << (sum % 3);
   options.numThreads = (sum / 3) % 2; // 0: OpenMP, 1: sequential.
   return attn::fuzz::parseVerifyAndRun(data, size, [&](OpPassManager &pm) {

@@ -19,6 +19,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -84,16 +85,29 @@ void attn::buildAttnToLLVMPipeline(OpPassManager &pm,
     cudaOptions.requireGpu = options.backend == SdpaCpuBackend::Flash;
     pm.addPass(createAttnLowerSdpaToCuda(cudaOptions));
   }
-  AttnCpuLoweringOptions lowering;
-  lowering.useGenericAllocFunctions = cuda;
-  lowering.backend = options.backend;
-  lowering.enableTrace = options.trace;
-  lowering.numThreads = options.numThreads;
-  lowering.vectorBits = options.vectorBits;
-  lowering.expandF16Conversions = options.expandF16Conversions;
-  lowering.checkFailureCalls = true;
-  lowering.checkAllocations = true;
-  buildAttnCpuLoweringPipeline(pm, lowering);
+  if (!cuda) {
+    buildAttnCpuLoweringPipeline(pm, options);
+    return;
+  }
+  // Managed memory, so that the kernels and the CPU code share buffers.
+  AttnPipelineOptions managed;
+  managed.copyOptionValuesFrom(options);
+  managed.useGenericAllocFunctions = true;
+  buildAttnCpuLoweringPipeline(pm, managed);
+}
+
+attn::AttnPipelineOptions::AttnPipelineOptions() {
+  checkAllocations = true;
+  checkFailureCalls = true;
+}
+
+void attn::registerAttnPipelines() {
+  PassPipelineRegistration<AttnPipelineOptions>(
+      "attn-to-llvm",
+      "attn on tensors to the LLVM dialect as attn-compile and attn-run "
+      "lower it: attn-fuse-sdpa, attn-lower-sdpa-to-cuda (target=cuda), "
+      "attn-cpu-lowering-pipeline",
+      buildAttnToLLVMPipeline);
 }
 
 void attn::prepareCInterface(ModuleOp module) {
@@ -123,6 +137,23 @@ LogicalResult attn::lowerToLLVMDialect(ModuleOp module,
   if (failed(pm.run(module)))
     return failure();
   return insertArgumentChecks(module, signatures);
+}
+
+LogicalResult attn::lowerForTarget(ModuleOp module,
+                                   AttnPipelineOptions &options,
+                                   const llvm::TargetMachine &tm) {
+  SmallVector<std::tuple<std::string, FunctionType, Location>> publicFuncs;
+  for (auto func : module.getOps<func::FuncOp>())
+    if (func.isPublic() && !func.isExternal())
+      publicFuncs.emplace_back(func.getSymName().str(),
+                               getCInterfaceType(func), func.getLoc());
+  applyTargetMachine(options, tm);
+  if (failed(lowerToLLVMDialect(module, options)))
+    return failure();
+  for (auto &[name, type, loc] : publicFuncs)
+    if (failed(verifyLoweredCInterface(module, name, type, loc)))
+      return failure();
+  return success();
 }
 
 SmallVector<std::string> attn::getTraceNames(ModuleOp module) {

@@ -12,7 +12,7 @@
 #include "attn/Conversion/AttnToCpu/InPlaceArguments.h"
 #include "attn/Conversion/AttnToCuda/ScoreModToCuda.h"
 #include "attn/InitAttn.h"
-#include "attn/Pipelines/Pipelines.h"
+#include "attn/Pipelines/ToolOptions.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -58,13 +58,7 @@ static cl::opt<std::string> emit(
     cl::desc("What to write: mlir (LLVM dialect), llvm (LLVM IR), obj, so "
              "(default: from the output extension .mlir/.ll/.o/.so, else obj)"),
     cl::value_desc("mlir|llvm|obj|so"));
-static cl::opt<bool> noFuse(cl::cat(toolCategory), "no-fuse",
-                            cl::desc("Do not run attn-fuse-sdpa"));
-static cl::opt<attn::SdpaCpuBackend>
-    backend(cl::cat(toolCategory), "backend",
-            cl::init(attn::SdpaCpuBackend::Auto),
-            cl::desc("CPU lowering of attn.sdpa"),
-            attn::sdpaCpuBackendValues());
+static attn::AttnToolOptions common(toolCategory);
 static cl::opt<attn::CompileTarget>
     target(cl::cat(toolCategory), "target",
            cl::init(attn::CompileTarget::Cpu), attn::compileTargetValues(),
@@ -73,22 +67,10 @@ static cl::opt<attn::CompileTarget>
                     "--backend=flash makes that an error), allocations use "
                     "CUDA managed memory"),
            cl::value_desc("cpu|cuda"));
-static cl::opt<unsigned> threads(
-    cl::cat(toolCategory), "num-threads", cl::init(0),
-    cl::desc("Threads of the generated code: 0 = OpenMP default "
-             "(OMP_NUM_THREADS, else all cores), 1 = sequential (no OpenMP), "
-             "N = N"),
-    cl::value_desc("N"));
 static cl::opt<bool>
     trace(cl::cat(toolCategory), "trace",
           cl::desc("Call attnrt_trace_begin/end around every lowered op; "
                    "the object carries the span names (attn_trace_names)"));
-static cl::opt<std::string> mcpu(cl::cat(toolCategory), "mcpu",
-                                 cl::desc("Target CPU (default: the host's)"));
-static cl::opt<std::string>
-    mattr(cl::cat(toolCategory), "mattr",
-          cl::desc("Target features, e.g. +avx2,-fma (default: the host's "
-                   "when --mcpu is not given)"));
 static cl::opt<unsigned> optLevel(cl::cat(toolCategory), "O", cl::init(3),
                                   cl::Prefix,
                                   cl::desc("LLVM optimization level (0-3)"));
@@ -332,43 +314,22 @@ static FailureOr<std::string> buildCHeader(ModuleOp module,
 
 /// The target machine of --mcpu/--mattr/-O (the host's by default).
 static std::unique_ptr<llvm::TargetMachine> createTargetMachine() {
-  attn::AttnTargetOptions targetOptions;
-  targetOptions.cpu = mcpu;
-  targetOptions.features = mattr;
-  targetOptions.optLevel = optLevel;
   std::string errorMessage;
   std::unique_ptr<llvm::TargetMachine> tm =
-      attn::createAttnTargetMachine(targetOptions, errorMessage);
+      common.createTargetMachine(optLevel, errorMessage);
   if (!tm)
     (void)reportError(errorMessage);
   return tm;
 }
 
-/// The whole pipeline to the LLVM dialect, tiled for the target's vector
-/// registers; then checks that every public function got the C entry point
-/// its signature promises.
-static LogicalResult lowerModule(ModuleOp module) {
-  std::unique_ptr<llvm::TargetMachine> tm = createTargetMachine();
-  if (!tm)
-    return failure();
-  SmallVector<std::tuple<std::string, FunctionType, Location>> publicFuncs;
-  for (auto func : module.getOps<func::FuncOp>())
-    if (func.isPublic() && !func.isExternal())
-      publicFuncs.emplace_back(func.getSymName().str(),
-                               attn::getCInterfaceType(func), func.getLoc());
+/// The whole pipeline to the LLVM dialect, tiled for `tm`.
+static LogicalResult lowerModule(ModuleOp module,
+                                 const llvm::TargetMachine &tm) {
   attn::AttnPipelineOptions options;
-  options.fuse = !noFuse;
-  options.backend = backend;
+  common.applyTo(options);
   options.trace = trace;
-  options.numThreads = threads;
   options.target = target;
-  attn::applyTargetMachine(options, *tm);
-  if (failed(attn::lowerToLLVMDialect(module, options)))
-    return failure();
-  for (auto &[name, type, loc] : publicFuncs)
-    if (failed(attn::verifyLoweredCInterface(module, name, type, loc)))
-      return failure();
-  return success();
+  return attn::lowerForTarget(module, options, tm);
 }
 
 /// Writes `path` with `write`, keeping it only when `write` succeeds.
@@ -595,19 +556,17 @@ static Signatures getSignatures(ModuleOp module) {
 
 /// LLVM IR, an object or a shared library from the lowered `module`.
 static LogicalResult emitMachineCode(ModuleOp module, EmitKind kind,
+                                     llvm::TargetMachine &tm,
                                      const GeneratedCuda &cuda,
                                      const Signatures &signatures) {
-  std::unique_ptr<llvm::TargetMachine> tm = createTargetMachine();
-  if (!tm)
-    return failure();
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =
-      attn::translateAndOptimize(module, llvmContext, *tm, optLevel);
+      attn::translateAndOptimize(module, llvmContext, tm, optLevel);
   if (!llvmModule)
     return failure();
   if (trace)
     embedTraceNames(*llvmModule, attn::getTraceNames(module));
-  attn::embedLibraryInfo(*llvmModule, signatures, *tm);
+  attn::embedLibraryInfo(*llvmModule, signatures, tm);
 
   switch (kind) {
   case EmitKind::Llvm:
@@ -617,10 +576,10 @@ static LogicalResult emitMachineCode(ModuleOp module, EmitKind kind,
     });
   case EmitKind::Obj:
     if (!cuda.source.empty())
-      return writeMergedObject(*llvmModule, *tm, cuda);
-    return writeObjectFile(*llvmModule, *tm, outputFilename);
+      return writeMergedObject(*llvmModule, tm, cuda);
+    return writeObjectFile(*llvmModule, tm, outputFilename);
   case EmitKind::So:
-    return writeSharedLibrary(*llvmModule, *tm, cuda);
+    return writeSharedLibrary(*llvmModule, tm, cuda);
   case EmitKind::Mlir:
     break;
   }
@@ -658,7 +617,8 @@ int main(int argc, char **argv) {
 
   // Compile and write; the CUDA source generated for score_mod regions
   // first, when asked for.
-  if (failed(lowerModule(module)))
+  std::unique_ptr<llvm::TargetMachine> tm = createTargetMachine();
+  if (!tm || failed(lowerModule(module, *tm)))
     return 1;
   GeneratedCuda cuda = takeGeneratedCuda(module);
   if (!cudaSourceFilename.empty() &&
@@ -674,7 +634,7 @@ int main(int argc, char **argv) {
                                             os << "\n";
                                             return success();
                                           })
-                              : emitMachineCode(module, *kind, cuda,
+                              : emitMachineCode(module, *kind, *tm, cuda,
                                                 signatures);
   if (failed(written))
     return 1;

@@ -1,7 +1,8 @@
 //===- attn-opt.cpp - the AttnFuse optimizer driver -----------------------===//
 //
 // mlir-opt with the attn dialect and AttnFuse's passes: every pass is a flag
-// (`attn-opt --attn-fuse-sdpa file.mlir`), next to all upstream passes. The
+// (`attn-opt --attn-fuse-sdpa file.mlir`), next to all upstream passes, and
+// so is the tools' whole pipeline (`--attn-to-llvm`). The
 // input is checked against the parser's limits (attn::checkInputLimits)
 // before MLIR parses it.
 //
@@ -58,6 +59,7 @@ int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   registerAllPasses();
   attn::registerAllAttnPasses();
+  attn::registerAttnPipelines();
   DialectRegistry registry;
   attn::registerAllAttnDialects(registry);
   auto [inputFilename, outputFilename] = registerAndParseCLIOptions(

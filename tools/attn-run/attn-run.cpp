@@ -17,7 +17,7 @@
 
 #include "attn/Conversion/AttnToCpu/InPlaceArguments.h"
 #include "attn/InitAttn.h"
-#include "attn/Pipelines/Pipelines.h"
+#include "attn/Pipelines/ToolOptions.h"
 #include "attn/Runtime/AttnRuntime.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -122,18 +122,7 @@ static cl::opt<double> atolOpt(cl::cat(toolCategory), "atol",
 static cl::opt<double> rtolOpt(cl::cat(toolCategory), "rtol",
                                cl::desc("Relative tolerance of --check "
                                         "(default: by dtype)"));
-static cl::opt<bool> noFuse(cl::cat(toolCategory), "no-fuse",
-                            cl::desc("Do not run attn-fuse-sdpa"));
-static cl::opt<attn::SdpaCpuBackend>
-    backend(cl::cat(toolCategory), "backend",
-            cl::init(attn::SdpaCpuBackend::Auto),
-            cl::desc("CPU lowering of attn.sdpa"),
-            attn::sdpaCpuBackendValues());
-static cl::opt<unsigned> threads(
-    cl::cat(toolCategory), "num-threads", cl::init(0),
-    cl::desc("Threads of the lowered code: 0 = OpenMP default "
-             "(OMP_NUM_THREADS, else all cores), 1 = sequential, N = N"),
-    cl::value_desc("N"));
+static attn::AttnToolOptions common(toolCategory);
 static cl::opt<unsigned>
     repeat(cl::cat(toolCategory), "repeat", cl::init(0),
            cl::desc("Time N more runs after the first (warm-up) run"),
@@ -148,13 +137,6 @@ static cl::opt<std::string>
                     "instead of compiling FILE (FILE still gives the "
                     "signature)"),
            cl::value_desc("lib.so"));
-static cl::opt<std::string> mcpu(cl::cat(toolCategory), "mcpu",
-                                 cl::desc("Target CPU (default: host)"));
-static cl::opt<std::string>
-    mattr(cl::cat(toolCategory), "mattr",
-          cl::desc("Target features, e.g. +avx2,-fma "
-                   "(added to the host's when --mcpu is not given)"));
-
 static int fail(const llvm::Twine &message) {
   llvm::errs() << "attn-run: error: " << message << "\n";
   return 1;
@@ -377,7 +359,7 @@ static LogicalResult rejectLLVMDialect(ModuleOp module) {
 
 static std::unique_ptr<Executable>
 compileJit(ModuleOp source, func::FuncOp entry,
-           const attn::AttnPipelineOptions &options) {
+           attn::AttnPipelineOptions &options) {
   OwningOpRef<ModuleOp> module = source.clone();
   // Compile only what the entry needs: other public functions go unless
   // something calls them.
@@ -386,12 +368,9 @@ compileJit(ModuleOp source, func::FuncOp entry,
         SymbolTable::symbolKnownUseEmpty(func, *module))
       func.erase();
   // The target first: the lowering tiles for its vector registers.
-  attn::AttnTargetOptions targetOptions;
-  targetOptions.cpu = mcpu;
-  targetOptions.features = mattr;
   std::string error;
   std::unique_ptr<llvm::TargetMachine> tm =
-      attn::createAttnTargetMachine(targetOptions, error);
+      common.createTargetMachine(/*optLevel=*/3, error);
   if (!tm) {
     fail(error);
     return nullptr;
@@ -402,19 +381,12 @@ compileJit(ModuleOp source, func::FuncOp entry,
   if (!missing.empty()) {
     fail("--mcpu/--mattr: this host cannot run code for '" +
          tm->getTargetCPU() + "'" +
-         (mattr.empty() ? "" : " with '" + mattr + "'") +
+         (common.mattr.empty() ? "" : " with '" + common.mattr + "'") +
          ": it lacks " + missing + " (attn-compile cross-compiles)");
     return nullptr;
   }
-  attn::AttnPipelineOptions targetedOptions = options;
-  attn::applyTargetMachine(targetedOptions, *tm);
-  if (failed(attn::lowerToLLVMDialect(*module, targetedOptions)))
-    return nullptr;
-  if (failed(attn::verifyLoweredCInterface(*module, entry.getSymName(),
-                                           entry.getFunctionType(),
-                                           entry.getLoc())))
-    return nullptr;
-  if (failed(checkJitSymbols(*module, options.numThreads != 1)))
+  if (failed(attn::lowerForTarget(*module, options, *tm)) ||
+      failed(checkJitSymbols(*module, options.numThreads != 1)))
     return nullptr;
   SmallVector<std::string> traceNames = attn::getTraceNames(*module);
 
@@ -634,8 +606,8 @@ static LogicalResult checkOptions() {
   }
   if (dist != "uniform" && dist != "normal")
     return reportError("--dist=" + dist + ": expected uniform or normal");
-  if (!soPath.empty() &&
-      (noFuse || backend.getNumOccurrences() || threads.getNumOccurrences()))
+  if (!soPath.empty() && (common.noFuse || common.backend.getNumOccurrences() ||
+                          common.numThreads.getNumOccurrences()))
     return reportError("--no-fuse, --backend and --num-threads choose how "
                        "attn-compile builds the library; they have no effect "
                        "with --so");
@@ -714,7 +686,7 @@ static LogicalResult runReference(ModuleOp module, func::FuncOp entry,
   attn::AttnPipelineOptions refOptions;
   refOptions.fuse = false;
   refOptions.backend = attn::SdpaCpuBackend::Math;
-  refOptions.numThreads = threads;
+  refOptions.numThreads = common.numThreads;
   std::unique_ptr<Executable> ref = compileJit(module, entry, refOptions);
   if (!ref)
     return failure();
@@ -906,10 +878,8 @@ int main(int argc, char **argv) {
 
   // Compile.
   attn::AttnPipelineOptions options;
-  options.fuse = !noFuse;
-  options.backend = backend;
+  common.applyTo(options);
   options.trace = !tracePath.empty();
-  options.numThreads = threads;
   std::unique_ptr<Executable> exe = soPath.empty()
                                         ? compileJit(module, *entry, options)
                                         : loadSo(soPath, *entry);

@@ -68,9 +68,10 @@ def AttnLowerToCpu : Pass<"attn-lower-to-cpu"> {
            "up to a multiple of the vector lanes)">,
     Option<"blockKV", "block-kv", "int64_t", /*default=*/"0",
            "Key/value rows per flash block (0: chosen for the target)">,
-    Option<"vectorBits", "vector-bits", "int64_t", /*default=*/"0",
-           "Vector register width of the target in bits: 128, 256, 512, or "
-           "0 for the host's">
+    Option<"vectorBits", "vector-bits", "int64_t",
+           /*default=*/"::mlir::attn::kDefaultVectorBits",
+           "Vector register width of the target in bits: 128, 256 or 512 "
+           "(the code never depends on the host's)">
   ];
 }
 

@@ -82,32 +82,26 @@ LogicalResult checkInputLimits(llvm::SourceMgr &sourceMgr, unsigned bufferId);
 std::unique_ptr<AttnInputModule> parseInputModule(StringRef filename,
                                                   StringRef toolName);
 
-/// Choices shared by attn-compile and attn-run.
-struct AttnPipelineOptions {
+/// The options of the whole pipeline (buildAttnToLLVMPipeline): the CPU
+/// lowering's, plus fusion and the target. One struct serves attn-compile,
+/// attn-run (through lowerForTarget, ToolOptions.h) and the pipeline
+/// `attn-to-llvm` that attn-opt registers (registerAttnPipelines). The
+/// run-time checks (check-allocations, check-failure-calls) are on.
+struct AttnPipelineOptions : public AttnCpuPipelineOptions {
+  AttnPipelineOptions();
+
   /// Run attn-fuse-sdpa before lowering.
-  bool fuse = true;
-  /// CPU lowering of attn.sdpa.
-  SdpaCpuBackend backend = SdpaCpuBackend::Auto;
-  /// Lower with trace=true: the code calls attnrt_trace_begin/end around each
-  /// op and the module gets `attn.trace_names`.
-  bool trace = false;
-  /// 1: sequential code; 0: OpenMP with the runtime's default thread count
-  /// (OMP_NUM_THREADS, else all cores); N > 1: OpenMP with N threads. OpenMP
-  /// code needs libomp when it runs.
-  unsigned numThreads = 0;
+  Option<bool> fuse{*this, "fuse",
+                    llvm::cl::desc("run attn-fuse-sdpa first"),
+                    llvm::cl::init(true)};
   /// "cpu", or "cuda": attn.sdpa ops the CUDA kernels support become calls
   /// into the kernels' runtime bridge (attn-lower-sdpa-to-cuda; with backend
   /// "flash" every attn.sdpa must be supported), everything else is lowered
   /// for the CPU, and allocations use CUDA managed memory.
-  CompileTarget target = CompileTarget::Cpu;
-  /// Vector register width (bits) the CPU lowering tiles for; 0: the
-  /// host's. The tools set it from the target machine (--mcpu/--mattr,
-  /// getTargetVectorBits), so that code compiled for another CPU is tiled
-  /// for that CPU's registers.
-  int64_t vectorBits = 0;
-  /// Expand f16 <-> f32 conversions in IR: the target has no F16C (set by
-  /// applyTargetMachine).
-  bool expandF16Conversions = false;
+  Option<CompileTarget> target{*this, "target",
+                               llvm::cl::desc("where attn.sdpa runs"),
+                               llvm::cl::init(CompileTarget::Cpu),
+                               compileTargetValues()};
 };
 
 /// The OpenMP runtime the lowered code calls when numThreads != 1 (the
@@ -122,6 +116,11 @@ void registerAttnPipelineTranslations(DialectRegistry &registry);
 /// to the LLVM dialect.
 void buildAttnToLLVMPipeline(OpPassManager &pm,
                              const AttnPipelineOptions &options);
+
+/// Registers `attn-to-llvm` (buildAttnToLLVMPipeline, AttnPipelineOptions)
+/// for attn-opt: the passes of attn-compile and attn-run, without what they
+/// do around the pass pipeline (C entry points, argument checks).
+void registerAttnPipelines();
 
 /// Prepares the public functions of `module` for being called from C: marks
 /// them `llvm.emit_c_interface` (entry point `_mlir_ciface_<name>` taking
@@ -189,6 +188,11 @@ std::string getFeaturesMissingOnHost(const llvm::TargetMachine &tm);
 /// expanded (no F16C).
 void applyTargetMachine(AttnPipelineOptions &options,
                         const llvm::TargetMachine &tm);
+
+/// The tools' compile step: applyTargetMachine, lowerToLLVMDialect, then
+/// verifyLoweredCInterface for every public function of `module`.
+LogicalResult lowerForTarget(ModuleOp module, AttnPipelineOptions &options,
+                             const llvm::TargetMachine &tm);
 
 /// Translates a module in the LLVM dialect to LLVM IR, sets triple and data
 /// layout from `tm` and runs LLVM's O<optLevel> pipeline. Null on failure

@@ -156,10 +156,9 @@ private:
       return root->emitError()
              << "attn-lower-to-cpu: block sizes must be >= 0 (0: chosen for "
                 "the target)";
-    if (!llvm::is_contained(ArrayRef<int64_t>{0, 128, 256, 512}, vectorBits))
+    if (!llvm::is_contained(ArrayRef<int64_t>{128, 256, 512}, vectorBits))
       return root->emitError()
-             << "attn-lower-to-cpu: vector-bits must be 0 (the host's), 128, "
-                "256 or 512, not "
+             << "attn-lower-to-cpu: vector-bits must be 128, 256 or 512, not "
              << static_cast<int64_t>(vectorBits);
     AttnCpuLoweringOptions options;
     options.backend = backend;

@@ -28,7 +28,7 @@ using namespace mlir::attn;
 
 /// attn ops to upstream ops on tensors, functions marked for C callers.
 static void addAttnToTensorPasses(OpPassManager &pm,
-                                  const AttnCpuLoweringOptions &options) {
+                                  const AttnCpuPipelineOptions &options) {
   AttnLowerToCpuOptions lowerOptions;
   lowerOptions.backend = options.backend;
   lowerOptions.blockQ = options.blockQ;
@@ -36,7 +36,7 @@ static void addAttnToTensorPasses(OpPassManager &pm,
   lowerOptions.vectorBits = options.vectorBits;
   // Before the lowering, which puts each op's code where the op was, that is
   // between the op's two trace calls.
-  if (options.enableTrace)
+  if (options.trace)
     pm.addPass(createAttnInstrumentTrace());
   // CSE runs here, on tensors, and not again before bufferization: the
   // lowering reads operands through `bufferization.to_buffer`, which is pure,
@@ -54,14 +54,14 @@ static void addAttnToTensorPasses(OpPassManager &pm,
   // One loop nest per elementwise chain; not with trace calls, whose spans
   // would lose the code of every op fused into a later one. (No CSE here:
   // see above.)
-  if (!options.enableTrace)
+  if (!options.trace)
     pm.addNestedPass<func::FuncOp>(createAttnCpuFuseElementwise());
 }
 
 /// Tensors to buffers, buffers freed, then loops (parallel ones on OpenMP
 /// unless numThreads == 1).
 static void addBufferizeToLoopsPasses(OpPassManager &pm,
-                                      const AttnCpuLoweringOptions &options) {
+                                      const AttnCpuPipelineOptions &options) {
   // Arguments written in place: their state results are checked and
   // marked before bufferization and dropped after it, so the entry point
   // writes the caller's buffer and returns no copy of it.
@@ -105,7 +105,7 @@ static void addBufferizeToLoopsPasses(OpPassManager &pm,
 /// turn into a compiler-rt call expanded in IR: the code then needs no
 /// libcall beyond libm on any host of its target.
 static void addNarrowFloatPasses(OpPassManager &pm,
-                                 const AttnCpuLoweringOptions &options) {
+                                 const AttnCpuPipelineOptions &options) {
   // f16/bf16 math in f32 first (what libm's promotion does), then the
   // vectorisable approximations of the f32 ops.
   pm.addPass(math::createMathExtendToSupportedTypes());
@@ -125,7 +125,7 @@ static void addNarrowFloatPasses(OpPassManager &pm,
 
 /// Loops, memrefs and the rest to the LLVM dialect.
 static void addToLLVMPasses(OpPassManager &pm,
-                            const AttnCpuLoweringOptions &options) {
+                            const AttnCpuPipelineOptions &options) {
   // Every allocation exists now (bufferization, deallocation, clones).
   if (options.checkAllocations)
     pm.addPass(createAttnCheckAllocations());
@@ -154,70 +154,17 @@ static void addToLLVMPasses(OpPassManager &pm,
 }
 
 void mlir::attn::buildAttnCpuLoweringPipeline(
-    OpPassManager &pm, const AttnCpuLoweringOptions &options) {
+    OpPassManager &pm, const AttnCpuPipelineOptions &options) {
   pm.addPass(createAttnCpuRejectRecursion());
   addAttnToTensorPasses(pm, options);
   addBufferizeToLoopsPasses(pm, options);
   addToLLVMPasses(pm, options);
 }
 
-namespace {
-struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
-  Option<SdpaCpuBackend> backend{
-      *this, "backend", llvm::cl::desc("attn.sdpa implementation"),
-      llvm::cl::init(SdpaCpuBackend::Auto), sdpaCpuBackendValues()};
-  Option<bool> trace{*this, "trace", llvm::cl::desc("emit trace calls"),
-                     llvm::cl::init(false)};
-  Option<unsigned> numThreads{
-      *this, "num-threads",
-      llvm::cl::desc("1: no OpenMP; 0: OpenMP default; N: N threads"),
-      llvm::cl::init(0)};
-  Option<bool> fastMath{
-      *this, "fast-math",
-      llvm::cl::desc("polynomial exp, tanh, erf... (vectorise)"),
-      llvm::cl::init(true)};
-  Option<int64_t> blockQ{*this, "block-q",
-                         llvm::cl::desc("flash query rows (0: auto)"),
-                         llvm::cl::init(0)};
-  Option<int64_t> blockKV{*this, "block-kv",
-                          llvm::cl::desc("flash keys per block (0: auto)"),
-                          llvm::cl::init(0)};
-  Option<int64_t> vectorBits{
-      *this, "vector-bits",
-      llvm::cl::desc("target vector width in bits (0: the host's)"),
-      llvm::cl::init(0)};
-  Option<bool> expandF16Conversions{
-      *this, "expand-f16",
-      llvm::cl::desc("expand f16 <-> f32 conversions (no F16C)"),
-      llvm::cl::init(false)};
-  Option<bool> checkAllocations{
-      *this, "check-allocations",
-      llvm::cl::desc("check buffer sizes and malloc results at run time"),
-      llvm::cl::init(false)};
-  Option<bool> checkFailureCalls{
-      *this, "check-failure-calls",
-      llvm::cl::desc("failed checks call attnrt_check_failed"),
-      llvm::cl::init(false)};
-};
-} // namespace
-
 void mlir::attn::registerAttnCpuLoweringPipeline() {
-  PassPipelineRegistration<PipelineOptions>(
+  PassPipelineRegistration<AttnCpuPipelineOptions>(
       "attn-cpu-lowering-pipeline",
       "attn on tensors to the LLVM dialect (attn-lower-to-cpu, bufferize, "
       "loops, OpenMP, LLVM)",
-      [](OpPassManager &pm, const PipelineOptions &o) {
-        AttnCpuLoweringOptions options;
-        options.backend = o.backend;
-        options.enableTrace = o.trace;
-        options.numThreads = o.numThreads;
-        options.fastMath = o.fastMath;
-        options.blockQ = o.blockQ;
-        options.blockKV = o.blockKV;
-        options.checkFailureCalls = o.checkFailureCalls;
-        options.checkAllocations = o.checkAllocations;
-        options.vectorBits = o.vectorBits;
-        options.expandF16Conversions = o.expandF16Conversions;
-        buildAttnCpuLoweringPipeline(pm, options);
-      });
+      buildAttnCpuLoweringPipeline);
 }

@@ -53,7 +53,7 @@ struct GemmTiling {
 GemmTiling chooseGemmTiling(Type ct, int64_t vectorBits) {
   GemmTiling t;
   t.lanes = getVectorLanes(ct, vectorBits);
-  t.nv = getTargetVectorBits(vectorBits) >= 512 ? 4 : 2;
+  t.nv = vectorBits >= 512 ? 4 : 2;
   // The panel's columns are whole register tiles.
   t.nc = llvm::alignTo(t.nc, t.nv * t.lanes);
   return t;

@@ -13,7 +13,6 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/TypeSwitch.h"
-#include "llvm/TargetParser/Host.h"
 
 #include <limits>
 
@@ -327,23 +326,9 @@ LogicalResult cpu::checkLowerableToCpu(Operation *op) {
       .Default([](Operation *) { return success(); });
 }
 
-int64_t cpu::getHostVectorBits() {
-  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
-  if (features.lookup("avx512f"))
-    return 512;
-  if (features.lookup("avx"))
-    return 256;
-  return 128;
-}
-
-int64_t cpu::getTargetVectorBits(int64_t vectorBits) {
-  return vectorBits > 0 ? vectorBits : getHostVectorBits();
-}
-
 int64_t cpu::getVectorLanes(Type elementType, int64_t vectorBits) {
   return std::max<int64_t>(
-      1, getTargetVectorBits(vectorBits) /
-             static_cast<int64_t>(elementType.getIntOrFloatBitWidth()));
+      1, vectorBits / static_cast<int64_t>(elementType.getIntOrFloatBitWidth()));
 }
 
 Value cpu::toReadOnlyBuffer(OpBuilder &b, Location loc, Value tensor) {

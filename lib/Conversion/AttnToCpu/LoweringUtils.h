@@ -114,16 +114,7 @@ Value buildFlatIndex(OpBuilder &b, Location loc, ArrayRef<Value> sizes);
 /// The seed of a dropout: the op's `seed` integer attribute, else 0.
 int64_t getDropoutSeed(Operation *op);
 
-/// The widest vector registers of the host CPU in bits: 512 with AVX-512F,
-/// 256 with AVX, else 128 (what the flash lowering sizes its register tiles
-/// for when the vector width is not given).
-int64_t getHostVectorBits();
-
-/// The target's vector width in bits: `vectorBits`, or the host's when 0.
-int64_t getTargetVectorBits(int64_t vectorBits);
-
-/// Elements of `elementType` per vector of `vectorBits` (0: the host's),
-/// at least 1.
+/// Elements of `elementType` per vector of `vectorBits`, at least 1.
 int64_t getVectorLanes(Type elementType, int64_t vectorBits);
 
 /// The safe softmax's rule for a probability `p` (scalar or vector) of a

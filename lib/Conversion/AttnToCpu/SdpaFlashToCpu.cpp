@@ -161,7 +161,7 @@ static FlashTiling chooseFlashTiling(const SdpaPlan &plan,
                                      const AttnCpuLoweringOptions &options) {
   FlashTiling t;
   t.lanes = getVectorLanes(plan.computeType, options.vectorBits);
-  bool manyRegisters = getTargetVectorBits(options.vectorBits) >= 512;
+  bool manyRegisters = options.vectorBits >= 512;
   t.qkKeys = 4;
   t.qkRowVecs = manyRegisters ? 6 : 3;
   t.pvRows = 6;

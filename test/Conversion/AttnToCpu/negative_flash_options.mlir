@@ -6,8 +6,8 @@
 // RUN: not attn-opt %s --attn-cpu-lowering-pipeline=vector-bits=64 2>&1 | FileCheck %s --check-prefix=BITS64
 
 // BLOCK: error: attn-lower-to-cpu: block sizes must be >= 0 (0: chosen for the target)
-// BITS: error: attn-lower-to-cpu: vector-bits must be 0 (the host's), 128, 256 or 512, not 384
-// BITS64: error: attn-lower-to-cpu: vector-bits must be 0 (the host's), 128, 256 or 512, not 64
+// BITS: error: attn-lower-to-cpu: vector-bits must be 128, 256 or 512, not 384
+// BITS64: error: attn-lower-to-cpu: vector-bits must be 128, 256 or 512, not 64
 func.func @negative_flash_options(%q: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
   %o = attn.sdpa %q, %q, %q : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32>
   return %o : tensor<1x2x16x8xf32>

@@ -25,13 +25,13 @@
 //     drops out its [..., L, S] probabilities with the same stream as
 //     attn.dropout on that tensor, so fused and unfused agree (f32) when the
 //     seeds agree. It cannot match PyTorch's RNG.
-//   - Trace: the attn-instrument-trace pass (the pipeline's enableTrace)
+//   - Trace: the attn-instrument-trace pass (the pipeline's `trace`)
 //     puts each op, and so its lowered code, between
 //     attnrt_trace_begin(i64 id) and attnrt_trace_end(i64 id) (private
 //     external functions); the module gets `attn.trace_names`.
-//   - AOT: compile for the host CPU (llc -mcpu=native or an explicit
-//     -mattr) or the loops are not vectorised for AVX-512 and f16 <-> f32
-//     conversions become libcalls (__extendhfsf2/__truncsfhf2, in libgcc).
+//   - Target: the code is tiled for `vector-bits` (kDefaultVectorBits
+//     unless set); the lowering never looks at the host. The tools set it,
+//     and `expand-f16`, from the machine they compile for.
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,6 +40,7 @@
 
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
 #include "llvm/Support/CommandLine.h"
 
 #include <cstdint>
@@ -74,47 +75,93 @@ SdpaCpuBackend getSdpaCpuBackend(Operation *sdpa, SdpaCpuBackend passDefault);
 /// of the trace spans, indexed by span id.
 inline constexpr StringLiteral kTraceNamesAttrName = "attn.trace_names";
 
-/// Options of the attn-to-CPU lowering.
+/// The vector register width, in bits, that the CPU lowering tiles for
+/// unless an option says otherwise: AVX2's (x86-64-v3). Nothing in the
+/// lowering probes the host; the tools set the width of the machine they
+/// compile for (attn::applyTargetMachine).
+inline constexpr int64_t kDefaultVectorBits = 256;
+
+/// Options of the op lowerings (the populate functions below), as
+/// attn-lower-to-cpu passes them on after checking their values.
 struct AttnCpuLoweringOptions {
   SdpaCpuBackend backend = SdpaCpuBackend::Auto;
-  /// Pipeline only. Run attn-instrument-trace first: each lowered attn op
-  /// sits between attnrt_trace_begin/end(i64) calls and the module attribute
-  /// `attn.trace_names` records the op names.
-  bool enableTrace = false;
   /// Flash block sizes (query rows, key/value rows); 0: chosen for the
   /// target. Query blocks are rounded up to a multiple of the vector lanes.
   int64_t blockQ = 0;
   int64_t blockKV = 0;
-  /// Vector register width of the target in bits (128, 256 or 512); 0: the
-  /// host's (AVX-512F: 512, AVX: 256, else 128). The flash path sizes its
-  /// vectors and register tiles from it; code for a wider width still runs
-  /// correctly where LLVM splits the vectors, only slower.
-  int64_t vectorBits = 0;
-  /// Pipeline only. 1: sequential code (scf.forall -> scf.for, no OpenMP);
-  /// 0: OpenMP with the runtime's default thread count; N > 1: OpenMP with
-  /// N threads. OpenMP code needs libomp.so when it runs (JIT: pass it as a
-  /// shared library; AOT: link -lomp).
-  unsigned numThreads = 0;
-  /// Pipeline only. Replace exp, tanh, erf... by MLIR's polynomial
-  /// approximations (attn-cpu-math-approximation) so that the loops
-  /// vectorise (otherwise a scalar libm call per element).
-  bool fastMath = true;
-  /// Pipeline only. Allocate through _mlir_memref_to_llvm_alloc/free instead
-  /// of malloc/free (the CUDA runtime provides them with managed memory).
-  bool useGenericAllocFunctions = false;
-  /// Pipeline only. Lower cf.assert (the run-time checks) to a call of the
-  /// AttnFuse runtime's attnrt_check_failed(message), which calls a handler
-  /// the program can set, instead of LLVM's puts + abort. The code then
-  /// needs lib/Runtime when it runs.
-  bool checkFailureCalls = false;
-  /// Pipeline only. Run attn-check-allocations: a buffer size that
-  /// overflows and a failed malloc fail a run-time check.
-  bool checkAllocations = false;
-  /// Pipeline only. Expand f16 <-> f32 conversions in integer code (a
-  /// target without F16C, where LLVM would call compiler-rt's
-  /// __extendhfsf2/__truncsfhf2). bf16 and f64 -> f16 conversions are
-  /// always expanded.
-  bool expandF16Conversions = false;
+  /// Vector register width of the target in bits: 128, 256 or 512. The
+  /// flash, decode and GEMM code size their vectors and register tiles from
+  /// it; code for a wider width still runs correctly where LLVM splits the
+  /// vectors, only slower.
+  int64_t vectorBits = kDefaultVectorBits;
+};
+
+/// The options of the whole CPU lowering: one struct for the C++ API
+/// (buildAttnCpuLoweringPipeline) and for the registered pipeline
+/// `attn-cpu-lowering-pipeline`, whose option names are the ones below.
+struct AttnCpuPipelineOptions
+    : public PassPipelineOptions<AttnCpuPipelineOptions> {
+  Option<SdpaCpuBackend> backend{
+      *this, "backend", llvm::cl::desc("attn.sdpa implementation"),
+      llvm::cl::init(SdpaCpuBackend::Auto), sdpaCpuBackendValues()};
+  /// Run attn-instrument-trace first: each lowered attn op sits between
+  /// attnrt_trace_begin/end(i64) calls and the module attribute
+  /// `attn.trace_names` records the op names.
+  Option<bool> trace{*this, "trace",
+                     llvm::cl::desc("emit attnrt_trace_begin/end calls"),
+                     llvm::cl::init(false)};
+  /// 1: sequential code (scf.forall -> scf.for, no OpenMP); 0: OpenMP with
+  /// the runtime's default thread count; N > 1: OpenMP with N threads.
+  /// OpenMP code needs libomp.so when it runs (JIT: pass it as a shared
+  /// library; AOT: link -lomp).
+  Option<unsigned> numThreads{
+      *this, "num-threads",
+      llvm::cl::desc("1: no OpenMP; 0: OpenMP default; N: N threads"),
+      llvm::cl::init(0)};
+  /// Replace exp, tanh, erf... by polynomial approximations
+  /// (attn-cpu-math-approximation) so that the loops vectorise (otherwise a
+  /// scalar libm call per element).
+  Option<bool> fastMath{
+      *this, "fast-math",
+      llvm::cl::desc("polynomial exp, tanh, erf... (vectorise)"),
+      llvm::cl::init(true)};
+  Option<int64_t> blockQ{*this, "block-q",
+                         llvm::cl::desc("flash query rows (0: auto)"),
+                         llvm::cl::init(0)};
+  Option<int64_t> blockKV{*this, "block-kv",
+                          llvm::cl::desc("flash keys per block (0: auto)"),
+                          llvm::cl::init(0)};
+  Option<int64_t> vectorBits{
+      *this, "vector-bits",
+      llvm::cl::desc("target vector width in bits (128, 256 or 512)"),
+      llvm::cl::init(kDefaultVectorBits)};
+  /// Expand f16 <-> f32 conversions in integer code (a target without
+  /// F16C, where LLVM would call compiler-rt's __extendhfsf2/__truncsfhf2).
+  /// bf16 and f64 -> f16 conversions are always expanded.
+  Option<bool> expandF16Conversions{
+      *this, "expand-f16",
+      llvm::cl::desc("expand f16 <-> f32 conversions (no F16C)"),
+      llvm::cl::init(false)};
+  /// Run attn-check-allocations: a buffer size that overflows and a failed
+  /// malloc fail a run-time check.
+  Option<bool> checkAllocations{
+      *this, "check-allocations",
+      llvm::cl::desc("check buffer sizes and malloc results at run time"),
+      llvm::cl::init(false)};
+  /// Lower cf.assert (the run-time checks) to a call of the AttnFuse
+  /// runtime's attnrt_check_failed(message), which calls a handler the
+  /// program can set, instead of LLVM's puts + abort. The code then needs
+  /// lib/Runtime when it runs.
+  Option<bool> checkFailureCalls{
+      *this, "check-failure-calls",
+      llvm::cl::desc("failed checks call attnrt_check_failed"),
+      llvm::cl::init(false)};
+  /// Allocate through _mlir_memref_to_llvm_alloc/free instead of
+  /// malloc/free (the CUDA runtime provides them with managed memory).
+  Option<bool> useGenericAllocFunctions{
+      *this, "generic-alloc",
+      llvm::cl::desc("allocate through _mlir_memref_to_llvm_alloc/free"),
+      llvm::cl::init(false)};
 };
 
 /// Patterns lowering each attn op family (one file each).
@@ -132,11 +179,10 @@ void populateAttnSdpaToCpuPatterns(RewritePatternSet &patterns,
 /// numThreads == 1), then math/arith/index/cf/func/memref/openmp to LLVM and
 /// reconcile-unrealized-casts. Public functions get llvm.emit_c_interface.
 void buildAttnCpuLoweringPipeline(OpPassManager &pm,
-                                  const AttnCpuLoweringOptions &options);
+                                  const AttnCpuPipelineOptions &options);
 
-/// Registers `attn-cpu-lowering-pipeline` (options: backend, trace,
-/// num-threads, fast-math, block-q, block-kv, vector-bits, check-failure-calls)
-/// for attn-opt.
+/// Registers `attn-cpu-lowering-pipeline` (AttnCpuPipelineOptions) for
+/// attn-opt.
 void registerAttnCpuLoweringPipeline();
 
 } // namespace mlir::attn

@@ -1,0 +1,43 @@
+//===- ToolOptions.h - command-line options of the compiling tools -*- C++ -*-//
+//
+// The flags attn-compile and attn-run share (--no-fuse, --backend,
+// --num-threads, --mcpu, --mattr), declared once: each tool constructs one
+// AttnToolOptions in its option category, then builds its pipeline options
+// and target machine from it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_PIPELINES_TOOLOPTIONS_H
+#define ATTN_PIPELINES_TOOLOPTIONS_H
+
+#include "attn/Pipelines/Pipelines.h"
+
+#include "llvm/Support/CommandLine.h"
+
+#include <string>
+
+namespace mlir::attn {
+
+struct AttnToolOptions {
+  /// Registers the options in `category`; construct once, before the
+  /// command line is parsed.
+  explicit AttnToolOptions(llvm::cl::OptionCategory &category);
+
+  llvm::cl::opt<bool> noFuse;
+  llvm::cl::opt<SdpaCpuBackend> backend;
+  llvm::cl::opt<unsigned> numThreads;
+  llvm::cl::opt<std::string> mcpu;
+  llvm::cl::opt<std::string> mattr;
+
+  /// Sets fuse, backend and num-threads of `options` from the flags.
+  void applyTo(AttnPipelineOptions &options) const;
+
+  /// The target machine of --mcpu/--mattr (the host's by default) at LLVM
+  /// optimization level `optLevel`; null with `error` set on failure.
+  std::unique_ptr<llvm::TargetMachine>
+  createTargetMachine(unsigned optLevel, std::string &error) const;
+};
+
+} // namespace mlir::attn
+
+#endif // ATTN_PIPELINES_TOOLOPTIONS_H
