@@ -18,27 +18,7 @@ namespace mlir::attn {
 using namespace mlir;
 using namespace mlir::attn;
 
-static constexpr SdpaCpuBackend kAllSdpaCpuBackends[] = {
-    SdpaCpuBackend::Auto, SdpaCpuBackend::Flash, SdpaCpuBackend::Math};
-
-StringRef mlir::attn::stringifySdpaCpuBackend(SdpaCpuBackend backend) {
-  switch (backend) {
-  case SdpaCpuBackend::Auto:
-    return "auto";
-  case SdpaCpuBackend::Flash:
-    return "flash";
-  case SdpaCpuBackend::Math:
-    return "math";
-  }
-  llvm_unreachable("covered switch");
-}
-
-FailureOr<SdpaCpuBackend> mlir::attn::parseSdpaCpuBackend(StringRef name) {
-  for (SdpaCpuBackend backend : kAllSdpaCpuBackends)
-    if (name == stringifySdpaCpuBackend(backend))
-      return backend;
-  return failure();
-}
+#include "attn/Conversion/AttnToCpu/CpuEnums.cpp.inc"
 
 llvm::cl::ValuesClass mlir::attn::sdpaCpuBackendValues() {
   auto value = [](SdpaCpuBackend backend, StringRef description) {
@@ -54,8 +34,8 @@ llvm::cl::ValuesClass mlir::attn::sdpaCpuBackendValues() {
 SdpaCpuBackend mlir::attn::getSdpaCpuBackend(Operation *sdpa,
                                              SdpaCpuBackend passDefault) {
   if (auto name = sdpa->getAttrOfType<StringAttr>(kSdpaCpuBackendAttrName))
-    if (FailureOr<SdpaCpuBackend> b = parseSdpaCpuBackend(name.getValue());
-        succeeded(b))
+    if (std::optional<SdpaCpuBackend> b =
+            symbolizeSdpaCpuBackend(name.getValue()))
       return *b;
   return passDefault;
 }
@@ -70,7 +50,7 @@ static LogicalResult checkLowerable(Operation *op, SdpaCpuBackend backend) {
     return success();
   if (Attribute attr = sdpa->getAttr(kSdpaCpuBackendAttrName)) {
     auto name = dyn_cast<StringAttr>(attr);
-    if (!name || failed(parseSdpaCpuBackend(name.getValue())))
+    if (!name || !symbolizeSdpaCpuBackend(name.getValue()))
       return sdpa.emitOpError() << "'" << kSdpaCpuBackendAttrName
                                 << "' must be \"auto\", \"flash\" or \"math\"";
   }

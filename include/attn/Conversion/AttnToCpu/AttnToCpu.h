@@ -46,17 +46,11 @@
 #include <cstdint>
 #include <string>
 
+/// SdpaCpuBackend (Auto, Flash, Math) with stringifySdpaCpuBackend and
+/// symbolizeSdpaCpuBackend ("auto", "flash", "math"): CpuEnums.td.
+#include "attn/Conversion/AttnToCpu/CpuEnums.h.inc"
+
 namespace mlir::attn {
-
-/// Which attn.sdpa implementation to emit.
-enum class SdpaCpuBackend { Auto, Flash, Math };
-
-/// "auto", "flash" or "math": the one spelling of each backend, used by the
-/// pass and pipeline options, the tools' flags and `attn.cpu_backend`.
-StringRef stringifySdpaCpuBackend(SdpaCpuBackend backend);
-
-/// Parses a name printed by stringifySdpaCpuBackend.
-FailureOr<SdpaCpuBackend> parseSdpaCpuBackend(StringRef name);
 
 /// The values of a typed `backend` command-line option: anything else is
 /// rejected when the option is parsed.

@@ -1,0 +1,19 @@
+//===- CpuEnums.td - enums of the CPU lowering -------------*- tablegen -*-===//
+
+#ifndef ATTN_CONVERSION_ATTNTOCPU_CPUENUMS_TD
+#define ATTN_CONVERSION_ATTNTOCPU_CPUENUMS_TD
+
+include "mlir/IR/EnumAttr.td"
+
+// The names are the one spelling of each backend: pass and pipeline options,
+// the tools' --backend, and the `attn.cpu_backend` string attribute.
+def Attn_SdpaCpuBackend : I32EnumAttr<"SdpaCpuBackend",
+    "which attn.sdpa implementation the CPU lowering emits", [
+      I32EnumAttrCase<"Auto", 0, "auto">,
+      I32EnumAttrCase<"Flash", 1, "flash">,
+      I32EnumAttrCase<"Math", 2, "math">]> {
+  let cppNamespace = "::mlir::attn";
+  let genSpecializedAttr = 0;
+}
+
+#endif // ATTN_CONVERSION_ATTNTOCPU_CPUENUMS_TD
