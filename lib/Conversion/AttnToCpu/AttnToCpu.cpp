@@ -8,6 +8,8 @@
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Transforms/DialectConversion.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::attn {
@@ -113,19 +115,32 @@ struct AttnLowerToCpuPass
     populateAttnSoftmaxToCpuPatterns(patterns);
     populateAttnReshapeToCpuPatterns(patterns);
     populateAttnSdpaToCpuPatterns(patterns, *options);
+    // Every attn op must go (attn.yield with its attn.sdpa); the rest stays
+    // unless a pattern takes it (linalg matmuls become the GEMM). The checks
+    // above gave a located error for each op no pattern lowers, so a failure
+    // here is an internal one, reported by the driver at the op.
+    ConversionTarget target(getContext());
+    target.addIllegalDialect<AttnDialect>();
+    target.addLegalOp<YieldOp>();
+    target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
+    target.addDynamicallyLegalOp<linalg::MatmulOp, linalg::BatchMatmulOp>(
+        [](Operation *) { return std::optional<bool>(); });
+    // Without rollback, a replaced op is gone at once: the elementwise
+    // lowering writes over an operand's buffer when this op is its last
+    // user, which it cannot see while the replaced ops linger. The patterns
+    // fail only before they change anything and create no attn op, which is
+    // what the driver asks of them in this mode.
+    ConversionConfig conversion;
+    conversion.allowPatternRollback = false;
+    if (failed(applyPartialConversion(root, target, std::move(patterns),
+                                      conversion)))
+      return signalPassFailure();
+    // The conversion folds only the ops it converts: fold the constants and
+    // index arithmetic the emitters created, and drop what they left dead
+    // (a linalg.fill taken as a GEMM's start value).
     GreedyRewriteConfig config;
-    // Lower op by op in program order.
-    config.setUseTopDownTraversal(true);
-    (void)applyPatternsGreedily(root, std::move(patterns), config);
-
-    root->walk([&](Operation *op) {
-      if (!isa_and_nonnull<AttnDialect>(op->getDialect()))
-        return;
-      op->emitOpError() << "could not be lowered to CPU code";
-      ok = false;
-    });
-    if (!ok)
-      signalPassFailure();
+    config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
+    (void)applyPatternsGreedily(root, FrozenRewritePatternSet(), config);
   }
 
 private:
