@@ -15,7 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "HostTensor.h"
-#include "JitMemory.h"
+#include "Jit.h"
 
 #include "attn/InitAttn.h"
 #include "attn/Pipelines/Pipelines.h"
@@ -26,7 +26,6 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
-#include "llvm/ExecutionEngine/Orc/Mangling.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Target/TargetMachine.h"
@@ -199,16 +198,7 @@ compile(attn::AttnPipelineOptions &options) {
   auto engine = ExecutionEngine::create(*module, engineOptions, std::move(tm));
   if (!engine)
     bug("JIT compilation failed: " + llvm::toString(engine.takeError()));
-  (*engine)->registerSymbols([](llvm::orc::MangleAndInterner interner) {
-    llvm::orc::SymbolMap map;
-    auto add = [&](StringRef name, auto *fn) {
-      map[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(fn),
-                             llvm::JITSymbolFlags::Exported};
-    };
-    add("attnrt_check_failed", &attnrt_check_failed);
-    add("attnrt_check_argument", &attnrt_check_argument);
-    return map;
-  });
+  registerRuntimeSymbols(**engine);
   return std::move(*engine);
 }
 

@@ -12,7 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "HostTensor.h"
-#include "JitMemory.h"
+#include "Jit.h"
 #include "RunInputs.h"
 
 #include "attn/Conversion/AttnToCpu/InPlaceArguments.h"
@@ -32,7 +32,6 @@
 #include "mlir/Parser/Parser.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringSet.h"
-#include "llvm/ExecutionEngine/Orc/Mangling.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
@@ -414,18 +413,7 @@ compileJit(ModuleOp source, func::FuncOp entry,
     return nullptr;
   }
   std::unique_ptr<ExecutionEngine> engine = std::move(*engineOr);
-  engine->registerSymbols([](llvm::orc::MangleAndInterner interner) {
-    llvm::orc::SymbolMap map;
-    auto add = [&](StringRef name, auto *fn) {
-      map[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(fn),
-                             llvm::JITSymbolFlags::Exported};
-    };
-    add("attnrt_trace_begin", &attnrt_trace_begin);
-    add("attnrt_trace_end", &attnrt_trace_end);
-    add("attnrt_check_failed", &attnrt_check_failed);
-    add("attnrt_check_argument", &attnrt_check_argument);
-    return map;
-  });
+  attnrun::registerRuntimeSymbols(*engine);
   return std::make_unique<JitExecutable>(
       std::move(engine), ("_mlir_ciface_" + entry.getSymName()).str(),
       std::move(traceNames));

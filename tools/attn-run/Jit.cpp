@@ -1,6 +1,11 @@
-//===- JitMemory.cpp - keep a JIT'ed module's sections together -----------===//
+//===- Jit.cpp - what attn-run's JIT needs beyond the ExecutionEngine -----===//
 
-#include "JitMemory.h"
+#include "Jit.h"
+
+#include "attn/Runtime/AttnRuntime.h"
+
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "llvm/ExecutionEngine/Orc/Mangling.h"
 
 #include "llvm/Support/Process.h"
 
@@ -66,4 +71,19 @@ private:
 SectionMemoryManager::MemoryMapper &attnrun::getJitMemoryMapper() {
   static SlabMemoryMapper mapper;
   return mapper;
+}
+
+void attnrun::registerRuntimeSymbols(mlir::ExecutionEngine &engine) {
+  engine.registerSymbols([](orc::MangleAndInterner interner) {
+    orc::SymbolMap map;
+    auto add = [&](StringRef name, auto *fn) {
+      map[interner(name)] = {orc::ExecutorAddr::fromPtr(fn),
+                             JITSymbolFlags::Exported};
+    };
+    add("attnrt_trace_begin", &attnrt_trace_begin);
+    add("attnrt_trace_end", &attnrt_trace_end);
+    add("attnrt_check_failed", &attnrt_check_failed);
+    add("attnrt_check_argument", &attnrt_check_argument);
+    return map;
+  });
 }
