@@ -1,0 +1,194 @@
+//===- GemvToCpu.cpp - products of a few rows with a [N, K] weight --------===//
+//
+// A decode step multiplies a few activation rows by every projection
+// weight: the product is bound by reading the weight, once. Written as the
+// GEMM of the weight's [K, N] transpose, the step would first copy every
+// weight transposed and then pack it again into panels: three passes over
+// the model's weights per step instead of one. Here each output element is
+// a dot product of two contiguous rows:
+//
+//   scf.forall (blocks of nb weight rows)
+//     for each weight row n of the block
+//       for each group of mr lhs rows (static remainder groups)
+//         mr x u vector accumulators over K (u independent FMA chains a
+//         row), then the last K % (u * lanes) elements one by one
+//         out[m, n] = init[m, n] + sum of the accumulators, rounded once
+//
+// The mr lhs rows (a few KB) stay in L1, the weight row streams from
+// memory once per group of mr rows.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GemvToCpu.h"
+
+#include "LoweringUtils.h"
+#include "RegisterTile.h"
+
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::cpu;
+
+namespace {
+
+class GemvLowering {
+public:
+  GemvLowering(OpBuilder &b, Location loc, const GemmOperands &g,
+               int64_t vectorBits)
+      : b(b), loc(loc), g(g),
+        ct(getComputeType(g.resultType.getElementType())),
+        lanes(getVectorLanes(ct, vectorBits)),
+        vecType(VectorType::get({lanes}, ct)) {}
+
+  Value emit();
+
+private:
+  /// lhs rows per group (each weight load feeds mr FMAs), vectors of K per
+  /// row and step (independent FMA chains), weight rows per work item.
+  static constexpr int64_t mr = 4, u = 2, nb = 32;
+
+  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  /// Element type `from` converted to the compute type (vector or scalar).
+  Value load(Value mem, Value row, Value col, bool vector);
+
+  void emitWorkItem(Value item);
+  void emitRows(Value col, Value i0, int64_t rows);
+  SmallVector<Value> emitVectorPart(Value col, Value i0, int64_t rows,
+                                    Value vecEnd);
+
+  OpBuilder &b;
+  Location loc;
+  const GemmOperands &g;
+  Type ct;
+  int64_t lanes;
+  VectorType vecType;
+  Value lhsBuf, rhsBuf, initBuf, outBuf, m, n, k;
+};
+
+} // namespace
+
+Value GemvLowering::load(Value mem, Value row, Value col, bool vector) {
+  Type et = cast<MemRefType>(mem.getType()).getElementType();
+  if (!vector)
+    return castFloat(
+        b, loc, memref::LoadOp::create(b, loc, mem, ValueRange{row, col}), ct);
+  Value v = vector::LoadOp::create(b, loc, VectorType::get({lanes}, et), mem,
+                                   ValueRange{row, col});
+  return castFloat(b, loc, v, vecType);
+}
+
+Value GemvLowering::emit() {
+  lhsBuf = toReadOnlyBuffer(b, loc, g.lhs);
+  rhsBuf = toReadOnlyBuffer(b, loc, g.rhs);
+  if (g.init)
+    initBuf = toReadOnlyBuffer(b, loc, g.init);
+  m = g.resultSizes[0];
+  n = g.resultSizes[1];
+  k = getDimSize(b, loc, g.lhs, 1);
+  SmallVector<Value> outDyn;
+  for (auto [i, size] : llvm::enumerate(g.resultSizes))
+    if (g.resultType.isDynamicDim(i))
+      outDyn.push_back(size);
+  outBuf = memref::AllocOp::create(
+      b, loc,
+      MemRefType::get(g.resultType.getShape(), g.resultType.getElementType()),
+      outDyn, b.getI64IntegerAttr(64));
+  OpFoldResult items =
+      arith::CeilDivUIOp::create(b, loc, n, idx(nb)).getResult();
+  auto forall = scf::ForallOp::create(b, loc, ArrayRef<OpFoldResult>{items},
+                                      ValueRange{}, std::nullopt);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(forall.getBody()->getTerminator());
+    emitWorkItem(forall.getInductionVars()[0]);
+  }
+  return bufferization::ToTensorOp::create(b, loc, g.resultType, outBuf,
+                                           /*restrict=*/true,
+                                           /*writable=*/true);
+}
+
+void GemvLowering::emitWorkItem(Value item) {
+  Value n0 = arith::MulIOp::create(b, loc, item, idx(nb));
+  Value n1 = arith::MinUIOp::create(b, loc, add(n0, idx(nb)), n);
+  buildForLoop(b, loc, n0, n1, idx(1), [&](Value col) {
+    forGroups(b, loc, idx(0), m, mr,
+              [&](Value i0, int64_t rows) { emitRows(col, i0, rows); });
+  });
+}
+
+/// The dot products of `rows` lhs rows from i0 with weight row `col` over
+/// the whole vectors of K: mr x u accumulators through one scf.for,
+/// reduced to one scalar per row.
+SmallVector<Value> GemvLowering::emitVectorPart(Value col, Value i0,
+                                                int64_t rows, Value vecEnd) {
+  Value zero = createFloatConstantOfType(b, loc, vecType, 0.0);
+  SmallVector<Value> init(rows * u, zero);
+  auto loop = scf::ForOp::create(
+      b, loc, idx(0), vecEnd, idx(u * lanes), init,
+      [&](OpBuilder &, Location, Value k0, ValueRange acc) {
+        SmallVector<Value> w, next(acc);
+        for (int64_t j = 0; j < u; ++j)
+          w.push_back(load(rhsBuf, col, add(k0, idx(j * lanes)), true));
+        for (int64_t r = 0; r < rows; ++r)
+          for (int64_t j = 0; j < u; ++j) {
+            Value x = load(lhsBuf, add(i0, idx(r)), add(k0, idx(j * lanes)),
+                           true);
+            next[r * u + j] =
+                vector::FMAOp::create(b, loc, x, w[j], acc[r * u + j]);
+          }
+        scf::YieldOp::create(b, loc, next);
+      });
+  SmallVector<Value> dots;
+  for (int64_t r = 0; r < rows; ++r) {
+    Value sum = loop.getResult(r * u);
+    for (int64_t j = 1; j < u; ++j)
+      sum = arith::AddFOp::create(b, loc, sum, loop.getResult(r * u + j));
+    dots.push_back(vector::ReductionOp::create(
+        b, loc, vector::CombiningKind::ADD, sum,
+        arith::FastMathFlags::reassoc));
+  }
+  return dots;
+}
+
+void GemvLowering::emitRows(Value col, Value i0, int64_t rows) {
+  Value step = idx(u * lanes);
+  Value vecEnd = arith::SubIOp::create(
+      b, loc, k, arith::RemUIOp::create(b, loc, k, step));
+  SmallVector<Value> dots = emitVectorPart(col, i0, rows, vecEnd);
+  // The last K % (u * lanes) products, one by one.
+  auto tail = scf::ForOp::create(
+      b, loc, vecEnd, k, idx(1), dots,
+      [&](OpBuilder &, Location, Value j, ValueRange acc) {
+        Value w = load(rhsBuf, col, j, false);
+        SmallVector<Value> next;
+        for (int64_t r = 0; r < rows; ++r) {
+          Value x = load(lhsBuf, add(i0, idx(r)), j, false);
+          next.push_back(arith::AddFOp::create(
+              b, loc, acc[r], arith::MulFOp::create(b, loc, x, w)));
+        }
+        scf::YieldOp::create(b, loc, next);
+      });
+  Type et = g.resultType.getElementType();
+  for (int64_t r = 0; r < rows; ++r) {
+    Value row = add(i0, idx(r));
+    Value start = initBuf ? load(initBuf, row, col, false)
+                  : g.initValue
+                      ? castFloat(b, loc, g.initValue, ct)
+                      : createFloatConstant(b, loc, ct, 0.0);
+    Value sum = arith::AddFOp::create(b, loc, start, tail.getResult(r));
+    memref::StoreOp::create(b, loc, castFloat(b, loc, sum, et), outBuf,
+                            ValueRange{row, col});
+  }
+}
+
+Value cpu::buildTransposedGemv(OpBuilder &b, Location loc,
+                               const GemmOperands &operands,
+                               int64_t vectorBits) {
+  return GemvLowering(b, loc, operands, vectorBits).emit();
+}
