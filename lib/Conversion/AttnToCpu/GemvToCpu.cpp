@@ -7,7 +7,7 @@
 // the model's weights per step instead of one. Here each output element is
 // a dot product of two contiguous rows:
 //
-//   scf.forall (blocks of nb weight rows)
+//   scf.forall (blocks of nb weight rows; an scf.for for a small weight)
 //     for each weight row n of the block
 //       for each group of mr lhs rows (static remainder groups)
 //         mr x u vector accumulators over K (u independent FMA chains a
@@ -51,6 +51,16 @@ private:
   /// lhs rows per group (each weight load feeds mr FMAs), vectors of K per
   /// row and step (independent FMA chains), weight rows per work item.
   static constexpr int64_t mr = 4, u = 2, nb = 32;
+
+  /// A weight of static size under kGemvParallelMinElements: one thread
+  /// reads it in about the time of waking a second one (a decode step has
+  /// a few such products per layer), so the work items run in order, with
+  /// no parallel region.
+  bool isSmallWeight() const {
+    auto type = cast<RankedTensorType>(g.rhs.getType());
+    return type.hasStaticShape() &&
+           type.getNumElements() < kGemvParallelMinElements;
+  }
 
   Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
   Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
@@ -99,11 +109,13 @@ Value GemvLowering::emit() {
       b, loc,
       MemRefType::get(g.resultType.getShape(), g.resultType.getElementType()),
       outDyn, b.getI64IntegerAttr(64));
-  OpFoldResult items =
-      arith::CeilDivUIOp::create(b, loc, n, idx(nb)).getResult();
-  auto forall = scf::ForallOp::create(b, loc, ArrayRef<OpFoldResult>{items},
-                                      ValueRange{}, std::nullopt);
-  {
+  Value items = arith::CeilDivUIOp::create(b, loc, n, idx(nb));
+  if (isSmallWeight()) {
+    buildForLoop(b, loc, idx(0), items, idx(1),
+                 [&](Value item) { emitWorkItem(item); });
+  } else {
+    auto forall = scf::ForallOp::create(
+        b, loc, ArrayRef<OpFoldResult>{items}, ValueRange{}, std::nullopt);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(forall.getBody()->getTerminator());
     emitWorkItem(forall.getInductionVars()[0]);

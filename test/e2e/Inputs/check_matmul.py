@@ -33,11 +33,14 @@ CASES = {
                         ["bf16", "bf16", "f32"], "f32"),
     "linear_16": ([(16, 33), (70, 33)], ["f32", "f32"], "f32"),
     "linear_17": ([(17, 33), (70, 33)], ["f32", "f32"], "f32"),
+    "linear_parallel": ([(3, 257), (260, 257), (3, 260)],
+                        ["f32", "f32", "f32"], "f32"),
 }
 # The constant init (linalg.fill value) of a case without an init argument.
 INIT = {"linalg_batch": 0.75, "linear_16": 0.5, "linear_17": 0.5}
 # Cases whose rhs argument is the [N, K] weight (the function transposes it).
-WEIGHT_RHS = {"linear_row", "linear_few_bf16", "linear_16", "linear_17"}
+WEIGHT_RHS = {"linear_row", "linear_few_bf16", "linear_16", "linear_17",
+              "linear_parallel"}
 FORMATS = {"f32": ("<f4", "f"), "f64": ("<f8", "d"), "f16": ("<f2", "e"),
            "bf16": ("<u2", "H")}
 EPS = {"f32": 2.0 ** -24, "f64": 2.0 ** -53, "f16": 2.0 ** -11,

@@ -113,3 +113,12 @@ func.func @linear_17(%x: tensor<?x33xf32>, %w: tensor<70x33xf32>) -> tensor<?x70
   %r = linalg.matmul ins(%x, %wt : tensor<?x33xf32>, tensor<33x70xf32>) outs(%c : tensor<?x70xf32>) -> tensor<?x70xf32>
   return %r : tensor<?x70xf32>
 }
+
+// A weight of 64K elements or more (260 x 257): its blocks of rows in
+// parallel; 3 rows at run time, K = 257.
+func.func @linear_parallel(%x: tensor<?x257xf32>, %w: tensor<260x257xf32>, %c: tensor<?x260xf32>) -> tensor<?x260xf32> {
+  %t0 = tensor.empty() : tensor<257x260xf32>
+  %wt = linalg.transpose ins(%w : tensor<260x257xf32>) outs(%t0 : tensor<257x260xf32>) permutation = [1, 0]
+  %r = linalg.matmul ins(%x, %wt : tensor<?x257xf32>, tensor<257x260xf32>) outs(%c : tensor<?x260xf32>) -> tensor<?x260xf32>
+  return %r : tensor<?x260xf32>
+}
