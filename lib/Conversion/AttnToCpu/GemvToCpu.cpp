@@ -8,14 +8,14 @@
 // a dot product of two contiguous rows:
 //
 //   scf.forall (blocks of nb weight rows; an scf.for for a small weight)
-//     for each weight row n of the block
+//     for each group of nr weight rows of the block
 //       for each group of mr lhs rows (static remainder groups)
-//         mr x u vector accumulators over K (u independent FMA chains a
-//         row), then the last K % (u * lanes) elements one by one
+//         mr x nr vector accumulators over K (two chains each for a tile
+//         of fewer than 4 products), then the last elements one by one
 //         out[m, n] = init[m, n] + sum of the accumulators, rounded once
 //
-// The mr lhs rows (a few KB) stay in L1, the weight row streams from
-// memory once per group of mr rows.
+// The weight rows stream from memory once and stay in L1 for the other
+// groups of lhs rows; each vector load feeds nr or mr FMAs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -48,9 +48,15 @@ public:
   Value emit();
 
 private:
-  /// lhs rows per group (each weight load feeds mr FMAs), vectors of K per
-  /// row and step (independent FMA chains), weight rows per work item.
-  static constexpr int64_t mr = 4, u = 2, nb = 32;
+  /// A tile: lhs rows i0 .. i0 + rows times weight rows c0 .. c0 + cols.
+  struct Tile {
+    Value i0, c0;
+    int64_t rows, cols;
+  };
+  /// Tile sizes: mr lhs rows x nr weight rows (each weight load feeds mr
+  /// FMAs, each lhs load nr; 8 accumulators fit AVX2's 16 registers);
+  /// weight rows per work item.
+  static constexpr int64_t mr = 4, nr = 2, nb = 32;
 
   /// A weight of static size under kGemvParallelMinElements: one thread
   /// reads it in about the time of waking a second one (a decode step has
@@ -68,9 +74,8 @@ private:
   Value load(Value mem, Value row, Value col, bool vector);
 
   void emitWorkItem(Value item);
-  void emitRows(Value col, Value i0, int64_t rows);
-  SmallVector<Value> emitVectorPart(Value col, Value i0, int64_t rows,
-                                    Value vecEnd);
+  void emitTile(const Tile &t);
+  SmallVector<Value> emitVectorPart(const Tile &t, int64_t u, Value vecEnd);
 
   OpBuilder &b;
   Location loc;
@@ -101,14 +106,12 @@ Value GemvLowering::emit() {
   m = g.resultSizes[0];
   n = g.resultSizes[1];
   k = getDimSize(b, loc, g.lhs, 1);
-  SmallVector<Value> outDyn;
+  SmallVector<OpFoldResult> outSizes;
   for (auto [i, size] : llvm::enumerate(g.resultSizes))
-    if (g.resultType.isDynamicDim(i))
-      outDyn.push_back(size);
-  outBuf = memref::AllocOp::create(
-      b, loc,
-      MemRefType::get(g.resultType.getShape(), g.resultType.getElementType()),
-      outDyn, b.getI64IntegerAttr(64));
+    outSizes.push_back(g.resultType.isDynamicDim(i)
+                           ? OpFoldResult(size)
+                           : b.getIndexAttr(g.resultType.getDimSize(i)));
+  outBuf = allocAligned(b, loc, g.resultType.getElementType(), outSizes);
   Value items = arith::CeilDivUIOp::create(b, loc, n, idx(nb));
   if (isSmallWeight()) {
     buildForLoop(b, loc, idx(0), items, idx(1),
@@ -128,39 +131,44 @@ Value GemvLowering::emit() {
 void GemvLowering::emitWorkItem(Value item) {
   Value n0 = arith::MulIOp::create(b, loc, item, idx(nb));
   Value n1 = arith::MinUIOp::create(b, loc, add(n0, idx(nb)), n);
-  buildForLoop(b, loc, n0, n1, idx(1), [&](Value col) {
-    forGroups(b, loc, idx(0), m, mr,
-              [&](Value i0, int64_t rows) { emitRows(col, i0, rows); });
+  forGroups(b, loc, n0, n1, nr, [&](Value c0, int64_t cols) {
+    forGroups(b, loc, idx(0), m, mr, [&](Value i0, int64_t rows) {
+      emitTile(Tile{i0, c0, rows, cols});
+    });
   });
 }
 
-/// The dot products of `rows` lhs rows from i0 with weight row `col` over
-/// the whole vectors of K: mr x u accumulators through one scf.for,
-/// reduced to one scalar per row.
-SmallVector<Value> GemvLowering::emitVectorPart(Value col, Value i0,
-                                                int64_t rows, Value vecEnd) {
+/// The tile's dot products over the whole vectors of K: rows x cols x u
+/// accumulators through one scf.for (per step cols weight loads and rows
+/// lhs loads feed rows x cols FMAs), reduced to one scalar each.
+SmallVector<Value> GemvLowering::emitVectorPart(const Tile &t, int64_t u,
+                                                Value vecEnd) {
   Value zero = createFloatConstantOfType(b, loc, vecType, 0.0);
-  SmallVector<Value> init(rows * u, zero);
+  SmallVector<Value> init(t.rows * t.cols * u, zero);
   auto loop = scf::ForOp::create(
       b, loc, idx(0), vecEnd, idx(u * lanes), init,
       [&](OpBuilder &, Location, Value k0, ValueRange acc) {
         SmallVector<Value> w, next(acc);
-        for (int64_t j = 0; j < u; ++j)
-          w.push_back(load(rhsBuf, col, add(k0, idx(j * lanes)), true));
-        for (int64_t r = 0; r < rows; ++r)
+        for (int64_t c = 0; c < t.cols; ++c)
+          for (int64_t j = 0; j < u; ++j)
+            w.push_back(load(rhsBuf, add(t.c0, idx(c)),
+                             add(k0, idx(j * lanes)), true));
+        for (int64_t r = 0; r < t.rows; ++r)
           for (int64_t j = 0; j < u; ++j) {
-            Value x = load(lhsBuf, add(i0, idx(r)), add(k0, idx(j * lanes)),
-                           true);
-            next[r * u + j] =
-                vector::FMAOp::create(b, loc, x, w[j], acc[r * u + j]);
+            Value x = load(lhsBuf, add(t.i0, idx(r)),
+                           add(k0, idx(j * lanes)), true);
+            for (int64_t c = 0; c < t.cols; ++c) {
+              int64_t a = (r * t.cols + c) * u + j;
+              next[a] = vector::FMAOp::create(b, loc, x, w[c * u + j], acc[a]);
+            }
           }
         scf::YieldOp::create(b, loc, next);
       });
   SmallVector<Value> dots;
-  for (int64_t r = 0; r < rows; ++r) {
-    Value sum = loop.getResult(r * u);
+  for (int64_t p = 0; p < t.rows * t.cols; ++p) {
+    Value sum = loop.getResult(p * u);
     for (int64_t j = 1; j < u; ++j)
-      sum = arith::AddFOp::create(b, loc, sum, loop.getResult(r * u + j));
+      sum = arith::AddFOp::create(b, loc, sum, loop.getResult(p * u + j));
     dots.push_back(vector::ReductionOp::create(
         b, loc, vector::CombiningKind::ADD, sum,
         arith::FastMathFlags::reassoc));
@@ -168,35 +176,42 @@ SmallVector<Value> GemvLowering::emitVectorPart(Value col, Value i0,
   return dots;
 }
 
-void GemvLowering::emitRows(Value col, Value i0, int64_t rows) {
+void GemvLowering::emitTile(const Tile &t) {
+  // Enough independent FMA chains to cover the FMA latency.
+  int64_t u = t.rows * t.cols >= 4 ? 1 : 2;
   Value step = idx(u * lanes);
   Value vecEnd = arith::SubIOp::create(
       b, loc, k, arith::RemUIOp::create(b, loc, k, step));
-  SmallVector<Value> dots = emitVectorPart(col, i0, rows, vecEnd);
+  SmallVector<Value> dots = emitVectorPart(t, u, vecEnd);
   // The last K % (u * lanes) products, one by one.
   auto tail = scf::ForOp::create(
       b, loc, vecEnd, k, idx(1), dots,
       [&](OpBuilder &, Location, Value j, ValueRange acc) {
-        Value w = load(rhsBuf, col, j, false);
-        SmallVector<Value> next;
-        for (int64_t r = 0; r < rows; ++r) {
-          Value x = load(lhsBuf, add(i0, idx(r)), j, false);
-          next.push_back(arith::AddFOp::create(
-              b, loc, acc[r], arith::MulFOp::create(b, loc, x, w)));
+        SmallVector<Value> w, next;
+        for (int64_t c = 0; c < t.cols; ++c)
+          w.push_back(load(rhsBuf, add(t.c0, idx(c)), j, false));
+        for (int64_t r = 0; r < t.rows; ++r) {
+          Value x = load(lhsBuf, add(t.i0, idx(r)), j, false);
+          for (int64_t c = 0; c < t.cols; ++c)
+            next.push_back(arith::AddFOp::create(
+                b, loc, acc[r * t.cols + c],
+                arith::MulFOp::create(b, loc, x, w[c])));
         }
         scf::YieldOp::create(b, loc, next);
       });
   Type et = g.resultType.getElementType();
-  for (int64_t r = 0; r < rows; ++r) {
-    Value row = add(i0, idx(r));
-    Value start = initBuf ? load(initBuf, row, col, false)
-                  : g.initValue
-                      ? castFloat(b, loc, g.initValue, ct)
-                      : createFloatConstant(b, loc, ct, 0.0);
-    Value sum = arith::AddFOp::create(b, loc, start, tail.getResult(r));
-    memref::StoreOp::create(b, loc, castFloat(b, loc, sum, et), outBuf,
-                            ValueRange{row, col});
-  }
+  for (int64_t r = 0; r < t.rows; ++r)
+    for (int64_t c = 0; c < t.cols; ++c) {
+      Value row = add(t.i0, idx(r)), col = add(t.c0, idx(c));
+      Value start = initBuf ? load(initBuf, row, col, false)
+                    : g.initValue
+                        ? castFloat(b, loc, g.initValue, ct)
+                        : createFloatConstant(b, loc, ct, 0.0);
+      Value sum = arith::AddFOp::create(b, loc, start,
+                                        tail.getResult(r * t.cols + c));
+      memref::StoreOp::create(b, loc, castFloat(b, loc, sum, et), outBuf,
+                              ValueRange{row, col});
+    }
 }
 
 Value cpu::buildTransposedGemv(OpBuilder &b, Location loc,

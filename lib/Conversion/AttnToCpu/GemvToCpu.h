@@ -21,8 +21,8 @@ constexpr int64_t kGemvParallelMinElements = 1 << 16;
 /// GemmOperands with `rhs` holding the [N, K] weight itself (row-major, as
 /// nn.Linear stores it) instead of its [K, N] transpose, for 2-D operands.
 /// Each output is a dot product along K of contiguous rows: the weight is
-/// read once per group of four lhs rows, in place, with no transposed copy
-/// and no packing; work items are blocks of weight rows, in parallel for a
+/// read from memory once, in place, with no transposed copy and no
+/// packing; work items are blocks of weight rows, in parallel for a
 /// weight of kGemvParallelMinElements or more. Accumulates in the
 /// compute type and rounds once. Returns the result tensor.
 Value buildTransposedGemv(OpBuilder &b, Location loc,
