@@ -9,10 +9,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "GemmToCpu.h"
+#include "GemvToCpu.h"
 #include "LoweringUtils.h"
 
 #include "attn/Conversion/AttnToCpu/AttnToCpu.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 using namespace mlir;
@@ -130,8 +132,69 @@ struct LinalgMatmulLowering : OpRewritePattern<LinalgOpTy> {
       gemm.init = nullptr;
       gemm.initValue = fill.getInputs()[0];
     }
-    rewriter.replaceOp(op, buildGemm(rewriter, loc, gemm, vectorBits));
+    Value result;
+    if (auto transpose = getWeightTranspose(op))
+      result = buildWithTransposedRhs(rewriter, loc, gemm, transpose);
+    else
+      result = buildGemm(rewriter, loc, gemm, vectorBits);
+    rewriter.replaceOp(op, result);
     return success();
+  }
+
+  /// The 2-D transpose that makes a 2-D linalg.matmul's rhs (nn.Linear's
+  /// `x . W^T`), or null.
+  static linalg::TransposeOp getWeightTranspose(LinalgOpTy op) {
+    if (!std::is_same_v<LinalgOpTy, linalg::MatmulOp>)
+      return nullptr;
+    auto transpose =
+        op.getDpsInputs()[1].template getDefiningOp<linalg::TransposeOp>();
+    if (!transpose || !transpose.hasPureTensorSemantics() ||
+        transpose.getPermutation() != ArrayRef<int64_t>{1, 0})
+      return nullptr;
+    return transpose;
+  }
+
+  /// x . W^T with W [N, K] as stored: up to kGemvMaxRows rows (a decode
+  /// step) as dot products along W's rows, reading W once and copying
+  /// nothing; more rows as the GEMM of the transpose, materialised only
+  /// on that path. A dynamic M chooses at run time.
+  Value buildWithTransposedRhs(PatternRewriter &rewriter, Location loc,
+                               GemmOperands gemm,
+                               linalg::TransposeOp transpose) const {
+    Value weight = transpose.getInput();
+    auto gemv = [&](OpBuilder &b, Location l) {
+      GemmOperands g = gemm;
+      g.rhs = weight;
+      return buildTransposedGemv(b, l, g, vectorBits);
+    };
+    auto full = [&](OpBuilder &b, Location l) {
+      auto type = cast<RankedTensorType>(transpose->getResult(0).getType());
+      SmallVector<Value> dynSizes;
+      for (int64_t i = 0; i < 2; ++i)
+        if (type.isDynamicDim(i))
+          dynSizes.push_back(tensor::DimOp::create(b, l, weight, 1 - i));
+      Value init = createEmpty(b, l, type, dynSizes);
+      GemmOperands g = gemm;
+      g.rhs = linalg::TransposeOp::create(b, l, weight, init,
+                                          ArrayRef<int64_t>{1, 0})
+                  ->getResult(0);
+      return buildGemm(b, l, g, vectorBits);
+    };
+    int64_t rows = gemm.resultType.getDimSize(0);
+    if (!ShapedType::isDynamic(rows))
+      return rows <= kGemvMaxRows ? gemv(rewriter, loc) : full(rewriter, loc);
+    Value few = arith::CmpIOp::create(
+        rewriter, loc, arith::CmpIPredicate::ule, gemm.resultSizes[0],
+        arith::ConstantIndexOp::create(rewriter, loc, kGemvMaxRows));
+    auto branch = scf::IfOp::create(
+        rewriter, loc, few,
+        [&](OpBuilder &b, Location l) {
+          scf::YieldOp::create(b, l, gemv(b, l));
+        },
+        [&](OpBuilder &b, Location l) {
+          scf::YieldOp::create(b, l, full(b, l));
+        });
+    return branch.getResult(0);
   }
 
   int64_t vectorBits;

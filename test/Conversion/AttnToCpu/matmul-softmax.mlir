@@ -113,6 +113,89 @@ func.func @linalg_matmul_onto_fill(%a: tensor<19x40xf32>, %b: tensor<40x33xf32>,
   return %r : tensor<19x33xf32>
 }
 
+// nn.Linear's x . W^T (the weight [N, K] transposed by linalg.transpose)
+// with one row: dot products along the weight's rows, read in place (no
+// transpose, no packed panel). A weight under 64K elements: its two blocks
+// of 32 rows in order, no parallel region.
+// CHECK-LABEL: func.func @linear_one_row
+// CHECK-SAME: %{{[^:]+}}: tensor<1x64xf32>, %[[W:[^:]+]]: tensor<48x64xf32>
+// CHECK-NOT: linalg.transpose
+// CHECK-NOT: scf.forall
+// CHECK: %[[WB:.+]] = bufferization.to_buffer %[[W]]
+// CHECK-NOT: linalg.transpose
+// CHECK-NOT: scf.forall
+// CHECK: scf.for %{{.+}} = %c0 to %c2 step %c1
+// CHECK: vector.load %[[WB]]
+// CHECK: vector.fma
+// CHECK: vector.reduction <add>
+// CHECK-NOT: linalg.transpose
+// CHECK: return
+func.func @linear_one_row(%x: tensor<1x64xf32>, %w: tensor<48x64xf32>) -> tensor<1x48xf32> {
+  %zero = arith.constant 0.0 : f32
+  %t = tensor.empty() : tensor<64x48xf32>
+  %wt = linalg.transpose ins(%w : tensor<48x64xf32>) outs(%t : tensor<64x48xf32>) permutation = [1, 0]
+  %o = tensor.empty() : tensor<1x48xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%o : tensor<1x48xf32>) -> tensor<1x48xf32>
+  %r = linalg.matmul ins(%x, %wt : tensor<1x64xf32>, tensor<64x48xf32>) outs(%c : tensor<1x48xf32>) -> tensor<1x48xf32>
+  return %r : tensor<1x48xf32>
+}
+
+// A weight of 64K elements or more: blocks of 32 of its rows in parallel.
+// CHECK-LABEL: func.func @linear_large_weight
+// CHECK-NOT: linalg.transpose
+// CHECK: scf.forall ({{.+}}) in (%c8)
+// CHECK: vector.reduction <add>
+func.func @linear_large_weight(%x: tensor<1x256xf32>, %w: tensor<256x256xf32>) -> tensor<1x256xf32> {
+  %zero = arith.constant 0.0 : f32
+  %t = tensor.empty() : tensor<256x256xf32>
+  %wt = linalg.transpose ins(%w : tensor<256x256xf32>) outs(%t : tensor<256x256xf32>) permutation = [1, 0]
+  %o = tensor.empty() : tensor<1x256xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%o : tensor<1x256xf32>) -> tensor<1x256xf32>
+  %r = linalg.matmul ins(%x, %wt : tensor<1x256xf32>, tensor<256x256xf32>) outs(%c : tensor<1x256xf32>) -> tensor<1x256xf32>
+  return %r : tensor<1x256xf32>
+}
+
+// A run-time row count (a decode step's batch): the dot products up to 16
+// rows, else the transpose and the GEMM, made only on that branch.
+// CHECK-LABEL: func.func @linear_dynamic_rows
+// CHECK: %[[FEW:.+]] = arith.cmpi ule, %{{.+}}, %c16
+// CHECK-NEXT: scf.if %[[FEW]]
+// CHECK-NOT: linalg.transpose
+// CHECK: vector.reduction <add>
+// CHECK: } else {
+// CHECK: linalg.transpose
+// CHECK: scf.forall
+// CHECK: vector.fma
+func.func @linear_dynamic_rows(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>, %c: tensor<?x48xf32>) -> tensor<?x48xf32> {
+  %t = tensor.empty() : tensor<64x48xbf16>
+  %wt = linalg.transpose ins(%w : tensor<48x64xbf16>) outs(%t : tensor<64x48xbf16>) permutation = [1, 0]
+  %r = linalg.matmul ins(%x, %wt : tensor<?x64xbf16>, tensor<64x48xbf16>) outs(%c : tensor<?x48xf32>) -> tensor<?x48xf32>
+  return %r : tensor<?x48xf32>
+}
+
+// More than 16 static rows: the GEMM of the transpose, no branch.
+// CHECK-LABEL: func.func @negative_linear_many_rows
+// CHECK-NOT: scf.if
+// CHECK-NOT: vector.reduction
+// CHECK: linalg.transpose
+// CHECK: scf.forall
+func.func @negative_linear_many_rows(%x: tensor<17x64xf32>, %w: tensor<48x64xf32>, %c: tensor<17x48xf32>) -> tensor<17x48xf32> {
+  %t = tensor.empty() : tensor<64x48xf32>
+  %wt = linalg.transpose ins(%w : tensor<48x64xf32>) outs(%t : tensor<64x48xf32>) permutation = [1, 0]
+  %r = linalg.matmul ins(%x, %wt : tensor<17x64xf32>, tensor<64x48xf32>) outs(%c : tensor<17x48xf32>) -> tensor<17x48xf32>
+  return %r : tensor<17x48xf32>
+}
+
+// An rhs that is not a transpose: the GEMM, whatever the row count.
+// CHECK-LABEL: func.func @negative_linear_plain_rhs
+// CHECK-NOT: vector.reduction
+// CHECK: scf.forall
+// CHECK: vector.fma
+func.func @negative_linear_plain_rhs(%x: tensor<1x64xf32>, %b: tensor<64x48xf32>, %c: tensor<1x48xf32>) -> tensor<1x48xf32> {
+  %r = linalg.matmul ins(%x, %b : tensor<1x64xf32>, tensor<64x48xf32>) outs(%c : tensor<1x48xf32>) -> tensor<1x48xf32>
+  return %r : tensor<1x48xf32>
+}
+
 // -----
 
 // CHECK-LABEL: func.func @transpose

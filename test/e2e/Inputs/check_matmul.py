@@ -28,9 +28,19 @@ CASES = {
     "linalg_init": ([(19, 40), (40, 33), (19, 33)], ["f16", "f32", "f32"],
                     "f32"),
     "linalg_batch": ([(2, 100, 20), (2, 20, 49)], ["f32", "f32"], "f32"),
+    "linear_row": ([(1, 70), (45, 70)], ["f32", "f32"], "f32"),
+    "linear_few_bf16": ([(7, 100), (40, 100), (7, 40)],
+                        ["bf16", "bf16", "f32"], "f32"),
+    "linear_16": ([(16, 33), (70, 33)], ["f32", "f32"], "f32"),
+    "linear_17": ([(17, 33), (70, 33)], ["f32", "f32"], "f32"),
+    "linear_parallel": ([(3, 257), (260, 257), (3, 260)],
+                        ["f32", "f32", "f32"], "f32"),
 }
 # The constant init (linalg.fill value) of a case without an init argument.
-INIT = {"linalg_batch": 0.75}
+INIT = {"linalg_batch": 0.75, "linear_16": 0.5, "linear_17": 0.5}
+# Cases whose rhs argument is the [N, K] weight (the function transposes it).
+WEIGHT_RHS = {"linear_row", "linear_few_bf16", "linear_16", "linear_17",
+              "linear_parallel"}
 FORMATS = {"f32": ("<f4", "f"), "f64": ("<f8", "d"), "f16": ("<f2", "e"),
            "bf16": ("<u2", "H")}
 EPS = {"f32": 2.0 ** -24, "f64": 2.0 ** -53, "f16": 2.0 ** -11,
@@ -125,6 +135,11 @@ def run_case(attn_run, mlir, tmp, name, extra):
                     "0=" + out_path] + args + extra, check=True,
                    stdout=subprocess.DEVNULL)
     got = read_npy(out_path, rtype)
+    if name in WEIGHT_RHS:
+        (n, k), w = shapes[1], data[1]
+        shapes = [shapes[0], (k, n)] + shapes[2:]
+        data = [data[0], [w[j * k + t] for t in range(k) for j in range(n)]
+                ] + data[2:]
     ref, bound, k = reference(shapes, data)
     init = data[2] if len(data) > 2 else [INIT.get(name, 0.0)] * len(ref)
     ref = [r + c for r, c in zip(ref, init)]

@@ -63,3 +63,62 @@ func.func @linalg_batch(%a: tensor<2x100x20xf32>, %b: tensor<2x20x49xf32>) -> te
   %r = linalg.batch_matmul ins(%a, %b : tensor<2x100x20xf32>, tensor<2x20x49xf32>) outs(%c : tensor<2x100x49xf32>) -> tensor<2x100x49xf32>
   return %r : tensor<2x100x49xf32>
 }
+
+// nn.Linear's form, x . W^T with W [N, K] transposed by linalg.transpose:
+// up to 16 rows are dot products along W's rows (no transposed copy), more
+// rows the GEMM of the transpose; a dynamic row count picks at run time.
+// One static row onto zeros, K = 70 (a tail after whole vectors), N = 45
+// (a partial block of weight rows).
+func.func @linear_row(%x: tensor<1x70xf32>, %w: tensor<45x70xf32>) -> tensor<1x45xf32> {
+  %zero = arith.constant 0.0 : f32
+  %t0 = tensor.empty() : tensor<70x45xf32>
+  %wt = linalg.transpose ins(%w : tensor<45x70xf32>) outs(%t0 : tensor<70x45xf32>) permutation = [1, 0]
+  %o = tensor.empty() : tensor<1x45xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%o : tensor<1x45xf32>) -> tensor<1x45xf32>
+  %r = linalg.matmul ins(%x, %wt : tensor<1x70xf32>, tensor<70x45xf32>) outs(%c : tensor<1x45xf32>) -> tensor<1x45xf32>
+  return %r : tensor<1x45xf32>
+}
+
+// bf16 operands onto an f32 init (a bias), 7 rows at run time (a group of
+// four and a remainder of three), K = 100.
+func.func @linear_few_bf16(%x: tensor<?x100xbf16>, %w: tensor<40x100xbf16>, %c: tensor<?x40xf32>) -> tensor<?x40xf32> {
+  %t0 = tensor.empty() : tensor<100x40xbf16>
+  %wt = linalg.transpose ins(%w : tensor<40x100xbf16>) outs(%t0 : tensor<100x40xbf16>) permutation = [1, 0]
+  %r = linalg.matmul ins(%x, %wt : tensor<?x100xbf16>, tensor<100x40xbf16>) outs(%c : tensor<?x40xf32>) -> tensor<?x40xf32>
+  return %r : tensor<?x40xf32>
+}
+
+// 16 and 17 rows at run time: the last row count of the dot products and
+// the first of the GEMM.
+func.func @linear_16(%x: tensor<?x33xf32>, %w: tensor<70x33xf32>) -> tensor<?x70xf32> {
+  %zero = arith.constant 0.5 : f32
+  %t0 = tensor.empty() : tensor<33x70xf32>
+  %wt = linalg.transpose ins(%w : tensor<70x33xf32>) outs(%t0 : tensor<33x70xf32>) permutation = [1, 0]
+  %c0 = arith.constant 0 : index
+  %m = tensor.dim %x, %c0 : tensor<?x33xf32>
+  %o = tensor.empty(%m) : tensor<?x70xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%o : tensor<?x70xf32>) -> tensor<?x70xf32>
+  %r = linalg.matmul ins(%x, %wt : tensor<?x33xf32>, tensor<33x70xf32>) outs(%c : tensor<?x70xf32>) -> tensor<?x70xf32>
+  return %r : tensor<?x70xf32>
+}
+
+func.func @linear_17(%x: tensor<?x33xf32>, %w: tensor<70x33xf32>) -> tensor<?x70xf32> {
+  %zero = arith.constant 0.5 : f32
+  %t0 = tensor.empty() : tensor<33x70xf32>
+  %wt = linalg.transpose ins(%w : tensor<70x33xf32>) outs(%t0 : tensor<33x70xf32>) permutation = [1, 0]
+  %c0 = arith.constant 0 : index
+  %m = tensor.dim %x, %c0 : tensor<?x33xf32>
+  %o = tensor.empty(%m) : tensor<?x70xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%o : tensor<?x70xf32>) -> tensor<?x70xf32>
+  %r = linalg.matmul ins(%x, %wt : tensor<?x33xf32>, tensor<33x70xf32>) outs(%c : tensor<?x70xf32>) -> tensor<?x70xf32>
+  return %r : tensor<?x70xf32>
+}
+
+// A weight of 64K elements or more (260 x 257): its blocks of rows in
+// parallel; 3 rows at run time, K = 257.
+func.func @linear_parallel(%x: tensor<?x257xf32>, %w: tensor<260x257xf32>, %c: tensor<?x260xf32>) -> tensor<?x260xf32> {
+  %t0 = tensor.empty() : tensor<257x260xf32>
+  %wt = linalg.transpose ins(%w : tensor<260x257xf32>) outs(%t0 : tensor<257x260xf32>) permutation = [1, 0]
+  %r = linalg.matmul ins(%x, %wt : tensor<?x257xf32>, tensor<257x260xf32>) outs(%c : tensor<?x260xf32>) -> tensor<?x260xf32>
+  return %r : tensor<?x260xf32>
+}
