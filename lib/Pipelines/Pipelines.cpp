@@ -91,6 +91,7 @@ void attn::buildAttnToLLVMPipeline(OpPassManager &pm,
   lowering.numThreads = options.numThreads;
   lowering.vectorBits = options.vectorBits;
   lowering.expandF16Conversions = options.expandF16Conversions;
+  lowering.outlineKernels = options.outlineKernels;
   lowering.checkFailureCalls = true;
   lowering.checkAllocations = true;
   buildAttnCpuLoweringPipeline(pm, lowering);

@@ -60,6 +60,10 @@ static cl::opt<std::string> emit(
     cl::value_desc("mlir|llvm|obj|so"));
 static cl::opt<bool> noFuse(cl::cat(toolCategory), "no-fuse",
                             cl::desc("Do not run attn-fuse-sdpa"));
+static cl::opt<bool> noOutlineKernels(
+    cl::cat(toolCategory), "no-outline-kernels",
+    cl::desc("Lower every GEMM, attention and loop where it is, instead of "
+             "once per distinct kernel in a noinline function"));
 static cl::opt<attn::SdpaCpuBackend>
     backend(cl::cat(toolCategory), "backend",
             cl::init(attn::SdpaCpuBackend::Auto),
@@ -360,6 +364,7 @@ static LogicalResult lowerModule(ModuleOp module) {
   options.fuse = !noFuse;
   options.backend = backend;
   options.trace = trace;
+  options.outlineKernels = !noOutlineKernels;
   options.numThreads = threads;
   options.target = target;
   attn::applyTargetMachine(options, *tm);

@@ -108,6 +108,10 @@ struct AttnPipelineOptions {
   /// Expand f16 <-> f32 conversions in IR: the target has no F16C (set by
   /// applyTargetMachine).
   bool expandF16Conversions = false;
+  /// Emit each repeated kernel once, as a noinline function
+  /// (attn-cpu-outline-kernels): what keeps the compile time of N identical
+  /// layers from growing with N times the kernels' code.
+  bool outlineKernels = true;
 };
 
 /// The OpenMP runtime the lowered code calls when numThreads != 1 (the

@@ -115,6 +115,10 @@ struct AttnCpuLoweringOptions {
   /// __extendhfsf2/__truncsfhf2). bf16 and f64 -> f16 conversions are
   /// always expanded.
   bool expandF16Conversions = false;
+  /// Pipeline only. Run attn-cpu-outline-kernels before the lowering (GEMMs,
+  /// attention) and after the elementwise fusion (other linalg ops): each
+  /// kernel repeated in the module is emitted once, as a noinline function.
+  bool outlineKernels = true;
 };
 
 /// Patterns lowering each attn op family (one file each).
