@@ -124,6 +124,10 @@ static cl::opt<double> rtolOpt(cl::cat(toolCategory), "rtol",
                                         "(default: by dtype)"));
 static cl::opt<bool> noFuse(cl::cat(toolCategory), "no-fuse",
                             cl::desc("Do not run attn-fuse-sdpa"));
+static cl::opt<bool> noOutlineKernels(
+    cl::cat(toolCategory), "no-outline-kernels",
+    cl::desc("Lower every GEMM, attention and loop where it is, instead of "
+             "once per distinct kernel in a noinline function"));
 static cl::opt<attn::SdpaCpuBackend>
     backend(cl::cat(toolCategory), "backend",
             cl::init(attn::SdpaCpuBackend::Auto),
@@ -635,8 +639,10 @@ static LogicalResult checkOptions() {
   if (dist != "uniform" && dist != "normal")
     return reportError("--dist=" + dist + ": expected uniform or normal");
   if (!soPath.empty() &&
-      (noFuse || backend.getNumOccurrences() || threads.getNumOccurrences()))
-    return reportError("--no-fuse, --backend and --num-threads choose how "
+      (noFuse || noOutlineKernels || backend.getNumOccurrences() ||
+       threads.getNumOccurrences()))
+    return reportError("--no-fuse, --no-outline-kernels, --backend and "
+                       "--num-threads choose how "
                        "attn-compile builds the library; they have no effect "
                        "with --so");
   return success();
@@ -715,6 +721,8 @@ static LogicalResult runReference(ModuleOp module, func::FuncOp entry,
   refOptions.fuse = false;
   refOptions.backend = attn::SdpaCpuBackend::Math;
   refOptions.numThreads = threads;
+  // Every op lowered where it is: --check also compares outlined kernels.
+  refOptions.outlineKernels = false;
   std::unique_ptr<Executable> ref = compileJit(module, entry, refOptions);
   if (!ref)
     return failure();
@@ -909,6 +917,7 @@ int main(int argc, char **argv) {
   options.fuse = !noFuse;
   options.backend = backend;
   options.trace = !tracePath.empty();
+  options.outlineKernels = !noOutlineKernels;
   options.numThreads = threads;
   std::unique_ptr<Executable> exe = soPath.empty()
                                         ? compileJit(module, *entry, options)
