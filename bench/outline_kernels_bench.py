@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Run time of repeated layers with their kernels outlined (one noinline
 function per distinct GEMM, attention and loop: attn-cpu-outline-kernels)
-and lowered in place (attn-run --no-outline-kernels), side by side.
+and lowered in place (attn-compile --no-outline-kernels), side by side:
+shared libraries from attn-compile, as the Python package builds them, run
+by attn-run --so.
 
 Each layer: three attn.matmul projections [T, H] x [H, H], causal attn.sdpa
 over 4 heads, a linalg.matmul output projection onto a zero fill, residual
@@ -14,12 +16,14 @@ variants alternating over --rounds rounds. Not a test.
 
 import argparse
 import os
+import re
+import subprocess
 import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from cpu_attention_bench import add_common_args, run_attn_run  # noqa: E402
+from cpu_attention_bench import add_common_args  # noqa: E402
 
 
 def layers_module(layers: int, t: int, h: int, heads: int) -> str:
@@ -59,6 +63,25 @@ def layers_module(layers: int, t: int, h: int, heads: int) -> str:
             f"\n  return %{cur} : {x}\n}}\n")
 
 
+def build_so(attn_run, path, threads, extra, mattr):
+    """attn-compile (beside attn-run) of `path` into a shared library."""
+    out = path.replace(".mlir", f"{len(extra)}.so")
+    cmd = [os.path.join(os.path.dirname(attn_run), "attn-compile"), path,
+           "-o", out, "--emit=so", f"--num-threads={threads}", *extra]
+    if mattr:
+        cmd.append(f"--mattr={mattr}")
+    subprocess.run(cmd, check=True)
+    return out
+
+
+def run_so(attn_run, path, so, repeat):
+    """The best time in seconds of `repeat` runs (attn-run's min)."""
+    proc = subprocess.run([attn_run, path, "--entry", "f", "--so", so,
+                           f"--repeat={repeat}"], capture_output=True,
+                          text=True, check=True)
+    return float(re.search(r"min=([0-9.]+) ms", proc.stdout).group(1)) * 1e-3
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_common_args(p)
@@ -73,12 +96,13 @@ def main():
         f.write(layers_module(args.layers, args.tokens, args.hidden,
                               args.heads))
     variants = {"outlined": (), "in place": ("--no-outline-kernels",)}
+    libs = {name: build_so(args.attn_run, path, args.threads, extra,
+                           args.mattr) for name, extra in variants.items()}
     best = {name: float("inf") for name in variants}
     for _ in range(args.rounds):
-        for name, extra in variants.items():
-            best[name] = min(best[name], run_attn_run(
-                args.attn_run, path, "f", args.threads, args.repeat, extra,
-                args.mattr))
+        for name in variants:
+            best[name] = min(best[name], run_so(args.attn_run, path,
+                                                libs[name], args.repeat))
     print(f"T={args.tokens} H={args.hidden} heads={args.heads} "
           f"layers={args.layers} threads={args.threads}")
     print("| kernels | best ms |")

@@ -64,6 +64,15 @@ static bool isKernelProducer(Operation *op) {
   return false;
 }
 
+/// Kernels outlined take only static tensors: sizes known in the kernel
+/// keep its code as specialised as in place (LLVM would otherwise see run-time
+/// trip counts and vectorise reductions in another order than the inlined
+/// code, which differs from it in the last bits).
+static bool hasStaticTensorType(Value v) {
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  return type && type.hasStaticShape();
+}
+
 namespace {
 /// One kernel op cut out into a function that is not (yet) in the module.
 struct KernelCandidate {
@@ -183,9 +192,15 @@ struct AttnCpuOutlineKernelsPass
     for (auto func : module.getOps<func::FuncOp>()) {
       if (!func.isPublic() || func.isExternal())
         continue;
-      for (Operation &op : func.getBody().getOps())
-        if (isOutlinedKernelOp(&op, linalgOps))
-          candidates.push_back(buildKernelCandidate(&op));
+      for (Operation &op : func.getBody().getOps()) {
+        if (!isOutlinedKernelOp(&op, linalgOps))
+          continue;
+        KernelCandidate c = buildKernelCandidate(&op);
+        if (llvm::all_of(c.args, hasStaticTensorType))
+          candidates.push_back(std::move(c));
+        else
+          c.func.erase();
+      }
     }
     llvm::MapVector<StringRef, SmallVector<KernelCandidate *>> forms;
     for (KernelCandidate &c : candidates)
