@@ -160,7 +160,9 @@ def AttnCpuOutlineKernels : Pass<"attn-cpu-outline-kernels", "::mlir::ModuleOp">
     scalars or splats feeding the op are cloned into it, since the lowering
     matches on them (a GEMM onto a fill starts its accumulators at the fill
     value). Only forms used at least `min-uses` times are outlined: a kernel
-    used once stays where it is.
+    used once stays where it is. So does a kernel that takes a tensor of
+    dynamic size: in place its code may know the size, and LLVM would
+    vectorise its reductions for an unknown trip count in another order.
 
     The functions are private, `llvm.linkage` internal, marked `attn.kernel`
     and `passthrough = ["noinline"]` so that LLVM keeps one copy instead of
