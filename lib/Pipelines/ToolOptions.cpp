@@ -10,6 +10,10 @@ namespace cl = llvm::cl;
 attn::AttnToolOptions::AttnToolOptions(cl::OptionCategory &category)
     : noFuse("no-fuse", cl::cat(category),
              cl::desc("Do not run attn-fuse-sdpa")),
+      noOutlineKernels(
+          "no-outline-kernels", cl::cat(category),
+          cl::desc("Lower every GEMM, attention and loop where it is, instead "
+                   "of once per distinct kernel in a noinline function")),
       backend("backend", cl::cat(category), cl::init(SdpaCpuBackend::Auto),
               cl::desc("CPU lowering of attn.sdpa"), sdpaCpuBackendValues()),
       numThreads("num-threads", cl::cat(category), cl::init(0),
@@ -25,6 +29,7 @@ attn::AttnToolOptions::AttnToolOptions(cl::OptionCategory &category)
 
 void attn::AttnToolOptions::applyTo(AttnPipelineOptions &options) const {
   options.fuse = !noFuse;
+  options.outlineKernels = !noOutlineKernels;
   options.backend = backend.getValue();
   options.numThreads = numThreads.getValue();
 }

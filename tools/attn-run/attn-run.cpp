@@ -594,9 +594,12 @@ static LogicalResult checkOptions() {
   }
   if (dist != "uniform" && dist != "normal")
     return reportError("--dist=" + dist + ": expected uniform or normal");
-  if (!soPath.empty() && (common.noFuse || common.backend.getNumOccurrences() ||
-                          common.numThreads.getNumOccurrences()))
-    return reportError("--no-fuse, --backend and --num-threads choose how "
+  if (!soPath.empty() &&
+      (common.noFuse || common.noOutlineKernels ||
+       common.backend.getNumOccurrences() ||
+       common.numThreads.getNumOccurrences()))
+    return reportError("--no-fuse, --no-outline-kernels, --backend and "
+                       "--num-threads choose how "
                        "attn-compile builds the library; they have no effect "
                        "with --so");
   return success();
@@ -674,7 +677,9 @@ static LogicalResult runReference(ModuleOp module, func::FuncOp entry,
   attn::AttnPipelineOptions refOptions;
   refOptions.fuse = false;
   refOptions.backend = attn::SdpaCpuBackend::Math;
-  refOptions.numThreads = common.numThreads;
+  refOptions.numThreads = common.numThreads.getValue();
+  // Every op lowered where it is: --check also compares outlined kernels.
+  refOptions.outlineKernels = false;
   std::unique_ptr<Executable> ref = compileJit(module, entry, refOptions);
   if (!ref)
     return failure();

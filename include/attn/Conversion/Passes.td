@@ -139,6 +139,56 @@ def AttnCpuFuseElementwise : Pass<"attn-cpu-fuse-elementwise", "::mlir::func::Fu
   ];
 }
 
+def AttnCpuOutlineKernels : Pass<"attn-cpu-outline-kernels", "::mlir::ModuleOp"> {
+  let summary = "Emit each repeated kernel once, as a noinline private function";
+  let description = [{
+    A model of N identical layers holds N copies of each GEMM, attention and
+    fused elementwise loop; lowered in place, LLVM would optimise, unroll and
+    vectorise every copy again. This pass outlines the top-level kernel ops
+    of each public function into private functions, one per distinct form,
+    and calls them:
+
+    - always: `attn.sdpa`, `attn.matmul`, `linalg.matmul`,
+      `linalg.batch_matmul` on tensors;
+    - with `linalg-ops`: every other linalg op on tensors except
+      `linalg.fill` (the pipeline runs this after the elementwise fusion).
+
+    Two ops share a function when their outlined functions print the same
+    (generic form, no locations): same op, attributes, region bodies,
+    operand and result types, and the same operands repeated in the same
+    places. The function takes the op's operands and the values its regions
+    use from above; `tensor.empty`, `linalg.fill` and constants that are
+    scalars or splats feeding the op are cloned into it, since the lowering
+    matches on them (a GEMM onto a fill starts its accumulators at the fill
+    value). Only forms used at least `min-uses` times are outlined: a kernel
+    used once stays where it is. So does a kernel that takes a tensor of
+    dynamic size: in place its code may know the size, and LLVM would
+    vectorise its reductions for an unknown trip count in another order.
+
+    The functions are private, `llvm.linkage` internal, marked `attn.kernel`
+    and `passthrough = ["noinline"]` so that LLVM keeps one copy instead of
+    inlining and specialising it at each call.
+
+    ```mlir
+    %0 = linalg.matmul ins(%x, %w0 : tensor<16x64xf32>, tensor<64x64xf32>)
+        outs(%zero : tensor<16x64xf32>) -> tensor<16x64xf32>
+    %1 = linalg.matmul ins(%0, %w1 : tensor<16x64xf32>, tensor<64x64xf32>)
+        outs(%zero : tensor<16x64xf32>) -> tensor<16x64xf32>
+    // becomes
+    %0 = call @attn_kernel_linalg_matmul(%x, %w0) : (...) -> tensor<16x64xf32>
+    %1 = call @attn_kernel_linalg_matmul(%0, %w1) : (...) -> tensor<16x64xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::LLVM::LLVMDialect"];
+  let options = [
+    Option<"linalgOps", "linalg-ops", "bool", /*default=*/"false",
+           "Also outline linalg ops other than matmuls and fills">,
+    Option<"minUses", "min-uses", "int64_t", /*default=*/"2",
+           "Outline a form only when it occurs at least this many times">
+  ];
+}
+
 def AttnMarkInPlaceResults : Pass<"attn-mark-inplace-results", "::mlir::ModuleOp"> {
   let summary = "Check and mark the results that write arguments in place";
   let description = [{

@@ -1,9 +1,9 @@
 //===- ToolOptions.h - command-line options of the compiling tools -*- C++ -*-//
 //
-// The flags attn-compile and attn-run share (--no-fuse, --backend,
-// --num-threads, --mcpu, --mattr), declared once: each tool constructs one
-// AttnToolOptions in its option category, then builds its pipeline options
-// and target machine from it.
+// The flags attn-compile and attn-run share (--no-fuse,
+// --no-outline-kernels, --backend, --num-threads, --mcpu, --mattr), declared
+// once: each tool constructs one AttnToolOptions in its option category, then
+// builds its pipeline options and target machine from it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,12 +24,14 @@ struct AttnToolOptions {
   explicit AttnToolOptions(llvm::cl::OptionCategory &category);
 
   llvm::cl::opt<bool> noFuse;
+  llvm::cl::opt<bool> noOutlineKernels;
   llvm::cl::opt<SdpaCpuBackend> backend;
   llvm::cl::opt<unsigned> numThreads;
   llvm::cl::opt<std::string> mcpu;
   llvm::cl::opt<std::string> mattr;
 
-  /// Sets fuse, backend and num-threads of `options` from the flags.
+  /// Sets fuse, outline-kernels, backend and num-threads of `options` from
+  /// the flags.
   void applyTo(AttnPipelineOptions &options) const;
 
   /// The target machine of --mcpu/--mattr (the host's by default) at LLVM

@@ -44,6 +44,10 @@ static void addAttnToTensorPasses(OpPassManager &pm,
   // merged memref would be read after bufferization had let another op write
   // over that buffer in place.
   pm.addPass(createCSEPass());
+  // Repeated GEMMs and attention become calls of one function each before
+  // they are lowered, so that each form is lowered (and compiled) once.
+  if (options.outlineKernels)
+    pm.addPass(createAttnCpuOutlineKernels());
   pm.addNestedPass<func::FuncOp>(createAttnLowerToCpu(lowerOptions));
   // Elementwise arith on tensors (the fusion's mask inversion, or a
   // frontend's) has no bufferization of its own: make it linalg. After the
@@ -56,6 +60,13 @@ static void addAttnToTensorPasses(OpPassManager &pm,
   // see above.)
   if (!options.trace)
     pm.addNestedPass<func::FuncOp>(createAttnCpuFuseElementwise());
+  // The fused loops (norms, activations, rotary embeddings) of repeated
+  // layers, once each.
+  if (options.outlineKernels) {
+    AttnCpuOutlineKernelsOptions outline;
+    outline.linalgOps = true;
+    pm.addPass(createAttnCpuOutlineKernels(outline));
+  }
 }
 
 /// Tensors to buffers, buffers freed, then loops (parallel ones on OpenMP

@@ -156,6 +156,14 @@ struct AttnCpuPipelineOptions
       *this, "generic-alloc",
       llvm::cl::desc("allocate through _mlir_memref_to_llvm_alloc/free"),
       llvm::cl::init(false)};
+  /// Run attn-cpu-outline-kernels before the lowering (GEMMs, attention)
+  /// and after the elementwise fusion (other linalg ops): each kernel
+  /// repeated in the module is emitted once, as a noinline function (what
+  /// keeps the compile time of N identical layers from growing N-fold).
+  Option<bool> outlineKernels{
+      *this, "outline-kernels",
+      llvm::cl::desc("emit each repeated kernel once, as a noinline function"),
+      llvm::cl::init(true)};
 };
 
 /// Patterns lowering each attn op family (one file each).

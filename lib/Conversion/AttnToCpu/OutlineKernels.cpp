@@ -1,0 +1,225 @@
+//===- OutlineKernels.cpp - one noinline function per repeated kernel -----===//
+//
+// attn-cpu-outline-kernels: each top-level kernel op of a public function
+// (with the cheap producers the lowering matches on) is cut out into a
+// candidate private function; candidates that print alike are one kernel,
+// emitted once and called from every place it was. The printed function is
+// the key in the way IREE's executable deduplication compares executables:
+// two ops that print alike with their operands numbered in the same order
+// compute the same function of those operands.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Conversion/Passes.h"
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNCPUOUTLINEKERNELS
+#include "attn/Conversion/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+
+/// The unit attribute that marks an outlined kernel function.
+static constexpr StringLiteral kKernelAttrName = "attn.kernel";
+
+static bool isLinalgOnTensors(Operation *op) {
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+  return linalgOp && linalgOp.hasPureTensorSemantics();
+}
+
+/// Ops whose lowering is big enough that one copy per form pays for a call.
+static bool isOutlinedKernelOp(Operation *op, bool linalgOps) {
+  if (isa<attn::SdpaOp, attn::MatmulOp>(op))
+    return true;
+  if (isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op))
+    return isLinalgOnTensors(op);
+  return linalgOps && !isa<linalg::FillOp>(op) && isLinalgOnTensors(op);
+}
+
+/// Producers cloned into the kernel instead of passed to it: free to
+/// recompute, and the lowering looks at them (a GEMM onto a fill, a generic
+/// onto a tensor.empty). Large constants stay operands.
+static bool isKernelProducer(Operation *op) {
+  if (isa<tensor::EmptyOp>(op))
+    return true;
+  if (auto fill = dyn_cast<linalg::FillOp>(op))
+    return fill.hasPureTensorSemantics();
+  if (auto cst = dyn_cast<arith::ConstantOp>(op)) {
+    auto elements = dyn_cast<ElementsAttr>(cst.getValue());
+    return !elements || elements.isSplat();
+  }
+  return false;
+}
+
+/// Kernels outlined take only static tensors: sizes known in the kernel
+/// keep its code as specialised as in place (LLVM would otherwise see run-time
+/// trip counts and vectorise reductions in another order than the inlined
+/// code, which differs from it in the last bits).
+static bool hasStaticTensorType(Value v) {
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  return type && type.hasStaticShape();
+}
+
+namespace {
+/// One kernel op cut out into a function that is not (yet) in the module.
+struct KernelCandidate {
+  Operation *op;
+  /// The values the function takes, in its argument order.
+  SmallVector<Value> args;
+  /// The detached function; owned here until it is inserted or dropped.
+  func::FuncOp func;
+  std::string key;
+};
+} // namespace
+
+/// The values `op` reads (operands, and values its regions use from above),
+/// split into producers to clone (returned, in block order) and arguments.
+static SmallVector<Operation *> collectKernelInputs(Operation *op,
+                                              SetVector<Value> &args) {
+  SetVector<Value> used(op->getOperands().begin(), op->getOperands().end());
+  getUsedValuesDefinedAbove(op->getRegions(), used);
+  SetVector<Operation *> cloned;
+  SmallVector<Value> worklist(used.begin(), used.end());
+  // Visit in operand order so that arguments are numbered the same way for
+  // ops of the same form.
+  std::reverse(worklist.begin(), worklist.end());
+  while (!worklist.empty()) {
+    Value v = worklist.pop_back_val();
+    Operation *def = v.getDefiningOp();
+    if (def && def->getBlock() == op->getBlock() && isKernelProducer(def)) {
+      if (cloned.insert(def))
+        for (Value operand : llvm::reverse(def->getOperands()))
+          worklist.push_back(operand);
+      continue;
+    }
+    args.insert(v);
+  }
+  SmallVector<Operation *> order = cloned.takeVector();
+  llvm::sort(order, [](Operation *a, Operation *b) {
+    return a->isBeforeInBlock(b);
+  });
+  return order;
+}
+
+/// Cuts `op` out into a detached function and prints it as its key.
+static KernelCandidate buildKernelCandidate(Operation *op) {
+  SetVector<Value> args;
+  SmallVector<Operation *> producers = collectKernelInputs(op, args);
+  MLIRContext *ctx = op->getContext();
+  auto type = FunctionType::get(ctx, ValueRange(args.getArrayRef()).getTypes(),
+                                op->getResultTypes());
+  std::string name = ("attn_kernel_" + op->getName().getStringRef()).str();
+  std::replace(name.begin(), name.end(), '.', '_');
+  auto func = func::FuncOp::create(op->getLoc(), name, type);
+  Block *body = func.addEntryBlock();
+  IRMapping map;
+  map.map(args.getArrayRef(), body->getArguments());
+  OpBuilder b = OpBuilder::atBlockEnd(body);
+  for (Operation *producer : producers)
+    b.clone(*producer, map);
+  Operation *clone = b.clone(*op, map);
+  func::ReturnOp::create(b, op->getLoc(), clone->getResults());
+
+  KernelCandidate c{op, SmallVector<Value>(args.getArrayRef()), func, ""};
+  llvm::raw_string_ostream os(c.key);
+  func->print(os, OpPrintingFlags().printGenericOpForm().assumeVerified());
+  return c;
+}
+
+/// Makes `func` the module's kernel for its form: private, internal to the
+/// object file and never inlined by LLVM.
+static void insertKernelFunc(SymbolTable &symbols, func::FuncOp func) {
+  MLIRContext *ctx = func.getContext();
+  func.setPrivate();
+  func->setAttr(kKernelAttrName, UnitAttr::get(ctx));
+  func->setAttr("llvm.linkage",
+                LLVM::LinkageAttr::get(ctx, LLVM::Linkage::Internal));
+  func->setAttr("passthrough",
+                ArrayAttr::get(ctx, {StringAttr::get(ctx, "noinline")}));
+  symbols.insert(func);
+}
+
+/// Replaces `c.op` by a call of `kernel` (its arguments seen through
+/// `replaced`, the results of kernels outlined before); producers left
+/// without users go.
+static void replaceByKernelCall(KernelCandidate &c, func::FuncOp kernel,
+                          IRMapping &replaced) {
+  OpBuilder b(c.op);
+  SmallVector<Value> args = llvm::map_to_vector(
+      c.args, [&](Value v) { return replaced.lookupOrDefault(v); });
+  auto call = func::CallOp::create(b, c.op->getLoc(), kernel, args);
+  replaced.map(c.op->getResults(), call.getResults());
+  SetVector<Operation *> producers;
+  for (Value v : c.op->getOperands())
+    if (Operation *def = v.getDefiningOp())
+      producers.insert(def);
+  c.op->replaceAllUsesWith(call.getResults());
+  c.op->erase();
+  // A dead producer's own producers (a fill's tensor.empty) may die too.
+  // An erased producer is not named again: no live op uses it.
+  for (size_t i = 0; i < producers.size(); ++i) {
+    Operation *def = producers[i];
+    if (!isKernelProducer(def) || !isOpTriviallyDead(def))
+      continue;
+    for (Value v : def->getOperands())
+      if (Operation *operandDef = v.getDefiningOp())
+        producers.insert(operandDef);
+    def->erase();
+  }
+}
+
+namespace {
+struct AttnCpuOutlineKernelsPass
+    : public attn::impl::AttnCpuOutlineKernelsBase<AttnCpuOutlineKernelsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<KernelCandidate> candidates;
+    for (auto func : module.getOps<func::FuncOp>()) {
+      if (!func.isPublic() || func.isExternal())
+        continue;
+      for (Operation &op : func.getBody().getOps()) {
+        if (!isOutlinedKernelOp(&op, linalgOps))
+          continue;
+        KernelCandidate c = buildKernelCandidate(&op);
+        if (llvm::all_of(c.args, hasStaticTensorType))
+          candidates.push_back(std::move(c));
+        else
+          c.func.erase();
+      }
+    }
+    llvm::MapVector<StringRef, SmallVector<KernelCandidate *>> forms;
+    for (KernelCandidate &c : candidates)
+      forms[c.key].push_back(&c);
+
+    SymbolTable symbols(module);
+    IRMapping replaced;
+    for (auto &[key, uses] : forms) {
+      if (static_cast<int64_t>(uses.size()) < minUses)
+        continue;
+      func::FuncOp kernel = uses.front()->func;
+      uses.front()->func = nullptr;
+      insertKernelFunc(symbols, kernel);
+      for (KernelCandidate *c : uses)
+        replaceByKernelCall(*c, kernel, replaced);
+    }
+    for (KernelCandidate &c : candidates)
+      if (c.func)
+        c.func.erase();
+  }
+};
+} // namespace

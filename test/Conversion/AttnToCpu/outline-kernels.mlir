@@ -1,0 +1,200 @@
+// RUN: attn-opt %s --split-input-file --attn-cpu-outline-kernels | FileCheck %s
+// RUN: attn-opt %s --split-input-file --attn-cpu-outline-kernels=min-uses=1 | FileCheck %s --check-prefix=ONCE
+// RUN: attn-opt %s --split-input-file --attn-cpu-outline-kernels=linalg-ops=true | FileCheck %s --check-prefix=LINALG
+
+// Two GEMMs of one form onto zero fills: one private noinline function, with
+// the fill cloned into it (the GEMM lowering starts its accumulators at the
+// fill value), called twice; the second call takes the first one's result.
+// CHECK-LABEL: func.func @two_layers
+// CHECK-SAME: %[[X:[^:]+]]: tensor<16x64xf32>, %[[W0:[^:]+]]: tensor<64x64xf32>, %[[W1:[^:]+]]: tensor<64x64xf32>
+// CHECK-NOT: linalg.fill
+// CHECK: %[[A:.+]] = call @attn_kernel_linalg_matmul(%[[X]], %[[W0]]) : (tensor<16x64xf32>, tensor<64x64xf32>) -> tensor<16x64xf32>
+// CHECK-NEXT: %[[B:.+]] = call @attn_kernel_linalg_matmul(%[[A]], %[[W1]])
+// CHECK-NEXT: return %[[B]]
+// CHECK: func.func private @attn_kernel_linalg_matmul(%[[L:.+]]: tensor<16x64xf32>, %[[R:.+]]: tensor<64x64xf32>) -> tensor<16x64xf32>
+// CHECK-SAME: attn.kernel
+// CHECK-SAME: llvm.linkage = #llvm.linkage<internal>
+// CHECK-SAME: passthrough = ["noinline"]
+// CHECK: %[[E:.+]] = tensor.empty() : tensor<16x64xf32>
+// CHECK: %[[F:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%[[E]]
+// CHECK: %[[M:.+]] = linalg.matmul ins(%[[L]], %[[R]] : {{.+}}) outs(%[[F]] : tensor<16x64xf32>)
+// CHECK: return %[[M]]
+// CHECK-NOT: func.func private
+func.func @two_layers(%x: tensor<16x64xf32>, %w0: tensor<64x64xf32>, %w1: tensor<64x64xf32>) -> tensor<16x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<16x64xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<16x64xf32>) -> tensor<16x64xf32>
+  %a = linalg.matmul ins(%x, %w0 : tensor<16x64xf32>, tensor<64x64xf32>) outs(%f : tensor<16x64xf32>) -> tensor<16x64xf32>
+  %b = linalg.matmul ins(%a, %w1 : tensor<16x64xf32>, tensor<64x64xf32>) outs(%f : tensor<16x64xf32>) -> tensor<16x64xf32>
+  return %b : tensor<16x64xf32>
+}
+
+// -----
+
+// Attention with the same attributes and score_mod body in two layers, and
+// batched attn.matmuls, across two public functions: one function each.
+// CHECK-LABEL: func.func @attention_a
+// CHECK: call @attn_kernel_attn_sdpa(%{{[^,]+}}, %{{[^,]+}}, %{{[^,)]+}}) :
+// CHECK: call @attn_kernel_attn_matmul(
+// CHECK-LABEL: func.func @attention_b
+// CHECK: call @attn_kernel_attn_sdpa(
+// CHECK: call @attn_kernel_attn_matmul(
+// CHECK: func.func private @attn_kernel_attn_sdpa
+// CHECK: attn.sdpa {{.+}} {is_causal = true, scale = 1.250000e-01 : f64}
+// CHECK: arith.addf
+// CHECK: func.func private @attn_kernel_attn_matmul
+// CHECK-NOT: func.func private
+func.func @attention_a(%q: tensor<2x4x8xf16>, %m: tensor<4x4xi1>, %b: tensor<1x4x4xf16>, %w: tensor<2x8x8xf16>) -> tensor<2x4x8xf16> {
+  %0 = attn.sdpa %q, %q, %q, %m extras(%b) {is_causal = true, scale = 0.125 : f64} : (tensor<2x4x8xf16>, tensor<2x4x8xf16>, tensor<2x4x8xf16>, tensor<4x4xi1>, tensor<1x4x4xf16>) -> tensor<2x4x8xf16> score_mod {
+  ^bb0(%s: f32, %i0: index, %i1: index, %i2: index, %e: f16):
+    %x = arith.extf %e : f16 to f32
+    %r = arith.addf %s, %x : f32
+    attn.yield %r : f32
+  }
+  %1 = attn.matmul %0, %w : (tensor<2x4x8xf16>, tensor<2x8x8xf16>) -> tensor<2x4x8xf16>
+  return %1 : tensor<2x4x8xf16>
+}
+func.func @attention_b(%q: tensor<2x4x8xf16>, %m: tensor<4x4xi1>, %b: tensor<1x4x4xf16>, %w: tensor<2x8x8xf16>) -> tensor<2x4x8xf16> {
+  %0 = attn.sdpa %q, %q, %q, %m extras(%b) {is_causal = true, scale = 0.125 : f64} : (tensor<2x4x8xf16>, tensor<2x4x8xf16>, tensor<2x4x8xf16>, tensor<4x4xi1>, tensor<1x4x4xf16>) -> tensor<2x4x8xf16> score_mod {
+  ^bb0(%s: f32, %i0: index, %i1: index, %i2: index, %e: f16):
+    %x = arith.extf %e : f16 to f32
+    %r = arith.addf %s, %x : f32
+    attn.yield %r : f32
+  }
+  %1 = attn.matmul %0, %w : (tensor<2x4x8xf16>, tensor<2x8x8xf16>) -> tensor<2x4x8xf16>
+  return %1 : tensor<2x4x8xf16>
+}
+
+// -----
+
+// Dynamic shapes stay in place: the kernel takes only static tensors, so
+// that its code is as specialised as the code it replaces.
+// CHECK-LABEL: func.func @negative_dynamic_rows
+// CHECK-COUNT-2: linalg.matmul
+// CHECK-NOT: call
+func.func @negative_dynamic_rows(%x: tensor<?x64xf32>, %w0: tensor<64x32xf32>, %w1: tensor<64x32xf32>) -> (tensor<?x32xf32>, tensor<?x32xf32>) {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %n = tensor.dim %x, %c0 : tensor<?x64xf32>
+  %e = tensor.empty(%n) : tensor<?x32xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<?x32xf32>) -> tensor<?x32xf32>
+  %a = linalg.matmul ins(%x, %w0 : tensor<?x64xf32>, tensor<64x32xf32>) outs(%f : tensor<?x32xf32>) -> tensor<?x32xf32>
+  %b = linalg.matmul ins(%x, %w1 : tensor<?x64xf32>, tensor<64x32xf32>) outs(%f : tensor<?x32xf32>) -> tensor<?x32xf32>
+  return %a, %b : tensor<?x32xf32>, tensor<?x32xf32>
+}
+
+// -----
+
+// Elementwise generics are outlined only with linalg-ops (the pipeline's
+// second run, after the fusion); their bodies are part of the form.
+// CHECK-LABEL: func.func @generics
+// CHECK-COUNT-2: linalg.generic
+// CHECK-NOT: call
+// LINALG-LABEL: func.func @generics
+// LINALG-COUNT-2: call @attn_kernel_linalg_generic(
+// LINALG: func.func private @attn_kernel_linalg_generic
+// LINALG: math.exp
+#id = affine_map<(d0) -> (d0)>
+func.func @generics(%x: tensor<8xf32>, %y: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %e = tensor.empty() : tensor<8xf32>
+  %a = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%x : tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = math.exp %in : f32
+    linalg.yield %r : f32
+  } -> tensor<8xf32>
+  %b = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%y : tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = math.exp %in : f32
+    linalg.yield %r : f32
+  } -> tensor<8xf32>
+  return %a, %b : tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
+// Different shapes are different kernels: nothing repeats, nothing is
+// outlined; with min-uses=1, one function per form.
+// CHECK-LABEL: func.func @negative_different_shapes
+// CHECK-COUNT-2: linalg.matmul
+// CHECK-NOT: call
+// ONCE-LABEL: func.func @negative_different_shapes
+// ONCE: call @attn_kernel_linalg_matmul(
+// ONCE: call @attn_kernel_linalg_matmul_0(
+// ONCE: func.func private @attn_kernel_linalg_matmul(%{{.+}}: tensor<16x64xf32>, %{{.+}}: tensor<64x64xf32>)
+// ONCE: func.func private @attn_kernel_linalg_matmul_0(%{{.+}}: tensor<16x64xf32>, %{{.+}}: tensor<64x32xf32>)
+func.func @negative_different_shapes(%x: tensor<16x64xf32>, %w0: tensor<64x64xf32>, %w1: tensor<64x32xf32>) -> (tensor<16x64xf32>, tensor<16x32xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<16x64xf32>
+  %f0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<16x64xf32>) -> tensor<16x64xf32>
+  %e1 = tensor.empty() : tensor<16x32xf32>
+  %f1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<16x32xf32>) -> tensor<16x32xf32>
+  %a = linalg.matmul ins(%x, %w0 : tensor<16x64xf32>, tensor<64x64xf32>) outs(%f0 : tensor<16x64xf32>) -> tensor<16x64xf32>
+  %b = linalg.matmul ins(%x, %w1 : tensor<16x64xf32>, tensor<64x32xf32>) outs(%f1 : tensor<16x32xf32>) -> tensor<16x32xf32>
+  return %a, %b : tensor<16x64xf32>, tensor<16x32xf32>
+}
+
+// -----
+
+// Attributes, the fill value and the repeated operand are part of the form.
+// CHECK-LABEL: func.func @negative_different_attributes
+// CHECK-COUNT-2: attn.sdpa
+// CHECK-COUNT-2: linalg.matmul
+// CHECK-NOT: call
+// ONCE-LABEL: func.func @negative_different_attributes
+// ONCE-COUNT-2: call @attn_kernel_attn_sdpa
+// ONCE-COUNT-2: call @attn_kernel_linalg_matmul
+// ONCE: call @attn_kernel_attn_sdpa_2(
+func.func @negative_different_attributes(%q: tensor<1x2x16x8xf32>, %k: tensor<1x2x16x8xf32>, %x: tensor<16x16xf32>, %w: tensor<16x16xf32>) -> (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<16x16xf32>, tensor<16x16xf32>, tensor<1x2x16x8xf32>) {
+  %a = attn.sdpa %q, %k, %k {is_causal = true} : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32>
+  %b = attn.sdpa %q, %k, %k : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32>
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %e = tensor.empty() : tensor<16x16xf32>
+  %f0 = linalg.fill ins(%zero : f32) outs(%e : tensor<16x16xf32>) -> tensor<16x16xf32>
+  %f1 = linalg.fill ins(%one : f32) outs(%e : tensor<16x16xf32>) -> tensor<16x16xf32>
+  %c = linalg.matmul ins(%x, %w : tensor<16x16xf32>, tensor<16x16xf32>) outs(%f0 : tensor<16x16xf32>) -> tensor<16x16xf32>
+  %d = linalg.matmul ins(%x, %w : tensor<16x16xf32>, tensor<16x16xf32>) outs(%f1 : tensor<16x16xf32>) -> tensor<16x16xf32>
+  // The same value as key and value: another form than distinct k and v.
+  %g = attn.sdpa %q, %q, %k {is_causal = true} : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32>
+  return %a, %b, %c, %d, %g : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<16x16xf32>, tensor<16x16xf32>, tensor<1x2x16x8xf32>
+}
+
+// -----
+
+// score_mod bodies that differ (a bias added, a bias subtracted) are not
+// merged.
+// CHECK-LABEL: func.func @negative_different_regions
+// CHECK-COUNT-2: attn.sdpa
+// CHECK-NOT: call
+// ONCE-LABEL: func.func @negative_different_regions
+// ONCE: call @attn_kernel_attn_sdpa(
+// ONCE: call @attn_kernel_attn_sdpa_0(
+// ONCE: func.func private @attn_kernel_attn_sdpa(
+// ONCE: arith.addf
+// ONCE: func.func private @attn_kernel_attn_sdpa_0(
+// ONCE: arith.subf
+func.func @negative_different_regions(%q: tensor<2x4x8xf32>, %b: tensor<1x4x4xf32>) -> (tensor<2x4x8xf32>, tensor<2x4x8xf32>) {
+  %0 = attn.sdpa %q, %q, %q extras(%b) : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<1x4x4xf32>) -> tensor<2x4x8xf32> score_mod {
+  ^bb0(%s: f32, %i0: index, %i1: index, %i2: index, %e: f32):
+    %r = arith.addf %s, %e : f32
+    attn.yield %r : f32
+  }
+  %1 = attn.sdpa %q, %q, %q extras(%b) : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<1x4x4xf32>) -> tensor<2x4x8xf32> score_mod {
+  ^bb0(%s: f32, %i0: index, %i1: index, %i2: index, %e: f32):
+    %r = arith.subf %s, %e : f32
+    attn.yield %r : f32
+  }
+  return %0, %1 : tensor<2x4x8xf32>, tensor<2x4x8xf32>
+}
+
+// -----
+
+// Private functions and kernels nested in loops stay as they are.
+// CHECK-LABEL: func.func private @negative_private
+// CHECK-COUNT-2: linalg.matmul
+// CHECK-NOT: call
+func.func private @negative_private(%x: tensor<16x16xf32>, %e: tensor<16x16xf32>) -> (tensor<16x16xf32>, tensor<16x16xf32>) {
+  %a = linalg.matmul ins(%x, %x : tensor<16x16xf32>, tensor<16x16xf32>) outs(%e : tensor<16x16xf32>) -> tensor<16x16xf32>
+  %b = linalg.matmul ins(%x, %x : tensor<16x16xf32>, tensor<16x16xf32>) outs(%e : tensor<16x16xf32>) -> tensor<16x16xf32>
+  return %a, %b : tensor<16x16xf32>, tensor<16x16xf32>
+}
