@@ -49,12 +49,17 @@ static bool isOutlinedKernelOp(Operation *op, bool linalgOps) {
   return linalgOps && !isa<linalg::FillOp>(op) && isLinalgOnTensors(op);
 }
 
-/// Producers cloned into the kernel instead of passed to it: free to
-/// recompute, and the lowering looks at them (a GEMM onto a fill, a generic
-/// onto a tensor.empty). Large constants stay operands.
+/// Producers cloned into the kernel instead of passed to it, because the
+/// lowering looks at them: a GEMM onto a fill, a generic onto a
+/// tensor.empty (free to recompute), and nn.Linear's transposed weight
+/// when the kernel is its only user (a decode step's dot products read the
+/// weight in place instead of a transposed copy). Large constants stay
+/// operands.
 static bool isKernelProducer(Operation *op) {
   if (isa<tensor::EmptyOp>(op))
     return true;
+  if (auto transpose = dyn_cast<linalg::TransposeOp>(op))
+    return transpose.hasPureTensorSemantics() && op->hasOneUse();
   if (auto fill = dyn_cast<linalg::FillOp>(op))
     return fill.hasPureTensorSemantics();
   if (auto cst = dyn_cast<arith::ConstantOp>(op)) {

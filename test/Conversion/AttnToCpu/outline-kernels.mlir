@@ -31,6 +31,49 @@ func.func @two_layers(%x: tensor<16x64xf32>, %w0: tensor<64x64xf32>, %w1: tensor
 
 // -----
 
+// nn.Linear's x . W^T in a decode step: the transpose of each weight, used
+// only by its matmul, goes into the kernel with it, so the kernel takes the
+// weight as stored and the lowering reads it in place (dot products along
+// its rows) instead of a transposed copy. A transpose with another user is
+// passed to the kernel as it is.
+// CHECK-LABEL: func.func @linear_weights
+// CHECK-SAME: %[[X:[^:]+]]: tensor<1x64xf32>, %[[W0:[^:]+]]: tensor<128x64xf32>, %[[W1:[^:]+]]: tensor<128x64xf32>
+// CHECK: call @attn_kernel_linalg_matmul(%[[X]], %[[W0]]) : (tensor<1x64xf32>, tensor<128x64xf32>) -> tensor<1x128xf32>
+// CHECK: call @attn_kernel_linalg_matmul(%[[X]], %[[W1]])
+// CHECK: func.func private @attn_kernel_linalg_matmul(%[[L:.+]]: tensor<1x64xf32>, %[[R:.+]]: tensor<128x64xf32>) -> tensor<1x128xf32>
+// CHECK: %[[T:.+]] = linalg.transpose ins(%[[R]] : tensor<128x64xf32>)
+// CHECK: linalg.matmul ins(%[[L]], %[[T]] : tensor<1x64xf32>, tensor<64x128xf32>)
+func.func @linear_weights(%x: tensor<1x64xf32>, %w0: tensor<128x64xf32>, %w1: tensor<128x64xf32>) -> (tensor<1x128xf32>, tensor<1x128xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x128xf32>
+  %t0 = linalg.transpose ins(%w0 : tensor<128x64xf32>) outs(%e : tensor<64x128xf32>) permutation = [1, 0]
+  %t1 = linalg.transpose ins(%w1 : tensor<128x64xf32>) outs(%e : tensor<64x128xf32>) permutation = [1, 0]
+  %o = tensor.empty() : tensor<1x128xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%o : tensor<1x128xf32>) -> tensor<1x128xf32>
+  %a = linalg.matmul ins(%x, %t0 : tensor<1x64xf32>, tensor<64x128xf32>) outs(%f : tensor<1x128xf32>) -> tensor<1x128xf32>
+  %b = linalg.matmul ins(%x, %t1 : tensor<1x64xf32>, tensor<64x128xf32>) outs(%f : tensor<1x128xf32>) -> tensor<1x128xf32>
+  return %a, %b : tensor<1x128xf32>, tensor<1x128xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @negative_shared_transpose
+// CHECK: %[[T:.+]] = linalg.transpose
+// CHECK: call @attn_kernel_linalg_matmul(%{{[^,]+}}, %[[T]]) : (tensor<1x64xf32>, tensor<64x128xf32>)
+// CHECK: call @attn_kernel_linalg_matmul(%{{[^,]+}}, %[[T]])
+func.func @negative_shared_transpose(%x: tensor<1x64xf32>, %y: tensor<1x64xf32>, %w: tensor<128x64xf32>) -> (tensor<1x128xf32>, tensor<1x128xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x128xf32>
+  %t = linalg.transpose ins(%w : tensor<128x64xf32>) outs(%e : tensor<64x128xf32>) permutation = [1, 0]
+  %o = tensor.empty() : tensor<1x128xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%o : tensor<1x128xf32>) -> tensor<1x128xf32>
+  %a = linalg.matmul ins(%x, %t : tensor<1x64xf32>, tensor<64x128xf32>) outs(%f : tensor<1x128xf32>) -> tensor<1x128xf32>
+  %b = linalg.matmul ins(%y, %t : tensor<1x64xf32>, tensor<64x128xf32>) outs(%f : tensor<1x128xf32>) -> tensor<1x128xf32>
+  return %a, %b : tensor<1x128xf32>, tensor<1x128xf32>
+}
+
+// -----
+
 // Attention with the same attributes and score_mod body in two layers, and
 // batched attn.matmuls, across two public functions: one function each.
 // CHECK-LABEL: func.func @attention_a
