@@ -49,17 +49,15 @@ static bool isOutlinedKernelOp(Operation *op, bool linalgOps) {
   return linalgOps && !isa<linalg::FillOp>(op) && isLinalgOnTensors(op);
 }
 
-/// Producers cloned into the kernel instead of passed to it, because the
-/// lowering looks at them: a GEMM onto a fill, a generic onto a
-/// tensor.empty (free to recompute), and nn.Linear's transposed weight
-/// when the kernel is its only user (a decode step's dot products read the
-/// weight in place instead of a transposed copy). Large constants stay
-/// operands.
+/// Producers the lowering looks at: a GEMM onto a fill, a generic onto a
+/// tensor.empty, nn.Linear's transposed weight (a decode step's dot
+/// products read the weight in place instead of a transposed copy). Large
+/// constants are not among them.
 static bool isKernelProducer(Operation *op) {
   if (isa<tensor::EmptyOp>(op))
     return true;
   if (auto transpose = dyn_cast<linalg::TransposeOp>(op))
-    return transpose.hasPureTensorSemantics() && op->hasOneUse();
+    return transpose.hasPureTensorSemantics();
   if (auto fill = dyn_cast<linalg::FillOp>(op))
     return fill.hasPureTensorSemantics();
   if (auto cst = dyn_cast<arith::ConstantOp>(op)) {
@@ -104,7 +102,10 @@ static SmallVector<Operation *> collectKernelInputs(Operation *op,
   while (!worklist.empty()) {
     Value v = worklist.pop_back_val();
     Operation *def = v.getDefiningOp();
-    if (def && def->getBlock() == op->getBlock() && isKernelProducer(def)) {
+    // Producers are cloned into the kernel instead of passed to it: the
+    // cheap ones always, a transpose only when the kernel is its one user.
+    if (def && def->getBlock() == op->getBlock() && isKernelProducer(def) &&
+        (!isa<linalg::TransposeOp>(def) || def->hasOneUse())) {
       if (cloned.insert(def))
         for (Value operand : llvm::reverse(def->getOperands()))
           worklist.push_back(operand);

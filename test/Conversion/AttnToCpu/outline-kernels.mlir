@@ -34,10 +34,11 @@ func.func @two_layers(%x: tensor<16x64xf32>, %w0: tensor<64x64xf32>, %w1: tensor
 // nn.Linear's x . W^T in a decode step: the transpose of each weight, used
 // only by its matmul, goes into the kernel with it, so the kernel takes the
 // weight as stored and the lowering reads it in place (dot products along
-// its rows) instead of a transposed copy. A transpose with another user is
-// passed to the kernel as it is.
+// its rows) instead of a transposed copy; the transposes left without
+// users go. A transpose with another user is passed to the kernel as it is.
 // CHECK-LABEL: func.func @linear_weights
 // CHECK-SAME: %[[X:[^:]+]]: tensor<1x64xf32>, %[[W0:[^:]+]]: tensor<128x64xf32>, %[[W1:[^:]+]]: tensor<128x64xf32>
+// CHECK-NOT: linalg.transpose
 // CHECK: call @attn_kernel_linalg_matmul(%[[X]], %[[W0]]) : (tensor<1x64xf32>, tensor<128x64xf32>) -> tensor<1x128xf32>
 // CHECK: call @attn_kernel_linalg_matmul(%[[X]], %[[W1]])
 // CHECK: func.func private @attn_kernel_linalg_matmul(%[[L:.+]]: tensor<1x64xf32>, %[[R:.+]]: tensor<128x64xf32>) -> tensor<1x128xf32>
