@@ -128,32 +128,30 @@ LogicalResult attn::lowerToLLVMDialect(ModuleOp module,
                                        const AttnPipelineOptions &options) {
   prepareCInterface(module);
   SmallVector<std::pair<std::string, FunctionType>> signatures;
-  for (auto func : module.getOps<func::FuncOp>())
-    if (func.isPublic() && !func.isExternal())
-      signatures.emplace_back(func.getSymName().str(),
-                              getCInterfaceType(func));
+  SmallVector<Location> locs;
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (!func.isPublic() || func.isExternal())
+      continue;
+    signatures.emplace_back(func.getSymName().str(), getCInterfaceType(func));
+    locs.push_back(func.getLoc());
+  }
   PassManager pm(module.getContext());
   buildAttnToLLVMPipeline(pm, options);
-  if (failed(pm.run(module)))
+  if (failed(pm.run(module)) ||
+      failed(insertArgumentChecks(module, signatures)))
     return failure();
-  return insertArgumentChecks(module, signatures);
+  for (auto [signature, loc] : llvm::zip_equal(signatures, locs))
+    if (failed(verifyLoweredCInterface(module, signature.first,
+                                       signature.second, loc)))
+      return failure();
+  return success();
 }
 
 LogicalResult attn::lowerForTarget(ModuleOp module,
                                    AttnPipelineOptions &options,
                                    const llvm::TargetMachine &tm) {
-  SmallVector<std::tuple<std::string, FunctionType, Location>> publicFuncs;
-  for (auto func : module.getOps<func::FuncOp>())
-    if (func.isPublic() && !func.isExternal())
-      publicFuncs.emplace_back(func.getSymName().str(),
-                               getCInterfaceType(func), func.getLoc());
   applyTargetMachine(options, tm);
-  if (failed(lowerToLLVMDialect(module, options)))
-    return failure();
-  for (auto &[name, type, loc] : publicFuncs)
-    if (failed(verifyLoweredCInterface(module, name, type, loc)))
-      return failure();
-  return success();
+  return lowerToLLVMDialect(module, options);
 }
 
 SmallVector<std::string> attn::getTraceNames(ModuleOp module) {

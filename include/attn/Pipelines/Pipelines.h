@@ -142,8 +142,9 @@ insertArgumentChecks(ModuleOp lowered,
                      ArrayRef<std::pair<std::string, FunctionType>> signatures);
 
 /// prepareCInterface, then the pipeline (failed run-time checks call the
-/// runtime's attnrt_check_failed), then insertArgumentChecks. Errors are
-/// reported as diagnostics on the module's context.
+/// runtime's attnrt_check_failed), then insertArgumentChecks, then
+/// verifyLoweredCInterface for every public function. Errors are reported
+/// as diagnostics on the module's context.
 LogicalResult lowerToLLVMDialect(ModuleOp module,
                                  const AttnPipelineOptions &options);
 
@@ -189,8 +190,7 @@ std::string getFeaturesMissingOnHost(const llvm::TargetMachine &tm);
 void applyTargetMachine(AttnPipelineOptions &options,
                         const llvm::TargetMachine &tm);
 
-/// The tools' compile step: applyTargetMachine, lowerToLLVMDialect, then
-/// verifyLoweredCInterface for every public function of `module`.
+/// The tools' compile step: applyTargetMachine, then lowerToLLVMDialect.
 LogicalResult lowerForTarget(ModuleOp module, AttnPipelineOptions &options,
                              const llvm::TargetMachine &tm);
 
