@@ -213,11 +213,11 @@ def _mask_operands(fused):
     return result
 
 
-def _fused_mask_operands(name):
-    """_mask_operands of the eager model after attn-fuse-sdpa, one per
-    attention call."""
+def _fused_mask_operands(name, impl="eager"):
+    """_mask_operands of the model after attn-fuse-sdpa, one per attention
+    call."""
     from attnfuse.tools import run_tool
-    _, compiled = compiled_model(name, "eager")
+    _, compiled = compiled_model(name, impl)
     fused = run_tool("attn-opt", ["-", "--attn-fuse-sdpa"],
                      input_text=compiled.mlir).stdout
     operands = _mask_operands(fused)
@@ -249,3 +249,24 @@ def test_alibi_is_not_materialised(name):
     for types in operands:
         assert types and not [t for t in types if "x8x8x" in t], types
         assert [t for t in types if "x4x1x8x" in t or "<4x1x8x" in t], types
+
+
+def _is_score_sized(type_text):
+    """True for a tensor type whose last two dims are both > 1: an [L, S]
+    operand read per score (the test inputs have L, S > 1)."""
+    dims = type_text.split("<")[1].split("x")[:-1]
+    return len(dims) >= 2 and all(d != "1" for d in dims[-2:])
+
+
+@pytest.mark.parametrize("name, impl", CASES,
+                         ids=[f"{n}-{i}" for n, i in CASES])
+def test_no_attention_reads_a_score_sized_mask(name, impl):
+    """Every mask and bias that transformers builds (causal, sliding
+    window, padding, ALiBi, relative position, encoder-decoder padding,
+    through eager code or F.scaled_dot_product_attention) reaches attn.sdpa
+    as attributes, [B, 1, 1, S]-like operands or score_mod leaves: no
+    operand after q, k and v is [L, S] per score. T5 with sdpa attention
+    adds its zero position bias [1, H, L, S] to the padding mask, which is
+    read as the [B, 1, 1, S] padding term."""
+    for types in _fused_mask_operands(name, impl):
+        assert not [t for t in types if _is_score_sized(t)], types

@@ -172,3 +172,60 @@ func.func @negative_existing_region(%q: tensor<1x8x16xf32>, %k: tensor<1x8x16xf3
   }
   return %r : tensor<1x8x16xf32>
 }
+
+// -----
+
+// T5's cross-attention mask for F.scaled_dot_product_attention: its zero
+// position bias [1, H, L, S] plus the [B, 1, 1, S] padding mask, folded by
+// the export into one where. The splat is read as [1, 1, 1, 1], so the
+// mask is the [B, 1, 1, S] padding term and attn.sdpa broadcasts it.
+// CHECK-LABEL: func.func @splat_bias_over_padding_mask
+// CHECK-SAME: %[[PAD:[^:]+]]: tensor<3x1x1x8xi1>
+// CHECK-DAG: %[[MIN:.+]] = arith.constant dense<-3.40282347E+38> : tensor<f32>
+// CHECK-DAG: %[[ZERO:.+]] = arith.constant dense<0.000000e+00> : tensor<1x1x1x1xf32>
+// CHECK: %[[M:.+]] = attn.where %[[PAD]], %[[ZERO]], %[[MIN]] : (tensor<3x1x1x8xi1>, tensor<1x1x1x1xf32>, tensor<f32>) -> tensor<3x1x1x8xf32>
+// CHECK: attn.sdpa %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %[[M]] {{.*}}: ({{.*}}, tensor<3x1x1x8xf32>) ->
+// CHECK-NOT: 3x4x8x8xf32> -> tensor<3x4x8x8xf32>
+func.func @splat_bias_over_padding_mask(%q: tensor<3x4x8x16xf32>, %k: tensor<3x4x8x16xf32>, %v: tensor<3x4x8x16xf32>, %pad: tensor<3x1x1x8xi1>) -> tensor<3x4x8x16xf32> {
+  %zero = arith.constant dense<0.0> : tensor<1x4x8x8xf32>
+  %min = arith.constant dense<-3.40282347E+38> : tensor<f32>
+  %m = attn.where %pad, %zero, %min : (tensor<3x1x1x8xi1>, tensor<1x4x8x8xf32>, tensor<f32>) -> tensor<3x4x8x8xf32>
+  %r = attn.sdpa %q, %k, %v, %m {safe_softmax = true, scale = 1.0 : f64} : (tensor<3x4x8x16xf32>, tensor<3x4x8x16xf32>, tensor<3x4x8x16xf32>, tensor<3x4x8x8xf32>) -> tensor<3x4x8x16xf32>
+  return %r : tensor<3x4x8x16xf32>
+}
+
+// -----
+
+// The same for a bf16 extra of a score_mod region (a scale per key),
+// computed by an add with a splat: the add keeps its element type and reads the splat as [1, 1].
+// CHECK-LABEL: func.func @splat_in_extra
+// CHECK-SAME: %[[B:[^:]+]]: tensor<1x8xbf16>
+// CHECK: %[[ONE:.+]] = arith.constant dense<1.000000e+00> : tensor<1x1xbf16>
+// CHECK: %[[E:.+]] = attn.add %[[B]], %[[ONE]] : (tensor<1x8xbf16>, tensor<1x1xbf16>) -> tensor<1x8xbf16>
+// CHECK: attn.sdpa {{.*}} extras(%[[E]]) {{.*}}: ({{.*}}, tensor<1x8xbf16>) ->
+func.func @splat_in_extra(%q: tensor<1x8x16xbf16>, %k: tensor<1x8x16xbf16>, %v: tensor<1x8x16xbf16>, %b: tensor<1x8xbf16>) -> tensor<1x8x16xbf16> {
+  %one = arith.constant dense<1.0> : tensor<8x8xbf16>
+  %e = attn.add %b, %one : (tensor<1x8xbf16>, tensor<8x8xbf16>) -> tensor<8x8xbf16>
+  %r = attn.sdpa %q, %k, %v extras(%e) : (tensor<1x8x16xbf16>, tensor<1x8x16xbf16>, tensor<1x8x16xbf16>, tensor<8x8xbf16>) -> tensor<1x8x16xbf16> score_mod {
+  ^bb0(%s: f32, %bb: index, %i: index, %j: index, %x: bf16):
+    %w = arith.extf %x : bf16 to f32
+    %t = arith.mulf %s, %w : f32
+    attn.yield %t : f32
+  }
+  return %r : tensor<1x8x16xbf16>
+}
+
+// -----
+
+// A splat no larger than the other operands gives no smaller value: the
+// where stays as written.
+// CHECK-LABEL: func.func @negative_splat_within_shape
+// CHECK: %[[M:.+]] = attn.where %{{.+}} : (tensor<3x4x8x8xi1>, tensor<1x4x8x8xf32>, tensor<f32>) -> tensor<3x4x8x8xf32>
+// CHECK: attn.sdpa %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %[[M]] :
+func.func @negative_splat_within_shape(%q: tensor<3x4x8x16xf32>, %k: tensor<3x4x8x16xf32>, %v: tensor<3x4x8x16xf32>, %pad: tensor<3x4x8x8xi1>) -> tensor<3x4x8x16xf32> {
+  %zero = arith.constant dense<0.0> : tensor<1x4x8x8xf32>
+  %min = arith.constant dense<-3.40282347E+38> : tensor<f32>
+  %m = attn.where %pad, %zero, %min : (tensor<3x4x8x8xi1>, tensor<1x4x8x8xf32>, tensor<f32>) -> tensor<3x4x8x8xf32>
+  %r = attn.sdpa %q, %k, %v, %m : (tensor<3x4x8x16xf32>, tensor<3x4x8x16xf32>, tensor<3x4x8x16xf32>, tensor<3x4x8x8xf32>) -> tensor<3x4x8x16xf32>
+  return %r : tensor<3x4x8x16xf32>
+}

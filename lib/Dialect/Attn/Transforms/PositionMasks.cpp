@@ -350,6 +350,81 @@ struct ReadSdpaOperandBeforeBroadcast : OpRewritePattern<SdpaOp> {
   }
 };
 
+/// `v` computed elementwise with its splat constant operands read as
+/// all-ones shapes (same rank, same element type: the result type rule does
+/// not change), when that gives a smaller result; else null. T5 adds its
+/// zero position bias [1, H, L, S] to a [B, 1, 1, S] padding mask: the sum
+/// is a [B, 1, 1, S] value broadcast, which attn.sdpa broadcasts itself.
+static Value shrinkSplatOperands(PatternRewriter &rewriter, Value v) {
+  Operation *def = v.getDefiningOp();
+  if (!def || !isa<ScalarElementwiseOpInterface>(def) ||
+      def->getNumResults() != 1 || def->getNumRegions() != 0)
+    return nullptr;
+  auto isOnes = [](ArrayRef<int64_t> shape) {
+    return llvm::all_of(shape, [](int64_t d) { return d == 1; });
+  };
+  SmallVector<DenseElementsAttr> splats;
+  SmallVector<int64_t> shape;
+  for (Value operand : def->getOperands()) {
+    DenseElementsAttr attr;
+    ArrayRef<int64_t> dims = tensorType(operand).getShape();
+    bool splat = matchPattern(operand, m_Constant(&attr)) && attr.isSplat() &&
+                 !isOnes(dims);
+    splats.push_back(splat ? attr : DenseElementsAttr());
+    SmallVector<int64_t> read =
+        splat ? SmallVector<int64_t>(dims.size(), 1) : llvm::to_vector(dims);
+    FailureOr<SmallVector<int64_t>> b = broadcastShapes(shape, read);
+    if (failed(b))
+      return nullptr;
+    shape = *b;
+  }
+  auto type = cast<RankedTensorType>(v.getType());
+  if (shape == type.getShape())
+    return nullptr;
+  SmallVector<Value> operands;
+  for (auto [operand, splat] : llvm::zip_equal(def->getOperands(), splats)) {
+    if (!splat) {
+      operands.push_back(operand);
+      continue;
+    }
+    RankedTensorType t = tensorType(operand);
+    auto ones = t.clone(SmallVector<int64_t>(t.getRank(), 1));
+    operands.push_back(arith::ConstantOp::create(rewriter, def->getLoc(),
+                                                 splat.resizeSplat(ones)));
+  }
+  OperationState state(def->getLoc(), def->getName(), operands,
+                       {type.clone(shape)}, def->getAttrs());
+  return rewriter.create(state)->getResult(0);
+}
+
+/// A mask or extra operand computed elementwise from splat constants
+/// larger than its other operands (a zero bias [1, H, L, S] added to a
+/// [B, 1, 1, S] padding mask) is computed on the other operands' shape;
+/// attn.sdpa broadcasts it to the scores, so each score reads the same
+/// value from a tensor without the splats' dims.
+struct ShrinkSplatsOfSdpaOperands : OpRewritePattern<SdpaOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(SdpaOp op,
+                                PatternRewriter &rewriter) const override {
+    bool changed = false;
+    auto shrink = [&](MutableOperandRange operands) {
+      for (OpOperand &operand : operands) {
+        OpBuilder::InsertionGuard guard(rewriter);
+        rewriter.setInsertionPointAfterValue(operand.get());
+        Value smaller = shrinkSplatOperands(rewriter, operand.get());
+        if (!smaller)
+          continue;
+        rewriter.modifyOpInPlace(op, [&] { operand.set(smaller); });
+        changed = true;
+      }
+    };
+    shrink(op.getMaskMutable());
+    shrink(op.getExtrasMutable());
+    return success(changed);
+  }
+};
+
 /// An additive mask computed from positions (ALiBi biases, relative
 /// position tables, a band over a padding mask) becomes a score_mod region
 /// that adds it per score: the lowerings compute it per tile from the
@@ -399,6 +474,6 @@ struct ComputePositionMaskPerTile : OpRewritePattern<SdpaOp> {
 } // namespace
 
 void mlir::attn::populateSdpaMaskOperandPatterns(RewritePatternSet &patterns) {
-  patterns.add<ReadSdpaOperandBeforeBroadcast, ComputePositionMaskPerTile>(
-      patterns.getContext());
+  patterns.add<ReadSdpaOperandBeforeBroadcast, ShrinkSplatsOfSdpaOperands,
+               ComputePositionMaskPerTile>(patterns.getContext());
 }
