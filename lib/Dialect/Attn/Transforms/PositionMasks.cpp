@@ -324,31 +324,42 @@ static Value getBroadcastSource(Value v) {
 }
 
 namespace {
-/// A mask or extra operand of attn.sdpa that is a broadcast of a smaller
-/// tensor (transformers' `mask.expand(B, 1, L, S)` of a [B, 1, 1, S] padding
-/// mask) is read before the broadcast: attn.sdpa broadcasts its operands
-/// itself, so each score reads the same element, from a tensor L times
-/// smaller.
-struct ReadSdpaOperandBeforeBroadcast : OpRewritePattern<SdpaOp> {
-  using OpRewritePattern::OpRewritePattern;
+/// Replaces each mask and extra operand of attn.sdpa by what `Replace`
+/// returns for it (built after the operand's definition), where it returns
+/// a value: attn.sdpa broadcasts these operands to the scores itself, so
+/// any value that broadcasts to the same scores may stand for them.
+template <Value (*Replace)(PatternRewriter &, Value)>
+struct ReplaceSdpaOperands : OpRewritePattern<SdpaOp> {
+  using OpRewritePattern<SdpaOp>::OpRewritePattern;
 
   LogicalResult matchAndRewrite(SdpaOp op,
                                 PatternRewriter &rewriter) const override {
     bool changed = false;
-    auto readBeforeBroadcast = [&](MutableOperandRange operands) {
+    auto replace = [&](MutableOperandRange operands) {
       for (OpOperand &operand : operands) {
-        Value source = getBroadcastSource(operand.get());
-        if (!source)
+        OpBuilder::InsertionGuard guard(rewriter);
+        rewriter.setInsertionPointAfterValue(operand.get());
+        Value replacement = Replace(rewriter, operand.get());
+        if (!replacement)
           continue;
-        rewriter.modifyOpInPlace(op, [&] { operand.set(source); });
+        rewriter.modifyOpInPlace(op, [&] { operand.set(replacement); });
         changed = true;
       }
     };
-    readBeforeBroadcast(op.getMaskMutable());
-    readBeforeBroadcast(op.getExtrasMutable());
+    replace(op.getMaskMutable());
+    replace(op.getExtrasMutable());
     return success(changed);
   }
 };
+} // namespace
+
+/// A mask or extra operand of attn.sdpa that is a broadcast of a smaller
+/// tensor (transformers' `mask.expand(B, 1, L, S)` of a [B, 1, 1, S] padding
+/// mask) is read before the broadcast: each score reads the same element,
+/// from a tensor L times smaller.
+static Value readBeforeBroadcast(PatternRewriter &, Value v) {
+  return getBroadcastSource(v);
+}
 
 /// `v` computed elementwise with its splat constant operands read as
 /// all-ones shapes (same rank, same element type: the result type rule does
@@ -397,34 +408,7 @@ static Value shrinkSplatOperands(PatternRewriter &rewriter, Value v) {
   return rewriter.create(state)->getResult(0);
 }
 
-/// A mask or extra operand computed elementwise from splat constants
-/// larger than its other operands (a zero bias [1, H, L, S] added to a
-/// [B, 1, 1, S] padding mask) is computed on the other operands' shape;
-/// attn.sdpa broadcasts it to the scores, so each score reads the same
-/// value from a tensor without the splats' dims.
-struct ShrinkSplatsOfSdpaOperands : OpRewritePattern<SdpaOp> {
-  using OpRewritePattern::OpRewritePattern;
-
-  LogicalResult matchAndRewrite(SdpaOp op,
-                                PatternRewriter &rewriter) const override {
-    bool changed = false;
-    auto shrink = [&](MutableOperandRange operands) {
-      for (OpOperand &operand : operands) {
-        OpBuilder::InsertionGuard guard(rewriter);
-        rewriter.setInsertionPointAfterValue(operand.get());
-        Value smaller = shrinkSplatOperands(rewriter, operand.get());
-        if (!smaller)
-          continue;
-        rewriter.modifyOpInPlace(op, [&] { operand.set(smaller); });
-        changed = true;
-      }
-    };
-    shrink(op.getMaskMutable());
-    shrink(op.getExtrasMutable());
-    return success(changed);
-  }
-};
-
+namespace {
 /// An additive mask computed from positions (ALiBi biases, relative
 /// position tables, a band over a padding mask) becomes a score_mod region
 /// that adds it per score: the lowerings compute it per tile from the
@@ -474,6 +458,7 @@ struct ComputePositionMaskPerTile : OpRewritePattern<SdpaOp> {
 } // namespace
 
 void mlir::attn::populateSdpaMaskOperandPatterns(RewritePatternSet &patterns) {
-  patterns.add<ReadSdpaOperandBeforeBroadcast, ShrinkSplatsOfSdpaOperands,
+  patterns.add<ReplaceSdpaOperands<readBeforeBroadcast>,
+               ReplaceSdpaOperands<shrinkSplatOperands>,
                ComputePositionMaskPerTile>(patterns.getContext());
 }
