@@ -22,6 +22,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Emitter.h"
 #include "LoweringUtils.h"
 #include "SdpaPlan.h"
 
@@ -55,28 +56,16 @@ struct DecodeTiling {
   int64_t qkChains = 4;
 };
 
-class DecodeLowering {
+class DecodeLowering : Emitter {
 public:
   DecodeLowering(OpBuilder &b, Location loc, SdpaOp op, const SdpaPlan &plan,
                  const DecodeTiling &tiling)
-      : b(b), loc(loc), op(op), plan(plan), t(tiling), ct(plan.computeType),
-        vecType(VectorType::get({tiling.lanes}, ct)) {}
+      : Emitter(b, loc, plan.computeType, tiling.lanes), op(op),
+        plan(plan), t(tiling) {}
 
   Value emit();
 
 private:
-  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
-  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
-  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
-  Value fconst(double v) { return createFloatConstant(b, loc, ct, v); }
-  Value toBuffer(Value tensor) { return toReadOnlyBuffer(b, loc, tensor); }
-  Value alloc(ArrayRef<OpFoldResult> sizes) {
-    return allocAligned(b, loc, ct, sizes);
-  }
-  void forLoop(Value lo, Value hi, Value step,
-               function_ref<void(Value)> body) {
-    buildForLoop(b, loc, lo, hi, step, body);
-  }
   Value reduceLoop(Value lo, Value hi, Value step, ValueRange init,
                    function_ref<SmallVector<Value>(Value, ValueRange)> body,
                    unsigned result = 0);
@@ -92,15 +81,10 @@ private:
               Value keys, Value scores, Value stats);
   void emitCombine(ValueRange ivs);
 
-  OpBuilder &b;
-  Location loc;
   SdpaOp op;
   const SdpaPlan &plan;
   DecodeTiling t;
-  Type ct;
-  VectorType vecType;
-  Value qBuf, kBuf, vBuf, maskBuf, outBuf;
-  SmallVector<Value> extraBufs;
+  SdpaBuffers buf;
   /// Partial results per (query batch..., split, row): max, sum, acc[Ev].
   Value partM, partL, partAcc;
   Value numSplits;
@@ -172,9 +156,9 @@ void DecodeLowering::emitScores(ArrayRef<Value> qIdx, ArrayRef<Value> kvIdx,
           [&](OpBuilder &, Location, Value e, ValueRange acc) {
             SmallVector<Value> kv, next;
             for (int64_t k = 0; k < nk; ++k)
-              kv.push_back(load(kBuf, kvIdx, keyOf[k], e));
+              kv.push_back(load(buf.k, kvIdx, keyOf[k], e));
             for (int64_t r = 0; r < rows; ++r) {
-              Value qv = load(qBuf, qIdx, idx(r), e);
+              Value qv = load(buf.q, qIdx, idx(r), e);
               for (int64_t k = 0; k < nk; ++k) {
                 Value a = acc[r * nk + k];
                 next.push_back(
@@ -201,14 +185,14 @@ void DecodeLowering::emitScores(ArrayRef<Value> qIdx, ArrayRef<Value> kvIdx,
       for (int64_t k = 0; k < nk; ++k) {
         Value key = keyOf[k];
         Value maskElem;
-        if (maskBuf)
+        if (buf.mask)
           maskElem = memref::LoadOp::create(
-              b, loc, maskBuf,
+              b, loc, buf.mask,
               scoreOperandIndices(b, loc, plan, plan.maskBroadcast, qIdx, row,
                                   key));
         ScoreModInputs mod{ValueRange(qIdx), row, key, {}};
         for (auto [buf, broadcast] :
-             llvm::zip_equal(extraBufs, plan.extraBroadcast))
+             llvm::zip_equal(buf.extras, plan.extraBroadcast))
           mod.extras.push_back(memref::LoadOp::create(
               b, loc, buf,
               scoreOperandIndices(b, loc, plan, broadcast, qIdx, row, key)));
@@ -332,7 +316,7 @@ void DecodeLowering::emitPv(ArrayRef<Value> kvIdx, PartIndexFn partIdx,
         [&](OpBuilder &, Location, Value j, ValueRange acc) {
           SmallVector<Value> vv;
           for (int64_t v = 0; v < n; ++v)
-            vv.push_back(loadRowVector(vBuf, kvIdx, add(kv0, j),
+            vv.push_back(loadRowVector(buf.v, kvIdx, add(kv0, j),
                                        add(c0, idx(v * t.lanes))));
           SmallVector<Value> next;
           for (int64_t r = 0; r < rows; ++r) {
@@ -362,7 +346,7 @@ void DecodeLowering::emitPv(ArrayRef<Value> kvIdx, PartIndexFn partIdx,
           [&](Value j, ValueRange iter) -> SmallVector<Value> {
             Value p =
                 memref::LoadOp::create(b, loc, scores, ValueRange{idx(r), j});
-            Value v = loadRowScalar(vBuf, kvIdx, add(kv0, j), c);
+            Value v = loadRowScalar(buf.v, kvIdx, add(kv0, j), c);
             return {math::FmaOp::create(b, loc, p, v, iter[0])};
           });
       memref::StoreOp::create(b, loc, total, partAcc, accIndices(r, c));
@@ -466,29 +450,13 @@ void DecodeLowering::emitCombine(ValueRange ivs) {
     SmallVector<Value> indices(qIdx);
     indices.append({r, c});
     memref::StoreOp::create(b, loc, castFloat(b, loc, out, plan.elementType),
-                            outBuf, indices);
+                            buf.out, indices);
   });
 }
 
 Value DecodeLowering::emit() {
-  auto resultType = op.getType();
   rows = *getConstantIntValue(plan.l);
-  qBuf = toBuffer(op.getQuery());
-  kBuf = toBuffer(op.getKey());
-  vBuf = toBuffer(op.getValue());
-  if (Value mask = op.getMask())
-    maskBuf = toBuffer(mask);
-  for (Value extra : op.getExtras())
-    extraBufs.push_back(toBuffer(extra));
-  SmallVector<Value> outDyn;
-  for (int64_t i = 0; i < plan.numBatch; ++i)
-    if (resultType.isDynamicDim(i))
-      outDyn.push_back(plan.qBatch[i]);
-  if (resultType.isDynamicDim(plan.numBatch + 1))
-    outDyn.push_back(plan.ev);
-  outBuf = memref::AllocOp::create(
-      b, loc, MemRefType::get(resultType.getShape(), plan.elementType), outDyn,
-      b.getI64IntegerAttr(64));
+  buf = getSdpaBuffers(b, loc, op, plan);
 
   numSplits = arith::CeilDivUIOp::create(b, loc, plan.s, idx(t.splitKV));
   SmallVector<OpFoldResult> partSizes, ubs;
@@ -516,7 +484,7 @@ Value DecodeLowering::emit() {
              [&](ValueRange ivs) { emitSplit(ivs); });
   emitForall(getAsOpFoldResult(plan.l),
              [&](ValueRange ivs) { emitCombine(ivs); });
-  return bufferization::ToTensorOp::create(b, loc, resultType, outBuf,
+  return bufferization::ToTensorOp::create(b, loc, op.getType(), buf.out,
                                            /*restrict=*/true,
                                            /*writable=*/true);
 }

@@ -32,6 +32,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Emitter.h"
 #include "LoweringUtils.h"
 #include "RegisterTile.h"
 #include "SdpaPlan.h"
@@ -80,30 +81,16 @@ struct WorkItem {
   Value kPack, vPack;
 };
 
-class FlashLowering {
+class FlashLowering : Emitter {
 public:
   FlashLowering(OpBuilder &b, Location loc, SdpaOp op, const SdpaPlan &plan,
                 const FlashTiling &tiling)
-      : b(b), loc(loc), op(op), plan(plan), t(tiling),
-        ct(plan.computeType), vecType(VectorType::get({tiling.lanes}, ct)) {}
+      : Emitter(b, loc, plan.computeType, tiling.lanes), op(op),
+        plan(plan), t(tiling) {}
 
   Value emit();
 
 private:
-  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
-  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
-  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
-  Value toBuffer(Value tensor) { return toReadOnlyBuffer(b, loc, tensor); }
-  Value alloc(ArrayRef<OpFoldResult> sizes) {
-    return allocAligned(b, loc, ct, sizes);
-  }
-  void forLoop(Value lo, Value hi, Value step,
-               function_ref<void(Value)> body) {
-    buildForLoop(b, loc, lo, hi, step, body);
-  }
-  void forGroups(Value lo, Value hi, int64_t group, GroupFn body) {
-    cpu::forGroups(b, loc, lo, hi, group, body);
-  }
 
   void emitWorkItem(ValueRange ivs);
   WorkItem allocateScratch(ValueRange ivs);
@@ -124,21 +111,15 @@ private:
   void emitPv(WorkItem &w, const BlockView &v, Value keys);
   void emitOutput(WorkItem &w);
 
-  OpBuilder &b;
-  Location loc;
   SdpaOp op;
   const SdpaPlan &plan;
   FlashTiling t;
-  Type ct;
-  VectorType vecType;
-  Value qBuf, kBuf, vBuf, maskBuf, outBuf;
+  SdpaBuffers buf;
   /// A mask that varies along the query rows, transposed (its last two dims
   /// swapped, rows padded to a multiple of lanes) so that the mask of a
   /// vector of rows is one vector load; i8 for a boolean mask, the compute
   /// type for an additive one. Null otherwise.
   Value maskT;
-  /// The score_mod region's extra operands, as buffers.
-  SmallVector<Value> extraBufs;
   /// Ev rounded up to a multiple of lanes (the accumulator's row length).
   Value evPadded;
   bool packK = false, packV = false;
@@ -178,27 +159,9 @@ static FlashTiling chooseFlashTiling(const SdpaPlan &plan,
 
 Value FlashLowering::emit() {
   int64_t nb = plan.numBatch;
-  auto resultType = op.getType();
-  qBuf = toBuffer(op.getQuery());
-  kBuf = toBuffer(op.getKey());
-  vBuf = toBuffer(op.getValue());
-  if (Value mask = op.getMask()) {
-    maskBuf = toBuffer(mask);
-    maskT = transposeAlongRows(maskBuf, plan.maskBroadcast);
-  }
-  for (Value extra : op.getExtras())
-    extraBufs.push_back(toBuffer(extra));
-  SmallVector<Value> outDyn;
-  for (int64_t i = 0; i < nb; ++i)
-    if (resultType.isDynamicDim(i))
-      outDyn.push_back(plan.qBatch[i]);
-  if (resultType.isDynamicDim(nb))
-    outDyn.push_back(plan.l);
-  if (resultType.isDynamicDim(nb + 1))
-    outDyn.push_back(plan.ev);
-  outBuf = memref::AllocOp::create(
-      b, loc, MemRefType::get(resultType.getShape(), plan.elementType), outDyn,
-      b.getI64IntegerAttr(64));
+  buf = getSdpaBuffers(b, loc, op, plan);
+  if (buf.mask)
+    maskT = transposeAlongRows(buf.mask, plan.maskBroadcast);
 
   // Keys and values are read in place when they already are vectors of the
   // compute type: f32 rows (values: whole vectors per row).
@@ -214,12 +177,7 @@ Value FlashLowering::emit() {
   SmallVector<OpFoldResult> ubs;
   for (Value size : plan.qBatch)
     ubs.push_back(getAsOpFoldResult(size));
-  if (std::optional<int64_t> l = getConstantIntValue(plan.l))
-    ubs.push_back(b.getIndexAttr(
-        llvm::divideCeil(static_cast<uint64_t>(*l), t.blockQ)));
-  else
-    ubs.push_back(arith::CeilDivUIOp::create(b, loc, plan.l, idx(t.blockQ))
-                      .getResult());
+  ubs.push_back(ceilDiv(plan.l, t.blockQ));
   // A transposed mask shared by several heads (or batches): query blocks
   // outermost, so that consecutive work items read the same slice of the
   // copy while it is in cache (head-major, each head would stream the
@@ -242,7 +200,7 @@ Value FlashLowering::emit() {
       std::rotate(ivs.begin(), ivs.begin() + 1, ivs.end());
     emitWorkItem(ivs);
   }
-  return bufferization::ToTensorOp::create(b, loc, resultType, outBuf,
+  return bufferization::ToTensorOp::create(b, loc, op.getType(), buf.out,
                                            /*restrict=*/true,
                                            /*writable=*/true);
 }
@@ -280,7 +238,7 @@ void FlashLowering::emitInit(WorkItem &w) {
     forLoop(c0, plan.e, c1, [&](Value e) {
       SmallVector<Value> qi(w.qIdx);
       qi.append({add(w.row0, i), e});
-      Value x = memref::LoadOp::create(b, loc, qBuf, qi);
+      Value x = memref::LoadOp::create(b, loc, buf.q, qi);
       memref::StoreOp::create(b, loc, castFloat(b, loc, x, ct), w.qT,
                               ValueRange{e, i});
     });
@@ -343,9 +301,9 @@ BlockView FlashLowering::keyBlock(Value source, Value pack,
 void FlashLowering::emitKeyBlock(WorkItem &w, Value kv0) {
   Value keys = arith::MinUIOp::create(
       b, loc, arith::SubIOp::create(b, loc, plan.s, kv0), idx(t.blockKV));
-  BlockView k = keyBlock(kBuf, w.kPack, w.kvIdx, kv0, keys, plan.e, plan.e);
+  BlockView k = keyBlock(buf.k, w.kPack, w.kvIdx, kv0, keys, plan.e, plan.e);
   BlockView v =
-      keyBlock(vBuf, w.vPack, w.kvIdx, kv0, keys, plan.ev, evPadded);
+      keyBlock(buf.v, w.vPack, w.kvIdx, kv0, keys, plan.ev, evPadded);
   Value negInfVec = createFloatConstantOfType(
       b, loc, vecType, -std::numeric_limits<double>::infinity());
   forLoop(idx(0), idx(t.blockQ), idx(t.lanes), [&](Value i) {
@@ -543,14 +501,14 @@ Value FlashLowering::loadOperandVector(WorkItem &w, Value buf,
 Value FlashLowering::applyScoreTransforms(WorkItem &w, Value scores,
                                           Value rowBase, Value col) {
   Value maskVec =
-      maskBuf ? loadOperandVector(w, maskBuf, plan.maskBroadcast, maskT, rowBase,
+      buf.mask ? loadOperandVector(w, buf.mask, plan.maskBroadcast, maskT, rowBase,
                                   col)
               : Value();
   ScoreModInputs mod;
   bool hasMod = op.getScoreModBlock() != nullptr;
   if (hasMod) {
     mod.batch = w.qIdx;
-    for (auto [buf, broadcast] : llvm::zip_equal(extraBufs, plan.extraBroadcast))
+    for (auto [buf, broadcast] : llvm::zip_equal(buf.extras, plan.extraBroadcast))
       mod.extras.push_back(
           loadOperandVector(w, buf, broadcast, Value(), rowBase, col));
   }
@@ -660,7 +618,7 @@ void FlashLowering::emitOutput(WorkItem &w) {
       SmallVector<Value> indices(w.qIdx);
       indices.append({add(w.row0, i), d});
       memref::StoreOp::create(b, loc, castFloat(b, loc, r, plan.elementType),
-                              outBuf, indices);
+                              buf.out, indices);
     });
   });
 }

@@ -7,6 +7,7 @@
 #include "LoweringUtils.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include <algorithm>
@@ -336,4 +337,30 @@ Value cpu::buildOnlineSoftmaxResult(OpBuilder &b, Location loc,
   r = arith::SelectOp::create(b, loc, allMasked, masked, r);
   return arith::SelectOp::create(b, loc, noKeys,
                                  createFloatConstant(b, loc, ct, 0.0), r);
+}
+
+SdpaBuffers mlir::attn::cpu::getSdpaBuffers(OpBuilder &b, Location loc,
+                                            SdpaOp op, const SdpaPlan &plan) {
+  SdpaBuffers buf;
+  buf.q = toReadOnlyBuffer(b, loc, op.getQuery());
+  buf.k = toReadOnlyBuffer(b, loc, op.getKey());
+  buf.v = toReadOnlyBuffer(b, loc, op.getValue());
+  if (Value mask = op.getMask())
+    buf.mask = toReadOnlyBuffer(b, loc, mask);
+  for (Value extra : op.getExtras())
+    buf.extras.push_back(toReadOnlyBuffer(b, loc, extra));
+  RankedTensorType resultType = op.getType();
+  int64_t nb = plan.numBatch;
+  SmallVector<Value> dynamicSizes;
+  for (int64_t i = 0; i < nb; ++i)
+    if (resultType.isDynamicDim(i))
+      dynamicSizes.push_back(plan.qBatch[i]);
+  if (resultType.isDynamicDim(nb))
+    dynamicSizes.push_back(plan.l);
+  if (resultType.isDynamicDim(nb + 1))
+    dynamicSizes.push_back(plan.ev);
+  buf.out = memref::AllocOp::create(
+      b, loc, MemRefType::get(resultType.getShape(), plan.elementType),
+      dynamicSizes, b.getI64IntegerAttr(64));
+  return buf;
 }

@@ -59,6 +59,19 @@ struct SdpaPlan {
   bool canSkipOutsideBand() const;
 };
 
+/// The operands of one attn.sdpa as buffers, and its output.
+struct SdpaBuffers {
+  Value q, k, v, mask, out;
+  /// The score_mod region's extra operands.
+  SmallVector<Value> extras;
+};
+
+/// The prologue of the flash and decode lowerings: reads the operands of
+/// `op` as read-only buffers and allocates its output (element type, 64-byte
+/// aligned, the plan's sizes for its dynamic dims).
+SdpaBuffers getSdpaBuffers(OpBuilder &b, Location loc, SdpaOp op,
+                           const SdpaPlan &plan);
+
 /// Fills the plan of `op` and emits run-time checks for dims that are
 /// dynamic and assumed equal.
 SdpaPlan buildSdpaPlan(OpBuilder &b, Location loc, SdpaOp op);

@@ -8,6 +8,12 @@
 // -inf: maximumf propagates NaN and +inf, so max = -inf means every entry is
 // -inf, and a slice holding a NaN stays NaN.
 //
+// Not linalg.softmax: its decomposition (AggregatedOpInterface, LLVM 22)
+// computes in the element type (f16/bf16 sums and exps, where PyTorch uses
+// f32), writes exp(x - max) out as a tensor before dividing (one more pass
+// over the slice) and sums without reassociation, so the sum does not
+// vectorise; nor does it have the safe variant.
+//
 //===----------------------------------------------------------------------===//
 
 #include "LoweringUtils.h"
