@@ -14,6 +14,10 @@ attn::AttnToolOptions::AttnToolOptions(cl::OptionCategory &category)
           "no-outline-kernels", cl::cat(category),
           cl::desc("Lower every GEMM, attention and loop where it is, instead "
                    "of once per distinct kernel in a noinline function")),
+      noTileAndFuse(
+          "no-tile-and-fuse", cl::cat(category),
+          cl::desc("Run each large loop nest whole on one thread, instead of "
+                   "in parallel row blocks with its producers fused")),
       backend("backend", cl::cat(category), cl::init(SdpaCpuBackend::Auto),
               cl::desc("CPU lowering of attn.sdpa"), sdpaCpuBackendValues()),
       numThreads("num-threads", cl::cat(category), cl::init(0),
@@ -30,6 +34,7 @@ attn::AttnToolOptions::AttnToolOptions(cl::OptionCategory &category)
 void attn::AttnToolOptions::applyTo(AttnPipelineOptions &options) const {
   options.fuse = !noFuse;
   options.outlineKernels = !noOutlineKernels;
+  options.tileAndFuse = !noTileAndFuse;
   options.backend = backend.getValue();
   options.numThreads = numThreads.getValue();
 }

@@ -595,11 +595,11 @@ static LogicalResult checkOptions() {
   if (dist != "uniform" && dist != "normal")
     return reportError("--dist=" + dist + ": expected uniform or normal");
   if (!soPath.empty() &&
-      (common.noFuse || common.noOutlineKernels ||
+      (common.noFuse || common.noOutlineKernels || common.noTileAndFuse ||
        common.backend.getNumOccurrences() ||
        common.numThreads.getNumOccurrences()))
-    return reportError("--no-fuse, --no-outline-kernels, --backend and "
-                       "--num-threads choose how "
+    return reportError("--no-fuse, --no-outline-kernels, --no-tile-and-fuse, "
+                       "--backend and --num-threads choose how "
                        "attn-compile builds the library; they have no effect "
                        "with --so");
   return success();
@@ -678,8 +678,10 @@ static LogicalResult runReference(ModuleOp module, func::FuncOp entry,
   refOptions.fuse = false;
   refOptions.backend = attn::SdpaCpuBackend::Math;
   refOptions.numThreads = common.numThreads.getValue();
-  // Every op lowered where it is: --check also compares outlined kernels.
+  // Every op lowered where it is, whole: --check also compares outlined
+  // kernels and tiled, fused row blocks.
   refOptions.outlineKernels = false;
+  refOptions.tileAndFuse = false;
   std::unique_ptr<Executable> ref = compileJit(module, entry, refOptions);
   if (!ref)
     return failure();

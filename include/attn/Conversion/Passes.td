@@ -139,6 +139,49 @@ def AttnCpuFuseElementwise : Pass<"attn-cpu-fuse-elementwise", "::mlir::func::Fu
   ];
 }
 
+def AttnCpuTileAndFuse : Pass<"attn-cpu-tile-and-fuse", "::mlir::func::FuncOp"> {
+  let summary = "Tile large linalg ops into parallel row blocks and fuse their producers";
+  let description = [{
+    After the elementwise fusion each linalg op still runs over its whole
+    tensor on one thread: a norm is a pass for its squares, one for their
+    mean and one for the normalised rows, each reading and writing the whole
+    activation. This pass tiles each large linalg op (upstream
+    `tileConsumerAndFuseProducersUsingSCF`) into an `scf.forall` over blocks
+    of rows (the leading parallel dims; the innermost loop dim stays whole,
+    so each tile's inner loop vectorises as before) and fuses into each tile
+    the producers it reads only through that tile: a norm's reductions and
+    the elementwise ops before them then run per block of rows, while the
+    rows are in cache, and the blocks run in parallel (OpenMP).
+
+    An op is tiled when its loop sizes are static and their product is at
+    least `min-elements`; tiles hold about `tile-elements` iterations in
+    whole inner rows. A producer is fused when it is a linalg op other than a
+    matmul, its results have no other user, and the tile reads a proper
+    slice of it (a producer read whole by every tile, such as a weight cast,
+    is computed once before the loop). What each tile computes is what the
+    ops computed for its rows: the scalar bodies and the order of every
+    reduction are unchanged.
+
+    ```mlir
+    %sq = linalg.generic ... ins(%x : tensor<512x896xf32>) -> tensor<512xf32>   // sum of squares
+    %y = linalg.generic ... ins(%x, %sq, %w ...) -> tensor<512x896xf32>          // x * rsqrt(mean + eps) * w
+    // becomes
+    %y = scf.forall (%i) in (52) shared_outs(%o = %e) -> (tensor<512x896xf32>) {
+      ... the sum of squares of rows [10 i, 10 i + 10), then their normalised rows
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::affine::AffineDialect"];
+  let options = [
+    Option<"minElements", "min-elements", "int64_t", /*default=*/"32768",
+           "Tile ops with at least this many loop iterations">,
+    Option<"tileElements", "tile-elements", "int64_t", /*default=*/"8192",
+           "Loop iterations per tile (whole inner rows)">,
+  ];
+}
+
 def AttnCpuOutlineKernels : Pass<"attn-cpu-outline-kernels", "::mlir::ModuleOp"> {
   let summary = "Emit each repeated kernel once, as a noinline private function";
   let description = [{
@@ -151,7 +194,8 @@ def AttnCpuOutlineKernels : Pass<"attn-cpu-outline-kernels", "::mlir::ModuleOp">
     - always: `attn.sdpa`, `attn.matmul`, `linalg.matmul`,
       `linalg.batch_matmul` on tensors;
     - with `linalg-ops`: every other linalg op on tensors except
-      `linalg.fill` (the pipeline runs this after the elementwise fusion).
+      `linalg.fill`, and the `scf.forall` loops of attn-cpu-tile-and-fuse
+      (the pipeline runs this after the elementwise fusion and the tiling).
 
     Two ops share a function when their outlined functions print the same
     (generic form, no locations): same op, attributes, region bodies,

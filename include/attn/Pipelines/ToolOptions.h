@@ -25,13 +25,14 @@ struct AttnToolOptions {
 
   llvm::cl::opt<bool> noFuse;
   llvm::cl::opt<bool> noOutlineKernels;
+  llvm::cl::opt<bool> noTileAndFuse;
   llvm::cl::opt<SdpaCpuBackend> backend;
   llvm::cl::opt<unsigned> numThreads;
   llvm::cl::opt<std::string> mcpu;
   llvm::cl::opt<std::string> mattr;
 
-  /// Sets fuse, outline-kernels, backend and num-threads of `options` from
-  /// the flags.
+  /// Sets fuse, outline-kernels, tile-and-fuse, backend and num-threads of
+  /// `options` from the flags.
   void applyTo(AttnPipelineOptions &options) const;
 
   /// The target machine of --mcpu/--mattr (the host's by default) at LLVM

@@ -60,6 +60,10 @@ static void addAttnToTensorPasses(OpPassManager &pm,
   // see above.)
   if (!options.trace)
     pm.addNestedPass<func::FuncOp>(createAttnCpuFuseElementwise());
+  // Large loop nests in parallel blocks of rows, a norm's reductions inside
+  // each block (not with trace calls either, for the same reason).
+  if (options.tileAndFuse && !options.trace)
+    pm.addNestedPass<func::FuncOp>(createAttnCpuTileAndFuse());
   // The fused loops (norms, activations, rotary embeddings) of repeated
   // layers, once each.
   if (options.outlineKernels) {

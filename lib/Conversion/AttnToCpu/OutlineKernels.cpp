@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
@@ -46,7 +47,12 @@ static bool isOutlinedKernelOp(Operation *op, bool linalgOps) {
     return true;
   if (isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op))
     return isLinalgOnTensors(op);
-  return linalgOps && !isa<linalg::FillOp>(op) && isLinalgOnTensors(op);
+  if (!linalgOps)
+    return false;
+  // attn-cpu-tile-and-fuse's loops over blocks of linalg ops.
+  if (isa<scf::ForallOp>(op))
+    return op->getNumResults() > 0;
+  return !isa<linalg::FillOp>(op) && isLinalgOnTensors(op);
 }
 
 /// Producers the lowering looks at: a GEMM onto a fill, a generic onto a

@@ -164,6 +164,14 @@ struct AttnCpuPipelineOptions
       *this, "outline-kernels",
       llvm::cl::desc("emit each repeated kernel once, as a noinline function"),
       llvm::cl::init(true)};
+  /// Run attn-cpu-tile-and-fuse after the elementwise fusion: large linalg
+  /// ops (norms, activations, rotary embeddings) run in parallel blocks of
+  /// rows, each block's producers fused into it.
+  Option<bool> tileAndFuse{
+      *this, "tile-and-fuse",
+      llvm::cl::desc("run large linalg ops in parallel row blocks with their "
+                     "producers fused"),
+      llvm::cl::init(true)};
 };
 
 /// Patterns lowering each attn op family (one file each).

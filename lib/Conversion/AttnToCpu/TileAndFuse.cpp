@@ -1,0 +1,272 @@
+//===- TileAndFuse.cpp - parallel row blocks of large linalg ops ----------===//
+//
+// attn-cpu-tile-and-fuse: each large linalg op on tensors becomes an
+// scf.forall over blocks of its leading parallel dims, with the producers it
+// alone reads fused into each block (upstream TileUsingInterface). See
+// Passes.td.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Conversion/Passes.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/SmallPtrSet.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNCPUTILEANDFUSE
+#include "attn/Conversion/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+
+/// Linalg ops on tensors that this pass tiles or fuses. Matmuls are not
+/// among them: the CPU lowering has turned them into its own GEMM code
+/// before this pass, and one that is left keeps its own blocking.
+static bool isTileableLinalgOp(Operation *op) {
+  auto linalgOp = dyn_cast_or_null<linalg::LinalgOp>(op);
+  return linalgOp && linalgOp.hasPureTensorSemantics() &&
+         !linalg::isaContractionOpInterface(linalgOp) &&
+         !isa<linalg::FillOp>(op);
+}
+
+/// Tile sizes for `op` (0 = not tiled) or an empty vector when it stays as
+/// it is: the leading parallel loops (all but the innermost loop) are
+/// split into blocks of about `tileElements` iterations made of whole inner
+/// rows. Only loops of static size, whose product is at least
+/// `minElements`.
+static SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op,
+                                            int64_t minElements,
+                                            int64_t tileElements) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (ranges.size() < 2 || llvm::any_of(ranges, ShapedType::isDynamic))
+    return {};
+  int64_t total = 1;
+  for (int64_t r : ranges)
+    total *= r;
+  if (total < minElements)
+    return {};
+  // The leading parallel loops, never the innermost one.
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  size_t lead = 0;
+  while (lead + 1 < ranges.size() &&
+         iterators[lead] == utils::IteratorType::parallel)
+    ++lead;
+  if (lead == 0)
+    return {};
+  // The innermost leading loop longer than 1 in blocks of whole inner
+  // rows (a divisor of its size when one is near), the loops before it in
+  // blocks of one, unit loops after it whole.
+  size_t blocked = lead;
+  while (blocked > 0 && ranges[blocked - 1] == 1)
+    --blocked;
+  if (blocked == 0)
+    return {};
+  --blocked;
+  SmallVector<int64_t> sizes(ranges.size(), 0);
+  for (size_t d = 0; d < blocked; ++d)
+    sizes[d] = 1;
+  int64_t inner = 1;
+  for (size_t d = blocked + 1; d < ranges.size(); ++d)
+    inner *= ranges[d];
+  int64_t size = ranges[blocked];
+  int64_t want = std::clamp<int64_t>(tileElements / inner, 1, size);
+  int64_t divisor = want;
+  while (size % divisor != 0)
+    --divisor;
+  sizes[blocked] = 2 * divisor >= want ? divisor : want;
+  // One tile for all: nothing to split.
+  if (llvm::all_of(llvm::seq<size_t>(0, lead), [&](size_t d) {
+        return sizes[d] == 0 || sizes[d] == ranges[d];
+      }))
+    return {};
+  return sizes;
+}
+
+/// The producers that may be fused into tiles of `root`: linalg ops (not
+/// matmuls or ops already tiled) in its block whose every result is read
+/// only by `root` or by another such producer, found from `root`'s operands
+/// backwards.
+static llvm::SmallPtrSet<Operation *, 8> collectFusable(Operation *root) {
+  llvm::SmallPtrSet<Operation *, 8> fusable;
+  SmallVector<Operation *> worklist{root};
+  while (!worklist.empty()) {
+    Operation *op = worklist.pop_back_val();
+    for (Value operand : op->getOperands()) {
+      Operation *def = operand.getDefiningOp();
+      if (!def || def->getBlock() != root->getBlock() || fusable.count(def) ||
+          !(isTileableLinalgOp(def) || isa<linalg::FillOp>(def)))
+        continue;
+      bool onlyHere = llvm::all_of(def->getUsers(), [&](Operation *user) {
+        return user == root || fusable.count(user);
+      });
+      if (!onlyHere)
+        continue;
+      fusable.insert(def);
+      worklist.push_back(def);
+    }
+  }
+  return fusable;
+}
+
+/// True when `slice` reads less than its whole source.
+static bool isProperSlice(tensor::ExtractSliceOp slice) {
+  return slice.getSourceType().getShape() !=
+             slice.getResultType().getShape() ||
+         !slice.hasZeroOffset();
+}
+
+/// Tiles `root` and fuses its fusable producers; `root` and the fused
+/// producers are replaced and erased (added to `erased`).
+static LogicalResult tileAndFuse(RewriterBase &rewriter,
+                                 linalg::LinalgOp root,
+                                 ArrayRef<int64_t> tileSizes,
+                                 llvm::SmallPtrSetImpl<Operation *> &erased) {
+  llvm::SmallPtrSet<Operation *, 8> fusable = collectFusable(root);
+  scf::SCFTilingOptions tiling;
+  tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
+  tiling.setTileSizes(getAsIndexOpFoldResult(rewriter.getContext(), tileSizes));
+  scf::SCFTileAndFuseOptions options;
+  options.setTilingOptions(tiling);
+  options.setFusionControlFn(
+      [&](tensor::ExtractSliceOp slice, OpResult producer, bool)
+          -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
+        if (!fusable.count(producer.getOwner()) || !isProperSlice(slice))
+          return std::nullopt;
+        return scf::SCFTileAndFuseOptions::ControlFnResult{};
+      });
+  rewriter.setInsertionPoint(root);
+  FailureOr<scf::SCFTileAndFuseResult> result =
+      scf::tileConsumerAndFuseProducersUsingSCF(
+          rewriter, cast<TilingInterface>(root.getOperation()), options);
+  if (failed(result))
+    return failure();
+  for (OpResult r : root->getResults())
+    rewriter.replaceAllUsesWith(r, result->replacements.lookup(r));
+  rewriter.eraseOp(root);
+  erased.insert(root);
+  // The slices that fusion read the producers through are left unused in
+  // the loop; without them the fused producers are dead (their only users
+  // were fused with them). Latest first, so each is unused when it goes.
+  for (LoopLikeOpInterface loop : result->loops)
+    loop->walk([&](tensor::ExtractSliceOp slice) {
+      if (slice->use_empty())
+        rewriter.eraseOp(slice);
+    });
+  SmallVector<Operation *> fused(result->fusedProducers.begin(),
+                                 result->fusedProducers.end());
+  llvm::sort(fused, [](Operation *a, Operation *b) {
+    return b->isBeforeInBlock(a);
+  });
+  for (Operation *op : fused) {
+    if (!op->use_empty())
+      continue;
+    rewriter.eraseOp(op);
+    erased.insert(op);
+  }
+  return success();
+}
+
+/// True when `expand` only inserts dims of size 1 (PyTorch's keepdim: a
+/// row statistic [B, T] read as [B, T, 1]).
+static bool insertsOnlyUnitDims(tensor::ExpandShapeOp expand) {
+  for (ReassociationIndices group : expand.getReassociationIndices()) {
+    int64_t nonUnit = llvm::count_if(group, [&](int64_t d) {
+      return expand.getResultType().getDimSize(d) != 1;
+    });
+    if (nonUnit > 1)
+      return false;
+  }
+  return true;
+}
+
+namespace {
+/// A generic that reads a tensor through an expand_shape that only inserts
+/// unit dims (PyTorch's keepdim: a row statistic [B, T] read as
+/// [B, T, 1]) reads the tensor itself: the results of its indexing map
+/// for the inserted dims are dropped (a size-1 dim is only ever read at 0).
+/// The reshape then no longer stands between a norm's statistics and the
+/// rows they normalise, and tiles of the rows can take the statistics in.
+struct ReadThroughUnitDimExpand : OpRewritePattern<linalg::GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(linalg::GenericOp op,
+                                PatternRewriter &rewriter) const override {
+    for (OpOperand *input : op.getDpsInputOperands()) {
+      auto expand = input->get().getDefiningOp<tensor::ExpandShapeOp>();
+      if (!expand || !insertsOnlyUnitDims(expand))
+        continue;
+      AffineMap map = op.getMatchingIndexingMap(input);
+      SmallVector<AffineExpr> kept;
+      for (ReassociationIndices group : expand.getReassociationIndices()) {
+        // The group's one dim of the source: its non-unit dim, else its
+        // last (a unit source dim).
+        int64_t keep = group.back();
+        for (int64_t d : group)
+          if (expand.getResultType().getDimSize(d) != 1)
+            keep = d;
+        kept.push_back(map.getResult(keep));
+      }
+      SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+      maps[input->getOperandNumber()] =
+          AffineMap::get(map.getNumDims(), 0, kept, op.getContext());
+      rewriter.modifyOpInPlace(op, [&] {
+        input->set(expand.getSrc());
+        op.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
+      });
+      return success();
+    }
+    return failure();
+  }
+};
+} // namespace
+
+static LogicalResult readThroughUnitDimExpands(Operation *root) {
+  RewritePatternSet patterns(root->getContext());
+  patterns.add<ReadThroughUnitDimExpand>(root->getContext());
+  return applyPatternsGreedily(
+      root, std::move(patterns),
+      GreedyRewriteConfig().enableFolding(false).enableConstantCSE(false));
+}
+
+namespace {
+struct AttnCpuTileAndFusePass
+    : public attn::impl::AttnCpuTileAndFuseBase<AttnCpuTileAndFusePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (minElements < 0 || tileElements < 1) {
+      getOperation().emitError()
+          << "attn-cpu-tile-and-fuse: min-elements must be >= 0 and "
+             "tile-elements >= 1";
+      return signalPassFailure();
+    }
+    if (failed(readThroughUnitDimExpands(getOperation())))
+      return signalPassFailure();
+    // Top-level ops, last first: a consumer is tiled before the producers
+    // it may take into its tiles.
+    SmallVector<linalg::LinalgOp> roots;
+    for (Operation &op : getOperation().getBody().getOps())
+      if (isTileableLinalgOp(&op))
+        roots.push_back(cast<linalg::LinalgOp>(&op));
+    IRRewriter rewriter(&getContext());
+    llvm::SmallPtrSet<Operation *, 16> erased;
+    for (linalg::LinalgOp root : llvm::reverse(roots)) {
+      // A producer fused into an earlier root is gone.
+      if (erased.count(root))
+        continue;
+      SmallVector<int64_t> sizes =
+          chooseTileSizes(root, minElements, tileElements);
+      if (sizes.empty())
+        continue;
+      if (failed(tileAndFuse(rewriter, root, sizes, erased))) {
+        root.emitError("attn-cpu-tile-and-fuse: could not tile this op");
+        return signalPassFailure();
+      }
+    }
+  }
+};
+} // namespace
