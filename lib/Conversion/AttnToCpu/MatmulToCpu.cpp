@@ -3,8 +3,10 @@
 // The ops that contract or move dims: attn.matmul (batch dims broadcast
 // NumPy style), and linalg.matmul/batch_matmul on f32/f64 tensors, become
 // the register-tiled GEMM of GemmToCpu.cpp, accumulating in f32 (f64 for
-// f64); attn.transpose becomes linalg.transpose; attn.repeat_interleave a
-// generic reading slice `i floordiv repeats`.
+// f64); nn.Linear's x . W^T reads W [N, K] in place (dot products for a
+// few rows, else the GEMM packing W transposed); attn.transpose becomes
+// linalg.transpose; attn.repeat_interleave a generic reading slice
+// `i floordiv repeats`.
 //
 //===----------------------------------------------------------------------===//
 
