@@ -10,6 +10,11 @@ rounds (the best time of each contender is reported):
   linalg       attn-run of the same product written as linalg.matmul /
                linalg.batch_matmul (what a front end emits for projections)
   torch        torch.matmul (MKL/oneDNN on CPU)
+  linear       --linear: nn.Linear's x . W^T with W [N, K] as stored
+               (linalg.matmul of x and linalg.transpose(W), what the
+               exporter emits), against torch.nn.functional.linear; with
+               --baseline-attn-run, the same module through a second
+               attn-run (an older build) in the same rounds
   chain        --chain: the unfused attention chain (q @ k^T, scale,
                masked_fill with a boolean mask, softmax, @ v; B=1, H=8,
                D=64) compiled with attn-run --no-fuse, against the same
@@ -20,6 +25,7 @@ two products). Not a test: nothing here is timed by the test suite.
 
   python3 bench/cpu_matmul_bench.py [--threads 1] [--sizes 256,512,1024,2048]
       [--batched 1024,4096] [--chain 1024,4096] [--rounds 3] [--mattr=-avx512f]
+      [--linear 128x768x768,...] [--baseline-attn-run OLD/build/bin/attn-run]
 """
 
 import argparse
@@ -48,6 +54,24 @@ def matmul_module(form, batch, m, k, n):
                 f"  %c = {op} ins(%a, %b : {a}, {b}) outs(%i : {c}) -> {c}\n")
     return (f"func.func @main(%a: {a}, %b: {b}) -> {c} {{\n{body}"
             f"  return %c : {c}\n}}\n")
+
+
+def linear_module(m, k, n, dtype):
+    """x[M, K] . W^T + 0 with W [N, K] (f32 accumulator, rounded to dtype
+    like the exporter's nn.Linear)."""
+    x, w, wt = (f"tensor<{m}x{k}x{dtype}>", f"tensor<{n}x{k}x{dtype}>",
+                f"tensor<{k}x{n}x{dtype}>")
+    acc = f"tensor<{m}x{n}xf32>"
+    body = (f"  %z = arith.constant 0.0 : f32\n"
+            f"  %t = tensor.empty() : {wt}\n"
+            f"  %wt = linalg.transpose ins(%w : {w}) outs(%t : {wt}) "
+            f"permutation = [1, 0]\n"
+            f"  %e = tensor.empty() : {acc}\n"
+            f"  %i = linalg.fill ins(%z : f32) outs(%e : {acc}) -> {acc}\n"
+            f"  %c = linalg.matmul ins(%x, %wt : {x}, {wt}) outs(%i : {acc}) "
+            f"-> {acc}\n")
+    return (f"func.func @main(%x: {x}, %w: {w}) -> {acc} {{\n{body}"
+            f"  return %c : {acc}\n}}\n")
 
 
 def chain_module(h, l, s, d, fused):
@@ -105,6 +129,51 @@ def torch_chain(torch, h, l, s, d):
     return chain
 
 
+def run_linear(args, torch, tmp, shape, record):
+    """Times x . W^T through attn-run (and the baseline) and F.linear."""
+    m, k, n = shape
+    repeat = max(2, min(20, int(2e10 / (2.0 * m * n * k))))
+    path = os.path.join(tmp, "linear.mlir")
+    with open(path, "w") as f:
+        f.write(linear_module(m, k, n, args.linear_dtype))
+    runs = [("attn", args.attn_run)]
+    if args.baseline_attn_run:
+        runs.append(("baseline", args.baseline_attn_run))
+    for form, tool in runs:
+        record(("linear", shape, form),
+               run_attn(tool, path, args.threads, repeat, mattr=args.mattr))
+    dtype = {"f32": torch.float32, "bf16": torch.bfloat16,
+             "f16": torch.float16}[args.linear_dtype]
+    x, w = torch.randn(m, k).to(dtype), torch.randn(n, k).to(dtype)
+    linear = torch.nn.functional.linear
+    record(("linear", shape, "torch"),
+           best_time(lambda: linear(x, w), repeat))
+
+
+def print_linear_table(args, linears, best):
+    gf = lambda flops, t: flops / t * 1e-9  # noqa: E731
+    base = bool(args.baseline_attn_run)
+    print()
+    print(f"nn.Linear x . W^T ({args.linear_dtype}; W [N, K] as stored)")
+    print()
+    print("| M | K | N | AttnFuse GFLOP/s | "
+          + ("baseline GFLOP/s | AttnFuse / baseline | " if base else "")
+          + "F.linear GFLOP/s | AttnFuse / torch |")
+    print("|---:|---:|---:|---:|" + ("---:|---:|" if base else "")
+          + "---:|---:|")
+    for m, k, n in linears:
+        flops = 2.0 * m * n * k
+        key = ("linear", (m, k, n))
+        ga, gt = gf(flops, best[key + ("attn",)]), gf(flops,
+                                                      best[key + ("torch",)])
+        cells = [f"{m}", f"{k}", f"{n}", f"{ga:.1f}"]
+        if base:
+            gb = gf(flops, best[key + ("baseline",)])
+            cells += [f"{gb:.1f}", f"{ga / gb:.2f}"]
+        cells += [f"{gt:.1f}", f"{ga / gt:.2f}"]
+        print("| " + " | ".join(cells) + " |")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_common_args(p)
@@ -114,6 +183,14 @@ def main():
                    help="L of the attention-shaped products (8 heads, D=64): "
                         "q @ k^T [8,L,64]x[8,64,L] and p @ v [8,L,L]x[8,L,64]")
     p.add_argument("--chain", default="1024,4096")
+    p.add_argument("--linear", default="",
+                   help="nn.Linear products MxKxN (x [M, K], W [N, K]), e.g. "
+                        "a prefill's projections 128x768x768,128x768x3072")
+    p.add_argument("--linear-dtype", default="f32",
+                   choices=["f32", "bf16", "f16"])
+    p.add_argument("--baseline-attn-run", default="",
+                   help="a second attn-run (an older build) timed on the "
+                        "--linear products in the same rounds")
     args = p.parse_args()
 
     import torch
@@ -124,6 +201,8 @@ def main():
     for l in map(int, filter(None, args.batched.split(","))):
         cases += [("q@k^T", (8,), l, 64, l), ("p@v", (8,), l, l, 64)]
     chains = list(map(int, filter(None, args.chain.split(","))))
+    linears = [tuple(map(int, spec.split("x")))
+               for spec in filter(None, args.linear.split(","))]
     best, peak = {}, 0.0
 
     def record(key, t):
@@ -131,13 +210,17 @@ def main():
 
     with tempfile.TemporaryDirectory() as tmp:
         peak_bin = os.path.join(tmp, "cpu_peak")
-        ok, width = build_peak(args.cc, peak_bin, args.mattr)
+        # The peak is the scale of the products table only (--linear
+        # alone compares with F.linear and the baseline).
+        ok, width = (build_peak(args.cc, peak_bin, args.mattr) if cases
+                     else (True, "not measured"))
         if not ok:
             print("cpu_peak: the FMA loop is not 12 register-only vfmadd",
                   file=sys.stderr)
             return 1
         for rnd in range(args.rounds):
-            peak = max(peak, run_peak(peak_bin, "fma", args.threads))
+            if cases:
+                peak = max(peak, run_peak(peak_bin, "fma", args.threads))
             for case in cases:
                 name, batch, m, k, n = case
                 flops = 2.0 * m * n * k * (batch[0] if batch else 1)
@@ -154,6 +237,9 @@ def main():
                 record(case + ("torch",),
                        best_time(lambda: torch.matmul(a, b), repeat))
                 print(f"round {rnd}: {name} {case[1:]} done", flush=True)
+            for m, k, n in linears:
+                run_linear(args, torch, tmp, (m, k, n), record)
+                print(f"round {rnd}: linear {m}x{k}x{n} done", flush=True)
             for l in chains:
                 repeat = 5 if l <= 2048 else 2
                 for fused in (False, True):
@@ -173,19 +259,22 @@ def main():
     print(f"Threads: {args.threads}; f32; best of {args.rounds} rounds; FMA "
           f"peak {peak:.1f} GFLOP/s ({width}); PyTorch {torch.__version__}")
     print("Command: python3 bench/cpu_matmul_bench.py " + " ".join(sys.argv[1:]))
-    print()
-    print("| product | batch | M | K | N | attn.matmul GFLOP/s | % of peak | "
-          "linalg GFLOP/s | torch.matmul GFLOP/s | attn / torch | "
-          "linalg / torch |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for case in cases:
-        name, batch, m, k, n = case
-        flops = 2.0 * m * n * k * (batch[0] if batch else 1)
-        ga, gl, gt = (gf(flops, best[case + (f,)])
-                      for f in ("attn", "linalg", "torch"))
-        print(f"| {name} | {batch[0] if batch else 1} | {m} | {k} | {n} | "
-              f"{ga:.1f} | {100 * ga / peak:.0f}% | {gl:.1f} | {gt:.1f} | "
-              f"{ga / gt:.2f} | {gl / gt:.2f} |")
+    if cases:
+        print()
+        print("| product | batch | M | K | N | attn.matmul GFLOP/s | % of peak | "
+              "linalg GFLOP/s | torch.matmul GFLOP/s | attn / torch | "
+              "linalg / torch |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for case in cases:
+            name, batch, m, k, n = case
+            flops = 2.0 * m * n * k * (batch[0] if batch else 1)
+            ga, gl, gt = (gf(flops, best[case + (f,)])
+                          for f in ("attn", "linalg", "torch"))
+            print(f"| {name} | {batch[0] if batch else 1} | {m} | {k} | {n} | "
+                  f"{ga:.1f} | {100 * ga / peak:.0f}% | {gl:.1f} | {gt:.1f} | "
+                  f"{ga / gt:.2f} | {gl / gt:.2f} |")
+    if linears:
+        print_linear_table(args, linears, best)
     if chains:
         print()
         print("| chain (H=8, D=64, bool mask) | L=S | AttnFuse unfused ms | "

@@ -7,7 +7,9 @@
 //     acc[mc, nc] = init block (or its fill value, or 0), compute type
 //     scf.for k0 in [0, K) step kc
 //       pack rhs[k0 .. k0+kc, n0 .. n0+nc] into panel[kc, nc] (compute
-//         type, columns zero-padded to whole vectors)
+//         type, columns zero-padded to whole vectors); a transposed rhs
+//         (nn.Linear's [N, K] weight) is read along its rows, rhs[n0 ..
+//         n0+nc, k0 .. k0+kc], and transposed in registers on the way
 //       for each nv-vector column group of the panel (its kc x nv*lanes
 //         sliver stays in L1 across the row groups)
 //         for each group of mr rows
@@ -188,8 +190,11 @@ void GemmLowering::emitWorkItem(ValueRange ivs) {
   buildForLoop(b, loc, idx(0), k, idx(t.kc), [&](Value k0) {
     Value depth = minu(arith::SubIOp::create(b, loc, k, k0), idx(t.kc));
     BlockView packed =
-        packBlock(b, loc, BlockView{rhsBuf, rhsBatch, k0, n0}, panel, vecType,
-                  depth, cols, paddedCols);
+        g.rhsTransposed
+            ? packTransposedBlock(b, loc, BlockView{rhsBuf, rhsBatch, n0, k0},
+                                  panel, vecType, depth, cols, paddedCols)
+            : packBlock(b, loc, BlockView{rhsBuf, rhsBatch, k0, n0}, panel,
+                        vecType, depth, cols, paddedCols);
     emitPanel(BlockView{lhsBuf, lhsBatch, m0, k0}, packed, acc, rows, colVecs,
               depth);
   });

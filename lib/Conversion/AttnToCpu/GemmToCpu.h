@@ -24,12 +24,17 @@ struct GemmOperands {
   RankedTensorType resultType;
   /// Every dim of the result as an index value.
   SmallVector<Value> resultSizes;
+  /// `rhs` holds the transpose of the right operand, [batch..., N, K]
+  /// (nn.Linear's weight as stored): the product reads it in place.
+  bool rhsTransposed = false;
 };
 
 /// Emits the product as a register-blocked GEMM in the vector dialect on
 /// buffers (packed rhs panels, an mr x nv FMA register tile, work items over
 /// batch x row blocks x column blocks in an scf.forall) sized for vectors
-/// of `vectorBits` (0: the host's). Returns the result tensor.
+/// of `vectorBits` (0: the host's). A transposed rhs is transposed while
+/// it is packed, with no copy of the whole operand. Returns the result
+/// tensor.
 Value buildGemm(OpBuilder &b, Location loc, const GemmOperands &operands,
                 int64_t vectorBits);
 

@@ -1,11 +1,11 @@
 //===- GemvToCpu.cpp - products of a few rows with a [N, K] weight --------===//
 //
 // A decode step multiplies a few activation rows by every projection
-// weight: the product is bound by reading the weight, once. Written as the
-// GEMM of the weight's [K, N] transpose, the step would first copy every
-// weight transposed and then pack it again into panels: three passes over
-// the model's weights per step instead of one. Here each output element is
-// a dot product of two contiguous rows:
+// weight: the product is bound by reading the weight, once. The GEMM would
+// read each weight and write it again into packed panels, two passes over
+// the model's weights per step instead of one, for too few rows to reuse
+// the panels. Here each output element is a dot product of two contiguous
+// rows:
 //
 //   scf.forall (blocks of nb weight rows; an scf.for for a small weight)
 //     for each group of nr weight rows of the block

@@ -9,7 +9,8 @@ namespace mlir::attn::cpu {
 
 /// The row count up to which a product with a transposed weight runs as
 /// buildTransposedGemv (a decode step's projections: M = batch x new
-/// tokens) rather than as the GEMM of a materialised transpose.
+/// tokens) rather than as the GEMM, whose panels (packed again for each
+/// block of rows) pay off only over more rows.
 constexpr int64_t kGemvMaxRows = 16;
 
 /// The weight size (elements) from which buildTransposedGemv splits the

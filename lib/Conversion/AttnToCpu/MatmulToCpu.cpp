@@ -3,8 +3,10 @@
 // The ops that contract or move dims: attn.matmul (batch dims broadcast
 // NumPy style), and linalg.matmul/batch_matmul on f32/f64 tensors, become
 // the register-tiled GEMM of GemmToCpu.cpp, accumulating in f32 (f64 for
-// f64); attn.transpose becomes linalg.transpose; attn.repeat_interleave a
-// generic reading slice `i floordiv repeats`.
+// f64); nn.Linear's x . W^T reads W [N, K] in place (dot products for a
+// few rows, else the GEMM packing W transposed); attn.transpose becomes
+// linalg.transpose; attn.repeat_interleave a generic reading slice
+// `i floordiv repeats`.
 //
 //===----------------------------------------------------------------------===//
 
@@ -154,30 +156,21 @@ struct LinalgMatmulLowering : OpRewritePattern<LinalgOpTy> {
     return transpose;
   }
 
-  /// x . W^T with W [N, K] as stored: up to kGemvMaxRows rows (a decode
-  /// step) as dot products along W's rows, reading W once and copying
-  /// nothing; more rows as the GEMM of the transpose, materialised only
-  /// on that path. A dynamic M chooses at run time.
+  /// x . W^T with W [N, K] as stored, read in place (no transposed copy):
+  /// up to kGemvMaxRows rows (a decode step) as dot products along W's
+  /// rows, which read W once; more rows as the GEMM that transposes W's
+  /// blocks while it packs them. A dynamic M chooses at run time. The
+  /// transpose itself stays only for its other users.
   Value buildWithTransposedRhs(PatternRewriter &rewriter, Location loc,
                                GemmOperands gemm,
                                linalg::TransposeOp transpose) const {
-    Value weight = transpose.getInput();
+    gemm.rhs = transpose.getInput();
     auto gemv = [&](OpBuilder &b, Location l) {
-      GemmOperands g = gemm;
-      g.rhs = weight;
-      return buildTransposedGemv(b, l, g, vectorBits);
+      return buildTransposedGemv(b, l, gemm, vectorBits);
     };
     auto full = [&](OpBuilder &b, Location l) {
-      auto type = cast<RankedTensorType>(transpose->getResult(0).getType());
-      SmallVector<Value> dynSizes;
-      for (int64_t i = 0; i < 2; ++i)
-        if (type.isDynamicDim(i))
-          dynSizes.push_back(tensor::DimOp::create(b, l, weight, 1 - i));
-      Value init = createEmpty(b, l, type, dynSizes);
       GemmOperands g = gemm;
-      g.rhs = linalg::TransposeOp::create(b, l, weight, init,
-                                          ArrayRef<int64_t>{1, 0})
-                  ->getResult(0);
+      g.rhsTransposed = true;
       return buildGemm(b, l, g, vectorBits);
     };
     int64_t rows = gemm.resultType.getDimSize(0);

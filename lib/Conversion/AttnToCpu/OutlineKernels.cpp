@@ -56,8 +56,8 @@ static bool isOutlinedKernelOp(Operation *op, bool linalgOps) {
 }
 
 /// Producers the lowering looks at: a GEMM onto a fill, a generic onto a
-/// tensor.empty, nn.Linear's transposed weight (a decode step's dot
-/// products read the weight in place instead of a transposed copy). Large
+/// tensor.empty, nn.Linear's transposed weight (the dot products and the
+/// GEMM read the weight in place instead of a transposed copy). Large
 /// constants are not among them.
 static bool isKernelProducer(Operation *op) {
   if (isa<tensor::EmptyOp>(op))

@@ -9,6 +9,7 @@
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "llvm/ADT/bit.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -127,6 +128,90 @@ BlockView cpu::packBlock(OpBuilder &b, Location loc, const BlockView &source,
       return;
     Value zero = createFloatConstant(b, loc, ct, 0.0);
     buildForLoop(b, loc, cols, paddedCols, c1, [&](Value c) {
+      memref::StoreOp::create(b, loc, zero, pack, ValueRange{j, c});
+    });
+  });
+  return BlockView{pack, {}, c0, nullptr};
+}
+
+/// The transpose of the square block whose rows are `rows` (n vectors of n
+/// lanes, n a power of 2): log2(n) rounds of interleaving row i with row
+/// i + n/2. Element (a, b) moves to (a', b') where the bits of a'b' are
+/// those of ab rotated left by one, so after log2(n) rounds it is at
+/// (b, a). Each interleave is one vector.shuffle of two rows (unpack and
+/// lane permutes on x86).
+static SmallVector<Value> transposeInRegisters(OpBuilder &b, Location loc,
+                                               ArrayRef<Value> rows) {
+  int64_t n = rows.size(), half = n / 2;
+  SmallVector<int64_t> lo, hi;
+  for (int64_t i = 0; i < half; ++i) {
+    lo.append({i, n + i});
+    hi.append({half + i, n + half + i});
+  }
+  SmallVector<Value> cur(rows);
+  for (int64_t done = 1; done < n; done *= 2) {
+    SmallVector<Value> next;
+    for (int64_t i = 0; i < half; ++i) {
+      next.push_back(
+          vector::ShuffleOp::create(b, loc, cur[i], cur[i + half], lo));
+      next.push_back(
+          vector::ShuffleOp::create(b, loc, cur[i], cur[i + half], hi));
+    }
+    cur = std::move(next);
+  }
+  return cur;
+}
+
+BlockView cpu::packTransposedBlock(OpBuilder &b, Location loc,
+                                   const BlockView &source, Value pack,
+                                   VectorType vecType, Value rows, Value cols,
+                                   Value paddedCols) {
+  Value c0 = idx(b, loc, 0), c1 = idx(b, loc, 1);
+  int64_t lanes = vecType.getNumElements();
+  Type ct = vecType.getElementType();
+  Type et = cast<MemRefType>(source.mem.getType()).getElementType();
+  auto sourceVecType = VectorType::get({lanes}, et);
+  auto copyElement = [&](Value j, Value c) {
+    memref::StoreOp::create(b, loc, loadElement(b, loc, source, c, j, ct),
+                            pack, ValueRange{j, c});
+  };
+  // The whole lanes x lanes blocks (none for a lane count that the
+  // interleaving cannot transpose).
+  Value step = idx(b, loc, lanes);
+  auto wholeBlocks = [&](Value size) -> Value {
+    if (!llvm::isPowerOf2_64(lanes) || lanes < 2)
+      return c0;
+    return arith::SubIOp::create(b, loc, size,
+                                 arith::RemUIOp::create(b, loc, size, step));
+  };
+  Value vectorRows = wholeBlocks(rows), vectorCols = wholeBlocks(cols);
+  buildForLoop(b, loc, c0, vectorCols, step, [&](Value c) {
+    buildForLoop(b, loc, c0, vectorRows, step, [&](Value j) {
+      SmallVector<Value> block;
+      for (int64_t r = 0; r < lanes; ++r) {
+        Value cr = arith::AddIOp::create(b, loc, c, idx(b, loc, r));
+        Value x = loadVector(b, loc, source, sourceVecType, cr, j);
+        block.push_back(castFloat(b, loc, x, vecType));
+      }
+      block = transposeInRegisters(b, loc, block);
+      for (int64_t r = 0; r < lanes; ++r) {
+        Value jr = arith::AddIOp::create(b, loc, j, idx(b, loc, r));
+        vector::StoreOp::create(b, loc, block[r], pack, ValueRange{jr, c});
+      }
+    });
+    // The last rows % lanes rows of these columns.
+    buildForLoop(b, loc, vectorRows, rows, c1, [&](Value j) {
+      buildForLoop(b, loc, c, arith::AddIOp::create(b, loc, c, step), c1,
+                   [&](Value cr) { copyElement(j, cr); });
+    });
+  });
+  // The last cols % lanes columns, then the zero padding.
+  buildForLoop(b, loc, vectorCols, cols, c1, [&](Value c) {
+    buildForLoop(b, loc, c0, rows, c1, [&](Value j) { copyElement(j, c); });
+  });
+  Value zero = createFloatConstant(b, loc, ct, 0.0);
+  buildForLoop(b, loc, cols, paddedCols, c1, [&](Value c) {
+    buildForLoop(b, loc, c0, rows, c1, [&](Value j) {
       memref::StoreOp::create(b, loc, zero, pack, ValueRange{j, c});
     });
   });

@@ -4,7 +4,8 @@
 // loop over groups of a static size with a peeled static remainder, the
 // register tile (mr broadcast scalars x nv vectors of FMA accumulators,
 // carried through an scf.for so that they stay in registers), and the
-// packing of a row-major block into a contiguous compute-type buffer.
+// packing of a row-major block, or of its transpose, into a contiguous
+// compute-type buffer.
 //
 //===----------------------------------------------------------------------===//
 
@@ -60,6 +61,17 @@ Value loadVector(OpBuilder &b, Location loc, const BlockView &view,
 BlockView packBlock(OpBuilder &b, Location loc, const BlockView &source,
                     Value pack, VectorType vecType, Value rows, Value cols,
                     Value paddedCols);
+
+/// Copies the transpose of `source`'s first `cols` rows x `rows` columns:
+/// pack[j, c] = source(c, j) for j < rows, c < cols, converted to the
+/// element type of `vecType`, and zeroes pack[j, cols .. paddedCols). Square
+/// blocks of one vector per source row are transposed in registers (both
+/// sides read and written with whole vectors), the rest one by one.
+/// Returns the view of the packed block.
+BlockView packTransposedBlock(OpBuilder &b, Location loc,
+                              const BlockView &source, Value pack,
+                              VectorType vecType, Value rows, Value cols,
+                              Value paddedCols);
 
 } // namespace mlir::attn::cpu
 

@@ -156,16 +156,22 @@ func.func @linear_large_weight(%x: tensor<1x256xf32>, %w: tensor<256x256xf32>) -
 }
 
 // A run-time row count (a decode step's batch): the dot products up to 16
-// rows, else the transpose and the GEMM, made only on that branch.
+// rows, else the GEMM that packs the weight's rows transposed; no branch
+// makes the transpose.
 // CHECK-LABEL: func.func @linear_dynamic_rows
+// CHECK-SAME: %{{[^:]+}}: tensor<?x64xbf16>, %[[W:[^:]+]]: tensor<48x64xbf16>
+// CHECK-NOT: linalg.transpose
 // CHECK: %[[FEW:.+]] = arith.cmpi ule, %{{.+}}, %c16
 // CHECK-NEXT: scf.if %[[FEW]]
-// CHECK-NOT: linalg.transpose
 // CHECK: vector.reduction <add>
 // CHECK: } else {
-// CHECK: linalg.transpose
+// CHECK: %[[WB:.+]] = bufferization.to_buffer %[[W]]
 // CHECK: scf.forall
+// CHECK: vector.load %[[WB]][{{.+}}] : memref<48x64xbf16{{.*}}>, vector<8xbf16>
+// CHECK: vector.shuffle
 // CHECK: vector.fma
+// CHECK-NOT: linalg.transpose
+// CHECK: return
 func.func @linear_dynamic_rows(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>, %c: tensor<?x48xf32>) -> tensor<?x48xf32> {
   %t = tensor.empty() : tensor<64x48xbf16>
   %wt = linalg.transpose ins(%w : tensor<48x64xbf16>) outs(%t : tensor<64x48xbf16>) permutation = [1, 0]
@@ -173,17 +179,75 @@ func.func @linear_dynamic_rows(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>, %c
   return %r : tensor<?x48xf32>
 }
 
-// More than 16 static rows: the GEMM of the transpose, no branch.
-// CHECK-LABEL: func.func @negative_linear_many_rows
+// More than 16 static rows: the GEMM, no branch, no transposed copy: each
+// panel is packed from the weight's rows (8 vector loads along K, three
+// rounds of 8 interleaving shuffles, 8 vector stores of panel rows).
+// CHECK-LABEL: func.func @linear_many_rows
+// CHECK-SAME: %{{[^:]+}}: tensor<17x64xf32>, %[[W:[^:]+]]: tensor<48x64xf32>
+// CHECK-NOT: linalg.transpose
 // CHECK-NOT: scf.if
 // CHECK-NOT: vector.reduction
-// CHECK: linalg.transpose
+// CHECK: %[[WB:.+]] = bufferization.to_buffer %[[W]]
 // CHECK: scf.forall
-func.func @negative_linear_many_rows(%x: tensor<17x64xf32>, %w: tensor<48x64xf32>, %c: tensor<17x48xf32>) -> tensor<17x48xf32> {
+// CHECK: %[[PANEL:.+]] = memref.alloc() {alignment = 64 : i64} : memref<256x256xf32>
+// CHECK-COUNT-8: vector.load %[[WB]][{{.+}}] : memref<48x64xf32{{.*}}>, vector<8xf32>
+// CHECK-COUNT-24: vector.shuffle
+// CHECK-COUNT-8: vector.store %{{.+}}, %[[PANEL]]
+// CHECK: vector.fma
+// CHECK-NOT: linalg.transpose
+// CHECK: return
+func.func @linear_many_rows(%x: tensor<17x64xf32>, %w: tensor<48x64xf32>, %c: tensor<17x48xf32>) -> tensor<17x48xf32> {
   %t = tensor.empty() : tensor<64x48xf32>
   %wt = linalg.transpose ins(%w : tensor<48x64xf32>) outs(%t : tensor<64x48xf32>) permutation = [1, 0]
   %r = linalg.matmul ins(%x, %wt : tensor<17x64xf32>, tensor<64x48xf32>) outs(%c : tensor<17x48xf32>) -> tensor<17x48xf32>
   return %r : tensor<17x48xf32>
+}
+
+// A transpose that something else also uses stays for that user; the
+// product still reads the weight in place.
+// CHECK-LABEL: func.func @negative_linear_transpose_used
+// CHECK-SAME: %{{[^:]+}}: tensor<17x64xf32>, %[[W:[^:]+]]: tensor<48x64xf32>
+// CHECK: %[[T:.+]] = linalg.transpose ins(%[[W]]
+// CHECK: %[[WB:.+]] = bufferization.to_buffer %[[W]]
+// CHECK: vector.load %[[WB]]
+// CHECK: vector.shuffle
+// CHECK: return %{{.+}}, %[[T]]
+func.func @negative_linear_transpose_used(%x: tensor<17x64xf32>, %w: tensor<48x64xf32>, %c: tensor<17x48xf32>) -> (tensor<17x48xf32>, tensor<64x48xf32>) {
+  %t = tensor.empty() : tensor<64x48xf32>
+  %wt = linalg.transpose ins(%w : tensor<48x64xf32>) outs(%t : tensor<64x48xf32>) permutation = [1, 0]
+  %r = linalg.matmul ins(%x, %wt : tensor<17x64xf32>, tensor<64x48xf32>) outs(%c : tensor<17x48xf32>) -> tensor<17x48xf32>
+  return %r, %wt : tensor<17x48xf32>, tensor<64x48xf32>
+}
+
+// The one other 2-D permutation, the identity, is no transpose (it folds
+// away): the GEMM packs the operand as it is, with no shuffles.
+// CHECK-LABEL: func.func @negative_linear_identity_permutation
+// CHECK-NOT: vector.shuffle
+// CHECK: vector.load %{{.+}} : memref<64x48xf32>, vector<8xf32>
+// CHECK-NOT: vector.shuffle
+// CHECK: vector.fma
+// CHECK-NOT: vector.shuffle
+// CHECK: return
+func.func @negative_linear_identity_permutation(%x: tensor<17x64xf32>, %b: tensor<64x48xf32>, %c: tensor<17x48xf32>) -> tensor<17x48xf32> {
+  %t = tensor.empty() : tensor<64x48xf32>
+  %bt = linalg.transpose ins(%b : tensor<64x48xf32>) outs(%t : tensor<64x48xf32>) permutation = [0, 1]
+  %r = linalg.matmul ins(%x, %bt : tensor<17x64xf32>, tensor<64x48xf32>) outs(%c : tensor<17x48xf32>) -> tensor<17x48xf32>
+  return %r : tensor<17x48xf32>
+}
+
+// A 3-D transpose under linalg.batch_matmul (no front end emits it for a
+// weight): the transpose stays and the GEMM packs its result.
+// CHECK-LABEL: func.func @negative_linear_batched
+// CHECK: %[[T:.+]] = linalg.transpose
+// CHECK-SAME: permutation = [0, 2, 1]
+// CHECK: bufferization.to_buffer %[[T]]
+// CHECK-NOT: vector.shuffle
+// CHECK: vector.fma
+func.func @negative_linear_batched(%x: tensor<2x17x64xf32>, %w: tensor<2x48x64xf32>, %c: tensor<2x17x48xf32>) -> tensor<2x17x48xf32> {
+  %t = tensor.empty() : tensor<2x64x48xf32>
+  %wt = linalg.transpose ins(%w : tensor<2x48x64xf32>) outs(%t : tensor<2x64x48xf32>) permutation = [0, 2, 1]
+  %r = linalg.batch_matmul ins(%x, %wt : tensor<2x17x64xf32>, tensor<2x64x48xf32>) outs(%c : tensor<2x17x48xf32>) -> tensor<2x17x48xf32>
+  return %r : tensor<2x17x48xf32>
 }
 
 // An rhs that is not a transpose: the GEMM, whatever the row count.

@@ -35,12 +35,18 @@ CASES = {
     "linear_17": ([(17, 33), (70, 33)], ["f32", "f32"], "f32"),
     "linear_parallel": ([(3, 257), (260, 257), (3, 260)],
                         ["f32", "f32", "f32"], "f32"),
+    "linear_gemm_odd": ([(37, 70), (29, 70), (37, 29)], ["f32", "f32", "f32"],
+                        "f32"),
+    "linear_gemm_bf16": ([(49, 258), (259, 258)], ["bf16", "bf16"], "f32"),
+    "linear_gemm_f16": ([(37, 70), (29, 70)], ["f16", "f16"], "f32"),
 }
 # The constant init (linalg.fill value) of a case without an init argument.
-INIT = {"linalg_batch": 0.75, "linear_16": 0.5, "linear_17": 0.5}
+INIT = {"linalg_batch": 0.75, "linear_16": 0.5, "linear_17": 0.5,
+        "linear_gemm_bf16": 0.25}
 # Cases whose rhs argument is the [N, K] weight (the function transposes it).
 WEIGHT_RHS = {"linear_row", "linear_few_bf16", "linear_16", "linear_17",
-              "linear_parallel"}
+              "linear_parallel", "linear_gemm_odd", "linear_gemm_bf16",
+              "linear_gemm_f16"}
 FORMATS = {"f32": ("<f4", "f"), "f64": ("<f8", "d"), "f16": ("<f2", "e"),
            "bf16": ("<u2", "H")}
 EPS = {"f32": 2.0 ** -24, "f64": 2.0 ** -53, "f16": 2.0 ** -11,

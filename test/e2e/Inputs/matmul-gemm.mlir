@@ -65,8 +65,9 @@ func.func @linalg_batch(%a: tensor<2x100x20xf32>, %b: tensor<2x20x49xf32>) -> te
 }
 
 // nn.Linear's form, x . W^T with W [N, K] transposed by linalg.transpose:
-// up to 16 rows are dot products along W's rows (no transposed copy), more
-// rows the GEMM of the transpose; a dynamic row count picks at run time.
+// up to 16 rows are dot products along W's rows, more rows the GEMM that
+// transposes W's blocks while packing them (no transposed copy either
+// way); a dynamic row count picks at run time.
 // One static row onto zeros, K = 70 (a tail after whole vectors), N = 45
 // (a partial block of weight rows).
 func.func @linear_row(%x: tensor<1x70xf32>, %w: tensor<45x70xf32>) -> tensor<1x45xf32> {
@@ -121,4 +122,40 @@ func.func @linear_parallel(%x: tensor<?x257xf32>, %w: tensor<260x257xf32>, %c: t
   %wt = linalg.transpose ins(%w : tensor<260x257xf32>) outs(%t0 : tensor<257x260xf32>) permutation = [1, 0]
   %r = linalg.matmul ins(%x, %wt : tensor<?x257xf32>, tensor<257x260xf32>) outs(%c : tensor<?x260xf32>) -> tensor<?x260xf32>
   return %r : tensor<?x260xf32>
+}
+
+// The GEMM of a weight read in place: 37 rows (6 groups of 6 and one),
+// N = 29 (three whole 8 x 8 transposed blocks, five columns one by one and
+// padding), K = 70 (six lanes past the whole blocks), onto a bias.
+func.func @linear_gemm_odd(%x: tensor<37x70xf32>, %w: tensor<29x70xf32>, %c: tensor<37x29xf32>) -> tensor<37x29xf32> {
+  %t0 = tensor.empty() : tensor<70x29xf32>
+  %wt = linalg.transpose ins(%w : tensor<29x70xf32>) outs(%t0 : tensor<70x29xf32>) permutation = [1, 0]
+  %r = linalg.matmul ins(%x, %wt : tensor<37x70xf32>, tensor<70x29xf32>) outs(%c : tensor<37x29xf32>) -> tensor<37x29xf32>
+  return %r : tensor<37x29xf32>
+}
+
+// bf16 and f16 weights (converted to f32 on load, before the transpose in
+// registers) onto a fill; every block edge: 49 rows at run time (two row
+// blocks of 48), N = 259 and K = 258 (two column blocks and two k blocks of
+// 256, partial vectors in both).
+func.func @linear_gemm_bf16(%x: tensor<?x258xbf16>, %w: tensor<259x258xbf16>) -> tensor<?x259xf32> {
+  %zero = arith.constant 0.25 : f32
+  %t0 = tensor.empty() : tensor<258x259xbf16>
+  %wt = linalg.transpose ins(%w : tensor<259x258xbf16>) outs(%t0 : tensor<258x259xbf16>) permutation = [1, 0]
+  %c0 = arith.constant 0 : index
+  %m = tensor.dim %x, %c0 : tensor<?x258xbf16>
+  %o = tensor.empty(%m) : tensor<?x259xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%o : tensor<?x259xf32>) -> tensor<?x259xf32>
+  %r = linalg.matmul ins(%x, %wt : tensor<?x258xbf16>, tensor<258x259xbf16>) outs(%c : tensor<?x259xf32>) -> tensor<?x259xf32>
+  return %r : tensor<?x259xf32>
+}
+
+func.func @linear_gemm_f16(%x: tensor<37x70xf16>, %w: tensor<29x70xf16>) -> tensor<37x29xf32> {
+  %zero = arith.constant 0.0 : f32
+  %t0 = tensor.empty() : tensor<70x29xf16>
+  %wt = linalg.transpose ins(%w : tensor<29x70xf16>) outs(%t0 : tensor<70x29xf16>) permutation = [1, 0]
+  %o = tensor.empty() : tensor<37x29xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%o : tensor<37x29xf32>) -> tensor<37x29xf32>
+  %r = linalg.matmul ins(%x, %wt : tensor<37x70xf16>, tensor<70x29xf16>) outs(%c : tensor<37x29xf32>) -> tensor<37x29xf32>
+  return %r : tensor<37x29xf32>
 }
