@@ -27,6 +27,7 @@
 
 #include "GemmToCpu.h"
 
+#include "Emitter.h"
 #include "LoweringUtils.h"
 #include "RegisterTile.h"
 
@@ -61,25 +62,17 @@ GemmTiling chooseGemmTiling(Type ct, int64_t vectorBits) {
   return t;
 }
 
-class GemmLowering {
+class GemmLowering : Emitter {
 public:
   GemmLowering(OpBuilder &b, Location loc, const GemmOperands &g,
                const GemmTiling &t)
-      : b(b), loc(loc), g(g), t(t),
-        ct(getComputeType(g.resultType.getElementType())),
-        vecType(VectorType::get({t.lanes}, ct)) {}
+      : Emitter(b, loc, getComputeType(g.resultType.getElementType()),
+                t.lanes),
+        g(g), t(t) {}
 
   Value emit();
 
 private:
-  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
-  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
-  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
-  Value minu(Value x, Value y) {
-    return arith::MinUIOp::create(b, loc, x, y);
-  }
-  /// ceil(x / d) as a constant when x is one.
-  OpFoldResult ceilDiv(Value x, int64_t d);
   /// The batch indices of an operand of `type` for the result's batch ivs.
   SmallVector<Value> operandBatch(Value operand, ValueRange batchIvs);
 
@@ -89,23 +82,13 @@ private:
   void emitOutput(ValueRange batchIvs, Value m0, Value n0, Value rows,
                   Value cols, Value acc);
 
-  OpBuilder &b;
-  Location loc;
   const GemmOperands &g;
   GemmTiling t;
-  Type ct;
-  VectorType vecType;
   Value lhsBuf, rhsBuf, initBuf, outBuf, m, n, k;
   int64_t numBatch = 0;
 };
 
 } // namespace
-
-OpFoldResult GemmLowering::ceilDiv(Value x, int64_t d) {
-  if (std::optional<int64_t> c = getConstantIntValue(x))
-    return b.getIndexAttr(llvm::divideCeil(static_cast<uint64_t>(*c), d));
-  return arith::CeilDivUIOp::create(b, loc, x, idx(d)).getResult();
-}
 
 SmallVector<Value> GemmLowering::operandBatch(Value operand,
                                               ValueRange batchIvs) {
@@ -123,10 +106,10 @@ SmallVector<Value> GemmLowering::operandBatch(Value operand,
 
 Value GemmLowering::emit() {
   numBatch = g.resultType.getRank() - 2;
-  lhsBuf = toReadOnlyBuffer(b, loc, g.lhs);
-  rhsBuf = toReadOnlyBuffer(b, loc, g.rhs);
+  lhsBuf = toBuffer(g.lhs);
+  rhsBuf = toBuffer(g.rhs);
   if (g.init)
-    initBuf = toReadOnlyBuffer(b, loc, g.init);
+    initBuf = toBuffer(g.init);
   m = g.resultSizes[numBatch];
   n = g.resultSizes[numBatch + 1];
   k = getDimSize(b, loc, g.lhs,
@@ -165,9 +148,9 @@ void GemmLowering::emitWorkItem(ValueRange ivs) {
   Value lanes = idx(t.lanes);
   Value colVecs = arith::CeilDivUIOp::create(b, loc, cols, lanes);
   Value paddedCols = mul(colVecs, lanes);
-  Value acc = allocAligned(b, loc, ct, {b.getIndexAttr(t.mc),
+  Value acc = alloc({b.getIndexAttr(t.mc),
                                         b.getIndexAttr(t.nc)});
-  Value panel = allocAligned(b, loc, ct, {b.getIndexAttr(t.kc),
+  Value panel = alloc({b.getIndexAttr(t.kc),
                                           b.getIndexAttr(t.nc)});
   if (initBuf) {
     BlockView init{initBuf, SmallVector<Value>(batchIvs), m0, n0};
@@ -179,15 +162,15 @@ void GemmLowering::emitWorkItem(ValueRange ivs) {
                                           castFloat(b, loc, g.initValue, ct))
                   .getResult()
             : createFloatConstantOfType(b, loc, vecType, 0.0);
-    buildForLoop(b, loc, idx(0), rows, idx(1), [&](Value i) {
-      buildForLoop(b, loc, idx(0), paddedCols, lanes, [&](Value c) {
+    forLoop(idx(0), rows, idx(1), [&](Value i) {
+      forLoop(idx(0), paddedCols, lanes, [&](Value c) {
         vector::StoreOp::create(b, loc, start, acc, ValueRange{i, c});
       });
     });
   }
   SmallVector<Value> lhsBatch = operandBatch(g.lhs, batchIvs);
   SmallVector<Value> rhsBatch = operandBatch(g.rhs, batchIvs);
-  buildForLoop(b, loc, idx(0), k, idx(t.kc), [&](Value k0) {
+  forLoop(idx(0), k, idx(t.kc), [&](Value k0) {
     Value depth = minu(arith::SubIOp::create(b, loc, k, k0), idx(t.kc));
     BlockView packed =
         g.rhsTransposed
@@ -206,11 +189,11 @@ void GemmLowering::emitWorkItem(ValueRange ivs) {
 void GemmLowering::emitPanel(const BlockView &lhs, const BlockView &panel,
                              Value acc, Value rows, Value colVecs,
                              Value depth) {
-  forGroups(b, loc, idx(0), colVecs, t.nv, [&](Value v0, int64_t nv) {
+  forGroups(idx(0), colVecs, t.nv, [&](Value v0, int64_t nv) {
     SmallVector<Value> colOf;
     for (int64_t v = 0; v < nv; ++v)
       colOf.push_back(mul(add(v0, idx(v)), idx(t.lanes)));
-    forGroups(b, loc, idx(0), rows, t.mr, [&](Value i0, int64_t mr) {
+    forGroups(idx(0), rows, t.mr, [&](Value i0, int64_t mr) {
       SmallVector<Value> rowOf, init;
       for (int64_t r = 0; r < mr; ++r)
         rowOf.push_back(add(i0, idx(r)));
@@ -248,13 +231,13 @@ void GemmLowering::emitOutput(ValueRange batchIvs, Value m0, Value n0,
     indices.append({add(m0, i), add(n0, c)});
     return indices;
   };
-  buildForLoop(b, loc, idx(0), rows, idx(1), [&](Value i) {
-    buildForLoop(b, loc, idx(0), vectorCols, lanes, [&](Value c) {
+  forLoop(idx(0), rows, idx(1), [&](Value i) {
+    forLoop(idx(0), vectorCols, lanes, [&](Value c) {
       Value x = vector::LoadOp::create(b, loc, vecType, acc, ValueRange{i, c});
       vector::StoreOp::create(b, loc, castFloat(b, loc, x, outVecType), outBuf,
                               outIndices(i, c));
     });
-    buildForLoop(b, loc, vectorCols, cols, idx(1), [&](Value c) {
+    forLoop(vectorCols, cols, idx(1), [&](Value c) {
       Value x = memref::LoadOp::create(b, loc, acc, ValueRange{i, c});
       memref::StoreOp::create(b, loc, castFloat(b, loc, x, et), outBuf,
                               outIndices(i, c));

@@ -21,6 +21,7 @@
 
 #include "GemvToCpu.h"
 
+#include "Emitter.h"
 #include "LoweringUtils.h"
 #include "RegisterTile.h"
 
@@ -36,14 +37,14 @@ using namespace mlir::attn::cpu;
 
 namespace {
 
-class GemvLowering {
+class GemvLowering : Emitter {
 public:
   GemvLowering(OpBuilder &b, Location loc, const GemmOperands &g,
                int64_t vectorBits)
-      : b(b), loc(loc), g(g),
-        ct(getComputeType(g.resultType.getElementType())),
-        lanes(getVectorLanes(ct, vectorBits)),
-        vecType(VectorType::get({lanes}, ct)) {}
+      : Emitter(b, loc, getComputeType(g.resultType.getElementType()),
+                getVectorLanes(getComputeType(g.resultType.getElementType()),
+                               vectorBits)),
+        g(g), lanes(vecType.getDimSize(0)) {}
 
   Value emit();
 
@@ -68,8 +69,6 @@ private:
            type.getNumElements() < kGemvParallelMinElements;
   }
 
-  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
-  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
   /// Element type `from` converted to the compute type (vector or scalar).
   Value load(Value mem, Value row, Value col, bool vector);
 
@@ -77,12 +76,8 @@ private:
   void emitTile(const Tile &t);
   SmallVector<Value> emitVectorPart(const Tile &t, int64_t u, Value vecEnd);
 
-  OpBuilder &b;
-  Location loc;
   const GemmOperands &g;
-  Type ct;
   int64_t lanes;
-  VectorType vecType;
   Value lhsBuf, rhsBuf, initBuf, outBuf, m, n, k;
 };
 
@@ -99,10 +94,10 @@ Value GemvLowering::load(Value mem, Value row, Value col, bool vector) {
 }
 
 Value GemvLowering::emit() {
-  lhsBuf = toReadOnlyBuffer(b, loc, g.lhs);
-  rhsBuf = toReadOnlyBuffer(b, loc, g.rhs);
+  lhsBuf = toBuffer(g.lhs);
+  rhsBuf = toBuffer(g.rhs);
   if (g.init)
-    initBuf = toReadOnlyBuffer(b, loc, g.init);
+    initBuf = toBuffer(g.init);
   m = g.resultSizes[0];
   n = g.resultSizes[1];
   k = getDimSize(b, loc, g.lhs, 1);
@@ -114,7 +109,7 @@ Value GemvLowering::emit() {
   outBuf = allocAligned(b, loc, g.resultType.getElementType(), outSizes);
   Value items = arith::CeilDivUIOp::create(b, loc, n, idx(nb));
   if (isSmallWeight()) {
-    buildForLoop(b, loc, idx(0), items, idx(1),
+    forLoop(idx(0), items, idx(1),
                  [&](Value item) { emitWorkItem(item); });
   } else {
     auto forall = scf::ForallOp::create(
@@ -131,8 +126,8 @@ Value GemvLowering::emit() {
 void GemvLowering::emitWorkItem(Value item) {
   Value n0 = arith::MulIOp::create(b, loc, item, idx(nb));
   Value n1 = arith::MinUIOp::create(b, loc, add(n0, idx(nb)), n);
-  forGroups(b, loc, n0, n1, nr, [&](Value c0, int64_t cols) {
-    forGroups(b, loc, idx(0), m, mr, [&](Value i0, int64_t rows) {
+  forGroups(n0, n1, nr, [&](Value c0, int64_t cols) {
+    forGroups(idx(0), m, mr, [&](Value i0, int64_t rows) {
       emitTile(Tile{i0, c0, rows, cols});
     });
   });
