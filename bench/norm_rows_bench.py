@@ -18,7 +18,6 @@ same run. Best of attn-run --repeat per variant, variants alternating over
 import argparse
 import os
 import re
-import subprocess
 import sys
 import tempfile
 import time
@@ -29,6 +28,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from cpu_attention_bench import add_common_args  # noqa: E402
 from generate import timed, triad  # noqa: E402
+from outline_kernels_bench import build_so, run_so  # noqa: E402
 
 
 class RMSNorm(torch.nn.Module):
@@ -65,24 +65,6 @@ def cases(b, t, h, inner, dtype):
 
 def moved_bytes(inputs, output):
     return sum(a.numel() * a.element_size() for a in (*inputs, output))
-
-
-def build_so(attn_run, mlir, threads, extra, mattr):
-    out = mlir.replace(".mlir", f"{len(extra)}.so")
-    cmd = [os.path.join(os.path.dirname(attn_run), "attn-compile"), mlir,
-           "-o", out, "--emit=so", f"--num-threads={threads}", *extra]
-    if mattr:
-        cmd.append(f"--mattr={mattr}")
-    subprocess.run(cmd, check=True)
-    return out
-
-
-def run_so(attn_run, mlir, so, repeat):
-    """Best time in seconds of `repeat` runs (attn-run's min)."""
-    proc = subprocess.run([attn_run, mlir, "--entry", "forward", "--so", so,
-                           f"--repeat={repeat}"], capture_output=True,
-                          text=True, check=True)
-    return float(re.search(r"min=([0-9.]+) ms", proc.stdout).group(1)) * 1e-3
 
 
 def main():
@@ -122,7 +104,8 @@ def main():
             for _ in range(args.rounds):
                 for v in variants:
                     best[v] = min(best[v], run_so(args.attn_run, mlir,
-                                                  libs[v], args.repeat))
+                                                  libs[v], args.repeat,
+                                                  "forward"))
                 best["eager"] = min(best["eager"], timed(
                     lambda: module(*inputs), args.repeat))
         gbs = moved_bytes(inputs, output) / best["tiled"] / 1e9

@@ -74,9 +74,9 @@ def build_so(attn_run, path, threads, extra, mattr):
     return out
 
 
-def run_so(attn_run, path, so, repeat):
+def run_so(attn_run, path, so, repeat, entry="f"):
     """The best time in seconds of `repeat` runs (attn-run's min)."""
-    proc = subprocess.run([attn_run, path, "--entry", "f", "--so", so,
+    proc = subprocess.run([attn_run, path, "--entry", entry, "--so", so,
                            f"--repeat={repeat}"], capture_output=True,
                           text=True, check=True)
     return float(re.search(r"min=([0-9.]+) ms", proc.stdout).group(1)) * 1e-3

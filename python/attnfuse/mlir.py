@@ -268,6 +268,15 @@ class Body:
         addi, andi, divsi, ..."""
         return self._emit(f"arith.{op} {a.name}, {b.name} : {a.elt}", a.dtype)
 
+    def sum_step(self, acc: Scalar, x: Scalar) -> Scalar:
+        """acc + x as the step of a sum whose order PyTorch leaves open (its
+        CPU kernels add in vector lanes): a float add may be reassociated,
+        so LLVM vectorises the reduction loop; integers add exactly."""
+        if not is_float(acc.dtype):
+            return self.arith("addi", acc, x)
+        return self._emit(f"arith.addf {acc.name}, {x.name} "
+                          f"fastmath<reassoc> : {acc.elt}", acc.dtype)
+
     def math(self, fn: str, *xs: Scalar) -> Scalar:
         names = ", ".join(x.name for x in xs)
         return self._emit(f"math.{fn} {names} : {xs[0].elt}", xs[0].dtype)

@@ -169,3 +169,23 @@ def test_dynamic_sizes_in_reductions_and_indexing():
         x = torch.randn(b, 6)
         for a, e in zip(compiled(ids, x), M()(ids, x)):
             torch.testing.assert_close(a, e)
+
+
+class SumAndPrefixSum(torch.nn.Module):
+    def forward(self, x):
+        return x.sum(-1), x.mean(0), F.layer_norm(x, (5,)), x.cumsum(-1)
+
+
+def test_sums_are_reassociable_prefix_sums_are_not():
+    """PyTorch's CPU sums add in vector lanes, in no sequential order: the
+    exporter writes the steps of sum, mean and layer_norm's statistics as
+    `arith.addf ... fastmath<reassoc>`, so LLVM vectorises the reduction
+    loops. cumsum's steps are each an output: they stay in order."""
+    x = torch.randn(2, 3, 5)
+    compiled = check(SumAndPrefixSum(), (x,))
+    adds = [line.strip() for line in compiled.mlir.splitlines()
+            if "arith.addf" in line]
+    reassoc = [line for line in adds if "fastmath<reassoc>" in line]
+    # sum, mean, layer_norm's mean and variance; cumsum's one add without.
+    assert len(reassoc) == 4, adds
+    assert len(adds) - len(reassoc) >= 1, adds

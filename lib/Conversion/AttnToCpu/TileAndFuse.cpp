@@ -12,7 +12,9 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Dominance.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/CSE.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
@@ -87,26 +89,33 @@ static SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op,
 }
 
 /// The producers that may be fused into tiles of `root`: linalg ops (not
-/// matmuls or ops already tiled) in its block whose every result is read
-/// only by `root` or by another such producer, found from `root`'s operands
-/// backwards.
+/// matmuls) in its block whose every result is read only by `root` or by
+/// other such producers, found from `root`'s operands backwards until no
+/// more join.
 static llvm::SmallPtrSet<Operation *, 8> collectFusable(Operation *root) {
   llvm::SmallPtrSet<Operation *, 8> fusable;
-  SmallVector<Operation *> worklist{root};
-  while (!worklist.empty()) {
-    Operation *op = worklist.pop_back_val();
-    for (Value operand : op->getOperands()) {
-      Operation *def = operand.getDefiningOp();
-      if (!def || def->getBlock() != root->getBlock() || fusable.count(def) ||
-          !(isTileableLinalgOp(def) || isa<linalg::FillOp>(def)))
-        continue;
-      bool onlyHere = llvm::all_of(def->getUsers(), [&](Operation *user) {
-        return user == root || fusable.count(user);
-      });
-      if (!onlyHere)
-        continue;
-      fusable.insert(def);
-      worklist.push_back(def);
+  auto readOnlyHere = [&](Operation *def) {
+    return llvm::all_of(def->getUsers(), [&](Operation *user) {
+      return user == root || fusable.count(user);
+    });
+  };
+  // Until no producer joins: one read by two fused ops joins once both
+  // have.
+  for (bool grew = true; grew;) {
+    grew = false;
+    SmallVector<Operation *> readers{root};
+    readers.append(fusable.begin(), fusable.end());
+    for (Operation *op : readers) {
+      for (Value operand : op->getOperands()) {
+        Operation *def = operand.getDefiningOp();
+        if (!def || def->getBlock() != root->getBlock() ||
+            fusable.count(def) ||
+            !(isTileableLinalgOp(def) || isa<linalg::FillOp>(def)) ||
+            !readOnlyHere(def))
+          continue;
+        fusable.insert(def);
+        grew = true;
+      }
     }
   }
   return fusable;
@@ -151,11 +160,18 @@ static LogicalResult tileAndFuse(RewriterBase &rewriter,
   // The slices that fusion read the producers through are left unused in
   // the loop; without them the fused producers are dead (their only users
   // were fused with them). Latest first, so each is unused when it goes.
-  for (LoopLikeOpInterface loop : result->loops)
+  // A producer that two fused ops read (a layer norm's mean: the variance
+  // and the normalised rows) was fused once per read: CSE in the loop
+  // leaves one copy per tile. (Only here: outside the loops, CSE would merge
+  // the lowering's to_buffer reads, see the CPU pipeline.)
+  DominanceInfo dominance;
+  for (LoopLikeOpInterface loop : result->loops) {
+    eliminateCommonSubExpressions(rewriter, dominance, loop);
     loop->walk([&](tensor::ExtractSliceOp slice) {
       if (slice->use_empty())
         rewriter.eraseOp(slice);
     });
+  }
   SmallVector<Operation *> fused(result->fusedProducers.begin(),
                                  result->fusedProducers.end());
   llvm::sort(fused, [](Operation *a, Operation *b) {

@@ -34,7 +34,7 @@ def layer_norm(ex, x, normalized_shape, weight=None, bias=None, eps=1e-5,
     stat = TensorType(stat_dims, wide)
 
     def mean_of(v):
-        acc = reduce(ex, v, dims, wide, 0, lambda b, o, a: b.arith("addf", o, a))
+        acc = reduce(ex, v, dims, wide, 0, lambda b, o, a: b.sum_step(o, a))
         m = ex.map([acc], acc.type, lambda b, a: b.arith(
             "divf", a, b.constant(float(n), wide)))
         from .views import reshape_to

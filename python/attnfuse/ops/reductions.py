@@ -64,9 +64,8 @@ def sum_(ex, x, dims=None, keepdim=False, dtype=None):
     out = ex.out_type()
     x = ex.tensor(x, dtype or (out.dtype if mlir.is_float(out.dtype) else None))
     acc_dtype = _acc_dtype(out.dtype)
-    op = "addf" if mlir.is_float(acc_dtype) else "addi"
     acc = reduce(ex, x, _dims(x, dims), acc_dtype, 0,
-                 lambda b, o, a: b.arith(op, o, a))
+                 lambda b, o, a: b.sum_step(o, a))
     return _finish(ex, acc, out)
 
 
@@ -82,7 +81,7 @@ def mean(ex, x, dims=None, keepdim=False, dtype=None):
         n = n * x.type.dims[d]
     acc_dtype = mlir.opmath(out.dtype)
     acc = reduce(ex, x, dims, acc_dtype, 0,
-                 lambda b, o, a: b.arith("addf", o, a))
+                 lambda b, o, a: b.sum_step(o, a))
     if not isinstance(n, int):
         ex.unsupported("mean over a dynamic dim")
     return _finish(ex, acc, out, lambda b, a: b.arith(

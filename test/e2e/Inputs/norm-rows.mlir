@@ -16,7 +16,7 @@ module {
     %3 = linalg.fill ins(%cst : f32) outs(%2 : tensor<2x64xf32>) -> tensor<2x64xf32>
     %4 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%1 : tensor<2x64x512xf32>) outs(%3 : tensor<2x64xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %31 = arith.addf %out, %in : f32
+      %31 = arith.addf %out, %in fastmath<reassoc> : f32
       linalg.yield %31 : f32
     } -> tensor<2x64xf32>
     %5 = tensor.empty() : tensor<2x64xf32>
@@ -42,7 +42,7 @@ module {
     %13 = linalg.fill ins(%cst_1 : f32) outs(%12 : tensor<2x64xf32>) -> tensor<2x64xf32>
     %14 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%arg3 : tensor<2x64x512xf32>) outs(%13 : tensor<2x64xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %31 = arith.addf %out, %in : f32
+      %31 = arith.addf %out, %in fastmath<reassoc> : f32
       linalg.yield %31 : f32
     } -> tensor<2x64xf32>
     %15 = tensor.empty() : tensor<2x64xf32>
@@ -65,7 +65,7 @@ module {
     %20 = linalg.fill ins(%cst_3 : f32) outs(%19 : tensor<2x64xf32>) -> tensor<2x64xf32>
     %21 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%18 : tensor<2x64x512xf32>) outs(%20 : tensor<2x64xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %31 = arith.addf %out, %in : f32
+      %31 = arith.addf %out, %in fastmath<reassoc> : f32
       linalg.yield %31 : f32
     } -> tensor<2x64xf32>
     %22 = tensor.empty() : tensor<2x64xf32>
@@ -119,7 +119,7 @@ module {
     %4 = linalg.fill ins(%cst : f32) outs(%3 : tensor<2x64xf32>) -> tensor<2x64xf32>
     %5 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%2 : tensor<2x64x512xf32>) outs(%4 : tensor<2x64xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %33 = arith.addf %out, %in : f32
+      %33 = arith.addf %out, %in fastmath<reassoc> : f32
       linalg.yield %33 : f32
     } -> tensor<2x64xf32>
     %6 = tensor.empty() : tensor<2x64xf32>
@@ -147,7 +147,7 @@ module {
     %16 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%arg3 : tensor<2x64x512xbf16>) outs(%15 : tensor<2x64xf32>) {
     ^bb0(%in: bf16, %out: f32):
       %33 = arith.extf %in : bf16 to f32
-      %34 = arith.addf %out, %33 : f32
+      %34 = arith.addf %out, %33 fastmath<reassoc> : f32
       linalg.yield %34 : f32
     } -> tensor<2x64xf32>
     %17 = tensor.empty() : tensor<2x64xf32>
@@ -171,7 +171,7 @@ module {
     %22 = linalg.fill ins(%cst_3 : f32) outs(%21 : tensor<2x64xf32>) -> tensor<2x64xf32>
     %23 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%20 : tensor<2x64x512xf32>) outs(%22 : tensor<2x64xf32>) {
     ^bb0(%in: f32, %out: f32):
-      %33 = arith.addf %out, %in : f32
+      %33 = arith.addf %out, %in fastmath<reassoc> : f32
       linalg.yield %33 : f32
     } -> tensor<2x64xf32>
     %24 = tensor.empty() : tensor<2x64xf32>
