@@ -212,3 +212,47 @@ func.func @negative_splitting_reshape(%x: tensor<512x1024xf32>) -> tensor<512x2x
   } -> tensor<512x2x512xf32>
   return %r : tensor<512x2x512xf32>
 }
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+
+// A layer norm's mean has two readers, both fused (the centred squares and
+// the normalised rows): each block computes it once.
+// CHECK-LABEL: func.func @two_readers_of_the_mean
+// CHECK: scf.forall
+// CHECK-COUNT-2: iterator_types = ["parallel", "reduction"]
+// CHECK-NOT: iterator_types = ["parallel", "reduction"]
+// CHECK: scf.forall.in_parallel
+func.func @two_readers_of_the_mean(%x: tensor<512x1024xf32>) -> tensor<512x1024xf32> {
+  %z = arith.constant 0.0 : f32
+  %e1 = tensor.empty() : tensor<512xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e1 : tensor<512xf32>) -> tensor<512xf32>
+  %mean = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<512x1024xf32>) outs(%f : tensor<512xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %t = arith.addf %acc, %a fastmath<reassoc> : f32
+    linalg.yield %t : f32
+  } -> tensor<512xf32>
+  %e2 = tensor.empty() : tensor<512x1024xf32>
+  %sq = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]} ins(%x, %mean : tensor<512x1024xf32>, tensor<512xf32>) outs(%e2 : tensor<512x1024xf32>) {
+  ^bb0(%a: f32, %m: f32, %o: f32):
+    %d = arith.subf %a, %m : f32
+    %s = arith.mulf %d, %d : f32
+    linalg.yield %s : f32
+  } -> tensor<512x1024xf32>
+  %f2 = linalg.fill ins(%z : f32) outs(%e1 : tensor<512xf32>) -> tensor<512xf32>
+  %var = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]} ins(%sq : tensor<512x1024xf32>) outs(%f2 : tensor<512xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %t = arith.addf %acc, %a fastmath<reassoc> : f32
+    linalg.yield %t : f32
+  } -> tensor<512xf32>
+  %r = linalg.generic {indexing_maps = [#id, #row, #row, #id], iterator_types = ["parallel", "parallel"]} ins(%x, %mean, %var : tensor<512x1024xf32>, tensor<512xf32>, tensor<512xf32>) outs(%e2 : tensor<512x1024xf32>) {
+  ^bb0(%a: f32, %m: f32, %v: f32, %o: f32):
+    %d = arith.subf %a, %m : f32
+    %q = math.rsqrt %v : f32
+    %y = arith.mulf %d, %q : f32
+    linalg.yield %y : f32
+  } -> tensor<512x1024xf32>
+  return %r : tensor<512x1024xf32>
+}
