@@ -421,9 +421,9 @@ def print_tables(results):
     for key, peers in cells.items():
         a = peers.get("attnfuse", {})
         base = a.get("ms")
-        peak = results["fma"][str(key[4])]
+        peak = a.get("fma")
         perf = ""
-        if base:
+        if base and peak:
             gflops = a["gflop"] / base * 1e3
             perf = f"{gflops:.0f} ({gflops / peak:.0%})"
         cols = []
@@ -458,9 +458,16 @@ def child(args):
 
 
 def add_results(results, part):
+    """Adds one process's results (one thread count); each row keeps the
+    FMA peak measured in its own process."""
+    for threads, fma in part["fma"].items():
+        triad = part["triad"][threads]
+        results["ceilings"].append(
+            f"{threads} threads: FMA peak {fma:.0f} GFLOP/s, triad "
+            f"{triad[0]:.1f} GB/s at the start, {triad[1]:.1f} at the end")
+    for r in part["rows"]:
+        r.setdefault("fma", part["fma"][str(r["threads"])])
     results["rows"] += part["rows"]
-    results["fma"].update({str(k): v for k, v in part["fma"].items()})
-    results["triad"].update({str(k): v for k, v in part["triad"].items()})
 
 
 def parse():
@@ -498,18 +505,18 @@ def parse():
 
 def main():
     args = parse()
+    results = dict(rows=[], ceilings=[])
     if args.merge:
-        results = dict(rows=[], fma={}, triad={})
         for path in args.merge:
             add_results(results, json.loads(Path(path).read_text()))
     elif len(args.threads) == 1:
-        results = child(args)
-        if results is None:
+        part = child(args)
+        if part is None:
             return
+        add_results(results, json.loads(json.dumps(part)))
     else:
         # Each thread count in its own process; the later --threads and
         # --json override the ones in the command line.
-        results = dict(rows=[], fma={}, triad={})
         with tempfile.TemporaryDirectory() as tmp:
             for n in args.threads:
                 out = Path(tmp) / f"{n}.json"
@@ -517,17 +524,11 @@ def main():
                                 "--threads", str(n), "--json", str(out)],
                                check=True)
                 add_results(results, json.loads(out.read_text()))
-        if args.json:
-            Path(args.json).write_text(json.dumps(results))
-    results["fma"] = {str(k): v for k, v in results["fma"].items()}
-    results["triad"] = {str(k): v for k, v in results["triad"].items()}
     import transformers
     print(f"\n{lscpu()[0]}, {platform.machine()}, torch {torch.__version__}, "
-          f"transformers {transformers.__version__}; "
-          + "; ".join(f"{k} threads: FMA {v:.0f} GFLOP/s, triad "
-                      f"{results['triad'][k][0]:.1f} GB/s at the start and "
-                      f"{results['triad'][k][1]:.1f} at the end"
-                      for k, v in results["fma"].items()))
+          f"transformers {transformers.__version__}")
+    for line in results["ceilings"]:
+        print(f"- {line}")
     print_tables(results)
 
 
