@@ -470,6 +470,16 @@ def add_results(results, part):
     results["rows"] += part["rows"]
 
 
+def merge_parts(parts):
+    """One --json file of several processes' results (as --merge reads)."""
+    out = dict(rows=[], fma={}, triad={})
+    for part in parts:
+        out["rows"] += part["rows"]
+        out["fma"].update(part["fma"])
+        out["triad"].update(part["triad"])
+    return out
+
+
 def parse():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--models", nargs="+", default=["gpt2", "llama", "bert"],
@@ -517,6 +527,7 @@ def main():
     else:
         # Each thread count in its own process; the later --threads and
         # --json override the ones in the command line.
+        parts = []
         with tempfile.TemporaryDirectory() as tmp:
             for n in args.threads:
                 out = Path(tmp) / f"{n}.json"
@@ -524,6 +535,9 @@ def main():
                                 "--threads", str(n), "--json", str(out)],
                                check=True)
                 add_results(results, json.loads(out.read_text()))
+                parts.append(json.loads(out.read_text()))
+        if args.json:
+            Path(args.json).write_text(json.dumps(merge_parts(parts)))
     import transformers
     print(f"\n{lscpu()[0]}, {platform.machine()}, torch {torch.__version__}, "
           f"transformers {transformers.__version__}")
