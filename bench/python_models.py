@@ -21,11 +21,13 @@ LM head, `use_cache=False`): token ids and an attention mask in (for
 batch > 1, row 0 is padded by T/4: left for the decoders, right for BERT),
 the last hidden state out. Each cell (model, dtype, batch, T, threads)
 compiles every peer for its static shapes; latency is the median of at
-least `--min-calls` calls and `--min-time` seconds after one warm-up call;
+least `--min-calls` calls and `--min-time` seconds after `--warmup` calls;
 compile time runs from the module to the first result (export included);
-the max abs difference is against eager PyTorch of the same dtype, on every
-position (padded ones included). For bf16 cells the note of the eager row
-gives eager bf16's own difference from eager f32 as the scale. An FMA peak
+the max abs difference is against eager PyTorch of the same dtype on the
+token positions (NaN if the peer gave NaN there), and the note says where
+the padded positions differ by more than 1e-3. For bf16 cells the note of
+the eager row gives eager bf16's own difference from eager f32 (when the
+same run measured f32) as the scale. An FMA peak
 and a triad (bench/cpu_peak.c) are measured at the start of each thread
 count, and AttnFuse's GFLOP/s (the projections and attention products) is
 given against the peak.
