@@ -1,0 +1,554 @@
+#!/usr/bin/env python3
+"""Whole-model latency: GPT-2 (124M shapes), a Llama-style model and
+BERT-base with random weights (built from their config classes, no
+download), compiled by AttnFuse next to the runtimes users would pick
+instead, side by side in one run:
+
+- eager: the Hugging Face module itself (`attn_implementation="sdpa"`);
+- torch.compile: Inductor, `torch._inductor.config.freezing = True`;
+- aotinductor: `torch._inductor.aoti_compile_and_package` of
+  `torch.export.export`, run by `aoti_load_package`;
+- onnxruntime: `torch.onnx.export(dynamo=True)`, then ONNX Runtime's
+  transformer optimizer (`onnxruntime.transformers.optimizer`) where it has
+  a model type for the architecture (GPT-2, BERT), CPU provider,
+  `ORT_ENABLE_ALL`;
+- openvino: `openvino.convert_model` of the f32 module, CPU plugin with
+  `INFERENCE_PRECISION_HINT` set to the cell's dtype (OpenVINO would
+  otherwise run f32 models in bf16 on a CPU with AVX-512 BF16).
+
+The forward of the base model (`GPT2Model`, `LlamaModel`, `BertModel`, no
+LM head, `use_cache=False`): token ids and an attention mask in (for
+batch > 1, row 0 is padded by T/4: left for the decoders, right for BERT),
+the last hidden state out. Each cell (model, dtype, batch, T, threads)
+compiles every peer for its static shapes; latency is the median of at
+least `--min-calls` calls and `--min-time` seconds after `--warmup` calls;
+compile time runs from the module to the first result (export included);
+the max abs difference is against eager PyTorch of the same dtype on the
+token positions (NaN if the peer gave NaN there), and the note says where
+the padded positions differ by more than 1e-3. For bf16 cells the note of
+the eager row gives eager bf16's own difference from eager f32 (when the
+same run measured f32) as the scale. An FMA peak
+and a triad (bench/cpu_peak.c) are measured at the start of each thread
+count, and AttnFuse's GFLOP/s (the projections and attention products) is
+given against the peak.
+
+Not part of CI. The peers live in a venv that sees the pinned torch and
+transformers (bench/setup-venv.sh):
+
+    SKIP_LLAMA_CPP=1 bench/setup-venv.sh
+    PYTHONPATH=python /work/bench-venv/bin/python bench/python_models.py
+
+`--json` keeps the rows; `--merge A.json B.json ...` prints the tables of
+several runs (bench/RESULTS.md's come from six). Each thread count of
+`--threads` runs in its own process (AttnFuse's
+OpenMP runtime reads OMP_NUM_THREADS once per process). A peer that is not
+installed or fails in a cell gets its error in the table instead of
+numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import gc
+import json
+import os
+import platform
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+import torch
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "python"))
+sys.path.insert(0, str(HERE))
+from cpu_attention_bench import build_peak, lscpu, run_peak  # noqa: E402
+
+DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16}
+DECODER, ENCODER = "decoder", "encoder"
+
+# Llama-style shapes: hidden, layers, heads, kv heads, intermediate, vocab.
+LLAMA_SIZES = {
+    # Qwen2-0.5B's shape (its vocabulary cut to 32000): what finishes on a
+    # 2-core machine.
+    "0.5b": (896, 24, 14, 2, 4864, 32000),
+    # Llama-3.2-1B's shape (vocabulary 32000).
+    "1b": (2048, 16, 32, 8, 8192, 32000),
+    # For checking the harness.
+    "tiny": (64, 2, 4, 2, 128, 1000),
+}
+
+
+def build_model(name, llama_size, max_t):
+    """(module in eval mode, kind); f32, seeded."""
+    import transformers as tf
+    torch.manual_seed(0)
+    common = dict(use_cache=False, attn_implementation="sdpa")
+    if name == "gpt2":
+        cfg = tf.GPT2Config(n_positions=max(1024, max_t), **common)
+        return tf.GPT2Model(cfg).eval(), DECODER
+    if name == "llama":
+        hidden, layers, heads, kv, inter, vocab = LLAMA_SIZES[llama_size]
+        cfg = tf.LlamaConfig(
+            vocab_size=vocab, hidden_size=hidden, num_hidden_layers=layers,
+            num_attention_heads=heads, num_key_value_heads=kv,
+            intermediate_size=inter,
+            max_position_embeddings=max(4096, max_t), **common)
+        return tf.LlamaModel(cfg).eval(), DECODER
+    if name == "bert":
+        cfg = tf.BertConfig(max_position_embeddings=max(512, max_t), **common)
+        return tf.BertModel(cfg).eval(), ENCODER
+    raise ValueError(name)
+
+
+def model_inputs(model, kind, batch, t, seed=1):
+    """(input_ids, attention_mask): row 0 padded by t/4 when batch > 1."""
+    g = torch.Generator().manual_seed(seed)
+    ids = torch.randint(3, model.config.vocab_size, (batch, t), generator=g)
+    mask = torch.ones(batch, t, dtype=torch.long)
+    if batch > 1:
+        if kind == DECODER:
+            mask[0, :t // 4] = 0
+        else:
+            mask[0, t - t // 4:] = 0
+    return ids, mask
+
+
+def matmul_flops(model, batch, t):
+    """FLOPs of the forward's products: every 2-D weight but the embeddings
+    once per token, and q k^T and p v in full (causal halves not taken
+    off) per layer."""
+    cfg = model.config
+    weights = sum(p.numel() for n, p in model.named_parameters()
+                  if p.dim() == 2 and "emb" not in n and "wte" not in n
+                  and "wpe" not in n)
+    layers = cfg.num_hidden_layers
+    attention = 4 * batch * t * t * cfg.hidden_size * layers
+    return 2 * weights * batch * t + attention
+
+
+def first_tensor(y):
+    """The last hidden state of a peer's output (ModelOutput, tuple, list of
+    NumPy arrays or tensor) as a tensor."""
+    if hasattr(y, "to_tuple"):
+        y = y.to_tuple()
+    while isinstance(y, (list, tuple)):
+        y = y[0]
+    if isinstance(y, torch.Tensor):
+        return y
+    return torch.from_numpy(y)
+
+
+def differences(y, expected, mask):
+    """(max abs difference on the tokens, on the padded positions or None
+    where they agree to 1e-3). Padded positions are outputs no one reads:
+    where every key is masked (a left-padded row's first positions) PyTorch
+    and the peers compute different things there (NaN for some)."""
+    d = (y.float() - expected).abs()  # max propagates NaN
+    valid = mask.bool()
+    tokens = d[valid].max().item()
+    padded = d[~valid].max().item() if (~valid).any() else 0.0
+    return tokens, (None if padded <= 1e-3 else padded)
+
+
+def latency_ms(fn, min_time, min_calls, warmup):
+    """Median ms of at least `min_calls` calls and `min_time` seconds after
+    `warmup` calls (besides the compile's first call)."""
+    for _ in range(warmup):
+        fn()
+    times = []
+    start = time.perf_counter()
+    while len(times) < min_calls or time.perf_counter() - start < min_time:
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times) * 1e3
+
+
+# ---- peers: setup(cell) -> (call, note) -------------------------------------
+def peer_eager(c):
+    return (lambda: c.model(c.ids, attention_mask=c.mask)), ""
+
+
+def peer_attnfuse(c):
+    import attnfuse
+    compiled = attnfuse.compile(c.model, (c.ids,),
+                                example_kwargs={"attention_mask": c.mask})
+    n = attnfuse.count_sdpa(attnfuse.fuse(compiled.mlir)[0])
+    note = f"{n} attn.sdpa" + (" (cache hit)" if compiled.cache_hit else "")
+    return (lambda: compiled(c.ids, attention_mask=c.mask)), note
+
+
+def peer_torch_compile(c):
+    import torch._inductor.config as inductor
+    torch._dynamo.reset()
+    inductor.freezing = True
+    compiled = torch.compile(c.model, dynamic=False)
+    return (lambda: compiled(c.ids, attention_mask=c.mask)), "freezing"
+
+
+def peer_aotinductor(c):
+    ep = torch.export.export(c.model, (c.ids,),
+                             {"attention_mask": c.mask}, strict=False)
+    path = torch._inductor.aoti_compile_and_package(
+        ep, package_path=str(c.work / "model.pt2"))
+    runner = torch._inductor.aoti_load_package(path)
+    return (lambda: runner(c.ids, attention_mask=c.mask)), ""
+
+
+ORT_MODEL_TYPES = {"gpt2": "gpt2", "bert": "bert"}
+
+
+def ort_optimize(c, path):
+    """ONNX Runtime's transformer optimizer on the exported model, where it
+    has a model type for the architecture: (path to run, note)."""
+    model_type = ORT_MODEL_TYPES.get(c.name)
+    if model_type is None:
+        return path, f"no optimizer model type for {c.name}"
+    if c.dtype != torch.float32:
+        return path, "optimizer not run (it rewrites f32 models)"
+    try:
+        from onnxruntime.transformers.optimizer import optimize_model
+        cfg = c.model.config
+        opt = optimize_model(str(path), model_type=model_type,
+                             num_heads=cfg.num_attention_heads,
+                             hidden_size=cfg.hidden_size)
+        out = c.work / "model.opt.onnx"
+        opt.save_model_to_file(str(out), use_external_data_format=True)
+        fused = {k: v for k, v in opt.get_fused_operator_statistics().items()
+                 if v}
+        return out, f"optimizer {model_type}: {fused}"
+    except Exception as e:  # the unoptimized model still runs
+        return path, f"optimizer failed ({type(e).__name__}: {short(e)})"
+
+
+def peer_onnxruntime(c):
+    import onnxruntime as ort
+    path = c.work / "model.onnx"
+    torch.onnx.export(c.model, (c.ids,), str(path),
+                      kwargs={"attention_mask": c.mask}, dynamo=True,
+                      input_names=["input_ids", "attention_mask"],
+                      external_data=True)
+    path, note = ort_optimize(c, path)
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = c.threads
+    opts.inter_op_num_threads = 1
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    sess = ort.InferenceSession(str(path), opts,
+                                providers=["CPUExecutionProvider"])
+    names = [i.name for i in sess.get_inputs()]
+    feeds = dict(zip(names, (c.ids.numpy(), c.mask.numpy())))
+    return (lambda: sess.run(None, feeds)[0]), note
+
+
+def peer_openvino(c):
+    import openvino as ov
+    source = c.model if c.dtype == torch.float32 else \
+        copy.deepcopy(c.model).float()
+    converted = ov.convert_model(
+        source, example_input={"input_ids": c.ids,
+                               "attention_mask": c.mask})
+    hint = {torch.float32: "f32", torch.bfloat16: "bf16"}[c.dtype]
+    compiled = ov.Core().compile_model(converted, "CPU", {
+        "INFERENCE_NUM_THREADS": str(c.threads),
+        "INFERENCE_PRECISION_HINT": hint, "PERFORMANCE_HINT": "LATENCY"})
+    request = compiled.create_infer_request()
+    feeds = [c.ids.numpy(), c.mask.numpy()]
+    return (lambda: request.infer(feeds)[compiled.output(0)]), \
+        f"precision hint {hint}"
+
+
+# Run in a process of their own (run_isolated).
+ISOLATED = ("openvino",)
+PEERS = {"attnfuse": peer_attnfuse, "eager": peer_eager,
+         "torch.compile": peer_torch_compile,
+         "aotinductor": peer_aotinductor, "onnxruntime": peer_onnxruntime,
+         "openvino": peer_openvino}
+
+
+def short(e):
+    text = str(e).strip()
+    return text.splitlines()[0][:200] if text else ""
+
+
+class Cell:
+    """One model at one dtype, batch, T and thread count."""
+
+    def __init__(self, name, model, kind, dtype, batch, t, threads, work):
+        self.name, self.model, self.kind = name, model, kind
+        self.dtype, self.batch, self.t, self.threads = dtype, batch, t, threads
+        self.work = work
+        self.ids, self.mask = model_inputs(model, kind, batch, t)
+
+
+def run_peer(peer, cell, expected, args):
+    """One peer in one cell: a result row (numbers or the error)."""
+    row = dict(peer=peer)
+    try:
+        with tempfile.TemporaryDirectory(dir=args.workdir) as tmp, \
+                torch.no_grad():
+            cell.work = Path(tmp)
+            t0 = time.perf_counter()
+            call, note = PEERS[peer](cell)
+            y = first_tensor(call())
+            row["compile_s"] = time.perf_counter() - t0
+            row["max_abs_err"], padded = differences(y, expected, cell.mask)
+            row["ms"] = latency_ms(call, args.min_time, args.min_calls,
+                                   args.warmup)
+            if padded is not None:
+                note = "; ".join(filter(None, [
+                    note, f"padded positions differ by {padded:.1e}"]))
+            row["note"] = note
+            del call
+    except Exception as e:  # a peer that fails is a table entry
+        traceback.print_exc(limit=3)
+        row["error"] = f"{type(e).__name__}: {short(e)}"
+    gc.collect()
+    return row
+
+
+def run_isolated(peer, cell, args):
+    """`peer` in `cell`, run by this script in a process of its own: a peer
+    that kills its process (OpenVINO's bf16 CPU plugin raised SIGFPE here)
+    becomes a table entry. The process builds the same model (same seed,
+    same position table) and its own eager reference."""
+    dname = next(k for k, v in DTYPES.items() if v == cell.dtype)
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "row.json"
+        cmd = [sys.executable, __file__, "--isolated", "--models", cell.name,
+               "--size", args.size, "--dtypes", dname, "--batch",
+               str(cell.batch), "--seq", str(cell.t), "--threads",
+               str(cell.threads), "--peers", peer, "--positions",
+               str(args.positions), "--min-time", str(args.min_time),
+               "--min-calls", str(args.min_calls), "--warmup",
+               str(args.warmup), "--json", str(out)]
+        if args.workdir:
+            cmd += ["--workdir", args.workdir]
+        proc = subprocess.run(cmd)
+        if proc.returncode == 0 and out.exists():
+            return json.loads(out.read_text())["rows"][0]
+    how = (f"signal {signal.Signals(-proc.returncode).name}"
+           if proc.returncode < 0 else f"exit status {proc.returncode}")
+    return dict(peer=peer, error=f"the process died ({how})")
+
+
+def run_cells(args, threads):
+    """Every cell at one thread count, rows printed as measured."""
+    rows = []
+    f32_expected = {}
+    for name in args.models:
+        base, kind = build_model(name, args.size, args.positions)
+        for dname in args.dtypes:
+            dtype = DTYPES[dname]
+            model = base if dtype == torch.float32 else \
+                copy.deepcopy(base).to(dtype)
+            for batch in args.batch:
+                for t in args.seq:
+                    cell = Cell(name, model, kind, dtype, batch, t, threads,
+                                None)
+                    with torch.no_grad():
+                        expected = first_tensor(
+                            model(cell.ids, attention_mask=cell.mask)).float()
+                    key = (name, batch, t)
+                    scale = ""
+                    if dtype == torch.float32:
+                        f32_expected[key] = expected
+                    elif key in f32_expected:
+                        d = (expected - f32_expected[key]).abs().max().item()
+                        scale = f"eager bf16 vs eager f32: {d:.1e}"
+                    flops = matmul_flops(model, batch, t)
+                    for peer in args.peers:
+                        if peer in ISOLATED and not args.isolated:
+                            row = run_isolated(peer, cell, args)
+                        else:
+                            row = run_peer(peer, cell, expected, args)
+                        if peer == "eager" and scale:
+                            row["note"] = scale
+                        row.update(model=name, dtype=dname, batch=batch, t=t,
+                                   threads=threads, gflop=flops / 1e9)
+                        rows.append(row)
+                        print("#", json.dumps(row), flush=True)
+            del model
+            gc.collect()
+    return rows
+
+
+def ceilings(threads, cc):
+    """(FMA GFLOP/s, triad GB/s) of bench/cpu_peak.c at `threads`."""
+    with tempfile.TemporaryDirectory() as tmp:
+        binary = os.path.join(tmp, "cpu_peak")
+        ok, _ = build_peak(cc, binary)
+        if not ok:
+            raise RuntimeError("cpu_peak: the FMA loop is not 12 "
+                               "register-only vfmadd")
+        return run_peak(binary, "fma", threads), \
+            run_peak(binary, "triad", threads)
+
+
+def fmt(x, digits=1):
+    return "" if x is None else f"{x:.{digits}f}"
+
+
+def print_tables(results):
+    """The long table (every peer in every cell) and the ratio table (each
+    peer's latency over AttnFuse's, per cell)."""
+    print("\n| model | dtype | batch | T | threads | system | ms | "
+          "/ attnfuse | compile s | max abs diff vs eager | note |")
+    print("|---|---|--:|--:|--:|---|--:|--:|--:|--:|---|")
+    cells = {}
+    for r in results["rows"]:
+        key = (r["model"], r["dtype"], r["batch"], r["t"], r["threads"])
+        cells.setdefault(key, {})[r["peer"]] = r
+    for key, peers in cells.items():
+        base = peers.get("attnfuse", {}).get("ms")
+        for peer, r in peers.items():
+            head = "| " + " | ".join(map(str, key)) + f" | {peer} |"
+            if "error" in r:
+                print(f"{head} failed | | | | {r['error']} |")
+                continue
+            ratio = f"{r['ms'] / base:.2f}" if base else ""
+            print(f"{head} {fmt(r['ms'])} | {ratio} | "
+                  f"{fmt(r['compile_s'])} | {r['max_abs_err']:.1e} | "
+                  f"{r.get('note', '')} |")
+    names = [p for p in PEERS if p != "attnfuse"]
+    print("\nPeer latency / AttnFuse latency (above 1: AttnFuse faster); "
+          "AttnFuse's GFLOP/s and share of the FMA peak\n")
+    print("| model | dtype | batch | T | threads | attnfuse ms | GFLOP/s "
+          "(of peak) | " + " | ".join(names) + " |")
+    print("|---|---|--:|--:|--:|--:|--:|" + "--:|" * len(names))
+    for key, peers in cells.items():
+        a = peers.get("attnfuse", {})
+        base = a.get("ms")
+        peak = a.get("fma")
+        perf = ""
+        if base and peak:
+            gflops = a["gflop"] / base * 1e3
+            perf = f"{gflops:.0f} ({gflops / peak:.0%})"
+        cols = []
+        for n in names:
+            r = peers.get(n, {})
+            cols.append(f"{r['ms'] / base:.2f}" if base and "ms" in r else
+                        ("failed" if "error" in r else ""))
+        print("| " + " | ".join(map(str, key)) + f" | {fmt(base)} | {perf} "
+              "| " + " | ".join(cols) + " |")
+
+
+def child(args):
+    """One thread count in this process; writes the rows to --json."""
+    threads = args.threads[0]
+    os.environ["OMP_NUM_THREADS"] = str(threads)
+    torch.set_num_threads(threads)
+    if args.isolated:
+        rows = run_cells(args, threads)
+        Path(args.json).write_text(json.dumps(dict(rows=rows)))
+        return None
+    fma, triad = ceilings(threads, args.cc)
+    print(f"# {threads} threads: FMA peak {fma:.0f} GFLOP/s, triad "
+          f"{triad:.1f} GB/s", flush=True)
+    rows = run_cells(args, threads)
+    _, late = ceilings(threads, args.cc)
+    print(f"# {threads} threads: triad at the end {late:.1f} GB/s",
+          flush=True)
+    out = dict(rows=rows, fma={threads: fma}, triad={threads: [triad, late]})
+    if args.json:
+        Path(args.json).write_text(json.dumps(out))
+    return out
+
+
+def add_results(results, part):
+    """Adds one process's results (one thread count); each row keeps the
+    FMA peak measured in its own process."""
+    for threads, fma in part["fma"].items():
+        triad = part["triad"][threads]
+        results["ceilings"].append(
+            f"{threads} threads: FMA peak {fma:.0f} GFLOP/s, triad "
+            f"{triad[0]:.1f} GB/s at the start, {triad[1]:.1f} at the end")
+    for r in part["rows"]:
+        r.setdefault("fma", part["fma"][str(r["threads"])])
+    results["rows"] += part["rows"]
+
+
+def merge_parts(parts):
+    """One --json file of several processes' results (as --merge reads)."""
+    out = dict(rows=[], fma={}, triad={})
+    for part in parts:
+        out["rows"] += part["rows"]
+        out["fma"].update(part["fma"])
+        out["triad"].update(part["triad"])
+    return out
+
+
+def parse():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--models", nargs="+", default=["gpt2", "llama", "bert"],
+                   choices=["gpt2", "llama", "bert"])
+    p.add_argument("--size", choices=LLAMA_SIZES, default="0.5b",
+                   help="the Llama-style shape (1b: Llama-3.2-1B's)")
+    p.add_argument("--dtypes", nargs="+", default=["f32", "bf16"],
+                   choices=list(DTYPES))
+    p.add_argument("--batch", type=int, nargs="+", default=[1])
+    p.add_argument("--seq", type=int, nargs="+", default=[128, 512])
+    p.add_argument("--threads", type=int, nargs="+", default=[1])
+    p.add_argument("--peers", nargs="+", default=list(PEERS),
+                   choices=list(PEERS))
+    p.add_argument("--min-time", type=float, default=1.0,
+                   help="seconds of timed calls per measurement")
+    p.add_argument("--min-calls", type=int, default=3)
+    p.add_argument("--warmup", type=int, default=1)
+    p.add_argument("--cc", default="clang-22",
+                   help="compiles bench/cpu_peak.c")
+    p.add_argument("--workdir", default=None,
+                   help="where exported files go (default: the temp dir)")
+    p.add_argument("--json", help="write the results here")
+    p.add_argument("--positions", type=int,
+                   help="the position table's size (default: the largest T)")
+    p.add_argument("--merge", nargs="+", metavar="JSON",
+                   help="print the tables of earlier runs' --json files")
+    p.add_argument("--isolated", action="store_true",
+                   help="internal: one peer in one cell, rows to --json")
+    args = p.parse_args()
+    args.positions = args.positions or max(args.seq)
+    return args
+
+
+def main():
+    args = parse()
+    results = dict(rows=[], ceilings=[])
+    if args.merge:
+        for path in args.merge:
+            add_results(results, json.loads(Path(path).read_text()))
+    elif len(args.threads) == 1:
+        part = child(args)
+        if part is None:
+            return
+        add_results(results, json.loads(json.dumps(part)))
+    else:
+        # Each thread count in its own process; the later --threads and
+        # --json override the ones in the command line.
+        parts = []
+        with tempfile.TemporaryDirectory() as tmp:
+            for n in args.threads:
+                out = Path(tmp) / f"{n}.json"
+                subprocess.run([sys.executable, __file__, *sys.argv[1:],
+                                "--threads", str(n), "--json", str(out)],
+                               check=True)
+                add_results(results, json.loads(out.read_text()))
+                parts.append(json.loads(out.read_text()))
+        if args.json:
+            Path(args.json).write_text(json.dumps(merge_parts(parts)))
+    import transformers
+    print(f"\n{lscpu()[0]}, {platform.machine()}, torch {torch.__version__}, "
+          f"transformers {transformers.__version__}")
+    for line in results["ceilings"]:
+        print(f"- {line}")
+    print_tables(results)
+
+
+if __name__ == "__main__":
+    main()
