@@ -55,7 +55,6 @@ import json
 import os
 import platform
 import signal
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -69,6 +68,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "python"))
 sys.path.insert(0, str(HERE))
 from cpu_attention_bench import build_peak, lscpu, run_peak  # noqa: E402
+from python_nanogpt import latency_ms  # noqa: E402
 
 DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16}
 DECODER, ENCODER = "decoder", "encoder"
@@ -155,20 +155,6 @@ def differences(y, expected, mask):
     tokens = d[valid].max().item()
     padded = d[~valid].max().item() if (~valid).any() else 0.0
     return tokens, (None if padded <= 1e-3 else padded)
-
-
-def latency_ms(fn, min_time, min_calls, warmup):
-    """Median ms of at least `min_calls` calls and `min_time` seconds after
-    `warmup` calls (besides the compile's first call)."""
-    for _ in range(warmup):
-        fn()
-    times = []
-    start = time.perf_counter()
-    while len(times) < min_calls or time.perf_counter() - start < min_time:
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times) * 1e3
 
 
 # ---- peers: setup(cell) -> (call, note) -------------------------------------
