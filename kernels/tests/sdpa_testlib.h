@@ -482,6 +482,13 @@ inline Case sized(Case c, const char* name, int L, int S) {
   return c;
 }
 
+// Hq query heads over Hkv kv heads (GQA when Hq > Hkv, MQA when Hkv == 1).
+inline Case heads(Case c, int Hq, int Hkv) {
+  c.Hq = Hq;
+  c.Hkv = Hkv;
+  return c;
+}
+
 inline Case masked(Case c, attn_mask_kind kind, MaskShape shape, bool dead_rows) {
   c.mask_kind = kind;
   c.mask_shape = shape;
@@ -505,9 +512,7 @@ inline void add_shape_cases(CaseList& add, const Case& c, bool small) {
   d.lse = true;
   add(d);
   const int gqa = small ? 70 : 300;
-  Case e = sized(c, "gqa_causal", gqa, gqa);
-  e.Hq = 8;
-  e.Hkv = 2;
+  Case e = heads(sized(c, "gqa_causal", gqa, gqa), 8, 2);
   e.causal = e.lse = true;
   add(e);
 }
@@ -565,10 +570,8 @@ inline void add_layout_cases(CaseList& add, const Case& c, bool small) {
   l.masked_value = 0.f;
   l.causal = l.lse = true;
   add(l);
-  Case m = sized(c, "mqa_kvbcast", 20, 129);  // MQA with batch-broadcast k/v
+  Case m = heads(sized(c, "mqa_kvbcast", 20, 129), 3, 1);  // MQA with batch-broadcast k/v
   m.B = 2;
-  m.Hq = 3;
-  m.Hkv = 1;
   m.layout = kKVBcastB;
   add(m);
   Case n = sized(c, "tile_multiple_causal", 128, 128);
@@ -608,35 +611,27 @@ inline void add_window_cases(CaseList& add, const Case& c) {
 
 // Decode shapes (L <= 16, S >= 2 x 128): split keys + combine.
 inline void add_decode_cases(CaseList& add, const Case& c, bool small) {
-  Case d1 = sized(c, "decode_L1_gqa", 1, small ? 700 : 4100);  // 4 query heads per kv head in one block
+  Case d1 = heads(sized(c, "decode_L1_gqa", 1, small ? 700 : 4100), 8, 2);  // 4 query heads per kv head in one block
   d1.B = 2;
-  d1.Hq = 8;
-  d1.Hkv = 2;
   d1.lse = true;
   add(d1);
   Case d2 = masked(sized(c, "decode_L16_bool", 16, small ? 520 : 3000), ATTN_MASK_BOOL, kMaskFull, true);
   d2.lse = true;
   add(d2);
   // group x L = 15 rows; additive mask and a window: most splits see nothing.
-  Case d3 = masked(windowed(sized(c, "decode_L5_add_window", 5, small ? 600 : 2000), 200, 150), ATTN_MASK_ADDITIVE,
-                   kMaskB11S, false);
-  d3.Hq = 6;
-  d3.Hkv = 2;
+  Case d3 = masked(windowed(heads(sized(c, "decode_L5_add_window", 5, small ? 600 : 2000), 6, 2), 200, 150),
+                   ATTN_MASK_ADDITIVE, kMaskB11S, false);
   d3.lse = true;
   add(d3);
   // Causal (top-left: only keys <= i), finite masked value keeps every key.
-  Case d4 = sized(c, "decode_L3_causal_mv", 3, small ? 400 : 1500);
-  d4.Hq = 4;
-  d4.Hkv = 1;
+  Case d4 = heads(sized(c, "decode_L3_causal_mv", 3, small ? 400 : 1500), 4, 1);
   d4.causal = d4.lse = true;
   d4.masked_value = -10000.f;
   d4.layout = kBLHD;
   add(d4);
   // safe_softmax, a key-padding mask [B,1,1,S] whose last batch is all padding.
-  Case d6 = masked(sized(c, "safe_decode_padded", 2, small ? 520 : 3000), ATTN_MASK_BOOL, kMaskB11S, true);
+  Case d6 = masked(heads(sized(c, "safe_decode_padded", 2, small ? 520 : 3000), 4, 2), ATTN_MASK_BOOL, kMaskB11S, true);
   d6.B = 2;
-  d6.Hq = 4;
-  d6.Hkv = 2;
   d6.safe_softmax = d6.lse = true;
   add(d6);
   Case d7 = d6;  // additive padding: the padded batch's rows hold one NaN score, so stay NaN
@@ -653,9 +648,8 @@ inline void add_decode_cases(CaseList& add, const Case& c, bool small) {
 
 // Long sequences: too slow for the emulator.
 inline void add_long_cases(CaseList& add, const Case& c) {
-  Case o = sized(c, "long_causal", 1031, 1031);
+  Case o = heads(sized(c, "long_causal", 1031, 1031), 4, 4);
   o.B = 2;
-  o.Hq = o.Hkv = 4;
   o.causal = o.lse = true;
   add(o);
   Case o2 = masked(o, ATTN_MASK_BOOL, kMask11LS, true);
@@ -666,10 +660,8 @@ inline void add_long_cases(CaseList& add, const Case& c) {
 
 // f32 inputs: always the generic kernel, in f32.
 inline void add_f32_cases(CaseList& add, bool small) {
-  Case f;
+  Case f = heads(Case(), 4, 2);
   f.f32 = true;
-  f.Hq = 4;
-  f.Hkv = 2;
   for (int D : {64, 128}) {
     Case c = f;
     c.E = c.Ev = D;
@@ -691,9 +683,9 @@ inline void add_f32_cases(CaseList& add, bool small) {
   add(fs);
   // Decode, E != Ev, GQA with 3 rows per kv head.
   Case fd = masked(sized(f, "f32_decode", 1, small ? 450 : 2000), ATTN_MASK_BOOL, kMaskB11S, false);
+  fd = heads(fd, 6, 2);
   fd.E = 80;
   fd.Ev = 64;
-  fd.Hq = 6;
   fd.mask_drop = fd.lse = true;
   add(fd);
   Case fds = fd;  // safe_softmax and a second batch that is all padding
