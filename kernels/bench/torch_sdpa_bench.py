@@ -49,6 +49,41 @@ def load_ours(path):
     return best
 
 
+def time_backend(sdpa_kernel, backend, time_fn, fn):
+    """(median ms, None) of fn under the backend, or (None, why) if it cannot run."""
+    try:
+        with sdpa_kernel(backend):
+            return time_fn(fn), None
+    except Exception as e:  # noqa: BLE001
+        return None, str(e).splitlines()[0][:40] if str(e) else type(e).__name__
+
+
+def make_timer(torch, min_ms):
+    """A function giving the median cudaEvent time (ms) of fn over >= 10 runs
+    (>= min_ms in all) after 3 warm-up runs, as bench_sdpa times ours."""
+    def time_fn(fn):
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        warm = 0.0
+        for _ in range(3):
+            start.record()
+            fn()
+            end.record()
+            end.synchronize()
+            warm = start.elapsed_time(end)
+        iters = max(10, min(200, int(min_ms / max(warm, 1e-3))))
+        times = []
+        for _ in range(iters):
+            start.record()
+            fn()
+            end.record()
+            end.synchronize()
+            times.append(start.elapsed_time(end))
+        times.sort()
+        return times[len(times) // 2]
+    return time_fn
+
+
 def bench_extra(args, torch, F, backends, time_fn):
     """Decode and f32 rows of --extra next to PyTorch's backends."""
     from torch.nn.attention import SDPBackend, sdpa_kernel
@@ -76,15 +111,73 @@ def bench_extra(args, torch, F, backends, time_fn):
                 f" {gbps / args.hbm_gbps:.0%} |" if gbps > 0 else
                 f"| {kind} | {B} | {Hq} | {Hkv} | {L} | {S} | {D} | {r['variant']} | {oms:.4f} | | |")
         for name, be in bes:
-            try:
-                with sdpa_kernel(be):
-                    ms = time_fn(lambda: F.scaled_dot_product_attention(q, k, v, **gqa))
-                line += f" {name}: {ms:.4f} | {oms / ms:.2f} |"
-            except Exception as e:  # noqa: BLE001
-                msg = str(e).splitlines()[0][:40] if str(e) else type(e).__name__
-                line += f" {name}: n/a ({msg}) | |"
+            ms, why = time_backend(sdpa_kernel, be, time_fn, lambda: F.scaled_dot_product_attention(q, k, v, **gqa))
+            line += f" {name}: {ms:.4f} | {oms / ms:.2f} |" if ms is not None else f" {name}: n/a ({why}) | |"
         print(line, flush=True)
         del q, k, v
+
+
+def print_main_header(backends, ours):
+    header = "| dtype | D | L=S | causal |"
+    sep = "|---|---|---|---|"
+    for name, _ in backends:
+        header += f" {name} ms | {name} TFLOP/s |"
+        sep += "---|---|"
+    if ours:
+        header += " ours ms | ours TFLOP/s | ours variant |"
+        sep += "---|---|---|"
+        for name, _ in backends:
+            header += f" ours/{name} time |"
+            sep += "---|"
+    print(header)
+    print(sep)
+
+
+def ours_columns(ours, key, flops, backends, ms_by_backend, ratios):
+    """Our time, TFLOP/s, variant and time ratios for one shape; records the ratios."""
+    if key not in ours:
+        return " n/a | | |" + " n/a |" * len(backends)
+    oms, variant = ours[key]
+    line = f" {oms:.3f} | {flops / (oms * 1e-3) / 1e12:.1f} | {variant} |"
+    for name, _ in backends:
+        if name in ms_by_backend:
+            r = oms / ms_by_backend[name]
+            ratios[name].append(r)
+            line += f" {r:.2f} |"
+        else:
+            line += " n/a |"
+    return line
+
+
+def bench_main_table(args, torch, F, sdpa_kernel, backends, ours, time_fn):
+    """The B=4, H=16 table; returns the ours/backend time ratios per backend."""
+    B, H = 4, 16
+    lens = [512, 2048] if args.quick else [512, 2048, 8192, 16384]
+    print_main_header(backends, ours)
+    ratios = {name: [] for name, _ in backends}
+    for dtype_name, dtype in (("f16", torch.float16), ("bf16", torch.bfloat16)):
+        for D in (64, 128):
+            for L in lens:
+                q = torch.randn(B, H, L, D, device="cuda", dtype=dtype)
+                k = torch.randn(B, H, L, D, device="cuda", dtype=dtype)
+                v = torch.randn(B, H, L, D, device="cuda", dtype=dtype)
+                for causal in (0, 1):
+                    flops = 4.0 * B * H * L * L * D * (0.5 if causal else 1.0)
+                    line = f"| {dtype_name} | {D} | {L} | {'yes' if causal else 'no'} |"
+                    ms_by_backend = {}
+                    for name, be in backends:
+                        ms, why = time_backend(sdpa_kernel, be, time_fn, lambda: F.scaled_dot_product_attention(
+                            q, k, v, is_causal=bool(causal)))
+                        if ms is None:
+                            line += f" n/a ({why}) | |"
+                            continue
+                        ms_by_backend[name] = ms
+                        line += f" {ms:.3f} | {flops / (ms * 1e-3) / 1e12:.1f} |"
+                    if ours:
+                        line += ours_columns(ours, (dtype_name, D, L, causal), flops, backends, ms_by_backend, ratios)
+                    print(line, flush=True)
+                del q, k, v
+    return ratios
 
 
 def main():
@@ -111,81 +204,8 @@ def main():
     ours = load_ours(args.ours)
     print(f"torch {torch.__version__}, device: {torch.cuda.get_device_name(0)}, "
           f"cudnn {torch.backends.cudnn.version()}\n")
-
-    B, H = 4, 16
-    lens = [512, 2048] if args.quick else [512, 2048, 8192, 16384]
-
-    def time_fn(fn):
-        start = torch.cuda.Event(enable_timing=True)
-        end = torch.cuda.Event(enable_timing=True)
-        warm = 0.0
-        for _ in range(3):
-            start.record()
-            fn()
-            end.record()
-            end.synchronize()
-            warm = start.elapsed_time(end)
-        iters = max(10, min(200, int(args.min_ms / max(warm, 1e-3))))
-        times = []
-        for _ in range(iters):
-            start.record()
-            fn()
-            end.record()
-            end.synchronize()
-            times.append(start.elapsed_time(end))
-        times.sort()
-        return times[len(times) // 2]
-
-    header = "| dtype | D | L=S | causal |"
-    sep = "|---|---|---|---|"
-    for name, _ in backends:
-        header += f" {name} ms | {name} TFLOP/s |"
-        sep += "---|---|"
-    if ours:
-        header += " ours ms | ours TFLOP/s | ours variant |"
-        sep += "---|---|---|"
-        for name, _ in backends:
-            header += f" ours/{name} time |"
-            sep += "---|"
-    print(header)
-    print(sep)
-
-    ratios = {name: [] for name, _ in backends}
-    for dtype_name, dtype in (("f16", torch.float16), ("bf16", torch.bfloat16)):
-        for D in (64, 128):
-            for L in lens:
-                q = torch.randn(B, H, L, D, device="cuda", dtype=dtype)
-                k = torch.randn(B, H, L, D, device="cuda", dtype=dtype)
-                v = torch.randn(B, H, L, D, device="cuda", dtype=dtype)
-                for causal in (0, 1):
-                    flops = 4.0 * B * H * L * L * D * (0.5 if causal else 1.0)
-                    line = f"| {dtype_name} | {D} | {L} | {'yes' if causal else 'no'} |"
-                    ms_by_backend = {}
-                    for name, be in backends:
-                        try:
-                            with sdpa_kernel(be):
-                                ms = time_fn(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=bool(causal)))
-                            ms_by_backend[name] = ms
-                            line += f" {ms:.3f} | {flops / (ms * 1e-3) / 1e12:.1f} |"
-                        except Exception as e:  # noqa: BLE001
-                            msg = str(e).splitlines()[0][:40] if str(e) else type(e).__name__
-                            line += f" n/a ({msg}) | |"
-                    if ours:
-                        key = (dtype_name, D, L, causal)
-                        if key in ours:
-                            oms, variant = ours[key]
-                            line += f" {oms:.3f} | {flops / (oms * 1e-3) / 1e12:.1f} | {variant} |"
-                            for name, _ in backends:
-                                if name in ms_by_backend:
-                                    r = oms / ms_by_backend[name]
-                                    ratios[name].append(r)
-                                    line += f" {r:.2f} |"
-                                else:
-                                    line += " n/a |"
-                        else:
-                            line += " n/a | | |" + " n/a |" * len(backends)
-                    print(line, flush=True)
-                del q, k, v
+    time_fn = make_timer(torch, args.min_ms)
+    ratios = bench_main_table(args, torch, F, sdpa_kernel, backends, ours, time_fn)
     if args.extra:
         bench_extra(args, torch, F, backends, time_fn)
     if ours:

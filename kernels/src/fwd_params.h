@@ -1,5 +1,5 @@
 // Internal: the validated, normalised problem description handed to the
-// kernels, plus bit-exact f16/bf16 conversions usable on the host.
+// kernels, and the f16/bf16 rounding of a value to a kernel dtype.
 //
 // This header must stay free of CUDA headers: it is shared by the CUDA
 // library, the host-only validation code and the CPU emulation test
@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "attn/kernels/attn_cuda.h"
+#include "attn/kernels/float_bits.h"
 #include "attn/kernels/sdpa_contract.h"
 
 namespace attn {
@@ -133,65 +134,14 @@ struct FwdParams {
   ModTensor mods[kMaxModTensors];
 };
 
-// ---------------------------------------------------------------------------
-// Bit-exact IEEE conversions (round to nearest even), host side. The device
-// code uses the CUDA intrinsics; tests compare the two.
-// ---------------------------------------------------------------------------
-inline uint32_t f32_bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
-inline float bits_f32(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-
-inline uint16_t f32_to_bf16_bits(float f) {
-  uint32_t u = f32_bits(f);
-  if ((u & 0x7FFFFFFFu) > 0x7F800000u) return static_cast<uint16_t>(((u >> 16) & 0x8000u) | 0x7FC0u);  // NaN
-  u += 0x7FFFu + ((u >> 16) & 1u);  // RNE; overflow carries into the exponent -> inf
-  return static_cast<uint16_t>(u >> 16);
-}
-inline float bf16_bits_to_f32(uint16_t h) { return bits_f32(static_cast<uint32_t>(h) << 16); }
-
-inline uint16_t f32_to_f16_bits(float f) {
-  uint32_t x = f32_bits(f);
-  const uint32_t sign = (x >> 16) & 0x8000u;
-  x &= 0x7FFFFFFFu;
-  if (x >= 0x7F800000u) return static_cast<uint16_t>(sign | (x > 0x7F800000u ? 0x7E00u : 0x7C00u));
-  if (x >= 0x477FF000u) return static_cast<uint16_t>(sign | 0x7C00u);  // >= 65520 rounds to inf
-  if (x < 0x38800000u) {                                             // below 2^-14: f16 subnormal or 0
-    if (x < 0x33000000u) return static_cast<uint16_t>(sign);         // < 2^-25 (2^-25 ties to 0 below)
-    const uint32_t mant = (x & 0x7FFFFFu) | 0x800000u;
-    const int exp = static_cast<int>(x >> 23);  // 102..112
-    const int shift = 126 - exp;                // value / 2^-24 = mant >> shift
-    uint32_t r = mant >> shift;
-    const uint32_t rem = mant & ((1u << shift) - 1u);
-    const uint32_t half = 1u << (shift - 1);
-    if (rem > half || (rem == half && (r & 1u))) ++r;
-    return static_cast<uint16_t>(sign | r);
-  }
-  uint32_t r = (x >> 13) - (112u << 10);  // rebias exponent 127 -> 15, keep 10 mantissa bits
-  const uint32_t rem = x & 0x1FFFu;
-  if (rem > 0x1000u || (rem == 0x1000u && (r & 1u))) ++r;
-  return static_cast<uint16_t>(sign | r);
-}
-
-inline float f16_bits_to_f32(uint16_t h) {
-  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
-  const uint32_t exp = (h >> 10) & 0x1Fu;
-  uint32_t mant = h & 0x3FFu;
-  if (exp == 0x1Fu) return bits_f32(sign | 0x7F800000u | (mant << 13));
-  if (exp == 0) {
-    if (mant == 0) return bits_f32(sign);
-    // subnormal: mant * 2^-24
-    float v = static_cast<float>(mant) * (1.0f / 16777216.0f);
-    return sign ? -v : v;
-  }
-  return bits_f32(sign | ((exp + 112u) << 23) | (mant << 13));
-}
+// The host conversions of float_bits.h, where the kernel code and its tests
+// look for them.
+using attn::bf16_bits_to_f32;
+using attn::bits_f32;
+using attn::f16_bits_to_f32;
+using attn::f32_bits;
+using attn::f32_to_bf16_bits;
+using attn::f32_to_f16_bits;
 
 inline uint16_t f32_to_dtype_bits(float f, bool bf16) { return bf16 ? f32_to_bf16_bits(f) : f32_to_f16_bits(f); }
 inline float dtype_bits_to_f32(uint16_t h, bool bf16) { return bf16 ? bf16_bits_to_f32(h) : f16_bits_to_f32(h); }

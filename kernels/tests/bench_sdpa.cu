@@ -26,17 +26,8 @@
 
 #include "attn/kernels/attn_cuda.h"
 #include "attn_internal.h"
+#include "cuda_test_util.h"
 #include "sdpa_testlib.h"
-
-#define CUDA_OK(expr)                                                                                  \
-  do {                                                                                                 \
-    cudaError_t e__ = (expr);                                                                          \
-    if (e__ != cudaSuccess) {                                                                          \
-      std::fprintf(stderr, "CUDA error %s at %s:%d: %s\n", cudaGetErrorString(e__), __FILE__, __LINE__, \
-                   #expr);                                                                             \
-      std::exit(1);                                                                                    \
-    }                                                                                                  \
-  } while (0)
 
 namespace {
 
@@ -120,79 +111,84 @@ double window_pairs(int64_t L, int64_t left) {
   return n;
 }
 
-// The other kernels: windowed prefill, f32, decode. Rows to `csv` as
-// kind,dtype,D,B,Hq,Hkv,L,S,variant,ms,tflops,gbps.
-int bench_extra(void* q, void* k, void* v, void* o, size_t max_bytes, cudaStream_t stream, double min_ms, bool quick,
-                FILE* csv) {
+// Arguments of an unmasked problem with contiguous [B, H, L, E] tensors and
+// the default scale.
+attn_sdpa_fwd_args bench_args(attn_dtype dt, void* q, void* k, void* v, void* o, int B, int Hq, int Hkv, int L, int S,
+                              int D, cudaStream_t stream) {
+  attn_sdpa_fwd_args a;
+  attn_sdpa_fwd_args_init(&a);
+  a.dtype = dt;
+  a.q = contiguous(q, B, Hq, L, D);
+  a.k = contiguous(k, B, Hkv, S, D);
+  a.v = contiguous(v, B, Hkv, S, D);
+  a.out = contiguous(o, B, Hq, L, D);
+  a.scale = 1.0f / std::sqrt(static_cast<float>(D));
+  a.stream = stream;
+  return a;
+}
+
+// The table of the other kernels, printed as markdown and written to `csv`
+// as kind,dtype,D,B,Hq,Hkv,L,S,variant,ms,tflops,gbps.
+struct ExtraTable {
+  FILE* csv;
+  double min_ms;
+  cudaStream_t stream;
   int failures = 0;
-  char err[256];
-  auto row = [&](const char* kind, const char* dt, int D, int B, int Hq, int Hkv, int L, int S, const char* variant,
-                 double ms, double tflops, double gbps) {
+
+  // Times `a` and prints its row; a failed call prints its error instead.
+  void time_row(const attn_sdpa_fwd_args& a, const char* kind, const char* dt, int D, int B, int Hq, int Hkv, int L,
+                int S, const char* variant, double flops, double bytes) {
+    char err[256];
+    const double ms = time_sdpa(a, stream, min_ms, err, sizeof(err));
+    if (ms < 0) {
+      std::printf("| %s | error: %s |\n", kind, err);
+      ++failures;
+      return;
+    }
+    const double tflops = flops / (ms * 1e-3) / 1e12, gbps = bytes / (ms * 1e-3) / 1e9;
     std::printf("| %s | %s | %d | %d | %d | %d | %d | %d | %s | %.4f | %.1f | %.0f |\n", kind, dt, D, B, Hq, Hkv, L, S,
                 variant, ms, tflops, gbps);
     std::fflush(stdout);
     if (csv)
       std::fprintf(csv, "%s,%s,%d,%d,%d,%d,%d,%d,%s,%.5f,%.3f,%.1f\n", kind, dt, D, B, Hq, Hkv, L, S, variant, ms, tflops,
                    gbps);
-  };
-  std::printf("\n| kind | dtype | D | B | Hq | Hkv | L | S | variant | median ms | TFLOP/s | GB/s |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
-  auto fail = [&](const char* what) {
-    std::printf("| %s | error: %s |\n", what, err);
-    ++failures;
-  };
+  }
+};
 
-  // Sliding window (causal, 1024 keys back): only the band's tiles are visited.
+// Sliding window (causal, 1024 keys back): only the band's tiles are visited.
+void bench_window(ExtraTable& t, void* q, void* k, void* v, void* o, bool quick) {
   for (int L : quick ? std::vector<int>{4096} : std::vector<int>{4096, 16384}) {
     const int B = 4, H = 16, D = 128;
-    attn_sdpa_fwd_args a;
-    attn_sdpa_fwd_args_init(&a);
-    a.dtype = ATTN_DTYPE_BF16;
-    a.q = contiguous(q, B, H, L, D);
-    a.k = contiguous(k, B, H, L, D);
-    a.v = contiguous(v, B, H, L, D);
-    a.out = contiguous(o, B, H, L, D);
-    a.scale = 1.0f / std::sqrt(static_cast<float>(D));
+    attn_sdpa_fwd_args a = bench_args(ATTN_DTYPE_BF16, q, k, v, o, B, H, H, L, L, D, t.stream);
     a.is_causal = 1;
     a.window_left = 1023;
-    a.stream = stream;
-    const double ms = time_sdpa(a, stream, min_ms, err, sizeof(err));
-    if (ms < 0) { fail("window"); continue; }
     const double flops = 4.0 * B * H * window_pairs(L, 1023) * D;
-    row("window1024", "bf16", D, B, H, H, L, L, "-", ms, flops / (ms * 1e-3) / 1e12, 0.0);
+    t.time_row(a, "window1024", "bf16", D, B, H, H, L, L, "-", flops, 0.0);
   }
+}
 
-  // f32 inputs (generic kernel, f32 math).
-  {
-    const int B = 4, H = 16, L = 2048;
-    for (int D : {64, 128}) {
-      attn_sdpa_fwd_args a;
-      attn_sdpa_fwd_args_init(&a);
-      a.dtype = ATTN_DTYPE_F32;
-      init_f32_kernel<<<1024, 256, 0, stream>>>(static_cast<float*>(q), max_bytes / 4, 11u);
-      init_f32_kernel<<<1024, 256, 0, stream>>>(static_cast<float*>(k), max_bytes / 4, 12u);
-      init_f32_kernel<<<1024, 256, 0, stream>>>(static_cast<float*>(v), max_bytes / 4, 13u);
-      a.q = contiguous(q, B, H, L, D);
-      a.k = contiguous(k, B, H, L, D);
-      a.v = contiguous(v, B, H, L, D);
-      a.out = contiguous(o, B, H, L, D);
-      a.scale = 1.0f / std::sqrt(static_cast<float>(D));
-      a.stream = stream;
-      const double ms = time_sdpa(a, stream, min_ms, err, sizeof(err));
-      if (ms < 0) { fail("f32"); continue; }
-      row("f32", "f32", D, B, H, H, L, L, "-", ms, 4.0 * B * H * L * L * D / (ms * 1e-3) / 1e12, 0.0);
-    }
+// f32 inputs (generic kernel, f32 math).
+void bench_f32(ExtraTable& t, void* q, void* k, void* v, void* o, size_t max_bytes) {
+  const int B = 4, H = 16, L = 2048;
+  for (int D : {64, 128}) {
+    init_f32_kernel<<<1024, 256, 0, t.stream>>>(static_cast<float*>(q), max_bytes / 4, 11u);
+    init_f32_kernel<<<1024, 256, 0, t.stream>>>(static_cast<float*>(k), max_bytes / 4, 12u);
+    init_f32_kernel<<<1024, 256, 0, t.stream>>>(static_cast<float*>(v), max_bytes / 4, 13u);
+    attn_sdpa_fwd_args a = bench_args(ATTN_DTYPE_F32, q, k, v, o, B, H, H, L, L, D, t.stream);
+    t.time_row(a, "f32", "f32", D, B, H, H, L, L, "-", 4.0 * B * H * L * L * D, 0.0);
   }
+}
 
-  // Decode: f16, D = 128, with (split) and without (nosplit) the workspace.
-  // GB/s = (q + k + v + out bytes) / time: K/V dominate, the HBM-bound part.
+// Decode: f16, D = 128, with (split) and without (nosplit) the workspace.
+// GB/s = (q + k + v + out bytes) / time: K/V dominate, the HBM-bound part.
+void bench_decode(ExtraTable& t, void* q, void* k, void* v, void* o, size_t max_bytes, bool quick) {
   struct Shape {
     int B, Hq, Hkv, L, S;
   };
   std::vector<Shape> shapes = {{1, 32, 8, 1, 32768}, {8, 32, 8, 1, 8192}, {1, 32, 32, 1, 32768},
                                {4, 32, 8, 4, 16384}, {1, 32, 8, 16, 32768}, {8, 32, 32, 16, 4096}};
   if (quick) shapes.resize(3);
-  for (void* p : {q, k, v}) init_kernel<<<1024, 256, 0, stream>>>(static_cast<uint16_t*>(p), max_bytes / 2, 21u, 0);
+  for (void* p : {q, k, v}) init_kernel<<<1024, 256, 0, t.stream>>>(static_cast<uint16_t*>(p), max_bytes / 2, 21u, 0);
   CUDA_OK(cudaGetLastError());
   void* ws = nullptr;
   size_t ws_bytes = 0;
@@ -200,15 +196,7 @@ int bench_extra(void* q, void* k, void* v, void* o, size_t max_bytes, cudaStream
     const int D = 128;
     const double bytes = 2.0 * D * (2.0 * sh.B * sh.Hq * sh.L + 2.0 * sh.B * sh.Hkv * sh.S);
     if (2.0 * D * sh.B * std::max(sh.Hkv * sh.S, sh.Hq * sh.L) > static_cast<double>(max_bytes)) continue;
-    attn_sdpa_fwd_args a;
-    attn_sdpa_fwd_args_init(&a);
-    a.dtype = ATTN_DTYPE_F16;
-    a.q = contiguous(q, sh.B, sh.Hq, sh.L, D);
-    a.k = contiguous(k, sh.B, sh.Hkv, sh.S, D);
-    a.v = contiguous(v, sh.B, sh.Hkv, sh.S, D);
-    a.out = contiguous(o, sh.B, sh.Hq, sh.L, D);
-    a.scale = 1.0f / std::sqrt(static_cast<float>(D));
-    a.stream = stream;
+    attn_sdpa_fwd_args a = bench_args(ATTN_DTYPE_F16, q, k, v, o, sh.B, sh.Hq, sh.Hkv, sh.L, sh.S, D, t.stream);
     for (int split = 0; split < 2; ++split) {
       if (split) {
         const size_t need = attn_cuda_sdpa_fwd_workspace_size(&a);
@@ -221,64 +209,82 @@ int bench_extra(void* q, void* k, void* v, void* o, size_t max_bytes, cudaStream
         a.workspace = ws;
         a.workspace_bytes = ws_bytes;
       }
-      const double ms = time_sdpa(a, stream, min_ms, err, sizeof(err));
-      if (ms < 0) { fail("decode"); continue; }
       const double flops = 4.0 * sh.B * sh.Hq * sh.L * static_cast<double>(sh.S) * D;
-      row("decode", "f16", D, sh.B, sh.Hq, sh.Hkv, sh.L, sh.S, split ? "split" : "nosplit", ms,
-          flops / (ms * 1e-3) / 1e12, bytes / (ms * 1e-3) / 1e9);
+      t.time_row(a, "decode", "f16", D, sh.B, sh.Hq, sh.Hkv, sh.L, sh.S, split ? "split" : "nosplit", flops, bytes);
     }
   }
   if (ws) CUDA_OK(cudaFree(ws));
-  return failures;
 }
 
-}  // namespace
+// The other kernels: windowed prefill, f32, decode. Returns the number of
+// failed calls.
+int bench_extra(void* q, void* k, void* v, void* o, size_t max_bytes, cudaStream_t stream, double min_ms, bool quick,
+                FILE* csv) {
+  std::printf("\n| kind | dtype | D | B | Hq | Hkv | L | S | variant | median ms | TFLOP/s | GB/s |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  ExtraTable t{csv, min_ms, stream};
+  bench_window(t, q, k, v, o, quick);
+  bench_f32(t, q, k, v, o, max_bytes);
+  bench_decode(t, q, k, v, o, max_bytes, quick);
+  return t.failures;
+}
 
-int main(int argc, char** argv) {
+struct BenchOptions {
   const char* csv_path = nullptr;
   const char* extra_csv_path = nullptr;
   bool quick = false;
   double min_ms = 300.0;
   bool all_variants = false;
+};
+
+BenchOptions parse_options(int argc, char** argv) {
+  BenchOptions o;
   for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--csv") && i + 1 < argc) csv_path = argv[++i];
-    else if (!std::strcmp(argv[i], "--extra-csv") && i + 1 < argc) extra_csv_path = argv[++i];
-    else if (!std::strcmp(argv[i], "--quick")) quick = true;
-    else if (!std::strcmp(argv[i], "--min-ms") && i + 1 < argc) min_ms = std::atof(argv[++i]);
-    else if (!std::strcmp(argv[i], "--variants") && i + 1 < argc) all_variants = !std::strcmp(argv[++i], "all");
+    if (!std::strcmp(argv[i], "--csv") && i + 1 < argc) o.csv_path = argv[++i];
+    else if (!std::strcmp(argv[i], "--extra-csv") && i + 1 < argc) o.extra_csv_path = argv[++i];
+    else if (!std::strcmp(argv[i], "--quick")) o.quick = true;
+    else if (!std::strcmp(argv[i], "--min-ms") && i + 1 < argc) o.min_ms = std::atof(argv[++i]);
+    else if (!std::strcmp(argv[i], "--variants") && i + 1 < argc) o.all_variants = !std::strcmp(argv[++i], "all");
   }
+  return o;
+}
+
+constexpr int kMainB = 4, kMainH = 16;
+
+// One row of the main table: B=4, H=16, L=S, no mask. Returns false if the
+// call fails.
+bool bench_main_row(uint16_t* q, uint16_t* k, uint16_t* v, uint16_t* o, cudaStream_t stream, double min_ms, int bf16,
+                    int D, int L, int causal, attn::detail::TcVariant variant, FILE* csv) {
+  const int B = kMainB, H = kMainH;
+  attn::detail::set_tc_variant(variant);
+  const char* vname = attn::detail::tc_variant_name(variant);
+  attn_sdpa_fwd_args a = bench_args(bf16 ? ATTN_DTYPE_BF16 : ATTN_DTYPE_F16, q, k, v, o, B, H, H, L, L, D, stream);
+  a.is_causal = causal;
+  char err[256];
+  const double med = time_sdpa(a, stream, min_ms, err, sizeof(err));
+  if (med < 0) {
+    std::printf("| %s | %s | %d | %d | %d | error: %s | |\n", vname, bf16 ? "bf16" : "f16", D, L, causal, err);
+    return false;
+  }
+  double flops = 4.0 * B * H * static_cast<double>(L) * L * D;
+  if (causal) flops *= 0.5;
+  const double tflops = flops / (med * 1e-3) / 1e12;
+  std::printf("| %s | %s | %d | %d | %s | %.3f | %.1f |\n", vname, bf16 ? "bf16" : "f16", D, L, causal ? "yes" : "no", med,
+              tflops);
+  std::fflush(stdout);
+  if (csv) std::fprintf(csv, "%s,%s,%d,%d,%d,%.5f,%.3f\n", vname, bf16 ? "bf16" : "f16", D, L, causal, med, tflops);
+  return true;
+}
+
+// The main table: f16 and bf16, D in {64, 128}, every length, causal or not,
+// each tensor-core variant asked for. Returns the number of failed calls.
+int bench_main_table(uint16_t* q, uint16_t* k, uint16_t* v, uint16_t* o, size_t max_elems, cudaStream_t stream,
+                     const BenchOptions& opt, FILE* csv) {
   using attn::detail::TcVariant;
   std::vector<TcVariant> variants = {attn::detail::effective_tc_variant()};
-  if (all_variants) variants = {TcVariant::M16, TcVariant::M32};
-  int ndev = 0;
-  const cudaError_t e = cudaGetDeviceCount(&ndev);
-  if (e != cudaSuccess || ndev == 0) {
-    std::printf("SKIPPED: no CUDA device (%s)\n", e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
-    return 77;
-  }
-  cudaDeviceProp prop;
-  CUDA_OK(cudaGetDeviceProperties(&prop, 0));
-  std::printf("device: %s (sm_%d%d, %d SMs)\n\n", prop.name, prop.major, prop.minor, prop.multiProcessorCount);
-
-  FILE* csv = csv_path ? std::fopen(csv_path, "w") : nullptr;
-  if (csv_path && !csv) {
-    std::fprintf(stderr, "cannot open %s\n", csv_path);
-    return 1;
-  }
-  if (csv) std::fprintf(csv, "variant,dtype,D,L,causal,ms,tflops\n");
-
-  const int B = 4, H = 16;
+  if (opt.all_variants) variants = {TcVariant::M16, TcVariant::M32};
   std::vector<int> lens = {512, 2048, 8192, 16384};
-  if (quick) lens = {512, 2048};
-  // Sized for the largest shape of either table (16384 x 128 per head).
-  const size_t max_elems = static_cast<size_t>(B) * H * 16384 * 128;
-  uint16_t *q, *k, *v, *o;
-  CUDA_OK(cudaMalloc(&q, max_elems * 2));
-  CUDA_OK(cudaMalloc(&k, max_elems * 2));
-  CUDA_OK(cudaMalloc(&v, max_elems * 2));
-  CUDA_OK(cudaMalloc(&o, max_elems * 2));
-  cudaStream_t stream;
-  CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  if (opt.quick) lens = {512, 2048};
   std::printf("| kernel | dtype | D | L=S | causal | median ms | TFLOP/s |\n");
   std::printf("|---|---|---|---|---|---|---|\n");
   int failures = 0;
@@ -288,49 +294,47 @@ int main(int argc, char** argv) {
     init_kernel<<<1024, 256, 0, stream>>>(v, max_elems, 3u, bf16);
     CUDA_OK(cudaGetLastError());
     CUDA_OK(cudaStreamSynchronize(stream));
-    for (int D : {64, 128}) {
-      for (int L : lens) {
-        for (int causal = 0; causal < 2; ++causal) {
-          for (TcVariant variant : variants) {
-          attn::detail::set_tc_variant(variant);
-          const char* vname = attn::detail::tc_variant_name(variant);
-          attn_sdpa_fwd_args a;
-          attn_sdpa_fwd_args_init(&a);
-          a.dtype = bf16 ? ATTN_DTYPE_BF16 : ATTN_DTYPE_F16;
-          a.q = contiguous(q, B, H, L, D);
-          a.k = contiguous(k, B, H, L, D);
-          a.v = contiguous(v, B, H, L, D);
-          a.out = contiguous(o, B, H, L, D);
-          a.mask_kind = ATTN_MASK_NONE;
-          a.scale = 1.0f / std::sqrt(static_cast<float>(D));
-          a.is_causal = causal;
-          a.masked_value = -INFINITY;
-          a.stream = stream;
-          char err[256];
-          const double med = time_sdpa(a, stream, min_ms, err, sizeof(err));
-          if (med < 0) {
-            std::printf("| %s | %s | %d | %d | %d | error: %s | |\n", vname, bf16 ? "bf16" : "f16", D, L, causal, err);
-            ++failures;
-            continue;
-          }
-          double flops = 4.0 * B * H * static_cast<double>(L) * L * D;
-          if (causal) flops *= 0.5;
-          const double tflops = flops / (med * 1e-3) / 1e12;
-          std::printf("| %s | %s | %d | %d | %s | %.3f | %.1f |\n", vname, bf16 ? "bf16" : "f16", D, L, causal ? "yes" : "no",
-                      med, tflops);
-          std::fflush(stdout);
-          if (csv) std::fprintf(csv, "%s,%s,%d,%d,%d,%.5f,%.3f\n", vname, bf16 ? "bf16" : "f16", D, L, causal, med, tflops);
-          }
-        }
-      }
-    }
+    for (int D : {64, 128})
+      for (int L : lens)
+        for (int causal = 0; causal < 2; ++causal)
+          for (TcVariant variant : variants)
+            if (!bench_main_row(q, k, v, o, stream, opt.min_ms, bf16, D, L, causal, variant, csv)) ++failures;
   }
-  std::printf("\nB=%d H=%d, median over >= 10 iterations (>= %.0f ms per config) after 3 warm-up runs\n", B, H, min_ms);
+  std::printf("\nB=%d H=%d, median over >= 10 iterations (>= %.0f ms per config) after 3 warm-up runs\n", kMainB, kMainH,
+              opt.min_ms);
+  return failures;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const BenchOptions opt = parse_options(argc, argv);
+  cudaDeviceProp prop;
+  if (!attn_test::probe_cuda_device(&prop)) return 77;
+  std::printf("device: %s (sm_%d%d, %d SMs)\n\n", prop.name, prop.major, prop.minor, prop.multiProcessorCount);
+
+  FILE* csv = opt.csv_path ? std::fopen(opt.csv_path, "w") : nullptr;
+  if (opt.csv_path && !csv) {
+    std::fprintf(stderr, "cannot open %s\n", opt.csv_path);
+    return 1;
+  }
+  if (csv) std::fprintf(csv, "variant,dtype,D,L,causal,ms,tflops\n");
+
+  // Sized for the largest shape of either table (16384 x 128 per head).
+  const size_t max_elems = static_cast<size_t>(kMainB) * kMainH * 16384 * 128;
+  uint16_t *q, *k, *v, *o;
+  CUDA_OK(cudaMalloc(&q, max_elems * 2));
+  CUDA_OK(cudaMalloc(&k, max_elems * 2));
+  CUDA_OK(cudaMalloc(&v, max_elems * 2));
+  CUDA_OK(cudaMalloc(&o, max_elems * 2));
+  cudaStream_t stream;
+  CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  int failures = bench_main_table(q, k, v, o, max_elems, stream, opt, csv);
   if (csv) std::fclose(csv);
 
-  FILE* extra_csv = extra_csv_path ? std::fopen(extra_csv_path, "w") : nullptr;
+  FILE* extra_csv = opt.extra_csv_path ? std::fopen(opt.extra_csv_path, "w") : nullptr;
   if (extra_csv) std::fprintf(extra_csv, "kind,dtype,D,B,Hq,Hkv,L,S,variant,ms,tflops,gbps\n");
-  failures += bench_extra(q, k, v, o, max_elems * 2, stream, min_ms, quick, extra_csv);
+  failures += bench_extra(q, k, v, o, max_elems * 2, stream, opt.min_ms, opt.quick, extra_csv);
   if (extra_csv) std::fclose(extra_csv);
   cudaFree(q);
   cudaFree(k);

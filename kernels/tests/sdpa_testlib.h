@@ -457,518 +457,349 @@ inline attn_sdpa_fwd_args make_args(const Problem& p, void* q, void* k, void* v,
 // ---------------------------------------------------------------------------
 // Case lists
 // ---------------------------------------------------------------------------
+// Gives each case the next seed, so a case's data depends on its place in the
+// list: the families below must keep their order for results to stay the same.
+class CaseList {
+ public:
+  explicit CaseList(uint32_t first_seed, bool score_mod = false) : seed_(first_seed), score_mod_(score_mod) {}
+  void operator()(Case c) {
+    c.seed = seed_++;
+    if (score_mod_) c.score_mod = true;
+    cases_.push_back(std::move(c));
+  }
+  std::vector<Case> take() { return std::move(cases_); }
+
+ private:
+  std::vector<Case> cases_;
+  uint32_t seed_;
+  bool score_mod_;
+};
+
+inline Case sized(Case c, const char* name, int L, int S) {
+  c.name = name;
+  c.L = L;
+  c.S = S;
+  return c;
+}
+
+// Hq query heads over Hkv kv heads (GQA when Hq > Hkv, MQA when Hkv == 1).
+inline Case heads(Case c, int Hq, int Hkv) {
+  c.Hq = Hq;
+  c.Hkv = Hkv;
+  return c;
+}
+
+inline Case masked(Case c, attn_mask_kind kind, MaskShape shape, bool dead_rows) {
+  c.mask_kind = kind;
+  c.mask_shape = shape;
+  c.dead_rows = dead_rows;
+  return c;
+}
+
+// Tile edges, L != S both ways, a single query row, GQA.
+inline void add_shape_cases(CaseList& add, const Case& c, bool small) {
+  const int big = small ? 130 : 300;
+  Case a = sized(c, "plain", 129, 129);  // L == S not a tile multiple
+  a.B = 2;
+  add(a);
+  Case b = sized(c, "causal_L<S", 17, big);  // short queries
+  b.causal = b.lse = true;
+  add(b);
+  Case b2 = sized(c, "causal_L>S", big, 17);
+  b2.causal = true;
+  add(b2);
+  Case d = sized(c, "L1", 1, 129);
+  d.lse = true;
+  add(d);
+  const int gqa = small ? 70 : 300;
+  Case e = heads(sized(c, "gqa_causal", gqa, gqa), 8, 2);
+  e.causal = e.lse = true;
+  add(e);
+}
+
+// Bool and additive masks of every shape, dead rows, both polarities.
+inline void add_mask_cases(CaseList& add, const Case& c, bool small) {
+  Case f = masked(sized(c, "bool_dead_inf", 33, small ? 100 : 300), ATTN_MASK_BOOL, kMaskFull, true);
+  f.causal = f.lse = true;
+  add(f);
+  // Dead and prefix-masked rows, not causal.
+  Case f2 = masked(sized(c, "bool_prefix_inf", 40, small ? 140 : 300), ATTN_MASK_BOOL, kMaskFull, true);
+  f2.lse = true;
+  add(f2);
+  Case f3 = f2;  // the DROP polarity (a masked_fill mask passed as it is), causal
+  f3.name = "bool_drop_inf";
+  f3.mask_drop = f3.causal = true;
+  add(f3);
+  Case f4 = f2;  // safe_softmax: the all-false mask rows give 0 (lse -inf), prefix rows recover
+  f4.name = "safe_bool_dead";
+  f4.safe_softmax = true;
+  add(f4);
+  Case g = masked(sized(c, "bool_dead_finite", 40, 90), ATTN_MASK_BOOL, kMask11LS, true);
+  g.masked_value = -10000.f;
+  g.causal = g.lse = true;
+  add(g);
+  Case h = masked(sized(c, "add_B11S_causal", small ? 65 : 129, small ? 80 : 200), ATTN_MASK_ADDITIVE, kMaskB11S, false);
+  h.B = 2;
+  h.causal = h.lse = true;
+  add(h);
+  Case i = masked(sized(c, "add_11LS_dead", 50, 75), ATTN_MASK_ADDITIVE, kMask11LS, true);  // -inf rows
+  i.lse = true;
+  add(i);
+  Case i2 = i;  // safe_softmax: the -inf rows give 0, except that a NaN score keeps its row NaN
+  i2.name = "safe_add_nan";
+  i2.safe_softmax = i2.nan_in_dead = true;
+  i2.mask_shape = kMaskFull;
+  add(i2);
+}
+
+// Layouts, scales and masked values.
+inline void add_layout_cases(CaseList& add, const Case& c, bool small) {
+  const int peaky = small ? 96 : 200;
+  Case j = sized(c, "blhd_peaky", peaky, peaky);
+  j.layout = kBLHD;
+  j.amp = 2.f;
+  j.scale = 1.0f;
+  j.lse = true;
+  add(j);
+  Case k = sized(c, "padded_mv1e9", 70, 70);  // -1e9 is inf in f16, finite in bf16
+  k.layout = kPadded;
+  k.masked_value = -1e9f;
+  k.causal = k.lse = true;
+  add(k);
+  Case l = sized(c, "causal_mv0", 65, 100);  // masked keys take part with score 0
+  l.masked_value = 0.f;
+  l.causal = l.lse = true;
+  add(l);
+  Case m = heads(sized(c, "mqa_kvbcast", 20, 129), 3, 1);  // MQA with batch-broadcast k/v
+  m.B = 2;
+  m.layout = kKVBcastB;
+  add(m);
+  Case n = sized(c, "tile_multiple_causal", 128, 128);
+  n.causal = true;
+  add(n);
+}
+
+inline Case windowed(Case c, int64_t left, int64_t right) {
+  c.window_left = left;
+  c.window_right = right;
+  return c;
+}
+
+// Sliding windows (band skipping: key tiles outside the band are not visited).
+inline void add_window_cases(CaseList& add, const Case& c) {
+  Case w1 = windowed(sized(c, "window_small", 130, 130), 5, 3);  // both sides under a tile
+  w1.lse = true;
+  add(w1);
+  // Left side over a tile, causal (right side clipped to 0) and a bool mask.
+  Case w2 = masked(windowed(sized(c, "window_causal_bool", 70, 200), 100, 40), ATTN_MASK_BOOL, kMask11LS, true);
+  w2.causal = w2.lse = true;
+  add(w2);
+  // L > S: rows i > S - 1 + 2 see no key at all -> NaN rows, lse -inf.
+  Case w3 = windowed(sized(c, "window_dead_rows", 150, 40), 2, 0);
+  w3.lse = true;
+  add(w3);
+  Case w5 = w3;  // safe_softmax: the rows past the keys are 0, lse -inf
+  w5.name = "safe_window_empty";
+  w5.safe_softmax = true;
+  add(w5);
+  // Finite masked value: every key takes part, no skipping; right side only.
+  Case w4 = windowed(sized(c, "window_finite_mv", 40, 100), ATTN_WINDOW_UNBOUNDED, 10);
+  w4.masked_value = -10000.f;
+  w4.lse = true;
+  add(w4);
+}
+
+// Decode shapes (L <= 16, S >= 2 x 128): split keys + combine.
+inline void add_decode_cases(CaseList& add, const Case& c, bool small) {
+  Case d1 = heads(sized(c, "decode_L1_gqa", 1, small ? 700 : 4100), 8, 2);  // 4 query heads per kv head in one block
+  d1.B = 2;
+  d1.lse = true;
+  add(d1);
+  Case d2 = masked(sized(c, "decode_L16_bool", 16, small ? 520 : 3000), ATTN_MASK_BOOL, kMaskFull, true);
+  d2.lse = true;
+  add(d2);
+  // group x L = 15 rows; additive mask and a window: most splits see nothing.
+  Case d3 = masked(windowed(heads(sized(c, "decode_L5_add_window", 5, small ? 600 : 2000), 6, 2), 200, 150),
+                   ATTN_MASK_ADDITIVE, kMaskB11S, false);
+  d3.lse = true;
+  add(d3);
+  // Causal (top-left: only keys <= i), finite masked value keeps every key.
+  Case d4 = heads(sized(c, "decode_L3_causal_mv", 3, small ? 400 : 1500), 4, 1);
+  d4.causal = d4.lse = true;
+  d4.masked_value = -10000.f;
+  d4.layout = kBLHD;
+  add(d4);
+  // safe_softmax, a key-padding mask [B,1,1,S] whose last batch is all padding.
+  Case d6 = masked(heads(sized(c, "safe_decode_padded", 2, small ? 520 : 3000), 4, 2), ATTN_MASK_BOOL, kMaskB11S, true);
+  d6.B = 2;
+  d6.safe_softmax = d6.lse = true;
+  add(d6);
+  Case d7 = d6;  // additive padding: the padded batch's rows hold one NaN score, so stay NaN
+  d7.name = "safe_decode_add_nan";
+  d7.mask_kind = ATTN_MASK_ADDITIVE;
+  d7.nan_in_dead = true;
+  add(d7);
+  Case d5 = d1;  // without a workspace: no split
+  d5.name = "decode_no_workspace";
+  d5.workspace = false;
+  d5.S = 300;  // still splits with a workspace; keeps the tensor-core emulation short
+  add(d5);
+}
+
+// Long sequences: too slow for the emulator.
+inline void add_long_cases(CaseList& add, const Case& c) {
+  Case o = heads(sized(c, "long_causal", 1031, 1031), 4, 4);
+  o.B = 2;
+  o.causal = o.lse = true;
+  add(o);
+  Case o2 = masked(o, ATTN_MASK_BOOL, kMask11LS, true);
+  o2.name = "long_bool";
+  o2.causal = false;
+  add(o2);
+}
+
+// f32 inputs: always the generic kernel, in f32.
+inline void add_f32_cases(CaseList& add, bool small) {
+  Case f = heads(Case(), 4, 2);
+  f.f32 = true;
+  for (int D : {64, 128}) {
+    Case c = f;
+    c.E = c.Ev = D;
+    Case a = masked(sized(c, "f32_causal_bool", 70, 130), ATTN_MASK_BOOL, kMask11LS, true);
+    a.causal = a.lse = true;
+    add(a);
+    Case b = masked(windowed(sized(c, "f32_add_blhd_window", 40, 100), 30, 5), ATTN_MASK_ADDITIVE, kMaskB11S, false);
+    b.layout = kBLHD;
+    b.lse = true;
+    add(b);
+    Case d = masked(sized(c, "f32_drop_padded_mv", 33, 70), ATTN_MASK_BOOL, kMaskFull, true);
+    d.mask_drop = true;
+    d.layout = kPadded;
+    d.masked_value = -1e9f;
+    add(d);
+  }
+  Case fs = masked(sized(f, "f32_safe_bool_dead", 40, 90), ATTN_MASK_BOOL, kMaskFull, true);
+  fs.causal = fs.safe_softmax = fs.lse = true;
+  add(fs);
+  // Decode, E != Ev, GQA with 3 rows per kv head.
+  Case fd = masked(sized(f, "f32_decode", 1, small ? 450 : 2000), ATTN_MASK_BOOL, kMaskB11S, false);
+  fd = heads(fd, 6, 2);
+  fd.E = 80;
+  fd.Ev = 64;
+  fd.mask_drop = fd.lse = true;
+  add(fd);
+  Case fds = fd;  // safe_softmax and a second batch that is all padding
+  fds.name = "f32_safe_decode_padded";
+  fds.B = 2;
+  fds.dead_rows = fds.safe_softmax = true;
+  add(fds);
+  Case e = sized(f, "f32_E!=Ev", 20, 50);
+  e.E = 80;
+  e.Ev = 32;
+  e.Hq = 2;
+  e.causal = true;
+  add(e);
+}
+
+// The generic (non tensor core) path: head dims the tensor-core kernels lack.
+inline void add_generic_cases(CaseList& add, bool bf16, bool small) {
+  struct HD {
+    int E, Ev;
+  };
+  for (HD hd : {HD{32, 32}, HD{80, 80}, HD{64, 32}, HD{256, 256}}) {
+    Case base;
+    base.bf16 = bf16;
+    base.E = hd.E;
+    base.Ev = hd.Ev;
+    base.Hq = 4;
+    base.Hkv = 2;
+    Case c = masked(sized(base, "generic", 37, small ? 70 : 129), ATTN_MASK_BOOL, kMask11LS, true);
+    c.causal = c.lse = true;
+    add(c);
+    Case cd = c;
+    cd.name = "generic_drop";
+    cd.mask_drop = true;
+    cd.mask_shape = kMaskFull;
+    add(cd);
+    Case cw = windowed(c, 20, 3);
+    cw.name = "generic_window";
+    cw.causal = false;
+    add(cw);
+    Case cs = c;  // safe_softmax: the dead mask rows give 0
+    cs.name = "generic_safe";
+    cs.safe_softmax = true;
+    add(cs);
+    Case c2 = masked(c, ATTN_MASK_ADDITIVE, kMaskB11S, true);
+    c2.name = "generic_add_mv-5";
+    c2.masked_value = -5.f;
+    c2.layout = kBLHD;
+    add(c2);
+  }
+}
+
 // `small` keeps every case cheap enough for the CPU emulator.
 inline std::vector<Case> make_cases(bool small) {
-  std::vector<Case> cs;
-  uint32_t seed = 100;
-  auto add = [&](Case c) {
-    c.seed = seed++;
-    cs.push_back(c);
-  };
-  const int big = small ? 130 : 300;
+  CaseList add(100);
   for (int bf = 0; bf < 2; ++bf) {
     for (int D : {64, 128}) {
       Case c;
       c.bf16 = bf != 0;
       c.E = c.Ev = D;
-      c.B = 1;
       c.Hq = c.Hkv = 2;
-
-      Case a = c;  // plain, L == S not a tile multiple
-      a.name = "plain";
-      a.B = 2;
-      a.L = a.S = small ? 129 : 129;
-      add(a);
-
-      Case b = c;  // L != S, causal, short queries
-      b.name = "causal_L<S";
-      b.L = 17;
-      b.S = big;
-      b.causal = true;
-      b.lse = true;
-      add(b);
-
-      Case b2 = c;  // L > S, causal
-      b2.name = "causal_L>S";
-      b2.L = big;
-      b2.S = 17;
-      b2.causal = true;
-      add(b2);
-
-      Case d = c;  // single query row
-      d.name = "L1";
-      d.L = 1;
-      d.S = 129;
-      d.lse = true;
-      add(d);
-
-      Case e = c;  // GQA
-      e.name = "gqa_causal";
-      e.Hq = 8;
-      e.Hkv = 2;
-      e.L = e.S = small ? 70 : 300;
-      e.causal = true;
-      e.lse = true;
-      add(e);
-
-      Case f = c;  // bool mask with dead rows, -inf
-      f.name = "bool_dead_inf";
-      f.L = 33;
-      f.S = small ? 100 : 300;
-      f.mask_kind = ATTN_MASK_BOOL;
-      f.mask_shape = kMaskFull;
-      f.dead_rows = true;
-      f.causal = true;
-      f.lse = true;
-      add(f);
-
-      Case f2 = c;  // bool mask, dead and prefix-masked rows, not causal
-      f2.name = "bool_prefix_inf";
-      f2.L = 40;
-      f2.S = small ? 140 : 300;
-      f2.mask_kind = ATTN_MASK_BOOL;
-      f2.mask_shape = kMaskFull;
-      f2.dead_rows = true;
-      f2.lse = true;
-      add(f2);
-
-      Case f3 = f2;  // the same with the DROP polarity (a masked_fill mask passed as it is), causal
-      f3.name = "bool_drop_inf";
-      f3.mask_drop = true;
-      f3.causal = true;
-      add(f3);
-
-      Case f4 = f2;  // safe_softmax: the all-false mask rows give 0 (lse -inf), prefix rows recover
-      f4.name = "safe_bool_dead";
-      f4.safe_softmax = true;
-      add(f4);
-
-      Case g = c;  // bool mask [1,1,L,S] with dead rows, finite masked value
-      g.name = "bool_dead_finite";
-      g.L = 40;
-      g.S = 90;
-      g.mask_kind = ATTN_MASK_BOOL;
-      g.mask_shape = kMask11LS;
-      g.dead_rows = true;
-      g.masked_value = -10000.f;
-      g.causal = true;
-      g.lse = true;
-      add(g);
-
-      Case hcase = c;  // additive [B,1,1,S] + causal
-      hcase.name = "add_B11S_causal";
-      hcase.B = 2;
-      hcase.L = small ? 65 : 129;
-      hcase.S = small ? 80 : 200;
-      hcase.mask_kind = ATTN_MASK_ADDITIVE;
-      hcase.mask_shape = kMaskB11S;
-      hcase.causal = true;
-      hcase.lse = true;
-      add(hcase);
-
-      Case i = c;  // additive [1,1,L,S] with -inf rows
-      i.name = "add_11LS_dead";
-      i.L = 50;
-      i.S = 75;
-      i.mask_kind = ATTN_MASK_ADDITIVE;
-      i.mask_shape = kMask11LS;
-      i.dead_rows = true;
-      i.lse = true;
-      add(i);
-
-      Case i2 = i;  // safe_softmax: the -inf rows give 0, except that a NaN score keeps its row NaN
-      i2.name = "safe_add_nan";
-      i2.safe_softmax = true;
-      i2.nan_in_dead = true;
-      i2.mask_shape = kMaskFull;
-      add(i2);
-
-      Case j = c;  // BLHD layout, peaky softmax
-      j.name = "blhd_peaky";
-      j.L = j.S = small ? 96 : 200;
-      j.layout = kBLHD;
-      j.amp = 2.f;
-      j.scale = 1.0f;
-      j.lse = true;
-      add(j);
-
-      Case k = c;  // padded rows, masked_value -1e9 (inf in f16, finite in bf16), causal
-      k.name = "padded_mv1e9";
-      k.L = 70;
-      k.S = 70;
-      k.layout = kPadded;
-      k.masked_value = -1e9f;
-      k.causal = true;
-      k.lse = true;
-      add(k);
-
-      Case l = c;  // causal with masked_value 0: masked keys take part with score 0
-      l.name = "causal_mv0";
-      l.L = 65;
-      l.S = 100;
-      l.masked_value = 0.f;
-      l.causal = true;
-      l.lse = true;
-      add(l);
-
-      Case m = c;  // MQA with batch-broadcast k/v
-      m.name = "mqa_kvbcast";
-      m.B = 2;
-      m.Hq = 3;
-      m.Hkv = 1;
-      m.L = 20;
-      m.S = 129;
-      m.layout = kKVBcastB;
-      add(m);
-
-      Case n = c;  // exact tile multiples, causal
-      n.name = "tile_multiple_causal";
-      n.L = n.S = 128;
-      n.causal = true;
-      add(n);
-
-      // Sliding windows (band skipping: key tiles outside the band are not visited).
-      Case w1 = c;  // both sides smaller than a tile, not causal
-      w1.name = "window_small";
-      w1.L = w1.S = 130;
-      w1.window_left = 5;
-      w1.window_right = 3;
-      w1.lse = true;
-      add(w1);
-
-      Case w2 = c;  // left side larger than a tile, with causal (right side clipped to 0) and a bool mask
-      w2.name = "window_causal_bool";
-      w2.L = 70;
-      w2.S = 200;
-      w2.window_left = 100;
-      w2.window_right = 40;
-      w2.causal = true;
-      w2.mask_kind = ATTN_MASK_BOOL;
-      w2.mask_shape = kMask11LS;
-      w2.dead_rows = true;
-      w2.lse = true;
-      add(w2);
-
-      Case w3 = c;  // L > S: rows i > S - 1 + 2 see no key at all -> NaN rows, lse -inf
-      w3.name = "window_dead_rows";
-      w3.L = 150;
-      w3.S = 40;
-      w3.window_left = 2;
-      w3.window_right = 0;
-      w3.lse = true;
-      add(w3);
-
-      Case w5 = w3;  // the same with safe_softmax: the rows past the keys are 0, lse -inf
-      w5.name = "safe_window_empty";
-      w5.safe_softmax = true;
-      add(w5);
-
-      Case w4 = c;  // finite masked value: every key takes part, no skipping; right side only
-      w4.name = "window_finite_mv";
-      w4.L = 40;
-      w4.S = 100;
-      w4.window_right = 10;
-      w4.masked_value = -10000.f;
-      w4.lse = true;
-      add(w4);
-
-      // Decode shapes (L <= 16, S >= 2 x 128): split keys + combine.
-      Case d1 = c;  // GQA: 4 query heads per kv head packed into one block's rows
-      d1.name = "decode_L1_gqa";
-      d1.B = 2;
-      d1.Hq = 8;
-      d1.Hkv = 2;
-      d1.L = 1;
-      d1.S = small ? 700 : 4100;
-      d1.lse = true;
-      add(d1);
-
-      Case d2 = c;  // bool mask with dead and prefix-masked rows; 16 rows
-      d2.name = "decode_L16_bool";
-      d2.L = 16;
-      d2.S = small ? 520 : 3000;
-      d2.mask_kind = ATTN_MASK_BOOL;
-      d2.dead_rows = true;
-      d2.lse = true;
-      add(d2);
-
-      Case d3 = c;  // group x L = 15 rows; additive mask and a window: most splits see nothing
-      d3.name = "decode_L5_add_window";
-      d3.Hq = 6;
-      d3.Hkv = 2;
-      d3.L = 5;
-      d3.S = small ? 600 : 2000;
-      d3.mask_kind = ATTN_MASK_ADDITIVE;
-      d3.mask_shape = kMaskB11S;
-      d3.window_left = 200;
-      d3.window_right = 150;
-      d3.lse = true;
-      add(d3);
-
-      Case d4 = c;  // causal (top-left: only keys <= i), finite masked value keeps every key
-      d4.name = "decode_L3_causal_mv";
-      d4.Hq = 4;
-      d4.Hkv = 1;
-      d4.L = 3;
-      d4.S = small ? 400 : 1500;
-      d4.causal = true;
-      d4.masked_value = -10000.f;
-      d4.layout = kBLHD;
-      d4.lse = true;
-      add(d4);
-
-      Case d6 = c;  // safe_softmax, a key-padding mask [B,1,1,S] whose last batch is all padding
-      d6.name = "safe_decode_padded";
-      d6.B = 2;
-      d6.Hq = 4;
-      d6.Hkv = 2;
-      d6.L = 2;
-      d6.S = small ? 520 : 3000;
-      d6.mask_kind = ATTN_MASK_BOOL;
-      d6.mask_shape = kMaskB11S;
-      d6.dead_rows = true;
-      d6.safe_softmax = true;
-      d6.lse = true;
-      add(d6);
-
-      Case d7 = d6;  // additive padding: the padded batch's rows hold one NaN score, so stay NaN
-      d7.name = "safe_decode_add_nan";
-      d7.mask_kind = ATTN_MASK_ADDITIVE;
-      d7.nan_in_dead = true;
-      add(d7);
-
-      Case d5 = d1;  // the same shape without a workspace: no split
-      d5.name = "decode_no_workspace";
-      d5.workspace = false;
-      d5.S = 300;  // still splits with a workspace; keeps the tensor-core emulation short
-      add(d5);
-
-      if (!small) {
-        Case o = c;  // longer
-        o.name = "long_causal";
-        o.B = 2;
-        o.Hq = 4;
-        o.Hkv = 4;
-        o.L = o.S = 1031;
-        o.causal = true;
-        o.lse = true;
-        add(o);
-        Case o2 = o;
-        o2.name = "long_bool";
-        o2.causal = false;
-        o2.mask_kind = ATTN_MASK_BOOL;
-        o2.mask_shape = kMask11LS;
-        o2.dead_rows = true;
-        add(o2);
-      }
+      add_shape_cases(add, c, small);
+      add_mask_cases(add, c, small);
+      add_layout_cases(add, c, small);
+      add_window_cases(add, c);
+      add_decode_cases(add, c, small);
+      if (!small) add_long_cases(add, c);
     }
-    // f32 inputs: always the generic kernel, in f32 (once, not per 16-bit dtype).
-    if (bf == 0) {
-      for (int D : {64, 128}) {
-        Case c;
-        c.f32 = true;
-        c.E = c.Ev = D;
-        c.Hq = 4;
-        c.Hkv = 2;
-        Case a = c;
-        a.name = "f32_causal_bool";
-        a.L = 70;
-        a.S = 130;
-        a.causal = true;
-        a.mask_kind = ATTN_MASK_BOOL;
-        a.mask_shape = kMask11LS;
-        a.dead_rows = true;
-        a.lse = true;
-        add(a);
-        Case b = c;
-        b.name = "f32_add_blhd_window";
-        b.L = 40;
-        b.S = 100;
-        b.mask_kind = ATTN_MASK_ADDITIVE;
-        b.mask_shape = kMaskB11S;
-        b.layout = kBLHD;
-        b.window_left = 30;
-        b.window_right = 5;
-        b.lse = true;
-        add(b);
-        Case d = c;
-        d.name = "f32_drop_padded_mv";
-        d.L = 33;
-        d.S = 70;
-        d.mask_kind = ATTN_MASK_BOOL;
-        d.mask_drop = true;
-        d.dead_rows = true;
-        d.layout = kPadded;
-        d.masked_value = -1e9f;
-        add(d);
-      }
-      Case fs;  // f32 safe_softmax: causal bool with dead rows, generic f32 kernel
-      fs.f32 = true;
-      fs.name = "f32_safe_bool_dead";
-      fs.Hq = 4;
-      fs.Hkv = 2;
-      fs.L = 40;
-      fs.S = 90;
-      fs.causal = true;
-      fs.mask_kind = ATTN_MASK_BOOL;
-      fs.dead_rows = true;
-      fs.safe_softmax = true;
-      fs.lse = true;
-      add(fs);
-      Case fd;  // f32 decode, E != Ev, GQA with 3 rows per kv head
-      fd.f32 = true;
-      fd.name = "f32_decode";
-      fd.E = 80;
-      fd.Ev = 64;
-      fd.Hq = 6;
-      fd.Hkv = 2;
-      fd.L = 1;
-      fd.S = small ? 450 : 2000;
-      fd.mask_kind = ATTN_MASK_BOOL;
-      fd.mask_shape = kMaskB11S;
-      fd.mask_drop = true;
-      fd.lse = true;
-      add(fd);
-      Case fds = fd;  // the same with safe_softmax and a second batch that is all padding
-      fds.name = "f32_safe_decode_padded";
-      fds.B = 2;
-      fds.dead_rows = true;
-      fds.safe_softmax = true;
-      add(fds);
-      Case e;
-      e.f32 = true;
-      e.name = "f32_E!=Ev";
-      e.E = 80;
-      e.Ev = 32;
-      e.L = 20;
-      e.S = 50;
-      e.Hq = e.Hkv = 2;
-      e.causal = true;
-      add(e);
-    }
-    // Generic (non tensor core) path.
-    struct HD {
-      int E, Ev;
-    };
-    for (HD hd : {HD{32, 32}, HD{80, 80}, HD{64, 32}, HD{256, 256}}) {
-      Case c;
-      c.bf16 = bf != 0;
-      c.E = hd.E;
-      c.Ev = hd.Ev;
-      c.name = "generic";
-      c.Hq = 4;
-      c.Hkv = 2;
-      c.L = 37;
-      c.S = small ? 70 : 129;
-      c.causal = true;
-      c.lse = true;
-      c.mask_kind = ATTN_MASK_BOOL;
-      c.mask_shape = kMask11LS;
-      c.dead_rows = true;
-      add(c);
-      Case cd = c;
-      cd.name = "generic_drop";
-      cd.mask_drop = true;
-      cd.mask_shape = kMaskFull;
-      add(cd);
-      Case cw = c;
-      cw.name = "generic_window";
-      cw.causal = false;
-      cw.window_left = 20;
-      cw.window_right = 3;
-      add(cw);
-      Case cs = c;  // safe_softmax: the dead mask rows give 0
-      cs.name = "generic_safe";
-      cs.safe_softmax = true;
-      add(cs);
-      Case c2 = c;
-      c2.name = "generic_add_mv-5";
-      c2.causal = true;
-      c2.mask_kind = ATTN_MASK_ADDITIVE;
-      c2.mask_shape = kMaskB11S;
-      c2.masked_value = -5.f;
-      c2.layout = kBLHD;
-      add(c2);
-    }
+    if (bf == 0) add_f32_cases(add, small);  // once, not per 16-bit dtype
+    add_generic_cases(add, bf != 0, small);
   }
-  return cs;
+  return add.take();
 }
 
 // Cases with a score modifier: every kernel (both tensor-core tile shapes via
 // the dtype/head-dim mix, generic, f32, decode), with masks and windows.
 inline std::vector<Case> make_score_mod_cases() {
-  std::vector<Case> cs;
-  uint32_t seed = 900;
-  auto add = [&](Case c) {
-    c.score_mod = true;
-    c.seed = seed++;
-    cs.push_back(c);
-  };
+  CaseList add(900, /*score_mod=*/true);
   for (int bf = 0; bf < 2; ++bf) {
     Case c;
     c.bf16 = bf != 0;
     c.Hq = 4;
     c.Hkv = 2;
     c.lse = true;
-    Case a = c;  // tensor cores, causal, bool mask with dead rows
-    a.name = "mod_tc";
-    a.L = 70;
-    a.S = 100;
+    Case a = masked(sized(c, "mod_tc", 70, 100), ATTN_MASK_BOOL, kMask11LS, true);  // tensor cores
     a.causal = true;
-    a.mask_kind = ATTN_MASK_BOOL;
-    a.mask_shape = kMask11LS;
-    a.dead_rows = true;
     add(a);
-    Case pl = c;  // tensor cores, nothing else to mask: the modifier alone forces the per-element path
-    pl.name = "mod_tc_plain";
-    pl.L = pl.S = 128;
-    add(pl);
-    Case w = c;  // tensor cores D=128, window, additive mask
-    w.name = "mod_tc_window";
+    add(sized(c, "mod_tc_plain", 128, 128));  // the modifier alone forces the per-element path
+    Case w = masked(windowed(sized(c, "mod_tc_window", 40, 130), 50, 10), ATTN_MASK_ADDITIVE, kMaskB11S, false);
     w.E = w.Ev = 128;
-    w.L = 40;
-    w.S = 130;
-    w.window_left = 50;
-    w.window_right = 10;
-    w.mask_kind = ATTN_MASK_ADDITIVE;
-    w.mask_shape = kMaskB11S;
     add(w);
-    Case g = c;  // generic head dims
-    g.name = "mod_generic";
+    Case g = sized(c, "mod_generic", 30, 70);  // generic head dims
     g.E = 80;
     g.Ev = 32;
-    g.L = 30;
-    g.S = 70;
     g.causal = true;
     add(g);
-    Case d = c;  // split-key decode
-    d.name = "mod_decode";
-    d.L = 4;
-    d.S = 500;
+    Case d = sized(c, "mod_decode", 4, 500);  // split-key decode
     add(d);
     Case sa = a;  // safe_softmax with a modifier: the dead mask rows give 0
     sa.name = "mod_tc_safe";
     sa.safe_softmax = true;
     add(sa);
-    Case sd = d;  // safe_softmax in the split-key decode: a key-padding mask, one batch all padding
+    // safe_softmax in the split-key decode: a key-padding mask, one batch all padding.
+    Case sd = masked(d, ATTN_MASK_BOOL, kMaskB11S, true);
     sd.name = "mod_decode_safe";
     sd.B = 2;
-    sd.mask_kind = ATTN_MASK_BOOL;
-    sd.mask_shape = kMaskB11S;
-    sd.dead_rows = true;
     sd.safe_softmax = true;
     add(sd);
   }
-  Case f;  // f32
+  Case f = sized(Case(), "mod_f32", 33, 90);
   f.f32 = true;
-  f.name = "mod_f32";
   f.Hq = f.Hkv = 2;
-  f.L = 33;
-  f.S = 90;
-  f.causal = true;
-  f.lse = true;
+  f.causal = f.lse = true;
   add(f);
-  return cs;
+  return add.take();
 }
 
 }  // namespace sdpa_test

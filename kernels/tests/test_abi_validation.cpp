@@ -87,16 +87,26 @@ void expect(const char* what, const attn_sdpa_fwd_args* a, attn_status want, con
   }
 }
 
-void test_bad_arguments() {
-  expect("null args", nullptr, ATTN_ERR_INVALID_ARGUMENT, "args is NULL");
+using Mut = std::function<void(attn_sdpa_fwd_args&)>;
+struct BadCase {
+  const char* name;
+  Mut mutate;
+  attn_status want;
+  const char* needle;
+};
 
-  using Mut = std::function<void(attn_sdpa_fwd_args&)>;
-  struct BadCase {
-    const char* name;
-    Mut mutate;
-    attn_status want;
-    const char* needle;
-  };
+// Each case breaks one thing in an otherwise valid problem.
+template <size_t N>
+void expect_bad(const BadCase (&cases)[N]) {
+  for (const BadCase& c : cases) {
+    attn_sdpa_fwd_args a = good_args();
+    c.mutate(a);
+    expect(c.name, &a, c.want, c.needle);
+  }
+}
+
+void test_bad_shapes() {
+  expect("null args", nullptr, ATTN_ERR_INVALID_ARGUMENT, "args is NULL");
   const BadCase cases[] = {
       {"null q", [](attn_sdpa_fwd_args& a) { a.q.data = nullptr; }, ATTN_ERR_INVALID_ARGUMENT, "q.data is NULL"},
       {"null k", [](attn_sdpa_fwd_args& a) { a.k.data = nullptr; }, ATTN_ERR_INVALID_ARGUMENT, "k.data is NULL"},
@@ -120,6 +130,12 @@ void test_bad_arguments() {
        ATTN_ERR_UNSUPPORTED, "unsupported head dim"},
       {"head dim 512", [](attn_sdpa_fwd_args& a) { a.q.sizes[3] = a.k.sizes[3] = a.v.sizes[3] = a.out.sizes[3] = 512; },
        ATTN_ERR_UNSUPPORTED, "unsupported head dim"},
+  };
+  expect_bad(cases);
+}
+
+void test_bad_layouts() {
+  const BadCase cases[] = {
       {"misaligned q", [](attn_sdpa_fwd_args& a) { a.q.data = static_cast<char*>(a.q.data) + 2; }, ATTN_ERR_UNSUPPORTED,
        "q.data"},
       {"misaligned out", [](attn_sdpa_fwd_args& a) { a.out.data = static_cast<char*>(a.out.data) + 8; },
@@ -134,6 +150,12 @@ void test_bad_arguments() {
        "negative"},
       {"broadcast out", [](attn_sdpa_fwd_args& a) { a.out.strides[1] = 0; }, ATTN_ERR_INVALID_ARGUMENT,
        "cannot broadcast"},
+  };
+  expect_bad(cases);
+}
+
+void test_bad_kinds_and_masks() {
+  const BadCase cases[] = {
       {"bad dtype", [](attn_sdpa_fwd_args& a) { a.dtype = static_cast<attn_dtype>(7); }, ATTN_ERR_INVALID_ARGUMENT,
        "unknown dtype 7"},
       {"bad mask kind", [](attn_sdpa_fwd_args& a) { a.mask_kind = static_cast<attn_mask_kind>(5); },
@@ -166,6 +188,12 @@ void test_bad_arguments() {
        ATTN_ERR_INVALID_ARGUMENT, "2-byte aligned"},
       {"lse misaligned", [](attn_sdpa_fwd_args& a) { a.lse = reinterpret_cast<float*>(static_cast<char*>(fake_ptr(6)) + 2); },
        ATTN_ERR_INVALID_ARGUMENT, "lse"},
+  };
+  expect_bad(cases);
+}
+
+void test_bad_scalars() {
+  const BadCase cases[] = {
       {"scale NaN", [](attn_sdpa_fwd_args& a) { a.scale = std::numeric_limits<float>::quiet_NaN(); },
        ATTN_ERR_INVALID_ARGUMENT, "scale must be finite"},
       {"scale inf", [](attn_sdpa_fwd_args& a) { a.scale = INFINITY; }, ATTN_ERR_INVALID_ARGUMENT,
@@ -182,12 +210,10 @@ void test_bad_arguments() {
        },
        ATTN_ERR_UNSUPPORTED, "Hq=70000 exceeds"},
   };
-  for (const BadCase& c : cases) {
-    attn_sdpa_fwd_args a = good_args();
-    c.mutate(a);
-    expect(c.name, &a, c.want, c.needle);
-  }
+  expect_bad(cases);
+}
 
+void test_unused_fields_and_error_buffers() {
   // Unused mask fields are ignored when mask_kind is NONE.
   {
     attn_sdpa_fwd_args a = good_args();
@@ -208,7 +234,7 @@ void test_bad_arguments() {
   }
 }
 
-void test_good_arguments() {
+void test_good_head_dims() {
   for (attn_dtype dt : {ATTN_DTYPE_F16, ATTN_DTYPE_BF16}) {
     for (int64_t D : {64, 128, 32, 80, 256}) {  // 32/80/256 take the generic kernel
       attn_sdpa_fwd_args a = good_args(D, dt);
@@ -222,8 +248,10 @@ void test_good_arguments() {
   a.v = contiguous(a.v.data, 2, 2, 130, 32);
   a.out = contiguous(a.out.data, 2, 8, 100, 32);
   expect("E=64 Ev=32", &a, ATTN_OK, "");
+}
 
-  a = good_args();
+void test_good_masks() {
+  attn_sdpa_fwd_args a = good_args();
   add_mask(a, ATTN_MASK_BOOL, 1, 1, 100);
   a.is_causal = 1;
   a.lse = static_cast<float*>(fake_ptr(6));
@@ -243,10 +271,12 @@ void test_good_arguments() {
   a.mask.strides[0] = 0;  // size-B dim broadcast through stride 0
   a.mask.data = static_cast<char*>(a.mask.data) + 3;
   expect("bool mask stride-0 batch, odd address", &a, ATTN_OK, "");
+}
 
-  // f32: rows need 16 bytes = 4 elements, an additive mask 4-byte alignment;
-  // any head dim runs on the generic kernel.
-  a = good_args(64, ATTN_DTYPE_F32);
+// f32: rows need 16 bytes = 4 elements, an additive mask 4-byte alignment;
+// any head dim runs on the generic kernel.
+void test_f32_alignment() {
+  attn_sdpa_fwd_args a = good_args(64, ATTN_DTYPE_F32);
   a.q.strides[2] = 68;
   a.q.strides[1] = 100 * 68;
   a.q.strides[0] = 8 * 100 * 68;
@@ -264,41 +294,43 @@ void test_good_arguments() {
   a.q.strides[2] = 68;
   a.mask.data = static_cast<char*>(a.mask.data) + 2;
   expect("f32 additive mask, 2-byte aligned", &a, ATTN_ERR_INVALID_ARGUMENT, "is not 4-byte aligned for a 32-bit");
+}
 
-  // Decode shapes split their keys when given a big enough workspace.
-  {
-    a = good_args();  // L = 100: never splits
-    CHECK(attn_cuda_sdpa_fwd_workspace_size(&a) == 0, "L=100 does not split");
-    a.q = contiguous(a.q.data, 2, 8, 1, 64);
-    a.out = contiguous(a.out.data, 2, 8, 1, 64);
-    a.k = contiguous(a.k.data, 2, 2, 4096, 64);
-    a.v = contiguous(a.v.data, 2, 2, 4096, 64);
-    const size_t need = attn_cuda_sdpa_fwd_workspace_size(&a);
-    attn::detail::FwdParams p;
-    CHECK(attn::detail::prepare_fwd_params(&a, &p, nullptr, 0) == ATTN_OK && p.path == attn::detail::KernelPath::TensorCore,
-          "no workspace: no split");
-    a.workspace = fake_ptr(6);
-    a.workspace_bytes = need;
-    CHECK(need > 0 && attn::detail::prepare_fwd_params(&a, &p, nullptr, 0) == ATTN_OK &&
-              p.path == attn::detail::KernelPath::Decode && p.n_splits >= 2 && p.split_len % attn::detail::kDecTileN == 0 &&
-              static_cast<int64_t>(p.n_splits - 1) * p.split_len < 4096 &&
-              static_cast<int64_t>(p.n_splits) * p.split_len >= 4096,
-          "L=1, S=4096 splits (%zu bytes, %d splits of %d)", need, p.n_splits, p.split_len);
-    CHECK(attn_cuda_sdpa_fwd_workspace_size(&a) == need, "the size ignores the workspace given");
-    expect("decode with workspace", &a, ATTN_OK, "");
-    a.workspace_bytes = need - 4;
-    expect("workspace too small", &a, ATTN_ERR_INVALID_ARGUMENT, "is less than the");
-    a.workspace_bytes = need;
-    a.workspace = static_cast<char*>(a.workspace) + 8;
-    expect("workspace misaligned", &a, ATTN_ERR_INVALID_ARGUMENT, "workspace (");
-    a.workspace = nullptr;
-    CHECK(attn_cuda_sdpa_fwd_workspace_size(nullptr) == 0, "NULL args: 0");
-    a.k.sizes[3] = 32;  // invalid
-    CHECK(attn_cuda_sdpa_fwd_workspace_size(&a) == 0, "invalid args: 0");
-  }
+// Decode shapes split their keys when given a big enough workspace.
+void test_decode_workspace() {
+  attn_sdpa_fwd_args a = good_args();  // L = 100: never splits
+  CHECK(attn_cuda_sdpa_fwd_workspace_size(&a) == 0, "L=100 does not split");
+  a.q = contiguous(a.q.data, 2, 8, 1, 64);
+  a.out = contiguous(a.out.data, 2, 8, 1, 64);
+  a.k = contiguous(a.k.data, 2, 2, 4096, 64);
+  a.v = contiguous(a.v.data, 2, 2, 4096, 64);
+  const size_t need = attn_cuda_sdpa_fwd_workspace_size(&a);
+  attn::detail::FwdParams p;
+  CHECK(attn::detail::prepare_fwd_params(&a, &p, nullptr, 0) == ATTN_OK && p.path == attn::detail::KernelPath::TensorCore,
+        "no workspace: no split");
+  a.workspace = fake_ptr(6);
+  a.workspace_bytes = need;
+  CHECK(need > 0 && attn::detail::prepare_fwd_params(&a, &p, nullptr, 0) == ATTN_OK &&
+            p.path == attn::detail::KernelPath::Decode && p.n_splits >= 2 && p.split_len % attn::detail::kDecTileN == 0 &&
+            static_cast<int64_t>(p.n_splits - 1) * p.split_len < 4096 &&
+            static_cast<int64_t>(p.n_splits) * p.split_len >= 4096,
+        "L=1, S=4096 splits (%zu bytes, %d splits of %d)", need, p.n_splits, p.split_len);
+  CHECK(attn_cuda_sdpa_fwd_workspace_size(&a) == need, "the size ignores the workspace given");
+  expect("decode with workspace", &a, ATTN_OK, "");
+  a.workspace_bytes = need - 4;
+  expect("workspace too small", &a, ATTN_ERR_INVALID_ARGUMENT, "is less than the");
+  a.workspace_bytes = need;
+  a.workspace = static_cast<char*>(a.workspace) + 8;
+  expect("workspace misaligned", &a, ATTN_ERR_INVALID_ARGUMENT, "workspace (");
+  a.workspace = nullptr;
+  CHECK(attn_cuda_sdpa_fwd_workspace_size(nullptr) == 0, "NULL args: 0");
+  a.k.sizes[3] = 32;  // invalid
+  CHECK(attn_cuda_sdpa_fwd_workspace_size(&a) == 0, "invalid args: 0");
+}
 
-  // [B, L, H, E] (heads interleaved) and a batch-broadcast k/v.
-  a = good_args();
+// [B, L, H, E] (heads interleaved) and a batch-broadcast k/v.
+void test_good_layouts() {
+  attn_sdpa_fwd_args a = good_args();
   a.q.strides[0] = 100 * 8 * 64;
   a.q.strides[1] = 64;
   a.q.strides[2] = 8 * 64;
@@ -311,8 +343,10 @@ void test_good_arguments() {
   a.k = contiguous(a.k.data, 2, 1, 130, 64);
   a.v = contiguous(a.v.data, 2, 1, 130, 64);
   expect("MQA", &a, ATTN_OK, "");
+}
 
-  // Normalisation details of the internal parameters.
+// Normalisation details of the internal parameters.
+void test_param_normalisation() {
   {
     attn_sdpa_fwd_args g = good_args();
     g.masked_value = -1e9f;
@@ -337,26 +371,27 @@ void test_good_arguments() {
     g.safe_softmax = 1;
     CHECK(attn::detail::prepare_fwd_params(&g, &p, nullptr, 0) == ATTN_OK && p.safe_softmax == 1, "safe_softmax 1");
   }
-  // Windows: causal intersects the right side, huge and very negative bounds
-  // clamp, an all-unbounded window is no band at all.
-  {
-    attn_sdpa_fwd_args g = good_args();
-    attn::detail::FwdParams p;
-    CHECK(attn::detail::prepare_fwd_params(&g, &p, nullptr, 0) == ATTN_OK && p.has_band == 0 && p.band_skip == 0,
-          "init: no band");
-    g.window_left = 7;
-    g.window_right = 5;
-    g.is_causal = 1;
-    CHECK(attn::detail::prepare_fwd_params(&g, &p, nullptr, 0) == ATTN_OK, "prepare window");
-    CHECK(p.win_left == 7 && p.win_right == 0 && p.band_skip == 1, "causal clips window_right 5 to 0: %d %d", p.win_left,
-          p.win_right);
-    g.is_causal = 0;
-    g.window_left = int64_t{1} << 40;
-    g.window_right = -(int64_t{1} << 40);
-    CHECK(attn::detail::prepare_fwd_params(&g, &p, nullptr, 0) == ATTN_OK, "prepare huge window");
-    CHECK(p.win_left == attn::detail::kWinNone && p.win_right == -attn::detail::kWinNone && p.has_band == 1,
-          "clamped: %d %d", p.win_left, p.win_right);
-  }
+}
+
+// Windows: causal intersects the right side, huge and very negative bounds
+// clamp, an all-unbounded window is no band at all.
+void test_param_windows() {
+  attn_sdpa_fwd_args g = good_args();
+  attn::detail::FwdParams p;
+  CHECK(attn::detail::prepare_fwd_params(&g, &p, nullptr, 0) == ATTN_OK && p.has_band == 0 && p.band_skip == 0,
+        "init: no band");
+  g.window_left = 7;
+  g.window_right = 5;
+  g.is_causal = 1;
+  CHECK(attn::detail::prepare_fwd_params(&g, &p, nullptr, 0) == ATTN_OK, "prepare window");
+  CHECK(p.win_left == 7 && p.win_right == 0 && p.band_skip == 1, "causal clips window_right 5 to 0: %d %d", p.win_left,
+        p.win_right);
+  g.is_causal = 0;
+  g.window_left = int64_t{1} << 40;
+  g.window_right = -(int64_t{1} << 40);
+  CHECK(attn::detail::prepare_fwd_params(&g, &p, nullptr, 0) == ATTN_OK, "prepare huge window");
+  CHECK(p.win_left == attn::detail::kWinNone && p.win_right == -attn::detail::kWinNone && p.has_band == 1,
+        "clamped: %d %d", p.win_left, p.win_right);
 }
 
 // The runtime bridge's entry point for f16 without a mask (attnrt_cuda.cpp).
@@ -476,8 +511,18 @@ void test_conversions_vs_cuda() {
 }  // namespace
 
 int main() {
-  test_bad_arguments();
-  test_good_arguments();
+  test_bad_shapes();
+  test_bad_layouts();
+  test_bad_kinds_and_masks();
+  test_bad_scalars();
+  test_unused_fields_and_error_buffers();
+  test_good_head_dims();
+  test_good_masks();
+  test_f32_alignment();
+  test_decode_workspace();
+  test_good_layouts();
+  test_param_normalisation();
+  test_param_windows();
   test_call_attrs();
   test_status_strings();
   test_conversions_vs_cuda();

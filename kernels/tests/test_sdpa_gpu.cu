@@ -17,6 +17,7 @@
 
 #include "attn/kernels/attn_cuda.h"
 #include "attn_internal.h"
+#include "cuda_test_util.h"
 #include "sdpa_testlib.h"
 
 #include "test_check.h"
@@ -25,15 +26,6 @@ namespace {
 
 using attn_test::g_failed;
 using attn_test::g_passed;
-
-#define CUDA_OK(expr)                                                                                     \
-  do {                                                                                                    \
-    cudaError_t e__ = (expr);                                                                             \
-    if (e__ != cudaSuccess) {                                                                             \
-      std::printf("CUDA error %s at %s:%d: %s\n", cudaGetErrorString(e__), __FILE__, __LINE__, #expr);    \
-      std::exit(1);                                                                                       \
-    }                                                                                                     \
-  } while (0)
 
 template <class T>
 T* to_device(const std::vector<T>& h) {
@@ -125,14 +117,8 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--filter") && i + 1 < argc) filter = argv[++i];
     else if (!std::strcmp(argv[i], "--verbose") || !std::strcmp(argv[i], "-v")) verbose = true;
   }
-  int ndev = 0;
-  const cudaError_t e = cudaGetDeviceCount(&ndev);
-  if (e != cudaSuccess || ndev == 0) {
-    std::printf("SKIPPED: no CUDA device (%s)\n", e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
-    return 77;
-  }
   cudaDeviceProp prop;
-  CUDA_OK(cudaGetDeviceProperties(&prop, 0));
+  if (!attn_test::probe_cuda_device(&prop)) return 77;
   std::printf("device: %s (sm_%d%d)\n", prop.name, prop.major, prop.minor);
   if (prop.major < 8) {
     std::printf("SKIPPED: the kernels need sm_80 or newer\n");

@@ -2,6 +2,9 @@
 
 #include "HostTensor.h"
 
+// Plain C++ shared with the CUDA kernels (no CUDA needed to include it).
+#include "attn/kernels/float_bits.h"
+
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -90,68 +93,6 @@ bool attnrun::isFloat(DType dtype) {
 }
 
 //===----------------------------------------------------------------------===//
-// f16 / bf16 bit conversions (round to nearest even)
-//===----------------------------------------------------------------------===//
-
-static uint32_t floatBits(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  return x;
-}
-
-static float bitsFloat(uint32_t x) {
-  float f;
-  std::memcpy(&f, &x, 4);
-  return f;
-}
-
-static uint16_t floatToHalf(float f) {
-  uint32_t x = floatBits(f);
-  uint32_t sign = (x >> 16) & 0x8000;
-  uint32_t absx = x & 0x7fffffff;
-  if (absx >= 0x7f800000) // inf or NaN (keep NaNs quiet)
-    return sign | 0x7c00 | (absx > 0x7f800000 ? 0x200 : 0);
-  if (absx >= 0x47800000) // >= 2^16: overflows to inf
-    return sign | 0x7c00;
-  if (absx < 0x38800000) { // below 2^-14: subnormal half or zero
-    // Units of 2^-24; nearbyint rounds to nearest even by default.
-    return sign |
-           static_cast<uint16_t>(std::nearbyint(bitsFloat(absx) * 16777216.0f));
-  }
-  uint32_t mant = absx & 0x7fffff;
-  uint32_t h = (((absx >> 23) - 127 + 15) << 10) | (mant >> 13);
-  uint32_t rem = mant & 0x1fff;
-  if (rem > 0x1000 || (rem == 0x1000 && (h & 1)))
-    ++h; // may carry into the exponent, up to inf: correct
-  return sign | h;
-}
-
-static float halfToFloat(uint16_t h) {
-  uint32_t sign = static_cast<uint32_t>(h & 0x8000) << 16;
-  uint32_t exp = (h >> 10) & 0x1f;
-  uint32_t mant = h & 0x3ff;
-  if (exp == 0) {
-    float v = static_cast<float>(mant) * (1.0f / 16777216.0f);
-    return sign ? -v : v;
-  }
-  if (exp == 31)
-    return bitsFloat(sign | 0x7f800000 | (mant << 13));
-  return bitsFloat(sign | ((exp - 15 + 127) << 23) | (mant << 13));
-}
-
-static uint16_t floatToBF16(float f) {
-  uint32_t x = floatBits(f);
-  if ((x & 0x7fffffff) > 0x7f800000)
-    return static_cast<uint16_t>((x >> 16) | 0x40);
-  x += 0x7fff + ((x >> 16) & 1);
-  return static_cast<uint16_t>(x >> 16);
-}
-
-static float bf16ToFloat(uint16_t b) {
-  return bitsFloat(static_cast<uint32_t>(b) << 16);
-}
-
-//===----------------------------------------------------------------------===//
 // HostTensor
 //===----------------------------------------------------------------------===//
 
@@ -232,9 +173,9 @@ double HostTensor::get(int64_t i) const {
   const char *p = static_cast<const char *>(data.get());
   switch (dtype) {
   case DType::F16:
-    return halfToFloat(reinterpret_cast<const uint16_t *>(p)[i]);
+    return attn::f16_bits_to_f32(reinterpret_cast<const uint16_t *>(p)[i]);
   case DType::BF16:
-    return bf16ToFloat(reinterpret_cast<const uint16_t *>(p)[i]);
+    return attn::bf16_bits_to_f32(reinterpret_cast<const uint16_t *>(p)[i]);
   case DType::F32:
     return reinterpret_cast<const float *>(p)[i];
   case DType::F64:
@@ -257,10 +198,10 @@ void HostTensor::set(int64_t i, double value) {
   char *p = static_cast<char *>(data.get());
   switch (dtype) {
   case DType::F16:
-    reinterpret_cast<uint16_t *>(p)[i] = floatToHalf(static_cast<float>(value));
+    reinterpret_cast<uint16_t *>(p)[i] = attn::f32_to_f16_bits(static_cast<float>(value));
     return;
   case DType::BF16:
-    reinterpret_cast<uint16_t *>(p)[i] = floatToBF16(static_cast<float>(value));
+    reinterpret_cast<uint16_t *>(p)[i] = attn::f32_to_bf16_bits(static_cast<float>(value));
     return;
   case DType::F32:
     reinterpret_cast<float *>(p)[i] = static_cast<float>(value);
