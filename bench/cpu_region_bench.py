@@ -29,9 +29,9 @@ import argparse
 import os
 import sys
 import tempfile
-import time
 
 from cpu_attention_bench import add_common_args, lscpu, run_attn_run
+from cpu_matmul_bench import best_time
 
 B, H, D = 1, 8, 64
 VARIANTS = ["plain", "softcap", "alibi", "relative", "window256"]
@@ -131,13 +131,7 @@ class Torch:
 
     def time(self, fn, repeat):
         with self.torch.no_grad():
-            fn()
-            best = float("inf")
-            for _ in range(repeat):
-                t0 = time.perf_counter()
-                fn()
-                best = min(best, time.perf_counter() - t0)
-        return best
+            return best_time(fn, repeat)
 
     def run_flex(self, repeat):
         return self.time(lambda: self.flex(self.q, self.k, self.v,
