@@ -6,7 +6,9 @@
 // an affine map summing a hundred thousand terms, end in SIGSEGV. The tools
 // and the fuzz targets scan the text first and refuse such input with a
 // located error; the bounds are far above anything a frontend writes and far
-// below the depth where the parser's stack runs out.
+// below the depth where the parser's stack runs out. The scan also refuses
+// the one malformed form found (by fuzzing) to crash LLVM 22's parser: the
+// integer list of linalg.transpose, broadcast and reduce.
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,6 +41,8 @@ public:
           return violation;
         continue;
       }
+      if (c == '\n' && depth <= arrayOpDepth && !continuesStatement())
+        arrayOpDepth = -1;
       if (auto violation = scanPunctuation(c))
         return violation;
       ++pos;
@@ -71,6 +75,15 @@ private:
            (llvm::isAlnum(text[pos]) || text[pos] == '_' || text[pos] == '.'))
       ++pos;
     StringRef word = text.slice(start, pos);
+    if (word == "linalg.transpose" || word == "linalg.broadcast" ||
+        word == "linalg.reduce") {
+      arrayOpDepth = depth;
+      return std::nullopt;
+    }
+    if (arrayOpDepth >= 0 && (word == "permutation" || word == "dimensions")) {
+      arrayOpDepth = -1;
+      return checkIntegerArray(start, word);
+    }
     if ((word == "affine_map" || word == "affine_set") && peek(0) == '<' &&
         affineDepth < 0) {
       affineDepth = depth;
@@ -80,6 +93,63 @@ private:
       return countAffineOperator(start);
     }
     return std::nullopt;
+  }
+
+  /// After a line break: the next line goes on with a keyword (`outs`,
+  /// `dimensions`, ...) rather than starting a statement (`%r =`, `}`).
+  bool continuesStatement() const {
+    size_t next = pos + 1;
+    while (next < text.size() && llvm::isSpace(text[next]))
+      ++next;
+    return next < text.size() && llvm::isAlpha(text[next]);
+  }
+
+  void skipSpaces() {
+    while (pos < text.size() && llvm::isSpace(text[pos]))
+      ++pos;
+  }
+
+  /// After `permutation =` or `dimensions =` of linalg.transpose, broadcast
+  /// and reduce in their custom form: a list of integers in brackets. LLVM
+  /// 22's parser of these ops dereferences a null attribute when anything
+  /// else follows the `=` (a crash, after its own error message).
+  std::optional<attn::InputLimitViolation> checkIntegerArray(size_t at,
+                                                             StringRef word) {
+    size_t resume = pos;
+    skipSpaces();
+    if (peek(0) != '=') {
+      pos = resume;
+      return std::nullopt;
+    }
+    ++pos;
+    skipSpaces();
+    bool ok = peek(0) == '[';
+    if (ok) {
+      ++pos;
+      skipSpaces();
+      bool first = true;
+      while (ok && peek(0) != ']') {
+        if (!first) {
+          ok = peek(0) == ',';
+          ++pos;
+          skipSpaces();
+        }
+        if (peek(0) == '-')
+          ++pos;
+        ok = ok && llvm::isDigit(peek(0));
+        while (llvm::isDigit(peek(0)))
+          ++pos;
+        skipSpaces();
+        first = false;
+      }
+    }
+    pos = resume;
+    if (ok)
+      return std::nullopt;
+    return attn::InputLimitViolation{
+        at, "expected a list of integers in brackets after '" + word.str() +
+                " =' (LLVM's parser of this linalg op fails on anything "
+                "else)"};
   }
 
   std::optional<attn::InputLimitViolation> countAffineOperator(size_t at) {
@@ -116,6 +186,10 @@ private:
   /// The depth outside the affine map being scanned, -1 outside any.
   int64_t affineDepth = -1;
   int64_t affineOperators = 0;
+  /// The depth of a linalg.transpose, broadcast or reduce in custom form
+  /// whose integer list is still to come (until a line starts another
+  /// statement), -1 if none.
+  int64_t arrayOpDepth = -1;
 };
 } // namespace
 
