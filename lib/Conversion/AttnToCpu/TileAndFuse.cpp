@@ -157,13 +157,11 @@ static LogicalResult tileAndFuse(RewriterBase &rewriter,
     rewriter.replaceAllUsesWith(r, result->replacements.lookup(r));
   rewriter.eraseOp(root);
   erased.insert(root);
-  // The slices that fusion read the producers through are left unused in
-  // the loop; without them the fused producers are dead (their only users
-  // were fused with them). Latest first, so each is unused when it goes.
   // A producer that two fused ops read (a layer norm's mean: the variance
   // and the normalised rows) was fused once per read: CSE in the loop
   // leaves one copy per tile. (Only here: outside the loops, CSE would merge
-  // the lowering's to_buffer reads, see the CPU pipeline.)
+  // the lowering's to_buffer reads, see the CPU pipeline.) The slices that
+  // fusion read the producers through are left unused in the loop.
   DominanceInfo dominance;
   for (LoopLikeOpInterface loop : result->loops) {
     eliminateCommonSubExpressions(rewriter, dominance, loop);
@@ -172,6 +170,8 @@ static LogicalResult tileAndFuse(RewriterBase &rewriter,
         rewriter.eraseOp(slice);
     });
   }
+  // Without those slices the fused producers are dead (their only users
+  // were fused with them): latest first, so each is unused when it goes.
   SmallVector<Operation *> fused(result->fusedProducers.begin(),
                                  result->fusedProducers.end());
   llvm::sort(fused, [](Operation *a, Operation *b) {
