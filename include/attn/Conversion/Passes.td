@@ -274,6 +274,52 @@ def AttnDropInPlaceResults : Pass<"attn-drop-inplace-results", "::mlir::ModuleOp
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
+def AttnCpuDeallocAfterLastUse
+    : Pass<"attn-cpu-dealloc-after-last-use", "::mlir::ModuleOp"> {
+  let summary = "Free each buffer right after its last use instead of at "
+                "the end of its block";
+  let description = [{
+    Runs after upstream's `ownership-based-buffer-deallocation` and
+    `buffer-deallocation-simplification`, before `lower-deallocations`. The
+    ownership-based deallocation frees all the buffers a block owns in one
+    `bufferization.dealloc` before the block's terminator, so a whole
+    model's entry point keeps every layer's activations until it returns.
+    This pass gives each memref of such a dealloc a dealloc of its own
+    right after the last op of the block that uses the buffer or any alias
+    of it, and leaves the rest (and every retained value) in the original
+    dealloc:
+
+    ```mlir
+    %a = call @kernel(%x) : (memref<32xf32>) -> memref<32xf32>
+    %b = call @kernel(%a) : (memref<32xf32>) -> memref<32xf32>
+    %c = call @kernel(%b) : (memref<32xf32>) -> memref<32xf32>
+    %base_a, ... = memref.extract_strided_metadata %a ...
+    %base_b, ... = memref.extract_strided_metadata %b ...
+    bufferization.dealloc (%base_a, %base_b : ...) if (%true, %true) retain (%c : ...)
+    return %c
+    // becomes
+    %a = call @kernel(%x)
+    %b = call @kernel(%a)
+    bufferization.dealloc (base of %a) if (%true)
+    %c = call @kernel(%b)
+    bufferization.dealloc (base of %b) if (%true)
+    return %c
+    ```
+
+    The aliases of a buffer are the values reachable from its allocation
+    through views and through the memref results of any op that takes an
+    alias, except calls to functions of the module: under the deallocation's
+    function boundary ABI a callee returns buffers its caller owns, never
+    one of its arguments. A memref stays in the block-end dealloc when its
+    allocation is not a `memref.alloc` or the result of a call to a function
+    with a body, when an alias is used outside the block or leaves it
+    through a terminator, or when another operand of the dealloc may alias
+    it (the dealloc's run-time alias checks decide then).
+  }];
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 def AttnCpuMathApproximation : Pass<"attn-cpu-math-approximation"> {
   let summary = "Replace transcendental math ops by MLIR's polynomial "
                 "approximations, which vectorise";

@@ -11,7 +11,6 @@
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
-#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/OneShotAnalysis.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -73,6 +72,25 @@ static void addAttnToTensorPasses(OpPassManager &pm,
   }
 }
 
+/// Upstream's buffer-deallocation-pipeline with
+/// attn-cpu-dealloc-after-last-use before the deallocations are lowered:
+/// each buffer is freed after its last use, not at the end of its block.
+static void addDeallocationPasses(OpPassManager &pm) {
+  memref::ExpandReallocPassOptions expand;
+  expand.emitDeallocs = false;
+  pm.addNestedPass<func::FuncOp>(memref::createExpandReallocPass(expand));
+  pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
+  pm.addNestedPass<func::FuncOp>(
+      bufferization::createOwnershipBasedBufferDeallocationPass());
+  pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
+  pm.addNestedPass<func::FuncOp>(
+      bufferization::createBufferDeallocationSimplificationPass());
+  pm.addPass(createAttnCpuDeallocAfterLastUse());
+  pm.addPass(bufferization::createLowerDeallocationsPass());
+  pm.addNestedPass<func::FuncOp>(createCSEPass());
+  pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
+}
+
 /// Tensors to buffers, buffers freed, then loops (parallel ones on OpenMP
 /// unless numThreads == 1).
 static void addBufferizeToLoopsPasses(OpPassManager &pm,
@@ -96,8 +114,7 @@ static void addBufferizeToLoopsPasses(OpPassManager &pm,
   // folds.
   pm.addPass(createCSEPass());
   pm.addPass(createCanonicalizerPass());
-  bufferization::BufferDeallocationPipelineOptions dealloc;
-  bufferization::buildBufferDeallocationPipeline(pm, dealloc);
+  addDeallocationPasses(pm);
   // Deallocation leaves bufferization.clone where a function returns a
   // buffer it does not own (e.g. one of its arguments).
   pm.addPass(createConvertBufferizationToMemRefPass());
