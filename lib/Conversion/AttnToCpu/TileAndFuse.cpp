@@ -43,6 +43,10 @@ static bool isTileableLinalgOp(Operation *op) {
 static SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op,
                                             int64_t minElements,
                                             int64_t tileElements) {
+  // getStaticLoopRanges needs an invertible loops-to-shapes map, which the
+  // verifier guarantees; an op another pass left without one is skipped.
+  if (!op.getShapesToLoopsMap())
+    return {};
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   if (ranges.size() < 2 || llvm::any_of(ranges, ShapedType::isDynamic))
     return {};
@@ -229,6 +233,10 @@ struct ReadThroughUnitDimExpand : OpRewritePattern<linalg::GenericOp> {
       SmallVector<AffineMap> maps = op.getIndexingMapsArray();
       maps[input->getOperandNumber()] =
           AffineMap::get(map.getNumDims(), 0, kept, op.getContext());
+      // The unit dims may be the only ones that bound a loop (a generic
+      // without results, such as an index check).
+      if (!inversePermutation(concatAffineMaps(maps, op.getContext())))
+        continue;
       rewriter.modifyOpInPlace(op, [&] {
         input->set(expand.getSrc());
         op.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));

@@ -256,3 +256,30 @@ func.func @two_readers_of_the_mean(%x: tensor<512x1024xf32>) -> tensor<512x1024x
   } -> tensor<512x1024xf32>
   return %r : tensor<512x1024xf32>
 }
+
+// -----
+
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+
+// An index check without results (the exporter's bounds assert of an
+// advanced-indexing read whose values are unused) over a unit-dim
+// expand_shape: its one operand bounds all four loops, so it keeps reading
+// the expanded tensor: reading the source would leave three loops without
+// a size, which the verifier rejects.
+// CHECK-LABEL: func.func @negative_expand_bounds_the_loops
+// CHECK: %[[E:.+]] = tensor.expand_shape
+// CHECK: linalg.generic {{.+}} ins(%[[E]] : tensor<1x1x?x1xi64>)
+// SMALL-LABEL: func.func @negative_expand_bounds_the_loops
+// SMALL: linalg.generic {{.+}} ins(%{{.+}} : tensor<1x1x?x1xi64>)
+func.func @negative_expand_bounds_the_loops(%x: tensor<?xi64>, %n: i64) {
+  %c0 = arith.constant 0 : index
+  %d = tensor.dim %x, %c0 : tensor<?xi64>
+  %e = tensor.expand_shape %x [[0, 1, 2, 3]] output_shape [1, 1, %d, 1] : tensor<?xi64> into tensor<1x1x?x1xi64>
+  linalg.generic {indexing_maps = [#id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%e : tensor<1x1x?x1xi64>) {
+  ^bb0(%a: i64):
+    %ok = arith.cmpi slt, %a, %n : i64
+    cf.assert %ok, "index out of range"
+    linalg.yield
+  }
+  return
+}
