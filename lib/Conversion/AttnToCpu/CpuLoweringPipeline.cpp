@@ -48,6 +48,13 @@ static void addAttnToTensorPasses(OpPassManager &pm,
   if (options.outlineKernels)
     pm.addPass(createAttnCpuOutlineKernels());
   pm.addNestedPass<func::FuncOp>(createAttnLowerToCpu(lowerOptions));
+  // Integer arithmetic whose range analysis fits 32 bits in 32 bits: a
+  // score_mod region's position term (j - i, converted to f32 on every
+  // score vector) then converts packed i32 lanes, which AVX2 has, instead
+  // of i64 lanes, which it does not.
+  arith::ArithIntRangeNarrowingOptions narrow;
+  narrow.bitwidthsSupported = {32};
+  pm.addNestedPass<func::FuncOp>(arith::createArithIntRangeNarrowing(narrow));
   // Elementwise arith on tensors (the fusion's mask inversion, or a
   // frontend's) has no bufferization of its own: make it linalg. After the
   // lowering, which can fold the fusion's inversion into its mask copy.
