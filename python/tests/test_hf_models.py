@@ -16,7 +16,7 @@ import pytest
 import torch
 
 import attnfuse
-from hf_models import ARCHS, IMPLS, inputs, build
+from hf_models import ARCHS, IMPLS, VOCAB, inputs, build
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning:transformers")
 
@@ -133,6 +133,26 @@ def test_dynamic_batch_and_sequence(name):
         assert all("window_left = 3" in l for l in sdpas)
     check(name, "sdpa", seeds=(0,), batches=(2, 5), seqs=(8, 5),
           dynamic="sequence")
+
+
+@pytest.mark.parametrize("name", ["gpt2", "llama"])
+def test_dynamic_sequence_without_attention_mask(name):
+    """One sequence of token ids alone, its length `?`: transformers builds
+    the causal mask from positions and indexes it (the export checks each
+    index with an `index out of range` assert in a loop whose values are
+    then unused), at two lengths."""
+    model = build(name, "sdpa")
+    g = torch.Generator().manual_seed(0)
+    ids = torch.randint(3, VOCAB, (1, 8), generator=g)
+    compiled = attnfuse.compile(model, (ids,), dynamic_shapes=({1: SEQ},))
+    for seq in (8, 5):
+        x = torch.randint(3, VOCAB, (1, seq), generator=g)
+        with torch.no_grad():
+            expected = outputs_of(model(x))
+        actual = outputs_of(compiled(x))
+        assert len(actual) == len(expected)
+        for a, e in zip(actual, expected):
+            torch.testing.assert_close(a, e, **F32_TOL)
 
 
 def test_decoder_masks_reach_sdpa_as_attributes():
