@@ -25,8 +25,27 @@ namespace mlir::attn {
 
 using namespace mlir;
 
-/// The view behind `operand` when it is a cast of a non-identity layout to
-/// an identity one: the cast that claims the view is dense.
+/// Whether the strides of `type` are those of a dense row-major array for
+/// every value of its dynamic sizes (`?x100xf32, strided<[100, 1]>` is).
+static bool isProvablyDense(MemRefType type) {
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(type.getStridesAndOffset(strides, offset)) || offset != 0)
+    return false;
+  int64_t dense = 1;
+  for (int64_t dim = type.getRank() - 1; dim >= 0; --dim) {
+    if (strides[dim] != dense)
+      return false;
+    int64_t size = type.getDimSize(dim);
+    if (ShapedType::isDynamic(size))
+      return dim == 0;
+    dense *= size;
+  }
+  return true;
+}
+
+/// The cast behind `operand` when it claims that a view is dense: a cast of
+/// a layout that is not provably dense to the identity layout.
 static memref::CastOp getViewCastToDense(Value operand) {
   auto cast = operand.getDefiningOp<memref::CastOp>();
   if (!cast)
@@ -34,7 +53,7 @@ static memref::CastOp getViewCastToDense(Value operand) {
   auto source = dyn_cast<MemRefType>(cast.getSource().getType());
   auto result = dyn_cast<MemRefType>(cast.getType());
   if (!source || !result || !result.getLayout().isIdentity() ||
-      source.getLayout().isIdentity())
+      source.getLayout().isIdentity() || isProvablyDense(source))
     return nullptr;
   return cast;
 }

@@ -64,18 +64,23 @@ func.func private @external(memref<2x?xf32>)
 // -----
 
 // Casts that do not claim a view is dense stay: an identity buffer cast to
-// dynamic sizes, a view cast to a strided parameter.
+// dynamic sizes, a view cast to a strided parameter, whole rows of a matrix
+// (dense for every row count).
 // CHECK-LABEL: func.func @negative_dense_or_strided
 // CHECK-NOT: memref.alloc
 // CHECK-NOT: memref.copy
 // CHECK: call @dense_param(%{{.+}}) : (memref<?x8xf32>)
 // CHECK: call @strided_param(%{{.+}}) : (memref<2x?xf32, strided<[?, 1]>>)
+// CHECK: call @dense_param(%{{.+}}) : (memref<?x8xf32>)
 func.func @negative_dense_or_strided(%x: memref<4x8xf32>, %cache: memref<2x33xf32>, %n: index) {
   %dense = memref.cast %x : memref<4x8xf32> to memref<?x8xf32>
   call @dense_param(%dense) : (memref<?x8xf32>) -> ()
   %view = memref.subview %cache[0, 0] [2, %n] [1, 1] : memref<2x33xf32> to memref<2x?xf32, strided<[33, 1]>>
   %cast = memref.cast %view : memref<2x?xf32, strided<[33, 1]>> to memref<2x?xf32, strided<[?, 1]>>
   call @strided_param(%cast) : (memref<2x?xf32, strided<[?, 1]>>) -> ()
+  %first = memref.subview %x[0, 0] [%n, 8] [1, 1] : memref<4x8xf32> to memref<?x8xf32, strided<[8, 1]>>
+  %dense_rows = memref.cast %first : memref<?x8xf32, strided<[8, 1]>> to memref<?x8xf32>
+  call @dense_param(%dense_rows) : (memref<?x8xf32>) -> ()
   return
 }
 func.func private @dense_param(memref<?x8xf32>)
