@@ -183,6 +183,26 @@ def test_decode_of_several_tokens_matches_the_full_forward():
     torch.testing.assert_close(logits, expected, atol=1e-4, rtol=1e-4)
 
 
+def test_prefill_writes_the_cache_transformers_writes():
+    """The keys (rotary embedded) and values the prefill writes are the
+    model's own, head by head: the logits of a tiny random model hardly
+    depend on the keys, so a wrong head would pass the other tests."""
+    model, generator = compiled("llama")
+    ids, mask = prompts(3)
+    position = (mask.cumsum(-1) - 1).masked_fill(mask == 0, 0)
+    generator.prefill(ids, mask, position)
+    with torch.no_grad():
+        cache = model(ids, attention_mask=mask, position_ids=position,
+                      use_cache=True).past_key_values
+    t = ids.shape[1]
+    for layer, (keys, values) in enumerate(generator.cache):
+        theirs = cache.layers[layer]
+        torch.testing.assert_close(keys[:3, :, :t], theirs.keys,
+                                   atol=1e-5, rtol=1e-5)
+        torch.testing.assert_close(values[:3, :, :t], theirs.values,
+                                   atol=1e-5, rtol=1e-5)
+
+
 def test_bf16_model_keeps_bf16_weights_and_cache():
     """A bf16 model generates with bf16 weights and cache; its first
     logits are as close to the f32 model's as eager bf16's are."""

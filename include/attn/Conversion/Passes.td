@@ -205,9 +205,11 @@ def AttnCpuOutlineKernels : Pass<"attn-cpu-outline-kernels", "::mlir::ModuleOp">
     scalars or splats feeding the op are cloned into it, since the lowering
     matches on them (a GEMM onto a fill starts its accumulators at the fill
     value). Only forms used at least `min-uses` times are outlined: a kernel
-    used once stays where it is. So does a kernel that takes a tensor of
-    dynamic size: in place its code may know the size, and LLVM would
-    vectorise its reductions for an unknown trip count in another order.
+    used once stays where it is. So does a kernel that reads a slice of
+    dynamic size (`tensor.extract_slice`): bufferization cannot prove such
+    a view dense, so the call would take a copy of it (see
+    attn-cpu-dense-call-arguments), where the op in place reads the view
+    (the attention over a KV cache's filled prefix).
 
     The functions are private, `llvm.linkage` internal, marked `attn.kernel`
     and `passthrough = ["noinline"]` so that LLVM keeps one copy instead of
@@ -231,6 +233,34 @@ def AttnCpuOutlineKernels : Pass<"attn-cpu-outline-kernels", "::mlir::ModuleOp">
     Option<"minUses", "min-uses", "int64_t", /*default=*/"2",
            "Outline a form only when it occurs at least this many times">
   ];
+}
+
+def AttnCpuDenseCallArguments : Pass<"attn-cpu-dense-call-arguments", "::mlir::ModuleOp"> {
+  let summary = "Copy strided views passed as dense call arguments";
+  let description = [{
+    Runs after one-shot bufferization with identity-layout function
+    boundaries. A call argument whose buffer is a view (a subview of a KV
+    cache, a slice computed in its destination) reaches an identity-layout
+    parameter through a `memref.cast`. With static sizes bufferization
+    copies a view that cannot be dense; with a dynamic size it casts
+    (llvm/llvm-project#83276), and the callee then reads and writes the
+    view as a dense row-major array: wrong elements. This pass replaces each
+    such cast by a copy into a fresh dense buffer and, when the callee may
+    write the parameter, copies the buffer back into the view after the
+    call.
+
+    ```mlir
+    %c = memref.cast %view : memref<?x2x?x8xf32, strided<[528, 264, 8, 1]>>
+        to memref<?x2x?x8xf32>
+    %r = call @kernel(%c) : (memref<?x2x?x8xf32>) -> memref<?x2x?x8xf32>
+    // becomes
+    %a = memref.alloc(%d0, %d2) : memref<?x2x?x8xf32>
+    memref.copy %view, %a : ... to memref<?x2x?x8xf32>
+    %r = call @kernel(%a) : (memref<?x2x?x8xf32>) -> memref<?x2x?x8xf32>
+    memref.copy %a, %view : memref<?x2x?x8xf32> to ...  // kernel writes it
+    ```
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
 def AttnMarkInPlaceResults : Pass<"attn-mark-inplace-results", "::mlir::ModuleOp"> {

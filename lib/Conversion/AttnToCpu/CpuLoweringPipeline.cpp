@@ -115,6 +115,8 @@ static void addBufferizeToLoopsPasses(OpPassManager &pm,
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  // Outlined kernels of dynamic size may be handed views as dense buffers.
+  pm.addPass(createAttnCpuDenseCallArguments());
   pm.addPass(createAttnDropInPlaceResults());
   // A value computed in its destination and then inserted there leaves a
   // copy between two equal subviews: CSE makes it a self-copy, which

@@ -73,13 +73,13 @@ static bool isKernelProducer(Operation *op) {
   return false;
 }
 
-/// Kernels outlined take only static tensors: sizes known in the kernel
-/// keep its code as specialised as in place (LLVM would otherwise see run-time
-/// trip counts and vectorise reductions in another order than the inlined
-/// code, which differs from it in the last bits).
-static bool hasStaticTensorType(Value v) {
-  auto type = dyn_cast<RankedTensorType>(v.getType());
-  return type && type.hasStaticShape();
+/// A slice of dynamic size: bufferized, a view that bufferization cannot
+/// prove dense, which a call would copy (attn-cpu-dense-call-arguments)
+/// where the op in place reads it (the attention over a KV cache's filled
+/// prefix).
+static bool isDynamicSlice(Value v) {
+  auto slice = v.getDefiningOp<tensor::ExtractSliceOp>();
+  return slice && !slice.getType().hasStaticShape();
 }
 
 namespace {
@@ -208,10 +208,10 @@ struct AttnCpuOutlineKernelsPass
         if (!isOutlinedKernelOp(&op, linalgOps))
           continue;
         KernelCandidate c = buildKernelCandidate(&op);
-        if (llvm::all_of(c.args, hasStaticTensorType))
-          candidates.push_back(std::move(c));
-        else
+        if (llvm::any_of(c.args, isDynamicSlice))
           c.func.erase();
+        else
+          candidates.push_back(std::move(c));
       }
     }
     llvm::MapVector<StringRef, SmallVector<KernelCandidate *>> forms;

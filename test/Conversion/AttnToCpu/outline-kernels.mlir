@@ -111,12 +111,13 @@ func.func @attention_b(%q: tensor<2x4x8xf16>, %m: tensor<4x4xi1>, %b: tensor<1x4
 
 // -----
 
-// Dynamic shapes stay in place: the kernel takes only static tensors, so
-// that its code is as specialised as the code it replaces.
-// CHECK-LABEL: func.func @negative_dynamic_rows
-// CHECK-COUNT-2: linalg.matmul
-// CHECK-NOT: call
-func.func @negative_dynamic_rows(%x: tensor<?x64xf32>, %w0: tensor<64x32xf32>, %w1: tensor<64x32xf32>) -> (tensor<?x32xf32>, tensor<?x32xf32>) {
+// Dynamic shapes: the kernel keeps the `?` dims; the tensor.empty's size
+// is an argument.
+// CHECK-LABEL: func.func @dynamic_rows
+// CHECK-COUNT-2: call @attn_kernel_linalg_matmul(%{{.+}}, %{{.+}}, %{{.+}}) : (tensor<?x64xf32>, tensor<64x32xf32>, index) -> tensor<?x32xf32>
+// CHECK: func.func private @attn_kernel_linalg_matmul(%{{.+}}: tensor<?x64xf32>, %{{.+}}: tensor<64x32xf32>, %[[N:.+]]: index)
+// CHECK: tensor.empty(%[[N]]) : tensor<?x32xf32>
+func.func @dynamic_rows(%x: tensor<?x64xf32>, %w0: tensor<64x32xf32>, %w1: tensor<64x32xf32>) -> (tensor<?x32xf32>, tensor<?x32xf32>) {
   %c0 = arith.constant 0 : index
   %zero = arith.constant 0.0 : f32
   %n = tensor.dim %x, %c0 : tensor<?x64xf32>
@@ -125,6 +126,21 @@ func.func @negative_dynamic_rows(%x: tensor<?x64xf32>, %w0: tensor<64x32xf32>, %
   %a = linalg.matmul ins(%x, %w0 : tensor<?x64xf32>, tensor<64x32xf32>) outs(%f : tensor<?x32xf32>) -> tensor<?x32xf32>
   %b = linalg.matmul ins(%x, %w1 : tensor<?x64xf32>, tensor<64x32xf32>) outs(%f : tensor<?x32xf32>) -> tensor<?x32xf32>
   return %a, %b : tensor<?x32xf32>, tensor<?x32xf32>
+}
+
+// -----
+
+// Attention over the filled prefix of a cache (a slice of dynamic length)
+// stays in place: the call would take a dense copy of the slice.
+// CHECK-LABEL: func.func @negative_dynamic_slice
+// CHECK-COUNT-2: attn.sdpa
+// CHECK-NOT: call
+func.func @negative_dynamic_slice(%q: tensor<1x2x1x8xf32>, %k: tensor<1x2x32x8xf32>, %v: tensor<1x2x32x8xf32>, %n: index) -> (tensor<1x2x1x8xf32>, tensor<1x2x1x8xf32>) {
+  %ks = tensor.extract_slice %k[0, 0, 0, 0] [1, 2, %n, 8] [1, 1, 1, 1] : tensor<1x2x32x8xf32> to tensor<1x2x?x8xf32>
+  %vs = tensor.extract_slice %v[0, 0, 0, 0] [1, 2, %n, 8] [1, 1, 1, 1] : tensor<1x2x32x8xf32> to tensor<1x2x?x8xf32>
+  %a = attn.sdpa %q, %ks, %vs {scale = 0.125 : f64} : (tensor<1x2x1x8xf32>, tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32>) -> tensor<1x2x1x8xf32>
+  %b = attn.sdpa %a, %ks, %vs {scale = 0.125 : f64} : (tensor<1x2x1x8xf32>, tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32>) -> tensor<1x2x1x8xf32>
+  return %a, %b : tensor<1x2x1x8xf32>, tensor<1x2x1x8xf32>
 }
 
 // -----
