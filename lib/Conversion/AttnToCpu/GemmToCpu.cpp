@@ -3,15 +3,19 @@
 // A GEMM in the loop order of BLIS/GotoBLAS, emitted in the vector dialect
 // on buffers:
 //
-//   scf.forall (batch dims x row blocks of mc x column blocks of nc)
-//     acc[mc, nc] = init block (or its fill value, or 0), compute type
+//   mb = rows per work item: all of M up to mc, so that each packed panel
+//     serves every row of its column block; fewer (whole register tiles,
+//     at least minRows) where that leaves under minItems work items
+//   scf.forall (batch dims x row blocks of mb x column blocks of nc)
+//     acc[mb, nc] = init block (or its fill value, or 0), compute type
 //     scf.for k0 in [0, K) step kc
 //       pack rhs[k0 .. k0+kc, n0 .. n0+nc] into panel[kc, nc] (compute
 //         type, columns zero-padded to whole vectors); a transposed rhs
 //         (nn.Linear's [N, K] weight) is read along its rows, rhs[n0 ..
 //         n0+nc, k0 .. k0+kc], and transposed in registers on the way
+//       a narrow lhs (bf16, f16) is widened into lhsPack[mb, kc]
 //       for each nv-vector column group of the panel (its kc x nv*lanes
-//         sliver stays in L1 across the row groups)
+//         sliver is read by every row group)
 //         for each group of mr rows
 //           register tile: mr x nv vector accumulators loaded from acc,
 //           per k one broadcast of lhs[m, k] per row, nv vector loads of
@@ -21,7 +25,8 @@
 // Sizes come from the target's vector width: 16 vector registers (AVX2)
 // take 6 rows x 2 vectors (12 accumulators), 32 (AVX-512) 6 x 4. Remainder
 // rows and column vectors run narrower static tiles (forGroups); the
-// panel's zero padding makes partial column vectors whole.
+// panel's zero padding makes partial column vectors whole. The blocks'
+// buffers are no larger than a static product needs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -48,9 +53,14 @@ struct GemmTiling {
   int64_t lanes = 8;
   /// Register tile: mr rows (broadcast) x nv vectors of columns.
   int64_t mr = 6, nv = 2;
-  /// Cache blocks: kc of the contraction per packed panel, mc rows and nc
-  /// columns per work item.
-  int64_t kc = 256, mc = 48, nc = 256;
+  /// Cache blocks: kc of the contraction per packed panel (kc x nc: 128
+  /// KiB of f32 in L2), at most mc rows and nc columns per work item (nc
+  /// small enough that the column blocks alone make work for the threads
+  /// of a 768-wide projection).
+  int64_t kc = 256, mc = 256, nc = 128;
+  /// Row blocks are split below mc (down to minRows) only to make at least
+  /// minItems work items.
+  int64_t minRows = 48, minItems = 4;
 };
 
 GemmTiling chooseGemmTiling(Type ct, int64_t vectorBits) {
@@ -76,7 +86,8 @@ private:
   /// The batch indices of an operand of `type` for the result's batch ivs.
   SmallVector<Value> operandBatch(Value operand, ValueRange batchIvs);
 
-  void emitWorkItem(ValueRange ivs);
+  Value rowBlockSize(Value colBlocks);
+  void emitWorkItem(ValueRange ivs, Value mb);
   void emitPanel(const BlockView &lhs, const BlockView &panel, Value acc,
                  Value rows, Value colVecs, Value depth);
   void emitOutput(ValueRange batchIvs, Value m0, Value n0, Value rows,
@@ -126,32 +137,73 @@ Value GemmLowering::emit() {
   SmallVector<OpFoldResult> ubs;
   for (Value size : ArrayRef<Value>(g.resultSizes).take_front(numBatch))
     ubs.push_back(getAsOpFoldResult(size));
-  ubs.push_back(ceilDiv(m, t.mc));
-  ubs.push_back(ceilDiv(n, t.nc));
+  Value colBlocks = b.createOrFold<arith::CeilDivUIOp>(loc, n, idx(t.nc));
+  Value mb = rowBlockSize(colBlocks);
+  ubs.push_back(getAsOpFoldResult(
+      b.createOrFold<arith::CeilDivUIOp>(loc, m, mb)));
+  ubs.push_back(getAsOpFoldResult(colBlocks));
   auto forall = scf::ForallOp::create(b, loc, ubs, ValueRange{}, std::nullopt);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(forall.getBody()->getTerminator());
-    emitWorkItem(forall.getInductionVars());
+    emitWorkItem(forall.getInductionVars(), mb);
   }
   return bufferization::ToTensorOp::create(b, loc, g.resultType, outBuf,
                                            /*restrict=*/true,
                                            /*writable=*/true);
 }
 
-void GemmLowering::emitWorkItem(ValueRange ivs) {
+/// Rows per work item: all the rows of a column block (up to mc), so that
+/// each packed panel serves every row of the block; fewer (whole register
+/// tiles, at least minRows) when there would be fewer than minItems work
+/// items per batch, so that the threads share small products evenly.
+Value GemmLowering::rowBlockSize(Value colBlocks) {
+  // Folded: constants for static sizes.
+  auto ceilDivU = [&](Value x, Value y) {
+    return b.createOrFold<arith::CeilDivUIOp>(loc, x, y);
+  };
+  auto maxU = [&](Value x, Value y) {
+    return b.createOrFold<arith::MaxUIOp>(loc, x, y);
+  };
+  Value one = idx(1);
+  Value wanted = ceilDivU(idx(t.minItems), maxU(colBlocks, one));
+  Value most = ceilDivU(m, idx(t.minRows));
+  Value needed = ceilDivU(m, idx(t.mc));
+  Value blocks = maxU(
+      needed, maxU(one, b.createOrFold<arith::MinUIOp>(loc, wanted, most)));
+  Value tiles = ceilDivU(ceilDivU(m, blocks), idx(t.mr));
+  return maxU(b.createOrFold<arith::MulIOp>(loc, tiles, idx(t.mr)), one);
+}
+
+void GemmLowering::emitWorkItem(ValueRange ivs, Value mb) {
   ValueRange batchIvs = ivs.take_front(numBatch);
-  Value m0 = mul(ivs[numBatch], idx(t.mc));
+  Value m0 = mul(ivs[numBatch], mb);
   Value n0 = mul(ivs[numBatch + 1], idx(t.nc));
-  Value rows = minu(arith::SubIOp::create(b, loc, m, m0), idx(t.mc));
+  Value rows = minu(arith::SubIOp::create(b, loc, m, m0), mb);
   Value cols = minu(arith::SubIOp::create(b, loc, n, n0), idx(t.nc));
   Value lanes = idx(t.lanes);
   Value colVecs = arith::CeilDivUIOp::create(b, loc, cols, lanes);
   Value paddedCols = mul(colVecs, lanes);
-  Value acc = alloc({b.getIndexAttr(t.mc),
-                                        b.getIndexAttr(t.nc)});
-  Value panel = alloc({b.getIndexAttr(t.kc),
-                                          b.getIndexAttr(t.nc)});
+  // The blocks' buffers, no larger than a static product needs.
+  auto extent = [&](Value size, int64_t most, int64_t align) {
+    std::optional<int64_t> c = getConstantIntValue(size);
+    int64_t e = c ? std::min(most, (int64_t)llvm::alignTo(*c, align)) : most;
+    return b.getIndexAttr(std::max<int64_t>(e, 1));
+  };
+  OpFoldResult mcRows = extent(m, llvm::alignTo(t.mc, t.mr), t.mr);
+  OpFoldResult kcRows = extent(k, t.kc, 1);
+  OpFoldResult ncCols = extent(n, t.nc, t.lanes);
+  Value acc = alloc({mcRows, ncCols});
+  Value panel = alloc({kcRows, ncCols});
+  // A narrow lhs (bf16, f16) is widened once per k block into lhsPack: the
+  // register tile then broadcasts compute-type scalars straight from
+  // memory instead of converting each one in a general register and
+  // moving it to a vector (a shuffle-port uop per broadcast, on the port
+  // that AVX-512 FMAs share).
+  bool widenLhs =
+      cast<ShapedType>(g.lhs.getType()).getElementType() != ct;
+  Value lhsPack =
+      widenLhs ? alloc({mcRows, kcRows}) : Value();
   if (initBuf) {
     BlockView init{initBuf, SmallVector<Value>(batchIvs), m0, n0};
     packBlock(b, loc, init, acc, vecType, rows, cols, paddedCols);
@@ -178,8 +230,10 @@ void GemmLowering::emitWorkItem(ValueRange ivs) {
                                   panel, vecType, depth, cols, paddedCols)
             : packBlock(b, loc, BlockView{rhsBuf, rhsBatch, k0, n0}, panel,
                         vecType, depth, cols, paddedCols);
-    emitPanel(BlockView{lhsBuf, lhsBatch, m0, k0}, packed, acc, rows, colVecs,
-              depth);
+    BlockView lhs{lhsBuf, lhsBatch, m0, k0};
+    if (widenLhs)
+      lhs = packBlock(b, loc, lhs, lhsPack, vecType, rows, depth, depth);
+    emitPanel(lhs, packed, acc, rows, colVecs, depth);
   });
   emitOutput(batchIvs, m0, n0, rows, cols, acc);
 }

@@ -1,9 +1,12 @@
 // RUN: attn-opt %s --attn-lower-to-cpu=vector-bits=256 --split-input-file | FileCheck %s
 
 // The register-tiled GEMM (256-bit vectors: 6 rows x 2 vectors of 8
-// lanes). Work items over the batch dims x row blocks x column blocks; the
-// rhs batch dim of size 1 reads index 0; the f16 rhs is packed to f32 once
-// per k block; f32 accumulators carried through the k loop; one rounding
+// lanes). Work items over the batch dims x row blocks x column blocks (one
+// of each here: 16 rows, 32 columns); the blocks' buffers sized to the
+// static product (accumulators 18 x 32, panel 64 x 32, widened lhs 18 x
+// 64); the rhs batch dim of size 1 reads index 0; the f16 rhs and lhs are
+// widened to f32 once per k block, so the tile broadcasts f32 scalars with
+// no conversion; f32 accumulators carried through the k loop; one rounding
 // of the result to f16; the 16 rows are 2 tiles of 6, then the rest (4)
 // as guarded tiles of its binary digits: 4 (8 accumulators), 2 and 1.
 // CHECK-LABEL: func.func @matmul_broadcast_f16
@@ -12,16 +15,20 @@
 // CHECK-DAG: %[[RHS:.+]] = bufferization.to_buffer %[[B]]
 // CHECK: %[[OUT:.+]] = memref.alloc() {{.*}} : memref<2x8x16x32xf16>
 // CHECK: scf.forall (%[[I0:.+]], %[[I1:.+]], %{{.+}}, %{{.+}}) in (2, 8, 1, 1)
-// CHECK:   %[[ACC:.+]] = memref.alloc() {{.*}} : memref<48x256xf32>
-// CHECK:   %[[PANEL:.+]] = memref.alloc() {{.*}} : memref<256x256xf32>
+// CHECK:   %[[ACC:.+]] = memref.alloc() {{.*}} : memref<18x32xf32>
+// CHECK:   %[[PANEL:.+]] = memref.alloc() {{.*}} : memref<64x32xf32>
+// CHECK:   %[[WIDE:.+]] = memref.alloc() {{.*}} : memref<18x64xf32>
 // CHECK:   vector.load %[[RHS]][%[[I0]], %c0{{.*}}] : memref<2x1x64x32xf16>, vector<8xf16>
 // CHECK:   arith.extf %{{.+}} : vector<8xf16> to vector<8xf32>
 // CHECK:   vector.store %{{.+}}, %[[PANEL]]
+// CHECK:   vector.load %[[LHS]][%[[I0]], %[[I1]], {{.+}}] : memref<2x8x16x64xf16>, vector<8xf16>
+// CHECK:   arith.extf %{{.+}} : vector<8xf16> to vector<8xf32>
+// CHECK:   vector.store %{{.+}}, %[[WIDE]]
 // CHECK:   scf.for {{.+}} iter_args({{.+}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>) {
 // CHECK-COUNT-2: vector.load %[[PANEL]]
-// CHECK:     memref.load %[[LHS]][%[[I0]], %[[I1]]
-// CHECK:     arith.extf %{{.+}} : f16 to f32
-// CHECK:     vector.broadcast %{{.+}} : f32 to vector<8xf32>
+// CHECK-NOT: arith.extf
+// CHECK:     memref.load %[[WIDE]]
+// CHECK-NEXT: vector.broadcast %{{.+}} : f32 to vector<8xf32>
 // CHECK-COUNT-12: vector.fma
 // CHECK:   scf.if
 // CHECK:     scf.for {{.+}} iter_args({{.+}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>) {
@@ -38,17 +45,29 @@ func.func @matmul_broadcast_f16(%a: tensor<2x8x16x64xf16>, %b: tensor<2x1x64x32x
 
 // -----
 
-// Rank-2 rhs against a rank-3 lhs; dynamic batch and M: the row blocks are
-// ceil(M / 48), the output buffer takes the dynamic sizes, the rhs has no
-// batch index, no rounding for f32.
+// Rank-2 rhs against a rank-3 lhs; dynamic batch and M: one column block,
+// so M is split into ceil(M / rows) row blocks, rows at most 258 (43 tiles)
+// and whole tiles of 6 for at least 4 work items unless that would go below
+// 48 rows; the output buffer takes the dynamic sizes, the accumulators the
+// most rows; the rhs has no batch index, no rounding for f32.
 // CHECK-LABEL: func.func @matmul_dynamic
 // CHECK-SAME: %[[A:.+]]: tensor<?x?x64xf32>, %[[B:.+]]: tensor<64x32xf32>
 // CHECK-DAG: %[[RHS:.+]] = bufferization.to_buffer %[[B]]
 // CHECK-DAG: %[[D0:.+]] = tensor.dim %[[A]], %c0
 // CHECK-DAG: %[[M:.+]] = tensor.dim %[[A]], %c1
 // CHECK: memref.alloc(%[[D0]], %[[M]]) {{.*}} : memref<?x?x32xf32>
-// CHECK: %[[BLOCKS:.+]] = arith.ceildivui %[[M]], %c48
+// CHECK-DAG: %[[MOST:.+]] = arith.ceildivui %[[M]], %c48
+// CHECK-DAG: %[[NEEDED:.+]] = arith.ceildivui %[[M]], %c256
+// CHECK: %[[CAPPED:.+]] = arith.minui %[[MOST]], %c4
+// CHECK: %[[ATLEAST1:.+]] = arith.maxui %[[CAPPED]], %c1
+// CHECK: %[[SPLIT:.+]] = arith.maxui %[[NEEDED]], %[[ATLEAST1]]
+// CHECK: %[[PER:.+]] = arith.ceildivui %[[M]], %[[SPLIT]]
+// CHECK: %[[TILES:.+]] = arith.ceildivui %[[PER]], %c6
+// CHECK: %[[ROWS:.+]] = arith.muli %[[TILES]], %c6
+// CHECK: %[[MB:.+]] = arith.maxui %[[ROWS]], %c1
+// CHECK: %[[BLOCKS:.+]] = arith.ceildivui %[[M]], %[[MB]]
 // CHECK: scf.forall ({{.+}}) in (%[[D0]], %[[BLOCKS]], 1)
+// CHECK: memref.alloc() {{.*}} : memref<258x32xf32>
 // CHECK: vector.load %[[RHS]][%{{[^,]+}}, %{{[^,]+}}] : memref<64x32xf32>
 // CHECK-NOT: arith.truncf
 // CHECK: return
@@ -189,7 +208,7 @@ func.func @linear_dynamic_rows(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>, %c
 // CHECK-NOT: vector.reduction
 // CHECK: %[[WB:.+]] = bufferization.to_buffer %[[W]]
 // CHECK: scf.forall
-// CHECK: %[[PANEL:.+]] = memref.alloc() {alignment = 64 : i64} : memref<256x256xf32>
+// CHECK: %[[PANEL:.+]] = memref.alloc() {alignment = 64 : i64} : memref<64x48xf32>
 // CHECK-COUNT-8: vector.load %[[WB]][{{.+}}] : memref<48x64xf32{{.*}}>, vector<8xf32>
 // CHECK-COUNT-24: vector.shuffle
 // CHECK-COUNT-8: vector.store %{{.+}}, %[[PANEL]]

@@ -19,6 +19,7 @@ import sys
 CASES = {
     "odd": ([(3, 37, 53), (3, 53, 29)], ["f32", "f32"], "f32"),
     "broadcast": ([(2, 1, 13, 300), (1, 3, 300, 70)], ["f32", "f32"], "f32"),
+    "tall": ([(263, 20), (20, 389)], ["f32", "f32"], "f32"),
     "rank2rhs": ([(2, 100, 24), (24, 40)], ["f32", "f32"], "f32"),
     "f16": ([(5, 9, 33), (33, 17)], ["f16", "f16"], "f16"),
     "bf16": ([(5, 9, 33), (33, 17)], ["bf16", "bf16"], "bf16"),
@@ -39,6 +40,8 @@ CASES = {
                         "f32"),
     "linear_gemm_bf16": ([(49, 258), (259, 258)], ["bf16", "bf16"], "f32"),
     "linear_gemm_f16": ([(37, 70), (29, 70)], ["f16", "f16"], "f32"),
+    "linear_gemm_tall_bf16": ([(263, 24), (389, 24)], ["bf16", "bf16"],
+                              "f32"),
 }
 # The constant init (linalg.fill value) of a case without an init argument.
 INIT = {"linalg_batch": 0.75, "linear_16": 0.5, "linear_17": 0.5,
@@ -46,7 +49,7 @@ INIT = {"linalg_batch": 0.75, "linear_16": 0.5, "linear_17": 0.5,
 # Cases whose rhs argument is the [N, K] weight (the function transposes it).
 WEIGHT_RHS = {"linear_row", "linear_few_bf16", "linear_16", "linear_17",
               "linear_parallel", "linear_gemm_odd", "linear_gemm_bf16",
-              "linear_gemm_f16"}
+              "linear_gemm_f16", "linear_gemm_tall_bf16"}
 FORMATS = {"f32": ("<f4", "f"), "f64": ("<f8", "d"), "f16": ("<f2", "e"),
            "bf16": ("<u2", "H")}
 EPS = {"f32": 2.0 ** -24, "f64": 2.0 ** -53, "f16": 2.0 ** -11,

@@ -13,7 +13,16 @@ func.func @broadcast(%a: tensor<2x1x13x300xf32>, %b: tensor<1x3x300x70xf32>) -> 
   return %c : tensor<2x3x13x70xf32>
 }
 
-// Rank-2 rhs under a batched lhs; 100 rows (three row blocks).
+// More rows than one work item takes (263 > 258) and four column blocks
+// of 128, the last with 5 columns: two row blocks that each read every
+// packed panel once.
+func.func @tall(%a: tensor<263x20xf32>, %b: tensor<20x389xf32>) -> tensor<263x389xf32> {
+  %c = attn.matmul %a, %b : (tensor<263x20xf32>, tensor<20x389xf32>) -> tensor<263x389xf32>
+  return %c : tensor<263x389xf32>
+}
+
+// Rank-2 rhs under a batched lhs; 100 rows, one column block: split into
+// three row blocks so that the threads share the product.
 func.func @rank2rhs(%a: tensor<2x100x24xf32>, %b: tensor<24x40xf32>) -> tensor<2x100x40xf32> {
   %c = attn.matmul %a, %b : (tensor<2x100x24xf32>, tensor<24x40xf32>) -> tensor<2x100x40xf32>
   return %c : tensor<2x100x40xf32>
@@ -148,6 +157,20 @@ func.func @linear_gemm_bf16(%x: tensor<?x258xbf16>, %w: tensor<259x258xbf16>) ->
   %c = linalg.fill ins(%zero : f32) outs(%o : tensor<?x259xf32>) -> tensor<?x259xf32>
   %r = linalg.matmul ins(%x, %wt : tensor<?x258xbf16>, tensor<258x259xbf16>) outs(%c : tensor<?x259xf32>) -> tensor<?x259xf32>
   return %r : tensor<?x259xf32>
+}
+
+// A widened bf16 lhs (packed to f32 per k block) over two row blocks of
+// a dynamic M (263 rows against four column blocks of W's 389 rows).
+func.func @linear_gemm_tall_bf16(%x: tensor<?x24xbf16>, %w: tensor<389x24xbf16>) -> tensor<?x389xf32> {
+  %zero = arith.constant 0.0 : f32
+  %t0 = tensor.empty() : tensor<24x389xbf16>
+  %wt = linalg.transpose ins(%w : tensor<389x24xbf16>) outs(%t0 : tensor<24x389xbf16>) permutation = [1, 0]
+  %c0 = arith.constant 0 : index
+  %m = tensor.dim %x, %c0 : tensor<?x24xbf16>
+  %o = tensor.empty(%m) : tensor<?x389xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%o : tensor<?x389xf32>) -> tensor<?x389xf32>
+  %r = linalg.matmul ins(%x, %wt : tensor<?x24xbf16>, tensor<24x389xbf16>) outs(%c : tensor<?x389xf32>) -> tensor<?x389xf32>
+  return %r : tensor<?x389xf32>
 }
 
 func.func @linear_gemm_f16(%x: tensor<37x70xf16>, %w: tensor<29x70xf16>) -> tensor<37x29xf32> {
