@@ -153,9 +153,15 @@ def AttnCpuTileAndFuse : Pass<"attn-cpu-tile-and-fuse", "::mlir::func::FuncOp"> 
     the elementwise ops before them then run per block of rows, while the
     rows are in cache, and the blocks run in parallel (OpenMP).
 
-    An op is tiled when its loop sizes are static and their product is at
-    least `min-elements`; tiles hold about `tile-elements` iterations in
-    whole inner rows. A producer is fused when it is a linalg op other than a
+    An op of static size is tiled when its loop sizes' product is at least
+    `min-elements`; tiles hold about `tile-elements` iterations in whole
+    inner rows. An op whose leading (row) loops have dynamic sizes is
+    tiled when its inner rows are static and a tile holds at least half of
+    `tile-elements` iterations; the number of tiles is then known only at
+    run time (a loop of one tile runs without forking threads:
+    attn-cpu-omp-fork-guard). Loops before the blocked one are tiled by
+    one, so a run-time batch of short sequences makes one tile per
+    sequence. A producer is fused when it is a linalg op other than a
     matmul, its results have no other user, and the tile reads a proper
     slice of it (a producer read whole by every tile, such as a weight cast,
     is computed once before the loop). What each tile computes is what the
@@ -180,6 +186,40 @@ def AttnCpuTileAndFuse : Pass<"attn-cpu-tile-and-fuse", "::mlir::func::FuncOp"> 
     Option<"tileElements", "tile-elements", "int64_t", /*default=*/"8192",
            "Loop iterations per tile (whole inner rows)">,
   ];
+}
+
+def AttnCpuOmpForkGuard : Pass<"attn-cpu-omp-fork-guard"> {
+  let summary = "Fork OpenMP threads only for loops of more than one iteration";
+  let description = [{
+    convert-scf-to-openmp turns each parallel loop into an `omp.parallel`
+    around an `omp.wsloop`: every call forks the thread team and joins it,
+    even when the loop has one iteration. Loops whose trip count is known
+    only at run time (the row blocks of a sequence or batch of dynamic size,
+    the work items of a GEMM of dynamic M) often have one in the cases that
+    are cheap anyway: a decode step's batch of one, a short prompt. This
+    pass gives such an `omp.parallel` the condition `if(trips > 1)`, the
+    product of the loop nest's trip counts computed before it; with one
+    iteration OpenMP runs the region on the calling thread without forking.
+    Loops with constant bounds are left alone (a constant single iteration
+    was folded away before), as are regions whose body is not one
+    worksharing loop, inclusive bounds and bounds computed inside the
+    region.
+
+    ```mlir
+    omp.parallel {
+      omp.wsloop {
+        omp.loop_nest (%i) : index = (%c0) to (%n) step (%c1) { ... }
+      }
+      omp.terminator
+    }
+    // becomes
+    %trips = ... ceildiv(max(%n - %c0, 0), %c1)
+    %several = arith.cmpi sgt, %trips, %c1
+    omp.parallel if(%several) { ... }
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::omp::OpenMPDialect"];
 }
 
 def AttnCpuOutlineKernels : Pass<"attn-cpu-outline-kernels", "::mlir::ModuleOp"> {

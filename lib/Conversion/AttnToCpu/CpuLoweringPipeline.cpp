@@ -136,6 +136,8 @@ static void addBufferizeToLoopsPasses(OpPassManager &pm,
     ConvertSCFToOpenMPPassOptions omp;
     omp.numThreads = options.numThreads;
     pm.addPass(createConvertSCFToOpenMPPass(omp));
+    // A loop of one iteration at run time runs without forking threads.
+    pm.addPass(createAttnCpuOmpForkGuard());
   }
   pm.addPass(createLowerAffinePass());
   pm.addPass(createCanonicalizerPass());

@@ -38,8 +38,11 @@ static bool isTileableLinalgOp(Operation *op) {
 /// Tile sizes for `op` (0 = not tiled) or an empty vector when it stays as
 /// it is: the leading parallel loops (all but the innermost loop) are
 /// split into blocks of about `tileElements` iterations made of whole inner
-/// rows. Only loops of static size, whose product is at least
-/// `minElements`.
+/// rows. Loops of static size are tiled when their product is at least
+/// `minElements`. A leading loop of dynamic size (a sequence length or a
+/// batch known at run time) is tiled too when the inner rows are static;
+/// how many tiles it has is decided at run time, and the CPU pipeline runs
+/// a loop of one tile without forking threads (attn-cpu-omp-fork-guard).
 static SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op,
                                             int64_t minElements,
                                             int64_t tileElements) {
@@ -48,13 +51,19 @@ static SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op,
   if (!op.getShapesToLoopsMap())
     return {};
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  if (ranges.size() < 2 || llvm::any_of(ranges, ShapedType::isDynamic))
+  if (ranges.size() < 2)
     return {};
-  int64_t total = 1;
-  for (int64_t r : ranges)
-    total *= r;
-  if (total < minElements)
+  bool dynamic = llvm::any_of(ranges, ShapedType::isDynamic);
+  // A result-less op (an index check) has nothing to gather per tile.
+  if (dynamic && op->getNumResults() == 0)
     return {};
+  if (!dynamic) {
+    int64_t total = 1;
+    for (int64_t r : ranges)
+      total *= r;
+    if (total < minElements)
+      return {};
+  }
   // The leading parallel loops, never the innermost one.
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   size_t lead = 0;
@@ -76,14 +85,25 @@ static SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op,
   for (size_t d = 0; d < blocked; ++d)
     sizes[d] = 1;
   int64_t inner = 1;
-  for (size_t d = blocked + 1; d < ranges.size(); ++d)
+  for (size_t d = blocked + 1; d < ranges.size(); ++d) {
+    if (ShapedType::isDynamic(ranges[d]))
+      return {};
     inner *= ranges[d];
+  }
   int64_t size = ranges[blocked];
+  if (ShapedType::isDynamic(size)) {
+    sizes[blocked] = std::max<int64_t>(tileElements / inner, 1);
+    return sizes;
+  }
   int64_t want = std::clamp<int64_t>(tileElements / inner, 1, size);
   int64_t divisor = want;
   while (size % divisor != 0)
     --divisor;
   sizes[blocked] = 2 * divisor >= want ? divisor : want;
+  // Tiles of a few short rows each (per-head rows of a batch of run-time
+  // size) would cost more in forks than they save.
+  if (dynamic && 2 * sizes[blocked] * inner < tileElements)
+    return {};
   // One tile for all: nothing to split.
   if (llvm::all_of(llvm::seq<size_t>(0, lead), [&](size_t d) {
         return sizes[d] == 0 || sizes[d] == ranges[d];
@@ -182,6 +202,10 @@ static LogicalResult tileAndFuse(RewriterBase &rewriter,
     return b->isBeforeInBlock(a);
   });
   for (Operation *op : fused) {
+    // Tiling dynamic sizes leaves unused `tensor.dim`s of the producers.
+    for (Operation *user : llvm::make_early_inc_range(op->getUsers()))
+      if (isa<tensor::DimOp>(user) && user->use_empty())
+        rewriter.eraseOp(user);
     if (!op->use_empty())
       continue;
     rewriter.eraseOp(op);

@@ -101,6 +101,8 @@ func.func @negative_shared_and_whole_producers(%x: tensor<512x1024xf32>, %wh: te
 #row = affine_map<(d0, d1) -> (d0)>
 #col = affine_map<(d0, d1) -> (d1)>
 
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+
 // Below min-elements (a decode step's row), dynamic sizes, and a
 // reduction over the leading loop stay as they are; with min-elements=0
 // the small op is tiled in blocks of whole rows (SMALL).
@@ -119,20 +121,72 @@ func.func @negative_small(%x: tensor<4x1024xf32>) -> tensor<4x1024xf32> {
   return %r : tensor<4x1024xf32>
 }
 
+// A dynamic number of rows (a prefill's sequence, a decode step's batch):
+// blocks of 8 rows of 1024, as many as the run-time size needs (the last
+// one shorter), with the norm's sum fused into each block. How many
+// blocks there are is known only at run time; the CPU pipeline runs a
+// loop of one block without forking (attn-cpu-omp-fork-guard).
+// CHECK-LABEL: func.func @dynamic_rows
+// CHECK-SAME: %[[X:[^:]+]]: tensor<?x1024xf32>
+// CHECK: scf.forall (%[[I:.+]]) = (0) to (%[[N:.+]]) step (8) shared_outs(%{{.+}}) -> (tensor<?x1024xf32>)
+// CHECK: %[[ROWS:.+]] = affine.min #{{.+}}(%[[I]])[%[[N]]]
+// CHECK: tensor.extract_slice %[[X]][%[[I]], 0] [%[[ROWS]], 1024] [1, 1]
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]}
+// CHECK: } -> tensor<?xf32>
+// CHECK: math.rsqrt
+// CHECK: } -> tensor<?x1024xf32>
+// CHECK: scf.forall.in_parallel
+// CHECK-NOT: linalg.generic
+// CHECK: return
+func.func @dynamic_rows(%x: tensor<?x1024xf32>) -> tensor<?x1024xf32> {
+  %c0 = arith.constant 0 : index
+  %z = arith.constant 0.0 : f32
+  %d = tensor.dim %x, %c0 : tensor<?x1024xf32>
+  %e1 = tensor.empty(%d) : tensor<?xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+  %ss = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<?x1024xf32>) outs(%f : tensor<?xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %m = arith.mulf %a, %a : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<?xf32>
+  %e = tensor.empty(%d) : tensor<?x1024xf32>
+  %r = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]} ins(%x, %ss : tensor<?x1024xf32>, tensor<?xf32>) outs(%e : tensor<?x1024xf32>) {
+  ^bb0(%a: f32, %s: f32, %o: f32):
+    %rs = math.rsqrt %s : f32
+    %y = arith.mulf %a, %rs : f32
+    linalg.yield %y : f32
+  } -> tensor<?x1024xf32>
+  return %r : tensor<?x1024xf32>
+}
+
+// Rows of dynamic size with short static rows inside (each tile would be
+// a few hundred iterations: a decode step's per-head rows) and an inner
+// row of dynamic size stay as they are.
 // CHECK-LABEL: func.func @negative_dynamic
 // CHECK-NOT: scf.forall
+// CHECK: return
 // SMALL-LABEL: func.func @negative_dynamic
 // SMALL-NOT: scf.forall
-func.func @negative_dynamic(%x: tensor<?x1024xf32>) -> tensor<?x1024xf32> {
+// SMALL: return
+func.func @negative_dynamic(%x: tensor<?x4x64xf32>, %y: tensor<8x?xf32>) -> (tensor<?x4x64xf32>, tensor<8x?xf32>) {
   %c0 = arith.constant 0 : index
-  %d = tensor.dim %x, %c0 : tensor<?x1024xf32>
-  %e = tensor.empty(%d) : tensor<?x1024xf32>
-  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<?x1024xf32>) outs(%e : tensor<?x1024xf32>) {
+  %c1 = arith.constant 1 : index
+  %d = tensor.dim %x, %c0 : tensor<?x4x64xf32>
+  %e = tensor.empty(%d) : tensor<?x4x64xf32>
+  %r = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x : tensor<?x4x64xf32>) outs(%e : tensor<?x4x64xf32>) {
   ^bb0(%a: f32, %o: f32):
     %n = arith.negf %a : f32
     linalg.yield %n : f32
-  } -> tensor<?x1024xf32>
-  return %r : tensor<?x1024xf32>
+  } -> tensor<?x4x64xf32>
+  %d1 = tensor.dim %y, %c1 : tensor<8x?xf32>
+  %e1 = tensor.empty(%d1) : tensor<8x?xf32>
+  %r1 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%y : tensor<8x?xf32>) outs(%e1 : tensor<8x?xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %n = arith.negf %a : f32
+    linalg.yield %n : f32
+  } -> tensor<8x?xf32>
+  return %r, %r1 : tensor<?x4x64xf32>, tensor<8x?xf32>
 }
 
 // CHECK-LABEL: func.func @negative_column_sums
