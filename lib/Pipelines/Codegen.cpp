@@ -119,6 +119,7 @@ int64_t attn::getTargetVectorBits(const llvm::TargetMachine &tm) {
 void attn::applyTargetMachine(AttnPipelineOptions &options,
                               const llvm::TargetMachine &tm) {
   options.vectorBits = getTargetVectorBits(tm);
+  options.bf16Dot = tm.getMCSubtargetInfo()->checkFeatures("+avx512bf16");
   options.expandF16Conversions =
       !tm.getMCSubtargetInfo()->checkFeatures("+f16c");
 }
