@@ -28,6 +28,12 @@
 // panel's zero padding makes partial column vectors whole. The blocks'
 // buffers are no larger than a static product needs.
 //
+// With bf16Dot (a target whose CPU runs AVX512-BF16's vdpbf16ps faster per
+// product than the FMA), bf16 x bf16 products keep their panel in bf16
+// pairs of k instead of widening it, read the lhs pairs in place (no
+// lhsPack), and the register tile does one x86vector.avx512.dot per
+// accumulator and pair of k (PairDotTile.h).
+//
 //===----------------------------------------------------------------------===//
 
 #include "GemmToCpu.h"
