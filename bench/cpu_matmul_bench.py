@@ -26,10 +26,12 @@ two products). Not a test: nothing here is timed by the test suite.
   python3 bench/cpu_matmul_bench.py [--threads 1] [--sizes 256,512,1024,2048]
       [--batched 1024,4096] [--chain 1024,4096] [--rounds 3] [--mattr=-avx512f]
       [--linear 128x768x768,...] [--baseline-attn-run OLD/build/bin/attn-run]
+      [--linear-mcpu cooperlake]
 """
 
 import argparse
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -139,9 +141,10 @@ def run_linear(args, torch, tmp, shape, record):
     runs = [("attn", args.attn_run)]
     if args.baseline_attn_run:
         runs.append(("baseline", args.baseline_attn_run))
+    extra = (f"--mcpu={args.linear_mcpu}",) if args.linear_mcpu else ()
     for form, tool in runs:
         record(("linear", shape, form),
-               run_attn(tool, path, args.threads, repeat, mattr=args.mattr))
+               run_attn(tool, path, args.threads, repeat, extra, args.mattr))
     dtype = {"f32": torch.float32, "bf16": torch.bfloat16,
              "f16": torch.float16}[args.linear_dtype]
     x, w = torch.randn(m, k).to(dtype), torch.randn(n, k).to(dtype)
@@ -150,23 +153,35 @@ def run_linear(args, torch, tmp, shape, record):
            best_time(lambda: linear(x, w), repeat))
 
 
-def print_linear_table(args, linears, best):
+def dpbf16_peak(peak_bin, threads):
+    """GFLOP/s of vdpbf16ps chains (cpu_peak dpbf16), 0 without AVX512-BF16
+    in the peak's build."""
+    proc = subprocess.run([peak_bin, "dpbf16", str(threads)],
+                          capture_output=True, text=True)
+    return float(proc.stdout.split()[1]) if proc.returncode == 0 else 0.0
+
+
+def print_linear_table(args, linears, best, peak, dot_peak):
     gf = lambda flops, t: flops / t * 1e-9  # noqa: E731
     base = bool(args.baseline_attn_run)
     print()
     print(f"nn.Linear x . W^T ({args.linear_dtype}; W [N, K] as stored)")
+    if dot_peak:
+        print(f"vdpbf16ps peak {dot_peak:.1f} GFLOP/s (cpu_peak dpbf16: 2 bf16 "
+              "products per f32 lane), against the FMA peak above")
     print()
-    print("| M | K | N | AttnFuse GFLOP/s | "
+    print("| M | K | N | AttnFuse GFLOP/s | % of FMA peak | "
           + ("baseline GFLOP/s | AttnFuse / baseline | " if base else "")
           + "F.linear GFLOP/s | AttnFuse / torch |")
-    print("|---:|---:|---:|---:|" + ("---:|---:|" if base else "")
+    print("|---:|---:|---:|---:|---:|" + ("---:|---:|" if base else "")
           + "---:|---:|")
     for m, k, n in linears:
         flops = 2.0 * m * n * k
         key = ("linear", (m, k, n))
         ga, gt = gf(flops, best[key + ("attn",)]), gf(flops,
                                                       best[key + ("torch",)])
-        cells = [f"{m}", f"{k}", f"{n}", f"{ga:.1f}"]
+        cells = [f"{m}", f"{k}", f"{n}", f"{ga:.1f}",
+                 f"{100 * ga / peak:.0f}%" if peak else "-"]
         if base:
             gb = gf(flops, best[key + ("baseline",)])
             cells += [f"{gb:.1f}", f"{ga / gb:.2f}"]
@@ -191,6 +206,10 @@ def main():
     p.add_argument("--baseline-attn-run", default="",
                    help="a second attn-run (an older build) timed on the "
                         "--linear products in the same rounds")
+    p.add_argument("--linear-mcpu", default="",
+                   help="--mcpu of both attn-runs on the --linear products, "
+                        "e.g. cooperlake (with --mattr=-pku where a virtual "
+                        "machine hides PKU) for the bf16 vdpbf16ps path")
     args = p.parse_args()
 
     import torch
@@ -203,24 +222,24 @@ def main():
     chains = list(map(int, filter(None, args.chain.split(","))))
     linears = [tuple(map(int, spec.split("x")))
                for spec in filter(None, args.linear.split(","))]
-    best, peak = {}, 0.0
+    best, peak, dot_peak = {}, 0.0, 0.0
 
     def record(key, t):
         best[key] = min(best.get(key, float("inf")), t)
 
     with tempfile.TemporaryDirectory() as tmp:
         peak_bin = os.path.join(tmp, "cpu_peak")
-        # The peak is the scale of the products table only (--linear
-        # alone compares with F.linear and the baseline).
-        ok, width = (build_peak(args.cc, peak_bin, args.mattr) if cases
-                     else (True, "not measured"))
+        ok, width = (build_peak(args.cc, peak_bin, args.mattr)
+                     if cases or linears else (True, "not measured"))
         if not ok:
             print("cpu_peak: the FMA loop is not 12 register-only vfmadd",
                   file=sys.stderr)
             return 1
         for rnd in range(args.rounds):
-            if cases:
+            if cases or linears:
                 peak = max(peak, run_peak(peak_bin, "fma", args.threads))
+            if linears and args.linear_dtype == "bf16":
+                dot_peak = max(dot_peak, dpbf16_peak(peak_bin, args.threads))
             for case in cases:
                 name, batch, m, k, n = case
                 flops = 2.0 * m * n * k * (batch[0] if batch else 1)
@@ -274,7 +293,7 @@ def main():
                   f"{ga:.1f} | {100 * ga / peak:.0f}% | {gl:.1f} | {gt:.1f} | "
                   f"{ga / gt:.2f} | {gl / gt:.2f} |")
     if linears:
-        print_linear_table(args, linears, best)
+        print_linear_table(args, linears, best, peak, dot_peak)
     if chains:
         print()
         print("| chain (H=8, D=64, bool mask) | L=S | AttnFuse unfused ms | "

@@ -8,17 +8,23 @@
 |*          AVX2), each starting from a DIFFERENT value so that no compiler   *|
 |*          can merge chains (equal start values let gcc fold them into one   *|
 |*          and overstate the peak); 2 FLOP per lane per FMA.                 *|
+|*   dpbf16 the same chains of AVX512-BF16's vdpbf16ps (built with a target   *|
+|*          that has it): 2 bf16 products and 2 additions per f32 lane, the   *|
+|*          ceiling of a GEMM that multiplies bf16 pairs instead of widening. *|
 |*   triad  a[i] = b[i] + s * c[i] over arrays far larger than the caches:    *|
 |*          bytes moved = 3 * 4 * n per pass (no write-allocate counted, as   *|
 |*          STREAM).                                                          *|
 |*                                                                            *|
 |* Build: cc -O2 -march=native -fopenmp bench/cpu_peak.c -o cpu_peak          *|
-|* Run:   cpu_peak fma|triad THREADS     prints one line: "<kind> <value>"    *|
+|* Run:   cpu_peak fma|dpbf16|triad THREADS  prints "<kind> <value>"         *|
 |* bench/cpu_attention_bench.py builds it, checks the FMA loop's disassembly  *|
 |* (NCHAINS vfmadd on vector registers, no spills) and runs it.               *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 
+#if defined(__AVX512BF16__)
+#include <immintrin.h>
+#endif
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,16 +75,20 @@ __attribute__((noinline)) float fma_chains(long iters, float seed) {
   return sum;
 }
 
-static double fmaPeak(int threads) {
-  long iters = 200000000L / LANES;
+/* The best GFLOP/s of three rounds of `chains` on every thread, each step
+   of each chain doing `flopsPerLane` on `lanes` f32 lanes. */
+static double chainPeak(float (*chains)(long, float), int lanes,
+                        double flopsPerLane, int threads) {
+  long iters = 200000000L / lanes;
   double best = 0;
   for (int round = 0; round < 3; ++round) {
     double t0 = now();
     float sink = 0;
 #pragma omp parallel num_threads(threads) reduction(+ : sink)
-    sink += fma_chains(iters, 1.0f + omp_get_thread_num());
+    sink += chains(iters, 1.0f + omp_get_thread_num());
     double t = now() - t0;
-    double gflops = 2.0 * LANES * NCHAINS * (double)iters * threads / t / 1e9;
+    double gflops =
+        flopsPerLane * lanes * NCHAINS * (double)iters * threads / t / 1e9;
     if (sink == 12345.0f)
       printf("(sink)\n");
     if (gflops > best)
@@ -86,6 +96,28 @@ static double fmaPeak(int threads) {
   }
   return best;
 }
+
+#if defined(__AVX512BF16__)
+/* Accumulators grow by 2e-4 per step from distinct normal start values, as
+   the FMA chains' stay normal. */
+__attribute__((noinline)) float dpbf16_chains(long iters, float seed) {
+  __m512 acc[NCHAINS];
+  __m512bh a = (__m512bh)_mm512_set1_epi32(0x3c233c23); /* 0.00995 pairs */
+  __m512bh b = (__m512bh)_mm512_set1_epi32(0x3c233c23);
+  for (int i = 0; i < NCHAINS; ++i)
+    acc[i] = _mm512_set1_ps(seed + (float)i);
+  for (long it = 0; it < iters; ++it) {
+#pragma GCC unroll 12
+    for (int i = 0; i < NCHAINS; ++i)
+      acc[i] = _mm512_dpbf16_ps(acc[i], a, b);
+    __asm__ volatile("" : "+v"(a));
+  }
+  float sum = 0;
+  for (int i = 0; i < NCHAINS; ++i)
+    sum += _mm512_reduce_add_ps(acc[i]);
+  return sum;
+}
+#endif
 
 static double triad(int threads) {
   long n = 1L << 25; /* 3 x 128 MiB */
@@ -118,14 +150,26 @@ static double triad(int threads) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 3 || (strcmp(argv[1], "fma") && strcmp(argv[1], "triad"))) {
-    fprintf(stderr, "usage: cpu_peak fma|triad THREADS\n");
+  if (argc != 3 || (strcmp(argv[1], "fma") && strcmp(argv[1], "dpbf16") &&
+                    strcmp(argv[1], "triad"))) {
+    fprintf(stderr, "usage: cpu_peak fma|dpbf16|triad THREADS\n");
     return 2;
   }
   int threads = atoi(argv[2]);
+  if (!strcmp(argv[1], "dpbf16")) {
+#if defined(__AVX512BF16__)
+    printf("dpbf16 %.1f GFLOP/s (16-wide f32, 2 products per lane, %d "
+           "chains)\n",
+           chainPeak(dpbf16_chains, 16, 4.0, threads), NCHAINS);
+    return 0;
+#else
+    fprintf(stderr, "cpu_peak: built for a target without AVX512-BF16\n");
+    return 1;
+#endif
+  }
   if (!strcmp(argv[1], "fma"))
-    printf("fma %.1f GFLOP/s (%d-wide f32, %d chains)\n", fmaPeak(threads),
-           LANES, NCHAINS);
+    printf("fma %.1f GFLOP/s (%d-wide f32, %d chains)\n",
+           chainPeak(fma_chains, LANES, 2.0, threads), LANES, NCHAINS);
   else
     printf("triad %.1f GB/s\n", triad(threads));
   return 0;

@@ -49,5 +49,15 @@ if config.attn_have_cuda:
 import platform
 if platform.machine() in ("x86_64", "AMD64"):
     config.available_features.add("x86_64-host")
+# Host CPU features that RUN lines executing code for them need (the kernel's
+# flags: those the CPU and the OS both support).
+try:
+    with open("/proc/cpuinfo") as cpuinfo:
+        _flags = next((line.split(":", 1)[1].split() for line in cpuinfo
+                       if line.startswith("flags")), [])
+except OSError:
+    _flags = []
+if "avx512_bf16" in _flags:
+    config.available_features.add("host-avx512bf16")
 if os.path.exists("/dev/nvidia0") or os.environ.get("ATTN_HAVE_GPU") == "1":
     config.available_features.add("cuda-gpu")

@@ -9,6 +9,8 @@
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
+#include "llvm/MC/MCInstrInfo.h"
+#include "llvm/MC/MCSchedule.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/TargetSelect.h"
@@ -116,9 +118,50 @@ int64_t attn::getTargetVectorBits(const llvm::TargetMachine &tm) {
   return 128;
 }
 
+/// The reciprocal throughput (cycles per instruction) that `sti`'s
+/// scheduling model gives the instruction `name`, or none.
+static std::optional<double>
+getReciprocalThroughput(const llvm::MCSubtargetInfo &sti,
+                        const llvm::MCInstrInfo &mii, StringRef name) {
+  const llvm::MCSchedModel &model = sti.getSchedModel();
+  if (!model.hasInstrSchedModel())
+    return std::nullopt;
+  for (unsigned op = 0, e = mii.getNumOpcodes(); op < e; ++op) {
+    if (mii.getName(op) != name)
+      continue;
+    const llvm::MCSchedClassDesc *desc =
+        model.getSchedClassDesc(mii.get(op).getSchedClass());
+    if (!desc || !desc->isValid() || desc->isVariant())
+      return std::nullopt;
+    return llvm::MCSchedModel::getReciprocalThroughput(sti, *desc);
+  }
+  return std::nullopt;
+}
+
+bool attn::targetPrefersBf16Dot(const llvm::TargetMachine &tm) {
+  const llvm::MCSubtargetInfo *sti = tm.getMCSubtargetInfo();
+  if (!sti->checkFeatures("+avx512bf16") || !tm.getMCInstrInfo())
+    return false;
+  std::unique_ptr<llvm::MCSubtargetInfo> cpuOnly(
+      tm.getTarget().createMCSubtargetInfo(tm.getTargetTriple(),
+                                           tm.getTargetCPU(), ""));
+  if (!cpuOnly || !cpuOnly->checkFeatures("+avx512bf16"))
+    return false;
+  // The register forms at the lowering's vector width.
+  StringRef suffix = getTargetVectorBits(tm) == 512   ? "Zr"
+                     : getTargetVectorBits(tm) == 256 ? "Z256r"
+                                                      : "Z128r";
+  std::optional<double> dot = getReciprocalThroughput(
+      *sti, *tm.getMCInstrInfo(), ("VDPBF16PS" + suffix).str());
+  std::optional<double> fma = getReciprocalThroughput(
+      *sti, *tm.getMCInstrInfo(), ("VFMADD231PS" + suffix).str());
+  return dot && fma && *dot < 2 * *fma;
+}
+
 void attn::applyTargetMachine(AttnPipelineOptions &options,
                               const llvm::TargetMachine &tm) {
   options.vectorBits = getTargetVectorBits(tm);
+  options.bf16Dot = targetPrefersBf16Dot(tm);
   options.expandF16Conversions =
       !tm.getMCSubtargetInfo()->checkFeatures("+f16c");
 }

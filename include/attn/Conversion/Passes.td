@@ -18,7 +18,11 @@ def AttnLowerToCpu : Pass<"attn-lower-to-cpu"> {
       buffers (an `scf.forall` over batch x row blocks x column blocks; rhs
       panels packed to the compute type; a 6-row x N-vector FMA tile sized
       for `vector-bits`), accumulating in f32 (f64 for f64) and rounding
-      once. linalg's init is accumulated onto (a `linalg.fill` init only
+      once. With `bf16-dot`, bf16 x bf16 products accumulated in f32 pack
+      their rhs panels in bf16 pairs of k instead (`pack[p, 2n + i] =
+      rhs[2p + i, n]`, an odd K padded with a zero row) and multiply them
+      with `x86vector.avx512.dot` (AVX512-BF16's vdpbf16ps, two products
+      per f32 lane), broadcasting each lhs pair as one 32-bit value. linalg's init is accumulated onto (a `linalg.fill` init only
       sets the start value); other linalg matmuls keep linalg's loops.
     - `attn.transpose`: `linalg.transpose`.
     - `attn.mul/div/add/sub/masked_fill/where/cast/dropout/repeat_interleave`:
@@ -55,7 +59,8 @@ def AttnLowerToCpu : Pass<"attn-lower-to-cpu"> {
     "::mlir::math::MathDialect", "::mlir::scf::SCFDialect",
     "::mlir::tensor::TensorDialect", "::mlir::affine::AffineDialect",
     "::mlir::bufferization::BufferizationDialect",
-    "::mlir::memref::MemRefDialect", "::mlir::vector::VectorDialect"
+    "::mlir::memref::MemRefDialect", "::mlir::vector::VectorDialect",
+    "::mlir::x86vector::X86VectorDialect"
   ];
   let options = [
     Option<"backend", "backend", "::mlir::attn::SdpaCpuBackend",
@@ -71,7 +76,11 @@ def AttnLowerToCpu : Pass<"attn-lower-to-cpu"> {
     Option<"vectorBits", "vector-bits", "int64_t",
            /*default=*/"::mlir::attn::kDefaultVectorBits",
            "Vector register width of the target in bits: 128, 256 or 512 "
-           "(the code never depends on the host's)">
+           "(the code never depends on the host's)">,
+    Option<"bf16Dot", "bf16-dot", "bool", /*default=*/"false",
+           "The target has AVX512-BF16: bf16 x bf16 GEMMs accumulated in "
+           "f32 multiply pairs of k with x86vector.avx512.dot (vdpbf16ps) "
+           "on pair-packed bf16 panels">
   ];
 }
 

@@ -180,12 +180,23 @@ createAttnTargetMachine(const AttnTargetOptions &options, std::string &error);
 /// AVX-512F, 256 with AVX, else 128 (SSE, NEON).
 int64_t getTargetVectorBits(const llvm::TargetMachine &tm);
 
+/// Whether bf16 GEMMs on `tm` should multiply pairs with AVX512-BF16's
+/// vdpbf16ps (the lowering's bf16-dot): the target has the feature, and the
+/// scheduling model of its CPU rates vdpbf16ps at more products per cycle
+/// than the FMA of the widened operands (2 per lane against 1: its
+/// reciprocal throughput under twice the FMA's, at the width of
+/// getTargetVectorBits). Only the model of a CPU that has AVX512-BF16 by
+/// definition is trusted: another CPU's (a feature added with --mattr, a
+/// virtual machine reporting an older model) is not calibrated for it.
+bool targetPrefersBf16Dot(const llvm::TargetMachine &tm);
+
 /// The instruction set extensions that code for `tm` may use and this host
 /// does not support (", "-separated, sorted), "" when the host can run it.
 std::string getFeaturesMissingOnHost(const llvm::TargetMachine &tm);
 
 /// Sets the options that depend on the target machine: the vector width the
-/// lowering tiles for (getTargetVectorBits) and whether f16 conversions are
+/// lowering tiles for (getTargetVectorBits), whether bf16 GEMMs use
+/// vdpbf16ps (targetPrefersBf16Dot) and whether f16 conversions are
 /// expanded (no F16C).
 void applyTargetMachine(AttnPipelineOptions &options,
                         const llvm::TargetMachine &tm);

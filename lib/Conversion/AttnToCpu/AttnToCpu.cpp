@@ -160,6 +160,7 @@ private:
     options.blockQ = blockQ;
     options.blockKV = blockKV;
     options.vectorBits = vectorBits;
+    options.bf16Dot = bf16Dot;
     return options;
   }
 };

@@ -33,6 +33,7 @@ static void addAttnToTensorPasses(OpPassManager &pm,
   lowerOptions.blockQ = options.blockQ;
   lowerOptions.blockKV = options.blockKV;
   lowerOptions.vectorBits = options.vectorBits;
+  lowerOptions.bf16Dot = options.bf16Dot;
   // Before the lowering, which puts each op's code where the op was, that is
   // between the op's two trace calls.
   if (options.trace)
@@ -180,7 +181,10 @@ static void addToLLVMPasses(OpPassManager &pm,
   FinalizeMemRefToLLVMConversionPassOptions memrefToLLVM;
   memrefToLLVM.useGenericFunctions = options.useGenericAllocFunctions;
   pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefToLLVM));
-  pm.addPass(createConvertVectorToLLVMPass());
+  // x86vector ops (the bf16 GEMM's avx512.dot) become LLVM intrinsics.
+  ConvertVectorToLLVMPassOptions vectorToLLVM;
+  vectorToLLVM.x86Vector = true;
+  pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
   pm.addPass(createConvertMathToLLVMPass());
   // What has no LLVM intrinsic (math.erf of the exporter's GELU) calls libm.
   pm.addPass(createConvertMathToLibmPass());

@@ -28,12 +28,19 @@
 // panel's zero padding makes partial column vectors whole. The blocks'
 // buffers are no larger than a static product needs.
 //
+// With bf16Dot (a target whose CPU runs AVX512-BF16's vdpbf16ps faster per
+// product than the FMA), bf16 x bf16 products keep their panel in bf16
+// pairs of k instead of widening it, read the lhs pairs in place (no
+// lhsPack), and the register tile does one x86vector.avx512.dot per
+// accumulator and pair of k (PairDotTile.h).
+//
 //===----------------------------------------------------------------------===//
 
 #include "GemmToCpu.h"
 
 #include "Emitter.h"
 #include "LoweringUtils.h"
+#include "PairDotTile.h"
 #include "RegisterTile.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -61,11 +68,21 @@ struct GemmTiling {
   /// Row blocks are split below mc (down to minRows) only to make at least
   /// minItems work items.
   int64_t minRows = 48, minItems = 4;
+  /// bf16 x bf16 with x86vector.avx512.dot on pair-packed panels
+  /// (PairDotTile.h) instead of FMAs on widened ones.
+  bool pairDot = false;
 };
 
-GemmTiling chooseGemmTiling(Type ct, int64_t vectorBits) {
+GemmTiling chooseGemmTiling(const GemmOperands &g, int64_t vectorBits,
+                            bool bf16Dot) {
   GemmTiling t;
+  Type ct = getComputeType(g.resultType.getElementType());
   t.lanes = getVectorLanes(ct, vectorBits);
+  auto elementType = [](Value v) {
+    return cast<ShapedType>(v.getType()).getElementType();
+  };
+  t.pairDot = bf16Dot && ct.isF32() && elementType(g.lhs).isBF16() &&
+              elementType(g.rhs).isBF16() && isPairDotWidth(t.lanes);
   t.nv = vectorBits >= 512 ? 4 : 2;
   // The panel's columns are whole register tiles.
   t.nc = llvm::alignTo(t.nc, t.nv * t.lanes);
@@ -88,8 +105,13 @@ private:
 
   Value rowBlockSize(Value colBlocks);
   void emitWorkItem(ValueRange ivs, Value mb);
+  using TileFn = function_ref<SmallVector<Value>(
+      ArrayRef<Value> rowOf, ArrayRef<Value> colOf, ArrayRef<Value> init)>;
+  void forEachTile(Value acc, Value rows, Value colVecs, TileFn tile);
   void emitPanel(const BlockView &lhs, const BlockView &panel, Value acc,
                  Value rows, Value colVecs, Value depth);
+  void emitPairPanel(const BlockView &lhs, const BlockView &panel, Value acc,
+                     Value rows, Value colVecs, Value depth);
   void emitOutput(ValueRange batchIvs, Value m0, Value n0, Value rows,
                   Value cols, Value acc);
 
@@ -194,14 +216,23 @@ void GemmLowering::emitWorkItem(ValueRange ivs, Value mb) {
   OpFoldResult kcRows = extent(k, t.kc, 1);
   OpFoldResult ncCols = extent(n, t.nc, t.lanes);
   Value acc = alloc({mcRows, ncCols});
-  Value panel = alloc({kcRows, ncCols});
+  // A pair-packed panel holds bf16 pairs: half the rows, twice the columns.
+  auto constant = [](OpFoldResult size) {
+    return *getConstantIntValue(size);
+  };
+  Value panel =
+      t.pairDot
+          ? allocAligned(b, loc, b.getBF16Type(),
+                         {b.getIndexAttr(llvm::divideCeil(constant(kcRows), 2)),
+                          b.getIndexAttr(2 * constant(ncCols))})
+          : alloc({kcRows, ncCols});
   // A narrow lhs (bf16, f16) is widened once per k block into lhsPack: the
   // register tile then broadcasts compute-type scalars straight from
   // memory instead of converting each one in a general register and
   // moving it to a vector (a shuffle-port uop per broadcast, on the port
   // that AVX-512 FMAs share).
   bool widenLhs =
-      cast<ShapedType>(g.lhs.getType()).getElementType() != ct;
+      !t.pairDot && cast<ShapedType>(g.lhs.getType()).getElementType() != ct;
   Value lhsPack =
       widenLhs ? alloc({mcRows, kcRows}) : Value();
   if (initBuf) {
@@ -224,13 +255,21 @@ void GemmLowering::emitWorkItem(ValueRange ivs, Value mb) {
   SmallVector<Value> rhsBatch = operandBatch(g.rhs, batchIvs);
   forLoop(idx(0), k, idx(t.kc), [&](Value k0) {
     Value depth = minu(arith::SubIOp::create(b, loc, k, k0), idx(t.kc));
+    BlockView lhs{lhsBuf, lhsBatch, m0, k0};
+    if (t.pairDot) {
+      BlockView rhs = g.rhsTransposed ? BlockView{rhsBuf, rhsBatch, n0, k0}
+                                      : BlockView{rhsBuf, rhsBatch, k0, n0};
+      BlockView packed = packPairBlock(b, loc, rhs, panel, t.lanes, depth,
+                                       cols, paddedCols, g.rhsTransposed);
+      emitPairPanel(lhs, packed, acc, rows, colVecs, depth);
+      return;
+    }
     BlockView packed =
         g.rhsTransposed
             ? packTransposedBlock(b, loc, BlockView{rhsBuf, rhsBatch, n0, k0},
                                   panel, vecType, depth, cols, paddedCols)
             : packBlock(b, loc, BlockView{rhsBuf, rhsBatch, k0, n0}, panel,
                         vecType, depth, cols, paddedCols);
-    BlockView lhs{lhsBuf, lhsBatch, m0, k0};
     if (widenLhs)
       lhs = packBlock(b, loc, lhs, lhsPack, vecType, rows, depth, depth);
     emitPanel(lhs, packed, acc, rows, colVecs, depth);
@@ -238,11 +277,11 @@ void GemmLowering::emitWorkItem(ValueRange ivs, Value mb) {
   emitOutput(batchIvs, m0, n0, rows, cols, acc);
 }
 
-/// acc[i, c] += sum_{j < depth} lhs[i, j] * panel[j, c] for the work item's
-/// rows and column vectors, one register tile at a time.
-void GemmLowering::emitPanel(const BlockView &lhs, const BlockView &panel,
-                             Value acc, Value rows, Value colVecs,
-                             Value depth) {
+/// For each register tile of the work item's rows and column vectors:
+/// loads its accumulators from acc, lets `tile` update them and stores them
+/// back.
+void GemmLowering::forEachTile(Value acc, Value rows, Value colVecs,
+                               TileFn tile) {
   forGroups(idx(0), colVecs, t.nv, [&](Value v0, int64_t nv) {
     SmallVector<Value> colOf;
     for (int64_t v = 0; v < nv; ++v)
@@ -255,20 +294,62 @@ void GemmLowering::emitPanel(const BlockView &lhs, const BlockView &panel,
         for (int64_t v = 0; v < nv; ++v)
           init.push_back(vector::LoadOp::create(b, loc, vecType, acc,
                                                 ValueRange{rowOf[r], colOf[v]}));
-      SmallVector<Value> tile = buildRegisterTile(
-          b, loc, depth, init, mr, nv,
-          [&](int64_t r, Value j) {
-            return loadElement(b, loc, lhs, rowOf[r], j, ct);
-          },
-          [&](int64_t v, Value j) {
-            return loadVector(b, loc, panel, vecType, j, colOf[v]);
-          });
+      SmallVector<Value> next = tile(rowOf, colOf, init);
       for (int64_t r = 0; r < mr; ++r)
         for (int64_t v = 0; v < nv; ++v)
-          vector::StoreOp::create(b, loc, tile[r * nv + v], acc,
+          vector::StoreOp::create(b, loc, next[r * nv + v], acc,
                                   ValueRange{rowOf[r], colOf[v]});
     });
   });
+}
+
+/// acc[i, c] += sum_{j < depth} lhs[i, j] * panel[j, c] for the work item's
+/// rows and column vectors, one FMA register tile at a time.
+void GemmLowering::emitPanel(const BlockView &lhs, const BlockView &panel,
+                             Value acc, Value rows, Value colVecs,
+                             Value depth) {
+  forEachTile(acc, rows, colVecs,
+              [&](ArrayRef<Value> rowOf, ArrayRef<Value> colOf,
+                  ArrayRef<Value> init) {
+                return buildRegisterTile(
+                    b, loc, depth, init, rowOf.size(), colOf.size(),
+                    [&](int64_t r, Value j) {
+                      return loadElement(b, loc, lhs, rowOf[r], j, ct);
+                    },
+                    [&](int64_t v, Value j) {
+                      return loadVector(b, loc, panel, vecType, j, colOf[v]);
+                    });
+              });
+}
+
+/// The same product on a pair-packed bf16 panel (PairDotTile.h): one
+/// x86vector.avx512.dot per accumulator and pair of k; an odd depth's last
+/// k pairs the lhs element with zero (its neighbour may be out of bounds).
+void GemmLowering::emitPairPanel(const BlockView &lhs, const BlockView &panel,
+                                 Value acc, Value rows, Value colVecs,
+                                 Value depth) {
+  Value fullPairs = arith::DivUIOp::create(b, loc, depth, idx(2));
+  Value pairs = arith::CeilDivUIOp::create(b, loc, depth, idx(2));
+  auto pairVec = VectorType::get({2 * t.lanes}, b.getBF16Type());
+  forEachTile(
+      acc, rows, colVecs,
+      [&](ArrayRef<Value> rowOf, ArrayRef<Value> colOf, ArrayRef<Value> init) {
+        auto loadB = [&](int64_t v, Value p) {
+          return loadVector(b, loc, panel, pairVec, p, mul(colOf[v], idx(2)));
+        };
+        auto pairsFrom = [&](Value lo, Value hi, ArrayRef<Value> start,
+                             bool last) {
+          return buildPairDotTile(
+              b, loc, lo, hi, start, rowOf.size(), colOf.size(),
+              [&](int64_t r, Value p) {
+                return loadPairBroadcast(b, loc, lhs, t.lanes, rowOf[r], p,
+                                         last);
+              },
+              loadB);
+        };
+        SmallVector<Value> tile = pairsFrom(idx(0), fullPairs, init, false);
+        return pairsFrom(fullPairs, pairs, tile, true);
+      });
 }
 
 /// out[batch, m0 + i, n0 + c] = acc[i, c] in the element type: whole
@@ -300,8 +381,8 @@ void GemmLowering::emitOutput(ValueRange batchIvs, Value m0, Value n0,
 }
 
 Value cpu::buildGemm(OpBuilder &b, Location loc, const GemmOperands &operands,
-                     int64_t vectorBits) {
-  Type ct = getComputeType(operands.resultType.getElementType());
-  return GemmLowering(b, loc, operands, chooseGemmTiling(ct, vectorBits))
+                     int64_t vectorBits, bool bf16Dot) {
+  return GemmLowering(b, loc, operands,
+                      chooseGemmTiling(operands, vectorBits, bf16Dot))
       .emit();
 }

@@ -32,11 +32,13 @@ struct GemmOperands {
 /// Emits the product as a register-blocked GEMM in the vector dialect on
 /// buffers (packed rhs panels, an mr x nv FMA register tile, work items over
 /// batch x row blocks x column blocks in an scf.forall) sized for vectors
-/// of `vectorBits` (0: the host's). A transposed rhs is transposed while
-/// it is packed, with no copy of the whole operand. Returns the result
-/// tensor.
+/// of `vectorBits`. A transposed rhs is transposed while it is packed, with
+/// no copy of the whole operand. With `bf16Dot` (a target with
+/// AVX512-BF16), a bf16 x bf16 product accumulated in f32 multiplies pairs
+/// of k with x86vector.avx512.dot on pair-packed panels (PairDotTile.h);
+/// other types keep the FMA tile. Returns the result tensor.
 Value buildGemm(OpBuilder &b, Location loc, const GemmOperands &operands,
-                int64_t vectorBits);
+                int64_t vectorBits, bool bf16Dot);
 
 } // namespace mlir::attn::cpu
 

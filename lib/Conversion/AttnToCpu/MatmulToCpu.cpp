@@ -29,8 +29,9 @@ namespace {
 /// register-tiled GEMM (GemmToCpu.h), after the run-time checks of the
 /// dynamic sizes that must agree.
 struct MatmulOpLowering : OpRewritePattern<MatmulOp> {
-  MatmulOpLowering(MLIRContext *ctx, int64_t vectorBits)
-      : OpRewritePattern(ctx), vectorBits(vectorBits) {}
+  MatmulOpLowering(MLIRContext *ctx, const AttnCpuLoweringOptions &options)
+      : OpRewritePattern(ctx), vectorBits(options.vectorBits),
+        bf16Dot(options.bf16Dot) {}
 
   LogicalResult matchAndRewrite(MatmulOp op,
                                 PatternRewriter &rewriter) const override {
@@ -86,11 +87,13 @@ struct MatmulOpLowering : OpRewritePattern<MatmulOp> {
           getDimSize(rewriter, loc, op.getLhs(), lhsType.getRank() - 1),
           getDimSize(rewriter, loc, op.getRhs(), rhsType.getRank() - 2),
           "attn.matmul: contraction dims differ at run time");
-    rewriter.replaceOp(op, buildGemm(rewriter, loc, gemm, vectorBits));
+    rewriter.replaceOp(op,
+                       buildGemm(rewriter, loc, gemm, vectorBits, bf16Dot));
     return success();
   }
 
   int64_t vectorBits;
+  bool bf16Dot;
 };
 
 /// linalg.matmul and linalg.batch_matmul on tensors with their default
@@ -103,8 +106,10 @@ struct MatmulOpLowering : OpRewritePattern<MatmulOp> {
 /// (an f16 accumulator rounds at every step) keep linalg's loops.
 template <typename LinalgOpTy>
 struct LinalgMatmulLowering : OpRewritePattern<LinalgOpTy> {
-  LinalgMatmulLowering(MLIRContext *ctx, int64_t vectorBits)
-      : OpRewritePattern<LinalgOpTy>(ctx), vectorBits(vectorBits) {}
+  LinalgMatmulLowering(MLIRContext *ctx,
+                       const AttnCpuLoweringOptions &options)
+      : OpRewritePattern<LinalgOpTy>(ctx), vectorBits(options.vectorBits),
+        bf16Dot(options.bf16Dot) {}
 
   LogicalResult matchAndRewrite(LinalgOpTy op,
                                 PatternRewriter &rewriter) const override {
@@ -138,7 +143,7 @@ struct LinalgMatmulLowering : OpRewritePattern<LinalgOpTy> {
     if (auto transpose = getWeightTranspose(op))
       result = buildWithTransposedRhs(rewriter, loc, gemm, transpose);
     else
-      result = buildGemm(rewriter, loc, gemm, vectorBits);
+      result = buildGemm(rewriter, loc, gemm, vectorBits, bf16Dot);
     rewriter.replaceOp(op, result);
     return success();
   }
@@ -171,7 +176,7 @@ struct LinalgMatmulLowering : OpRewritePattern<LinalgOpTy> {
     auto full = [&](OpBuilder &b, Location l) {
       GemmOperands g = gemm;
       g.rhsTransposed = true;
-      return buildGemm(b, l, g, vectorBits);
+      return buildGemm(b, l, g, vectorBits, bf16Dot);
     };
     int64_t rows = gemm.resultType.getDimSize(0);
     if (!ShapedType::isDynamic(rows))
@@ -191,6 +196,7 @@ struct LinalgMatmulLowering : OpRewritePattern<LinalgOpTy> {
   }
 
   int64_t vectorBits;
+  bool bf16Dot;
 };
 
 struct TransposeOpLowering : OpRewritePattern<TransposeOp> {
@@ -266,6 +272,6 @@ void mlir::attn::populateAttnMatmulToCpuPatterns(
   MLIRContext *ctx = patterns.getContext();
   patterns.add<MatmulOpLowering, LinalgMatmulLowering<linalg::MatmulOp>,
                LinalgMatmulLowering<linalg::BatchMatmulOp>>(
-      ctx, options.vectorBits);
+      ctx, options);
   patterns.add<TransposeOpLowering, RepeatInterleaveOpLowering>(ctx);
 }

@@ -140,8 +140,8 @@ BlockView cpu::packBlock(OpBuilder &b, Location loc, const BlockView &source,
 /// those of ab rotated left by one, so after log2(n) rounds it is at
 /// (b, a). Each interleave is one vector.shuffle of two rows (unpack and
 /// lane permutes on x86).
-static SmallVector<Value> transposeInRegisters(OpBuilder &b, Location loc,
-                                               ArrayRef<Value> rows) {
+SmallVector<Value> cpu::transposeInRegisters(OpBuilder &b, Location loc,
+                                             ArrayRef<Value> rows) {
   int64_t n = rows.size(), half = n / 2;
   SmallVector<int64_t> lo, hi;
   for (int64_t i = 0; i < half; ++i) {

@@ -54,6 +54,11 @@ Value loadElement(OpBuilder &b, Location loc, const BlockView &view, Value j,
 Value loadVector(OpBuilder &b, Location loc, const BlockView &view,
                  VectorType vecType, Value j, Value c);
 
+/// The transpose of the square block whose rows are `rows` (n vectors of n
+/// lanes, n a power of 2), by log2(n) rounds of interleaving.
+SmallVector<Value> transposeInRegisters(OpBuilder &b, Location loc,
+                                        ArrayRef<Value> rows);
+
 /// Copies `rows` x `cols` elements of `source` into `pack[j, c]`, converted
 /// to the element type of `vecType` (whole vectors converted on load, then
 /// the rest one by one), and zeroes pack[j, cols .. paddedCols). Returns

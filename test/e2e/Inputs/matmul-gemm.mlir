@@ -182,3 +182,49 @@ func.func @linear_gemm_f16(%x: tensor<37x70xf16>, %w: tensor<29x70xf16>) -> tens
   %r = linalg.matmul ins(%x, %wt : tensor<37x70xf16>, tensor<70x29xf16>) outs(%c : tensor<37x29xf32>) -> tensor<37x29xf32>
   return %r : tensor<37x29xf32>
 }
+
+// bf16 x bf16 accumulated in f32, the products a target with AVX512-BF16
+// multiplies in pairs of k (vdpbf16ps on pair-packed panels; other
+// targets widen them). An odd K = 53 (the last pair padded with zero),
+// three column blocks (290 = 2 * 128 + 34, partial vectors), a batched lhs
+// on a rank-2 rhs, a bf16 result.
+func.func @bf16_odd_k(%a: tensor<2x19x53xbf16>, %b: tensor<53x290xbf16>) -> tensor<2x19x290xbf16> {
+  %c = attn.matmul %a, %b : (tensor<2x19x53xbf16>, tensor<53x290xbf16>) -> tensor<2x19x290xbf16>
+  return %c : tensor<2x19x290xbf16>
+}
+
+// Every size dynamic: M = 13, K = 261 (a whole k block of 256, then 5: an
+// odd depth in the second), N = 133 (two column blocks).
+func.func @bf16_dynamic(%a: tensor<?x?xbf16>, %b: tensor<?x?xbf16>) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %m = tensor.dim %a, %c0 : tensor<?x?xbf16>
+  %n = tensor.dim %b, %c1 : tensor<?x?xbf16>
+  %zero = arith.constant 0.0 : f32
+  %o = tensor.empty(%m, %n) : tensor<?x?xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%o : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<?x?xbf16>, tensor<?x?xbf16>) outs(%c : tensor<?x?xf32>) -> tensor<?x?xf32>
+  return %r : tensor<?x?xf32>
+}
+
+// linalg.batch_matmul on bf16 onto an f32 init argument, K = 45.
+func.func @bf16_batch(%a: tensor<2x30x45xbf16>, %b: tensor<2x45x40xbf16>, %c: tensor<2x30x40xf32>) -> tensor<2x30x40xf32> {
+  %r = linalg.batch_matmul ins(%a, %b : tensor<2x30x45xbf16>, tensor<2x45x40xbf16>) outs(%c : tensor<2x30x40xf32>) -> tensor<2x30x40xf32>
+  return %r : tensor<2x30x40xf32>
+}
+
+// nn.Linear's bf16 weight [N, K] with an odd K = 301 (k blocks of 256 and
+// 45: whole 16 x 16 blocks of pairs transposed in registers, then single
+// pairs and the zero-padded last one), N = 270 (three column blocks), 20
+// rows at run time (the GEMM, not the dot products).
+func.func @linear_bf16_odd_k(%x: tensor<?x301xbf16>, %w: tensor<270x301xbf16>) -> tensor<?x270xf32> {
+  %zero = arith.constant 0.0 : f32
+  %t0 = tensor.empty() : tensor<301x270xbf16>
+  %wt = linalg.transpose ins(%w : tensor<270x301xbf16>) outs(%t0 : tensor<301x270xbf16>) permutation = [1, 0]
+  %c0 = arith.constant 0 : index
+  %m = tensor.dim %x, %c0 : tensor<?x301xbf16>
+  %o = tensor.empty(%m) : tensor<?x270xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%o : tensor<?x270xf32>) -> tensor<?x270xf32>
+  %r = linalg.matmul ins(%x, %wt : tensor<?x301xbf16>, tensor<301x270xbf16>) outs(%c : tensor<?x270xf32>) -> tensor<?x270xf32>
+  return %r : tensor<?x270xf32>
+}

@@ -31,7 +31,7 @@
 //     external functions); the module gets `attn.trace_names`.
 //   - Target: the code is tiled for `vector-bits` (kDefaultVectorBits
 //     unless set); the lowering never looks at the host. The tools set it,
-//     and `expand-f16`, from the machine they compile for.
+//     `bf16-dot` and `expand-f16` from the machine they compile for.
 //
 //===----------------------------------------------------------------------===//
 
@@ -88,6 +88,10 @@ struct AttnCpuLoweringOptions {
   /// it; code for a wider width still runs correctly where LLVM splits the
   /// vectors, only slower.
   int64_t vectorBits = kDefaultVectorBits;
+  /// The target has AVX512-BF16: bf16 x bf16 GEMMs accumulated in f32 use
+  /// vdpbf16ps (x86vector.avx512.dot) on pair-packed bf16 panels instead of
+  /// FMAs on panels widened to f32.
+  bool bf16Dot = false;
 };
 
 /// The options of the whole CPU lowering: one struct for the C++ API
@@ -129,6 +133,12 @@ struct AttnCpuPipelineOptions
       *this, "vector-bits",
       llvm::cl::desc("target vector width in bits (128, 256 or 512)"),
       llvm::cl::init(kDefaultVectorBits)};
+  /// bf16 GEMMs with AVX512-BF16's vdpbf16ps (a target that has it: the
+  /// tools set it from the machine they compile for).
+  Option<bool> bf16Dot{
+      *this, "bf16-dot",
+      llvm::cl::desc("bf16 GEMMs with vdpbf16ps (target has AVX512-BF16)"),
+      llvm::cl::init(false)};
   /// Expand f16 <-> f32 conversions in integer code (a target without
   /// F16C, where LLVM would call compiler-rt's __extendhfsf2/__truncsfhf2).
   /// bf16 and f64 -> f16 conversions are always expanded.
