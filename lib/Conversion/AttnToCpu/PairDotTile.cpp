@@ -14,9 +14,6 @@ using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::cpu;
 
-static Value idx(OpBuilder &b, Location loc, int64_t v) {
-  return arith::ConstantIndexOp::create(b, loc, v);
-}
 
 bool cpu::isPairDotWidth(int64_t lanes) {
   return lanes == 4 || lanes == 8 || lanes == 16;
@@ -33,7 +30,7 @@ struct PairPacker {
 
   Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
   Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
-  Value c(int64_t v) { return idx(b, loc, v); }
+  Value c(int64_t v) { return indexConstant(b, loc, v); }
   Type bf16() { return b.getBF16Type(); }
 
   /// Element j of column col (the packing's orientation).
@@ -171,7 +168,7 @@ SmallVector<Value> cpu::buildPairDotTile(OpBuilder &b, Location loc, Value lo,
                                          PairLoadFn loadA, VectorLoadFn loadB) {
   auto accType = cast<VectorType>(init.front().getType());
   auto loop = scf::ForOp::create(
-      b, loc, lo, hi, idx(b, loc, 1), init,
+      b, loc, lo, hi, indexConstant(b, loc, 1), init,
       [&](OpBuilder &, Location, Value p, ValueRange acc) {
         SmallVector<Value> bv, next(acc.begin(), acc.end());
         for (int64_t v = 0; v < nv; ++v)
@@ -192,7 +189,7 @@ Value cpu::loadPairBroadcast(OpBuilder &b, Location loc,
                              Value p, bool last) {
   Type bf16 = b.getBF16Type();
   auto pairType = VectorType::get({2}, bf16);
-  Value k = arith::MulIOp::create(b, loc, p, idx(b, loc, 2));
+  Value k = arith::MulIOp::create(b, loc, p, indexConstant(b, loc, 2));
   Value pair;
   if (last) {
     Value x = loadElement(b, loc, view, j, k, bf16);

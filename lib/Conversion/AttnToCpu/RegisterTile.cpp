@@ -15,22 +15,22 @@ using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::cpu;
 
-static Value idx(OpBuilder &b, Location loc, int64_t v) {
+Value cpu::indexConstant(OpBuilder &b, Location loc, int64_t v) {
   return arith::ConstantIndexOp::create(b, loc, v);
 }
 
 void cpu::forGroups(OpBuilder &b, Location loc, Value lo, Value hi,
                     int64_t group, GroupFn body) {
-  Value step = idx(b, loc, group);
+  Value step = indexConstant(b, loc, group);
   std::optional<int64_t> cLo = getConstantIntValue(lo);
   std::optional<int64_t> cHi = getConstantIntValue(hi);
   if (cLo && cHi) {
     int64_t count = *cHi - *cLo, full = count / group * group;
     if (full > 0)
-      buildForLoop(b, loc, lo, idx(b, loc, *cLo + full), step,
+      buildForLoop(b, loc, lo, indexConstant(b, loc, *cLo + full), step,
                    [&](Value first) { body(first, group); });
     if (count > full)
-      body(idx(b, loc, *cLo + full), count - full);
+      body(indexConstant(b, loc, *cLo + full), count - full);
     return;
   }
   Value count = arith::SubIOp::create(b, loc, hi, lo);
@@ -41,9 +41,9 @@ void cpu::forGroups(OpBuilder &b, Location loc, Value lo, Value hi,
   // The rest (< group) in its binary digits, largest first: at most one
   // group each of 4, 2 and 1 for a group of 6, instead of single steps.
   for (int64_t n = (int64_t)llvm::bit_floor(static_cast<uint64_t>(group - 1)); n >= 1; n /= 2) {
-    Value digit = arith::AndIOp::create(b, loc, rest, idx(b, loc, n));
+    Value digit = arith::AndIOp::create(b, loc, rest, indexConstant(b, loc, n));
     Value present = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
-                                          digit, idx(b, loc, 0));
+                                          digit, indexConstant(b, loc, 0));
     Value at = first;
     scf::IfOp::create(b, loc, present, [&](OpBuilder &, Location) {
       body(at, n);
@@ -60,7 +60,7 @@ SmallVector<Value> cpu::buildRegisterTile(OpBuilder &b, Location loc,
                                           VectorLoadFn loadB) {
   auto vecType = cast<VectorType>(init.front().getType());
   auto loop = scf::ForOp::create(
-      b, loc, idx(b, loc, 0), count, idx(b, loc, 1), init,
+      b, loc, indexConstant(b, loc, 0), count, indexConstant(b, loc, 1), init,
       [&](OpBuilder &, Location, Value k, ValueRange acc) {
         SmallVector<Value> bv, next(acc.begin(), acc.end());
         for (int64_t v = 0; v < nv; ++v)
@@ -104,18 +104,18 @@ Value cpu::loadVector(OpBuilder &b, Location loc, const BlockView &view,
 BlockView cpu::packBlock(OpBuilder &b, Location loc, const BlockView &source,
                          Value pack, VectorType vecType, Value rows,
                          Value cols, Value paddedCols) {
-  Value c0 = idx(b, loc, 0), c1 = idx(b, loc, 1);
+  Value c0 = indexConstant(b, loc, 0), c1 = indexConstant(b, loc, 1);
   int64_t lanes = vecType.getNumElements();
   Type ct = vecType.getElementType();
   Type et = cast<MemRefType>(source.mem.getType()).getElementType();
   auto sourceVecType = VectorType::get({lanes}, et);
   Value vectorCols = arith::SubIOp::create(
       b, loc, cols,
-      arith::RemUIOp::create(b, loc, cols, idx(b, loc, lanes)));
+      arith::RemUIOp::create(b, loc, cols, indexConstant(b, loc, lanes)));
   buildForLoop(b, loc, c0, rows, c1, [&](Value j) {
     // Whole vectors converted on load (F16C's vcvtph2ps, shifts for bf16),
     // then the rest one by one.
-    buildForLoop(b, loc, c0, vectorCols, idx(b, loc, lanes), [&](Value c) {
+    buildForLoop(b, loc, c0, vectorCols, indexConstant(b, loc, lanes), [&](Value c) {
       Value x = loadVector(b, loc, source, sourceVecType, j, c);
       vector::StoreOp::create(b, loc, castFloat(b, loc, x, vecType), pack,
                               ValueRange{j, c});
@@ -166,7 +166,7 @@ BlockView cpu::packTransposedBlock(OpBuilder &b, Location loc,
                                    const BlockView &source, Value pack,
                                    VectorType vecType, Value rows, Value cols,
                                    Value paddedCols) {
-  Value c0 = idx(b, loc, 0), c1 = idx(b, loc, 1);
+  Value c0 = indexConstant(b, loc, 0), c1 = indexConstant(b, loc, 1);
   int64_t lanes = vecType.getNumElements();
   Type ct = vecType.getElementType();
   Type et = cast<MemRefType>(source.mem.getType()).getElementType();
@@ -177,7 +177,7 @@ BlockView cpu::packTransposedBlock(OpBuilder &b, Location loc,
   };
   // The whole lanes x lanes blocks (none for a lane count that the
   // interleaving cannot transpose).
-  Value step = idx(b, loc, lanes);
+  Value step = indexConstant(b, loc, lanes);
   auto wholeBlocks = [&](Value size) -> Value {
     if (!llvm::isPowerOf2_64(lanes) || lanes < 2)
       return c0;
@@ -189,13 +189,13 @@ BlockView cpu::packTransposedBlock(OpBuilder &b, Location loc,
     buildForLoop(b, loc, c0, vectorRows, step, [&](Value j) {
       SmallVector<Value> block;
       for (int64_t r = 0; r < lanes; ++r) {
-        Value cr = arith::AddIOp::create(b, loc, c, idx(b, loc, r));
+        Value cr = arith::AddIOp::create(b, loc, c, indexConstant(b, loc, r));
         Value x = loadVector(b, loc, source, sourceVecType, cr, j);
         block.push_back(castFloat(b, loc, x, vecType));
       }
       block = transposeInRegisters(b, loc, block);
       for (int64_t r = 0; r < lanes; ++r) {
-        Value jr = arith::AddIOp::create(b, loc, j, idx(b, loc, r));
+        Value jr = arith::AddIOp::create(b, loc, j, indexConstant(b, loc, r));
         vector::StoreOp::create(b, loc, block[r], pack, ValueRange{jr, c});
       }
     });

@@ -17,6 +17,9 @@
 
 namespace mlir::attn::cpu {
 
+/// An index constant.
+Value indexConstant(OpBuilder &b, Location loc, int64_t v);
+
 using GroupFn = function_ref<void(Value first, int64_t n)>;
 using ScalarLoadFn = function_ref<Value(int64_t r, Value k)>;
 using VectorLoadFn = function_ref<Value(int64_t v, Value k)>;
