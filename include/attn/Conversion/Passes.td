@@ -71,7 +71,12 @@ def AttnLowerToCpu : Pass<"attn-lower-to-cpu"> {
     Option<"vectorBits", "vector-bits", "int64_t",
            /*default=*/"::mlir::attn::kDefaultVectorBits",
            "Vector register width of the target in bits: 128, 256 or 512 "
-           "(the code never depends on the host's)">
+           "(the code never depends on the host's)">,
+    Option<"positionBound", "position-bound", "int64_t",
+           /*default=*/"::mlir::attn::kDefaultPositionBound",
+           "Dynamic lengths up to which a score_mod region's positions are "
+           "computed in 32 bits (1 to 2^30; longer ones run the 64-bit "
+           "code)">
   ];
 }
 

@@ -33,6 +33,7 @@ static void addAttnToTensorPasses(OpPassManager &pm,
   lowerOptions.blockQ = options.blockQ;
   lowerOptions.blockKV = options.blockKV;
   lowerOptions.vectorBits = options.vectorBits;
+  lowerOptions.positionBound = options.positionBound;
   // Before the lowering, which puts each op's code where the op was, that is
   // between the op's two trace calls.
   if (options.trace)
