@@ -3,7 +3,8 @@
 
 One run measures, with one thread count, back to back in each of --rounds
 rounds (best of each reported: the machine is shared and noise only ever
-slows a run down), causal attention (B=1, H=8, D=64, L=S, f32) five ways:
+slows a run down), causal attention (B=1, H=8, D=64, L=S, f32 or bf16)
+five ways:
 
   plain     attn.sdpa {is_causal}, no region
   softcap   Gemma-2 soft-capping region: 30 * tanh(s / 30)
@@ -20,9 +21,18 @@ takes the variant, F.scaled_dot_product_attention (plain: is_causal; window:
 a boolean mask; alibi/relative: the bias materialised as an additive
 [H, L, S] mask). Ratios are times from the same run. Not a test.
 
+--dynamic writes the batch and sequence dims as `?` (what the Python
+exporter emits for a dynamic sequence length; attn-run gets the sizes with
+--shape). --mcpu=x86-64-v3 compiles for AVX2 without AVX-512 on any x86
+host. --baseline-attn-run times the same modules through a second attn-run
+(another build) in the same rounds, alternated with this one. --no-torch
+leaves out FlexAttention and SDPA (their compiles take minutes).
+
   python3 bench/cpu_region_bench.py [--threads 1] [--sizes 512,2048]
       [--variants plain,softcap,alibi,relative,window256] [--rounds 3]
-      [--mattr=-avx512f] [--markdown out.md]
+      [--dtype f32|bf16] [--dynamic] [--mcpu=x86-64-v3] [--mattr=-avx512f]
+      [--baseline-attn-run OLD/build/bin/attn-run] [--no-torch]
+      [--markdown out.md]
 """
 
 import argparse
@@ -59,8 +69,9 @@ REGIONS = {
 }
 
 
-def module_text(variant, l):
-    t = f"tensor<{B}x{H}x{l}x{D}xf32>"
+def module_text(variant, l, dtype="f32", dynamic=False):
+    t = (f"tensor<?x{H}x?x{D}x{dtype}>" if dynamic
+         else f"tensor<{B}x{H}x{l}x{D}x{dtype}>")
     args, operands, types = f"%q: {t}, %k: {t}, %v: {t}", "%q, %k, %v", \
         f"{t}, {t}, {t}"
     attrs = "{is_causal = true}"
@@ -90,15 +101,30 @@ def write_slopes(torch, path):
     numpy.save(path, data)
 
 
+def attn_run_args(args, torch, tmp, variant, l):
+    """attn-run's flags for one module: backend, target, sizes, slopes."""
+    extra = ["--backend=flash"]
+    if args.mcpu:
+        extra.append(f"--mcpu={args.mcpu}")
+    if args.dynamic:
+        extra += [f"--shape={i}={B}x{H}x{l}x{D}" for i in range(3)]
+    if variant == "alibi":
+        npy = os.path.join(tmp, "slopes.npy")
+        write_slopes(torch, npy)
+        extra += ["--input", f"3={npy}"]
+    return extra
+
+
 class Torch:
     """FlexAttention (compiled) and SDPA for one variant and size."""
 
-    def __init__(self, torch, variant, l):
+    def __init__(self, torch, variant, l, dtype):
         from torch.nn.attention.flex_attention import (create_block_mask,
                                                        flex_attention)
         self.torch = torch
         g = torch.Generator().manual_seed(1)
-        self.q, self.k, self.v = (torch.randn(B, H, l, D, generator=g)
+        dt = torch.bfloat16 if dtype == "bf16" else torch.float32
+        self.q, self.k, self.v = (torch.randn(B, H, l, D, generator=g).to(dt)
                                   for _ in range(3))
         sl = slopes(torch)
         mods = {
@@ -127,7 +153,7 @@ class Torch:
         elif variant in ("alibi", "relative"):
             bias = (sl.view(H, 1, 1) * (j - i) if variant == "alibi"
                     else (i - j).float().expand(H, l, l))
-            self.sdpa_mask = bias.masked_fill(~keep, float("-inf"))
+            self.sdpa_mask = bias.masked_fill(~keep, float("-inf")).to(dt)
 
     def time(self, fn, repeat):
         with self.torch.no_grad():
@@ -149,18 +175,20 @@ class Torch:
 def measure(args, torch, tmp, variant, l, repeat, cache):
     path = os.path.join(tmp, f"{variant}_{l}.mlir")
     with open(path, "w") as f:
-        f.write(module_text(variant, l))
-    extra = ["--backend=flash"]
-    if variant == "alibi":
-        npy = os.path.join(tmp, "slopes.npy")
-        write_slopes(torch, npy)
-        extra += ["--input", f"3={npy}"]
-    times = {"attnfuse": run_attn_run(args.attn_run, path, "attention",
-                                      args.threads, repeat, extra,
-                                      args.mattr)}
+        f.write(module_text(variant, l, args.dtype, args.dynamic))
+    extra = attn_run_args(args, torch, tmp, variant, l)
+    runs = [("attnfuse", args.attn_run)]
+    if args.baseline_attn_run:
+        runs.append(("baseline", args.baseline_attn_run))
+    times = {}
+    for name, tool in runs:
+        times[name] = run_attn_run(tool, path, "attention", args.threads,
+                                   repeat, extra, args.mattr)
+    if args.no_torch:
+        return times
     key = (variant, l)
     if key not in cache:
-        cache[key] = Torch(torch, variant, l)
+        cache[key] = Torch(torch, variant, l, args.dtype)
     peer = cache[key]
     times["flex"] = peer.run_flex(repeat)
     if peer.sdpa:
@@ -168,26 +196,38 @@ def measure(args, torch, tmp, variant, l, repeat, cache):
     return times
 
 
+def ratio_cells(best, v, l, name):
+    """`ms | / plain` of one attn-run build."""
+    a = best[(v, l, name)]
+    plain = best.get(("plain", l, name))
+    return a, f"{a * 1e3:.2f} | " + (f"{a / plain:.2f}" if plain else "-")
+
+
 def table(args, best, sizes, variants):
     model, flags = lscpu()
-    lines = [f"Machine: {model}; AVX-512: {'avx512f' in flags}",
-             f"Threads: {args.threads}; f32; B={B}, H={H}, D={D}, causal; "
-             f"best of {args.rounds} rounds",
+    base = bool(args.baseline_attn_run)
+    lines = [f"Machine: {model}; AVX-512: {'avx512f' in flags}; "
+             f"target: {args.mcpu or 'host'}{' ' + args.mattr if args.mattr else ''}",
+             f"Threads: {args.threads}; {args.dtype}; "
+             f"{'dynamic' if args.dynamic else 'static'} lengths; B={B}, "
+             f"H={H}, D={D}, causal; best of {args.rounds} rounds",
              "Command: python3 bench/cpu_region_bench.py " +
              " ".join(sys.argv[1:]), "",
-             "| L=S | variant | AttnFuse ms | / plain | FlexAttention ms | "
+             "| L=S | variant | " + ("baseline ms | / plain | " if base else "")
+             + "AttnFuse ms | / plain | FlexAttention ms | "
              "Flex / AttnFuse | SDPA ms | SDPA / AttnFuse |",
-             "|---:|---|---:|---:|---:|---:|---:|---:|"]
+             "|---:|---|" + ("---:|---:|" if base else "")
+             + "---:|---:|---:|---:|---:|---:|"]
     for l in sizes:
-        plain = best.get(("plain", l, "attnfuse"))
         for v in variants:
-            a = best[(v, l, "attnfuse")]
-            fl = best[(v, l, "flex")]
+            a, cells = ratio_cells(best, v, l, "attnfuse")
+            if base:
+                cells = ratio_cells(best, v, l, "baseline")[1] + " | " + cells
+            fl = best.get((v, l, "flex"))
+            flex = f"{fl * 1e3:.1f} | {fl / a:.2f}" if fl else "- | -"
             sd = best.get((v, l, "sdpa"))
-            rel = f"{a / plain:.2f}" if plain else "-"
             sdpa = f"{sd * 1e3:.1f} | {sd / a:.2f}" if sd else "- | -"
-            lines.append(f"| {l} | {v} | {a * 1e3:.1f} | {rel} | "
-                         f"{fl * 1e3:.1f} | {fl / a:.2f} | {sdpa} |")
+            lines.append(f"| {l} | {v} | {cells} | {flex} | {sdpa} |")
     return "\n".join(lines)
 
 
@@ -198,6 +238,15 @@ def main():
     p.add_argument("--variants", default=",".join(VARIANTS))
     p.add_argument("--repeat", type=int, default=0,
                    help="timed runs per contender and round (default: by size)")
+    p.add_argument("--dtype", default="f32", choices=["f32", "bf16"])
+    p.add_argument("--dynamic", action="store_true",
+                   help="dynamic batch and sequence dims (--shape)")
+    p.add_argument("--mcpu", default="",
+                   help="attn-run's target CPU, e.g. x86-64-v3 (AVX2)")
+    p.add_argument("--baseline-attn-run", default="",
+                   help="a second build's attn-run, alternated with this one")
+    p.add_argument("--no-torch", action="store_true",
+                   help="leave out FlexAttention and SDPA")
     p.add_argument("--markdown")
     args = p.parse_args()
     import torch

@@ -80,7 +80,12 @@ def AttnLowerToCpu : Pass<"attn-lower-to-cpu"> {
     Option<"bf16Dot", "bf16-dot", "bool", /*default=*/"false",
            "The target has AVX512-BF16: bf16 x bf16 GEMMs accumulated in "
            "f32 multiply pairs of k with x86vector.avx512.dot (vdpbf16ps) "
-           "on pair-packed bf16 panels">
+           "on pair-packed bf16 panels">,
+    Option<"positionBound", "position-bound", "int64_t",
+           /*default=*/"::mlir::attn::kDefaultPositionBound",
+           "Dynamic lengths up to which a score_mod region's positions are "
+           "computed in 32 bits (1 to 2^30; longer ones run the 64-bit "
+           "code)">
   ];
 }
 

@@ -155,12 +155,18 @@ private:
       return root->emitError()
              << "attn-lower-to-cpu: vector-bits must be 128, 256 or 512, not "
              << static_cast<int64_t>(vectorBits);
+    if (positionBound < 1 || positionBound > kDefaultPositionBound)
+      return root->emitError()
+             << "attn-lower-to-cpu: position-bound must be in [1, "
+             << kDefaultPositionBound << "], not "
+             << static_cast<int64_t>(positionBound);
     AttnCpuLoweringOptions options;
     options.backend = backend;
     options.blockQ = blockQ;
     options.blockKV = blockKV;
     options.vectorBits = vectorBits;
     options.bf16Dot = bf16Dot;
+    options.positionBound = positionBound;
     return options;
   }
 };

@@ -34,6 +34,7 @@ static void addAttnToTensorPasses(OpPassManager &pm,
   lowerOptions.blockKV = options.blockKV;
   lowerOptions.vectorBits = options.vectorBits;
   lowerOptions.bf16Dot = options.bf16Dot;
+  lowerOptions.positionBound = options.positionBound;
   // Before the lowering, which puts each op's code where the op was, that is
   // between the op's two trace calls.
   if (options.trace)

@@ -66,6 +66,8 @@ struct FlashTiling {
   int64_t qkKeys = 6, qkRowVecs = 2;
   /// p.v tile: query rows (broadcast) x vectors of value columns.
   int64_t pvRows = 6, pvColVecs = 2;
+  /// AttnCpuLoweringOptions::positionBound.
+  int64_t positionBound = kDefaultPositionBound;
 };
 
 /// The scratch and indices of one work item.
@@ -98,10 +100,12 @@ private:
   void emitKeyBlock(WorkItem &w, Value kv0);
   BlockView keyBlock(Value source, Value pack, ArrayRef<Value> kvIdx,
                      Value kv0, Value keys, Value cols, Value paddedCols);
-  void emitScores(WorkItem &w, const BlockView &k, Value kv0, Value keys);
+  Value positionsFitCheck();
+  void emitScores(WorkItem &w, const BlockView &k, Value kv0, Value keys,
+                  bool boundPositions);
   void emitScoreTileEpilogue(WorkItem &w, ArrayRef<Value> acc,
                              ArrayRef<Value> keyOf, ArrayRef<Value> rowOf,
-                             Value kv0, int64_t mr, int64_t nv);
+                             Value row0, Value kv0, int64_t mr, int64_t nv);
   void emitSoftmaxStep(WorkItem &w, Value keys);
   Value applyScoreTransforms(WorkItem &w, Value scores, Value rowBase,
                              Value col);
@@ -123,6 +127,10 @@ private:
   /// Ev rounded up to a multiple of lanes (the accumulator's row length).
   Value evPadded;
   bool packK = false, packV = false;
+  /// i1: the dynamic lengths are at most t.positionBound, so that the
+  /// score_mod region's positions fit 32 bits; null when the region reads
+  /// no position or the lengths are static (the range analysis sees them).
+  Value positionsFit;
 };
 
 } // namespace
@@ -154,6 +162,7 @@ static FlashTiling chooseFlashTiling(const SdpaPlan &plan,
     blockQ = std::min(blockQ, std::max<int64_t>(*l, 1));
   t.blockQ = llvm::alignTo(blockQ, t.lanes);
   t.blockKV = options.blockKV > 0 ? options.blockKV : 64;
+  t.positionBound = options.positionBound;
   return t;
 }
 
@@ -162,6 +171,7 @@ Value FlashLowering::emit() {
   buf = getSdpaBuffers(b, loc, op, plan);
   if (buf.mask)
     maskT = transposeAlongRows(buf.mask, plan.maskBroadcast);
+  positionsFit = positionsFitCheck();
 
   // Keys and values are read in place when they already are vectors of the
   // compute type: f32 rows (values: whole vectors per row).
@@ -309,16 +319,58 @@ void FlashLowering::emitKeyBlock(WorkItem &w, Value kv0) {
   forLoop(idx(0), idx(t.blockQ), idx(t.lanes), [&](Value i) {
     vector::StoreOp::create(b, loc, negInfVec, w.blockMax, ValueRange{i});
   });
-  emitScores(w, k, kv0, keys);
+  if (!positionsFit) {
+    emitScores(w, k, kv0, keys, /*boundPositions=*/false);
+  } else {
+    // Two versions of the score step: positions bounded (32-bit after the
+    // narrowing) when the lengths allow, the 64-bit code otherwise.
+    auto ifOp = scf::IfOp::create(b, loc, positionsFit, /*withElse=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    emitScores(w, k, kv0, keys, /*boundPositions=*/true);
+    b.setInsertionPointToStart(ifOp.elseBlock());
+    emitScores(w, k, kv0, keys, /*boundPositions=*/false);
+  }
   emitSoftmaxStep(w, keys);
   emitPv(w, v, keys);
 }
 
 
+/// See `positionsFit`. A score_mod region's position term (ALiBi's
+/// j - i, converted to f32 per score vector) is only narrowed to 32 bits by
+/// arith-int-range-narrowing when the range analysis bounds the positions;
+/// with dynamic lengths nothing does, and AVX2 has no packed i64 -> f32.
+Value FlashLowering::positionsFitCheck() {
+  Block *block = op.getScoreModBlock();
+  if (!block)
+    return Value();
+  int64_t firstPosition = 1 + plan.numBatch;
+  if (block->getArgument(firstPosition).use_empty() &&
+      block->getArgument(firstPosition + 1).use_empty())
+    return Value();
+  Value fit;
+  for (Value size : {plan.l, plan.s}) {
+    if (getConstantIntValue(size))
+      continue;
+    Value le = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, size,
+                                     idx(t.positionBound));
+    fit = fit ? arith::AndIOp::create(b, loc, fit, le).getResult() : le;
+  }
+  return fit;
+}
+
 /// sT[j, i] = score step of (sum_e k[j, e] * qT[e, i]) for the block's keys
-/// and all rows, and blockMax[i] = max_j sT[j, i].
+/// and all rows, and blockMax[i] = max_j sT[j, i]. With `boundPositions`
+/// (only where positionsFit holds) the first row and key are clamped to
+/// their bounds: no change of value, but the range analysis then bounds the
+/// positions the score_mod region reads.
 void FlashLowering::emitScores(WorkItem &w, const BlockView &k, Value kv0,
-                               Value keys) {
+                               Value keys, bool boundPositions) {
+  Value row0 = w.row0;
+  if (boundPositions) {
+    row0 = arith::MinUIOp::create(b, loc, row0, idx(t.positionBound));
+    kv0 = arith::MinUIOp::create(b, loc, kv0, idx(t.positionBound));
+  }
   int64_t rowVecs = t.blockQ / t.lanes;
   forGroups(idx(0), keys, t.qkKeys, [&](Value j0, int64_t mr) {
     forGroups(idx(0), idx(rowVecs), t.qkRowVecs, [&](Value v0, int64_t nv) {
@@ -339,7 +391,7 @@ void FlashLowering::emitScores(WorkItem &w, const BlockView &k, Value kv0,
             return vector::LoadOp::create(b, loc, vecType, w.qT,
                                           ValueRange{e, colOf[v]});
           });
-      emitScoreTileEpilogue(w, acc, rowOf, colOf, kv0, mr, nv);
+      emitScoreTileEpilogue(w, acc, rowOf, colOf, row0, kv0, mr, nv);
     });
   });
 }
@@ -349,10 +401,10 @@ void FlashLowering::emitScores(WorkItem &w, const BlockView &k, Value kv0,
 /// their per-row max into blockMax.
 void FlashLowering::emitScoreTileEpilogue(WorkItem &w, ArrayRef<Value> acc,
                                           ArrayRef<Value> keyOf,
-                                          ArrayRef<Value> rowOf, Value kv0,
-                                          int64_t mr, int64_t nv) {
+                                          ArrayRef<Value> rowOf, Value row0,
+                                          Value kv0, int64_t mr, int64_t nv) {
   for (int64_t v = 0; v < nv; ++v) {
-    Value rowBase = add(w.row0, rowOf[v]);
+    Value rowBase = add(row0, rowOf[v]);
     Value max = vector::LoadOp::create(b, loc, vecType, w.blockMax,
                                        ValueRange{rowOf[v]});
     for (int64_t r = 0; r < mr; ++r) {

@@ -3,6 +3,7 @@
 #include "SdpaPlan.h"
 
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 
 #include "LoweringUtils.h"
 
@@ -206,9 +207,29 @@ SmallVector<Value> cpu::scoreOperandIndices(OpBuilder &b, Location loc,
   return idx;
 }
 
+/// 1 / c for a division by the constant `divisor` when that is a normal
+/// float of its type: x * (1 / c) is then within 1 ulp of x / c for every
+/// x (infinities, NaN and signed zeros alike), and a multiplication, where
+/// a vector division would stall the score step (soft-capping divides each
+/// score by its cap; docs/cpu-math.md).
+static std::optional<APFloat> exactEnoughReciprocal(Value divisor) {
+  FloatAttr c;
+  if (!matchPattern(divisor, m_Constant(&c)))
+    return std::nullopt;
+  APFloat r(c.getValue().getSemantics(), 1);
+  APFloat::opStatus status =
+      r.divide(c.getValue(), APFloat::rmNearestTiesToEven);
+  if ((status & ~APFloat::opInexact) != APFloat::opOK || !r.isNormal())
+    return std::nullopt;
+  return r;
+}
+
 /// The score_mod region on a vector of scores: each op of the region again
 /// with vector results (scalar operands broadcast, constants splat), so
-/// that the scalar code serves the whole register tile.
+/// that the scalar code serves the whole register tile. A division by a
+/// constant becomes a multiplication by its reciprocal
+/// (exactEnoughReciprocal); the scalar code (the math lowering, the
+/// reference) keeps the division.
 static Value buildScoreModOnVector(OpBuilder &b, Location loc, SdpaOp op,
                                    Value scores, ArrayRef<Value> args) {
   auto vecType = cast<VectorType>(scores.getType());
@@ -225,11 +246,20 @@ static Value buildScoreModOnVector(OpBuilder &b, Location loc, SdpaOp op,
     mapping.map(arg, toVector(v));
   for (Operation &inner : block->without_terminator()) {
     Value result;
+    auto div = dyn_cast<arith::DivFOp>(inner);
+    std::optional<APFloat> reciprocal =
+        div ? exactEnoughReciprocal(div.getRhs()) : std::nullopt;
     if (auto cst = dyn_cast<arith::ConstantOp>(inner)) {
       auto type = vecType.clone(cst.getType());
       result = arith::ConstantOp::create(
           b, loc, type,
           DenseElementsAttr::get(type, cast<TypedAttr>(cst.getValue())));
+    } else if (reciprocal) {
+      auto type = vecType.clone(div.getType());
+      Value r = arith::ConstantOp::create(
+          b, loc, type, DenseElementsAttr::get(type, *reciprocal));
+      result = arith::MulFOp::create(b, loc, toVector(mapping.lookup(div.getLhs())),
+                                     r, div.getFastmathAttr());
     } else {
       OperationState state(loc, inner.getName());
       for (Value operand : inner.getOperands())

@@ -75,6 +75,12 @@ inline constexpr StringLiteral kTraceNamesAttrName = "attn.trace_names";
 /// compile for (attn::applyTargetMachine).
 inline constexpr int64_t kDefaultVectorBits = 256;
 
+/// The longest dynamic L and S for which the flash lowering narrows a
+/// score_mod region's positions to 32 bits (a query row, padding included,
+/// stays below 2^30 + the block size, so that i - j, j - i and i + j fit
+/// i32); longer ones run the 64-bit code.
+inline constexpr int64_t kDefaultPositionBound = int64_t(1) << 30;
+
 /// Options of the op lowerings (the populate functions below), as
 /// attn-lower-to-cpu passes them on after checking their values.
 struct AttnCpuLoweringOptions {
@@ -92,6 +98,9 @@ struct AttnCpuLoweringOptions {
   /// vdpbf16ps (x86vector.avx512.dot) on pair-packed bf16 panels instead of
   /// FMAs on panels widened to f32.
   bool bf16Dot = false;
+  /// See kDefaultPositionBound (a smaller one runs the 64-bit version on
+  /// short lengths: tests).
+  int64_t positionBound = kDefaultPositionBound;
 };
 
 /// The options of the whole CPU lowering: one struct for the C++ API
@@ -139,6 +148,10 @@ struct AttnCpuPipelineOptions
       *this, "bf16-dot",
       llvm::cl::desc("bf16 GEMMs with vdpbf16ps (target has AVX512-BF16)"),
       llvm::cl::init(false)};
+  Option<int64_t> positionBound{
+      *this, "position-bound",
+      llvm::cl::desc("dynamic lengths with 32-bit score_mod positions"),
+      llvm::cl::init(kDefaultPositionBound)};
   /// Expand f16 <-> f32 conversions in integer code (a target without
   /// F16C, where LLVM would call compiler-rt's __extendhfsf2/__truncsfhf2).
   /// bf16 and f64 -> f16 conversions are always expanded.
