@@ -491,6 +491,18 @@ def AttnCheckAllocations : Pass<"attn-check-allocations"> {
   ];
 }
 
+def AttnCpuRejectOpenMPInput : Pass<"attn-cpu-reject-openmp-input", "::mlir::ModuleOp"> {
+  let summary = "Reject input that already holds OpenMP ops";
+  let description = [{
+    The CPU pipeline makes its parallel loops itself (scf.forall to OpenMP,
+    after bufferization and deallocation). Upstream's ownership-based buffer
+    deallocation cannot place its code inside an `omp.wsloop` (a loop
+    wrapper holds exactly one loop nest) and would leave invalid IR, so the
+    pipeline's first step fails on the first OpenMP op of its input with an
+    error located there. Input without OpenMP ops is left as it is.
+  }];
+}
+
 def AttnCpuRejectRecursion : Pass<"attn-cpu-reject-recursion", "::mlir::ModuleOp"> {
   let summary = "Reject functions that call themselves, directly or not";
   let description = [{

@@ -204,6 +204,7 @@ static void addToLLVMPasses(OpPassManager &pm,
 void mlir::attn::buildAttnCpuLoweringPipeline(
     OpPassManager &pm, const AttnCpuPipelineOptions &options) {
   pm.addPass(createAttnCpuRejectRecursion());
+  pm.addPass(createAttnCpuRejectOpenMPInput());
   addAttnToTensorPasses(pm, options);
   addBufferizeToLoopsPasses(pm, options);
   addToLLVMPasses(pm, options);
