@@ -63,7 +63,8 @@ static Value buildSeveralTrips(OpBuilder &b, omp::ParallelOp parallel,
   Location loc = loop.getLoc();
   Type type = loop.getLoopLowerBounds().front().getType();
   Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(type));
-  Value trips = arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, 1));
+  Value one = arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, 1));
+  Value trips = one;
   for (auto [lb, ub, step] :
        llvm::zip(loop.getLoopLowerBounds(), loop.getLoopUpperBounds(),
                  loop.getLoopSteps())) {
@@ -74,7 +75,6 @@ static Value buildSeveralTrips(OpBuilder &b, omp::ParallelOp parallel,
     trips = arith::MulIOp::create(
         b, loc, trips, arith::CeilDivSIOp::create(b, loc, span, step));
   }
-  Value one = arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, 1));
   return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, trips, one);
 }
 
