@@ -3,8 +3,8 @@ transformers' `generate` token for token (batch 1 and a left-padded batch
 of 3) for decoder architectures built from their configs (tiny random
 weights, fixed seeds): Llama (grouped-query attention), Mistral with a
 sliding window that decoding runs past, GPT-2, Gemma-2 (soft-capping,
-alternating sliding layers) and Falcon (its own attention code over the
-cache). Sampling with a seed, stop tokens, the progress callback, a
+alternating sliding layers), Falcon (its own attention code over the
+cache), Phi-3, Qwen3, GPT-NeoX and GPT-J (rotary forms). Sampling with a seed, stop tokens, the progress callback, a
 multi-token decode step, bf16 and the refusals on the Llama model. Each
 model is compiled once (prefill and decode in one library)."""
 
@@ -40,6 +40,22 @@ MODELS = {
     "falcon": lambda: T.FalconForCausalLM(T.FalconConfig(
         vocab_size=VOCAB, num_hidden_layers=2, hidden_size=32,
         num_attention_heads=4, alibi=False)),
+    # Rotary over the whole head: its pass-through slice is empty.
+    "phi3": lambda: T.Phi3ForCausalLM(T.Phi3Config(
+        vocab_size=VOCAB, pad_token_id=0, bos_token_id=1, eos_token_id=2,
+        **_GQA)),
+    # q and k RMSNorm before the rotary embedding.
+    "qwen3": lambda: T.Qwen3ForCausalLM(T.Qwen3Config(
+        vocab_size=VOCAB, head_dim=8, **_GQA)),
+    # Partial rotary (a quarter of the head), parallel attention and MLP.
+    "gpt_neox": lambda: T.GPTNeoXForCausalLM(T.GPTNeoXConfig(
+        vocab_size=VOCAB, num_hidden_layers=2, hidden_size=32,
+        num_attention_heads=4, intermediate_size=64,
+        max_position_embeddings=64, bos_token_id=1, eos_token_id=2)),
+    # Interleaved rotary from a position table tiled by the batch.
+    "gptj": lambda: T.GPTJForCausalLM(T.GPTJConfig(
+        vocab_size=VOCAB, n_layer=2, n_embd=32, n_head=4, rotary_dim=4,
+        n_positions=64, bos_token_id=1, eos_token_id=2)),
 }
 
 

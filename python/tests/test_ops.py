@@ -106,7 +106,11 @@ class Views(torch.nn.Module):
                 torch.cat([x, x * 2], dim=-2),
                 torch.gather(x, -1, idx), x[:, ids[1]], table[ids],
                 F.embedding(ids.abs(), table),
-                x.transpose(-1, 0).contiguous().view(5, -1))
+                x.transpose(-1, 0).contiguous().view(5, -1),
+                # Empty slices from the dim's end (Phi-3's rotary
+                # pass-through): alone and concatenated.
+                x[..., 5:], torch.cat((x * 3, x[..., 5:]), dim=-1),
+                x.repeat(2, 1, 3), x.repeat(3, 1, 1, 2), x.repeat(1, 0, 1))
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
@@ -158,7 +162,9 @@ def test_dynamic_sizes_in_reductions_and_indexing():
 
     class M(torch.nn.Module):
         def forward(self, ids, x):
-            return F.embedding(ids, table).sum(1), x.cumsum(0), x.mean(-1)
+            # GPT-J tiles its position table by the batch.
+            return (F.embedding(ids, table).sum(1), x.cumsum(0), x.mean(-1),
+                    table.repeat(ids.shape[0], 1, 2), x.repeat(2, 1))
 
     ids = torch.randint(0, 11, (3, 5))
     x = torch.randn(3, 6)

@@ -233,7 +233,34 @@ def extract_slice(ex, x: Value, offsets, sizes, strides=None,
                   result: TensorType | None = None) -> Value:
     strides = strides or [1] * len(sizes)
     result = result or TensorType(tuple(sizes), x.type.dtype)
+    if any(_is_int(d) and int(d) == 0 for d in result.dims):
+        # No element to read; the offset may be the dim's size (`q[...,
+        # n:]` of a dim of n, Phi-3's rotary pass-through when the rotary
+        # dim is the whole head), which tensor.extract_slice refuses.
+        return ex.b.empty(result)
     return ex.b.extract_slice(x, offsets, sizes, strides, result)
+
+
+@handles(aten.repeat.default)
+def repeat(ex, x, repeats):
+    """Tensor.repeat: `repeats[i]` copies of `x` along dim i (repeats beyond
+    x's rank add leading dims): x viewed as [1, d0, 1, d1, ...], broadcast
+    to [r0, d0, r1, d1, ...] and viewed as [r0 * d0, r1 * d1, ...]."""
+    x = ex.tensor(x)
+    out = ex.out_type()
+    reps = []
+    for r in ex.concrete(repeats):
+        r = getattr(r, "expr", r)
+        if not (_is_int(r) or hasattr(r, "free_symbols")):
+            ex.unsupported("repeat with a run-time count")
+        reps.append(_as_dim(r))
+    dims = (1,) * (len(reps) - x.type.rank) + tuple(x.type.dims)
+    if all(_is_int(r) and int(r) == 1 for r in reps):
+        return reshape_to(ex, x, out)
+    unit = x.type.with_dims(tuple(d for dim in dims for d in (1, dim)))
+    tiled = x.type.with_dims(tuple(d for rd in zip(reps, dims) for d in rd))
+    return reshape_to(ex, ex.map([reshape_to(ex, x, unit)], tiled,
+                                 lambda b, a: a), out)
 
 
 @handles(aten.split.Tensor, aten.split_with_sizes.default,
