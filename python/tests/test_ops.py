@@ -122,6 +122,27 @@ def test_views_and_indexing(dtype):
     check(Views(), (x, table, ids, idx))
 
 
+class PadsAndPicks(torch.nn.Module):
+    """F.pad (constant, negative amounts crop), index_select and
+    argmax/argmin (ties: the first index; NaN counts as the extremum)."""
+
+    def forward(self, x, ids, n):
+        return (F.pad(x, (1, 2)), F.pad(x, (0, 0, 2, 0, 1, 1), value=-3.0),
+                F.pad(x, (-1, 2, 1, -2)), F.pad(x, (-5, 1)),
+                x.index_select(-1, ids), x.index_select(0, ids[1:2]),
+                x.argmax(-1), x.argmin(1, keepdim=True), x.argmax(),
+                n.argmax(-1), n.argmin(0), (n > 2).to(torch.uint8).argmax(-1))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_pads_selects_and_arg_extrema(dtype):
+    x = torch.randn(2, 3, 5)
+    x[0, 1, 3] = x[0, 1, 1] = 9.0  # a tie: the first index wins
+    x[1, 2, 4] = float("nan")
+    n = torch.tensor([[3, 1, 3, 0], [0, 2, 2, 5]])
+    check(PadsAndPicks(), (x.to(dtype), torch.tensor([4, 0, 4]), n))
+
+
 class Products(torch.nn.Module):
     def __init__(self):
         super().__init__()

@@ -70,6 +70,27 @@ def gather(ex, x, dim, index, sparse_grad=False):
                         out, ["parallel"] * r, body)
 
 
+@handles(aten.index_select.default)
+def index_select(ex, x, dim, index):
+    """x's slices at `index` (1-D, or 0-d for one) along `dim`, each index
+    checked against the dim (negative ones are out of range, as in
+    PyTorch)."""
+    out = ex.out_type()
+    x, idx = ex.tensor(x), ex.tensor(index)
+    r = out.rank
+    if r == 0:
+        ex.unsupported("index_select of a 0-d tensor")
+    dim %= r
+
+    def body(b, a, o):
+        pos = _checked_index(ex, b, a[0], (x, dim))
+        return b.extract(x, [pos if k == dim else b.index(k)
+                             for k in range(r)])
+    idx_map = mlir.affine_map(r, [f"d{dim}"] if idx.type.rank else [])
+    return ex.b.generic([idx], [idx_map, mlir.identity_map(r)], out,
+                        ["parallel"] * r, body)
+
+
 def _constant_view(ex, x: Value, p: int, consts, out: TensorType):
     """x[:p-dims, i1, ..., ik] with constant index tensors that only view
     x: the positions they read are an arange broadcast along some dims.

@@ -114,6 +114,60 @@ def amin(ex, x, dims=(), keepdim=False):
     return _extremum(ex, x, dims, keepdim, False)
 
 
+def _arg_extremum(ex, x, dim, keepdim, is_max):
+    """The first index of the maximum (minimum) along `dim` (all elements
+    when None), NaN counting as the extremum, as PyTorch does: the
+    extremum (NaN-propagating) first, then the least index holding it or
+    a NaN."""
+    out = ex.out_type()
+    x = ex.tensor(x)
+    if dim is None:
+        n = 1
+        for d in x.type.dims:
+            n = n * d
+        x = reshape_to(ex, x, x.type.with_dims((n,)))
+        dim = 0
+    r = x.type.rank
+    dim %= max(r, 1)
+    if r == 0:
+        return ex.b.fill(0, out)
+    flt = mlir.is_float(x.type.dtype)
+    if flt:
+        op, init = ("maximumf", float("-inf")) if is_max else \
+            ("minimumf", float("inf"))
+    else:
+        info = torch.iinfo(x.type.dtype)
+        op = ("maxsi" if is_max else "minsi") if info.min < 0 else \
+            ("maxui" if is_max else "minui")
+        init = info.min if is_max else info.max
+    best = reduce(ex, x, [dim], x.type.dtype, init,
+                  lambda b, o, a: b.arith(op, o, a))
+    kept = [f"d{i}" for i in range(r) if i != dim]
+    maps = [mlir.identity_map(r), affine_map(r, kept), affine_map(r, kept)]
+    iters = ["reduction" if i == dim else "parallel" for i in range(r)]
+    acc_type = best.type.with_dtype(torch.int64)
+
+    def body(b, a, o):
+        hit = b.cmp("eq", a[0], a[1])
+        if flt:
+            hit = b.arith("ori", hit, b.cmp("ne", a[0], a[0]))
+        k = b.convert(b.index(dim), torch.int64)
+        return b.select(hit, b.arith("minsi", o, k), o)
+    acc = ex.b.generic([x, best], maps, acc_type, iters, body,
+                       init=ex.b.fill(torch.iinfo(torch.int64).max, acc_type))
+    return _finish(ex, acc, out)
+
+
+@handles(aten.argmax.default)
+def argmax(ex, x, dim=None, keepdim=False):
+    return _arg_extremum(ex, x, dim, keepdim, True)
+
+
+@handles(aten.argmin.default)
+def argmin(ex, x, dim=None, keepdim=False):
+    return _arg_extremum(ex, x, dim, keepdim, False)
+
+
 @handles(aten.cumsum.default)
 def cumsum(ex, x, dim, dtype=None):
     """out[.., i, ..] = sum of x[.., k, ..] for k <= i, added in order (the

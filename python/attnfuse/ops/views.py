@@ -263,6 +263,32 @@ def repeat(ex, x, repeats):
                                  lambda b, a: a), out)
 
 
+@handles(aten.constant_pad_nd.default)
+def constant_pad(ex, x, pad, value=0):
+    """F.pad with a constant: `pad` lists (before, after) pairs from the
+    last dim backwards; negative amounts crop. x (cropped) is inserted at
+    its offsets into a fill of `value`."""
+    x = ex.tensor(x)
+    out = ex.out_type()
+    pad = ex.concrete(pad)
+    if not all(_is_int(p) for p in pad):
+        ex.unsupported("padding by a run-time amount")
+    r = x.type.rank
+    lo, hi = [0] * r, [0] * r
+    for i in range(len(pad) // 2):
+        lo[r - 1 - i], hi[r - 1 - i] = int(pad[2 * i]), int(pad[2 * i + 1])
+    if any(p < 0 for p in lo + hi):
+        sizes = [x.type.dims[d] - max(-lo[d], 0) - max(-hi[d], 0)
+                 for d in range(r)]
+        x = extract_slice(ex, x, [max(-p, 0) for p in lo],
+                          [_as_dim(s) for s in sizes])
+    filled = ex.b.fill(ex.concrete(value), out)
+    if any(_is_int(d) and int(d) == 0 for d in x.type.dims):
+        return filled
+    return ex.b.insert_slice(x, filled, [max(p, 0) for p in lo],
+                             list(x.type.dims))
+
+
 @handles(aten.split.Tensor, aten.split_with_sizes.default,
          aten.chunk.default)
 def split(ex, x, split_size, dim=0):
