@@ -78,21 +78,27 @@ class Reductions(torch.nn.Module):
         super().__init__()
         self.ln = torch.nn.LayerNorm(5)
         self.w = torch.nn.Parameter(torch.randn(5))
+        # wav2vec2's per-channel group norm; two groups of three channels.
+        self.gn = torch.nn.GroupNorm(3, 3)
+        self.gn2 = torch.nn.GroupNorm(2, 6)
 
     def forward(self, x):
         var = x.float().pow(2).mean(-1, keepdim=True)
         rms = (x.float() * torch.rsqrt(var + 1e-6)).type_as(x) * self.w
         return (x.mean(dim=-2), x.mean((0, 2), keepdim=True), x.sum(1),
                 x.amax(-1), x.amin(0), self.ln(x), rms, x.softmax(-2),
-                x.float().cumsum(1), F.layer_norm(x, (3, 5)))
+                x.float().cumsum(1), F.layer_norm(x, (3, 5)), self.gn(x),
+                self.gn2(torch.cat([x, x.flip(-1) * 2], 1)),
+                F.group_norm(x, 1))
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 def test_reductions_and_norms(dtype):
     module = Reductions().to(dtype)
     with torch.no_grad():
-        module.ln.weight.normal_()
-        module.ln.bias.normal_()
+        for p in (module.ln, module.gn, module.gn2):
+            p.weight.normal_()
+            p.bias.normal_()
     check(module, (torch.randn(2, 3, 5).to(dtype),))
 
 
@@ -148,13 +154,21 @@ class Products(torch.nn.Module):
         super().__init__()
         self.conv1 = torch.nn.Conv1d(3, 4, 3, padding=1, stride=2)
         self.conv2 = torch.nn.Conv2d(3, 4, 2, stride=2)
+        # Grouped (wav2vec2's positional conv) and depthwise with stride
+        # and dilation (SegFormer's).
+        self.grouped = torch.nn.Conv1d(4, 8, 3, padding=2, groups=2,
+                                       dilation=2)
+        self.depthwise = torch.nn.Conv2d(3, 3, 3, padding=1, stride=2,
+                                         groups=3, bias=False)
         self.lin = torch.nn.Linear(5, 3)
         self.w = torch.nn.Parameter(torch.randn(5, 2))
         self.b = torch.nn.Parameter(torch.randn(2))
 
     def forward(self, seq, img, x):
         flat = x.reshape(-1, 5)
-        return (self.conv1(seq), self.conv2(img), self.lin(x),
+        return (self.conv1(seq), self.conv2(img),
+                self.grouped(torch.cat([seq, seq[:, :1]], 1)),
+                self.depthwise(img), self.lin(x),
                 torch.addmm(self.b, flat, self.w),
                 torch.baddbmm(x[..., :3].transpose(1, 2), x, x.transpose(1, 2),
                               alpha=0.5))

@@ -1,8 +1,10 @@
 """Convolutions (`aten.convolution`: conv1d in Whisper's encoder, conv2d in
 ViT's patch embedding) as linalg's named convolutions
 (`linalg.conv_1d_ncw_fcw`, `linalg.conv_2d_nchw_fchw`) with their strides
-and dilations, onto an f32 (f64) accumulator holding the bias; padding is
-a zero-filled tensor with the input inserted."""
+and dilations, onto an f32 (f64) accumulator holding the bias; grouped
+and depthwise ones (wav2vec2's positional conv, SegFormer's and
+SqueezeBERT's) as one generic with the group split out; padding is a
+zero-filled tensor with the input inserted."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import torch
 from .. import mlir
 from ..mlir import TensorType
 from . import handles
+from .views import reshape_to
 
 aten = torch.ops.aten
 
@@ -23,7 +26,7 @@ def convolution(ex, x, weight, bias, stride, padding, dilation, transposed,
     out = ex.out_type()
     x, w = ex.tensor(x), ex.tensor(weight)
     nd = x.type.rank - 2
-    if transposed or groups != 1 or nd not in _NAMED:
+    if transposed or nd < 1 or (groups == 1 and nd not in _NAMED):
         ex.unsupported(f"{nd}-d convolution with transposed={transposed}, "
                        f"groups={groups}")
     if not mlir.is_float(out.dtype):
@@ -51,9 +54,50 @@ def convolution(ex, x, weight, bias, stride, padding, dilation, transposed,
                             lambda b, a, o: b.convert(a[0], acc_dtype))
     else:
         init = ex.b.fill(0, acc_type)
-    attrs = (f"{{dilations = dense<{dilation}> : tensor<{nd}xi64>, "
-             f"strides = dense<{stride}> : tensor<{nd}xi64>}}")
-    y = ex.b.named(_NAMED[nd], [x, w], init, attrs)
+    if groups == 1:
+        attrs = (f"{{dilations = dense<{dilation}> : tensor<{nd}xi64>, "
+                 f"strides = dense<{stride}> : tensor<{nd}xi64>}}")
+        y = ex.b.named(_NAMED[nd], [x, w], init, attrs)
+    else:
+        y = _grouped(ex, x, w, init, groups, stride, dilation)
     if acc_dtype == out.dtype:
         return y
     return ex.map([y], out, lambda b, a: b.convert(a, out.dtype))
+
+
+def _grouped(ex, x, w, init, groups, stride, dilation):
+    """A convolution of `groups` groups (depthwise when each has one
+    channel) in any number of spatial dims, as one generic: input [N, G,
+    Cg, W...], weight [G, Fg, Cg, K...] and accumulator [N, G, Fg, O...]
+    viewed with the group split out, loops (n, g, f, o..., c, k...),
+    out[n, g, f, o] += x[n, g, c, o * stride + k * dilation] * w[g, f, c,
+    k] in the accumulator's type."""
+    nd = x.type.rank - 2
+    cin, fout = x.type.dims[1], w.type.dims[0]
+    if not (isinstance(cin, int) and isinstance(fout, int)):
+        ex.unsupported("a grouped convolution with dynamic channels")
+    G = groups
+    xg = reshape_to(ex, x, x.type.with_dims(
+        (x.type.dims[0], G, cin // G) + tuple(x.type.dims[2:])))
+    wg = reshape_to(ex, w, w.type.with_dims(
+        (G, fout // G) + tuple(w.type.dims[1:])))
+    acc = reshape_to(ex, init, init.type.with_dims(
+        (init.type.dims[0], G, fout // G) + tuple(init.type.dims[2:])))
+    # Loop dims: n g f o_1..o_nd c k_1..k_nd.
+    o = [f"d{3 + i}" for i in range(nd)]
+    c = f"d{3 + nd}"
+    k = [f"d{4 + nd + i}" for i in range(nd)]
+    loops = 4 + 2 * nd
+    window = [f"{o[i]} * {stride[i]} + {k[i]} * {dilation[i]}"
+              for i in range(nd)]
+    maps = [mlir.affine_map(loops, ["d0", "d1", c] + window),
+            mlir.affine_map(loops, ["d1", "d2", c] + k),
+            mlir.affine_map(loops, ["d0", "d1", "d2"] + o)]
+    iters = ["parallel"] * (3 + nd) + ["reduction"] * (1 + nd)
+    wide = acc.type.dtype
+
+    def body(b, a, out):
+        prod = b.arith("mulf", b.convert(a[0], wide), b.convert(a[1], wide))
+        return b.arith("addf", out, prod)
+    y = ex.b.generic([xg, wg], maps, acc.type, iters, body, init=acc)
+    return reshape_to(ex, y, init.type)

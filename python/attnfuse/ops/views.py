@@ -263,6 +263,22 @@ def repeat(ex, x, repeats):
                                  lambda b, a: a), out)
 
 
+@handles(aten.flip.default)
+def flip(ex, x, dims):
+    """x read backwards along `dims` (static sizes): a generic whose input
+    map is size - 1 - d on the flipped dims."""
+    x = ex.tensor(x)
+    r = x.type.rank
+    dims = {d % max(r, 1) for d in dims}
+    if not all(_is_int(x.type.dims[d]) for d in dims):
+        ex.unsupported("flip of a dynamic dim")
+    reads = [f"{int(x.type.dims[d]) - 1} - d{d}" if d in dims else f"d{d}"
+             for d in range(r)]
+    return ex.b.generic([x], [mlir.affine_map(r, reads),
+                              mlir.identity_map(r)], ex.out_type(),
+                        ["parallel"] * r, lambda b, a, o: a[0])
+
+
 @handles(aten.constant_pad_nd.default)
 def constant_pad(ex, x, pad, value=0):
     """F.pad with a constant: `pad` lists (before, after) pairs from the
