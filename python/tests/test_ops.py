@@ -149,6 +149,17 @@ def test_pads_selects_and_arg_extrema(dtype):
     check(PadsAndPicks(), (x.to(dtype), torch.tensor([4, 0, 4]), n))
 
 
+def test_pad_that_crops_past_the_dim_is_refused():
+    """PyTorch refuses it when run (a negative narrow); the export must not
+    compile it into a result."""
+    class M(torch.nn.Module):
+        def forward(self, x):
+            return F.pad(x, (3, -4))
+    with pytest.raises(attnfuse.ExportError, match="F.pad crops 4 elements"
+                       " from dim 0 of size 1"):
+        attnfuse.compile(M(), (torch.randn(1),))
+
+
 class Products(torch.nn.Module):
     def __init__(self):
         super().__init__()

@@ -282,27 +282,38 @@ def flip(ex, x, dims):
 @handles(aten.constant_pad_nd.default)
 def constant_pad(ex, x, pad, value=0):
     """F.pad with a constant: `pad` lists (before, after) pairs from the
-    last dim backwards; negative amounts crop. x (cropped) is inserted at
-    its offsets into a fill of `value`."""
+    last dim backwards; negative amounts crop. In the result's coordinates
+    x starts at `before`: the part of it inside the result is inserted
+    into a fill of `value`."""
     x = ex.tensor(x)
     out = ex.out_type()
     pad = ex.concrete(pad)
     if not all(_is_int(p) for p in pad):
         ex.unsupported("padding by a run-time amount")
     r = x.type.rank
-    lo, hi = [0] * r, [0] * r
+    lo = [0] * r
     for i in range(len(pad) // 2):
-        lo[r - 1 - i], hi[r - 1 - i] = int(pad[2 * i]), int(pad[2 * i + 1])
-    if any(p < 0 for p in lo + hi):
-        sizes = [x.type.dims[d] - max(-lo[d], 0) - max(-hi[d], 0)
-                 for d in range(r)]
-        x = extract_slice(ex, x, [max(-p, 0) for p in lo],
-                          [_as_dim(s) for s in sizes])
+        d = r - 1 - i
+        lo[d], hi = int(pad[2 * i]), int(pad[2 * i + 1])
+        if _is_int(x.type.dims[d]) and \
+                int(x.type.dims[d]) + min(lo[d], 0) + min(hi, 0) < 0:
+            ex.fail(f"F.pad crops {-min(lo[d], 0) - min(hi, 0)} elements "
+                    f"from dim {d} of size {x.type.dims[d]} (PyTorch "
+                    f"refuses it)")
+    padded = [d for d in range(r) if lo[d] or x.type.dims[d] != out.dims[d]]
+    if not all(_is_int(x.type.dims[d]) for d in padded):
+        ex.unsupported("padding a dynamic dim")
+    offsets, sizes, at = [0] * r, list(x.type.dims), [0] * r
+    for d in padded:
+        first = max(lo[d], 0)
+        last = min(lo[d] + int(x.type.dims[d]), int(out.dims[d]))
+        at[d], offsets[d], sizes[d] = first, first - lo[d], max(last - first, 0)
     filled = ex.b.fill(ex.concrete(value), out)
-    if any(_is_int(d) and int(d) == 0 for d in x.type.dims):
+    if any(_is_int(s) and int(s) == 0 for s in sizes):
         return filled
-    return ex.b.insert_slice(x, filled, [max(p, 0) for p in lo],
-                             list(x.type.dims))
+    if offsets != [0] * r or sizes != list(x.type.dims):
+        x = extract_slice(ex, x, offsets, [_as_dim(s) for s in sizes])
+    return ex.b.insert_slice(x, filled, at, list(x.type.dims))
 
 
 @handles(aten.split.Tensor, aten.split_with_sizes.default,
