@@ -171,6 +171,7 @@ class Products(torch.nn.Module):
                                        dilation=2)
         self.depthwise = torch.nn.Conv2d(3, 3, 3, padding=1, stride=2,
                                          groups=3, bias=False)
+        self.conv3 = torch.nn.Conv3d(3, 2, (1, 2, 2), stride=(1, 2, 1))
         self.lin = torch.nn.Linear(5, 3)
         self.w = torch.nn.Parameter(torch.randn(5, 2))
         self.b = torch.nn.Parameter(torch.randn(2))
@@ -179,7 +180,8 @@ class Products(torch.nn.Module):
         flat = x.reshape(-1, 5)
         return (self.conv1(seq), self.conv2(img),
                 self.grouped(torch.cat([seq, seq[:, :1]], 1)),
-                self.depthwise(img), self.lin(x),
+                self.depthwise(img), self.conv3(img[:, :, None]),
+                self.lin(x),
                 torch.addmm(self.b, flat, self.w),
                 torch.baddbmm(x[..., :3].transpose(1, 2), x, x.transpose(1, 2),
                               alpha=0.5))

@@ -3,7 +3,7 @@ ViT's patch embedding) as linalg's named convolutions
 (`linalg.conv_1d_ncw_fcw`, `linalg.conv_2d_nchw_fchw`) with their strides
 and dilations, onto an f32 (f64) accumulator holding the bias; grouped
 and depthwise ones (wav2vec2's positional conv, SegFormer's and
-SqueezeBERT's) as one generic with the group split out; padding is a
+SqueezeBERT's) and 3-d ones as one generic with the group split out; padding is a
 zero-filled tensor with the input inserted."""
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ def convolution(ex, x, weight, bias, stride, padding, dilation, transposed,
     out = ex.out_type()
     x, w = ex.tensor(x), ex.tensor(weight)
     nd = x.type.rank - 2
-    if transposed or nd < 1 or (groups == 1 and nd not in _NAMED):
+    if transposed or nd < 1:
         ex.unsupported(f"{nd}-d convolution with transposed={transposed}, "
                        f"groups={groups}")
     if not mlir.is_float(out.dtype):
@@ -54,7 +54,7 @@ def convolution(ex, x, weight, bias, stride, padding, dilation, transposed,
                             lambda b, a, o: b.convert(a[0], acc_dtype))
     else:
         init = ex.b.fill(0, acc_type)
-    if groups == 1:
+    if groups == 1 and nd in _NAMED:
         attrs = (f"{{dilations = dense<{dilation}> : tensor<{nd}xi64>, "
                  f"strides = dense<{stride}> : tensor<{nd}xi64>}}")
         y = ex.b.named(_NAMED[nd], [x, w], init, attrs)
@@ -67,7 +67,7 @@ def convolution(ex, x, weight, bias, stride, padding, dilation, transposed,
 
 def _grouped(ex, x, w, init, groups, stride, dilation):
     """A convolution of `groups` groups (depthwise when each has one
-    channel) in any number of spatial dims, as one generic: input [N, G,
+    channel; one group in 3 or more spatial dims) as one generic: input [N, G,
     Cg, W...], weight [G, Fg, Cg, K...] and accumulator [N, G, Fg, O...]
     viewed with the group split out, loops (n, g, f, o..., c, k...),
     out[n, g, f, o] += x[n, g, c, o * stride + k * dilation] * w[g, f, c,
