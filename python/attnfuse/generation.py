@@ -412,6 +412,15 @@ def _bind(exported, library, step, cache) -> _Entry:
                             f"{2 * len(cache)}")
     written = [i for i, a in enumerate(exported.args) if a.written]
     if written != inputs[3:]:
+        others = [exported.args[i].name for i in written
+                  if i not in inputs[3:]]
+        if others:
+            raise AttnFuseError(
+                f"{exported.func_name} writes {', '.join(others)} besides "
+                f"the KV cache: the model updates its state in forward (a "
+                f"rotary embedding that switches its frequencies with the "
+                f"sequence length does, such as Phi-3's longrope), which a "
+                f"compiled step cannot replay; generate with PyTorch")
         raise AttnFuseError(f"{exported.func_name} writes arguments "
                             f"{written}, expected the cache's {inputs[3:]}")
     return _Entry(exported, fn, weights, inputs[:3], inputs[3:], cache)

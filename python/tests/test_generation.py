@@ -280,6 +280,22 @@ def test_cached_attention_forms_match_the_reference():
             torch.testing.assert_close(ours, ref, atol=1e-5, rtol=1e-5)
 
 
+def test_state_updated_in_forward_is_refused():
+    """Phi-3's longrope rotary embedding re-registers its inv_freq buffer
+    from the positions' maximum in forward: the export specialises that
+    branch on the example, so the generator refuses the model by name."""
+    torch.manual_seed(0)
+    model = T.Phi3ForCausalLM(T.Phi3Config(
+        vocab_size=VOCAB, pad_token_id=0, bos_token_id=1, eos_token_id=2,
+        original_max_position_embeddings=16,
+        rope_scaling={"type": "longrope", "short_factor": [1.0] * 4,
+                      "long_factor": [2.0] * 4}, **_GQA)).eval()
+    with pytest.raises(attnfuse.AttnFuseError,
+                       match="rotary_emb.inv_freq besides the KV cache"):
+        attnfuse.compile_generator(model, max_batch=1,
+                                   max_cache_len=MAX_CACHE)
+
+
 def test_refusals():
     _, generator = compiled("llama")
     ids, mask = prompts(3)

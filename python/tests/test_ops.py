@@ -129,15 +129,18 @@ def test_views_and_indexing(dtype):
 
 
 class PadsAndPicks(torch.nn.Module):
-    """F.pad (constant, negative amounts crop), index_select and
-    argmax/argmin (ties: the first index; NaN counts as the extremum)."""
+    """F.pad (constant, negative amounts crop), index_select,
+    argmax/argmin and max/min with and without a dim (ties: the first
+    index; NaN counts as the extremum)."""
 
     def forward(self, x, ids, n):
         return (F.pad(x, (1, 2)), F.pad(x, (0, 0, 2, 0, 1, 1), value=-3.0),
                 F.pad(x, (-1, 2, 1, -2)), F.pad(x, (-5, 1)),
                 x.index_select(-1, ids), x.index_select(0, ids[1:2]),
                 x.argmax(-1), x.argmin(1, keepdim=True), x.argmax(),
-                n.argmax(-1), n.argmin(0), (n > 2).to(torch.uint8).argmax(-1))
+                n.argmax(-1), n.argmin(0), (n > 2).to(torch.uint8).argmax(-1),
+                *x.max(-1), *x.min(0, keepdim=True), x.max(), n.min(),
+                *n.max(1))
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])

@@ -88,8 +88,8 @@ def mean(ex, x, dims=None, keepdim=False, dtype=None):
         "divf", a, b.constant(float(n), acc_dtype)))
 
 
-def _extremum(ex, x, dims, keepdim, is_max):
-    out = ex.out_type()
+def _extremum(ex, x, dims, keepdim, is_max, out=None):
+    out = out or ex.out_type()
     x = ex.tensor(x)
     flt = mlir.is_float(out.dtype)
     if flt:
@@ -114,12 +114,22 @@ def amin(ex, x, dims=(), keepdim=False):
     return _extremum(ex, x, dims, keepdim, False)
 
 
-def _arg_extremum(ex, x, dim, keepdim, is_max):
+@handles(aten.max.default)
+def max_(ex, x):
+    return _extremum(ex, x, None, False, True)
+
+
+@handles(aten.min.default)
+def min_(ex, x):
+    return _extremum(ex, x, None, False, False)
+
+
+def _arg_extremum(ex, x, dim, keepdim, is_max, out=None):
     """The first index of the maximum (minimum) along `dim` (all elements
     when None), NaN counting as the extremum, as PyTorch does: the
     extremum (NaN-propagating) first, then the least index holding it or
     a NaN."""
-    out = ex.out_type()
+    out = out or ex.out_type()
     x = ex.tensor(x)
     if dim is None:
         n = 1
@@ -166,6 +176,21 @@ def argmax(ex, x, dim=None, keepdim=False):
 @handles(aten.argmin.default)
 def argmin(ex, x, dim=None, keepdim=False):
     return _arg_extremum(ex, x, dim, keepdim, False)
+
+
+@handles(aten.max.dim)
+def max_dim(ex, x, dim, keepdim=False):
+    """torch.max(x, dim): the values and the first index holding each."""
+    values, indices = ex.out_types()
+    return [_extremum(ex, x, dim, keepdim, True, values),
+            _arg_extremum(ex, x, dim, keepdim, True, indices)]
+
+
+@handles(aten.min.dim)
+def min_dim(ex, x, dim, keepdim=False):
+    values, indices = ex.out_types()
+    return [_extremum(ex, x, dim, keepdim, False, values),
+            _arg_extremum(ex, x, dim, keepdim, False, indices)]
 
 
 @handles(aten.cumsum.default)
