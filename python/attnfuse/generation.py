@@ -12,6 +12,7 @@ stop tokens), token for token.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import torch
 
@@ -139,7 +140,11 @@ class Generator:
         generation_config value. A row that produced one of
         `eos_token_id` (an id or a list) continues with `pad_token_id`;
         generation stops when every row has. `progress(step, total,
-        tokens)` is called after each step with the step's tokens `[B]`."""
+        tokens)` is called after each step with the step's tokens `[B]`.
+        While it runs, torch's own ops run on one thread
+        (`torch.set_num_threads(1)`, restored on return): the loop's argmax,
+        sampling and copies are small, and torch's OpenMP team would spin
+        on the cores the compiled steps need."""
         cfg = self.generation_config
         self._check_config()
         input_ids = torch.as_tensor(input_ids).to(torch.int64)
@@ -170,7 +175,9 @@ class Generator:
         pad = _pick(pad_token_id, cfg.pad_token_id)
         if pad is None and eos is not None:
             pad = int(eos[0])
-        return self._loop(input_ids, mask, steps, choose, eos, pad, progress)
+        with _serial_torch():
+            return self._loop(input_ids, mask, steps, choose, eos, pad,
+                              progress)
 
     def _loop(self, ids, mask, steps, choose, eos, pad, progress):
         b = ids.shape[0]
@@ -246,6 +253,20 @@ class Generator:
                     f"which attnfuse's generate does not implement "
                     f"(supported: {', '.join(_SUPPORTED_PROCESSORS)}); "
                     f"reset it to its default")
+
+
+@contextlib.contextmanager
+def _serial_torch():
+    """torch's own ops run on the calling thread while generating: the
+    loop's argmax, sampling and copies are small, and a parallel one
+    leaves torch's OpenMP team spinning on the cores that the compiled
+    steps' parallel loops (another OpenMP runtime) need next."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
 
 
 def _pick(value, default):

@@ -178,6 +178,31 @@ def test_stop_tokens_and_progress():
     assert torch.equal(steps[-1][2], ours[:, -1])
 
 
+def test_torch_runs_serially_inside_the_loop_and_is_restored():
+    """The loop's own torch ops run on one thread (torch's OpenMP team
+    would spin on the cores the compiled steps use); the caller's thread
+    count comes back afterwards, also when a callback raises."""
+    _, generator = compiled("llama")
+    ids, mask = prompts(3)
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        seen = []
+        generator.generate(ids, attention_mask=mask, max_new_tokens=3,
+                           progress=lambda *_: seen.append(
+                               torch.get_num_threads()))
+        assert seen == [1, 1, 1] and torch.get_num_threads() == 2
+
+        def stop(*_):
+            raise KeyboardInterrupt
+        with pytest.raises(KeyboardInterrupt):
+            generator.generate(ids, attention_mask=mask, max_new_tokens=3,
+                               progress=stop)
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
+
+
 def test_decode_of_several_tokens_matches_the_full_forward():
     """decode_lengths=(1, 3): three new tokens at once (a speculative
     verification step) give the logits of a full forward at their
