@@ -53,7 +53,22 @@ def describe_tensor(t: torch.Tensor):
     return d
 
 
-def _copy_out(d, rank: int, dtype: torch.dtype) -> torch.Tensor:
+class _Allocation:
+    """A buffer the library allocated for results: freed when the last
+    tensor over it is collected."""
+
+    def __init__(self, pointer: int):
+        self.pointer = pointer
+
+    def __del__(self):
+        _libc.free(self.pointer)
+
+
+def _result_view(d, rank: int, dtype: torch.dtype, owner=None):
+    """The tensor a result descriptor describes. With an `owner` the tensor
+    uses the library's buffer in place (the buffer lives as long as a
+    tensor over it does); without, it is copied (a constant the library
+    returns, or an argument it returns as is)."""
     sizes = [d.sizes[i] for i in range(rank)]
     strides = [d.strides[i] for i in range(rank)]
     itemsize = torch.empty((), dtype=dtype).element_size()
@@ -61,8 +76,10 @@ def _copy_out(d, rank: int, dtype: torch.dtype) -> torch.Tensor:
         return torch.empty(sizes, dtype=dtype)
     span = d.offset + 1 + sum((s - 1) * st for s, st in zip(sizes, strides))
     raw = (ctypes.c_char * (span * itemsize)).from_address(d.aligned)
+    raw.owner = owner  # torch.frombuffer keeps `raw` alive, `raw` the owner
     flat = torch.frombuffer(raw, dtype=torch.uint8).view(dtype)
-    return flat.as_strided(sizes, strides, d.offset).clone()
+    view = flat.as_strided(sizes, strides, d.offset)
+    return view if owner is not None else view.clone()
 
 
 class CompiledFunction:
@@ -93,9 +110,10 @@ class CompiledFunction:
         return self._run(args, {t.data_ptr() for t in tensors})
 
     def _run(self, descriptors, inputs) -> list[torch.Tensor]:
-        """Calls with the arguments' descriptors; copies the results out and
-        frees their buffers (not the inputs', `inputs` being their
-        pointers). The packed entry point takes, per argument of
+        """Calls with the arguments' descriptors; returns the results as
+        tensors over the buffers the library allocated for them (freed with
+        the last tensor over each; an input's buffer, `inputs` being their
+        pointers, or a constant is copied instead). The packed entry point takes, per argument of
         `_mlir_ciface_<f>` (the results first), a pointer to a pointer to
         its descriptor."""
         results = self._results_type()
@@ -116,15 +134,16 @@ class CompiledFunction:
         else:
             descs = [getattr(results, f"r{i}")
                      for i in range(len(self.result_types))]
-        out = [_copy_out(d, t.rank, t.dtype)
-               for d, t in zip(descs, self.result_types)]
-        freed = set()
+        # Results in buffers the library allocated are returned in place
+        # (no copy: a parallel torch copy would also wake torch's thread
+        # team); results sharing a buffer share its _Allocation.
+        owners = {}
         for d in descs:
             p = d.allocated
-            if p and p != _DEADBEEF and p not in inputs and p not in freed:
-                _libc.free(p)
-                freed.add(p)
-        return out
+            if p and p != _DEADBEEF and p not in inputs and p not in owners:
+                owners[p] = _Allocation(p)
+        return [_result_view(d, t.rank, t.dtype, owners.get(d.allocated))
+                for d, t in zip(descs, self.result_types)]
 
 
 class BoundCall:

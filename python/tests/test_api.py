@@ -152,3 +152,29 @@ def test_tools_dir_must_hold_the_tools(tmp_path, monkeypatch):
     monkeypatch.setenv("ATTNFUSE_TOOLS_DIR", str(tmp_path))
     with pytest.raises(attnfuse.ToolError, match="has no executable attn-opt"):
         attnfuse.find_tool("attn-opt")
+
+
+def test_results_use_the_library_buffers_for_as_long_as_they_live():
+    """Results are tensors over the buffers the library allocated (no
+    copy); each buffer is freed with the last tensor over it, so results
+    and views of them outlive the compiled module and later calls."""
+    import gc
+
+    class M(torch.nn.Module):
+        def forward(self, x):
+            y = x * 2
+            return y, y[1:], (x + 1).t()
+
+    x = torch.randn(64, 48)
+    compiled = attnfuse.compile(M(), (x,))
+    y, tail, t = compiled(x)
+    row = y[3]
+    del compiled, y
+    gc.collect()
+    # Calls and allocations that would reuse a freed buffer.
+    again = attnfuse.compile(M(), (x,))
+    scratch = [again(torch.randn(64, 48)) for _ in range(8)]
+    scratch += [torch.full((64 * 48,), 7.0) for _ in range(64)]
+    assert torch.equal(row, x[3] * 2)
+    assert torch.equal(tail, (x * 2)[1:])
+    assert torch.equal(t, (x + 1).t())
