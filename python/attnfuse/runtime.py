@@ -59,9 +59,12 @@ class _Allocation:
 
     def __init__(self, pointer: int):
         self.pointer = pointer
+        # Held here: at interpreter exit the module's globals may be gone
+        # before the last result.
+        self._free = _libc.free
 
     def __del__(self):
-        _libc.free(self.pointer)
+        self._free(self.pointer)
 
 
 def _result_view(d, rank: int, dtype: torch.dtype, owner=None):
