@@ -62,7 +62,18 @@ def as_dim(size):
     if isinstance(size, int):
         return size
     expr = size.node.expr
-    return int(expr) if expr.is_Integer else expr
+    if expr.is_Integer:
+        return int(expr)
+    # A size whose expression has one value over the symbols' ranges
+    # (`x[..., -T:]` of a dim of 1, T >= 1: Min(1, T)) is that value.
+    env = getattr(size.node, "shape_env", None)
+    if env is None:
+        return expr
+    bound = env.bound_sympy(expr)
+    if bound.lower == bound.upper and getattr(bound.lower, "is_Integer",
+                                              False):
+        return int(bound.lower)
+    return expr
 
 
 @dataclass(frozen=True)
@@ -375,9 +386,11 @@ class FunctionBuilder:
             name = terms[0]
             for t in terms[1:]:
                 name = self.emit(f"{op} {name}, {t} : index")
-        elif isinstance(key, (sympy.Max, sympy.Min)):
-            # A sliding window's first key: max(0, n - w).
-            op = "arith.maxsi" if isinstance(key, sympy.Max) else "arith.minsi"
+        elif type(key).__name__ in ("Max", "Min"):
+            # A sliding window's first key: max(0, n - w) (sympy's Max, or
+            # torch.utils._sympy's own, which torch.export's sizes use).
+            op = "arith.maxsi" if type(key).__name__ == "Max" else \
+                "arith.minsi"
             terms = [self.index(a) for a in key.args]
             name = terms[0]
             for t in terms[1:]:

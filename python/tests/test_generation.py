@@ -4,7 +4,8 @@ of 3) for decoder architectures built from their configs (tiny random
 weights, fixed seeds): Llama (grouped-query attention), Mistral with a
 sliding window that decoding runs past, GPT-2, Gemma-2 (soft-capping,
 alternating sliding layers), Falcon (its own attention code over the
-cache), Phi-3, Qwen3, GPT-NeoX and GPT-J (rotary forms). Sampling with a seed, stop tokens, the progress callback, a
+cache), Phi-3, Qwen3, GPT-NeoX and GPT-J (rotary forms) and MPT
+(ALiBi). Sampling with a seed, stop tokens, the progress callback, a
 multi-token decode step, bf16 and the refusals on the Llama model. Each
 model is compiled once (prefill and decode in one library)."""
 
@@ -52,6 +53,11 @@ MODELS = {
         vocab_size=VOCAB, num_hidden_layers=2, hidden_size=32,
         num_attention_heads=4, intermediate_size=64,
         max_position_embeddings=64, bos_token_id=1, eos_token_id=2)),
+    # ALiBi sliced to the query length (sizes bounded by the symbols'
+    # ranges: min(1, T) is 1).
+    "mpt": lambda: T.MptForCausalLM(T.MptConfig(
+        vocab_size=VOCAB, n_layers=2, d_model=32, n_heads=4,
+        max_seq_len=64)),
     # Interleaved rotary from a position table tiled by the batch.
     "gptj": lambda: T.GPTJForCausalLM(T.GPTJConfig(
         vocab_size=VOCAB, n_layer=2, n_embd=32, n_head=4, rotary_dim=4,
