@@ -1,0 +1,186 @@
+"""The wider architecture sweep, outside CI (`ATTNFUSE_TEST_ALL_ARCHS=1`):
+models the CI tests do not build, from their config classes with tiny
+random weights. Decoders through `compile_generator` (greedy tokens equal
+to transformers' `generate`, a left-padded batch of 3); encoders, vision
+and audio models through `compile` (every tensor of the output against
+eager, padded positions left out)."""
+
+import os
+
+import pytest
+import torch
+
+import attnfuse
+
+T = pytest.importorskip("transformers")
+pytestmark = [
+    pytest.mark.filterwarnings("ignore::UserWarning"),
+    pytest.mark.skipif(os.environ.get("ATTNFUSE_TEST_ALL_ARCHS") != "1",
+                       reason="the wide sweep: ATTNFUSE_TEST_ALL_ARCHS=1"),
+]
+
+V = 100
+_S = dict(num_hidden_layers=2, hidden_size=32, num_attention_heads=4,
+          intermediate_size=64, max_position_embeddings=64)
+_G = dict(_S, num_key_value_heads=2)
+
+DECODERS = {
+    "qwen2": lambda: T.Qwen2ForCausalLM(T.Qwen2Config(vocab_size=V, **_G)),
+    "qwen2_window": lambda: T.Qwen2ForCausalLM(T.Qwen2Config(
+        vocab_size=V, use_sliding_window=True, sliding_window=4,
+        max_window_layers=1, **_G)),
+    "phi": lambda: T.PhiForCausalLM(T.PhiConfig(vocab_size=V, **_G)),
+    "gemma": lambda: T.GemmaForCausalLM(T.GemmaConfig(
+        vocab_size=V, head_dim=8, **_G)),
+    "gemma3": lambda: T.Gemma3ForCausalLM(T.Gemma3TextConfig(
+        vocab_size=V, head_dim=8, sliding_window=4, **_G)),
+    "olmo": lambda: T.OlmoForCausalLM(T.OlmoConfig(vocab_size=V, **_G)),
+    "olmo2": lambda: T.Olmo2ForCausalLM(T.Olmo2Config(vocab_size=V, **_G)),
+    "stablelm": lambda: T.StableLmForCausalLM(T.StableLmConfig(
+        vocab_size=V, **_G)),
+    "starcoder2": lambda: T.Starcoder2ForCausalLM(T.Starcoder2Config(
+        vocab_size=V, **_G)),
+    "granite": lambda: T.GraniteForCausalLM(T.GraniteConfig(
+        vocab_size=V, **_G)),
+    "cohere": lambda: T.CohereForCausalLM(T.CohereConfig(vocab_size=V, **_G)),
+    "nemotron": lambda: T.NemotronForCausalLM(T.NemotronConfig(
+        vocab_size=V, **_G)),
+    "glm": lambda: T.GlmForCausalLM(T.GlmConfig(
+        vocab_size=V, pad_token_id=0, head_dim=8, **_G)),
+    "helium": lambda: T.HeliumForCausalLM(T.HeliumConfig(
+        vocab_size=V, head_dim=8, **_G)),
+    "smollm3": lambda: T.SmolLM3ForCausalLM(T.SmolLM3Config(
+        vocab_size=V, pad_token_id=0, **_G)),
+    "persimmon": lambda: T.PersimmonForCausalLM(T.PersimmonConfig(
+        vocab_size=V, **_S)),
+    "llama3_rope": lambda: T.LlamaForCausalLM(T.LlamaConfig(
+        vocab_size=V, rope_scaling={
+            "rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+            "high_freq_factor": 4.0, "original_max_position_embeddings": 16},
+        **_G)),
+    "llama_yarn": lambda: T.LlamaForCausalLM(T.LlamaConfig(
+        vocab_size=V, rope_scaling={"rope_type": "yarn", "factor": 2.0,
+                                    "original_max_position_embeddings": 16},
+        **_G)),
+    "llama_bias_tied": lambda: T.LlamaForCausalLM(T.LlamaConfig(
+        vocab_size=V, attention_bias=True, mlp_bias=True,
+        tie_word_embeddings=True, **_G)),
+    "falcon_alibi": lambda: T.FalconForCausalLM(T.FalconConfig(
+        vocab_size=V, num_hidden_layers=2, hidden_size=32,
+        num_attention_heads=4, alibi=True)),
+    "bloom": lambda: T.BloomForCausalLM(T.BloomConfig(
+        vocab_size=V, n_layer=2, hidden_size=32, n_head=4)),
+    "opt": lambda: T.OPTForCausalLM(T.OPTConfig(
+        vocab_size=V, num_hidden_layers=2, hidden_size=32,
+        num_attention_heads=4, ffn_dim=64, max_position_embeddings=64,
+        word_embed_proj_dim=32)),
+    "gpt_bigcode": lambda: T.GPTBigCodeForCausalLM(T.GPTBigCodeConfig(
+        vocab_size=V, n_layer=2, n_embd=32, n_head=4, n_positions=64)),
+    "codegen": lambda: T.CodeGenForCausalLM(T.CodeGenConfig(
+        vocab_size=V, n_layer=2, n_embd=32, n_head=4, rotary_dim=4,
+        n_positions=64)),
+    "xglm": lambda: T.XGLMForCausalLM(T.XGLMConfig(
+        vocab_size=V, num_layers=2, d_model=32, attention_heads=4,
+        ffn_dim=64, max_position_embeddings=64)),
+}
+
+
+def _ids():
+    g = torch.Generator().manual_seed(1)
+    return torch.randint(3, V, (3, 7), generator=g)
+
+
+@pytest.mark.parametrize("name", list(DECODERS))
+def test_generation_matches_transformers(name):
+    torch.manual_seed(0)
+    model = DECODERS[name]().eval()
+    generator = attnfuse.compile_generator(model, max_batch=3,
+                                           max_cache_len=32)
+    ids = _ids()
+    mask = torch.ones(3, 7, dtype=torch.int64)
+    mask[0, :3] = 0
+    mask[2, :1] = 0
+    ours = generator.generate(ids, attention_mask=mask, max_new_tokens=12,
+                              pad_token_id=0)
+    with torch.no_grad():
+        theirs = model.generate(ids, attention_mask=mask, max_new_tokens=12,
+                                do_sample=False, pad_token_id=0)
+    assert torch.equal(ours, theirs), (ours, theirs)
+
+
+_IMG = dict(image_size=32, patch_size=8, **{k: v for k, v in _S.items()
+                                            if k != "max_position_embeddings"})
+_AUDIO = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+              intermediate_size=64, conv_dim=(16, 16), conv_stride=(5, 2),
+              conv_kernel=(10, 3), num_conv_pos_embeddings=16,
+              num_conv_pos_embedding_groups=4)
+
+# name: (builder, input kind: "text" (right-padded ids), "image", "audio")
+MODELS = {
+    "roberta": (lambda: T.RobertaModel(T.RobertaConfig(vocab_size=V, **_S)),
+                "text"),
+    "electra": (lambda: T.ElectraModel(T.ElectraConfig(
+        vocab_size=V, embedding_size=32, **_S)), "text"),
+    "albert": (lambda: T.AlbertModel(T.AlbertConfig(
+        vocab_size=V, embedding_size=16, **_S)), "text"),
+    "deberta_v2": (lambda: T.DebertaV2Model(T.DebertaV2Config(
+        vocab_size=V, **_S)), "text"),
+    "mobilebert": (lambda: T.MobileBertModel(T.MobileBertConfig(
+        vocab_size=V, num_hidden_layers=2, hidden_size=32,
+        num_attention_heads=4, intermediate_size=64, embedding_size=16,
+        intra_bottleneck_size=16, true_hidden_size=16)), "text"),
+    "modernbert": (lambda: T.ModernBertModel(T.ModernBertConfig(
+        vocab_size=V, num_hidden_layers=2, hidden_size=32,
+        num_attention_heads=4, intermediate_size=64, pad_token_id=0,
+        global_attn_every_n_layers=2, local_attention=4)), "text"),
+    "squeezebert": (lambda: T.SqueezeBertModel(T.SqueezeBertConfig(
+        vocab_size=V, embedding_size=32, **_S)), "text"),
+    "esm_rotary": (lambda: T.EsmModel(T.EsmConfig(
+        vocab_size=V, pad_token_id=1, mask_token_id=2,
+        position_embedding_type="rotary", **_S)), "text"),
+    "clip_text": (lambda: T.CLIPTextModel(T.CLIPTextConfig(
+        vocab_size=V, **_S)), "text"),
+    "clip_vision": (lambda: T.CLIPVisionModel(T.CLIPVisionConfig(**_IMG)),
+                    "image"),
+    "siglip_vision": (lambda: T.SiglipVisionModel(T.SiglipVisionConfig(
+        **_IMG)), "image"),
+    "dinov2": (lambda: T.Dinov2Model(T.Dinov2Config(
+        image_size=32, patch_size=8, num_hidden_layers=2, hidden_size=32,
+        num_attention_heads=4, mlp_ratio=2)), "image"),
+    "segformer": (lambda: T.SegformerModel(T.SegformerConfig(
+        num_encoder_blocks=2, depths=[1, 1], sr_ratios=[2, 1],
+        hidden_sizes=[16, 32], num_attention_heads=[1, 2],
+        patch_sizes=[7, 3], strides=[4, 2], mlp_ratios=[2, 2])), "image"),
+    "wav2vec2": (lambda: T.Wav2Vec2Model(T.Wav2Vec2Config(**_AUDIO)),
+                 "audio"),
+    "hubert": (lambda: T.HubertModel(T.HubertConfig(**_AUDIO)), "audio"),
+}
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_model_matches_eager(name):
+    build, kind = MODELS[name]
+    torch.manual_seed(0)
+    model = build().eval()
+    kwargs, keep = {}, None
+    if kind == "text":
+        x = torch.randint(3, V, (2, 8))
+        if name != "clip_text":  # CLIP pools at the argmax of the ids
+            mask = torch.ones(2, 8, dtype=torch.int64)
+            mask[0, 5:] = 0
+            kwargs, keep = {"attention_mask": mask}, mask.bool()
+    elif kind == "image":
+        x = torch.randn(2, 3, 32, 32)
+    else:
+        x = torch.randn(2, 800)
+    compiled = attnfuse.compile(model, (x,), example_kwargs=kwargs)
+    ours = compiled(x, **kwargs)
+    with torch.no_grad():
+        theirs = model(x, **kwargs)
+    for key, want in theirs.items():
+        if not isinstance(want, torch.Tensor):
+            continue
+        got = ours[key]
+        if keep is not None and got.shape[:2] == keep.shape:
+            got, want = got[keep], want[keep]
+        torch.testing.assert_close(got, want, atol=1e-4, rtol=1e-4)
