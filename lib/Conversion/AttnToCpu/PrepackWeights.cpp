@@ -164,14 +164,14 @@ LogicalResult PrepackWeightsPass::prepack(func::FuncOp func, unsigned i,
   return success();
 }
 
-/// `func.func @name(%w: weightType) -> packedType`, after `func`.
+/// `func.func @name(%w: weightType) -> packedType`, at the module's end.
 func::FuncOp PrepackWeightsPass::createPackEntry(func::FuncOp func,
                                                  StringRef name,
                                                  RankedTensorType weightType,
                                                  RankedTensorType packedType,
                                                  bool transposed) {
-  OpBuilder b(func);
-  b.setInsertionPointAfter(func);
+  // At the end of the module: the entries in the order of their arguments.
+  OpBuilder b = OpBuilder::atBlockEnd(getOperation().getBody());
   Location loc = func.getLoc();
   auto entry = func::FuncOp::create(
       b, loc, name, b.getFunctionType({weightType}, {packedType}));
