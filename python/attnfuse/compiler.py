@@ -198,7 +198,8 @@ class CompiledModule:
         if not isinstance(t, torch.Tensor):
             raise AttnFuseError(f"argument {i} ({spec.name}) is no longer "
                                 f"a tensor of the module")
-        return t.detach()
+        # Detached with the other arguments when the call passes them.
+        return t
 
     @property
     def header_path(self) -> str:

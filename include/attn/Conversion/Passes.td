@@ -305,9 +305,9 @@ def AttnCpuPrepackWeights : Pass<"attn-cpu-prepack-weights", "::mlir::ModuleOp">
     `attn.packed = {entry = "<f>_pack_<i>", transposed}` so that callers
     (attn-compile's manifest) know which arguments take packed panels.
 
-    Weights that are not static f32 matrices, or that have any other use
-    (an embedding tied to the output projection, a GEMV-only operand of a
-    dynamic batch, a bf16 weight), are left alone with a remark.
+    Weights that are not static f32 matrices (bf16), that have any other
+    use (an embedding tied to the output projection) or that GEMMs read
+    both as stored and transposed are left alone with a remark.
 
     ```mlir
     func.func @f(%x: tensor<128x768xf32>,
