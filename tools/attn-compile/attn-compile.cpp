@@ -293,40 +293,35 @@ static FailureOr<EmitKind> getEmitKind() {
   return *result;
 }
 
-/// Where the C header goes: --header, else next to a binary output; empty
-/// for none.
-static std::string getHeaderPath(EmitKind kind) {
-  if (noHeader)
-    return "";
-  if (!headerFilename.empty() ||
-      (kind != EmitKind::Obj && kind != EmitKind::So))
-    return headerFilename;
-  // A device such as /dev/null has no directory entry to put a header next
+/// Where a file that goes with the output goes: `given`, else next to a
+/// binary output with `extension`; empty for none.
+static std::string getSidePath(EmitKind kind, StringRef given,
+                               StringRef extension) {
+  if (!given.empty() || (kind != EmitKind::Obj && kind != EmitKind::So))
+    return given.str();
+  // A device such as /dev/null has no directory entry to put a file next
   // to (/dev/null.h would be a new regular file in /dev).
   llvm::sys::fs::file_status status;
   if (!llvm::sys::fs::status(outputFilename, status) &&
       !llvm::sys::fs::is_regular_file(status))
     return "";
   SmallString<256> p(outputFilename.getValue());
-  llvm::sys::path::replace_extension(p, ".h");
+  llvm::sys::path::replace_extension(p, extension);
   return p.str().str();
+}
+
+/// Where the C header goes: --header, else next to a binary output; empty
+/// for none.
+static std::string getHeaderPath(EmitKind kind) {
+  return noHeader ? "" : getSidePath(kind, headerFilename, ".h");
 }
 
 /// Where the weights manifest goes: --weights-manifest, else next to a
 /// binary output; empty for none (or without --prepack-weights).
 static std::string getManifestPath(EmitKind kind) {
-  if (!prepackWeights)
-    return "";
-  if (!weightsManifestFilename.empty() ||
-      (kind != EmitKind::Obj && kind != EmitKind::So))
-    return weightsManifestFilename;
-  llvm::sys::fs::file_status status;
-  if (!llvm::sys::fs::status(outputFilename, status) &&
-      !llvm::sys::fs::is_regular_file(status))
-    return "";
-  SmallString<256> p(outputFilename.getValue());
-  llvm::sys::path::replace_extension(p, ".weights.json");
-  return p.str().str();
+  return prepackWeights
+             ? getSidePath(kind, weightsManifestFilename, ".weights.json")
+             : "";
 }
 
 /// Runs attn-cpu-prepack-weights for `tm`'s vectors (before the C header
