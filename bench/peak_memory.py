@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Peak memory of one whole-model forward: AttnFuse's compiled library
-against eager PyTorch, on the models of bench/python_models.py. Each
+(with and without prepacked weights) against eager PyTorch, on the models of bench/python_models.py. Each
 system runs in a process of its own: build the model and its inputs (and
 compile, for AttnFuse), run one warm-up call, reset the kernel's peak-RSS
 mark (/proc/self/clear_refs), run one call, and report the peak RSS of that
@@ -37,9 +37,10 @@ def child(system, name, t, batch, dtype, threads, llama_size):
     model, kind = build_model(name, llama_size, t)
     model = model.to(DTYPES[dtype])
     ids, mask = model_inputs(model, kind, batch, t)
-    if system == "attnfuse":
+    if system.startswith("attnfuse"):
         cell = argparse.Namespace(model=model, ids=ids, mask=mask)
-        call, _ = peer_attnfuse(cell)
+        call, _ = peer_attnfuse(
+            cell, prepack_weights=system == "attnfuse-prepack")
     else:
         def call():
             return model(ids, attention_mask=mask)
@@ -73,11 +74,12 @@ def main():
     print(f"batch {args.batch}, T={args.seq}, {args.dtype}, "
           f"{args.threads} thread(s)")
     print("| model | eager call peak MiB | attnfuse call peak MiB | "
-          "attnfuse / eager | RSS before the call (eager, attnfuse) MiB |")
-    print("|---|--:|--:|--:|--:|")
+          "attnfuse / eager | attnfuse-prepack call peak MiB | RSS before "
+          "the call (eager, attnfuse, attnfuse-prepack) MiB |")
+    print("|---|--:|--:|--:|--:|--:|")
     for name in args.models:
         rows = {}
-        for system in ("eager", "attnfuse"):
+        for system in ("eager", "attnfuse", "attnfuse-prepack"):
             out = subprocess.run(
                 [sys.executable, __file__, "--child", system, name,
                  "--seq", str(args.seq), "--batch", str(args.batch),
@@ -85,12 +87,14 @@ def main():
                  "--size", args.size],
                 capture_output=True, text=True, check=True)
             rows[system] = json.loads(out.stdout.strip().splitlines()[-1])
-        e, a = rows["eager"], rows["attnfuse"]
+        e, a, pp = (rows["eager"], rows["attnfuse"],
+                    rows["attnfuse-prepack"])
         print(f"| {name} | {e['call_peak_mib']:.1f} | "
               f"{a['call_peak_mib']:.1f} | "
               f"{a['call_peak_mib'] / max(e['call_peak_mib'], 1e-9):.2f} | "
-              f"{e['rss_before_mib']:.0f}, {a['rss_before_mib']:.0f} |",
-              flush=True)
+              f"{pp['call_peak_mib']:.1f} | "
+              f"{e['rss_before_mib']:.0f}, {a['rss_before_mib']:.0f}, "
+              f"{pp['rss_before_mib']:.0f} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -162,13 +162,20 @@ def peer_eager(c):
     return (lambda: c.model(c.ids, attention_mask=c.mask)), ""
 
 
-def peer_attnfuse(c):
+def peer_attnfuse(c, prepack_weights=False):
     import attnfuse
     compiled = attnfuse.compile(c.model, (c.ids,),
-                                example_kwargs={"attention_mask": c.mask})
+                                example_kwargs={"attention_mask": c.mask},
+                                prepack_weights=prepack_weights)
     n = attnfuse.count_sdpa(attnfuse.fuse(compiled.mlir)[0])
     note = f"{n} attn.sdpa" + (" (cache hit)" if compiled.cache_hit else "")
     return (lambda: compiled(c.ids, attention_mask=c.mask)), note
+
+
+def peer_attnfuse_prepack(c):
+    """AttnFuse with the f32 GEMM weights packed once at bind time."""
+    call, note = peer_attnfuse(c, prepack_weights=True)
+    return call, note + ", prepacked"
 
 
 def peer_torch_compile(c):
@@ -252,7 +259,8 @@ def peer_openvino(c):
 
 # Run in a process of their own (run_isolated).
 ISOLATED = ("openvino",)
-PEERS = {"attnfuse": peer_attnfuse, "eager": peer_eager,
+PEERS = {"attnfuse": peer_attnfuse,
+         "attnfuse-prepack": peer_attnfuse_prepack, "eager": peer_eager,
          "torch.compile": peer_torch_compile,
          "aotinductor": peer_aotinductor, "onnxruntime": peer_onnxruntime,
          "openvino": peer_openvino}

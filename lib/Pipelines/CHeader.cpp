@@ -151,6 +151,20 @@ LogicalResult attn::verifyCFunctionNames(ModuleOp module) {
   return success();
 }
 
+/// Which arguments take packed weight panels (attn-cpu-prepack-weights)
+/// and which entry point packs them.
+static void writePackedComment(llvm::raw_ostream &decls, func::FuncOp func) {
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    auto info = func.getArgAttrOfType<DictionaryAttr>(i, "attn.packed");
+    auto entry = info ? info.getAs<StringAttr>("entry") : StringAttr();
+    if (!entry)
+      continue;
+    decls << "/* arg" << i << ": the weight's panels, as _mlir_ciface_"
+          << entry.getValue()
+          << " returns them: pack once,\n   pass on every call. */\n";
+  }
+}
+
 /// The comment above a function's declaration: its MLIR type, which
 /// arguments it writes in place, and who frees the result buffers.
 static void writeFunctionComment(llvm::raw_ostream &decls, StringRef name,
@@ -249,6 +263,7 @@ LogicalResult attn::emitCHeader(ModuleOp module, llvm::raw_ostream &os,
 
     writeFunctionComment(decls, func.getSymName(), type, written,
                          cudaManaged);
+    writePackedComment(decls, func);
     decls << returnType << " _mlir_ciface_" << cName << "(";
     llvm::interleave(params, decls, ", ");
     if (params.empty())

@@ -118,9 +118,14 @@ void attn::prepareCInterface(ModuleOp module) {
       continue;
     func->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
                   UnitAttr::get(ctx));
-    for (auto [i, type] : llvm::enumerate(func.getArgumentTypes()))
+    for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
       if (isa<TensorType>(type) && !isWrittenInPlace(func, i))
         func.setArgAttr(i, "bufferization.writable", readOnly);
+      // What attn-cpu-prepack-weights reads and writes; LLVM has no use for
+      // it.
+      func.removeArgAttr(i, "attn.weight");
+      func.removeArgAttr(i, "attn.packed");
+    }
   }
 }
 

@@ -17,6 +17,7 @@ import torch.utils._pytree as pytree
 
 from .errors import AttnFuseError
 from .exporter import Exported, export_program, source_line, torch_export
+from .mlir import TensorType
 from .runtime import CompiledFunction
 from .tools import run_tool, tool_identity
 
@@ -102,7 +103,9 @@ def build_library(mlir_text: str, backend: str = "auto",
     d = cache_dir()
     lib, stamp_path = d / f"{key}.so", d / f"{key}.stamp"
     want = {"key": key, "signature": signature, "compiler": compiler}
-    if d.is_dir() and lib.exists() and _valid_entry(lib, stamp_path, want):
+    manifest = "--prepack-weights" in extra_args
+    if d.is_dir() and lib.exists() and _valid_entry(lib, stamp_path, want) \
+            and (not manifest or lib.with_suffix(".weights.json").exists()):
         return lib, True
     _ensure_dir(d)
     with tempfile.TemporaryDirectory(dir=d) as tmp:
@@ -114,6 +117,9 @@ def build_library(mlir_text: str, backend: str = "auto",
                  what="attn-compile")
         _atomic_write(d / f"{key}.h", out.with_suffix(".h").read_bytes())
         _atomic_write(d / f"{key}.mlir", mlir_text.encode())
+        if manifest:
+            _atomic_write(d / f"{key}.weights.json",
+                          out.with_suffix(".weights.json").read_bytes())
         stamp = _stamp(key, signature, compiler, out)
         # A new inode: a process that loaded the old library keeps its map.
         os.replace(out, lib)
@@ -135,11 +141,18 @@ class GradientWarning(UserWarning):
 class CompiledModule:
     """A module compiled by AttnFuse. Call it with the module's inputs as
     they were given at compile time (positional, then the keyword ones);
-    parameters and buffers are bound from the module (by reference, so
-    in-place weight updates are seen). Returns what the module returns (a
-    tensor, a tuple, a Hugging Face ModelOutput) with tensors as leaves;
-    NumPy in gives NumPy out. Results never carry autograd history: an input
-    that requires grad, with grad mode on, gets a GradientWarning."""
+    parameters and buffers are looked up on the module at every call, so
+    in-place weight updates and weights assigned anew are seen. Returns
+    what the module returns (a tensor, a tuple, a Hugging Face ModelOutput)
+    with tensors as leaves; NumPy in gives NumPy out. Results never carry
+    autograd history: an input that requires grad, with grad mode on, gets
+    a GradientWarning.
+
+    A library compiled with `prepack_weights=True` takes some weights as
+    the GEMM's packed panels (its weights manifest lists them): each is
+    packed by the library's pack entry point when the module is bound, and
+    packed again before a call that finds the weight replaced or written
+    since (its `data_ptr()` or `_version` changed)."""
 
     def __init__(self, exported: Exported, library: Path, cache_hit: bool,
                  module=None, kwarg_names=()):
@@ -154,13 +167,39 @@ class CompiledModule:
         program = exported.program
         state.update(program.state_dict)
         state.update(program.constants)
+        self._owners = {}
         if module is not None and isinstance(module, torch.nn.Module):
-            # Bind the live tensors, not the export's snapshot.
-            state.update(dict(module.named_parameters(remove_duplicate=False)))
-            state.update(dict(module.named_buffers(remove_duplicate=False)))
+            # The live tensors, not the export's snapshot: where each one
+            # is an attribute of a submodule.
+            named = dict(module.named_parameters(remove_duplicate=False))
+            named.update(module.named_buffers(remove_duplicate=False))
+            for name in named:
+                owner_name, _, attr = name.rpartition(".")
+                self._owners[name] = (module.get_submodule(owner_name),
+                                      attr)
         self._bound = {s.name: state[s.name].detach()
                        for s in exported.args
-                       if s.kind not in ("input", "static")}
+                       if s.kind not in ("input", "static")
+                       and s.name not in self._owners}
+        self._packed = {}
+        for entry in _packed_arguments(library, exported.func_name):
+            self._packed[entry["arg"]] = _PackedWeight(str(library), entry)
+        for i in self._packed:
+            spec = exported.args[i]
+            self._packed[i].get(self._state(i, spec))
+
+    def _state(self, i: int, spec) -> torch.Tensor:
+        """The tensor bound to state argument `i`: the module's current
+        attribute, else the export's."""
+        if spec.name not in self._owners:
+            return self._bound[spec.name]
+        owner, attr = self._owners[spec.name]
+        t = getattr(owner, attr, None)
+        if not isinstance(t, torch.Tensor):
+            raise AttnFuseError(f"argument {i} ({spec.name}) is no longer "
+                                f"a tensor of the module")
+        # Detached with the other arguments when the call passes them.
+        return t
 
     @property
     def header_path(self) -> str:
@@ -209,11 +248,13 @@ class CompiledModule:
                 next(user)  # the graph is specialised on its value
                 tensors.append(None)
                 continue
-            t = next(user) if spec.kind == "input" else self._bound[spec.name]
+            t = next(user) if spec.kind == "input" else self._state(i, spec)
             if not isinstance(t, torch.Tensor):
                 raise AttnFuseError(f"argument {i} ({spec.name}) is not a "
                                     f"tensor")
             self._check(i, spec, t, symbols)
+            if i in self._packed:
+                t = self._packed[i].get(t)
             if spec.kind == "input" and t.requires_grad and \
                     torch.is_grad_enabled():
                 warnings.warn(f"attnfuse: input {spec.name} requires grad; "
@@ -264,6 +305,52 @@ class CompiledModule:
         return out[0] if len(out) == 1 else tuple(out)
 
 
+def _packed_arguments(library: Path, func_name: str) -> list:
+    """The packed arguments of `func_name` that attn-compile listed in the
+    library's weights manifest (none without one)."""
+    path = Path(library).with_suffix(".weights.json")
+    if not path.exists():
+        return []
+    try:
+        manifest = json.loads(path.read_text())
+        return list(manifest["functions"].get(func_name, []))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+        raise AttnFuseError(f"the weights manifest {path} is damaged: "
+                            f"{e}") from e
+
+
+class _PackedWeight:
+    """One weight argument taken as packed panels: the library's pack
+    entry point, and the panels of the weight last packed with the
+    `data_ptr()` and `_version` it had then."""
+
+    def __init__(self, library: str, entry: dict):
+        self.weight_shape = tuple(entry["weight_shape"])
+        packed = TensorType(tuple(entry["packed_shape"]), torch.float32)
+        self._pack = CompiledFunction(library, entry["entry"], [packed])
+        self._source = None
+        self._key = None
+        self.panels = None
+
+    def get(self, weight: torch.Tensor) -> torch.Tensor:
+        """The panels of `weight`, packed again when it is another tensor
+        than last time or was written since."""
+        # The source is held, so that its storage cannot be freed and
+        # reused by a new weight at the same address.
+        key = (weight.data_ptr(), weight._version, weight.stride())
+        if self.panels is None or self._key != key:
+            dense = weight.detach().cpu().contiguous()
+            if tuple(dense.shape) != self.weight_shape or \
+                    dense.dtype != torch.float32:
+                raise AttnFuseError(
+                    f"a prepacked weight is {tuple(dense.shape)} "
+                    f"{dense.dtype}, compiled for {self.weight_shape} "
+                    f"torch.float32")
+            self.panels = self._pack([dense])[0]
+            self._source, self._key = weight, key
+        return self.panels
+
+
 def _storage_span(t: torch.Tensor):
     """(storage pointer, first byte, end byte) of what `t` reads."""
     if t.numel() == 0:
@@ -307,13 +394,17 @@ def _bump_version(t: torch.Tensor):
 
 def compile(module, example_inputs, target="cpu", backend="auto",
             dynamic_shapes=None, constants=False, train_dropout="error",
-            example_kwargs=None):
+            example_kwargs=None, prepack_weights=False):
     """Exports `module` (see `export`), fuses and compiles it ahead of time
     with `attn-compile` into a shared library (cached by content hash, so a
     second call does not recompile), loads it and returns a CompiledModule.
     `backend` picks the CPU lowering of attn.sdpa: auto, flash or math.
     `example_kwargs`: keyword inputs (a Hugging Face model's
-    `attention_mask=`), passed by name to the compiled module too."""
+    `attention_mask=`), passed by name to the compiled module too.
+    `prepack_weights=True`: f32 weights that only feed GEMMs are packed
+    once into the GEMM's panels (`attn-compile --prepack-weights`), which
+    saves the packing on every call and keeps a packed copy of each such
+    weight beside the module's own (docs/python.md)."""
     if target not in TARGETS:
         raise AttnFuseError(f"target {target!r} is not supported by the "
                             f"Python front end (supported: {TARGETS})")
@@ -322,7 +413,8 @@ def compile(module, example_inputs, target="cpu", backend="auto",
                             f"{backend!r}")
     exported = _export(module, example_inputs, dynamic_shapes, constants,
                        train_dropout, example_kwargs)
-    lib, hit = build_library(exported.mlir, backend)
+    extra = ["--prepack-weights"] if prepack_weights else []
+    lib, hit = build_library(exported.mlir, backend, extra)
     return CompiledModule(exported, lib, hit, module,
                           list(example_kwargs or {}))
 

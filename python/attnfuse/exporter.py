@@ -89,6 +89,17 @@ class ArgSpec:
     written: bool = False
 
 
+def _arg_attrs(spec: ArgSpec) -> str:
+    """A function argument's attributes: a state the module writes is
+    written in place; a parameter it only reads is a weight, which
+    `attn-compile --prepack-weights` may take packed."""
+    if spec.written:
+        return " {bufferization.writable = true}"
+    if spec.kind == "parameter":
+        return " {attn.weight}"
+    return ""
+
+
 @dataclass
 class Exported:
     """An exported module: MLIR text and what the function's arguments are."""
@@ -490,10 +501,8 @@ class Exporter:
 
     def _finish(self, func_name, results, state, kinds) -> Exported:
         values = [(s, v) for s, v in self.args if v is not None]
-        args = ", ".join(
-            f"{v.name}: {v.type}" +
-            (" {bufferization.writable = true}" if s.written else "")
-            for s, v in values)
+        args = ", ".join(f"{v.name}: {v.type}{_arg_attrs(s)}"
+                         for s, v in values)
         rtypes = ", ".join(str(r.type) for r in results + state)
         body = "\n".join(self.b.lines)
         names = ", ".join(r.name for r in results + state)

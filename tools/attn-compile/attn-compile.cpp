@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Conversion/AttnToCpu/InPlaceArguments.h"
+#include "attn/Conversion/Passes.h"
 #include "attn/Conversion/AttnToCuda/ScoreModToCuda.h"
 #include "attn/InitAttn.h"
 #include "attn/Pipelines/ToolOptions.h"
@@ -21,6 +22,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -31,7 +33,9 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FileUtilities.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
@@ -81,6 +85,18 @@ static cl::opt<std::string> headerFilename(
     cl::value_desc("file.h"));
 static cl::opt<bool> noHeader(cl::cat(toolCategory), "no-header",
                               cl::desc("Do not write a C header"));
+static cl::opt<bool> prepackWeights(
+    cl::cat(toolCategory), "prepack-weights",
+    cl::desc("Arguments marked attn.weight that only feed GEMMs take the "
+             "GEMM's packed panels, packed once by a new entry point "
+             "<f>_pack_<i> (attn-cpu-prepack-weights); the weights manifest "
+             "lists them"));
+static cl::opt<std::string> weightsManifestFilename(
+    cl::cat(toolCategory), "weights-manifest",
+    cl::desc("With --prepack-weights: where to write the JSON list of packed "
+             "arguments (default: the output with .weights.json, for obj "
+             "and so)"),
+    cl::value_desc("file.json"));
 static cl::opt<std::string> linker(
     cl::cat(toolCategory), "cc",
     cl::desc("C compiler driver that links --emit=so (default: clang-22, "
@@ -277,23 +293,82 @@ static FailureOr<EmitKind> getEmitKind() {
   return *result;
 }
 
-/// Where the C header goes: --header, else next to a binary output; empty
-/// for none.
-static std::string getHeaderPath(EmitKind kind) {
-  if (noHeader)
-    return "";
-  if (!headerFilename.empty() ||
-      (kind != EmitKind::Obj && kind != EmitKind::So))
-    return headerFilename;
-  // A device such as /dev/null has no directory entry to put a header next
+/// Where a file that goes with the output goes: `given`, else next to a
+/// binary output with `extension`; empty for none.
+static std::string getSidePath(EmitKind kind, StringRef given,
+                               StringRef extension) {
+  if (!given.empty() || (kind != EmitKind::Obj && kind != EmitKind::So))
+    return given.str();
+  // A device such as /dev/null has no directory entry to put a file next
   // to (/dev/null.h would be a new regular file in /dev).
   llvm::sys::fs::file_status status;
   if (!llvm::sys::fs::status(outputFilename, status) &&
       !llvm::sys::fs::is_regular_file(status))
     return "";
   SmallString<256> p(outputFilename.getValue());
-  llvm::sys::path::replace_extension(p, ".h");
+  llvm::sys::path::replace_extension(p, extension);
   return p.str().str();
+}
+
+/// Where the C header goes: --header, else next to a binary output; empty
+/// for none.
+static std::string getHeaderPath(EmitKind kind) {
+  return noHeader ? "" : getSidePath(kind, headerFilename, ".h");
+}
+
+/// Where the weights manifest goes: --weights-manifest, else next to a
+/// binary output; empty for none (or without --prepack-weights).
+static std::string getManifestPath(EmitKind kind) {
+  return prepackWeights
+             ? getSidePath(kind, weightsManifestFilename, ".weights.json")
+             : "";
+}
+
+/// Runs attn-cpu-prepack-weights for `tm`'s vectors (before the C header
+/// and the signatures are taken: the entry points' types change).
+static LogicalResult prepackModuleWeights(ModuleOp module,
+                                          const llvm::TargetMachine &tm) {
+  PassManager pm(module.getContext());
+  attn::AttnCpuPrepackWeightsOptions options;
+  options.vectorBits = attn::getTargetVectorBits(tm);
+  pm.addPass(attn::createAttnCpuPrepackWeights(options));
+  return pm.run(module);
+}
+
+/// The weights manifest: per public function, its packed arguments with
+/// their pack entry point, the weight's shape and the panels' shape.
+static std::string buildWeightsManifest(ModuleOp module) {
+  llvm::json::Object functions;
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (!func.isPublic() || func.isExternal())
+      continue;
+    llvm::json::Array packed;
+    for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+      auto info = func.getArgAttrOfType<DictionaryAttr>(i, "attn.packed");
+      if (!info)
+        continue;
+      auto name = info.getAs<StringAttr>("entry");
+      auto pack = module.lookupSymbol<func::FuncOp>(name.getValue());
+      auto shape = [](Type t) {
+        return llvm::json::Array(cast<ShapedType>(t).getShape());
+      };
+      packed.push_back(llvm::json::Object{
+          {"arg", i},
+          {"entry", name.getValue()},
+          {"transposed", static_cast<bool>(info.get("transposed"))},
+          {"weight_shape", shape(pack.getArgumentTypes()[0])},
+          {"packed_shape", shape(func.getArgumentTypes()[i])}});
+    }
+    if (!packed.empty())
+      functions[func.getSymName()] = std::move(packed);
+  }
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << llvm::formatv("{0:2}",
+                      llvm::json::Value(llvm::json::Object{
+                          {"functions", std::move(functions)}}))
+     << "\n";
+  return text;
 }
 
 /// The C header's text, from the tensor-level signatures of `module`.
@@ -607,6 +682,12 @@ int main(int argc, char **argv) {
   ModuleOp module = *input->module;
   if (failed(attn::verifyCFunctionNames(module)))
     return 1;
+  std::unique_ptr<llvm::TargetMachine> tm = createTargetMachine();
+  if (!tm || (prepackWeights && failed(prepackModuleWeights(module, *tm))))
+    return 1;
+  std::string manifestPath = getManifestPath(*kind);
+  std::string manifest =
+      manifestPath.empty() ? "" : buildWeightsManifest(module);
   Signatures signatures = getSignatures(module);
   std::string headerPath = getHeaderPath(*kind);
   FailureOr<std::string> header = std::string();
@@ -617,8 +698,7 @@ int main(int argc, char **argv) {
 
   // Compile and write; the CUDA source generated for score_mod regions
   // first, when asked for.
-  std::unique_ptr<llvm::TargetMachine> tm = createTargetMachine();
-  if (!tm || failed(lowerModule(module, *tm)))
+  if (failed(lowerModule(module, *tm)))
     return 1;
   GeneratedCuda cuda = takeGeneratedCuda(module);
   if (!cudaSourceFilename.empty() &&
@@ -637,6 +717,12 @@ int main(int argc, char **argv) {
                               : emitMachineCode(module, *kind, *tm, cuda,
                                                 signatures);
   if (failed(written))
+    return 1;
+  if (!manifestPath.empty() &&
+      failed(writeFile(manifestPath, [&](llvm::raw_fd_ostream &os) {
+        os << manifest;
+        return success();
+      })))
     return 1;
   if (headerPath.empty())
     return 0;

@@ -4,6 +4,7 @@
 #define ATTN_CONVERSION_PASSES_H
 
 #include "attn/Conversion/AttnToCpu/AttnToCpu.h"
+#include "attn/Dialect/Attn/IR/AttnDialect.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"

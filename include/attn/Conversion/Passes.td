@@ -289,6 +289,44 @@ def AttnCpuOutlineKernels : Pass<"attn-cpu-outline-kernels", "::mlir::ModuleOp">
   ];
 }
 
+def AttnCpuPrepackWeights : Pass<"attn-cpu-prepack-weights", "::mlir::ModuleOp"> {
+  let summary = "Take GEMM weights packed once, with an entry point that packs them";
+  let description = [{
+    An argument of a public function marked `attn.weight` (the Python
+    exporter marks parameters) that is used only as the right operand of
+    the CPU GEMM (2-D `linalg.matmul` on tensors with an f32 result),
+    directly (`[K, N]`, GPT-2's Conv1D) or through one 2-D
+    `linalg.transpose` (nn.Linear's `[N, K]` weight), becomes the
+    `[NB, KB, kc, nc]` f32 panels that the GEMM would otherwise pack on
+    every call (`attn.pack_weight` describes the layout; kc and nc are the
+    GEMM's blocks for `vector-bits`). The GEMMs read the panels through
+    `attn.unpack_weight`. A new public function `@<f>_pack_<i>` packs the
+    raw weight of argument `i`; the argument gets the attribute
+    `attn.packed = {entry = "<f>_pack_<i>", transposed}` so that callers
+    (attn-compile's manifest) know which arguments take packed panels.
+
+    Weights that are not static f32 matrices (bf16), that have any other
+    use (an embedding tied to the output projection) or that GEMMs read
+    both as stored and transposed are left alone with a remark.
+
+    ```mlir
+    func.func @f(%x: tensor<128x768xf32>,
+                 %w: tensor<3072x768xf32> {attn.weight}) -> tensor<128x3072xf32>
+    // becomes
+    func.func @f(%x: tensor<128x768xf32>,
+                 %w: tensor<24x3x256x128xf32> {attn.packed = {...}, attn.weight})
+    func.func @f_pack_1(%w: tensor<3072x768xf32>) -> tensor<24x3x256x128xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::attn::AttnDialect",
+                           "::mlir::func::FuncDialect"];
+  let options = [
+    Option<"vectorBits", "vector-bits", "int64_t", /*default=*/"256",
+           "The target's vector width (128, 256 or 512), which sets the "
+           "panels' layout: it must be the CPU lowering's">
+  ];
+}
+
 def AttnCpuDenseCallArguments : Pass<"attn-cpu-dense-call-arguments", "::mlir::ModuleOp"> {
   let summary = "Copy strided views passed as dense call arguments";
   let description = [{

@@ -2,6 +2,7 @@
 
 #include "attn/Conversion/AttnToCpu/AttnToCpu.h"
 
+#include "GemmToCpu.h"
 #include "LoweringUtils.h"
 
 #include "attn/Conversion/Passes.h"
@@ -44,9 +45,42 @@ SdpaCpuBackend mlir::attn::getSdpaCpuBackend(Operation *sdpa,
 
 /// A located error for an op that no pattern can lower (checked before
 /// anything changes).
-static LogicalResult checkLowerable(Operation *op, SdpaCpuBackend backend) {
+/// A located error unless every user of `op` is a GEMM that reads its
+/// panels (the rhs of a 2-D linalg.matmul on tensors with an f32 result)
+/// and the panels' columns are whole vectors of `vectorBits`.
+static LogicalResult checkPackedPanels(Operation *op, RankedTensorType packed,
+                                       int64_t vectorBits) {
+  if (!cpu::isPackedRhsLowerable(packed, vectorBits))
+    return op->emitOpError()
+           << "cannot be lowered to CPU code: the panels' nc = "
+           << packed.getDimSize(3) << " is not a whole number of "
+           << vectorBits << "-bit vectors";
+  auto unpack = dyn_cast<UnpackWeightOp>(op);
+  if (!unpack)
+    return success();
+  for (OpOperand &use : unpack->getUses()) {
+    auto matmul = dyn_cast<linalg::MatmulOp>(use.getOwner());
+    if (!matmul || use.getOperandNumber() != 1 ||
+        !matmul.hasPureTensorSemantics() || matmul.hasUserDefinedMaps() ||
+        !cast<ShapedType>(matmul.getDpsInits()[0].getType())
+             .getElementType()
+             .isF32())
+      return unpack.emitOpError()
+             << "cannot be lowered to CPU code: its only users must be "
+                "2-D linalg.matmul ops with an f32 result that take it as "
+                "their right operand";
+  }
+  return success();
+}
+
+static LogicalResult checkLowerable(Operation *op, SdpaCpuBackend backend,
+                                    int64_t vectorBits) {
   if (failed(cpu::checkLowerableToCpu(op)))
     return failure();
+  if (auto pack = dyn_cast<PackWeightOp>(op))
+    return checkPackedPanels(op, pack.getType(), vectorBits);
+  if (auto unpack = dyn_cast<UnpackWeightOp>(op))
+    return checkPackedPanels(op, unpack.getPacked().getType(), vectorBits);
   auto sdpa = dyn_cast<SdpaOp>(op);
   if (!sdpa)
     return success();
@@ -102,7 +136,8 @@ struct AttnLowerToCpuPass
     root->walk([&](Operation *op) {
       // attn.yield belongs to its attn.sdpa's score_mod and goes with it.
       if (isa_and_nonnull<AttnDialect>(op->getDialect()) && !isa<YieldOp>(op))
-        ok &= succeeded(checkLowerable(op, options->backend));
+        ok &= succeeded(
+            checkLowerable(op, options->backend, options->vectorBits));
       else if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op))
         ok &= succeeded(checkExpandShape(expand));
     });
@@ -121,7 +156,9 @@ struct AttnLowerToCpuPass
     // here is an internal one, reported by the driver at the op.
     ConversionTarget target(getContext());
     target.addIllegalDialect<AttnDialect>();
-    target.addLegalOp<YieldOp>();
+    // attn.unpack_weight goes once its GEMMs read the panels (checked
+    // above), with the dead code below.
+    target.addLegalOp<YieldOp, UnpackWeightOp>();
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
     target.addDynamicallyLegalOp<linalg::MatmulOp, linalg::BatchMatmulOp>(
         [](Operation *) { return std::optional<bool>(); });

@@ -73,19 +73,31 @@ struct GemmTiling {
   bool pairDot = false;
 };
 
+/// The tiling of a GEMM computing in `ct` with vectors of `vectorBits`.
+GemmTiling getBaseTiling(Type ct, int64_t vectorBits) {
+  GemmTiling t;
+  t.lanes = getVectorLanes(ct, vectorBits);
+  t.nv = vectorBits >= 512 ? 4 : 2;
+  // The panel's columns are whole register tiles.
+  t.nc = llvm::alignTo(t.nc, t.nv * t.lanes);
+  return t;
+}
+
 GemmTiling chooseGemmTiling(const GemmOperands &g, int64_t vectorBits,
                             bool bf16Dot) {
-  GemmTiling t;
   Type ct = getComputeType(g.resultType.getElementType());
-  t.lanes = getVectorLanes(ct, vectorBits);
+  GemmTiling t = getBaseTiling(ct, vectorBits);
   auto elementType = [](Value v) {
     return cast<ShapedType>(v.getType()).getElementType();
   };
   t.pairDot = bf16Dot && ct.isF32() && elementType(g.lhs).isBF16() &&
               elementType(g.rhs).isBF16() && isPairDotWidth(t.lanes);
-  t.nv = vectorBits >= 512 ? 4 : 2;
-  // The panel's columns are whole register tiles.
-  t.nc = llvm::alignTo(t.nc, t.nv * t.lanes);
+  if (g.rhsPacked) {
+    // The blocks are the panels' (getPackedRhsType chose them).
+    ArrayRef<int64_t> shape = cast<ShapedType>(g.rhs.getType()).getShape();
+    t.kc = shape[2];
+    t.nc = shape[3];
+  }
   return t;
 }
 
@@ -220,8 +232,10 @@ void GemmLowering::emitWorkItem(ValueRange ivs, Value mb) {
   auto constant = [](OpFoldResult size) {
     return *getConstantIntValue(size);
   };
+  // Prepacked panels need no buffer of their own.
   Value panel =
-      t.pairDot
+      g.rhsPacked ? Value()
+      : t.pairDot
           ? allocAligned(b, loc, b.getBF16Type(),
                          {b.getIndexAttr(llvm::divideCeil(constant(kcRows), 2)),
                           b.getIndexAttr(2 * constant(ncCols))})
@@ -252,7 +266,9 @@ void GemmLowering::emitWorkItem(ValueRange ivs, Value mb) {
     });
   }
   SmallVector<Value> lhsBatch = operandBatch(g.lhs, batchIvs);
-  SmallVector<Value> rhsBatch = operandBatch(g.rhs, batchIvs);
+  SmallVector<Value> rhsBatch =
+      g.rhsPacked ? SmallVector<Value>() : operandBatch(g.rhs, batchIvs);
+  Value colBlock = ivs[numBatch + 1];
   forLoop(idx(0), k, idx(t.kc), [&](Value k0) {
     Value depth = minu(arith::SubIOp::create(b, loc, k, k0), idx(t.kc));
     BlockView lhs{lhsBuf, lhsBatch, m0, k0};
@@ -264,8 +280,15 @@ void GemmLowering::emitWorkItem(ValueRange ivs, Value mb) {
       emitPairPanel(lhs, packed, acc, rows, colVecs, depth);
       return;
     }
+    // The panel of column block n0 / nc and k block k0 / kc.
     BlockView packed =
-        g.rhsTransposed
+        g.rhsPacked
+            ? BlockView{rhsBuf,
+                        {colBlock, arith::DivUIOp::create(b, loc, k0,
+                                                          idx(t.kc))},
+                        nullptr,
+                        nullptr}
+        : g.rhsTransposed
             ? packTransposedBlock(b, loc, BlockView{rhsBuf, rhsBatch, n0, k0},
                                   panel, vecType, depth, cols, paddedCols)
             : packBlock(b, loc, BlockView{rhsBuf, rhsBatch, k0, n0}, panel,
@@ -385,4 +408,104 @@ Value cpu::buildGemm(OpBuilder &b, Location loc, const GemmOperands &operands,
   return GemmLowering(b, loc, operands,
                       chooseGemmTiling(operands, vectorBits, bf16Dot))
       .emit();
+}
+
+RankedTensorType cpu::getPackedRhsType(MLIRContext *ctx, int64_t k, int64_t n,
+                                       int64_t vectorBits) {
+  Type f32 = Float32Type::get(ctx);
+  GemmTiling t = getBaseTiling(f32, vectorBits);
+  // The blocks' extents for a static product, as emitWorkItem sizes them.
+  int64_t kc = std::max<int64_t>(1, std::min(t.kc, k));
+  int64_t nc = std::max<int64_t>(
+      t.lanes, std::min<int64_t>(t.nc, llvm::alignTo(n, t.lanes)));
+  return RankedTensorType::get(
+      {static_cast<int64_t>(llvm::divideCeil(n, nc)),
+       static_cast<int64_t>(llvm::divideCeil(k, kc)), kc, nc},
+      f32);
+}
+
+bool cpu::isPackedRhsLowerable(RankedTensorType type, int64_t vectorBits) {
+  int64_t lanes = getVectorLanes(type.getElementType(), vectorBits);
+  return type.getElementType().isF32() && type.getRank() == 4 &&
+         type.hasStaticShape() && type.getDimSize(3) % lanes == 0;
+}
+
+namespace {
+/// attn.pack_weight's loops: one work item per panel, each packed by the
+/// GEMM's own pack code into its slice of the result.
+class PackWeightLowering : Emitter {
+public:
+  PackWeightLowering(OpBuilder &b, Location loc, int64_t lanes)
+      : Emitter(b, loc, b.getF32Type(), lanes) {}
+
+  Value emit(Value weight, bool transposed, RankedTensorType packedType) {
+    ArrayRef<int64_t> shape = packedType.getShape();
+    auto weightShape = cast<RankedTensorType>(weight.getType()).getShape();
+    Value source = toBuffer(weight);
+    auto outType = MemRefType::get(shape, ct);
+    Value out = memref::AllocOp::create(b, loc, outType, ValueRange{},
+                                        b.getI64IntegerAttr(64));
+    auto forall = scf::ForallOp::create(
+        b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(shape[0]),
+                                       b.getIndexAttr(shape[1])},
+        ValueRange{}, std::nullopt);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(forall.getBody()->getTerminator());
+      emitPanel(source, out, forall.getInductionVars(), shape,
+                weightShape[transposed ? 0 : 1],
+                weightShape[transposed ? 1 : 0], transposed);
+    }
+    return bufferization::ToTensorOp::create(b, loc, packedType, out,
+                                             /*restrict=*/true,
+                                             /*writable=*/true);
+  }
+
+private:
+  /// Packs panel (j, kb) = `ivs` of the [k, n] operand in `source` into
+  /// out[j, kb] (of `shape`).
+  void emitPanel(Value source, Value out, ValueRange ivs,
+                 ArrayRef<int64_t> shape, int64_t n, int64_t k,
+                 bool transposed) {
+    int64_t kc = shape[2], nc = shape[3];
+    Value j = ivs[0], kb = ivs[1];
+    Value n0 = mul(j, idx(nc)), k0 = mul(kb, idx(kc));
+    Value depth = minu(arith::SubIOp::create(b, loc, idx(k), k0), idx(kc));
+    Value cols = minu(arith::SubIOp::create(b, loc, idx(n), n0), idx(nc));
+    // The [kc, nc] panel (j, kb) as a 2-D view.
+    auto panelType = MemRefType::get(
+        {kc, nc}, ct,
+        StridedLayoutAttr::get(b.getContext(), ShapedType::kDynamic,
+                               {nc, 1}));
+    Value panel = memref::SubViewOp::create(
+        b, loc, panelType, out,
+        ArrayRef<OpFoldResult>{j, kb, b.getIndexAttr(0), b.getIndexAttr(0)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1),
+                               b.getIndexAttr(kc), b.getIndexAttr(nc)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1),
+                               b.getIndexAttr(1), b.getIndexAttr(1)});
+    if (transposed)
+      packTransposedBlock(b, loc, BlockView{source, {}, n0, k0}, panel,
+                          vecType, depth, cols, idx(nc));
+    else
+      packBlock(b, loc, BlockView{source, {}, k0, n0}, panel, vecType, depth,
+                cols, idx(nc));
+    // The rows past K in the last k block, which the GEMM never reads,
+    // zeroed so that the packed tensor is fully defined.
+    Value zero = createFloatConstantOfType(b, loc, vecType, 0.0);
+    forLoop(depth, idx(kc), idx(1), [&](Value r) {
+      forLoop(idx(0), idx(nc), idx(vecType.getNumElements()), [&](Value c) {
+        vector::StoreOp::create(b, loc, zero, panel, ValueRange{r, c});
+      });
+    });
+  }
+};
+} // namespace
+
+Value cpu::buildPackWeight(OpBuilder &b, Location loc, Value weight,
+                           bool transposed, RankedTensorType packedType,
+                           int64_t vectorBits) {
+  int64_t lanes = getVectorLanes(b.getF32Type(), vectorBits);
+  return PackWeightLowering(b, loc, lanes)
+      .emit(weight, transposed, packedType);
 }

@@ -6,7 +6,8 @@
 // f64); nn.Linear's x . W^T reads W [N, K] in place (dot products for a
 // few rows, else the GEMM packing W transposed); attn.transpose becomes
 // linalg.transpose; attn.repeat_interleave a generic reading slice
-// `i floordiv repeats`.
+// `i floordiv repeats`. attn.pack_weight packs a weight into the GEMM's
+// panels, and a linalg.matmul whose rhs is attn.unpack_weight reads them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -140,7 +141,13 @@ struct LinalgMatmulLowering : OpRewritePattern<LinalgOpTy> {
       gemm.initValue = fill.getInputs()[0];
     }
     Value result;
-    if (auto transpose = getWeightTranspose(op))
+    if (auto unpack = rhs.getDefiningOp<UnpackWeightOp>()) {
+      // Panels packed ahead of time (attn-cpu-prepack-weights), read in
+      // place.
+      gemm.rhs = unpack.getPacked();
+      gemm.rhsPacked = true;
+      result = buildGemm(rewriter, loc, gemm, vectorBits, bf16Dot);
+    } else if (auto transpose = getWeightTranspose(op))
       result = buildWithTransposedRhs(rewriter, loc, gemm, transpose);
     else
       result = buildGemm(rewriter, loc, gemm, vectorBits, bf16Dot);
@@ -197,6 +204,22 @@ struct LinalgMatmulLowering : OpRewritePattern<LinalgOpTy> {
 
   int64_t vectorBits;
   bool bf16Dot;
+};
+
+/// attn.pack_weight as the GEMM's pack code over every panel.
+struct PackWeightOpLowering : OpRewritePattern<PackWeightOp> {
+  PackWeightOpLowering(MLIRContext *ctx, const AttnCpuLoweringOptions &options)
+      : OpRewritePattern(ctx), vectorBits(options.vectorBits) {}
+
+  LogicalResult matchAndRewrite(PackWeightOp op,
+                                PatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, buildPackWeight(rewriter, op.getLoc(),
+                                           op.getWeight(), op.getTransposed(),
+                                           op.getType(), vectorBits));
+    return success();
+  }
+
+  int64_t vectorBits;
 };
 
 struct TransposeOpLowering : OpRewritePattern<TransposeOp> {
@@ -271,7 +294,7 @@ void mlir::attn::populateAttnMatmulToCpuPatterns(
     RewritePatternSet &patterns, const AttnCpuLoweringOptions &options) {
   MLIRContext *ctx = patterns.getContext();
   patterns.add<MatmulOpLowering, LinalgMatmulLowering<linalg::MatmulOp>,
-               LinalgMatmulLowering<linalg::BatchMatmulOp>>(
-      ctx, options);
+               LinalgMatmulLowering<linalg::BatchMatmulOp>,
+               PackWeightOpLowering>(ctx, options);
   patterns.add<TransposeOpLowering, RepeatInterleaveOpLowering>(ctx);
 }

@@ -57,10 +57,12 @@ static bool isOutlinedKernelOp(Operation *op, bool linalgOps) {
 
 /// Producers the lowering looks at: a GEMM onto a fill, a generic onto a
 /// tensor.empty, nn.Linear's transposed weight (the dot products and the
-/// GEMM read the weight in place instead of a transposed copy). Large
+/// GEMM read the weight in place instead of a transposed copy), prepacked
+/// panels. Large
 /// constants are not among them.
 static bool isKernelProducer(Operation *op) {
-  if (isa<tensor::EmptyOp>(op))
+  // Prepacked panels read in place, like the transposed weight.
+  if (isa<tensor::EmptyOp, attn::UnpackWeightOp>(op))
     return true;
   if (auto transpose = dyn_cast<linalg::TransposeOp>(op))
     return transpose.hasPureTensorSemantics();

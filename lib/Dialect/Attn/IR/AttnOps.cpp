@@ -531,6 +531,50 @@ OpFoldResult RepeatInterleaveOp::fold(FoldAdaptor) {
 }
 
 //===----------------------------------------------------------------------===//
+// PackWeightOp, UnpackWeightOp
+//===----------------------------------------------------------------------===//
+
+/// Checks that `packed` ([NB, KB, kc, nc]) holds the panels of a static
+/// [K, N] operand: NB = ceil(N / nc), KB = ceil(K / kc).
+static LogicalResult verifyPackedPanels(Operation *op, RankedTensorType packed,
+                                        int64_t k, int64_t n) {
+  ArrayRef<int64_t> p = packed.getShape();
+  if (packed.getRank() != 4 || !packed.hasStaticShape() || p[2] < 1 ||
+      p[3] < 1)
+    return op->emitOpError()
+           << "packed panels must be a static [NB, KB, kc, nc] tensor with "
+              "kc, nc >= 1, got "
+           << shapeStr(p);
+  int64_t nb = llvm::divideCeil(n, p[3]), kb = llvm::divideCeil(k, p[2]);
+  if (p[0] != nb || p[1] != kb)
+    return op->emitOpError()
+           << "packed panels " << shapeStr(p) << " do not cover a [K, N] = "
+           << shapeStr({k, n}) << " operand in blocks of kc = " << p[2]
+           << " and nc = " << p[3] << " (expected " << nb << "x" << kb
+           << "x" << p[2] << "x" << p[3] << ")";
+  return success();
+}
+
+LogicalResult PackWeightOp::verify() {
+  auto weight = getWeight().getType();
+  if (weight.getRank() != 2 || !weight.hasStaticShape())
+    return emitOpError() << "needs a static 2-D weight, got "
+                         << shapeStr(weight.getShape());
+  int64_t k = weight.getDimSize(getTransposed() ? 1 : 0);
+  int64_t n = weight.getDimSize(getTransposed() ? 0 : 1);
+  return verifyPackedPanels(*this, getPacked().getType(), k, n);
+}
+
+LogicalResult UnpackWeightOp::verify() {
+  auto result = getType();
+  if (result.getRank() != 2 || !result.hasStaticShape())
+    return emitOpError() << "needs a static 2-D result, got "
+                         << shapeStr(result.getShape());
+  return verifyPackedPanels(*this, getPacked().getType(),
+                            result.getDimSize(0), result.getDimSize(1));
+}
+
+//===----------------------------------------------------------------------===//
 // ReshapeOp
 //===----------------------------------------------------------------------===//
 

@@ -414,6 +414,54 @@ def Attn_RepeatInterleaveOp : Attn_Op<"repeat_interleave", [Pure]> {
 }
 
 //===----------------------------------------------------------------------===//
+// attn.pack_weight, attn.unpack_weight
+//===----------------------------------------------------------------------===//
+
+def Attn_PackWeightOp : Attn_Op<"pack_weight", [Pure]> {
+  let summary = "a GEMM's right operand in the CPU GEMM's panel layout";
+  let description = [{
+    The `[K, N]` right operand of a GEMM (nn.Linear's `[N, K]` weight as
+    stored when `transposed` is set) in the panels that the CPU GEMM reads:
+    the result `[NB, KB, kc, nc]` holds in `[j, b, r, c]` the element
+    `(b * kc + r, j * nc + c)` of the `[K, N]` operand, zero beyond `K` and
+    `N`, with `NB = ceil(N / nc)` and `KB = ceil(K / kc)`. `kc` and `nc`
+    are the GEMM's k and column blocks for the target
+    (`attn-cpu-prepack-weights` picks them); a weight packed once serves
+    every call. Static f32 shapes only.
+
+    ```mlir
+    %p = attn.pack_weight %w transposed
+        : tensor<3072x768xf32> -> tensor<24x3x256x128xf32>
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[F32]>:$weight, UnitAttr:$transposed);
+  let results = (outs RankedTensorOf<[F32]>:$packed);
+  let assemblyFormat = [{
+    $weight (`transposed` $transposed^)? attr-dict `:` type($weight) `->`
+    type($packed)
+  }];
+  let hasVerifier = 1;
+}
+
+def Attn_UnpackWeightOp : Attn_Op<"unpack_weight", [Pure]> {
+  let summary = "the GEMM operand that packed panels hold";
+  let description = [{
+    The `[K, N]` matrix whose panels `packed` holds (see
+    `attn.pack_weight`). The CPU lowering takes it only as the right
+    operand of a 2-D `linalg.matmul` with an f32 result, whose GEMM then
+    reads the panels in place instead of packing them on every call.
+
+    ```mlir
+    %wt = attn.unpack_weight %p : tensor<24x3x256x128xf32> -> tensor<768x3072xf32>
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[F32]>:$packed);
+  let results = (outs RankedTensorOf<[F32]>:$result);
+  let assemblyFormat = "$packed attr-dict `:` type($packed) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // attn.reshape
 //===----------------------------------------------------------------------===//
 

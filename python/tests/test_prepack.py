@@ -1,0 +1,157 @@
+"""attnfuse.compile(prepack_weights=True): f32 weights that only feed
+GEMMs are packed once, at bind time, by the library's pack entry points
+(attn-compile --prepack-weights lists them in its weights manifest), and
+packed again before a call that finds a weight written in place or
+replaced. Compared with eager PyTorch: a Linear stack with dynamic batch,
+GPT-2 (Conv1D weights read as stored) and Llama (nn.Linear weights read
+transposed) from their configs with padded rows and dynamic batch and
+sequence."""
+
+import inspect
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+import attnfuse
+from hf_models import build, inputs
+
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning:transformers")
+
+F32_TOL = dict(atol=1e-5, rtol=1e-5)
+BATCH = torch.export.Dim("batch", min=1, max=64)
+SEQ = torch.export.Dim("seq", min=2, max=32)
+
+
+def stack():
+    """Odd sizes: K = 300 (two k blocks of the GEMM), N = 130 (a partial
+    column block), then 33 columns (part of a vector)."""
+    return torch.nn.Sequential(torch.nn.Linear(300, 130), torch.nn.GELU(),
+                               torch.nn.Linear(130, 33)).eval()
+
+
+def compile_stack(model, prepack=True):
+    x = torch.randn(20, 300)
+    return attnfuse.compile(model, (x,), dynamic_shapes=({0: BATCH},),
+                            prepack_weights=prepack)
+
+
+def check_stack(model, compiled, rows=(1, 20, 37)):
+    for m in rows:
+        x = torch.randn(m, 300)
+        with torch.no_grad():
+            expected = model(x)
+        torch.testing.assert_close(compiled(x), expected, **F32_TOL)
+
+
+def test_linear_stack_packs_its_weights_once():
+    model = stack()
+    compiled = compile_stack(model)
+    manifest = json.loads(Path(compiled.library_path)
+                          .with_suffix(".weights.json").read_text())
+    entries = manifest["functions"][compiled.exported.func_name]
+    names = [compiled.exported.args[e["arg"]].name for e in entries]
+    assert names == ["0.weight", "2.weight"]
+    assert [e["transposed"] for e in entries] == [True, True]
+    for e in entries:
+        packed = compiled._packed[e["arg"]].panels
+        assert list(packed.shape) == e["packed_shape"]
+    first = {i: p.panels for i, p in compiled._packed.items()}
+    check_stack(model, compiled)
+    # Calls with unchanged weights reuse the panels.
+    assert all(compiled._packed[i].panels is p for i, p in first.items())
+
+
+def test_without_prepacking_nothing_is_packed():
+    compiled = compile_stack(stack(), prepack=False)
+    assert not compiled._packed
+    assert not Path(compiled.library_path).with_suffix(
+        ".weights.json").exists()
+
+
+def test_weight_written_in_place_after_compile():
+    """The panels are packed again: `_version` changed, `data_ptr()` did
+    not."""
+    model = stack()
+    compiled = compile_stack(model)
+    check_stack(model, compiled, rows=(5,))
+    with torch.no_grad():
+        model[0].weight.mul_(2)
+        model[2].weight[3, 7] = 5.0
+    check_stack(model, compiled)
+
+
+def test_weight_replaced_after_compile():
+    """A new Parameter assigned to the module, and new data under the same
+    Parameter: both are seen."""
+    model = stack()
+    compiled = compile_stack(model)
+    check_stack(model, compiled, rows=(5,))
+    model[0].weight = torch.nn.Parameter(torch.randn(130, 300))
+    check_stack(model, compiled, rows=(5,))
+    model[2].weight.data = torch.randn(33, 130)
+    check_stack(model, compiled, rows=(5,))
+    # A transposed view of another square weight at the same address.
+    square = torch.nn.Sequential(torch.nn.Linear(64, 64)).eval()
+    compiled = attnfuse.compile(square, (torch.randn(9, 64),),
+                                prepack_weights=True)
+    x = torch.randn(9, 64)
+    compiled(x)
+    square[0].weight = torch.nn.Parameter(square[0].weight.detach().t())
+    with torch.no_grad():
+        expected = square(x)
+    torch.testing.assert_close(compiled(x), expected, **F32_TOL)
+
+
+def test_replaced_weight_of_the_wrong_shape_is_an_error():
+    model = stack()
+    compiled = compile_stack(model)
+    model[0].weight = torch.nn.Parameter(torch.randn(130, 301))
+    with pytest.raises(attnfuse.AttnFuseError, match="dim 1 is 301"):
+        compiled(torch.randn(4, 300))
+
+
+@pytest.mark.parametrize("name", ["gpt2", "llama"])
+def test_hf_model_prepacked_matches_eager(name):
+    """GPT-2's Conv1D weights (plain [K, N]) and Llama's nn.Linear weights
+    (transposed) packed, with dynamic batch and sequence, padded and fully
+    padded rows; then a weight written in place."""
+    model = build(name, "sdpa")
+    args, kwargs = inputs(name)
+    dims = {0: BATCH, 1: SEQ}
+    first = next(iter(inspect.signature(model.forward).parameters))
+    shapes = {first: dims, **{k: dims for k in kwargs}}
+    compiled = attnfuse.compile(model, args, example_kwargs=kwargs,
+                                dynamic_shapes=shapes, prepack_weights=True)
+    # Every projection of both layers (GPT-2: c_attn, c_proj, c_fc,
+    # mlp.c_proj; Llama: q, k, v, o, gate, up, down).
+    assert len(compiled._packed) == (8 if name == "gpt2" else 14)
+
+    def check_inputs():
+        for batch, seq in ((3, 8), (2, 5)):
+            a, kw = inputs(name, batch=batch, seq=seq)
+            with torch.no_grad():
+                expected = model(*a, **kw).last_hidden_state
+            actual = compiled(*a, **kw).last_hidden_state
+            torch.testing.assert_close(actual, expected, atol=1e-4,
+                                       rtol=1e-4)
+
+    check_inputs()
+    layer = model.h[0].mlp.c_fc if name == "gpt2" else \
+        model.layers[0].mlp.up_proj
+    with torch.no_grad():
+        layer.weight.mul_(-3)
+    check_inputs()
+
+
+def test_bf16_weights_are_left_unpacked():
+    """bf16 weights keep their form (f32 only), and the model still
+    matches."""
+    model = stack().to(torch.bfloat16)
+    x = torch.randn(20, 300, dtype=torch.bfloat16)
+    compiled = attnfuse.compile(model, (x,), prepack_weights=True)
+    assert not compiled._packed
+    with torch.no_grad():
+        expected = model(x)
+    torch.testing.assert_close(compiled(x), expected, atol=4e-2, rtol=2e-2)

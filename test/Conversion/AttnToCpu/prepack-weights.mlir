@@ -1,0 +1,69 @@
+// RUN: attn-opt %s --attn-cpu-prepack-weights=vector-bits=512 --split-input-file | FileCheck %s
+// RUN: attn-opt %s --attn-cpu-prepack-weights=vector-bits=256 --split-input-file | FileCheck %s --check-prefix=YMM
+// RUN: attn-opt %s --attn-cpu-prepack-weights=vector-bits=512 --split-input-file | attn-opt --attn-lower-to-cpu=vector-bits=512 --split-input-file | FileCheck %s --check-prefix=GEMM
+
+// nn.Linear's [N, K] weight through a transpose: the argument becomes the
+// [N / nc, K / kc, kc, nc] panels (kc = 256, nc = 128 for both widths),
+// the GEMM reads them through attn.unpack_weight, and @linear_pack_1 packs
+// a raw weight.
+
+// CHECK-LABEL: func.func @linear(
+// CHECK-SAME: %[[X:.+]]: tensor<?x768xf32>, %[[P:.+]]: tensor<24x3x256x128xf32> {attn.packed = {entry = "linear_pack_1", transposed}, attn.weight}
+// CHECK: %[[W:.+]] = attn.unpack_weight %[[P]] : tensor<24x3x256x128xf32> -> tensor<768x3072xf32>
+// CHECK-NOT: linalg.transpose
+// CHECK: linalg.matmul ins(%[[X]], %[[W]] : tensor<?x768xf32>, tensor<768x3072xf32>)
+// CHECK-LABEL: func.func @linear_pack_1(
+// CHECK-SAME: %[[R:.+]]: tensor<3072x768xf32>) -> tensor<24x3x256x128xf32>
+// CHECK: attn.pack_weight %[[R]] transposed : tensor<3072x768xf32> -> tensor<24x3x256x128xf32>
+// YMM-LABEL: func.func @linear(
+// YMM-SAME: tensor<24x3x256x128xf32> {attn.packed
+
+// The GEMM reads each kc x nc panel of the argument in place: no panel is
+// allocated or packed per call.
+// GEMM-LABEL: func.func @linear(
+// GEMM: %[[PB:.+]] = bufferization.to_buffer %{{.+}} read_only : tensor<24x3x256x128xf32> to memref<24x3x256x128xf32>
+// GEMM-NOT: memref<256x128xf32>
+// GEMM: vector.load %[[PB]][%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] : memref<24x3x256x128xf32>, vector<16xf32>
+// GEMM: vector.fma
+// GEMM-LABEL: func.func @linear_pack_1(
+// GEMM: scf.forall (%[[J:.+]], %[[KB:.+]]) in (24, 3)
+// GEMM: memref.subview %{{.+}}[%[[J]], %[[KB]], 0, 0] [1, 1, 256, 128] [1, 1, 1, 1]
+// GEMM: vector.shuffle
+func.func @linear(%x: tensor<?x768xf32>, %w: tensor<3072x768xf32> {attn.weight}) -> tensor<?x3072xf32> {
+  %c0 = arith.constant 0 : index
+  %m = tensor.dim %x, %c0 : tensor<?x768xf32>
+  %e = tensor.empty() : tensor<768x3072xf32>
+  %wt = linalg.transpose ins(%w : tensor<3072x768xf32>) outs(%e : tensor<768x3072xf32>) permutation = [1, 0]
+  %z = arith.constant 0.0 : f32
+  %a = tensor.empty(%m) : tensor<?x3072xf32>
+  %f = linalg.fill ins(%z : f32) outs(%a : tensor<?x3072xf32>) -> tensor<?x3072xf32>
+  %y = linalg.matmul ins(%x, %wt : tensor<?x768xf32>, tensor<768x3072xf32>) outs(%f : tensor<?x3072xf32>) -> tensor<?x3072xf32>
+  return %y : tensor<?x3072xf32>
+}
+
+// -----
+
+// GPT-2's Conv1D reads its [K, N] weight as stored, here by two GEMMs (one
+// onto a bias). Odd sizes: kc = K = 70, nc = N rounded up to whole
+// vectors (112 for 16 lanes, 104 for 8).
+
+// CHECK-LABEL: func.func @conv1d(
+// CHECK-SAME: %[[P:.+]]: tensor<1x1x70x112xf32> {attn.packed = {entry = "conv1d_pack_0"}, attn.weight}
+// CHECK: %[[W:.+]] = attn.unpack_weight %[[P]] : tensor<1x1x70x112xf32> -> tensor<70x100xf32>
+// CHECK: linalg.matmul ins(%{{.+}}, %[[W]] :
+// CHECK: linalg.matmul ins(%{{.+}}, %[[W]] :
+// CHECK-LABEL: func.func @conv1d_pack_0(
+// CHECK: attn.pack_weight %{{.+}} : tensor<70x100xf32> -> tensor<1x1x70x112xf32>
+// YMM-LABEL: func.func @conv1d(
+// YMM-SAME: tensor<1x1x70x104xf32> {attn.packed = {entry = "conv1d_pack_0"}, attn.weight}
+// GEMM-LABEL: func.func @conv1d_pack_0(
+// GEMM-NOT: vector.shuffle
+// GEMM: return
+func.func @conv1d(%w: tensor<70x100xf32> {attn.weight}, %x: tensor<8x70xf32>, %bias: tensor<8x100xf32>) -> (tensor<8x100xf32>, tensor<8x100xf32>) {
+  %z = arith.constant 0.0 : f32
+  %a = tensor.empty() : tensor<8x100xf32>
+  %f = linalg.fill ins(%z : f32) outs(%a : tensor<8x100xf32>) -> tensor<8x100xf32>
+  %y = linalg.matmul ins(%x, %w : tensor<8x70xf32>, tensor<70x100xf32>) outs(%f : tensor<8x100xf32>) -> tensor<8x100xf32>
+  %y2 = linalg.matmul ins(%x, %w : tensor<8x70xf32>, tensor<70x100xf32>) outs(%bias : tensor<8x100xf32>) -> tensor<8x100xf32>
+  return %y, %y2 : tensor<8x100xf32>, tensor<8x100xf32>
+}
