@@ -7,7 +7,9 @@
 #include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Transforms/DialectConversion.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -106,7 +108,7 @@ struct AttnLowerToCpuPass
       else if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op))
         ok &= succeeded(checkExpandShape(expand));
     });
-    if (!ok)
+    if (!ok || (options->amx && failed(declareAmxAvailable(root))))
       return signalPassFailure();
 
     RewritePatternSet patterns(&getContext());
@@ -144,6 +146,26 @@ struct AttnLowerToCpuPass
   }
 
 private:
+  /// Declares kAmxAvailableFunction in `root` (a module) unless it has it:
+  /// the GEMMs call it. Nested in a module that lacks it, the pass cannot
+  /// add it (passes on functions must not change their parent): an error.
+  static LogicalResult declareAmxAvailable(Operation *root) {
+    if (SymbolTable::lookupNearestSymbolFrom(root, StringAttr::get(
+            root->getContext(), kAmxAvailableFunction)))
+      return success();
+    auto module = dyn_cast<ModuleOp>(root);
+    if (!module)
+      return root->emitError()
+             << "attn-lower-to-cpu: with amx the pass must run on the module "
+                "(it declares " << kAmxAvailableFunction << ")";
+    OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
+    auto type = b.getFunctionType({}, {b.getI32Type()});
+    auto decl = func::FuncOp::create(b, module.getLoc(),
+                                     kAmxAvailableFunction, type);
+    decl.setPrivate();
+    return success();
+  }
+
   /// The pass options as lowering options; a located error on `root` for
   /// values out of range.
   FailureOr<AttnCpuLoweringOptions> getLoweringOptions(Operation *root) {
@@ -166,6 +188,7 @@ private:
     options.blockKV = blockKV;
     options.vectorBits = vectorBits;
     options.bf16Dot = bf16Dot;
+    options.amx = amx;
     options.positionBound = positionBound;
     return options;
   }
