@@ -8,6 +8,8 @@
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/Utils/Utils.h"
+#include "mlir/Transforms/RegionUtils.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -143,6 +145,8 @@ struct AttnLowerToCpuPass
     GreedyRewriteConfig config;
     config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
     (void)applyPatternsGreedily(root, FrozenRewritePatternSet(), config);
+    if (options->amx && failed(outlineAmxBranches(root)))
+      return signalPassFailure();
   }
 
 private:
@@ -163,6 +167,52 @@ private:
     auto decl = func::FuncOp::create(b, module.getLoc(),
                                      kAmxAvailableFunction, type);
     decl.setPrivate();
+    return success();
+  }
+
+  /// Clones the constants that `region` uses from above into it: they stay
+  /// constants in the outlined function instead of becoming arguments.
+  static void sinkConstants(RewriterBase &rewriter, Region &region) {
+    llvm::SetVector<Value> above;
+    getUsedValuesDefinedAbove(region, above);
+    rewriter.setInsertionPointToStart(&region.front());
+    for (Value value : above) {
+      Operation *def = value.getDefiningOp();
+      if (!def || !def->hasTrait<OpTrait::ConstantLike>())
+        continue;
+      Value copy = rewriter.clone(*def)->getResult(0);
+      replaceAllUsesInRegionWith(value, copy, region);
+    }
+  }
+
+  /// Moves the then-region of each GEMM's AMX branch (kAmxBranchAttrName)
+  /// into a private noinline function: LLVM configures the tiles at the
+  /// entry of a function that uses them, and the fallback must not run even
+  /// that (an OS that has not enabled AMX faults on it). `root` is a module
+  /// (declareAmxAvailable checked it).
+  static LogicalResult outlineAmxBranches(Operation *root) {
+    SmallVector<scf::IfOp> branches;
+    root->walk([&](scf::IfOp op) {
+      if (op->hasAttr(kAmxBranchAttrName))
+        branches.push_back(op);
+    });
+    IRRewriter rewriter(root->getContext());
+    SymbolTable symbols(root);
+    for (scf::IfOp branch : branches) {
+      branch->removeAttr(kAmxBranchAttrName);
+      auto parent = branch->getParentOfType<func::FuncOp>();
+      std::string name = (parent.getSymName() + "_amx").str();
+      for (unsigned i = 0; symbols.lookup(name); ++i)
+        name = (parent.getSymName() + "_amx" + Twine(i)).str();
+      sinkConstants(rewriter, branch.getThenRegion());
+      func::FuncOp outlined;
+      if (failed(outlineIfOp(rewriter, branch, &outlined, name, nullptr, "")))
+        return branch.emitOpError("could not outline the AMX branch");
+      outlined.setPrivate();
+      outlined->setAttr("passthrough",
+                        rewriter.getArrayAttr(rewriter.getStringAttr("noinline")));
+      symbols.insert(outlined);
+    }
     return success();
   }
 

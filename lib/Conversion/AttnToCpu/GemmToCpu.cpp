@@ -44,6 +44,7 @@
 #include "PairDotTile.h"
 #include "RegisterTile.h"
 
+#include "attn/Conversion/AttnToCpu/AttnToCpu.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -196,7 +197,7 @@ Value GemmLowering::emit(bool amx) {
         b, loc, arith::CmpIPredicate::ne, check.getResult(0),
         arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0));
     GemmTiling fallback = t;
-    scf::IfOp::create(
+    auto branch = scf::IfOp::create(
         b, loc, granted,
         [&](OpBuilder &, Location) {
           t = getAmxTiling(fallback);
@@ -208,6 +209,7 @@ Value GemmLowering::emit(bool amx) {
           emitForall();
           scf::YieldOp::create(b, loc);
         });
+    branch->setAttr(kAmxBranchAttrName, b.getUnitAttr());
   } else {
     emitForall();
   }

@@ -74,6 +74,12 @@ SdpaCpuBackend getSdpaCpuBackend(Operation *sdpa, SdpaCpuBackend passDefault);
 /// tile instructions.
 inline constexpr StringLiteral kAmxAvailableFunction = "attnrt_amx_available";
 
+/// The unit attribute on the scf.if whose then-region holds a GEMM's AMX
+/// work items: attn-lower-to-cpu outlines that region into a noinline
+/// function, so that no tile instruction (nor the ldtilecfg LLVM puts at
+/// the entry of a function that uses tiles) runs on the fallback path.
+inline constexpr StringLiteral kAmxBranchAttrName = "attn.amx_branch";
+
 /// The module attribute in which attn-instrument-trace records the op names
 /// of the trace spans, indexed by span id.
 inline constexpr StringLiteral kTraceNamesAttrName = "attn.trace_names";
