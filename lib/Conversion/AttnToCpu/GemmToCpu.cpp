@@ -133,6 +133,17 @@ private:
   /// The batch indices of an operand of `type` for the result's batch ivs.
   SmallVector<Value> operandBatch(Value operand, ValueRange batchIvs);
 
+  /// A work item's place: batch indices, first row and column, and its
+  /// numbers of rows and columns.
+  struct WorkItem {
+    ValueRange batchIvs;
+    Value m0, n0, rows, cols;
+  };
+  WorkItem getWorkItem(ValueRange ivs, Value mb);
+  /// The static extent of a block buffer for `size` elements: `most`, or
+  /// `size` aligned up to `align` where it is a smaller constant.
+  int64_t blockExtent(Value size, int64_t most, int64_t align);
+
   void emitForall();
   Value rowBlockSize(Value colBlocks);
   void emitWorkItem(ValueRange ivs, Value mb);
@@ -261,20 +272,30 @@ Value GemmLowering::rowBlockSize(Value colBlocks) {
   return maxU(b.createOrFold<arith::MulIOp>(loc, tiles, idx(t.mr)), one);
 }
 
-void GemmLowering::emitWorkItem(ValueRange ivs, Value mb) {
-  ValueRange batchIvs = ivs.take_front(numBatch);
+GemmLowering::WorkItem GemmLowering::getWorkItem(ValueRange ivs, Value mb) {
   Value m0 = mul(ivs[numBatch], mb);
   Value n0 = mul(ivs[numBatch + 1], idx(t.nc));
-  Value rows = minu(arith::SubIOp::create(b, loc, m, m0), mb);
-  Value cols = minu(arith::SubIOp::create(b, loc, n, n0), idx(t.nc));
+  return {ivs.take_front(numBatch), m0, n0,
+          minu(arith::SubIOp::create(b, loc, m, m0), mb),
+          minu(arith::SubIOp::create(b, loc, n, n0), idx(t.nc))};
+}
+
+int64_t GemmLowering::blockExtent(Value size, int64_t most, int64_t align) {
+  std::optional<int64_t> c = getConstantIntValue(size);
+  int64_t e = c ? std::min(most, (int64_t)llvm::alignTo(*c, align)) : most;
+  return std::max<int64_t>(e, 1);
+}
+
+void GemmLowering::emitWorkItem(ValueRange ivs, Value mb) {
+  WorkItem item = getWorkItem(ivs, mb);
+  ValueRange batchIvs = item.batchIvs;
+  Value m0 = item.m0, n0 = item.n0, rows = item.rows, cols = item.cols;
   Value lanes = idx(t.lanes);
   Value colVecs = arith::CeilDivUIOp::create(b, loc, cols, lanes);
   Value paddedCols = mul(colVecs, lanes);
   // The blocks' buffers, no larger than a static product needs.
   auto extent = [&](Value size, int64_t most, int64_t align) {
-    std::optional<int64_t> c = getConstantIntValue(size);
-    int64_t e = c ? std::min(most, (int64_t)llvm::alignTo(*c, align)) : most;
-    return b.getIndexAttr(std::max<int64_t>(e, 1));
+    return b.getIndexAttr(blockExtent(size, most, align));
   };
   OpFoldResult mcRows = extent(m, llvm::alignTo(t.mc, t.mr), t.mr);
   OpFoldResult kcRows = extent(k, t.kc, 1);
@@ -354,23 +375,18 @@ void GemmLowering::initAcc(Value acc, ValueRange batchIvs, Value m0, Value n0,
 /// updated in acc (AmxTile.h). Padding rows of acc are computed and never
 /// stored.
 void GemmLowering::emitAmxWorkItem(ValueRange ivs, Value mb) {
-  ValueRange batchIvs = ivs.take_front(numBatch);
-  Value m0 = mul(ivs[numBatch], mb);
-  Value n0 = mul(ivs[numBatch + 1], idx(t.nc));
-  Value rows = minu(arith::SubIOp::create(b, loc, m, m0), mb);
-  Value cols = minu(arith::SubIOp::create(b, loc, n, n0), idx(t.nc));
+  WorkItem item = getWorkItem(ivs, mb);
+  ValueRange batchIvs = item.batchIvs;
+  Value m0 = item.m0, n0 = item.n0, rows = item.rows, cols = item.cols;
   auto padded = [&](Value size, int64_t to) {
     return mul(arith::CeilDivUIOp::create(b, loc, size, idx(to)), idx(to));
   };
   Value paddedRows = padded(rows, kAmxBlock);
   Value paddedCols = padded(cols, kAmxBlock);
   // Static buffers (amx.tile_load reads their row stride), no larger than
-  // a static product needs.
+  // a static product needs, whole tiles.
   auto extent = [&](Value size, int64_t most) {
-    std::optional<int64_t> c = getConstantIntValue(size);
-    int64_t e = c ? std::min(most, (int64_t)llvm::alignTo(*c, kAmxBlock))
-                  : most;
-    return std::max<int64_t>(e, kAmxBlock);
+    return std::max(blockExtent(size, most, kAmxBlock), kAmxBlock);
   };
   int64_t mcRows = extent(m, t.mc), kcCols = extent(k, t.kc),
           ncCols = extent(n, t.nc);
