@@ -59,5 +59,7 @@ except OSError:
     _flags = []
 if "avx512_bf16" in _flags:
     config.available_features.add("host-avx512bf16")
+if "amx_tile" in _flags and "amx_bf16" in _flags:
+    config.available_features.add("host-amx")
 if os.path.exists("/dev/nvidia0") or os.environ.get("ATTN_HAVE_GPU") == "1":
     config.available_features.add("cuda-gpu")

@@ -158,10 +158,15 @@ bool attn::targetPrefersBf16Dot(const llvm::TargetMachine &tm) {
   return dot && fma && *dot < 2 * *fma;
 }
 
+bool attn::targetHasAmx(const llvm::TargetMachine &tm) {
+  return tm.getMCSubtargetInfo()->checkFeatures("+amx-tile,+amx-bf16");
+}
+
 void attn::applyTargetMachine(AttnPipelineOptions &options,
                               const llvm::TargetMachine &tm) {
   options.vectorBits = getTargetVectorBits(tm);
   options.bf16Dot = targetPrefersBf16Dot(tm);
+  options.amx = targetHasAmx(tm);
   options.expandF16Conversions =
       !tm.getMCSubtargetInfo()->checkFeatures("+f16c");
 }

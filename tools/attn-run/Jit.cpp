@@ -84,6 +84,7 @@ void attnrun::registerRuntimeSymbols(mlir::ExecutionEngine &engine) {
     add("attnrt_trace_end", &attnrt_trace_end);
     add("attnrt_check_failed", &attnrt_check_failed);
     add("attnrt_check_argument", &attnrt_check_argument);
+    add("attnrt_amx_available", &attnrt_amx_available);
     return map;
   });
 }

@@ -320,7 +320,8 @@ static bool isLibmFunction(StringRef name) {
 static bool isAllowedJitSymbol(StringRef name, bool openmp) {
   static const llvm::StringSet<> exact = {
       "attnrt_trace_begin", "attnrt_trace_end", "attnrt_check_failed",
-      "attnrt_check_argument", "malloc", "free", "aligned_alloc",
+      "attnrt_check_argument", "attnrt_amx_available", "malloc", "free",
+      "aligned_alloc",
       "memcpy", "memmove", "memset", "memrefCopy"};
   if (exact.contains(name))
     return true;

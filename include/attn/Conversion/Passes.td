@@ -22,7 +22,12 @@ def AttnLowerToCpu : Pass<"attn-lower-to-cpu"> {
       their rhs panels in bf16 pairs of k instead (`pack[p, 2n + i] =
       rhs[2p + i, n]`, an odd K padded with a zero row) and multiply them
       with `x86vector.avx512.dot` (AVX512-BF16's vdpbf16ps, two products
-      per f32 lane), broadcasting each lhs pair as one 32-bit value. linalg's init is accumulated onto (a `linalg.fill` init only
+      per f32 lane), broadcasting each lhs pair as one 32-bit value. With
+      `amx`, such products call `attnrt_amx_available()` once and, when it
+      returns 1, run on AMX tiles (`amx.tile_load`, `amx.tile_mulf`,
+      `amx.tile_store`: 2 x 2 16x16 f32 C tiles per step of 32 k) on the
+      pair-packed panel and a bf16 copy of the lhs block, both zero-padded
+      to whole tiles; otherwise the code above. linalg's init is accumulated onto (a `linalg.fill` init only
       sets the start value); other linalg matmuls keep linalg's loops.
     - `attn.transpose`: `linalg.transpose`.
     - `attn.mul/div/add/sub/masked_fill/where/cast/dropout/repeat_interleave`:
@@ -60,7 +65,7 @@ def AttnLowerToCpu : Pass<"attn-lower-to-cpu"> {
     "::mlir::tensor::TensorDialect", "::mlir::affine::AffineDialect",
     "::mlir::bufferization::BufferizationDialect",
     "::mlir::memref::MemRefDialect", "::mlir::vector::VectorDialect",
-    "::mlir::x86vector::X86VectorDialect"
+    "::mlir::x86vector::X86VectorDialect", "::mlir::amx::AMXDialect"
   ];
   let options = [
     Option<"backend", "backend", "::mlir::attn::SdpaCpuBackend",
@@ -81,6 +86,12 @@ def AttnLowerToCpu : Pass<"attn-lower-to-cpu"> {
            "The target has AVX512-BF16: bf16 x bf16 GEMMs accumulated in "
            "f32 multiply pairs of k with x86vector.avx512.dot (vdpbf16ps) "
            "on pair-packed bf16 panels">,
+    Option<"amx", "amx", "bool", /*default=*/"false",
+           "The target has AMX (amx-tile, amx-bf16): bf16 x bf16 GEMMs "
+           "accumulated in f32 call attnrt_amx_available() once and run on "
+           "AMX tiles when it returns 1, on the vector path otherwise (the "
+           "pass must then run on the module, which gets the function's "
+           "declaration)">,
     Option<"positionBound", "position-bound", "int64_t",
            /*default=*/"::mlir::attn::kDefaultPositionBound",
            "Dynamic lengths up to which a score_mod region's positions are "

@@ -190,14 +190,20 @@ int64_t getTargetVectorBits(const llvm::TargetMachine &tm);
 /// virtual machine reporting an older model) is not calibrated for it.
 bool targetPrefersBf16Dot(const llvm::TargetMachine &tm);
 
+/// Whether bf16 GEMMs on `tm` run on AMX tiles (the lowering's amx): the
+/// target (its CPU and --mattr, or the host's features) has amx-tile and
+/// amx-bf16. The code still checks at run time that the OS lets the
+/// process use them (attnrt_amx_available).
+bool targetHasAmx(const llvm::TargetMachine &tm);
+
 /// The instruction set extensions that code for `tm` may use and this host
 /// does not support (", "-separated, sorted), "" when the host can run it.
 std::string getFeaturesMissingOnHost(const llvm::TargetMachine &tm);
 
 /// Sets the options that depend on the target machine: the vector width the
 /// lowering tiles for (getTargetVectorBits), whether bf16 GEMMs use
-/// vdpbf16ps (targetPrefersBf16Dot) and whether f16 conversions are
-/// expanded (no F16C).
+/// vdpbf16ps (targetPrefersBf16Dot) or AMX tiles (targetHasAmx) and
+/// whether f16 conversions are expanded (no F16C).
 void applyTargetMachine(AttnPipelineOptions &options,
                         const llvm::TargetMachine &tm);
 

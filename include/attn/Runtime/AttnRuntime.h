@@ -12,6 +12,9 @@
 |* that does not fit the function's type, a failed CUDA kernel call); the     *|
 |* AttnFuse tools lower every cf.assert to such a call.                       *|
 |*                                                                            *|
+|* AMX: GEMMs compiled for a target with AMX ask attnrt_amx_available()      *|
+|* whether the OS lets the process use the tiles (Amx.c).                     *|
+|*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 
 #ifndef ATTN_RUNTIME_ATTNRUNTIME_H
@@ -109,6 +112,15 @@ int attnrt_call_packed(attnrt_packed_function function, void **args,
 void attnrt_check_argument(const int64_t *descriptor, int64_t rank,
                            int64_t elementBytes, const int64_t *staticSizes,
                            const char *what);
+
+/// Whether this process may run AMX tile instructions: 1 when the OS has
+/// granted the tile data state (Linux: arch_prctl(ARCH_REQ_XCOMP_PERM,
+/// XFEATURE_XTILEDATA), requested on the first call), 0 otherwise, on other
+/// systems and when the environment variable ATTNFUSE_AMX is "0" (forces
+/// the fallback). Decided once per process, thread-safe. Code compiled with
+/// the lowering's `amx` option calls it once per GEMM and runs its AMX
+/// tiles only when it returns 1.
+int32_t attnrt_amx_available(void);
 
 #ifdef __cplusplus
 }

@@ -8,7 +8,11 @@
 #include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/Utils/Utils.h"
+#include "mlir/Transforms/RegionUtils.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Transforms/DialectConversion.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -141,7 +145,7 @@ struct AttnLowerToCpuPass
       else if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op))
         ok &= succeeded(checkExpandShape(expand));
     });
-    if (!ok)
+    if (!ok || (options->amx && failed(declareAmxAvailable(root))))
       return signalPassFailure();
 
     RewritePatternSet patterns(&getContext());
@@ -178,9 +182,77 @@ struct AttnLowerToCpuPass
     GreedyRewriteConfig config;
     config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
     (void)applyPatternsGreedily(root, FrozenRewritePatternSet(), config);
+    if (options->amx && failed(outlineAmxBranches(root)))
+      return signalPassFailure();
   }
 
 private:
+  /// Declares kAmxAvailableFunction in `root` (a module) unless it has it:
+  /// the GEMMs call it. Nested in a module that lacks it, the pass cannot
+  /// add it (passes on functions must not change their parent): an error.
+  static LogicalResult declareAmxAvailable(Operation *root) {
+    if (SymbolTable::lookupNearestSymbolFrom(root, StringAttr::get(
+            root->getContext(), kAmxAvailableFunction)))
+      return success();
+    auto module = dyn_cast<ModuleOp>(root);
+    if (!module)
+      return root->emitError()
+             << "attn-lower-to-cpu: with amx the pass must run on the module "
+                "(it declares " << kAmxAvailableFunction << ")";
+    OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
+    auto type = b.getFunctionType({}, {b.getI32Type()});
+    auto decl = func::FuncOp::create(b, module.getLoc(),
+                                     kAmxAvailableFunction, type);
+    decl.setPrivate();
+    return success();
+  }
+
+  /// Clones the constants that `region` uses from above into it: they stay
+  /// constants in the outlined function instead of becoming arguments.
+  static void sinkConstants(RewriterBase &rewriter, Region &region) {
+    llvm::SetVector<Value> above;
+    getUsedValuesDefinedAbove(region, above);
+    rewriter.setInsertionPointToStart(&region.front());
+    for (Value value : above) {
+      Operation *def = value.getDefiningOp();
+      if (!def || !def->hasTrait<OpTrait::ConstantLike>())
+        continue;
+      Value copy = rewriter.clone(*def)->getResult(0);
+      replaceAllUsesInRegionWith(value, copy, region);
+    }
+  }
+
+  /// Moves the then-region of each GEMM's AMX branch (kAmxBranchAttrName)
+  /// into a private noinline function: LLVM configures the tiles at the
+  /// entry of a function that uses them, and the fallback must not run even
+  /// that (an OS that has not enabled AMX faults on it). `root` is a module
+  /// (declareAmxAvailable checked it).
+  static LogicalResult outlineAmxBranches(Operation *root) {
+    SmallVector<scf::IfOp> branches;
+    root->walk([&](scf::IfOp op) {
+      if (op->hasAttr(kAmxBranchAttrName))
+        branches.push_back(op);
+    });
+    IRRewriter rewriter(root->getContext());
+    SymbolTable symbols(root);
+    for (scf::IfOp branch : branches) {
+      branch->removeAttr(kAmxBranchAttrName);
+      auto parent = branch->getParentOfType<func::FuncOp>();
+      std::string name = (parent.getSymName() + "_amx").str();
+      for (unsigned i = 0; symbols.lookup(name); ++i)
+        name = (parent.getSymName() + "_amx" + Twine(i)).str();
+      sinkConstants(rewriter, branch.getThenRegion());
+      func::FuncOp outlined;
+      if (failed(outlineIfOp(rewriter, branch, &outlined, name, nullptr, "")))
+        return branch.emitOpError("could not outline the AMX branch");
+      outlined.setPrivate();
+      outlined->setAttr("passthrough",
+                        rewriter.getArrayAttr(rewriter.getStringAttr("noinline")));
+      symbols.insert(outlined);
+    }
+    return success();
+  }
+
   /// The pass options as lowering options; a located error on `root` for
   /// values out of range.
   FailureOr<AttnCpuLoweringOptions> getLoweringOptions(Operation *root) {
@@ -203,6 +275,7 @@ private:
     options.blockKV = blockKV;
     options.vectorBits = vectorBits;
     options.bf16Dot = bf16Dot;
+    options.amx = amx;
     options.positionBound = positionBound;
     return options;
   }

@@ -34,6 +34,7 @@ static void addAttnToTensorPasses(OpPassManager &pm,
   lowerOptions.blockKV = options.blockKV;
   lowerOptions.vectorBits = options.vectorBits;
   lowerOptions.bf16Dot = options.bf16Dot;
+  lowerOptions.amx = options.amx;
   lowerOptions.positionBound = options.positionBound;
   // Before the lowering, which puts each op's code where the op was, that is
   // between the op's two trace calls.
@@ -49,7 +50,12 @@ static void addAttnToTensorPasses(OpPassManager &pm,
   // they are lowered, so that each form is lowered (and compiled) once.
   if (options.outlineKernels)
     pm.addPass(createAttnCpuOutlineKernels());
-  pm.addNestedPass<func::FuncOp>(createAttnLowerToCpu(lowerOptions));
+  // With amx the lowering declares the runtime's attnrt_amx_available in
+  // the module, so it runs on the module rather than on each function.
+  if (options.amx)
+    pm.addPass(createAttnLowerToCpu(lowerOptions));
+  else
+    pm.addNestedPass<func::FuncOp>(createAttnLowerToCpu(lowerOptions));
   // Integer arithmetic whose range analysis fits 32 bits in 32 bits: a
   // score_mod region's position term (j - i, converted to f32 on every
   // score vector) then converts packed i32 lanes, which AVX2 has, instead
@@ -182,9 +188,11 @@ static void addToLLVMPasses(OpPassManager &pm,
   FinalizeMemRefToLLVMConversionPassOptions memrefToLLVM;
   memrefToLLVM.useGenericFunctions = options.useGenericAllocFunctions;
   pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefToLLVM));
-  // x86vector ops (the bf16 GEMM's avx512.dot) become LLVM intrinsics.
+  // x86vector ops (the bf16 GEMM's avx512.dot) and, with amx, amx ops (its
+  // tiles) become LLVM intrinsics.
   ConvertVectorToLLVMPassOptions vectorToLLVM;
   vectorToLLVM.x86Vector = true;
+  vectorToLLVM.amx = options.amx;
   pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
   pm.addPass(createConvertMathToLLVMPass());
   // What has no LLVM intrinsic (math.erf of the exporter's GELU) calls libm.

@@ -38,12 +38,15 @@
 
 #include "GemmToCpu.h"
 
+#include "AmxTile.h"
 #include "Emitter.h"
 #include "LoweringUtils.h"
 #include "PairDotTile.h"
 #include "RegisterTile.h"
 
+#include "attn/Conversion/AttnToCpu/AttnToCpu.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -71,6 +74,9 @@ struct GemmTiling {
   /// bf16 x bf16 with x86vector.avx512.dot on pair-packed panels
   /// (PairDotTile.h) instead of FMAs on widened ones.
   bool pairDot = false;
+  /// bf16 x bf16 on AMX tiles (AmxTile.h): blocks padded to 32 rows and
+  /// columns, the lhs packed in bf16 per k block.
+  bool amx = false;
 };
 
 /// The tiling of a GEMM computing in `ct` with vectors of `vectorBits`.
@@ -101,6 +107,30 @@ GemmTiling chooseGemmTiling(const GemmOperands &g, int64_t vectorBits,
   return t;
 }
 
+/// The tiling of the AMX path: whole 2 x 2 tile steps per row block, the
+/// fallback's cache blocks otherwise.
+GemmTiling getAmxTiling(GemmTiling t) {
+  t.amx = true;
+  t.pairDot = false;
+  t.mr = kAmxBlock;
+  t.mc = llvm::alignTo(t.mc, kAmxBlock);
+  t.nc = llvm::alignTo(t.nc, kAmxBlock);
+  t.kc = llvm::alignTo(t.kc, kAmxStepK);
+  return t;
+}
+
+/// Whether a product of these operands runs on AMX tiles where the target
+/// has them: bf16 x bf16 accumulated in f32, the rhs not prepacked (packed
+/// panels are f32, in the vector path's layout).
+bool isAmxProduct(const GemmOperands &g) {
+  auto elementType = [](Value v) {
+    return cast<ShapedType>(v.getType()).getElementType();
+  };
+  return !g.rhsPacked && elementType(g.lhs).isBF16() &&
+         elementType(g.rhs).isBF16() &&
+         getComputeType(g.resultType.getElementType()).isF32();
+}
+
 class GemmLowering : Emitter {
 public:
   GemmLowering(OpBuilder &b, Location loc, const GemmOperands &g,
@@ -109,14 +139,31 @@ public:
                 t.lanes),
         g(g), t(t) {}
 
-  Value emit();
+  /// With `amx`, the AMX path where attnrt_amx_available() says the process
+  /// may use the tiles, the tiling's path otherwise.
+  Value emit(bool amx);
 
 private:
   /// The batch indices of an operand of `type` for the result's batch ivs.
   SmallVector<Value> operandBatch(Value operand, ValueRange batchIvs);
 
+  /// A work item's place: batch indices, first row and column, and its
+  /// numbers of rows and columns.
+  struct WorkItem {
+    ValueRange batchIvs;
+    Value m0, n0, rows, cols;
+  };
+  WorkItem getWorkItem(ValueRange ivs, Value mb);
+  /// The static extent of a block buffer for `size` elements: `most`, or
+  /// `size` aligned up to `align` where it is a smaller constant.
+  int64_t blockExtent(Value size, int64_t most, int64_t align);
+
+  void emitForall();
   Value rowBlockSize(Value colBlocks);
   void emitWorkItem(ValueRange ivs, Value mb);
+  void emitAmxWorkItem(ValueRange ivs, Value mb);
+  void initAcc(Value acc, ValueRange batchIvs, Value m0, Value n0, Value rows,
+               Value cols, Value paddedCols);
   using TileFn = function_ref<SmallVector<Value>(
       ArrayRef<Value> rowOf, ArrayRef<Value> colOf, ArrayRef<Value> init)>;
   void forEachTile(Value acc, Value rows, Value colVecs, TileFn tile);
@@ -149,7 +196,7 @@ SmallVector<Value> GemmLowering::operandBatch(Value operand,
   return indices;
 }
 
-Value GemmLowering::emit() {
+Value GemmLowering::emit(bool amx) {
   numBatch = g.resultType.getRank() - 2;
   lhsBuf = toBuffer(g.lhs);
   rhsBuf = toBuffer(g.rhs);
@@ -167,7 +214,37 @@ Value GemmLowering::emit() {
       b, loc,
       MemRefType::get(g.resultType.getShape(), g.resultType.getElementType()),
       outDyn, b.getI64IntegerAttr(64));
+  if (amx) {
+    // One check per product: the permission is the process's.
+    auto check = func::CallOp::create(b, loc, kAmxAvailableFunction,
+                                      b.getI32Type(), ValueRange{});
+    Value granted = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::ne, check.getResult(0),
+        arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0));
+    GemmTiling fallback = t;
+    auto branch = scf::IfOp::create(
+        b, loc, granted,
+        [&](OpBuilder &, Location) {
+          t = getAmxTiling(fallback);
+          emitForall();
+          scf::YieldOp::create(b, loc);
+        },
+        [&](OpBuilder &, Location) {
+          t = fallback;
+          emitForall();
+          scf::YieldOp::create(b, loc);
+        });
+    branch->setAttr(kAmxBranchAttrName, b.getUnitAttr());
+  } else {
+    emitForall();
+  }
+  return bufferization::ToTensorOp::create(b, loc, g.resultType, outBuf,
+                                           /*restrict=*/true,
+                                           /*writable=*/true);
+}
 
+/// The work items over batch dims x row blocks x column blocks.
+void GemmLowering::emitForall() {
   SmallVector<OpFoldResult> ubs;
   for (Value size : ArrayRef<Value>(g.resultSizes).take_front(numBatch))
     ubs.push_back(getAsOpFoldResult(size));
@@ -180,11 +257,11 @@ Value GemmLowering::emit() {
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(forall.getBody()->getTerminator());
-    emitWorkItem(forall.getInductionVars(), mb);
+    if (t.amx)
+      emitAmxWorkItem(forall.getInductionVars(), mb);
+    else
+      emitWorkItem(forall.getInductionVars(), mb);
   }
-  return bufferization::ToTensorOp::create(b, loc, g.resultType, outBuf,
-                                           /*restrict=*/true,
-                                           /*writable=*/true);
 }
 
 /// Rows per work item: all the rows of a column block (up to mc), so that
@@ -209,20 +286,30 @@ Value GemmLowering::rowBlockSize(Value colBlocks) {
   return maxU(b.createOrFold<arith::MulIOp>(loc, tiles, idx(t.mr)), one);
 }
 
-void GemmLowering::emitWorkItem(ValueRange ivs, Value mb) {
-  ValueRange batchIvs = ivs.take_front(numBatch);
+GemmLowering::WorkItem GemmLowering::getWorkItem(ValueRange ivs, Value mb) {
   Value m0 = mul(ivs[numBatch], mb);
   Value n0 = mul(ivs[numBatch + 1], idx(t.nc));
-  Value rows = minu(arith::SubIOp::create(b, loc, m, m0), mb);
-  Value cols = minu(arith::SubIOp::create(b, loc, n, n0), idx(t.nc));
+  return {ivs.take_front(numBatch), m0, n0,
+          minu(arith::SubIOp::create(b, loc, m, m0), mb),
+          minu(arith::SubIOp::create(b, loc, n, n0), idx(t.nc))};
+}
+
+int64_t GemmLowering::blockExtent(Value size, int64_t most, int64_t align) {
+  std::optional<int64_t> c = getConstantIntValue(size);
+  int64_t e = c ? std::min(most, (int64_t)llvm::alignTo(*c, align)) : most;
+  return std::max<int64_t>(e, 1);
+}
+
+void GemmLowering::emitWorkItem(ValueRange ivs, Value mb) {
+  WorkItem item = getWorkItem(ivs, mb);
+  ValueRange batchIvs = item.batchIvs;
+  Value m0 = item.m0, n0 = item.n0, rows = item.rows, cols = item.cols;
   Value lanes = idx(t.lanes);
   Value colVecs = arith::CeilDivUIOp::create(b, loc, cols, lanes);
   Value paddedCols = mul(colVecs, lanes);
   // The blocks' buffers, no larger than a static product needs.
   auto extent = [&](Value size, int64_t most, int64_t align) {
-    std::optional<int64_t> c = getConstantIntValue(size);
-    int64_t e = c ? std::min(most, (int64_t)llvm::alignTo(*c, align)) : most;
-    return b.getIndexAttr(std::max<int64_t>(e, 1));
+    return b.getIndexAttr(blockExtent(size, most, align));
   };
   OpFoldResult mcRows = extent(m, llvm::alignTo(t.mc, t.mr), t.mr);
   OpFoldResult kcRows = extent(k, t.kc, 1);
@@ -249,22 +336,7 @@ void GemmLowering::emitWorkItem(ValueRange ivs, Value mb) {
       !t.pairDot && cast<ShapedType>(g.lhs.getType()).getElementType() != ct;
   Value lhsPack =
       widenLhs ? alloc({mcRows, kcRows}) : Value();
-  if (initBuf) {
-    BlockView init{initBuf, SmallVector<Value>(batchIvs), m0, n0};
-    packBlock(b, loc, init, acc, vecType, rows, cols, paddedCols);
-  } else {
-    Value start =
-        g.initValue
-            ? vector::BroadcastOp::create(b, loc, vecType,
-                                          castFloat(b, loc, g.initValue, ct))
-                  .getResult()
-            : createFloatConstantOfType(b, loc, vecType, 0.0);
-    forLoop(idx(0), rows, idx(1), [&](Value i) {
-      forLoop(idx(0), paddedCols, lanes, [&](Value c) {
-        vector::StoreOp::create(b, loc, start, acc, ValueRange{i, c});
-      });
-    });
-  }
+  initAcc(acc, batchIvs, m0, n0, rows, cols, paddedCols);
   SmallVector<Value> lhsBatch = operandBatch(g.lhs, batchIvs);
   SmallVector<Value> rhsBatch =
       g.rhsPacked ? SmallVector<Value>() : operandBatch(g.rhs, batchIvs);
@@ -296,6 +368,81 @@ void GemmLowering::emitWorkItem(ValueRange ivs, Value mb) {
     if (widenLhs)
       lhs = packBlock(b, loc, lhs, lhsPack, vecType, rows, depth, depth);
     emitPanel(lhs, packed, acc, rows, colVecs, depth);
+  });
+  emitOutput(batchIvs, m0, n0, rows, cols, acc);
+}
+
+/// acc[i, c] = the init block, its fill value or 0 for the work item's rows
+/// and padded columns.
+void GemmLowering::initAcc(Value acc, ValueRange batchIvs, Value m0, Value n0,
+                           Value rows, Value cols, Value paddedCols) {
+  if (initBuf) {
+    BlockView init{initBuf, SmallVector<Value>(batchIvs), m0, n0};
+    packBlock(b, loc, init, acc, vecType, rows, cols, paddedCols);
+    return;
+  }
+  Value start =
+      g.initValue
+          ? vector::BroadcastOp::create(b, loc, vecType,
+                                        castFloat(b, loc, g.initValue, ct))
+                .getResult()
+          : createFloatConstantOfType(b, loc, vecType, 0.0);
+  forLoop(idx(0), rows, idx(1), [&](Value i) {
+    forLoop(idx(0), paddedCols, idx(t.lanes), [&](Value c) {
+      vector::StoreOp::create(b, loc, start, acc, ValueRange{i, c});
+    });
+  });
+}
+
+/// The work item on AMX tiles: per k block, the rhs block pair-packed into
+/// the panel and the lhs rows copied into a bf16 block, both zero-padded to
+/// whole tiles (32 rows, 32 columns, 32 k), then 2 x 2 C tiles at a time
+/// updated in acc (AmxTile.h). Padding rows of acc are computed and never
+/// stored.
+void GemmLowering::emitAmxWorkItem(ValueRange ivs, Value mb) {
+  WorkItem item = getWorkItem(ivs, mb);
+  ValueRange batchIvs = item.batchIvs;
+  Value m0 = item.m0, n0 = item.n0, rows = item.rows, cols = item.cols;
+  auto padded = [&](Value size, int64_t to) {
+    return mul(arith::CeilDivUIOp::create(b, loc, size, idx(to)), idx(to));
+  };
+  Value paddedRows = padded(rows, kAmxBlock);
+  Value paddedCols = padded(cols, kAmxBlock);
+  // Static buffers (amx.tile_load reads their row stride), no larger than
+  // a static product needs, whole tiles.
+  auto extent = [&](Value size, int64_t most) {
+    return std::max(blockExtent(size, most, kAmxBlock), kAmxBlock);
+  };
+  int64_t mcRows = extent(m, t.mc), kcCols = extent(k, t.kc),
+          ncCols = extent(n, t.nc);
+  Type bf16 = b.getBF16Type();
+  Value acc = alloc({b.getIndexAttr(mcRows), b.getIndexAttr(ncCols)});
+  Value panel = allocAligned(
+      b, loc, bf16, {b.getIndexAttr(kcCols / 2), b.getIndexAttr(2 * ncCols)});
+  Value lhsPack = allocAligned(
+      b, loc, bf16, {b.getIndexAttr(mcRows), b.getIndexAttr(kcCols)});
+  initAcc(acc, batchIvs, m0, n0, rows, cols, paddedCols);
+  SmallVector<Value> lhsBatch = operandBatch(g.lhs, batchIvs);
+  SmallVector<Value> rhsBatch = operandBatch(g.rhs, batchIvs);
+  // 64-byte rows of bf16 zeros for the padding.
+  auto zeroVec = VectorType::get({kAmxBlock}, bf16);
+  forLoop(idx(0), k, idx(t.kc), [&](Value k0) {
+    Value depth = minu(arith::SubIOp::create(b, loc, k, k0), idx(t.kc));
+    Value steps = arith::CeilDivUIOp::create(b, loc, depth, idx(kAmxStepK));
+    Value paddedDepth = mul(steps, idx(kAmxStepK));
+    BlockView rhs = g.rhsTransposed ? BlockView{rhsBuf, rhsBatch, n0, k0}
+                                    : BlockView{rhsBuf, rhsBatch, k0, n0};
+    packPairBlock(b, loc, rhs, panel, t.lanes, depth, cols, paddedCols,
+                  g.rhsTransposed);
+    // Pairs past the depth: zero in both operands (0 * garbage may be NaN).
+    zeroRows(b, loc, panel, zeroVec,
+             arith::CeilDivUIOp::create(b, loc, depth, idx(2)),
+             mul(steps, idx(kAmxStepK / 2)), mul(paddedCols, idx(2)));
+    packBlock(b, loc, BlockView{lhsBuf, lhsBatch, m0, k0}, lhsPack,
+              VectorType::get({t.lanes}, bf16), rows, depth, paddedDepth);
+    zeroRows(b, loc, lhsPack, zeroVec, rows, paddedRows, paddedDepth);
+    buildAmxBlockProduct(b, loc, lhsPack, panel, acc, paddedRows, paddedCols,
+                         steps, t.kc / kAmxStepK);
   });
   emitOutput(batchIvs, m0, n0, rows, cols, acc);
 }
@@ -404,10 +551,10 @@ void GemmLowering::emitOutput(ValueRange batchIvs, Value m0, Value n0,
 }
 
 Value cpu::buildGemm(OpBuilder &b, Location loc, const GemmOperands &operands,
-                     int64_t vectorBits, bool bf16Dot) {
+                     int64_t vectorBits, bool bf16Dot, bool amx) {
   return GemmLowering(b, loc, operands,
                       chooseGemmTiling(operands, vectorBits, bf16Dot))
-      .emit();
+      .emit(amx && isAmxProduct(operands));
 }
 
 RankedTensorType cpu::getPackedRhsType(MLIRContext *ctx, int64_t k, int64_t n,

@@ -58,9 +58,12 @@ Value buildPackWeight(OpBuilder &b, Location loc, Value weight,
 /// no copy of the whole operand. With `bf16Dot` (a target with
 /// AVX512-BF16), a bf16 x bf16 product accumulated in f32 multiplies pairs
 /// of k with x86vector.avx512.dot on pair-packed panels (PairDotTile.h);
-/// other types keep the FMA tile. Returns the result tensor.
+/// other types keep the FMA tile. With `amx` (a target with AMX-BF16), a
+/// bf16 x bf16 product accumulated in f32 runs on AMX tiles (AmxTile.h)
+/// when attnrt_amx_available() returns 1 (checked once per product), and
+/// the code above otherwise. Returns the result tensor.
 Value buildGemm(OpBuilder &b, Location loc, const GemmOperands &operands,
-                int64_t vectorBits, bool bf16Dot);
+                int64_t vectorBits, bool bf16Dot, bool amx);
 
 } // namespace mlir::attn::cpu
 

@@ -32,7 +32,7 @@ namespace {
 struct MatmulOpLowering : OpRewritePattern<MatmulOp> {
   MatmulOpLowering(MLIRContext *ctx, const AttnCpuLoweringOptions &options)
       : OpRewritePattern(ctx), vectorBits(options.vectorBits),
-        bf16Dot(options.bf16Dot) {}
+        bf16Dot(options.bf16Dot), amx(options.amx) {}
 
   LogicalResult matchAndRewrite(MatmulOp op,
                                 PatternRewriter &rewriter) const override {
@@ -89,12 +89,13 @@ struct MatmulOpLowering : OpRewritePattern<MatmulOp> {
           getDimSize(rewriter, loc, op.getRhs(), rhsType.getRank() - 2),
           "attn.matmul: contraction dims differ at run time");
     rewriter.replaceOp(op,
-                       buildGemm(rewriter, loc, gemm, vectorBits, bf16Dot));
+                       buildGemm(rewriter, loc, gemm, vectorBits, bf16Dot, amx));
     return success();
   }
 
   int64_t vectorBits;
   bool bf16Dot;
+  bool amx;
 };
 
 /// linalg.matmul and linalg.batch_matmul on tensors with their default
@@ -110,7 +111,7 @@ struct LinalgMatmulLowering : OpRewritePattern<LinalgOpTy> {
   LinalgMatmulLowering(MLIRContext *ctx,
                        const AttnCpuLoweringOptions &options)
       : OpRewritePattern<LinalgOpTy>(ctx), vectorBits(options.vectorBits),
-        bf16Dot(options.bf16Dot) {}
+        bf16Dot(options.bf16Dot), amx(options.amx) {}
 
   LogicalResult matchAndRewrite(LinalgOpTy op,
                                 PatternRewriter &rewriter) const override {
@@ -150,7 +151,7 @@ struct LinalgMatmulLowering : OpRewritePattern<LinalgOpTy> {
     } else if (auto transpose = getWeightTranspose(op))
       result = buildWithTransposedRhs(rewriter, loc, gemm, transpose);
     else
-      result = buildGemm(rewriter, loc, gemm, vectorBits, bf16Dot);
+      result = buildGemm(rewriter, loc, gemm, vectorBits, bf16Dot, amx);
     rewriter.replaceOp(op, result);
     return success();
   }
@@ -183,7 +184,7 @@ struct LinalgMatmulLowering : OpRewritePattern<LinalgOpTy> {
     auto full = [&](OpBuilder &b, Location l) {
       GemmOperands g = gemm;
       g.rhsTransposed = true;
-      return buildGemm(b, l, g, vectorBits, bf16Dot);
+      return buildGemm(b, l, g, vectorBits, bf16Dot, amx);
     };
     int64_t rows = gemm.resultType.getDimSize(0);
     if (!ShapedType::isDynamic(rows))
@@ -204,6 +205,7 @@ struct LinalgMatmulLowering : OpRewritePattern<LinalgOpTy> {
 
   int64_t vectorBits;
   bool bf16Dot;
+  bool amx;
 };
 
 /// attn.pack_weight as the GEMM's pack code over every panel.

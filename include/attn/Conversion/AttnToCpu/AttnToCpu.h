@@ -31,7 +31,11 @@
 //     external functions); the module gets `attn.trace_names`.
 //   - Target: the code is tiled for `vector-bits` (kDefaultVectorBits
 //     unless set); the lowering never looks at the host. The tools set it,
-//     `bf16-dot` and `expand-f16` from the machine they compile for.
+//     `bf16-dot`, `amx` and `expand-f16` from the machine they compile for.
+//   - AMX: with `amx`, each bf16 GEMM calls the runtime's
+//     attnrt_amx_available() (kAmxAvailableFunction, declared by
+//     attn-lower-to-cpu, which then runs on the module) and branches to its
+//     AMX tiles or to the vector code.
 //
 //===----------------------------------------------------------------------===//
 
@@ -64,6 +68,17 @@ inline constexpr StringLiteral kSdpaCpuBackendAttrName = "attn.cpu_backend";
 /// The backend for `sdpa`: its `attn.cpu_backend` attribute, else
 /// `passDefault`.
 SdpaCpuBackend getSdpaCpuBackend(Operation *sdpa, SdpaCpuBackend passDefault);
+
+/// The runtime function (lib/Runtime, `int32_t (void)`) that GEMMs lowered
+/// with the `amx` option call to learn whether the process may run AMX
+/// tile instructions.
+inline constexpr StringLiteral kAmxAvailableFunction = "attnrt_amx_available";
+
+/// The unit attribute on the scf.if whose then-region holds a GEMM's AMX
+/// work items: attn-lower-to-cpu outlines that region into a noinline
+/// function, so that no tile instruction (nor the ldtilecfg LLVM puts at
+/// the entry of a function that uses tiles) runs on the fallback path.
+inline constexpr StringLiteral kAmxBranchAttrName = "attn.amx_branch";
 
 /// The module attribute in which attn-instrument-trace records the op names
 /// of the trace spans, indexed by span id.
@@ -98,6 +113,10 @@ struct AttnCpuLoweringOptions {
   /// vdpbf16ps (x86vector.avx512.dot) on pair-packed bf16 panels instead of
   /// FMAs on panels widened to f32.
   bool bf16Dot = false;
+  /// The target has AMX (amx-tile, amx-bf16): bf16 x bf16 GEMMs accumulated
+  /// in f32 run on AMX tiles where kAmxAvailableFunction says the process
+  /// may use them, and the path above otherwise.
+  bool amx = false;
   /// See kDefaultPositionBound (a smaller one runs the 64-bit version on
   /// short lengths: tests).
   int64_t positionBound = kDefaultPositionBound;
@@ -148,6 +167,13 @@ struct AttnCpuPipelineOptions
       *this, "bf16-dot",
       llvm::cl::desc("bf16 GEMMs with vdpbf16ps (target has AVX512-BF16)"),
       llvm::cl::init(false)};
+  /// bf16 GEMMs on AMX tiles (a target that has AMX-BF16: the tools set
+  /// it from the machine they compile for). The code then calls the
+  /// runtime's kAmxAvailableFunction.
+  Option<bool> amx{*this, "amx",
+                   llvm::cl::desc("bf16 GEMMs on AMX tiles (target has "
+                                  "AMX-BF16)"),
+                   llvm::cl::init(false)};
   Option<int64_t> positionBound{
       *this, "position-bound",
       llvm::cl::desc("dynamic lengths with 32-bit score_mod positions"),

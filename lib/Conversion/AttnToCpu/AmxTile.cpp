@@ -1,0 +1,94 @@
+//===- AmxTile.cpp - bf16 GEMM blocks on AMX tiles ------------------------===//
+
+#include "AmxTile.h"
+
+#include "LoweringUtils.h"
+#include "RegisterTile.h"
+
+#include "mlir/Dialect/AMX/AMXDialect.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::cpu;
+
+namespace {
+/// The 2 x 2 C tiles at (i0, j0) of acc, updated by k steps [s0, s0 + n):
+/// all tiles of one call live in one block.
+struct AmxStep {
+  OpBuilder &b;
+  Location loc;
+  Value lhs, panel, acc;
+
+  Value c(int64_t v) { return indexConstant(b, loc, v); }
+  Value add(Value x, int64_t y) {
+    return y == 0 ? x : arith::AddIOp::create(b, loc, x, c(y)).getResult();
+  }
+  Value mul(Value x, int64_t y) {
+    return arith::MulIOp::create(b, loc, x, c(y));
+  }
+
+  void emit(Value i0, Value j0, Value s0, int64_t n) {
+    Type f32 = b.getF32Type(), bf16 = b.getBF16Type();
+    auto cType = amx::TileType::get({kAmxTileRows, kAmxTileCols}, f32);
+    auto abType = amx::TileType::get({kAmxTileRows, kAmxStepK}, bf16);
+    Value rowOf[2] = {i0, add(i0, kAmxTileRows)};
+    Value colOf[2] = {j0, add(j0, kAmxTileCols)};
+    Value tiles[2][2];
+    for (int r = 0; r < 2; ++r)
+      for (int v = 0; v < 2; ++v)
+        tiles[r][v] = amx::TileLoadOp::create(b, loc, cType, acc,
+                                              ValueRange{rowOf[r], colOf[v]});
+    for (int64_t u = 0; u < n; ++u) {
+      Value s = add(s0, u);
+      Value k = mul(s, kAmxStepK), pair = mul(s, kAmxStepK / 2);
+      Value a[2], bt[2];
+      for (int r = 0; r < 2; ++r)
+        a[r] = amx::TileLoadOp::create(b, loc, abType, lhs,
+                                       ValueRange{rowOf[r], k});
+      for (int v = 0; v < 2; ++v)
+        bt[v] = amx::TileLoadOp::create(b, loc, abType, panel,
+                                        ValueRange{pair, mul(colOf[v], 2)});
+      for (int r = 0; r < 2; ++r)
+        for (int v = 0; v < 2; ++v)
+          tiles[r][v] = amx::TileMulFOp::create(b, loc, cType, a[r], bt[v],
+                                                tiles[r][v]);
+    }
+    for (int r = 0; r < 2; ++r)
+      for (int v = 0; v < 2; ++v)
+        amx::TileStoreOp::create(b, loc, acc, ValueRange{rowOf[r], colOf[v]},
+                                 tiles[r][v]);
+  }
+};
+} // namespace
+
+void cpu::buildAmxBlockProduct(OpBuilder &b, Location loc, Value lhs,
+                               Value panel, Value acc, Value rows, Value cols,
+                               Value steps, int64_t group) {
+  AmxStep step{b, loc, lhs, panel, acc};
+  Value grouped = arith::SubIOp::create(
+      b, loc, steps, arith::RemUIOp::create(b, loc, steps, step.c(group)));
+  // Columns outer: a column pair's B tiles stay in L1 across the rows.
+  buildForLoop(b, loc, step.c(0), cols, step.c(kAmxBlock), [&](Value j0) {
+    buildForLoop(b, loc, step.c(0), rows, step.c(kAmxBlock), [&](Value i0) {
+      buildForLoop(b, loc, step.c(0), grouped, step.c(group),
+                   [&](Value s0) { step.emit(i0, j0, s0, group); });
+      if (group > 1)
+        buildForLoop(b, loc, grouped, steps, step.c(1),
+                     [&](Value s) { step.emit(i0, j0, s, 1); });
+    });
+  });
+}
+
+void cpu::zeroRows(OpBuilder &b, Location loc, Value buffer,
+                   VectorType vecType, Value rowLo, Value rowHi, Value cols) {
+  Value zero = createFloatConstantOfType(b, loc, vecType, 0.0);
+  Value lanes = indexConstant(b, loc, vecType.getNumElements());
+  buildForLoop(b, loc, rowLo, rowHi, indexConstant(b, loc, 1), [&](Value r) {
+    buildForLoop(b, loc, indexConstant(b, loc, 0), cols, lanes, [&](Value c) {
+      vector::StoreOp::create(b, loc, zero, buffer, ValueRange{r, c});
+    });
+  });
+}

@@ -1,0 +1,51 @@
+//===- AmxTile.h - bf16 GEMM blocks on AMX tiles --------------------------===//
+//
+// The GEMM's inner kernel for targets with AMX (amx-tile, amx-bf16):
+// tdpbf16ps (amx.tile_mulf) multiplies a 16 x 32 bf16 A tile by a B tile
+// of 16 pairs of k x 16 columns, packed as bf16 pairs (the pair path's
+// layout, PairDotTile.h), into a 16 x 16 f32 C tile:
+//
+//   C[m, n] += sum_{p < 16} A[m, 2p] * B[p, 2n] + A[m, 2p + 1] * B[p, 2n + 1]
+//
+// Blocks are padded to whole tiles (rows and columns to 32: 2 x 2 C tiles
+// per step; k to 32) with zeros, so no tile reads past a buffer.
+//
+// `!amx.tile` values cannot cross blocks (cf-to-llvm has no conversion for
+// them): each loop body loads its C tiles, runs statically unrolled k steps
+// and stores them again.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LIB_CONVERSION_ATTNTOCPU_AMXTILE_H
+#define LIB_CONVERSION_ATTNTOCPU_AMXTILE_H
+
+#include "mlir/IR/Builders.h"
+
+namespace mlir::attn::cpu {
+
+/// Rows and f32 columns of a C tile; bf16 elements of k per step.
+inline constexpr int64_t kAmxTileRows = 16;
+inline constexpr int64_t kAmxTileCols = 16;
+inline constexpr int64_t kAmxStepK = 32;
+/// Rows and columns of the 2 x 2 C tiles each step updates: what blocks
+/// are padded to.
+inline constexpr int64_t kAmxBlock = 32;
+
+/// acc[i, c] += sum_{j < 32 * steps} lhs[i, j] * panel(j, c) for i <
+/// `rows`, c < `cols` (both multiples of kAmxBlock), with `lhs` a bf16
+/// [>= rows, >= 32 * steps] buffer, `panel` the pair-packed bf16 [>= 16 *
+/// steps, >= 2 * cols] buffer and `acc` the f32 buffer, all static 2-D.
+/// Steps run in unrolled groups of `group`, then one at a time.
+void buildAmxBlockProduct(OpBuilder &b, Location loc, Value lhs, Value panel,
+                          Value acc, Value rows, Value cols, Value steps,
+                          int64_t group);
+
+/// Zeroes buffer[r, c] for r in [rowLo, rowHi), c in [0, cols) of a static
+/// 2-D buffer whose rows are whole vectors of `vecType` (cols a multiple of
+/// its lanes).
+void zeroRows(OpBuilder &b, Location loc, Value buffer, VectorType vecType,
+              Value rowLo, Value rowHi, Value cols);
+
+} // namespace mlir::attn::cpu
+
+#endif // LIB_CONVERSION_ATTNTOCPU_AMXTILE_H
