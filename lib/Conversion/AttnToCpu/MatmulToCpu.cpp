@@ -147,7 +147,7 @@ struct LinalgMatmulLowering : OpRewritePattern<LinalgOpTy> {
       // place.
       gemm.rhs = unpack.getPacked();
       gemm.rhsPacked = true;
-      result = buildGemm(rewriter, loc, gemm, vectorBits, bf16Dot);
+      result = buildGemm(rewriter, loc, gemm, vectorBits, bf16Dot, amx);
     } else if (auto transpose = getWeightTranspose(op))
       result = buildWithTransposedRhs(rewriter, loc, gemm, transpose);
     else
