@@ -183,7 +183,10 @@ def add_common_args(p):
     cpu_matmul_bench.py)."""
     p.add_argument("--attn-run",
                    default=os.path.join(HERE, "..", "build", "bin", "attn-run"))
-    p.add_argument("--cc", default="cc")
+    # gcc turns the FMA peak loop into something other than 12
+    # register-only vfmadd chains, and the bench then stops.
+    p.add_argument("--cc", default="clang-22",
+                   help="compiles bench/cpu_peak.c")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--mattr", default="",
