@@ -216,6 +216,14 @@ _FLOAT_CMP = {"eq": "oeq", "ne": "une", "lt": "olt", "le": "ole", "gt": "ogt",
               "ge": "oge"}
 _INT_CMP = {"eq": "eq", "ne": "ne", "lt": "slt", "le": "sle", "gt": "sgt",
             "ge": "sge"}
+_UINT_CMP = {"eq": "eq", "ne": "ne", "lt": "ult", "le": "ule", "gt": "ugt",
+             "ge": "uge"}
+# Integer dtypes whose values are unsigned, and the unsigned twin of each
+# signed arith op (a floor division of non-negative values truncates).
+UNSIGNED = (torch.uint8, torch.bool)
+_UNSIGNED_OPS = {"maxsi": "maxui", "minsi": "minui", "divsi": "divui",
+                 "remsi": "remui", "floordivsi": "divui", "shrsi": "shrui",
+                 "ceildivsi": "ceildivui"}
 
 
 class Body:
@@ -276,7 +284,10 @@ class Body:
 
     def arith(self, op: str, a: Scalar, b: Scalar) -> Scalar:
         """`arith.<op>` on two scalars of one type: addf, mulf, maximumf,
-        addi, andi, divsi, ..."""
+        addi, andi, divsi, ... A signed integer op on uint8 or bool is its
+        unsigned twin (bool's true is all ones: signed, it is -1)."""
+        if a.dtype in UNSIGNED:
+            op = _UNSIGNED_OPS.get(op, op)
         return self._emit(f"arith.{op} {a.name}, {b.name} : {a.elt}", a.dtype)
 
     def sum_step(self, acc: Scalar, x: Scalar) -> Scalar:
@@ -301,7 +312,8 @@ class Body:
         if is_float(a.dtype):
             return self._emit(f"arith.cmpf {_FLOAT_CMP[pred]}, {a.name}, "
                               f"{b.name} : {a.elt}", torch.bool)
-        return self._emit(f"arith.cmpi {_INT_CMP[pred]}, {a.name}, {b.name} "
+        preds = _UINT_CMP if a.dtype in UNSIGNED else _INT_CMP
+        return self._emit(f"arith.cmpi {preds[pred]}, {a.name}, {b.name} "
                           f": {a.elt}", torch.bool)
 
     def select(self, c: Scalar, a: Scalar, b: Scalar) -> Scalar:

@@ -12,7 +12,7 @@ import attnfuse
 
 TOL = {torch.float32: (1e-5, 1e-5), torch.bfloat16: (1e-2, 1.6e-2),
        torch.float16: (1e-3, 1e-3), torch.int64: (0, 0), torch.bool: (0, 0),
-       torch.int32: (0, 0)}
+       torch.int32: (0, 0), torch.uint8: (0, 0)}
 
 
 def check(module, args, **kw):
@@ -131,16 +131,22 @@ def test_views_and_indexing(dtype):
 class PadsAndPicks(torch.nn.Module):
     """F.pad (constant, negative amounts crop), index_select,
     argmax/argmin and max/min with and without a dim (ties: the first
-    index; NaN counts as the extremum)."""
+    index; NaN counts as the extremum), on floats, int64, uint8 and bool."""
 
     def forward(self, x, ids, n):
+        u = (n * 60 + 10).to(torch.uint8)  # 10, 70, 130, 190, 250
         return (F.pad(x, (1, 2)), F.pad(x, (0, 0, 2, 0, 1, 1), value=-3.0),
                 F.pad(x, (-1, 2, 1, -2)), F.pad(x, (-5, 1)),
                 x.index_select(-1, ids), x.index_select(0, ids[1:2]),
                 x.argmax(-1), x.argmin(1, keepdim=True), x.argmax(),
                 n.argmax(-1), n.argmin(0), (n > 2).to(torch.uint8).argmax(-1),
                 *x.max(-1), *x.min(0, keepdim=True), x.max(), n.min(),
-                *n.max(1))
+                *n.max(1), x[0, 0, 0].argmax(), *x[0, 0, 0].max(0),
+                # Unsigned: uint8 above 127 and bool's true are the larger.
+                u.amax(-1), u.amin(0), u.max(), *u.min(1), u.argmax(-1),
+                (u > 100).amax(-1), (u > 100).amin(-1), u >= 130,
+                torch.maximum(u, u.flip(-1)), u // 7, u % 7,
+                torch.div(u, u.flip(-1) + 1, rounding_mode="floor"))
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])

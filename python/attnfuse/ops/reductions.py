@@ -88,17 +88,23 @@ def mean(ex, x, dims=None, keepdim=False, dtype=None):
         "divf", a, b.constant(float(n), acc_dtype)))
 
 
+def _extremum_step(dtype, is_max):
+    """The arith op and start value of a max (min) reduction over `dtype`:
+    NaN-propagating for floats; the integer ops are the signed ones, which
+    Body.arith makes unsigned for uint8 and bool."""
+    if mlir.is_float(dtype):
+        return ("maximumf", float("-inf")) if is_max else \
+            ("minimumf", float("inf"))
+    if dtype == torch.bool:
+        return ("maxsi", 0) if is_max else ("minsi", 1)
+    info = torch.iinfo(dtype)
+    return ("maxsi", info.min) if is_max else ("minsi", info.max)
+
+
 def _extremum(ex, x, dims, keepdim, is_max, out=None):
     out = out or ex.out_type()
     x = ex.tensor(x)
-    flt = mlir.is_float(out.dtype)
-    if flt:
-        op, init = ("maximumf", float("-inf")) if is_max else \
-            ("minimumf", float("inf"))
-    else:
-        info = torch.iinfo(out.dtype) if out.dtype != torch.bool else None
-        op = "maxsi" if is_max else "minsi"
-        init = (info.min if is_max else info.max) if info else int(not is_max)
+    op, init = _extremum_step(out.dtype, is_max)
     acc = reduce(ex, x, _dims(x, dims), out.dtype, init,
                  lambda b, o, a: b.arith(op, o, a))
     return _finish(ex, acc, out)
@@ -124,38 +130,28 @@ def min_(ex, x):
     return _extremum(ex, x, None, False, False)
 
 
-def _arg_extremum(ex, x, dim, keepdim, is_max, out=None):
-    """The first index of the maximum (minimum) along `dim` (all elements
-    when None), NaN counting as the extremum, as PyTorch does: the
-    extremum (NaN-propagating) first, then the least index holding it or
-    a NaN."""
-    out = out or ex.out_type()
+def _arg_extremum(ex, x, dim, is_max):
+    """The extremum along `dim` (all elements when None: x flattened) and
+    the first index holding it, NaN counting as the extremum, as PyTorch
+    does: the extremum (NaN-propagating) first, then the least index
+    holding it or a NaN. Both with `dim` dropped."""
     x = ex.tensor(x)
-    if dim is None:
+    if dim is None or x.type.rank == 0:
         n = 1
         for d in x.type.dims:
             n = n * d
         x = reshape_to(ex, x, x.type.with_dims((n,)))
         dim = 0
     r = x.type.rank
-    dim %= max(r, 1)
-    if r == 0:
-        return ex.b.fill(0, out)
-    flt = mlir.is_float(x.type.dtype)
-    if flt:
-        op, init = ("maximumf", float("-inf")) if is_max else \
-            ("minimumf", float("inf"))
-    else:
-        info = torch.iinfo(x.type.dtype)
-        op = ("maxsi" if is_max else "minsi") if info.min < 0 else \
-            ("maxui" if is_max else "minui")
-        init = info.min if is_max else info.max
+    dim %= r
+    op, init = _extremum_step(x.type.dtype, is_max)
     best = reduce(ex, x, [dim], x.type.dtype, init,
                   lambda b, o, a: b.arith(op, o, a))
     kept = [f"d{i}" for i in range(r) if i != dim]
     maps = [mlir.identity_map(r), affine_map(r, kept), affine_map(r, kept)]
     iters = ["reduction" if i == dim else "parallel" for i in range(r)]
     acc_type = best.type.with_dtype(torch.int64)
+    flt = mlir.is_float(x.type.dtype)
 
     def body(b, a, o):
         hit = b.cmp("eq", a[0], a[1])
@@ -163,34 +159,42 @@ def _arg_extremum(ex, x, dim, keepdim, is_max, out=None):
             hit = b.arith("ori", hit, b.cmp("ne", a[0], a[0]))
         k = b.convert(b.index(dim), torch.int64)
         return b.select(hit, b.arith("minsi", o, k), o)
-    acc = ex.b.generic([x, best], maps, acc_type, iters, body,
-                       init=ex.b.fill(torch.iinfo(torch.int64).max, acc_type))
-    return _finish(ex, acc, out)
+    index = ex.b.generic([x, best], maps, acc_type, iters, body,
+                         init=ex.b.fill(torch.iinfo(torch.int64).max,
+                                        acc_type))
+    return best, index
+
+
+def _arg_index(ex, x, dim, is_max):
+    return _finish(ex, _arg_extremum(ex, x, dim, is_max)[1], ex.out_type())
 
 
 @handles(aten.argmax.default)
 def argmax(ex, x, dim=None, keepdim=False):
-    return _arg_extremum(ex, x, dim, keepdim, True)
+    return _arg_index(ex, x, dim, True)
 
 
 @handles(aten.argmin.default)
 def argmin(ex, x, dim=None, keepdim=False):
-    return _arg_extremum(ex, x, dim, keepdim, False)
+    return _arg_index(ex, x, dim, False)
+
+
+def _extremum_and_index(ex, x, dim, is_max):
+    """torch.max/min(x, dim): the values and the first index holding each,
+    from one reduction."""
+    values, indices = ex.out_types()
+    best, index = _arg_extremum(ex, x, dim, is_max)
+    return [_finish(ex, best, values), _finish(ex, index, indices)]
 
 
 @handles(aten.max.dim)
 def max_dim(ex, x, dim, keepdim=False):
-    """torch.max(x, dim): the values and the first index holding each."""
-    values, indices = ex.out_types()
-    return [_extremum(ex, x, dim, keepdim, True, values),
-            _arg_extremum(ex, x, dim, keepdim, True, indices)]
+    return _extremum_and_index(ex, x, dim, True)
 
 
 @handles(aten.min.dim)
 def min_dim(ex, x, dim, keepdim=False):
-    values, indices = ex.out_types()
-    return [_extremum(ex, x, dim, keepdim, False, values),
-            _arg_extremum(ex, x, dim, keepdim, False, indices)]
+    return _extremum_and_index(ex, x, dim, False)
 
 
 @handles(aten.cumsum.default)
