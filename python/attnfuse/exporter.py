@@ -439,7 +439,15 @@ class Exporter:
                 continue
             if node.op != "call_function":
                 self.fail(f"graph node kind {node.op} is not supported")
-            self.env[node] = self.call(node)
+            try:
+                self.env[node] = self.call(node)
+            except ExportError as e:
+                if "\n  at " in str(e):
+                    raise
+                # A builder's error (a size without a mapping): name the
+                # node it came from.
+                raise ExportError(f"{e}\n  at {describe(self.node)}") \
+                    from None
         if any(not isinstance(o, torch.fx.Node) for o in (outputs or ())):
             self.fail("non-tensor results are not supported")
         # torch.export lists the new values of mutated state first.
@@ -516,7 +524,7 @@ class Exporter:
                         self.notes, out_spec, kinds)
 
     def call(self, node):
-        from .ops import HANDLERS
+        from .ops import handler_of
         target = node.target
         if target is operator.getitem:
             seq, i = self.resolve(node.args[0]), node.args[1]
@@ -546,7 +554,7 @@ class Exporter:
         if target.overloadpacket is aten.sym_size:
             size = mlir.as_dim(node.meta["val"])
             return Const(size) if isinstance(size, int) else SymSize(size)
-        handler = HANDLERS.get(target)
+        handler = handler_of(target)
         if handler is None:
             self.unsupported()
         return handler(self, *args, **kwargs)

@@ -69,6 +69,18 @@ def as_dim(size):
     env = getattr(size.node, "shape_env", None)
     if env is None:
         return expr
+    # A symbol the export specialised to one value (a batch dim the graph
+    # guards on) may stay in the expressions of other sizes: substitute it.
+    fixed = {}
+    for s in expr.free_symbols:
+        r = env.var_to_range.get(s)
+        if r is not None and r.lower == r.upper and \
+                getattr(r.lower, "is_Integer", False):
+            fixed[s] = r.lower
+    if fixed:
+        expr = expr.xreplace(fixed)
+        if expr.is_Integer:
+            return int(expr)
     bound = env.bound_sympy(expr)
     if bound.lower == bound.upper and getattr(bound.lower, "is_Integer",
                                               False):
