@@ -58,6 +58,15 @@ MODELS = {
     "mpt": lambda: T.MptForCausalLM(T.MptConfig(
         vocab_size=VOCAB, n_layers=2, d_model=32, n_heads=4,
         max_seq_len=64)),
+    # Mixture of experts: top-2 of 4 experts, routed by sort and histc
+    # into grouped products; Qwen2-MoE adds a gated shared expert.
+    "mixtral": lambda: T.MixtralForCausalLM(T.MixtralConfig(
+        vocab_size=VOCAB, num_local_experts=4, num_experts_per_tok=2,
+        **_GQA)),
+    "qwen2_moe": lambda: T.Qwen2MoeForCausalLM(T.Qwen2MoeConfig(
+        vocab_size=VOCAB, num_experts=4, num_experts_per_tok=2,
+        moe_intermediate_size=32, shared_expert_intermediate_size=32,
+        **_GQA)),
     # Interleaved rotary from a position table tiled by the batch.
     "gptj": lambda: T.GPTJForCausalLM(T.GPTJConfig(
         vocab_size=VOCAB, n_layer=2, n_embd=32, n_head=4, rotary_dim=4,
@@ -106,6 +115,22 @@ def test_greedy_matches_transformers(name):
                                     max_new_tokens=NEW_TOKENS,
                                     do_sample=False)
         assert torch.equal(ours, theirs), (ours, theirs)
+
+
+def test_sizes_of_a_batch_the_export_specialised():
+    """max_batch=2 with an example batch of 2: the expert layers' guards
+    fix the batch symbol to 2, and the sizes of the flattened tokens
+    (batch x positions) still name it; they must use its value."""
+    model = build("mixtral")
+    generator = attnfuse.compile_generator(model, max_batch=2,
+                                           max_cache_len=MAX_CACHE)
+    ids, mask = prompts(2)
+    ours = generator.generate(ids, attention_mask=mask,
+                              max_new_tokens=NEW_TOKENS, do_sample=False)
+    with torch.no_grad():
+        theirs = model.generate(ids, attention_mask=mask,
+                                max_new_tokens=NEW_TOKENS, do_sample=False)
+    assert torch.equal(ours, theirs), (ours, theirs)
 
 
 def _decode_text(generator):

@@ -18,7 +18,9 @@ HANDLERS: dict = {}
 
 
 def handles(*targets):
-    """Registers the decorated function as the handler of `targets`."""
+    """Registers the decorated function as the handler of `targets`: aten
+    overloads, or the qualified name (`"transformers.grouped_mm_fallback.
+    default"`) of an op a library registers only once it is imported."""
     def register(fn):
         for t in targets:
             if t in HANDLERS:
@@ -28,6 +30,11 @@ def handles(*targets):
     return register
 
 
+def handler_of(target):
+    """The handler of an op overload, by identity or by qualified name."""
+    return HANDLERS.get(target) or HANDLERS.get(str(target))
+
+
 # Importing the families fills HANDLERS.
 from . import (attention, convolutions, elementwise, indexing, masks,  # noqa
-               norms, products, reductions, state, views)
+               norms, products, reductions, routing, state, views)

@@ -442,6 +442,15 @@ for _op, _value in ((aten.ones.default, 1), (aten.zeros.default, 0),
     handles(_op)(_constant_fill(_value))
 
 
+@handles(aten.empty.memory_format, aten.empty_like.default,
+         aten.empty_permuted.default, aten.new_empty.default,
+         aten.empty_strided.default)
+def empty(ex, *args, **kwargs):
+    """An uninitialised tensor, as in PyTorch (what reads it before a write
+    gets unspecified values in both)."""
+    return ex.b.empty(ex.out_type())
+
+
 @handles(aten.full_like.default)
 def full_like(ex, x, value, **_):
     return fill(ex, value)

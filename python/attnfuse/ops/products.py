@@ -113,3 +113,134 @@ def addmm(ex, bias, x, w, beta=1, alpha=1):
         return binary(ex, "add", scaled, prod)
     return matmul_onto(ex, x, w, _accumulator(ex, out, bias), out)
 
+
+
+def _expert_weights(ex, node_arg, w: Value):
+    """The experts' weights as stored: (base, True) when `w` is a swap of
+    the last two dims of a rank-3 tensor `base` (transformers passes
+    `weight.transpose(-2, -1)` of [E, N, K] parameters), so that each
+    expert's slice is transposed alone (the nn.Linear form the GEMM reads
+    in place) instead of all experts' weights per call; else (w, False)."""
+    import torch.fx
+    if isinstance(node_arg, torch.fx.Node) and node_arg.op == "call_function":
+        t = node_arg.target
+        swap = None
+        if t == aten.transpose.int:
+            swap = sorted(d % 3 for d in node_arg.args[1:3])
+        elif t == aten.permute.default and \
+                [d % 3 for d in node_arg.args[1]] == [0, 2, 1]:
+            swap = [1, 2]
+        base = ex.env.get(node_arg.args[0])
+        if swap == [1, 2] and isinstance(base, Value) and base.type.rank == 3:
+            return base, True
+    return w, False
+
+
+def _group_rows(ex, offs: Value, e: str, rows: str) -> tuple[str, str]:
+    """Lines of the loop body giving group e's first row and row count:
+    rows [offs[e-1], offs[e]) (from 0 for e = 0), clamped to [0, rows) as
+    Python slicing clamps; an offset below 0 fails a run-time check."""
+    b = ex.b
+    zero, one = b.index(0), b.index(1)
+    names = {k: b.fresh() for k in ("pm", "prev", "first", "raw_s", "raw_e",
+                                     "s0", "e0", "neg", "start", "end",
+                                     "count", "lo", "hi")}
+    n = names
+    elt = offs.type.elt
+    lines = [
+        f"{n['first']} = arith.cmpi eq, {e}, {zero} : index",
+        f"{n['pm']} = arith.subi {e}, {one} : index",
+        f"{n['prev']} = arith.maxsi {n['pm']}, {zero} : index",
+        f"{n['raw_s']} = tensor.extract {offs.name}[{n['prev']}] : {offs.type}",
+        f"{n['raw_e']} = tensor.extract {offs.name}[{e}] : {offs.type}",
+        f"{n['s0']} = arith.index_cast {n['raw_s']} : {elt} to index",
+        f"{n['e0']} = arith.index_cast {n['raw_e']} : {elt} to index",
+        f"{n['neg']} = arith.cmpi sge, {n['e0']}, {zero} : index",
+        f'cf.assert {n["neg"]}, "grouped product offsets must not be '
+        f'negative"',
+        f"{n['lo']} = arith.select {n['first']}, {zero}, {n['s0']} : index",
+        f"{n['start']} = arith.minsi {n['lo']}, {rows} : index",
+        f"{n['hi']} = arith.minsi {n['e0']}, {rows} : index",
+        f"{n['end']} = arith.maxsi {n['hi']}, {n['start']} : index",
+        f"{n['count']} = arith.subi {n['end']}, {n['start']} : index"]
+    ex.b.lines.extend(f"      {line} {ex.b.loc}" for line in lines)
+    return n["start"], n["count"]
+
+
+def _grouped_mm(ex, x, w, offs, out: TensorType) -> Value:
+    """out[r] = x[r] . w[g] for the rows r of group g, rows [offs[g-1],
+    offs[g]) in group order (a later group's rows overwrite an earlier
+    one's, as the sequential reference does), the rows after the last
+    offset 0. An scf.for over the groups, one GEMM of run-time row count
+    per group on the f32 (f64) accumulator."""
+    w_arg = ex.node.args[1]
+    x, w, offs = ex.tensor(x), ex.tensor(w), ex.tensor(offs)
+    if x.type.rank != 2 or w.type.rank != 3 or offs.type.rank != 1 or \
+            not mlir.is_float(out.dtype) or mlir.is_float(offs.type.dtype):
+        ex.unsupported("grouped products other than 2-D rows x 3-D weights "
+                       "with 1-D integer offsets")
+    rows_dim, k = x.type.dims
+    groups, _, n = w.type.dims
+    if not isinstance(groups, int) or not isinstance(k, int) or \
+            not isinstance(n, int):
+        ex.unsupported("grouped products with dynamic weight sizes")
+    base, transposed = _expert_weights(ex, w_arg, w)
+    acc_dtype = torch.float64 if out.dtype == torch.float64 else torch.float32
+    acc_t = TensorType((rows_dim, n), acc_dtype)
+    zeros = ex.b.fill(0, acc_t)
+    b = ex.b
+    zero, one, count_g = b.index(0), b.index(1), b.index(groups)
+    rows = b.index(rows_dim)
+    loop, e, acc = b.fresh(), b.fresh(), b.fresh()
+    b.lines.append(f"    {loop} = scf.for {e} = {zero} to {count_g} step "
+                   f"{one} iter_args({acc} = {zeros.name}) -> ({acc_t}) {{")
+    start, count = _group_rows(ex, offs, e, rows)
+    dyn_part = f"tensor<?x{k}x{x.type.elt}>"
+    xs, wt, ws = b.fresh(), b.fresh(), b.fresh()
+    body = [f"{xs} = tensor.extract_slice {x.name}[{start}, 0] [{count}, {k}]"
+            f" [1, 1] : {x.type} to {dyn_part}"]
+    wt_t = f"tensor<{k}x{n}x{w.type.elt}>"
+    if transposed:
+        nk_t = f"tensor<{n}x{k}x{w.type.elt}>"
+        init = b.fresh()
+        body += [f"{ws} = tensor.extract_slice {base.name}[{e}, 0, 0] "
+                 f"[1, {n}, {k}] [1, 1, 1] : {base.type} to {nk_t}",
+                 f"{init} = tensor.empty() : {wt_t}",
+                 f"{wt} = linalg.transpose ins({ws} : {nk_t}) outs({init} : "
+                 f"{wt_t}) permutation = [1, 0]"]
+    else:
+        body.append(f"{wt} = tensor.extract_slice {w.name}[{e}, 0, 0] "
+                    f"[1, {k}, {n}] [1, 1, 1] : {w.type} to {wt_t}")
+    acc_part = f"tensor<?x{n}x{mlir.element_type(acc_dtype)}>"
+    empty, zero_f, filled, y, new = (b.fresh() for _ in range(5))
+    body += [
+        f"{empty} = tensor.empty({count}) : {acc_part}",
+        f"{zero_f} = arith.constant {mlir.scalar_literal(0, acc_dtype)}",
+        f"{filled} = linalg.fill ins({zero_f} : {mlir.element_type(acc_dtype)})"
+        f" outs({empty} : {acc_part}) -> {acc_part}",
+        f"{y} = linalg.matmul ins({xs}, {wt} : {dyn_part}, {wt_t}) "
+        f"outs({filled} : {acc_part}) -> {acc_part}",
+        f"{new} = tensor.insert_slice {y} into {acc}[{start}, 0] "
+        f"[{count}, {n}] [1, 1] : {acc_part} into {acc_t}",
+        f"scf.yield {new} : {acc_t}"]
+    b.lines.extend(f"      {line} {b.loc}" for line in body)
+    b.lines.append(f"    }} {b.loc}")
+    y = Value(loop, acc_t)
+    if out.dtype == acc_dtype:
+        return y
+    return ex.map([y], out, lambda bb, a: bb.convert(a, out.dtype))
+
+
+@handles("transformers.grouped_mm_fallback.default")
+def grouped_mm_fallback(ex, x, w, offs):
+    """transformers' grouped experts product (rows sorted by expert)."""
+    return _grouped_mm(ex, x, w, offs, ex.out_type())
+
+
+@handles(aten._grouped_mm.default)
+def grouped_mm(ex, x, w, offs=None, bias=None, out_dtype=None):
+    """torch._grouped_mm of 2-D rows and 3-D weights with offsets (rows
+    after the last offset are 0; PyTorch leaves them unwritten)."""
+    if offs is None or bias is not None:
+        ex.unsupported("_grouped_mm without offsets or with a bias")
+    return _grouped_mm(ex, x, w, offs, ex.out_type())
