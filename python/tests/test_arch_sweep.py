@@ -53,6 +53,34 @@ DECODERS = {
         vocab_size=V, pad_token_id=0, **_G)),
     "persimmon": lambda: T.PersimmonForCausalLM(T.PersimmonConfig(
         vocab_size=V, **_S)),
+    "olmoe": lambda: T.OlmoeForCausalLM(T.OlmoeConfig(
+        vocab_size=V, num_experts=4, num_experts_per_tok=2, pad_token_id=0,
+        eos_token_id=2, **_G)),
+    "qwen3_moe": lambda: T.Qwen3MoeForCausalLM(T.Qwen3MoeConfig(
+        vocab_size=V, num_experts=4, num_experts_per_tok=2,
+        moe_intermediate_size=32, **_G)),
+    "gpt_oss": lambda: T.GptOssForCausalLM(T.GptOssConfig(
+        vocab_size=V, num_local_experts=4, num_experts_per_tok=2,
+        head_dim=8, sliding_window=4, **_G)),
+    "granitemoe": lambda: T.GraniteMoeForCausalLM(T.GraniteMoeConfig(
+        vocab_size=V, num_local_experts=4, num_experts_per_tok=2, **_G)),
+    "phimoe": lambda: T.PhimoeForCausalLM(T.PhimoeConfig(
+        vocab_size=V, num_local_experts=4, num_experts_per_tok=2, **_G)),
+    "ernie4_5_moe": lambda: T.Ernie4_5_MoeForCausalLM(T.Ernie4_5_MoeConfig(
+        vocab_size=V, moe_num_experts=4, moe_k=2, moe_intermediate_size=32,
+        **_G)),
+    "hunyuan_moe": lambda: T.HunYuanMoEV1ForCausalLM(T.HunYuanMoEV1Config(
+        vocab_size=V, num_experts=4, moe_topk=2, head_dim=8, **_G)),
+    # Multi-head latent attention and group-limited routing (scatter).
+    "deepseek_v3": lambda: T.DeepseekV3ForCausalLM(T.DeepseekV3Config(
+        vocab_size=V, n_routed_experts=4, num_experts_per_tok=2, n_group=2,
+        topk_group=1, moe_intermediate_size=32, first_k_dense_replace=1,
+        q_lora_rank=16, kv_lora_rank=16, qk_rope_head_dim=4,
+        qk_nope_head_dim=4, v_head_dim=8, **dict(_G, num_key_value_heads=4))),
+    "glm4_moe": lambda: T.Glm4MoeForCausalLM(T.Glm4MoeConfig(
+        vocab_size=V, n_routed_experts=4, num_experts_per_tok=2, n_group=1,
+        topk_group=1, moe_intermediate_size=32, first_k_dense_replace=0,
+        head_dim=8, **_G)),
     "llama3_rope": lambda: T.LlamaForCausalLM(T.LlamaConfig(
         vocab_size=V, rope_scaling={
             "rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,

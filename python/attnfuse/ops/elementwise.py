@@ -346,6 +346,29 @@ def clamp(ex, x, min=None, max=None):
     return ex.map([x], out, body)
 
 
+@handles(aten.clamp.Tensor, aten.clamp_min.Tensor, aten.clamp_max.Tensor)
+def clamp_tensor(ex, x, min=None, max=None):
+    """clamp with tensor bounds (broadcast): min(max(x, lo), hi), NaN in
+    any operand propagated, hi where lo > hi, as PyTorch's kernel."""
+    out = ex.out_type()
+    if "clamp_max" in ex.node.target.__name__:
+        min, max = None, min
+    bounds = [(op, t) for op, t in (("max", min), ("min", max))
+              if t is not None]
+    flt = mlir.is_float(out.dtype)
+    wide = mlir.opmath(out.dtype)
+    inputs = [ex.tensor(x, out.dtype)] + [ex.tensor(t, out.dtype)
+                                          for _, t in bounds]
+
+    def body(b, v, *limits):
+        v = b.convert(v, wide)
+        for (op, _), lim in zip(bounds, limits):
+            step = f"{op}imumf" if flt else f"{op}si"
+            v = b.arith(step, v, b.convert(lim, wide))
+        return b.convert(v, out.dtype)
+    return ex.map(inputs, out, body)
+
+
 # ---- conversions ----------------------------------------------------------
 @handles(aten._to_copy.default, aten.to.dtype, aten.to.dtype_layout)
 def to_dtype(ex, x, dtype=None, *_, **kwargs):

@@ -70,6 +70,60 @@ def gather(ex, x, dim, index, sparse_grad=False):
                         out, ["parallel"] * r, body)
 
 
+def _last_writer(ex, x: Value, idx: Value, dim: int) -> Value:
+    """For each element of x, the last position t along `dim` of `idx`
+    whose index (checked against x's dim, negative ones out of range as in
+    PyTorch's scatter) points at it, -1 for none: a reduction over a copy
+    of `dim` of the index tensor."""
+    r = x.type.rank
+    elems = [f"d{k}" for k in range(r)]
+    along = [f"d{r}" if k == dim else f"d{k}" for k in range(r)]
+    which_t = x.type.with_dtype(torch.int64)
+
+    def body(b, a, o):
+        pos = _checked_index(ex, b, a[0], (x, dim))
+        hit = b.cmp("eq", pos, b.index(dim))
+        return b.select(hit, b.convert(b.index(r), torch.int64), o)
+    return ex.b.generic([idx], [mlir.affine_map(r + 1, along),
+                                mlir.affine_map(r + 1, elems)], which_t,
+                        ["parallel"] * r + ["reduction"], body,
+                        init=ex.b.fill(-1, which_t))
+
+
+@handles(aten.scatter.value, aten.scatter.src)
+def scatter(ex, x, dim, index, value):
+    """x with x[..., index[..., t, ...], ...] = value (a scalar, or src[...,
+    t, ...]) along `dim`. Where indices repeat, the last t writes (PyTorch
+    leaves it open). The index must span x's other dims (DeepSeek's group
+    mask); a narrower one is not mapped."""
+    out = ex.out_type()
+    x, idx = ex.tensor(x, out.dtype), ex.tensor(index)
+    r = out.rank
+    if r == 0:
+        ex.unsupported("scatter into a 0-d tensor")
+    dim %= r
+    if any(idx.type.dims[k] != x.type.dims[k] for k in range(r) if k != dim):
+        ex.unsupported("scatter with an index narrower than the tensor in "
+                       "a dim other than `dim`")
+    which = _last_writer(ex, x, idx, dim)
+    if isinstance(value, Value):
+        src = ex.tensor(value, out.dtype)
+
+        def pick(b, a, o):
+            t = b.convert(b.arith("maxsi", a[1], b.constant(0, torch.int64)),
+                          INDEX)
+            v = b.extract(src, [t if k == dim else b.index(k)
+                                for k in range(r)])
+            return b.select(b.cmp("ge", a[1], b.constant(0, torch.int64)),
+                            v, a[0])
+        return ex.b.generic([x, which], [mlir.identity_map(r)] * 3, out,
+                            ["parallel"] * r, pick)
+    v = ex.concrete(value)
+    return ex.map([x, which], out, lambda b, a, w: b.select(
+        b.cmp("ge", w, b.constant(0, torch.int64)), b.constant(v, out.dtype),
+        a))
+
+
 @handles(aten.index_select.default)
 def index_select(ex, x, dim, index):
     """x's slices at `index` (1-D, or 0-d for one) along `dim`, each index
