@@ -331,9 +331,48 @@ int64_t cpu::getVectorLanes(Type elementType, int64_t vectorBits) {
       1, vectorBits / static_cast<int64_t>(elementType.getIntOrFloatBitWidth()));
 }
 
+/// Whether `tensor` may bufferize to a view whose last dimension is not
+/// contiguous: it is, or views through reshapes, an extract_slice whose
+/// last stride is not 1.
+static bool mayHaveStridedRows(Value tensor) {
+  while (Operation *def = tensor.getDefiningOp()) {
+    if (auto slice = dyn_cast<tensor::ExtractSliceOp>(def)) {
+      std::optional<int64_t> last =
+          getConstantIntValue(slice.getMixedStrides().back());
+      if (!last || *last != 1)
+        return true;
+      tensor = slice.getSource();
+    } else if (auto expand = dyn_cast<tensor::ExpandShapeOp>(def)) {
+      tensor = expand.getSrc();
+    } else if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(def)) {
+      tensor = collapse.getSrc();
+    } else {
+      return false;
+    }
+  }
+  return false;
+}
+
 Value cpu::toReadOnlyBuffer(OpBuilder &b, Location loc, Value tensor) {
   auto type = cast<RankedTensorType>(tensor.getType());
-  auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
+  // Contiguous rows at any row stride and offset: a slice of rows (a block
+  // of rows, one expert's weight of a stacked [E, N, K] tensor, a column
+  // block of a wider tensor) bufferizes to a subview of its source, which
+  // casts to this layout, instead of a copy. Where the rows may not be
+  // contiguous the identity layout asks bufferization for a copy (a copy
+  // into this layout would need an allocation of it, which memref.alloc
+  // does not take).
+  MemRefType memrefType;
+  if (type.getRank() == 0 || mayHaveStridedRows(tensor)) {
+    memrefType = MemRefType::get(type.getShape(), type.getElementType());
+  } else {
+    SmallVector<int64_t> strides(type.getRank(), ShapedType::kDynamic);
+    strides.back() = 1;
+    auto layout = StridedLayoutAttr::get(b.getContext(), ShapedType::kDynamic,
+                                         strides);
+    memrefType =
+        MemRefType::get(type.getShape(), type.getElementType(), layout);
+  }
   return bufferization::ToBufferOp::create(b, loc, memrefType, tensor,
                                            /*read_only=*/true);
 }

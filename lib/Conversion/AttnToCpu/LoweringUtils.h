@@ -54,7 +54,9 @@ SmallVector<Value> getBroadcastDynamicSizes(OpBuilder &b, Location loc,
 void assertEqualSizes(OpBuilder &b, Location loc, Value a, Value c,
                       StringRef message);
 
-/// A read-only buffer view of `tensor` (bufferization.to_buffer).
+/// A read-only buffer view of `tensor` (bufferization.to_buffer): contiguous
+/// rows at dynamic row strides and offset, so that a slice of rows needs no
+/// copy (the identity layout where the rows may be strided).
 Value toReadOnlyBuffer(OpBuilder &b, Location loc, Value tensor);
 
 /// A 64-byte aligned buffer of `elementType` and `sizes` (freed by the

@@ -212,12 +212,15 @@ def _grouped_mm(ex, x, w, offs, out: TensorType) -> Value:
         body.append(f"{wt} = tensor.extract_slice {w.name}[{e}, 0, 0] "
                     f"[1, {k}, {n}] [1, 1, 1] : {w.type} to {wt_t}")
     acc_part = f"tensor<?x{n}x{mlir.element_type(acc_dtype)}>"
-    empty, zero_f, filled, y, new = (b.fresh() for _ in range(5))
+    slot, zero_f, filled, y, new = (b.fresh() for _ in range(5))
+    # The group's product goes straight into its rows of the accumulator
+    # (an extract/insert pair that bufferizes in place: no copy per group).
     body += [
-        f"{empty} = tensor.empty({count}) : {acc_part}",
+        f"{slot} = tensor.extract_slice {acc}[{start}, 0] [{count}, {n}] "
+        f"[1, 1] : {acc_t} to {acc_part}",
         f"{zero_f} = arith.constant {mlir.scalar_literal(0, acc_dtype)}",
         f"{filled} = linalg.fill ins({zero_f} : {mlir.element_type(acc_dtype)})"
-        f" outs({empty} : {acc_part}) -> {acc_part}",
+        f" outs({slot} : {acc_part}) -> {acc_part}",
         f"{y} = linalg.matmul ins({xs}, {wt} : {dyn_part}, {wt_t}) "
         f"outs({filled} : {acc_part}) -> {acc_part}",
         f"{new} = tensor.insert_slice {y} into {acc}[{start}, 0] "

@@ -12,7 +12,7 @@
 // tiles (ldtilecfg) at the entry of a function that uses them, and the
 // fallback must not run even that.
 // CHECK: func.func private @attnrt_amx_available() -> i32
-// CHECK-LABEL: func.func private @matmul_odd_amx(%{{.+}}: memref<37x40xbf16>, %{{.+}}: memref<8x37xbf16>, %{{.+}}: memref<8x40xbf16>) attributes {passthrough = ["noinline"]}
+// CHECK-LABEL: func.func private @matmul_odd_amx(%{{.+}}: memref<37x40xbf16{{(, strided<\[[0-9?, ]+\], offset: \?>)?}}>, %{{.+}}: memref<8x37xbf16{{(, strided<\[[0-9?, ]+\], offset: \?>)?}}>, %{{.+}}: memref<8x40xbf16{{(, strided<\[[0-9?, ]+\], offset: \?>)?}}>) attributes {passthrough = ["noinline"]}
 // CHECK: scf.forall
 // CHECK-DAG: %[[ACC:.+]] = memref.alloc() {alignment = 64 : i64} : memref<32x64xf32>
 // CHECK-DAG: %[[PANEL:.+]] = memref.alloc() {alignment = 64 : i64} : memref<32x128xbf16>

@@ -20,7 +20,7 @@
 // CHECK: %[[ALL:.+]] = arith.ceildivui %{{.+}}, %c2 : index
 // CHECK: scf.for %[[P:.+]] = %c0 to %[[WHOLE]] step %c1 iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
 // CHECK: %[[B0:.+]] = vector.load %[[PANEL]][%[[P]], %{{.+}}] : memref<19x96xbf16>, vector<32xbf16>
-// CHECK: %[[PAIR:.+]] = vector.load %{{.+}}[%{{.+}}, %{{.+}}] : memref<8x37xbf16>, vector<2xbf16>
+// CHECK: %[[PAIR:.+]] = vector.load %{{.+}}[%{{.+}}, %{{.+}}] : memref<8x37xbf16{{(, strided<\[[0-9?, ]+\], offset: \?>)?}}>, vector<2xbf16>
 // CHECK: %[[WORD:.+]] = vector.bitcast %[[PAIR]] : vector<2xbf16> to vector<1xi32>
 // CHECK: %[[WORDS:.+]] = vector.broadcast %[[WORD]] : vector<1xi32> to vector<16xi32>
 // CHECK: %[[A0:.+]] = vector.bitcast %[[WORDS]] : vector<16xi32> to vector<32xbf16>
@@ -28,7 +28,7 @@
 // CHECK-NOT: vector.fma
 // The last, odd k: (a[m, K - 1], 0).
 // CHECK: scf.for %{{.+}} = %[[WHOLE]] to %[[ALL]] step %c1
-// CHECK: %[[LAST:.+]] = memref.load %{{.+}}[%{{.+}}, %{{.+}}] : memref<8x37xbf16>
+// CHECK: %[[LAST:.+]] = memref.load %{{.+}}[%{{.+}}, %{{.+}}] : memref<8x37xbf16{{(, strided<\[[0-9?, ]+\], offset: \?>)?}}>
 // CHECK: vector.from_elements %[[LAST]], %{{.+}} : vector<2xbf16>
 // CHECK: x86vector.avx512.dot
 // CHECK-NOT: vector.fma
@@ -56,7 +56,7 @@ func.func @matmul_odd_k(%a: tensor<8x37xbf16>, %b: tensor<37x40xbf16>) -> tensor
 // CHECK-LABEL: func.func @linear
 // CHECK: scf.forall
 // CHECK: %[[PANEL:.+]] = memref.alloc() {alignment = 64 : i64} : memref<35x96xbf16>
-// CHECK: %[[ROW:.+]] = vector.load %{{.+}}[%{{.+}}, %{{.+}}] : memref<40x70xbf16>, vector<32xbf16>
+// CHECK: %[[ROW:.+]] = vector.load %{{.+}}[%{{.+}}, %{{.+}}] : memref<40x70xbf16{{(, strided<\[[0-9?, ]+\], offset: \?>)?}}>, vector<32xbf16>
 // CHECK: vector.bitcast %[[ROW]] : vector<32xbf16> to vector<16xi32>
 // CHECK: vector.shuffle %{{.+}}, %{{.+}} [0, 16, 1, 17, {{.*}}] : vector<16xi32>, vector<16xi32>
 // CHECK: %[[OUT:.+]] = vector.bitcast %{{.+}} : vector<16xi32> to vector<32xbf16>

@@ -18,10 +18,10 @@
 // CHECK:   %[[ACC:.+]] = memref.alloc() {{.*}} : memref<18x32xf32>
 // CHECK:   %[[PANEL:.+]] = memref.alloc() {{.*}} : memref<64x32xf32>
 // CHECK:   %[[WIDE:.+]] = memref.alloc() {{.*}} : memref<18x64xf32>
-// CHECK:   vector.load %[[RHS]][%[[I0]], %c0{{.*}}] : memref<2x1x64x32xf16>, vector<8xf16>
+// CHECK:   vector.load %[[RHS]][%[[I0]], %c0{{.*}}] : memref<2x1x64x32xf16{{(, strided<\[[0-9?, ]+\], offset: \?>)?}}>, vector<8xf16>
 // CHECK:   arith.extf %{{.+}} : vector<8xf16> to vector<8xf32>
 // CHECK:   vector.store %{{.+}}, %[[PANEL]]
-// CHECK:   vector.load %[[LHS]][%[[I0]], %[[I1]], {{.+}}] : memref<2x8x16x64xf16>, vector<8xf16>
+// CHECK:   vector.load %[[LHS]][%[[I0]], %[[I1]], {{.+}}] : memref<2x8x16x64xf16{{(, strided<\[[0-9?, ]+\], offset: \?>)?}}>, vector<8xf16>
 // CHECK:   arith.extf %{{.+}} : vector<8xf16> to vector<8xf32>
 // CHECK:   vector.store %{{.+}}, %[[WIDE]]
 // CHECK:   scf.for {{.+}} iter_args({{.+}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>) {
@@ -68,7 +68,7 @@ func.func @matmul_broadcast_f16(%a: tensor<2x8x16x64xf16>, %b: tensor<2x1x64x32x
 // CHECK: %[[BLOCKS:.+]] = arith.ceildivui %[[M]], %[[MB]]
 // CHECK: scf.forall ({{.+}}) in (%[[D0]], %[[BLOCKS]], 1)
 // CHECK: memref.alloc() {{.*}} : memref<258x32xf32>
-// CHECK: vector.load %[[RHS]][%{{[^,]+}}, %{{[^,]+}}] : memref<64x32xf32>
+// CHECK: vector.load %[[RHS]][%{{[^,]+}}, %{{[^,]+}}] : memref<64x32xf32{{(, strided<\[[0-9?, ]+\], offset: \?>)?}}>
 // CHECK-NOT: arith.truncf
 // CHECK: return
 func.func @matmul_dynamic(%a: tensor<?x?x64xf32>, %b: tensor<64x32xf32>) -> tensor<?x?x32xf32> {

@@ -21,9 +21,9 @@
 // The GEMM reads each kc x nc panel of the argument in place: no panel is
 // allocated or packed per call.
 // GEMM-LABEL: func.func @linear(
-// GEMM: %[[PB:.+]] = bufferization.to_buffer %{{.+}} read_only : tensor<24x3x256x128xf32> to memref<24x3x256x128xf32>
+// GEMM: %[[PB:.+]] = bufferization.to_buffer %{{.+}} read_only : tensor<24x3x256x128xf32> to memref<24x3x256x128xf32{{(, strided<\[[0-9?, ]+\], offset: \?>)?}}>
 // GEMM-NOT: memref<256x128xf32>
-// GEMM: vector.load %[[PB]][%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] : memref<24x3x256x128xf32>, vector<16xf32>
+// GEMM: vector.load %[[PB]][%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] : memref<24x3x256x128xf32{{(, strided<\[[0-9?, ]+\], offset: \?>)?}}>, vector<16xf32>
 // GEMM: vector.fma
 // GEMM-LABEL: func.func @linear_pack_1(
 // GEMM: scf.forall (%[[J:.+]], %[[KB:.+]]) in (24, 3)

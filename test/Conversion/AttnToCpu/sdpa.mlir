@@ -8,12 +8,12 @@
 // tensor. math: the [2, 8, 128, 128] scores in f32.
 // CHECK-LABEL: func.func @causal_f16
 // FLASH-NOT: tensor<2x8x128x128xf32>
-// FLASH: %[[QB:.+]] = bufferization.to_buffer %{{.+}} read_only : tensor<2x8x128x64xf16> to memref<2x8x128x64xf16>
+// FLASH: %[[QB:.+]] = bufferization.to_buffer %{{.+}} read_only : tensor<2x8x128x64xf16> to memref<2x8x128x64xf16{{(, strided<\[[0-9?, ]+\], offset: \?>)?}}>
 // FLASH: %[[OUT:.+]] = memref.alloc() {alignment = 64 : i64} : memref<2x8x128x64xf16>
 // FLASH: scf.forall (%[[B:.+]], %[[H:.+]], %{{.+}}) in (2, 8, 2) {
 // FLASH: memref.alloc() {{.*}} : memref<64x96xf32>
 // q^T of the block, converted once:
-// FLASH: memref.load %[[QB]][%[[B]], %[[H]], %{{.+}}, %{{.+}}] : memref<2x8x128x64xf16>
+// FLASH: memref.load %[[QB]][%[[B]], %[[H]], %{{.+}}, %{{.+}}] : memref<2x8x128x64xf16{{(, strided<\[[0-9?, ]+\], offset: \?>)?}}>
 // FLASH: arith.extf {{.+}} : f16 to f32
 // causal: no key block past the query block's last row (signed bounds,
 // clamped to [0, S])
@@ -59,7 +59,7 @@ func.func @causal_f16(%q: tensor<2x8x128x64xf16>, %k: tensor<2x8x128x64xf16>, %v
 // FLASH: %[[K:.+]] = bufferization.to_buffer %{{.+}} read_only : tensor<1x2x32x64xf32>
 // FLASH: scf.forall (%[[B:.+]], %[[H:.+]], %{{.+}}) in (2, 8, 1)
 // FLASH: %[[KVH:.+]] = arith.divui %[[H]], %{{.+}} : index
-// FLASH: memref.load %[[K]][%c0, %[[KVH]], %{{.+}}, %{{.+}}] : memref<1x2x32x64xf32>
+// FLASH: memref.load %[[K]][%c0, %[[KVH]], %{{.+}}, %{{.+}}] : memref<1x2x32x64xf32{{(, strided<\[[0-9?, ]+\], offset: \?>)?}}>
 // MATH: linalg.generic {indexing_maps = [#{{.+}}, #[[$KV]], #{{.+}}]
 func.func @gqa_broadcast(%q: tensor<2x8x16x64xf32>, %k: tensor<1x2x32x64xf32>, %v: tensor<1x2x32x64xf32>) -> tensor<2x8x16x64xf32> {
   %o = attn.sdpa %q, %k, %v : (tensor<2x8x16x64xf32>, tensor<1x2x32x64xf32>, tensor<1x2x32x64xf32>) -> tensor<2x8x16x64xf32>
