@@ -88,9 +88,12 @@ def test_weight_replaced_after_compile():
     model = stack()
     compiled = compile_stack(model)
     check_stack(model, compiled, rows=(5,))
-    model[0].weight = torch.nn.Parameter(torch.randn(130, 300))
+    # Scaled as nn.Linear initialises (unscaled, the f32 results of any two
+    # summation orders are 2e-4 apart, beyond F32_TOL; a stale weight is off
+    # by O(1) either way).
+    model[0].weight = torch.nn.Parameter(torch.randn(130, 300) / 300**0.5)
     check_stack(model, compiled, rows=(5,))
-    model[2].weight.data = torch.randn(33, 130)
+    model[2].weight.data = torch.randn(33, 130) / 130**0.5
     check_stack(model, compiled, rows=(5,))
     # A transposed view of another square weight at the same address.
     square = torch.nn.Sequential(torch.nn.Linear(64, 64)).eval()
