@@ -185,9 +185,10 @@ int64_t getTargetVectorBits(const llvm::TargetMachine &tm);
 /// scheduling model of its CPU rates vdpbf16ps at more products per cycle
 /// than the FMA of the widened operands (2 per lane against 1: its
 /// reciprocal throughput under twice the FMA's, at the width of
-/// getTargetVectorBits). Only the model of a CPU that has AVX512-BF16 by
-/// definition is trusted: another CPU's (a feature added with --mattr, a
-/// virtual machine reporting an older model) is not calibrated for it.
+/// getTargetVectorBits), or a measured rate where LLVM's model misrates
+/// it (Zen 4). Only the model of a CPU that has AVX512-BF16 by definition
+/// is trusted: another CPU's (a feature added with --mattr, a virtual
+/// machine reporting an older model) is not calibrated for it.
 bool targetPrefersBf16Dot(const llvm::TargetMachine &tm);
 
 /// Whether bf16 GEMMs on `tm` run on AMX tiles (the lowering's amx): the
