@@ -338,6 +338,40 @@ def AttnCpuPrepackWeights : Pass<"attn-cpu-prepack-weights", "::mlir::ModuleOp">
   ];
 }
 
+def AttnCpuLowerStridedCopies : Pass<"attn-cpu-lower-strided-copies"> {
+  let summary = "Copy buffers of contiguous rows, not dense as a whole, in "
+                "vector loops";
+  let description = [{
+    A `memref.copy` whose source and target have contiguous rows (last
+    stride 1) but are not both dense (a KV cache's rows, the dense copy of
+    a view that attn-cpu-dense-call-arguments makes, a slice of a wider
+    buffer) becomes loops over the rows, each row moved in whole vectors
+    of `vector-bits` and one masked vector for its last elements.
+    memref-to-llvm lowers such a copy to the MLIR runtime's `memrefCopy`,
+    one element per step of a generic index walk. Copies of dense buffers
+    (one memcpy there), of rows with another stride, and of elements that
+    are not whole bytes (i1) are left as they are.
+
+    ```mlir
+    memref.copy %a, %b : memref<?x4x?x64xf32> to
+        memref<?x4x?x64xf32, strided<[43776, 10944, 64, 1]>>
+    // becomes, for each %i, %j, %k over the first three dims:
+    %v = vector.load %a[%i, %j, %k, %c0] : memref<?x4x?x64xf32>, vector<8xf32>
+    vector.store %v, %b[%i, %j, %k, %c0] : ...
+    // ... then a vector.maskedload / vector.maskedstore of the last
+    // (64 mod 8) elements when there are any
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect"];
+  let options = [
+    Option<"vectorBits", "vector-bits", "int64_t", /*default=*/"256",
+           "The width of the vectors a row moves in">
+  ];
+}
+
 def AttnCpuDenseCallArguments : Pass<"attn-cpu-dense-call-arguments", "::mlir::ModuleOp"> {
   let summary = "Copy strided views passed as dense call arguments";
   let description = [{

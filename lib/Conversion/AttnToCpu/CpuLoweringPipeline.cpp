@@ -135,6 +135,11 @@ static void addBufferizeToLoopsPasses(OpPassManager &pm,
   // Deallocation leaves bufferization.clone where a function returns a
   // buffer it does not own (e.g. one of its arguments).
   pm.addPass(createConvertBufferizationToMemRefPass());
+  // Copies of views (cache rows, dense copies of them for the kernels)
+  // in vectors instead of the runtime's element-wise memrefCopy.
+  AttnCpuLowerStridedCopiesOptions copies;
+  copies.vectorBits = options.vectorBits;
+  pm.addPass(createAttnCpuLowerStridedCopies(copies));
 
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   if (options.numThreads == 1) {
