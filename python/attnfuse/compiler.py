@@ -324,9 +324,17 @@ class _PackedWeight:
     entry point, and the panels of the weight last packed with the
     `data_ptr()` and `_version` it had then."""
 
+    DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16}
+
     def __init__(self, library: str, entry: dict):
         self.weight_shape = tuple(entry["weight_shape"])
-        packed = TensorType(tuple(entry["packed_shape"]), torch.float32)
+        dtype = entry.get("dtype", "f32")
+        if dtype not in self.DTYPES:
+            raise AttnFuseError(f"the weights manifest of {library} packs "
+                                f"{dtype} weights, which this front end "
+                                f"does not know")
+        self.dtype = self.DTYPES[dtype]
+        packed = TensorType(tuple(entry["packed_shape"]), self.dtype)
         self._pack = CompiledFunction(library, entry["entry"], [packed])
         self._source = None
         self._key = None
@@ -341,11 +349,11 @@ class _PackedWeight:
         if self.panels is None or self._key != key:
             dense = weight.detach().cpu().contiguous()
             if tuple(dense.shape) != self.weight_shape or \
-                    dense.dtype != torch.float32:
+                    dense.dtype != self.dtype:
                 raise AttnFuseError(
                     f"a prepacked weight is {tuple(dense.shape)} "
                     f"{dense.dtype}, compiled for {self.weight_shape} "
-                    f"torch.float32")
+                    f"{self.dtype}")
             self.panels = self._pack([dense])[0]
             self._source, self._key = weight, key
         return self.panels
@@ -401,7 +409,8 @@ def compile(module, example_inputs, target="cpu", backend="auto",
     `backend` picks the CPU lowering of attn.sdpa: auto, flash or math.
     `example_kwargs`: keyword inputs (a Hugging Face model's
     `attention_mask=`), passed by name to the compiled module too.
-    `prepack_weights=True`: f32 weights that only feed GEMMs are packed
+    `prepack_weights=True`: f32 weights that only feed GEMMs (and bf16
+    ones where the target's GEMMs multiply bf16 pairs) are packed
     once into the GEMM's panels (`attn-compile --prepack-weights`), which
     saves the packing on every call and keeps a packed copy of each such
     weight beside the module's own (docs/python.md)."""

@@ -331,12 +331,16 @@ static LogicalResult prepackModuleWeights(ModuleOp module,
   PassManager pm(module.getContext());
   attn::AttnCpuPrepackWeightsOptions options;
   options.vectorBits = attn::getTargetVectorBits(tm);
+  // The pair path's panels, where bf16 GEMMs take it (AMX tiles pack their
+  // own blocks).
+  options.bf16Pairs = attn::targetPrefersBf16Dot(tm) && !attn::targetHasAmx(tm);
   pm.addPass(attn::createAttnCpuPrepackWeights(options));
   return pm.run(module);
 }
 
 /// The weights manifest: per public function, its packed arguments with
-/// their pack entry point, the weight's shape and the panels' shape.
+/// their pack entry point, the weight's shape, the panels' shape and their
+/// element type.
 static std::string buildWeightsManifest(ModuleOp module) {
   llvm::json::Object functions;
   for (auto func : module.getOps<func::FuncOp>()) {
@@ -352,12 +356,20 @@ static std::string buildWeightsManifest(ModuleOp module) {
       auto shape = [](Type t) {
         return llvm::json::Array(cast<ShapedType>(t).getShape());
       };
+      // The weight's and the panels' element type (f32 or bf16).
+      auto dtype = [](Type t) {
+        std::string s;
+        llvm::raw_string_ostream os(s);
+        os << cast<ShapedType>(t).getElementType();
+        return s;
+      };
       packed.push_back(llvm::json::Object{
           {"arg", i},
           {"entry", name.getValue()},
           {"transposed", static_cast<bool>(info.get("transposed"))},
           {"weight_shape", shape(pack.getArgumentTypes()[0])},
-          {"packed_shape", shape(func.getArgumentTypes()[i])}});
+          {"packed_shape", shape(func.getArgumentTypes()[i])},
+          {"dtype", dtype(pack.getArgumentTypes()[0])}});
     }
     if (!packed.empty())
       functions[func.getSymName()] = std::move(packed);

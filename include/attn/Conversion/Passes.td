@@ -316,9 +316,14 @@ def AttnCpuPrepackWeights : Pass<"attn-cpu-prepack-weights", "::mlir::ModuleOp">
     `attn.packed = {entry = "<f>_pack_<i>", transposed}` so that callers
     (attn-compile's manifest) know which arguments take packed panels.
 
-    Weights that are not static f32 matrices (bf16), that have any other
-    use (an embedding tied to the output projection) or that GEMMs read
-    both as stored and transposed are left alone with a remark.
+    With `bf16-pairs` (a target whose bf16 GEMMs multiply pairs with
+    AVX512-BF16's `vdpbf16ps` and have no AMX tiles: attn-compile sets it
+    from the target), a bf16 weight that GEMMs multiply by bf16 left
+    operands becomes the `[NB, KB, kc / 2, 2 * nc]` bf16 pairs of that
+    path. Weights that are not static f32 (or such bf16) matrices, that
+    have any other use (an embedding tied to the output projection) or
+    that GEMMs read both as stored and transposed are left alone with a
+    remark.
 
     ```mlir
     func.func @f(%x: tensor<128x768xf32>,
@@ -334,7 +339,10 @@ def AttnCpuPrepackWeights : Pass<"attn-cpu-prepack-weights", "::mlir::ModuleOp">
   let options = [
     Option<"vectorBits", "vector-bits", "int64_t", /*default=*/"256",
            "The target's vector width (128, 256 or 512), which sets the "
-           "panels' layout: it must be the CPU lowering's">
+           "panels' layout: it must be the CPU lowering's">,
+    Option<"bf16Pairs", "bf16-pairs", "bool", /*default=*/"false",
+           "Also pack bf16 weights, in pairs of k for vdpbf16ps: only for "
+           "a target whose CPU lowering has bf16-dot and not amx">
   ];
 }
 

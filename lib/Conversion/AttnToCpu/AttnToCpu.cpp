@@ -50,15 +50,24 @@ SdpaCpuBackend mlir::attn::getSdpaCpuBackend(Operation *sdpa,
 /// A located error for an op that no pattern can lower (checked before
 /// anything changes).
 /// A located error unless every user of `op` is a GEMM that reads its
-/// panels (the rhs of a 2-D linalg.matmul on tensors with an f32 result)
-/// and the panels' columns are whole vectors of `vectorBits`.
+/// panels (the rhs of a 2-D linalg.matmul on tensors with an f32 result;
+/// with a bf16 lhs for bf16 pairs) and the target can read them: whole
+/// vectors of `vectorBits` in the panels' columns, and for bf16 pairs a
+/// target that multiplies them (`bf16Dot`).
 static LogicalResult checkPackedPanels(Operation *op, RankedTensorType packed,
-                                       int64_t vectorBits) {
-  if (!cpu::isPackedRhsLowerable(packed, vectorBits))
+                                       int64_t vectorBits, bool bf16Dot) {
+  bool pairs = packed.getElementType().isBF16();
+  if (pairs && !bf16Dot)
+    return op->emitOpError()
+           << "cannot be lowered to CPU code: bf16 panels are packed in "
+              "pairs for AVX512-BF16's vdpbf16ps, which the target does not "
+              "use for GEMMs (pack the weight for this target, or not at "
+              "all)";
+  if (!cpu::isPackedRhsLowerable(packed, vectorBits, bf16Dot))
     return op->emitOpError()
            << "cannot be lowered to CPU code: the panels' nc = "
-           << packed.getDimSize(3) << " is not a whole number of "
-           << vectorBits << "-bit vectors";
+           << (pairs ? packed.getDimSize(3) / 2 : packed.getDimSize(3))
+           << " is not a whole number of " << vectorBits << "-bit vectors";
   auto unpack = dyn_cast<UnpackWeightOp>(op);
   if (!unpack)
     return success();
@@ -73,18 +82,25 @@ static LogicalResult checkPackedPanels(Operation *op, RankedTensorType packed,
              << "cannot be lowered to CPU code: its only users must be "
                 "2-D linalg.matmul ops with an f32 result that take it as "
                 "their right operand";
+    if (pairs && !cast<ShapedType>(matmul.getDpsInputs()[0].getType())
+                      .getElementType()
+                      .isBF16())
+      return unpack.emitOpError()
+             << "cannot be lowered to CPU code: bf16 pairs are multiplied "
+                "only with a bf16 left operand";
   }
   return success();
 }
 
 static LogicalResult checkLowerable(Operation *op, SdpaCpuBackend backend,
-                                    int64_t vectorBits) {
+                                    int64_t vectorBits, bool bf16Dot) {
   if (failed(cpu::checkLowerableToCpu(op)))
     return failure();
   if (auto pack = dyn_cast<PackWeightOp>(op))
-    return checkPackedPanels(op, pack.getType(), vectorBits);
+    return checkPackedPanels(op, pack.getType(), vectorBits, bf16Dot);
   if (auto unpack = dyn_cast<UnpackWeightOp>(op))
-    return checkPackedPanels(op, unpack.getPacked().getType(), vectorBits);
+    return checkPackedPanels(op, unpack.getPacked().getType(), vectorBits,
+                             bf16Dot);
   auto sdpa = dyn_cast<SdpaOp>(op);
   if (!sdpa)
     return success();
@@ -141,7 +157,8 @@ struct AttnLowerToCpuPass
       // attn.yield belongs to its attn.sdpa's score_mod and goes with it.
       if (isa_and_nonnull<AttnDialect>(op->getDialect()) && !isa<YieldOp>(op))
         ok &= succeeded(
-            checkLowerable(op, options->backend, options->vectorBits));
+            checkLowerable(op, options->backend, options->vectorBits,
+                           options->bf16Dot));
       else if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op))
         ok &= succeeded(checkExpandShape(expand));
     });

@@ -99,10 +99,13 @@ GemmTiling chooseGemmTiling(const GemmOperands &g, int64_t vectorBits,
   t.pairDot = bf16Dot && ct.isF32() && elementType(g.lhs).isBF16() &&
               elementType(g.rhs).isBF16() && isPairDotWidth(t.lanes);
   if (g.rhsPacked) {
-    // The blocks are the panels' (getPackedRhsType chose them).
+    // The blocks are the panels' (getPackedRhsType chose them); bf16 pairs
+    // hold half the rows and twice the columns.
     ArrayRef<int64_t> shape = cast<ShapedType>(g.rhs.getType()).getShape();
-    t.kc = shape[2];
-    t.nc = shape[3];
+    bool pairs = elementType(g.rhs).isBF16();
+    assert(pairs == t.pairDot && "bf16 panels need the pair path");
+    t.kc = pairs ? 2 * shape[2] : shape[2];
+    t.nc = pairs ? shape[3] / 2 : shape[3];
   }
   return t;
 }
@@ -344,22 +347,26 @@ void GemmLowering::emitWorkItem(ValueRange ivs, Value mb) {
   forLoop(idx(0), k, idx(t.kc), [&](Value k0) {
     Value depth = minu(arith::SubIOp::create(b, loc, k, k0), idx(t.kc));
     BlockView lhs{lhsBuf, lhsBatch, m0, k0};
+    // The prepacked panel of column block n0 / nc and k block k0 / kc.
+    auto prepacked = [&] {
+      return BlockView{
+          rhsBuf,
+          {colBlock, arith::DivUIOp::create(b, loc, k0, idx(t.kc))},
+          nullptr,
+          nullptr};
+    };
     if (t.pairDot) {
       BlockView rhs = g.rhsTransposed ? BlockView{rhsBuf, rhsBatch, n0, k0}
                                       : BlockView{rhsBuf, rhsBatch, k0, n0};
-      BlockView packed = packPairBlock(b, loc, rhs, panel, t.lanes, depth,
-                                       cols, paddedCols, g.rhsTransposed);
+      BlockView packed =
+          g.rhsPacked ? prepacked()
+                      : packPairBlock(b, loc, rhs, panel, t.lanes, depth, cols,
+                                      paddedCols, g.rhsTransposed);
       emitPairPanel(lhs, packed, acc, rows, colVecs, depth);
       return;
     }
-    // The panel of column block n0 / nc and k block k0 / kc.
     BlockView packed =
-        g.rhsPacked
-            ? BlockView{rhsBuf,
-                        {colBlock, arith::DivUIOp::create(b, loc, k0,
-                                                          idx(t.kc))},
-                        nullptr,
-                        nullptr}
+        g.rhsPacked ? prepacked()
         : g.rhsTransposed
             ? packTransposedBlock(b, loc, BlockView{rhsBuf, rhsBatch, n0, k0},
                                   panel, vecType, depth, cols, paddedCols)
@@ -557,29 +564,40 @@ Value cpu::buildGemm(OpBuilder &b, Location loc, const GemmOperands &operands,
       .emit(amx && isAmxProduct(operands));
 }
 
-RankedTensorType cpu::getPackedRhsType(MLIRContext *ctx, int64_t k, int64_t n,
+RankedTensorType cpu::getPackedRhsType(Type element, int64_t k, int64_t n,
                                        int64_t vectorBits) {
-  Type f32 = Float32Type::get(ctx);
+  Type f32 = Float32Type::get(element.getContext());
   GemmTiling t = getBaseTiling(f32, vectorBits);
   // The blocks' extents for a static product, as emitWorkItem sizes them.
   int64_t kc = std::max<int64_t>(1, std::min(t.kc, k));
   int64_t nc = std::max<int64_t>(
       t.lanes, std::min<int64_t>(t.nc, llvm::alignTo(n, t.lanes)));
-  return RankedTensorType::get(
-      {static_cast<int64_t>(llvm::divideCeil(n, nc)),
-       static_cast<int64_t>(llvm::divideCeil(k, kc)), kc, nc},
-      f32);
+  int64_t nb = llvm::divideCeil(n, nc), kb = llvm::divideCeil(k, kc);
+  if (element.isBF16())
+    // Pairs of k (t.kc is even: only a single block of odd K has an odd
+    // kc, whose last pair is padded with zero).
+    return RankedTensorType::get({nb, kb, llvm::divideCeil(kc, 2), 2 * nc},
+                                 element);
+  return RankedTensorType::get({nb, kb, kc, nc}, f32);
 }
 
-bool cpu::isPackedRhsLowerable(RankedTensorType type, int64_t vectorBits) {
-  int64_t lanes = getVectorLanes(type.getElementType(), vectorBits);
-  return type.getElementType().isF32() && type.getRank() == 4 &&
-         type.hasStaticShape() && type.getDimSize(3) % lanes == 0;
+bool cpu::isPackedRhsLowerable(RankedTensorType type, int64_t vectorBits,
+                               bool bf16Dot) {
+  Type element = type.getElementType();
+  int64_t lanes = getVectorLanes(Float32Type::get(type.getContext()),
+                                 vectorBits);
+  if (type.getRank() != 4 || !type.hasStaticShape())
+    return false;
+  if (element.isBF16())
+    return bf16Dot && isPairDotWidth(lanes) &&
+           type.getDimSize(3) % (2 * lanes) == 0;
+  return element.isF32() && type.getDimSize(3) % lanes == 0;
 }
 
 namespace {
 /// attn.pack_weight's loops: one work item per panel, each packed by the
-/// GEMM's own pack code into its slice of the result.
+/// GEMM's own pack code (packBlock, packTransposedBlock, or packPairBlock
+/// for bf16 pairs) into its slice of the result.
 class PackWeightLowering : Emitter {
 public:
   PackWeightLowering(OpBuilder &b, Location loc, int64_t lanes)
@@ -589,7 +607,7 @@ public:
     ArrayRef<int64_t> shape = packedType.getShape();
     auto weightShape = cast<RankedTensorType>(weight.getType()).getShape();
     Value source = toBuffer(weight);
-    auto outType = MemRefType::get(shape, ct);
+    auto outType = MemRefType::get(shape, packedType.getElementType());
     Value out = memref::AllocOp::create(b, loc, outType, ValueRange{},
                                         b.getI64IntegerAttr(64));
     auto forall = scf::ForallOp::create(
@@ -599,7 +617,7 @@ public:
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPoint(forall.getBody()->getTerminator());
-      emitPanel(source, out, forall.getInductionVars(), shape,
+      emitPanel(source, out, forall.getInductionVars(), outType,
                 weightShape[transposed ? 0 : 1],
                 weightShape[transposed ? 1 : 0], transposed);
     }
@@ -610,38 +628,53 @@ public:
 
 private:
   /// Packs panel (j, kb) = `ivs` of the [k, n] operand in `source` into
-  /// out[j, kb] (of `shape`).
-  void emitPanel(Value source, Value out, ValueRange ivs,
-                 ArrayRef<int64_t> shape, int64_t n, int64_t k,
-                 bool transposed) {
-    int64_t kc = shape[2], nc = shape[3];
+  /// out[j, kb] (of `outType`).
+  void emitPanel(Value source, Value out, ValueRange ivs, MemRefType outType,
+                 int64_t n, int64_t k, bool transposed) {
+    ArrayRef<int64_t> shape = outType.getShape();
+    int64_t lanes = vecType.getNumElements();
+    bool pairs = outType.getElementType().isBF16();
+    // The panel's rows and columns as stored: kc / 2 pairs x 2 * nc for
+    // bf16 pairs.
+    int64_t rows = shape[2], width = shape[3];
+    int64_t kc = pairs ? 2 * rows : rows, nc = pairs ? width / 2 : width;
     Value j = ivs[0], kb = ivs[1];
     Value n0 = mul(j, idx(nc)), k0 = mul(kb, idx(kc));
     Value depth = minu(arith::SubIOp::create(b, loc, idx(k), k0), idx(kc));
     Value cols = minu(arith::SubIOp::create(b, loc, idx(n), n0), idx(nc));
-    // The [kc, nc] panel (j, kb) as a 2-D view.
+    // The panel (j, kb) as a 2-D view.
     auto panelType = MemRefType::get(
-        {kc, nc}, ct,
+        {rows, width}, outType.getElementType(),
         StridedLayoutAttr::get(b.getContext(), ShapedType::kDynamic,
-                               {nc, 1}));
+                               {width, 1}));
     Value panel = memref::SubViewOp::create(
         b, loc, panelType, out,
         ArrayRef<OpFoldResult>{j, kb, b.getIndexAttr(0), b.getIndexAttr(0)},
         ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1),
-                               b.getIndexAttr(kc), b.getIndexAttr(nc)},
+                               b.getIndexAttr(rows), b.getIndexAttr(width)},
         ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1),
                                b.getIndexAttr(1), b.getIndexAttr(1)});
-    if (transposed)
+    Value filled = depth;
+    if (pairs) {
+      BlockView view = transposed ? BlockView{source, {}, n0, k0}
+                                  : BlockView{source, {}, k0, n0};
+      packPairBlock(b, loc, view, panel, lanes, depth, cols, idx(nc),
+                    transposed);
+      filled = arith::CeilDivUIOp::create(b, loc, depth, idx(2));
+    } else if (transposed) {
       packTransposedBlock(b, loc, BlockView{source, {}, n0, k0}, panel,
                           vecType, depth, cols, idx(nc));
-    else
+    } else {
       packBlock(b, loc, BlockView{source, {}, k0, n0}, panel, vecType, depth,
                 cols, idx(nc));
-    // The rows past K in the last k block, which the GEMM never reads,
-    // zeroed so that the packed tensor is fully defined.
-    Value zero = createFloatConstantOfType(b, loc, vecType, 0.0);
-    forLoop(depth, idx(kc), idx(1), [&](Value r) {
-      forLoop(idx(0), idx(nc), idx(vecType.getNumElements()), [&](Value c) {
+    }
+    // The rows (pairs) past K in the last k block, which the GEMM never
+    // reads, zeroed so that the packed tensor is fully defined.
+    auto rowType = VectorType::get({pairs ? 2 * lanes : lanes},
+                                   outType.getElementType());
+    Value zero = createFloatConstantOfType(b, loc, rowType, 0.0);
+    forLoop(filled, idx(rows), idx(1), [&](Value r) {
+      forLoop(idx(0), idx(width), idx(rowType.getNumElements()), [&](Value c) {
         vector::StoreOp::create(b, loc, zero, panel, ValueRange{r, c});
       });
     });

@@ -27,26 +27,32 @@ struct GemmOperands {
   /// `rhs` holds the transpose of the right operand, [batch..., N, K]
   /// (nn.Linear's weight as stored): the product reads it in place.
   bool rhsTransposed = false;
-  /// `rhs` is the [NB, KB, kc, nc] f32 panels of a [K, N] operand packed
-  /// ahead of time (attn.pack_weight, getPackedRhsType): the GEMM reads
-  /// them in place with blocks of kc and nc instead of packing. 2-D only.
+  /// `rhs` is the panels of a [K, N] operand packed ahead of time
+  /// (attn.pack_weight, getPackedRhsType): [NB, KB, kc, nc] f32, or bf16
+  /// pairs [NB, KB, kc / 2, 2 * nc] for the pair path. The GEMM reads them
+  /// in place with blocks of kc and nc instead of packing. 2-D only.
   bool rhsPacked = false;
 };
 
-/// The [NB, KB, kc, nc] f32 type of the panels that the GEMM packs for a
-/// static [K, N] f32 right operand with vectors of `vectorBits`: kc and nc
-/// are its k and column blocks (no larger than the operand needs, nc whole
-/// vectors). The GEMM and attn.pack_weight use this one layout.
-RankedTensorType getPackedRhsType(MLIRContext *ctx, int64_t k, int64_t n,
+/// The type of the panels that the GEMM packs for a static [K, N] right
+/// operand of `element` (f32, or bf16 for the pair path) with vectors of
+/// `vectorBits`: [NB, KB, kc, nc] f32 or [NB, KB, kc / 2, 2 * nc] bf16
+/// pairs, where kc and nc are its k and column blocks (no larger than the
+/// operand needs, nc whole f32 vectors). The GEMM and attn.pack_weight use
+/// this one layout.
+RankedTensorType getPackedRhsType(Type element, int64_t k, int64_t n,
                                   int64_t vectorBits);
 
-/// Whether the GEMM for vectors of `vectorBits` can read panels of `type`
-/// ([NB, KB, kc, nc] f32, nc whole vectors).
-bool isPackedRhsLowerable(RankedTensorType type, int64_t vectorBits);
+/// Whether the GEMM for vectors of `vectorBits` can read panels of `type`:
+/// f32 with nc whole vectors, or bf16 pairs with nc whole vectors where
+/// `bf16Dot` says the target multiplies pairs.
+bool isPackedRhsLowerable(RankedTensorType type, int64_t vectorBits,
+                          bool bf16Dot);
 
-/// Packs `weight` ([K, N], or [N, K] when `transposed`, f32, static) into
-/// panels of `packedType` (getPackedRhsType), zero-padded, with the GEMM's
-/// own pack code; one work item per panel. Returns the packed tensor.
+/// Packs `weight` ([K, N], or [N, K] when `transposed`, f32 or bf16,
+/// static) into panels of `packedType` (getPackedRhsType), zero-padded,
+/// with the GEMM's own pack code; one work item per panel. Returns the
+/// packed tensor.
 Value buildPackWeight(OpBuilder &b, Location loc, Value weight,
                       bool transposed, RankedTensorType packedType,
                       int64_t vectorBits);

@@ -3,7 +3,9 @@
 // attn-cpu-prepack-weights: a weight argument that only feeds the CPU GEMM
 // as its right operand becomes the GEMM's packed panels (what freezing
 // gives torch.compile: the weight is packed once, not on every call), and
-// a new entry point packs a raw weight into them.
+// a new entry point packs a raw weight into them. f32 weights become f32
+// panels; bf16 weights, on a target whose GEMMs multiply bf16 pairs, the
+// pair-interleaved panels of that path.
 //
 //===----------------------------------------------------------------------===//
 
@@ -108,8 +110,9 @@ private:
 } // namespace
 
 /// Replaces argument `i` of `func` by its packed panels when it is a static
-/// f32 weight whose only uses are GEMM right operands in one form; else
-/// leaves it with a remark (none for an argument no GEMM reads).
+/// f32 weight (or bf16, with bf16Pairs) whose only uses are GEMM right
+/// operands in one form; else leaves it with a remark (none for an argument
+/// no GEMM reads).
 LogicalResult PrepackWeightsPass::prepack(func::FuncOp func, unsigned i,
                                           SymbolTable &symbols) {
   BlockArgument arg = func.getArgument(i);
@@ -123,12 +126,26 @@ LogicalResult PrepackWeightsPass::prepack(func::FuncOp func, unsigned i,
     return success();
   };
   auto type = dyn_cast<RankedTensorType>(arg.getType());
-  if (!type || type.getRank() != 2 || !type.getElementType().isF32())
-    return remark("only f32 matrices are prepacked");
+  Type element = type ? type.getElementType() : Type();
+  if (!type || type.getRank() != 2 ||
+      !(element.isF32() || element.isBF16()))
+    return remark("only f32 and bf16 matrices are prepacked");
+  if (element.isBF16() && !bf16Pairs)
+    return remark("bf16 weights are prepacked only for targets whose bf16 "
+                  "GEMMs multiply pairs with vdpbf16ps (Cooper Lake, Zen 4), "
+                  "not for AMX targets or targets that widen bf16 to f32");
   if (!type.hasStaticShape())
     return remark("its shape is dynamic");
   if (uses.otherUse)
     return remark("it has uses other than as a GEMM's right operand");
+  if (element.isBF16() &&
+      !llvm::all_of(uses.gemmOperands, [](OpOperand *use) {
+        return cast<ShapedType>(
+                   use->getOwner()->getOperand(0).getType())
+            .getElementType()
+            .isBF16();
+      }))
+    return remark("a GEMM multiplies it by a left operand that is not bf16");
   bool transposed = !uses.transposes.empty();
   if (transposed && uses.plain)
     return remark("GEMMs read it both as stored and transposed");
@@ -142,10 +159,10 @@ LogicalResult PrepackWeightsPass::prepack(func::FuncOp func, unsigned i,
   int64_t n = type.getDimSize(transposed ? 0 : 1);
   MLIRContext *ctx = &getContext();
   RankedTensorType packedType =
-      cpu::getPackedRhsType(ctx, k, n, vectorBits);
+      cpu::getPackedRhsType(element, k, n, vectorBits);
   OpBuilder b = OpBuilder::atBlockBegin(&func.front());
   arg.setType(packedType);
-  auto operand = RankedTensorType::get({k, n}, type.getElementType());
+  auto operand = RankedTensorType::get({k, n}, element);
   Value unpacked =
       UnpackWeightOp::create(b, arg.getLoc(), operand, arg).getResult();
   for (OpOperand *use : uses.gemmOperands)

@@ -32,3 +32,13 @@ func.func @partial_vectors(%w: tensor<100x70xf32>) -> tensor<1x1x70x104xf32> {
   %p = attn.pack_weight %w transposed : tensor<100x70xf32> -> tensor<1x1x70x104xf32>
   return %p : tensor<1x1x70x104xf32>
 }
+
+// -----
+
+// bf16 pairs on a target whose GEMMs do not multiply pairs (this RUN line
+// has no bf16-dot; negative_packed-pairs.mlir has it).
+func.func @pairs_without_dot(%w: tensor<100x70xbf16>) -> tensor<1x1x35x256xbf16> {
+  // expected-error @below {{cannot be lowered to CPU code: bf16 panels are packed in pairs for AVX512-BF16's vdpbf16ps, which the target does not use for GEMMs (pack the weight for this target, or not at all)}}
+  %p = attn.pack_weight %w transposed : tensor<100x70xbf16> -> tensor<1x1x35x256xbf16>
+  return %p : tensor<1x1x35x256xbf16>
+}

@@ -1,10 +1,19 @@
 // RUN: attn-opt %s --attn-cpu-prepack-weights=vector-bits=512 --split-input-file --verify-diagnostics | FileCheck %s
 // RUN: not attn-opt %s --split-input-file --attn-cpu-prepack-weights=vector-bits=100 2>&1 | FileCheck %s --check-prefix=BITS
+// With bf16-pairs, @bf16 is packed (prepack-weights.mlir) and @mixed gets
+// its own remark; the others keep theirs (@taken fails as before).
+// RUN: not attn-opt %s --split-input-file --attn-cpu-prepack-weights="vector-bits=512 bf16-pairs=true" 2>&1 >/dev/null | FileCheck %s --check-prefix=PAIRS
+// PAIRS-NOT: @bf16 is not prepacked
+// PAIRS: weight argument #1 of @f16 is not prepacked: only f32 and bf16 matrices are prepacked
+// PAIRS: weight argument #1 of @dynamic is not prepacked: its shape is dynamic
+// PAIRS: weight argument #1 of @mixed is not prepacked: a GEMM multiplies it by a left operand that is not bf16
 
 // BITS: vector-bits must be 128, 256 or 512, not 100
 
 // Weights that are not packed keep their type, with a remark when a GEMM
-// reads them: bf16 (f32 only), dynamic shapes, a weight with another use
+// reads them: bf16 without bf16-pairs (a target that does not multiply
+// bf16 pairs), a bf16 weight multiplied by an f32 left operand, f16,
+// dynamic shapes, a weight with another use
 // (an embedding tied to the output projection), one read both as stored
 // and transposed. A parameter no GEMM reads (a norm's weight) and an
 // argument not marked attn.weight are left alone silently.
@@ -14,7 +23,7 @@
 // CHECK-NOT: attn.unpack_weight
 // CHECK-NOT: @bf16_pack
 func.func @bf16(%x: tensor<8x32xbf16>,
-                // expected-remark @below {{weight argument #1 of @bf16 is not prepacked: only f32 matrices are prepacked}}
+                // expected-remark @below {{weight argument #1 of @bf16 is not prepacked: bf16 weights are prepacked only for targets whose bf16 GEMMs multiply pairs with vdpbf16ps (Cooper Lake, Zen 4), not for AMX targets or targets that widen bf16 to f32}}
                 %w: tensor<64x32xbf16> {attn.weight}) -> tensor<8x64xf32> {
   %e = tensor.empty() : tensor<32x64xbf16>
   %wt = linalg.transpose ins(%w : tensor<64x32xbf16>) outs(%e : tensor<32x64xbf16>) permutation = [1, 0]
@@ -22,6 +31,23 @@ func.func @bf16(%x: tensor<8x32xbf16>,
   %a = tensor.empty() : tensor<8x64xf32>
   %f = linalg.fill ins(%z : f32) outs(%a : tensor<8x64xf32>) -> tensor<8x64xf32>
   %y = linalg.matmul ins(%x, %wt : tensor<8x32xbf16>, tensor<32x64xbf16>) outs(%f : tensor<8x64xf32>) -> tensor<8x64xf32>
+  return %y : tensor<8x64xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @f16(
+// CHECK-SAME: tensor<64x32xf16> {attn.weight}
+// CHECK-NOT: attn.unpack_weight
+func.func @f16(%x: tensor<8x32xf16>,
+               // expected-remark @below {{weight argument #1 of @f16 is not prepacked: only f32 and bf16 matrices are prepacked}}
+               %w: tensor<64x32xf16> {attn.weight}) -> tensor<8x64xf32> {
+  %e = tensor.empty() : tensor<32x64xf16>
+  %wt = linalg.transpose ins(%w : tensor<64x32xf16>) outs(%e : tensor<32x64xf16>) permutation = [1, 0]
+  %z = arith.constant 0.0 : f32
+  %a = tensor.empty() : tensor<8x64xf32>
+  %f = linalg.fill ins(%z : f32) outs(%a : tensor<8x64xf32>) -> tensor<8x64xf32>
+  %y = linalg.matmul ins(%x, %wt : tensor<8x32xf16>, tensor<32x64xf16>) outs(%f : tensor<8x64xf32>) -> tensor<8x64xf32>
   return %y : tensor<8x64xf32>
 }
 
@@ -107,4 +133,21 @@ func.func @taken(%x: tensor<4x16xf32>, %w: tensor<16x16xf32> {attn.weight}) -> t
 }
 func.func @taken_pack_1() {
   return
+}
+
+// -----
+
+// A bf16 weight that a GEMM multiplies by an f32 left operand: the pair
+// path multiplies bf16 by bf16 only (see the PAIRS RUN line).
+// CHECK-LABEL: func.func @mixed(
+// CHECK-SAME: tensor<32x64xbf16> {attn.weight}
+// CHECK-NOT: attn.unpack_weight
+func.func @mixed(%x: tensor<8x32xf32>,
+                 // expected-remark @below {{weight argument #1 of @mixed is not prepacked}}
+                 %w: tensor<32x64xbf16> {attn.weight}) -> tensor<8x64xf32> {
+  %z = arith.constant 0.0 : f32
+  %a = tensor.empty() : tensor<8x64xf32>
+  %f = linalg.fill ins(%z : f32) outs(%a : tensor<8x64xf32>) -> tensor<8x64xf32>
+  %y = linalg.matmul ins(%x, %w : tensor<8x32xf32>, tensor<32x64xbf16>) outs(%f : tensor<8x64xf32>) -> tensor<8x64xf32>
+  return %y : tensor<8x64xf32>
 }

@@ -1,6 +1,10 @@
 // RUN: attn-opt %s --attn-cpu-prepack-weights=vector-bits=512 --split-input-file | FileCheck %s
 // RUN: attn-opt %s --attn-cpu-prepack-weights=vector-bits=256 --split-input-file | FileCheck %s --check-prefix=YMM
 // RUN: attn-opt %s --attn-cpu-prepack-weights=vector-bits=512 --split-input-file | attn-opt --attn-lower-to-cpu=vector-bits=512 --split-input-file | FileCheck %s --check-prefix=GEMM
+// bf16 weights in pairs of k, for a target whose bf16 GEMMs use vdpbf16ps:
+// RUN: attn-opt %s --attn-cpu-prepack-weights="vector-bits=512 bf16-pairs=true" --split-input-file | FileCheck %s --check-prefix=PAIRS
+// RUN: attn-opt %s --attn-cpu-prepack-weights="vector-bits=256 bf16-pairs=true" --split-input-file | FileCheck %s --check-prefix=PAIRS256
+// RUN: attn-opt %s --attn-cpu-prepack-weights="vector-bits=512 bf16-pairs=true" --split-input-file | attn-opt --attn-lower-to-cpu="vector-bits=512 bf16-dot=true" --split-input-file | FileCheck %s --check-prefix=PGEMM
 
 // nn.Linear's [N, K] weight through a transpose: the argument becomes the
 // [N / nc, K / kc, kc, nc] panels (kc = 256, nc = 128 for both widths),
@@ -66,4 +70,54 @@ func.func @conv1d(%w: tensor<70x100xf32> {attn.weight}, %x: tensor<8x70xf32>, %b
   %y = linalg.matmul ins(%x, %w : tensor<8x70xf32>, tensor<70x100xf32>) outs(%f : tensor<8x100xf32>) -> tensor<8x100xf32>
   %y2 = linalg.matmul ins(%x, %w : tensor<8x70xf32>, tensor<70x100xf32>) outs(%bias : tensor<8x100xf32>) -> tensor<8x100xf32>
   return %y, %y2 : tensor<8x100xf32>, tensor<8x100xf32>
+}
+
+// -----
+
+// bf16 weights with bf16-pairs: nn.Linear's [130, 300] weight becomes
+// [NB, KB, kc / 2, 2 * nc] = [2, 2, 128, 256] pairs; a [33, 40] weight
+// read as stored, with an odd K, one k block of 17 pairs (the last padded)
+// and nc = 48 columns for 16 lanes (40 for 8). Without bf16-pairs (the
+// first RUN line) they stay as stored (negative_prepack-weights.mlir).
+
+// CHECK-LABEL: func.func @pairs(
+// CHECK-SAME: tensor<130x300xbf16> {attn.weight}
+// CHECK-NOT: attn.unpack_weight
+// PAIRS-LABEL: func.func @pairs(
+// PAIRS-SAME: %[[P1:[^:]+]]: tensor<2x2x128x256xbf16> {attn.packed = {entry = "pairs_pack_1", transposed}, attn.weight}, %[[P2:[^:]+]]: tensor<1x1x17x96xbf16> {attn.packed = {entry = "pairs_pack_2"}, attn.weight}
+// PAIRS-DAG: attn.unpack_weight %[[P1]] : tensor<2x2x128x256xbf16> -> tensor<300x130xbf16>
+// PAIRS-DAG: attn.unpack_weight %[[P2]] : tensor<1x1x17x96xbf16> -> tensor<33x40xbf16>
+// PAIRS-NOT: linalg.transpose
+// PAIRS-LABEL: func.func @pairs_pack_1(
+// PAIRS: attn.pack_weight %{{.+}} transposed : tensor<130x300xbf16> -> tensor<2x2x128x256xbf16>
+// PAIRS-LABEL: func.func @pairs_pack_2(
+// PAIRS: attn.pack_weight %{{.+}} : tensor<33x40xbf16> -> tensor<1x1x17x96xbf16>
+// PAIRS256-LABEL: func.func @pairs(
+// PAIRS256-SAME: tensor<2x2x128x256xbf16> {attn.packed = {entry = "pairs_pack_1", transposed}, attn.weight}, %{{[^:]+}}: tensor<1x1x17x80xbf16>
+
+// The pair GEMM reads 32 bf16 (16 pairs) of a panel in place per vector
+// and multiplies with vdpbf16ps; no panel buffer is allocated per call.
+// PGEMM-LABEL: func.func @pairs(
+// PGEMM: %[[PB:.+]] = bufferization.to_buffer %{{.+}} read_only : tensor<2x2x128x256xbf16> to memref<2x2x128x256xbf16{{(, strided<\[[0-9?, ]+\], offset: \?>)?}}>
+// PGEMM-NOT: memref.alloc() {{.*}} : memref<{{[0-9]+}}x{{[0-9]+}}xbf16>
+// PGEMM: vector.load %[[PB]][%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] : memref<2x2x128x256xbf16{{(, strided<\[[0-9?, ]+\], offset: \?>)?}}>, vector<32xbf16>
+// PGEMM: x86vector.avx512.dot
+// PGEMM-LABEL: func.func @pairs_pack_1(
+// PGEMM: scf.forall (%[[J:.+]], %[[KB:.+]]) in (2, 2)
+// PGEMM: memref.subview %{{.+}}[%[[J]], %[[KB]], 0, 0] [1, 1, 128, 256] [1, 1, 1, 1]
+// PGEMM-LABEL: func.func @pairs_pack_2(
+// PGEMM: memref.subview %{{.+}}[%{{.+}}, %{{.+}}, 0, 0] [1, 1, 17, 96] [1, 1, 1, 1]
+func.func @pairs(%x: tensor<?x300xbf16>, %w1: tensor<130x300xbf16> {attn.weight}, %w2: tensor<33x40xbf16> {attn.weight}, %u: tensor<8x33xbf16>) -> (tensor<?x130xf32>, tensor<8x40xf32>) {
+  %c0 = arith.constant 0 : index
+  %m = tensor.dim %x, %c0 : tensor<?x300xbf16>
+  %e = tensor.empty() : tensor<300x130xbf16>
+  %w1t = linalg.transpose ins(%w1 : tensor<130x300xbf16>) outs(%e : tensor<300x130xbf16>) permutation = [1, 0]
+  %z = arith.constant 0.0 : f32
+  %a = tensor.empty(%m) : tensor<?x130xf32>
+  %f = linalg.fill ins(%z : f32) outs(%a : tensor<?x130xf32>) -> tensor<?x130xf32>
+  %h = linalg.matmul ins(%x, %w1t : tensor<?x300xbf16>, tensor<300x130xbf16>) outs(%f : tensor<?x130xf32>) -> tensor<?x130xf32>
+  %b = tensor.empty() : tensor<8x40xf32>
+  %g = linalg.fill ins(%z : f32) outs(%b : tensor<8x40xf32>) -> tensor<8x40xf32>
+  %y = linalg.matmul ins(%u, %w2 : tensor<8x33xbf16>, tensor<33x40xbf16>) outs(%g : tensor<8x40xf32>) -> tensor<8x40xf32>
+  return %h, %y : tensor<?x130xf32>, tensor<8x40xf32>
 }

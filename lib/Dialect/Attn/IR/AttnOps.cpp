@@ -534,23 +534,32 @@ OpFoldResult RepeatInterleaveOp::fold(FoldAdaptor) {
 // PackWeightOp, UnpackWeightOp
 //===----------------------------------------------------------------------===//
 
-/// Checks that `packed` ([NB, KB, kc, nc]) holds the panels of a static
-/// [K, N] operand: NB = ceil(N / nc), KB = ceil(K / kc).
+/// Checks that `packed` holds the panels of a static [K, N] operand of
+/// element type `element`: f32 [NB, KB, kc, nc] with NB = ceil(N / nc),
+/// KB = ceil(K / kc), or bf16 pairs [NB, KB, kc / 2, 2 * nc].
 static LogicalResult verifyPackedPanels(Operation *op, RankedTensorType packed,
-                                        int64_t k, int64_t n) {
+                                        Type element, int64_t k, int64_t n) {
+  if (packed.getElementType() != element)
+    return op->emitOpError()
+           << "packed panels of " << packed.getElementType()
+           << " hold an operand of " << element;
+  bool pairs = element.isBF16();
   ArrayRef<int64_t> p = packed.getShape();
   if (packed.getRank() != 4 || !packed.hasStaticShape() || p[2] < 1 ||
-      p[3] < 1)
+      p[3] < 1 || (pairs && p[3] % 2 != 0))
     return op->emitOpError()
-           << "packed panels must be a static [NB, KB, kc, nc] tensor with "
-              "kc, nc >= 1, got "
+           << (pairs ? "packed bf16 pairs must be a static [NB, KB, kc / 2, "
+                       "2 * nc] tensor with kc, nc >= 1, got "
+                     : "packed panels must be a static [NB, KB, kc, nc] "
+                       "tensor with kc, nc >= 1, got ")
            << shapeStr(p);
-  int64_t nb = llvm::divideCeil(n, p[3]), kb = llvm::divideCeil(k, p[2]);
+  int64_t kc = pairs ? 2 * p[2] : p[2], nc = pairs ? p[3] / 2 : p[3];
+  int64_t nb = llvm::divideCeil(n, nc), kb = llvm::divideCeil(k, kc);
   if (p[0] != nb || p[1] != kb)
     return op->emitOpError()
            << "packed panels " << shapeStr(p) << " do not cover a [K, N] = "
-           << shapeStr({k, n}) << " operand in blocks of kc = " << p[2]
-           << " and nc = " << p[3] << " (expected " << nb << "x" << kb
+           << shapeStr({k, n}) << " operand in blocks of kc = " << kc
+           << " and nc = " << nc << " (expected " << nb << "x" << kb
            << "x" << p[2] << "x" << p[3] << ")";
   return success();
 }
@@ -562,7 +571,8 @@ LogicalResult PackWeightOp::verify() {
                          << shapeStr(weight.getShape());
   int64_t k = weight.getDimSize(getTransposed() ? 1 : 0);
   int64_t n = weight.getDimSize(getTransposed() ? 0 : 1);
-  return verifyPackedPanels(*this, getPacked().getType(), k, n);
+  return verifyPackedPanels(*this, getPacked().getType(),
+                            weight.getElementType(), k, n);
 }
 
 LogicalResult UnpackWeightOp::verify() {
@@ -571,7 +581,8 @@ LogicalResult UnpackWeightOp::verify() {
     return emitOpError() << "needs a static 2-D result, got "
                          << shapeStr(result.getShape());
   return verifyPackedPanels(*this, getPacked().getType(),
-                            result.getDimSize(0), result.getDimSize(1));
+                            result.getElementType(), result.getDimSize(0),
+                            result.getDimSize(1));
 }
 
 //===----------------------------------------------------------------------===//

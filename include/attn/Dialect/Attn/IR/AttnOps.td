@@ -427,15 +427,23 @@ def Attn_PackWeightOp : Attn_Op<"pack_weight", [Pure]> {
     `N`, with `NB = ceil(N / nc)` and `KB = ceil(K / kc)`. `kc` and `nc`
     are the GEMM's k and column blocks for the target
     (`attn-cpu-prepack-weights` picks them); a weight packed once serves
-    every call. Static f32 shapes only.
+    every call. Static shapes only.
+
+    A bf16 weight is packed in pairs of k for AVX512-BF16's `vdpbf16ps`:
+    the result `[NB, KB, kc / 2, 2 * nc]` (kc even, or the whole of an odd
+    `K` rounded up) holds in `[j, b, p, 2 * c + i]` the element
+    `(b * kc + 2 * p + i, j * nc + c)`, zero beyond `K` and `N`.
 
     ```mlir
     %p = attn.pack_weight %w transposed
         : tensor<3072x768xf32> -> tensor<24x3x256x128xf32>
+    %q = attn.pack_weight %v transposed
+        : tensor<3072x768xbf16> -> tensor<24x3x128x256xbf16>
     ```
   }];
-  let arguments = (ins RankedTensorOf<[F32]>:$weight, UnitAttr:$transposed);
-  let results = (outs RankedTensorOf<[F32]>:$packed);
+  let arguments = (ins RankedTensorOf<[F32, BF16]>:$weight,
+                       UnitAttr:$transposed);
+  let results = (outs RankedTensorOf<[F32, BF16]>:$packed);
   let assemblyFormat = [{
     $weight (`transposed` $transposed^)? attr-dict `:` type($weight) `->`
     type($packed)
@@ -447,16 +455,18 @@ def Attn_UnpackWeightOp : Attn_Op<"unpack_weight", [Pure]> {
   let summary = "the GEMM operand that packed panels hold";
   let description = [{
     The `[K, N]` matrix whose panels `packed` holds (see
-    `attn.pack_weight`). The CPU lowering takes it only as the right
-    operand of a 2-D `linalg.matmul` with an f32 result, whose GEMM then
-    reads the panels in place instead of packing them on every call.
+    `attn.pack_weight`, f32 panels or bf16 pairs). The CPU lowering takes
+    it only as the right operand of a 2-D `linalg.matmul` with an f32
+    result (and, for bf16 pairs, a bf16 left operand on a target that
+    multiplies pairs with `vdpbf16ps`), whose GEMM then reads the panels in
+    place instead of packing them on every call.
 
     ```mlir
     %wt = attn.unpack_weight %p : tensor<24x3x256x128xf32> -> tensor<768x3072xf32>
     ```
   }];
-  let arguments = (ins RankedTensorOf<[F32]>:$packed);
-  let results = (outs RankedTensorOf<[F32]>:$result);
+  let arguments = (ins RankedTensorOf<[F32, BF16]>:$packed);
+  let results = (outs RankedTensorOf<[F32, BF16]>:$result);
   let assemblyFormat = "$packed attr-dict `:` type($packed) `->` type($result)";
   let hasVerifier = 1;
 }
