@@ -119,6 +119,7 @@ class Peer:
 
 class AttnFuse(Peer):
     name = "attnfuse"
+    prepack = False
 
     def setup(self, model, dtype, args):
         import attnfuse
@@ -126,12 +127,18 @@ class AttnFuse(Peer):
         self.gen = attnfuse.compile_generator(
             model, max_batch=max(args.batches),
             max_cache_len=max(max(args.prefill), args.prompt + args.new) + 1,
-            dtype=dtype)
+            dtype=dtype, prepack_weights=self.prepack)
         self.compile_s = time.perf_counter() - t
 
     def generate(self, ids, new):
         return self.gen.generate(ids, max_new_tokens=new, do_sample=False,
                                  eos_token_id=[])
+
+
+class AttnFusePrepacked(AttnFuse):
+    """The prefill step on weights packed once (prepack_weights=True)."""
+    name = "attnfuse-prepack"
+    prepack = True
 
 
 class Transformers(Peer):
@@ -233,8 +240,8 @@ class LlamaCpp(Peer):
         return out
 
 
-PEERS = {p.name: p for p in (AttnFuse, Transformers, TransformersCompiled,
-                             CTranslate2, LlamaCpp)}
+PEERS = {p.name: p for p in (AttnFuse, AttnFusePrepacked, Transformers,
+                             TransformersCompiled, CTranslate2, LlamaCpp)}
 
 
 def vocabulary(size):

@@ -89,13 +89,14 @@ class ArgSpec:
     written: bool = False
 
 
-def _arg_attrs(spec: ArgSpec) -> str:
+def _arg_attrs(spec: ArgSpec, mark_weights: bool = True) -> str:
     """A function argument's attributes: a state the module writes is
     written in place; a parameter it only reads is a weight, which
-    `attn-compile --prepack-weights` may take packed."""
+    `attn-compile --prepack-weights` may take packed (unless
+    `mark_weights` is off)."""
     if spec.written:
         return " {bufferization.writable = true}"
-    if spec.kind == "parameter":
+    if spec.kind == "parameter" and mark_weights:
         return " {attn.weight}"
     return ""
 
@@ -184,12 +185,14 @@ class Exporter:
     """Walks the graph and dispatches each op to its handler (ops/); holds
     what handlers share: the builder, the values, the mask bookkeeping."""
 
-    def __init__(self, program, constants, train_dropout: str):
+    def __init__(self, program, constants, train_dropout: str,
+                 mark_weights: bool = True):
         if train_dropout not in TRAIN_DROPOUT_POLICIES:
             raise ValueError(f"train_dropout must be one of "
                              f"{TRAIN_DROPOUT_POLICIES}, not {train_dropout!r}")
         self.program = program
         self.constants = constants
+        self.mark_weights = mark_weights
         self.train_dropout = train_dropout
         self.b = FunctionBuilder()
         self.env: dict = {}
@@ -509,8 +512,9 @@ class Exporter:
 
     def _finish(self, func_name, results, state, kinds) -> Exported:
         values = [(s, v) for s, v in self.args if v is not None]
-        args = ", ".join(f"{v.name}: {v.type}{_arg_attrs(s)}"
-                         for s, v in values)
+        args = ", ".join(
+            f"{v.name}: {v.type}{_arg_attrs(s, self.mark_weights)}"
+            for s, v in values)
         rtypes = ", ".join(str(r.type) for r in results + state)
         body = "\n".join(self.b.lines)
         names = ", ".join(r.name for r in results + state)
@@ -570,10 +574,14 @@ class Exporter:
 
 
 def export_program(program, func_name="forward", constants=False,
-                   train_dropout="error") -> Exported:
-    """ExportedProgram -> Exported (see `attnfuse.export`)."""
+                   train_dropout="error", mark_weights=True) -> Exported:
+    """ExportedProgram -> Exported (see `attnfuse.export`). With
+    `mark_weights` off, parameters are not marked `attn.weight`, so that
+    `attn-compile --prepack-weights` leaves this function's weights as
+    stored."""
     program = program.run_decompositions(decomposition_table())
-    return Exporter(program, constants, train_dropout).run(func_name)
+    return Exporter(program, constants, train_dropout,
+                    mark_weights).run(func_name)
 
 
 def _distinct_inputs(example_inputs) -> tuple:

@@ -17,7 +17,8 @@ import copy
 import torch
 
 from . import kvcache
-from .compiler import BACKENDS, build_library
+from .compiler import (BACKENDS, _packed_arguments, _PackedWeight,
+                       build_library)
 from .errors import AttnFuseError
 from .exporter import export_program, torch_export
 from .runtime import BoundCall, CompiledFunction
@@ -44,10 +45,15 @@ class _Entry:
     per batch size (the cache arguments are the leading B rows of the
     cache, views that stay the same for a batch size)."""
 
-    def __init__(self, exported, fn, weights, inputs, cache_inputs, cache):
+    def __init__(self, exported, fn, weights, inputs, cache_inputs, cache,
+                 packed=None):
         self.exported = exported
         self.fn = fn
         self.weights = weights  # argument position -> tensor
+        # Argument position -> (_PackedWeight, the weight it packs): the
+        # panels are checked against the weight before each call (packed
+        # again after it was written or replaced).
+        self.packed = packed or {}
         self.inputs = inputs  # positions of input_ids, mask, position_ids
         self.cache_inputs = cache_inputs  # positions of keys..., values...
         self.cache = [k for k, _ in cache] + [v for _, v in cache]
@@ -56,6 +62,11 @@ class _Entry:
         self._calls = {}
 
     def call(self, batch: int, tokens) -> list:
+        for i, (packer, weight) in self.packed.items():
+            panels = packer.get(weight)
+            if panels is not self.weights[i]:
+                self.weights[i] = panels
+                self._calls.clear()
         bound = self._calls.get(batch)
         if bound is None:
             fixed = dict(self.weights)
@@ -280,14 +291,18 @@ def _pick(value, default):
 
 def compile_generator(model, max_batch: int = 1, max_cache_len: int = 256,
                       dtype=None, decode_lengths=(1,),
-                      backend: str = "auto") -> Generator:
+                      backend: str = "auto",
+                      prepack_weights: bool = False) -> Generator:
     """Compiles a transformers causal LM (`model.config`,
     `model.generation_config`, logits out) for generation: one library with
     `prefill` and one `decode_<L>` per L in `decode_lengths` (1 by default;
     more for speculative decoding), sharing the weights and a static KV
     cache of `max_batch` x `max_cache_len` positions in `dtype` (default
     the model's: bf16 weights and cache for a bf16 model; another dtype
-    converts a copy of the model). Returns a Generator."""
+    converts a copy of the model). `prepack_weights=True`: the prefill
+    step reads its projections' weights as GEMM panels packed once
+    (`attnfuse.compile`'s option; a second copy of those weights), the
+    decode steps read the weights as stored. Returns a Generator."""
     if backend not in BACKENDS:
         raise AttnFuseError(f"backend must be one of {BACKENDS}")
     if max_batch < 1 or max_cache_len < 2:
@@ -302,10 +317,15 @@ def compile_generator(model, max_batch: int = 1, max_cache_len: int = 256,
                             f"in 1..max_cache_len")
     cache = _allocate_cache(model, max_batch, max_cache_len)
     steps = _step_modules(model, cache, decode_lengths)
+    # Only the prefill step's weights are marked for packing: a decode
+    # step's few rows read each weight once, as stored, at the memory's
+    # rate.
     exported = {name: _export_step(step, name, cache, max_batch,
-                                   max_cache_len)
+                                   max_cache_len,
+                                   prepack_weights and name == "prefill")
                 for name, step in steps.items()}
-    library, _ = build_library(_link(exported.values()), backend)
+    extra = ["--prepack-weights"] if prepack_weights else []
+    library, _ = build_library(_link(exported.values()), backend, extra)
     entries = {}
     for name, exp in exported.items():
         key = "prefill" if name == "prefill" else int(name.split("_")[1])
@@ -364,9 +384,11 @@ def _step_modules(model, cache, decode_lengths):
     return modules
 
 
-def _export_step(step, name, cache, max_batch, max_cache_len):
+def _export_step(step, name, cache, max_batch, max_cache_len,
+                 mark_weights=False):
     """torch.export of one step with a dynamic batch (up to max_batch) and
-    a dynamic number of positions, then the MLIR of `@name`."""
+    a dynamic number of positions, then the MLIR of `@name` (its
+    parameters marked as weights to prepack with `mark_weights`)."""
     dim = torch.export.Dim
     b = min(2, max_batch)
     batch = dim("batch", min=1, max=max_batch) if max_batch > 1 else None
@@ -392,7 +414,7 @@ def _export_step(step, name, cache, max_batch, max_cache_len):
               "keys": [k[:b].clone() for k, _ in cache],
               "values": [v[:b].clone() for _, v in cache]}
     program = torch_export(step, (), dynamic, kwargs)
-    return export_program(program, func_name=name)
+    return export_program(program, func_name=name, mark_weights=mark_weights)
 
 
 def _link(exported) -> str:
@@ -413,7 +435,9 @@ def _bind(exported, library, step, cache) -> _Entry:
     fn = CompiledFunction(str(library), exported.func_name, exported.results)
     state = dict(step.named_parameters(remove_duplicate=False))
     state.update(step.named_buffers(remove_duplicate=False))
-    weights, inputs = {}, []
+    packers = {e["arg"]: _PackedWeight(str(library), e)
+               for e in _packed_arguments(library, exported.func_name)}
+    weights, inputs, packed = {}, [], {}
     position = 0
     for spec in exported.args:
         if spec.kind == "static":
@@ -425,6 +449,11 @@ def _bind(exported, library, step, cache) -> _Entry:
             t = state[spec.name].detach()
             if not t.is_contiguous() or t.device.type != "cpu":
                 raise AttnFuseError(f"{spec.name} must be a dense CPU tensor")
+            if position in packers:
+                # The detached view shares the parameter's version counter:
+                # a write after compiling is seen and packed again.
+                packed[position] = (packers[position], t)
+                t = packers[position].get(t)
             weights[position] = t
         position += 1
     if len(inputs) != 3 + 2 * len(cache):
@@ -444,4 +473,5 @@ def _bind(exported, library, step, cache) -> _Entry:
                 f"compiled step cannot replay; generate with PyTorch")
         raise AttnFuseError(f"{exported.func_name} writes arguments "
                             f"{written}, expected the cache's {inputs[3:]}")
-    return _Entry(exported, fn, weights, inputs[:3], inputs[3:], cache)
+    return _Entry(exported, fn, weights, inputs[:3], inputs[3:], cache,
+                  packed)

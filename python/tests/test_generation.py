@@ -10,6 +10,8 @@ multi-token decode step, bf16 and the refusals on the Llama model. Each
 model is compiled once (prefill and decode in one library)."""
 
 import functools
+import json
+from pathlib import Path
 
 import pytest
 import torch
@@ -295,6 +297,37 @@ def test_bf16_model_keeps_bf16_weights_and_cache():
     tokens = generator.generate(ids, attention_mask=mask, max_new_tokens=4,
                                 do_sample=False)
     assert tokens.shape == (3, 11)
+
+
+def test_prepacked_prefill_matches_transformers():
+    """prepack_weights=True: the prefill step reads packed panels (its
+    entries in the weights manifest), the decode step the weights as
+    stored; greedy generation is still transformers', also after a weight
+    is written in place (packed again before the next prefill)."""
+    model = build("llama")
+    generator = attnfuse.compile_generator(model, max_batch=3,
+                                           max_cache_len=MAX_CACHE,
+                                           prepack_weights=True)
+    manifest = json.loads(Path(generator.library_path)
+                          .with_suffix(".weights.json").read_text())
+    assert set(manifest["functions"]) == {"prefill"}
+    # q, k, v, o, gate, up and down of both layers, and the lm_head.
+    assert len(manifest["functions"]["prefill"]) == 15
+
+    def check():
+        ids, mask = prompts(3)
+        ours = generator.generate(ids, attention_mask=mask,
+                                  max_new_tokens=NEW_TOKENS, do_sample=False)
+        with torch.no_grad():
+            theirs = model.generate(ids, attention_mask=mask,
+                                    max_new_tokens=NEW_TOKENS,
+                                    do_sample=False)
+        assert torch.equal(ours, theirs), (ours, theirs)
+
+    check()
+    with torch.no_grad():
+        model.model.layers[0].mlp.up_proj.weight.mul_(-2)
+    check()
 
 
 class CachedAttentions(torch.nn.Module):
