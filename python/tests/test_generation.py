@@ -103,6 +103,16 @@ def prompts(batch, seed=1):
     return ids, mask
 
 
+def assert_greedy_equal(model, generator, ids, mask):
+    """The generator's greedy tokens are transformers' generate's."""
+    ours = generator.generate(ids, attention_mask=mask,
+                              max_new_tokens=NEW_TOKENS, do_sample=False)
+    with torch.no_grad():
+        theirs = model.generate(ids, attention_mask=mask,
+                                max_new_tokens=NEW_TOKENS, do_sample=False)
+    assert torch.equal(ours, theirs), (ours, theirs)
+
+
 @pytest.mark.parametrize("name", list(MODELS))
 def test_greedy_matches_transformers(name):
     model, generator = compiled(name)
@@ -110,13 +120,7 @@ def test_greedy_matches_transformers(name):
         ids, mask = prompts(batch)
         if batch == 1:
             mask = torch.ones_like(ids)
-        ours = generator.generate(ids, attention_mask=mask,
-                                  max_new_tokens=NEW_TOKENS, do_sample=False)
-        with torch.no_grad():
-            theirs = model.generate(ids, attention_mask=mask,
-                                    max_new_tokens=NEW_TOKENS,
-                                    do_sample=False)
-        assert torch.equal(ours, theirs), (ours, theirs)
+        assert_greedy_equal(model, generator, ids, mask)
 
 
 def test_sizes_of_a_batch_the_export_specialised():
@@ -126,13 +130,7 @@ def test_sizes_of_a_batch_the_export_specialised():
     model = build("mixtral")
     generator = attnfuse.compile_generator(model, max_batch=2,
                                            max_cache_len=MAX_CACHE)
-    ids, mask = prompts(2)
-    ours = generator.generate(ids, attention_mask=mask,
-                              max_new_tokens=NEW_TOKENS, do_sample=False)
-    with torch.no_grad():
-        theirs = model.generate(ids, attention_mask=mask,
-                                max_new_tokens=NEW_TOKENS, do_sample=False)
-    assert torch.equal(ours, theirs), (ours, theirs)
+    assert_greedy_equal(model, generator, *prompts(2))
 
 
 def _decode_text(generator):
@@ -314,20 +312,10 @@ def test_prepacked_prefill_matches_transformers():
     # q, k, v, o, gate, up and down of both layers, and the lm_head.
     assert len(manifest["functions"]["prefill"]) == 15
 
-    def check():
-        ids, mask = prompts(3)
-        ours = generator.generate(ids, attention_mask=mask,
-                                  max_new_tokens=NEW_TOKENS, do_sample=False)
-        with torch.no_grad():
-            theirs = model.generate(ids, attention_mask=mask,
-                                    max_new_tokens=NEW_TOKENS,
-                                    do_sample=False)
-        assert torch.equal(ours, theirs), (ours, theirs)
-
-    check()
+    assert_greedy_equal(model, generator, *prompts(3))
     with torch.no_grad():
         model.model.layers[0].mlp.up_proj.weight.mul_(-2)
-    check()
+    assert_greedy_equal(model, generator, *prompts(3))
 
 
 class CachedAttentions(torch.nn.Module):

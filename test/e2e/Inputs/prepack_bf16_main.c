@@ -75,11 +75,12 @@ int main(void) {
   attn_memref_bf16_4d p1, p2;
   _mlir_ciface_proj_pack_0(&p1, &w1d);
   _mlir_ciface_proj_pack_1(&p2, &w2d);
-  printf("panels %lldx%lldx%lldx%lld %lldx%lldx%lldx%lld\n",
-         (long long)p1.sizes[0], (long long)p1.sizes[1],
-         (long long)p1.sizes[2], (long long)p1.sizes[3],
-         (long long)p2.sizes[0], (long long)p2.sizes[1],
-         (long long)p2.sizes[2], (long long)p2.sizes[3]);
+  printf("panels");
+  const attn_memref_bf16_4d *panels[] = {&p1, &p2};
+  for (int i = 0; i < 2; ++i)
+    for (int d = 0; d < 4; ++d)
+      printf("%s%lld", d ? "x" : " ", (long long)panels[i]->sizes[d]);
+  printf("\n");
   /* The second panels: [1, 1, 17, 96], pairs (2p, 2p + 1) of k for 48
      columns; columns 40..47 and the partner of k = 32 are zero. */
   int padding = 0;
