@@ -576,8 +576,9 @@ RankedTensorType cpu::getPackedRhsType(Type element, int64_t k, int64_t n,
   if (element.isBF16())
     // Pairs of k (t.kc is even: only a single block of odd K has an odd
     // kc, whose last pair is padded with zero).
-    return RankedTensorType::get({nb, kb, llvm::divideCeil(kc, 2), 2 * nc},
-                                 element);
+    return RankedTensorType::get(
+        {nb, kb, static_cast<int64_t>(llvm::divideCeil(kc, 2)), 2 * nc},
+        element);
   return RankedTensorType::get({nb, kb, kc, nc}, f32);
 }
 
