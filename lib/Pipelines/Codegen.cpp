@@ -178,10 +178,16 @@ bool attn::targetHasAmx(const llvm::TargetMachine &tm) {
   return tm.getMCSubtargetInfo()->checkFeatures("+amx-tile,+amx-bf16");
 }
 
+bool attn::targetUsesBf16Pairs(const llvm::TargetMachine &tm) {
+  return targetPrefersBf16Dot(tm) ||
+         (targetHasAmx(tm) &&
+          tm.getMCSubtargetInfo()->checkFeatures("+avx512bf16"));
+}
+
 void attn::applyTargetMachine(AttnPipelineOptions &options,
                               const llvm::TargetMachine &tm) {
   options.vectorBits = getTargetVectorBits(tm);
-  options.bf16Dot = targetPrefersBf16Dot(tm);
+  options.bf16Dot = targetUsesBf16Pairs(tm);
   options.amx = targetHasAmx(tm);
   options.expandF16Conversions =
       !tm.getMCSubtargetInfo()->checkFeatures("+f16c");

@@ -150,7 +150,8 @@ def test_hf_model_prepacked_matches_eager(name):
 
 def test_bf16_weights_in_pairs_where_the_target_multiplies_pairs():
     """bf16 weights are packed in bf16 pairs of k where the target's bf16
-    GEMMs use vdpbf16ps (Cooper Lake, Zen 4: the host here decides, and
+    GEMMs use vdpbf16ps or AMX tiles (Cooper Lake, Zen 4, Sapphire Rapids:
+    the host here decides, and
     test/e2e/prepack-weights-bf16.test checks the packing for a fixed
     target), and left as stored elsewhere; either way the stack matches
     eager, also after a weight is written in place."""

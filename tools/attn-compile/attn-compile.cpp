@@ -331,9 +331,10 @@ static LogicalResult prepackModuleWeights(ModuleOp module,
   PassManager pm(module.getContext());
   attn::AttnCpuPrepackWeightsOptions options;
   options.vectorBits = attn::getTargetVectorBits(tm);
-  // The pair path's panels, where bf16 GEMMs take it (AMX tiles pack their
-  // own blocks).
-  options.bf16Pairs = attn::targetPrefersBf16Dot(tm) && !attn::targetHasAmx(tm);
+  // The pair path's panels, where bf16 GEMMs take it, in whole tiles where
+  // AMX tiles read them too.
+  options.bf16Pairs = attn::targetUsesBf16Pairs(tm);
+  options.amxTiles = attn::targetHasAmx(tm);
   pm.addPass(attn::createAttnCpuPrepackWeights(options));
   return pm.run(module);
 }

@@ -317,10 +317,12 @@ def AttnCpuPrepackWeights : Pass<"attn-cpu-prepack-weights", "::mlir::ModuleOp">
     (attn-compile's manifest) know which arguments take packed panels.
 
     With `bf16-pairs` (a target whose bf16 GEMMs multiply pairs with
-    AVX512-BF16's `vdpbf16ps` and have no AMX tiles: attn-compile sets it
-    from the target), a bf16 weight that GEMMs multiply by bf16 left
-    operands becomes the `[NB, KB, kc / 2, 2 * nc]` bf16 pairs of that
-    path. Weights that are not static f32 (or such bf16) matrices, that
+    AVX512-BF16's `vdpbf16ps`: attn-compile sets it from the target), a
+    bf16 weight that GEMMs multiply by bf16 left operands becomes the
+    `[NB, KB, kc / 2, 2 * nc]` bf16 pairs of that path. With `amx-tiles`
+    too (a target with AMX tiles, whose vdpbf16ps path is the fallback
+    where the process may not use them), kc and nc are rounded up to 32 so
+    that the AMX path reads the same panels as whole tiles. Weights that are not static f32 (or such bf16) matrices, that
     have any other use (an embedding tied to the output projection) or
     that GEMMs read both as stored and transposed are left alone with a
     remark.
@@ -342,7 +344,11 @@ def AttnCpuPrepackWeights : Pass<"attn-cpu-prepack-weights", "::mlir::ModuleOp">
            "panels' layout: it must be the CPU lowering's">,
     Option<"bf16Pairs", "bf16-pairs", "bool", /*default=*/"false",
            "Also pack bf16 weights, in pairs of k for vdpbf16ps: only for "
-           "a target whose CPU lowering has bf16-dot and not amx">
+           "a target whose CPU lowering has bf16-dot">,
+    Option<"amxTiles", "amx-tiles", "bool", /*default=*/"false",
+           "With bf16-pairs: round the bf16 panels' blocks up to whole AMX "
+           "tiles (32 k, 32 columns), for a target whose CPU lowering has "
+           "amx">
   ];
 }
 

@@ -197,13 +197,20 @@ bool targetPrefersBf16Dot(const llvm::TargetMachine &tm);
 /// process use them (attnrt_amx_available).
 bool targetHasAmx(const llvm::TargetMachine &tm);
 
+/// Whether bf16 GEMMs on `tm` multiply pairs with vdpbf16ps where they do
+/// not run on AMX tiles (the lowering's bf16-dot, and attn-cpu-prepack-
+/// weights' bf16-pairs): targetPrefersBf16Dot, or an AMX target with
+/// AVX512-BF16, whose pair path is the fallback for a process that may not
+/// use the tiles and reads the same prepacked panels as the tiles.
+bool targetUsesBf16Pairs(const llvm::TargetMachine &tm);
+
 /// The instruction set extensions that code for `tm` may use and this host
 /// does not support (", "-separated, sorted), "" when the host can run it.
 std::string getFeaturesMissingOnHost(const llvm::TargetMachine &tm);
 
 /// Sets the options that depend on the target machine: the vector width the
 /// lowering tiles for (getTargetVectorBits), whether bf16 GEMMs use
-/// vdpbf16ps (targetPrefersBf16Dot) or AMX tiles (targetHasAmx) and
+/// vdpbf16ps (targetUsesBf16Pairs) or AMX tiles (targetHasAmx) and
 /// whether f16 conversions are expanded (no F16C).
 void applyTargetMachine(AttnPipelineOptions &options,
                         const llvm::TargetMachine &tm);

@@ -21,6 +21,9 @@ struct AmxStep {
   OpBuilder &b;
   Location loc;
   Value lhs, panel, acc;
+  /// Leading indices of `panel` before its (pair, column) ones: a
+  /// prepacked panel's (column block, k block).
+  SmallVector<Value> panelPrefix;
 
   Value c(int64_t v) { return indexConstant(b, loc, v); }
   Value add(Value x, int64_t y) {
@@ -48,9 +51,11 @@ struct AmxStep {
       for (int r = 0; r < 2; ++r)
         a[r] = amx::TileLoadOp::create(b, loc, abType, lhs,
                                        ValueRange{rowOf[r], k});
-      for (int v = 0; v < 2; ++v)
-        bt[v] = amx::TileLoadOp::create(b, loc, abType, panel,
-                                        ValueRange{pair, mul(colOf[v], 2)});
+      for (int v = 0; v < 2; ++v) {
+        SmallVector<Value> at(panelPrefix);
+        at.append({pair, mul(colOf[v], 2)});
+        bt[v] = amx::TileLoadOp::create(b, loc, abType, panel, at);
+      }
       for (int r = 0; r < 2; ++r)
         for (int v = 0; v < 2; ++v)
           tiles[r][v] = amx::TileMulFOp::create(b, loc, cType, a[r], bt[v],
@@ -65,9 +70,10 @@ struct AmxStep {
 } // namespace
 
 void cpu::buildAmxBlockProduct(OpBuilder &b, Location loc, Value lhs,
-                               Value panel, Value acc, Value rows, Value cols,
-                               Value steps, int64_t group) {
-  AmxStep step{b, loc, lhs, panel, acc};
+                               Value panel, ValueRange panelPrefix, Value acc,
+                               Value rows, Value cols, Value steps,
+                               int64_t group) {
+  AmxStep step{b, loc, lhs, panel, acc, llvm::to_vector(panelPrefix)};
   Value grouped = arith::SubIOp::create(
       b, loc, steps, arith::RemUIOp::create(b, loc, steps, step.c(group)));
   // Columns outer: a column pair's B tiles stay in L1 across the rows.

@@ -34,11 +34,13 @@ inline constexpr int64_t kAmxBlock = 32;
 /// acc[i, c] += sum_{j < 32 * steps} lhs[i, j] * panel(j, c) for i <
 /// `rows`, c < `cols` (both multiples of kAmxBlock), with `lhs` a bf16
 /// [>= rows, >= 32 * steps] buffer, `panel` the pair-packed bf16 [>= 16 *
-/// steps, >= 2 * cols] buffer and `acc` the f32 buffer, all static 2-D.
-/// Steps run in unrolled groups of `group`, then one at a time.
+/// steps, >= 2 * cols] buffer (the innermost two dims of a static buffer
+/// indexed by `panelPrefix` first: a prepacked weight's [NB, KB, kc / 2,
+/// 2 * nc] panels) and `acc` the f32 buffer, static 2-D. Steps run in
+/// unrolled groups of `group`, then one at a time.
 void buildAmxBlockProduct(OpBuilder &b, Location loc, Value lhs, Value panel,
-                          Value acc, Value rows, Value cols, Value steps,
-                          int64_t group);
+                          ValueRange panelPrefix, Value acc, Value rows,
+                          Value cols, Value steps, int64_t group);
 
 /// Zeroes buffer[r, c] for r in [rowLo, rowHi), c in [0, cols) of a static
 /// 2-D buffer whose rows are whole vectors of `vecType` (cols a multiple of

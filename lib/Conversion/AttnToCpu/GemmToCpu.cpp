@@ -122,15 +122,23 @@ GemmTiling getAmxTiling(GemmTiling t) {
   return t;
 }
 
+/// Whether bf16 pair panels of `type` ([NB, KB, kc / 2, 2 * nc]) are
+/// whole AMX steps: kc and nc multiples of 32.
+bool isAmxPanelType(ShapedType type) {
+  return type.getElementType().isBF16() && type.getRank() == 4 &&
+         type.hasStaticShape() && type.getDimSize(2) % (kAmxStepK / 2) == 0 &&
+         type.getDimSize(3) % (2 * kAmxBlock) == 0;
+}
+
 /// Whether a product of these operands runs on AMX tiles where the target
-/// has them: bf16 x bf16 accumulated in f32, the rhs not prepacked (packed
-/// panels are f32, in the vector path's layout).
+/// has them: bf16 x bf16 accumulated in f32, a prepacked rhs only in
+/// panels of whole tiles (getPackedRhsType with amxTiles).
 bool isAmxProduct(const GemmOperands &g) {
   auto elementType = [](Value v) {
     return cast<ShapedType>(v.getType()).getElementType();
   };
-  return !g.rhsPacked && elementType(g.lhs).isBF16() &&
-         elementType(g.rhs).isBF16() &&
+  return (!g.rhsPacked || isAmxPanelType(cast<ShapedType>(g.rhs.getType()))) &&
+         elementType(g.lhs).isBF16() && elementType(g.rhs).isBF16() &&
          getComputeType(g.resultType.getElementType()).isF32();
 }
 
@@ -402,7 +410,8 @@ void GemmLowering::initAcc(Value acc, ValueRange batchIvs, Value m0, Value n0,
 }
 
 /// The work item on AMX tiles: per k block, the rhs block pair-packed into
-/// the panel and the lhs rows copied into a bf16 block, both zero-padded to
+/// the panel (or read in place from prepacked panels, zero-padded by the
+/// pack) and the lhs rows copied into a bf16 block, both zero-padded to
 /// whole tiles (32 rows, 32 columns, 32 k), then 2 x 2 C tiles at a time
 /// updated in acc (AmxTile.h). Padding rows of acc are computed and never
 /// stored.
@@ -424,31 +433,44 @@ void GemmLowering::emitAmxWorkItem(ValueRange ivs, Value mb) {
           ncCols = extent(n, t.nc);
   Type bf16 = b.getBF16Type();
   Value acc = alloc({b.getIndexAttr(mcRows), b.getIndexAttr(ncCols)});
-  Value panel = allocAligned(
-      b, loc, bf16, {b.getIndexAttr(kcCols / 2), b.getIndexAttr(2 * ncCols)});
+  Value panel =
+      g.rhsPacked ? rhsBuf
+                  : allocAligned(b, loc, bf16,
+                                 {b.getIndexAttr(kcCols / 2),
+                                  b.getIndexAttr(2 * ncCols)});
   Value lhsPack = allocAligned(
       b, loc, bf16, {b.getIndexAttr(mcRows), b.getIndexAttr(kcCols)});
   initAcc(acc, batchIvs, m0, n0, rows, cols, paddedCols);
   SmallVector<Value> lhsBatch = operandBatch(g.lhs, batchIvs);
-  SmallVector<Value> rhsBatch = operandBatch(g.rhs, batchIvs);
+  SmallVector<Value> rhsBatch =
+      g.rhsPacked ? SmallVector<Value>() : operandBatch(g.rhs, batchIvs);
   // 64-byte rows of bf16 zeros for the padding.
   auto zeroVec = VectorType::get({kAmxBlock}, bf16);
+  Value colBlock = ivs[numBatch + 1];
   forLoop(idx(0), k, idx(t.kc), [&](Value k0) {
     Value depth = minu(arith::SubIOp::create(b, loc, k, k0), idx(t.kc));
     Value steps = arith::CeilDivUIOp::create(b, loc, depth, idx(kAmxStepK));
     Value paddedDepth = mul(steps, idx(kAmxStepK));
-    BlockView rhs = g.rhsTransposed ? BlockView{rhsBuf, rhsBatch, n0, k0}
-                                    : BlockView{rhsBuf, rhsBatch, k0, n0};
-    packPairBlock(b, loc, rhs, panel, t.lanes, depth, cols, paddedCols,
-                  g.rhsTransposed);
-    // Pairs past the depth: zero in both operands (0 * garbage may be NaN).
-    zeroRows(b, loc, panel, zeroVec,
-             arith::CeilDivUIOp::create(b, loc, depth, idx(2)),
-             mul(steps, idx(kAmxStepK / 2)), mul(paddedCols, idx(2)));
+    // The prepacked panel of column block n0 / nc and k block k0 / kc.
+    SmallVector<Value> panelPrefix;
+    if (g.rhsPacked) {
+      panelPrefix = {colBlock, arith::DivUIOp::create(b, loc, k0, idx(t.kc))};
+    } else {
+      BlockView rhs = g.rhsTransposed ? BlockView{rhsBuf, rhsBatch, n0, k0}
+                                      : BlockView{rhsBuf, rhsBatch, k0, n0};
+      packPairBlock(b, loc, rhs, panel, t.lanes, depth, cols, paddedCols,
+                    g.rhsTransposed);
+      // Pairs past the depth: zero in both operands (0 * garbage may be
+      // NaN).
+      zeroRows(b, loc, panel, zeroVec,
+               arith::CeilDivUIOp::create(b, loc, depth, idx(2)),
+               mul(steps, idx(kAmxStepK / 2)), mul(paddedCols, idx(2)));
+    }
     packBlock(b, loc, BlockView{lhsBuf, lhsBatch, m0, k0}, lhsPack,
               VectorType::get({t.lanes}, bf16), rows, depth, paddedDepth);
     zeroRows(b, loc, lhsPack, zeroVec, rows, paddedRows, paddedDepth);
-    buildAmxBlockProduct(b, loc, lhsPack, panel, acc, paddedRows, paddedCols,
+    buildAmxBlockProduct(b, loc, lhsPack, panel, panelPrefix, acc, paddedRows,
+                         paddedCols,
                          steps, t.kc / kAmxStepK);
   });
   emitOutput(batchIvs, m0, n0, rows, cols, acc);
@@ -565,13 +587,19 @@ Value cpu::buildGemm(OpBuilder &b, Location loc, const GemmOperands &operands,
 }
 
 RankedTensorType cpu::getPackedRhsType(Type element, int64_t k, int64_t n,
-                                       int64_t vectorBits) {
+                                       int64_t vectorBits, bool amxTiles) {
   Type f32 = Float32Type::get(element.getContext());
   GemmTiling t = getBaseTiling(f32, vectorBits);
   // The blocks' extents for a static product, as emitWorkItem sizes them.
   int64_t kc = std::max<int64_t>(1, std::min(t.kc, k));
   int64_t nc = std::max<int64_t>(
       t.lanes, std::min<int64_t>(t.nc, llvm::alignTo(n, t.lanes)));
+  if (amxTiles && element.isBF16()) {
+    // Whole AMX steps, as getAmxTiling pads its blocks; the pack zeroes
+    // the padding.
+    kc = llvm::alignTo(kc, kAmxStepK);
+    nc = llvm::alignTo(nc, kAmxBlock);
+  }
   int64_t nb = llvm::divideCeil(n, nc), kb = llvm::divideCeil(k, kc);
   if (element.isBF16())
     // Pairs of k (t.kc is even: only a single block of odd K has an odd

@@ -29,8 +29,9 @@ struct GemmOperands {
   bool rhsTransposed = false;
   /// `rhs` is the panels of a [K, N] operand packed ahead of time
   /// (attn.pack_weight, getPackedRhsType): [NB, KB, kc, nc] f32, or bf16
-  /// pairs [NB, KB, kc / 2, 2 * nc] for the pair path. The GEMM reads them
-  /// in place with blocks of kc and nc instead of packing. 2-D only.
+  /// pairs [NB, KB, kc / 2, 2 * nc] for the pair path and AMX tiles. The
+  /// GEMM reads them in place with blocks of kc and nc instead of packing.
+  /// 2-D only.
   bool rhsPacked = false;
 };
 
@@ -38,10 +39,12 @@ struct GemmOperands {
 /// operand of `element` (f32, or bf16 for the pair path) with vectors of
 /// `vectorBits`: [NB, KB, kc, nc] f32 or [NB, KB, kc / 2, 2 * nc] bf16
 /// pairs, where kc and nc are its k and column blocks (no larger than the
-/// operand needs, nc whole f32 vectors). The GEMM and attn.pack_weight use
+/// operand needs, nc whole f32 vectors). With `amxTiles`, bf16 kc and nc
+/// are rounded up to 32 so that the AMX path reads the panels as whole
+/// tiles (the pair path reads them too). The GEMM and attn.pack_weight use
 /// this one layout.
 RankedTensorType getPackedRhsType(Type element, int64_t k, int64_t n,
-                                  int64_t vectorBits);
+                                  int64_t vectorBits, bool amxTiles = false);
 
 /// Whether the GEMM for vectors of `vectorBits` can read panels of `type`:
 /// f32 with nc whole vectors, or bf16 pairs with nc whole vectors where

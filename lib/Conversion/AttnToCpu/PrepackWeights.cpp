@@ -5,7 +5,8 @@
 // gives torch.compile: the weight is packed once, not on every call), and
 // a new entry point packs a raw weight into them. f32 weights become f32
 // panels; bf16 weights, on a target whose GEMMs multiply bf16 pairs, the
-// pair-interleaved panels of that path.
+// pair-interleaved panels of that path (padded to whole tiles for AMX
+// targets, whose tiles read the same layout).
 //
 //===----------------------------------------------------------------------===//
 
@@ -132,8 +133,8 @@ LogicalResult PrepackWeightsPass::prepack(func::FuncOp func, unsigned i,
     return remark("only f32 and bf16 matrices are prepacked");
   if (element.isBF16() && !bf16Pairs)
     return remark("bf16 weights are prepacked only for targets whose bf16 "
-                  "GEMMs multiply pairs with vdpbf16ps (Cooper Lake, Zen 4), "
-                  "not for AMX targets or targets that widen bf16 to f32");
+                  "GEMMs multiply pairs with vdpbf16ps (Cooper Lake, Zen 4, "
+                  "AMX targets), not for targets that widen bf16 to f32");
   if (!type.hasStaticShape())
     return remark("its shape is dynamic");
   if (uses.otherUse)
@@ -159,7 +160,7 @@ LogicalResult PrepackWeightsPass::prepack(func::FuncOp func, unsigned i,
   int64_t n = type.getDimSize(transposed ? 0 : 1);
   MLIRContext *ctx = &getContext();
   RankedTensorType packedType =
-      cpu::getPackedRhsType(element, k, n, vectorBits);
+      cpu::getPackedRhsType(element, k, n, vectorBits, amxTiles);
   OpBuilder b = OpBuilder::atBlockBegin(&func.front());
   arg.setType(packedType);
   auto operand = RankedTensorType::get({k, n}, element);

@@ -23,7 +23,7 @@
 // CHECK-NOT: attn.unpack_weight
 // CHECK-NOT: @bf16_pack
 func.func @bf16(%x: tensor<8x32xbf16>,
-                // expected-remark @below {{weight argument #1 of @bf16 is not prepacked: bf16 weights are prepacked only for targets whose bf16 GEMMs multiply pairs with vdpbf16ps (Cooper Lake, Zen 4), not for AMX targets or targets that widen bf16 to f32}}
+                // expected-remark @below {{weight argument #1 of @bf16 is not prepacked: bf16 weights are prepacked only for targets whose bf16 GEMMs multiply pairs with vdpbf16ps (Cooper Lake, Zen 4, AMX targets), not for targets that widen bf16 to f32}}
                 %w: tensor<64x32xbf16> {attn.weight}) -> tensor<8x64xf32> {
   %e = tensor.empty() : tensor<32x64xbf16>
   %wt = linalg.transpose ins(%w : tensor<64x32xbf16>) outs(%e : tensor<32x64xbf16>) permutation = [1, 0]

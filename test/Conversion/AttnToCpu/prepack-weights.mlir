@@ -5,6 +5,10 @@
 // RUN: attn-opt %s --attn-cpu-prepack-weights="vector-bits=512 bf16-pairs=true" --split-input-file | FileCheck %s --check-prefix=PAIRS
 // RUN: attn-opt %s --attn-cpu-prepack-weights="vector-bits=256 bf16-pairs=true" --split-input-file | FileCheck %s --check-prefix=PAIRS256
 // RUN: attn-opt %s --attn-cpu-prepack-weights="vector-bits=512 bf16-pairs=true" --split-input-file | attn-opt --attn-lower-to-cpu="vector-bits=512 bf16-dot=true" --split-input-file | FileCheck %s --check-prefix=PGEMM
+// and for an AMX target, in whole tiles read by the tiles and by the
+// vdpbf16ps fallback:
+// RUN: attn-opt %s --attn-cpu-prepack-weights="vector-bits=512 bf16-pairs=true amx-tiles=true" --split-input-file | FileCheck %s --check-prefix=AMX
+// RUN: attn-opt %s --attn-cpu-prepack-weights="vector-bits=512 bf16-pairs=true amx-tiles=true" --split-input-file | attn-opt --attn-lower-to-cpu="vector-bits=512 bf16-dot=true amx=true" --split-input-file | FileCheck %s --check-prefix=AGEMM
 
 // nn.Linear's [N, K] weight through a transpose: the argument becomes the
 // [N / nc, K / kc, kc, nc] panels (kc = 256, nc = 128 for both widths),
@@ -107,6 +111,31 @@ func.func @conv1d(%w: tensor<70x100xf32> {attn.weight}, %x: tensor<8x70xf32>, %b
 // PGEMM: memref.subview %{{.+}}[%[[J]], %[[KB]], 0, 0] [1, 1, 128, 256] [1, 1, 1, 1]
 // PGEMM-LABEL: func.func @pairs_pack_2(
 // PGEMM: memref.subview %{{.+}}[%{{.+}}, %{{.+}}, 0, 0] [1, 1, 17, 96] [1, 1, 1, 1]
+
+// With amx-tiles the blocks are whole AMX tiles: kc and nc rounded up to
+// 32, so the [33, 40] weight's single block is 64 x 64 (32 pairs x 128);
+// the [130, 300] weight's 256 x 128 blocks are whole tiles already.
+// AMX-LABEL: func.func @pairs(
+// AMX-SAME: tensor<2x2x128x256xbf16> {attn.packed = {entry = "pairs_pack_1", transposed}, attn.weight}, %{{[^:]+}}: tensor<1x1x32x128xbf16> {attn.packed = {entry = "pairs_pack_2"}, attn.weight}
+// AMX-LABEL: func.func @pairs_pack_2(
+// AMX: attn.pack_weight %{{.+}} : tensor<33x40xbf16> -> tensor<1x1x32x128xbf16>
+
+// The tiles load their B tiles from the panels in place (no panel buffer
+// per call, nothing packed but the lhs block); where the process may not
+// use the tiles, vdpbf16ps reads the same panels.
+// AGEMM-LABEL: func.func private @pairs_amx(
+// AGEMM-NOT: memref.alloc() {{.*}} : memref<128x256xbf16>
+// AGEMM: amx.tile_load %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] : memref<2x2x128x256xbf16{{.*}}> into !amx.tile<16x32xbf16>
+// AGEMM: amx.tile_mulf
+// AGEMM-LABEL: func.func private @pairs_amx0(
+// AGEMM-NOT: memref.alloc() {{.*}} : memref<32x128xbf16>
+// AGEMM: amx.tile_load %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] : memref<1x1x32x128xbf16{{.*}}> into !amx.tile<16x32xbf16>
+// AGEMM-LABEL: func.func @pairs(
+// AGEMM: call @attnrt_amx_available()
+// AGEMM: func.call @pairs_amx(
+// AGEMM: } else {
+// AGEMM: vector.load %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] : memref<2x2x128x256xbf16{{.*}}>, vector<32xbf16>
+// AGEMM: x86vector.avx512.dot
 func.func @pairs(%x: tensor<?x300xbf16>, %w1: tensor<130x300xbf16> {attn.weight}, %w2: tensor<33x40xbf16> {attn.weight}, %u: tensor<8x33xbf16>) -> (tensor<?x130xf32>, tensor<8x40xf32>) {
   %c0 = arith.constant 0 : index
   %m = tensor.dim %x, %c0 : tensor<?x300xbf16>

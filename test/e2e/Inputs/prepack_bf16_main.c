@@ -81,8 +81,9 @@ int main(void) {
     for (int d = 0; d < 4; ++d)
       printf("%s%lld", d ? "x" : " ", (long long)panels[i]->sizes[d]);
   printf("\n");
-  /* The second panels: [1, 1, 17, 96], pairs (2p, 2p + 1) of k for 48
-     columns; columns 40..47 and the partner of k = 32 are zero. */
+  /* The second panels: [1, 1, kc / 2, 2 * nc], pairs (2p, 2p + 1) of k for
+     nc columns ([1, 1, 17, 96] for the pair path, [1, 1, 32, 128] in whole
+     AMX tiles); columns past 40 and k past 32 are zero. */
   int padding = 0;
   for (int p = 0; p < p2.sizes[2]; ++p)
     for (int c = 0; c < p2.sizes[3] / 2; ++c)
@@ -95,8 +96,8 @@ int main(void) {
       }
   printf("pairs of the stored weight: %d wrong\n", padding);
   int failures = padding != 0;
-  const int rowCounts[] = {1, 5, 37};
-  for (int r = 0; r < 3; ++r) {
+  const int rowCounts[] = {1, 5, 37, 70};
+  for (int r = 0; r < 4; ++r) {
     int m = rowCounts[r];
     uint16_t *x = fill(&state, m, K1, 1.0f), *u = fill(&state, m, K2, 1.0f);
     attn_memref_bf16_2d xd = describe(x, m, K1), ud = describe(u, m, K2);

@@ -432,7 +432,9 @@ def Attn_PackWeightOp : Attn_Op<"pack_weight", [Pure]> {
     A bf16 weight is packed in pairs of k for AVX512-BF16's `vdpbf16ps`:
     the result `[NB, KB, kc / 2, 2 * nc]` (kc even, or the whole of an odd
     `K` rounded up) holds in `[j, b, p, 2 * c + i]` the element
-    `(b * kc + 2 * p + i, j * nc + c)`, zero beyond `K` and `N`.
+    `(b * kc + 2 * p + i, j * nc + c)`, zero beyond `K` and `N`. For an AMX
+    target, `kc` and `nc` are multiples of 32 (whole tiles, zero-padded), and
+    the AMX path and its `vdpbf16ps` fallback read the same panels.
 
     ```mlir
     %p = attn.pack_weight %w transposed
@@ -459,7 +461,8 @@ def Attn_UnpackWeightOp : Attn_Op<"unpack_weight", [Pure]> {
     it only as the right operand of a 2-D `linalg.matmul` with an f32
     result (and, for bf16 pairs, a bf16 left operand on a target that
     multiplies pairs with `vdpbf16ps`), whose GEMM then reads the panels in
-    place instead of packing them on every call.
+    place instead of packing them on every call; with `amx`, bf16 panels of
+    whole tiles are also the B tiles of the AMX path.
 
     ```mlir
     %wt = attn.unpack_weight %p : tensor<24x3x256x128xf32> -> tensor<768x3072xf32>
