@@ -51,6 +51,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Matchers.h"
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -440,14 +441,24 @@ void GemmLowering::emitAmxWorkItem(ValueRange ivs, Value mb) {
                                   b.getIndexAttr(2 * ncCols)});
   Value lhsPack = allocAligned(
       b, loc, bf16, {b.getIndexAttr(mcRows), b.getIndexAttr(kcCols)});
-  initAcc(acc, batchIvs, m0, n0, rows, cols, paddedCols);
+  // A product that starts at zero (no init, a zero fill) over a static,
+  // non-empty K: the first k block's C tiles start from tile_zero and acc
+  // is only written by it, not zero-filled first.
+  std::optional<int64_t> staticK = getConstantIntValue(k);
+  bool zeroStart = !initBuf &&
+                   (!g.initValue || matchPattern(g.initValue, m_AnyZeroFloat())) &&
+                   staticK && *staticK > 0;
+  if (!zeroStart)
+    initAcc(acc, batchIvs, m0, n0, rows, cols, paddedCols);
   SmallVector<Value> lhsBatch = operandBatch(g.lhs, batchIvs);
   SmallVector<Value> rhsBatch =
       g.rhsPacked ? SmallVector<Value>() : operandBatch(g.rhs, batchIvs);
   // 64-byte rows of bf16 zeros for the padding.
   auto zeroVec = VectorType::get({kAmxBlock}, bf16);
   Value colBlock = ivs[numBatch + 1];
-  forLoop(idx(0), k, idx(t.kc), [&](Value k0) {
+  // The lhs can be read in place where its rows are contiguous bf16.
+  bool lhsInPlace = cast<MemRefType>(lhsBuf.getType()).isLastDimUnitStride();
+  auto kBlock = [&](Value k0, bool first) {
     Value depth = minu(arith::SubIOp::create(b, loc, k, k0), idx(t.kc));
     Value steps = arith::CeilDivUIOp::create(b, loc, depth, idx(kAmxStepK));
     Value paddedDepth = mul(steps, idx(kAmxStepK));
@@ -466,13 +477,43 @@ void GemmLowering::emitAmxWorkItem(ValueRange ivs, Value mb) {
                arith::CeilDivUIOp::create(b, loc, depth, idx(2)),
                mul(steps, idx(kAmxStepK / 2)), mul(paddedCols, idx(2)));
     }
-    packBlock(b, loc, BlockView{lhsBuf, lhsBatch, m0, k0}, lhsPack,
-              VectorType::get({t.lanes}, bf16), rows, depth, paddedDepth);
-    zeroRows(b, loc, lhsPack, zeroVec, rows, paddedRows, paddedDepth);
-    buildAmxBlockProduct(b, loc, lhsPack, panel, panelPrefix, acc, paddedRows,
-                         paddedCols,
-                         steps, t.kc / kAmxStepK);
-  });
+    BlockView lhs{lhsBuf, lhsBatch, m0, k0};
+    auto product = [&](const BlockView &a) {
+      buildAmxBlockProduct(b, loc, a, panel, panelPrefix, acc, paddedRows,
+                           paddedCols, steps, t.kc / kAmxStepK, first);
+    };
+    auto packed = [&] {
+      packBlock(b, loc, lhs, lhsPack, VectorType::get({t.lanes}, bf16), rows,
+                depth, paddedDepth);
+      zeroRows(b, loc, lhsPack, zeroVec, rows, paddedRows, paddedDepth);
+      product(BlockView{lhsPack, {}, nullptr, nullptr});
+    };
+    if (!lhsInPlace) {
+      packed();
+      return;
+    }
+    // Whole tiles of the lhs (32-row blocks, 32-k steps) are read in place
+    // as A tiles; a block with padding is packed.
+    Value whole = arith::AndIOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, rows,
+                              paddedRows),
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, depth,
+                              paddedDepth));
+    auto branch = scf::IfOp::create(b, loc, TypeRange{}, whole,
+                                    /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(branch.thenBlock());
+    product(lhs);
+    b.setInsertionPointToStart(branch.elseBlock());
+    packed();
+  };
+  if (zeroStart) {
+    kBlock(idx(0), /*first=*/true);
+    forLoop(idx(t.kc), k, idx(t.kc), [&](Value k0) { kBlock(k0, false); });
+  } else {
+    forLoop(idx(0), k, idx(t.kc), [&](Value k0) { kBlock(k0, false); });
+  }
   emitOutput(batchIvs, m0, n0, rows, cols, acc);
 }
 

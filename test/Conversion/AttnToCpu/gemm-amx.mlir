@@ -81,3 +81,37 @@ func.func @linear(%x: tensor<?x600xbf16>, %w: tensor<300x600xbf16>, %c: tensor<?
   %r = linalg.matmul ins(%x, %wt : tensor<?x600xbf16>, tensor<600x300xbf16>) outs(%c : tensor<?x300xf32>) -> tensor<?x300xf32>
   return %r : tensor<?x300xf32>
 }
+
+// -----
+
+// Whole tiles (M = 64, K = 512) onto a zero fill. Each work item's first
+// k block starts its C tiles at zero (acc is not zero-filled first: its
+// only writers are the tile stores); where a row block and a k block are
+// whole tiles (a run-time test) the A tiles are loaded from the operand in
+// place, otherwise from the lhs block packed with zero padding. Row pairs
+// are the outer loop: their A tiles stay in L1 across the column pairs.
+
+// CHECK-LABEL: func.func private @whole_amx(
+// CHECK-SAME: %{{[^:]+}}: memref<512x64xbf16{{(, strided<\[[0-9?, ]+\], offset: \?>)?}}>, %[[A:[^:]+]]: memref<64x512xbf16{{(, strided<\[[0-9?, ]+\], offset: \?>)?}}>
+// CHECK: %[[ACC:.+]] = memref.alloc() {alignment = 64 : i64} : memref<64x64xf32>
+// CHECK: %[[LHS:.+]] = memref.alloc() {alignment = 64 : i64} : memref<64x256xbf16>
+// CHECK-NOT: vector.store %{{.+}}, %[[ACC]][
+// CHECK: scf.if
+// CHECK-NEXT: scf.for %[[I0:[^ ]+]] = %{{.+}} to %{{.+}} step %c32 {
+// CHECK-NEXT: scf.for %[[J0:[^ ]+]] = %{{.+}} to %{{.+}} step %c32 {
+// CHECK: amx.tile_zero : !amx.tile<16x16xf32>
+// CHECK: amx.tile_load %[[A]][%{{.+}}, %{{.+}}] : memref<64x512xbf16{{(, strided<\[[0-9?, ]+\], offset: \?>)?}}> into !amx.tile<16x32xbf16>
+// CHECK: amx.tile_store %[[ACC]][%[[I0]], %[[J0]]]
+// CHECK: } else {
+// CHECK: vector.store %{{.+}}, %[[LHS]][
+// CHECK: amx.tile_load %[[LHS]][%{{.+}}, %{{.+}}] : memref<64x256xbf16> into !amx.tile<16x32xbf16>
+// The second k block adds to the C tiles the first one stored.
+// CHECK: amx.tile_load %[[ACC]][
+// CHECK-LABEL: func.func @whole(
+func.func @whole(%a: tensor<64x512xbf16>, %b: tensor<512x64xbf16>) -> tensor<64x64xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x64xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<64x64xf32>) -> tensor<64x64xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<64x512xbf16>, tensor<512x64xbf16>) outs(%f : tensor<64x64xf32>) -> tensor<64x64xf32>
+  return %r : tensor<64x64xf32>
+}

@@ -228,3 +228,23 @@ func.func @linear_bf16_odd_k(%x: tensor<?x301xbf16>, %w: tensor<270x301xbf16>) -
   %r = linalg.matmul ins(%x, %wt : tensor<?x301xbf16>, tensor<301x270xbf16>) outs(%c : tensor<?x270xf32>) -> tensor<?x270xf32>
   return %r : tensor<?x270xf32>
 }
+
+// bf16 operands whose row blocks and k steps are whole AMX tiles (M = 96
+// per batch, K = 320 = 256 + 64): the AMX path reads the lhs in place as
+// A tiles and starts its C tiles at zero (no init); a batched lhs on a
+// rank-2 rhs, a bf16 result.
+func.func @bf16_whole_blocks(%a: tensor<2x96x320xbf16>, %b: tensor<320x100xbf16>) -> tensor<2x96x100xbf16> {
+  %c = attn.matmul %a, %b : (tensor<2x96x320xbf16>, tensor<320x100xbf16>) -> tensor<2x96x100xbf16>
+  return %c : tensor<2x96x100xbf16>
+}
+
+// nn.Linear's bf16 weight onto an f32 init argument (a bias added before
+// the product) with K = 512 and 70 rows at run time: whole 32-row blocks
+// read in place, the rest packed with padding rows; the C tiles start from
+// the init.
+func.func @linear_whole_bf16(%x: tensor<?x512xbf16>, %w: tensor<96x512xbf16>, %c: tensor<?x96xf32>) -> tensor<?x96xf32> {
+  %t0 = tensor.empty() : tensor<512x96xbf16>
+  %wt = linalg.transpose ins(%w : tensor<96x512xbf16>) outs(%t0 : tensor<512x96xbf16>) permutation = [1, 0]
+  %r = linalg.matmul ins(%x, %wt : tensor<?x512xbf16>, tensor<512x96xbf16>) outs(%c : tensor<?x96xf32>) -> tensor<?x96xf32>
+  return %r : tensor<?x96xf32>
+}
