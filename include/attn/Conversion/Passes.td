@@ -322,10 +322,10 @@ def AttnCpuPrepackWeights : Pass<"attn-cpu-prepack-weights", "::mlir::ModuleOp">
     `[NB, KB, kc / 2, 2 * nc]` bf16 pairs of that path. With `amx-tiles`
     too (a target with AMX tiles, whose vdpbf16ps path is the fallback
     where the process may not use them), kc and nc are rounded up to 32 so
-    that the AMX path reads the same panels as whole tiles. Weights that are not static f32 (or such bf16) matrices, that
-    have any other use (an embedding tied to the output projection) or
-    that GEMMs read both as stored and transposed are left alone with a
-    remark.
+    that the AMX path reads the same panels as whole tiles. Weights that
+    are not static f32 (or such bf16) matrices, that have any other use (an
+    embedding tied to the output projection) or that GEMMs read both as
+    stored and transposed are left alone with a remark.
 
     ```mlir
     func.func @f(%x: tensor<128x768xf32>,

@@ -60,8 +60,7 @@ struct AmxStep {
       Value a[2], bt[2];
       for (int r = 0; r < 2; ++r) {
         SmallVector<Value> at(lhs.prefix);
-        at.append(
-            {offset(rowOf[r], lhs.rowOffset), offset(k, lhs.colOffset)});
+        at.append({offset(rowOf[r], lhs.rowOffset), offset(k, lhs.colOffset)});
         a[r] = amx::TileLoadOp::create(b, loc, abType, lhs.mem, at);
       }
       for (int v = 0; v < 2; ++v) {
@@ -82,9 +81,8 @@ struct AmxStep {
 };
 } // namespace
 
-void cpu::buildAmxBlockProduct(OpBuilder &b, Location loc,
-                               const BlockView &lhs, Value panel,
-                               ValueRange panelPrefix, Value acc,
+void cpu::buildAmxBlockProduct(OpBuilder &b, Location loc, const BlockView &lhs,
+                               Value panel, ValueRange panelPrefix, Value acc,
                                Value rows, Value cols, Value steps,
                                int64_t group, bool zeroC) {
   AmxStep step{b, loc, lhs, panel, acc, llvm::to_vector(panelPrefix)};
@@ -111,8 +109,7 @@ void cpu::buildAmxBlockProduct(OpBuilder &b, Location loc,
           b.setInsertionPointToStart(branch.elseBlock());
           step.emit(i0, j0, first, 1, /*zeroC=*/true);
         }
-        first = arith::SelectOp::create(b, loc, full, step.c(group),
-                                        step.c(1));
+        first = arith::SelectOp::create(b, loc, full, step.c(group), step.c(1));
         groupedEnd = arith::SelectOp::create(b, loc, full, grouped, first);
       }
       if (group > 1)

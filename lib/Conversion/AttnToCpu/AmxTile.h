@@ -47,8 +47,8 @@ inline constexpr int64_t kAmxBlock = 32;
 /// `steps` must be at least 1.
 void buildAmxBlockProduct(OpBuilder &b, Location loc, const BlockView &lhs,
                           Value panel, ValueRange panelPrefix, Value acc,
-                          Value rows,
-                          Value cols, Value steps, int64_t group, bool zeroC);
+                          Value rows, Value cols, Value steps, int64_t group,
+                          bool zeroC);
 
 /// Zeroes buffer[r, c] for r in [rowLo, rowHi), c in [0, cols) of a static
 /// 2-D buffer whose rows are whole vectors of `vecType` (cols a multiple of

@@ -412,10 +412,10 @@ void GemmLowering::initAcc(Value acc, ValueRange batchIvs, Value m0, Value n0,
 
 /// The work item on AMX tiles: per k block, the rhs block pair-packed into
 /// the panel (or read in place from prepacked panels, zero-padded by the
-/// pack) and the lhs rows copied into a bf16 block, both zero-padded to
-/// whole tiles (32 rows, 32 columns, 32 k), then 2 x 2 C tiles at a time
-/// updated in acc (AmxTile.h). Padding rows of acc are computed and never
-/// stored.
+/// pack) and the lhs rows read in place where the block is whole tiles, else
+/// copied into a bf16 block, both zero-padded to whole tiles (32 rows, 32
+/// columns, 32 k), then 2 x 2 C tiles at a time updated in acc (AmxTile.h).
+/// Padding rows of acc are computed and never stored.
 void GemmLowering::emitAmxWorkItem(ValueRange ivs, Value mb) {
   WorkItem item = getWorkItem(ivs, mb);
   ValueRange batchIvs = item.batchIvs;
@@ -434,20 +434,20 @@ void GemmLowering::emitAmxWorkItem(ValueRange ivs, Value mb) {
           ncCols = extent(n, t.nc);
   Type bf16 = b.getBF16Type();
   Value acc = alloc({b.getIndexAttr(mcRows), b.getIndexAttr(ncCols)});
-  Value panel =
-      g.rhsPacked ? rhsBuf
-                  : allocAligned(b, loc, bf16,
-                                 {b.getIndexAttr(kcCols / 2),
-                                  b.getIndexAttr(2 * ncCols)});
+  Value panel = g.rhsPacked ? rhsBuf
+                            : allocAligned(b, loc, bf16,
+                                           {b.getIndexAttr(kcCols / 2),
+                                            b.getIndexAttr(2 * ncCols)});
   Value lhsPack = allocAligned(
       b, loc, bf16, {b.getIndexAttr(mcRows), b.getIndexAttr(kcCols)});
   // A product that starts at zero (no init, a zero fill) over a static,
   // non-empty K: the first k block's C tiles start from tile_zero and acc
   // is only written by it, not zero-filled first.
   std::optional<int64_t> staticK = getConstantIntValue(k);
-  bool zeroStart = !initBuf &&
-                   (!g.initValue || matchPattern(g.initValue, m_AnyZeroFloat())) &&
-                   staticK && *staticK > 0;
+  bool zeroStart =
+      !initBuf &&
+      (!g.initValue || matchPattern(g.initValue, m_AnyZeroFloat())) &&
+      staticK && *staticK > 0;
   if (!zeroStart)
     initAcc(acc, batchIvs, m0, n0, rows, cols, paddedCols);
   SmallVector<Value> lhsBatch = operandBatch(g.lhs, batchIvs);
