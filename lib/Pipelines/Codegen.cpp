@@ -87,6 +87,15 @@ attn::translateAndOptimize(ModuleOp module, llvm::LLVMContext &ctx,
   }
   llvmModule->setTargetTriple(tm.getTargetTriple());
   llvmModule->setDataLayout(tm.createDataLayout());
+  // The lowering's own vector code uses the target's widest registers
+  // (getTargetVectorBits); the loops LLVM vectorizes itself (elementwise
+  // chains, norms) use them too, where LLVM's tuning of Intel's AVX-512
+  // CPUs would prefer 256 bits (GPT-2's GELU ran on 8 lanes on a
+  // Sapphire-Rapids-class machine).
+  std::string width = std::to_string(getTargetVectorBits(tm));
+  for (llvm::Function &f : *llvmModule)
+    if (!f.isDeclaration())
+      f.addFnAttr("prefer-vector-width", width);
   auto transformer = makeOptimizingTransformer(optLevel, /*sizeLevel=*/0, &tm);
   if (llvm::Error err = transformer(llvmModule.get())) {
     module.emitError("LLVM optimization failed: ")
