@@ -20,19 +20,14 @@ namespace {
 struct AmxStep {
   OpBuilder &b;
   Location loc;
-  /// The lhs block (its offsets null for 0), the panel and acc.
-  BlockView lhs;
-  Value panel, acc;
-  /// Leading indices of `panel` before its (pair, column) ones: a
-  /// prepacked panel's (column block, k block).
-  SmallVector<Value> panelPrefix;
+  /// The lhs block, the pair-packed panel (a prepacked panel's prefix
+  /// selects its column block and k block) and acc.
+  BlockView lhs, panel;
+  Value acc;
 
   Value c(int64_t v) { return indexConstant(b, loc, v); }
   Value add(Value x, int64_t y) {
     return y == 0 ? x : arith::AddIOp::create(b, loc, x, c(y)).getResult();
-  }
-  Value offset(Value x, Value by) {
-    return by ? arith::AddIOp::create(b, loc, x, by).getResult() : x;
   }
   Value mul(Value x, int64_t y) {
     return arith::MulIOp::create(b, loc, x, c(y));
@@ -58,16 +53,13 @@ struct AmxStep {
       Value s = add(s0, u);
       Value k = mul(s, kAmxStepK), pair = mul(s, kAmxStepK / 2);
       Value a[2], bt[2];
-      for (int r = 0; r < 2; ++r) {
-        SmallVector<Value> at(lhs.prefix);
-        at.append({offset(rowOf[r], lhs.rowOffset), offset(k, lhs.colOffset)});
-        a[r] = amx::TileLoadOp::create(b, loc, abType, lhs.mem, at);
-      }
-      for (int v = 0; v < 2; ++v) {
-        SmallVector<Value> at(panelPrefix);
-        at.append({pair, mul(colOf[v], 2)});
-        bt[v] = amx::TileLoadOp::create(b, loc, abType, panel, at);
-      }
+      for (int r = 0; r < 2; ++r)
+        a[r] = amx::TileLoadOp::create(
+            b, loc, abType, lhs.mem, viewIndices(b, loc, lhs, rowOf[r], k));
+      for (int v = 0; v < 2; ++v)
+        bt[v] = amx::TileLoadOp::create(
+            b, loc, abType, panel.mem,
+            viewIndices(b, loc, panel, pair, mul(colOf[v], 2)));
       for (int r = 0; r < 2; ++r)
         for (int v = 0; v < 2; ++v)
           tiles[r][v] = amx::TileMulFOp::create(b, loc, cType, a[r], bt[v],
@@ -82,10 +74,10 @@ struct AmxStep {
 } // namespace
 
 void cpu::buildAmxBlockProduct(OpBuilder &b, Location loc, const BlockView &lhs,
-                               Value panel, ValueRange panelPrefix, Value acc,
-                               Value rows, Value cols, Value steps,
-                               int64_t group, bool zeroC) {
-  AmxStep step{b, loc, lhs, panel, acc, llvm::to_vector(panelPrefix)};
+                               const BlockView &panel, Value acc, Value rows,
+                               Value cols, Value steps, int64_t group,
+                               bool zeroC) {
+  AmxStep step{b, loc, lhs, panel, acc};
   Value grouped = arith::SubIOp::create(
       b, loc, steps, arith::RemUIOp::create(b, loc, steps, step.c(group)));
   // Rows outer: a row pair's A tiles (32 rows x the k block) stay in L1

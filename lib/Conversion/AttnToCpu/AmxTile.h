@@ -35,20 +35,18 @@ inline constexpr int64_t kAmxStepK = 32;
 inline constexpr int64_t kAmxBlock = 32;
 
 /// acc[i, c] += sum_{j < 32 * steps} lhs(i, j) * panel(j, c) for i <
-/// `rows`, c < `cols` (both multiples of kAmxBlock), with `lhs` a view of
-/// a bf16 buffer whose innermost stride is 1, holding [>= rows, >= 32 *
-/// steps] (the packed lhs block, or the operand read in place), `panel`
-/// the pair-packed bf16 [>= 16 *
-/// steps, >= 2 * cols] buffer (the innermost two dims of a static buffer
-/// indexed by `panelPrefix` first: a prepacked weight's [NB, KB, kc / 2,
-/// 2 * nc] panels) and `acc` the f32 buffer, static 2-D. Steps run in
-/// unrolled groups of `group`, then one at a time. With `zeroC` the sum
-/// starts at zero instead of acc's values (acc is then only written), and
-/// `steps` must be at least 1.
+/// `rows`, c < `cols` (both multiples of kAmxBlock). `lhs` views a bf16
+/// buffer whose innermost stride is 1, holding [>= rows, >= 32 * steps]
+/// (the packed lhs block, or the operand read in place); `panel` views the
+/// pair-packed bf16 [>= 16 * steps, >= 2 * cols] block of a static buffer
+/// (a per-call panel, or through its prefix one block of a prepacked
+/// weight's [NB, KB, kc / 2, 2 * nc] panels); `acc` is the static 2-D f32
+/// buffer. Steps run in unrolled groups of `group`, then one at a time.
+/// With `zeroC` the sum starts at zero instead of acc's values (acc is
+/// then only written), and `steps` must be at least 1.
 void buildAmxBlockProduct(OpBuilder &b, Location loc, const BlockView &lhs,
-                          Value panel, ValueRange panelPrefix, Value acc,
-                          Value rows, Value cols, Value steps, int64_t group,
-                          bool zeroC);
+                          const BlockView &panel, Value acc, Value rows,
+                          Value cols, Value steps, int64_t group, bool zeroC);
 
 /// Zeroes buffer[r, c] for r in [rowLo, rowHi), c in [0, cols) of a static
 /// 2-D buffer whose rows are whole vectors of `vecType` (cols a multiple of

@@ -174,6 +174,13 @@ private:
   Value rowBlockSize(Value colBlocks);
   void emitWorkItem(ValueRange ivs, Value mb);
   void emitAmxWorkItem(ValueRange ivs, Value mb);
+  /// The prepacked panel of column block `colBlock` and the k block at k0.
+  BlockView prepackedPanel(Value colBlock, Value k0) {
+    return BlockView{rhsBuf,
+                     {colBlock, arith::DivUIOp::create(b, loc, k0, idx(t.kc))},
+                     nullptr,
+                     nullptr};
+  }
   void initAcc(Value acc, ValueRange batchIvs, Value m0, Value n0, Value rows,
                Value cols, Value paddedCols);
   using TileFn = function_ref<SmallVector<Value>(
@@ -356,26 +363,18 @@ void GemmLowering::emitWorkItem(ValueRange ivs, Value mb) {
   forLoop(idx(0), k, idx(t.kc), [&](Value k0) {
     Value depth = minu(arith::SubIOp::create(b, loc, k, k0), idx(t.kc));
     BlockView lhs{lhsBuf, lhsBatch, m0, k0};
-    // The prepacked panel of column block n0 / nc and k block k0 / kc.
-    auto prepacked = [&] {
-      return BlockView{
-          rhsBuf,
-          {colBlock, arith::DivUIOp::create(b, loc, k0, idx(t.kc))},
-          nullptr,
-          nullptr};
-    };
     if (t.pairDot) {
       BlockView rhs = g.rhsTransposed ? BlockView{rhsBuf, rhsBatch, n0, k0}
                                       : BlockView{rhsBuf, rhsBatch, k0, n0};
       BlockView packed =
-          g.rhsPacked ? prepacked()
+          g.rhsPacked ? prepackedPanel(colBlock, k0)
                       : packPairBlock(b, loc, rhs, panel, t.lanes, depth, cols,
                                       paddedCols, g.rhsTransposed);
       emitPairPanel(lhs, packed, acc, rows, colVecs, depth);
       return;
     }
     BlockView packed =
-        g.rhsPacked ? prepacked()
+        g.rhsPacked ? prepackedPanel(colBlock, k0)
         : g.rhsTransposed
             ? packTransposedBlock(b, loc, BlockView{rhsBuf, rhsBatch, n0, k0},
                                   panel, vecType, depth, cols, paddedCols)
@@ -462,15 +461,14 @@ void GemmLowering::emitAmxWorkItem(ValueRange ivs, Value mb) {
     Value depth = minu(arith::SubIOp::create(b, loc, k, k0), idx(t.kc));
     Value steps = arith::CeilDivUIOp::create(b, loc, depth, idx(kAmxStepK));
     Value paddedDepth = mul(steps, idx(kAmxStepK));
-    // The prepacked panel of column block n0 / nc and k block k0 / kc.
-    SmallVector<Value> panelPrefix;
+    BlockView rhsPanel;
     if (g.rhsPacked) {
-      panelPrefix = {colBlock, arith::DivUIOp::create(b, loc, k0, idx(t.kc))};
+      rhsPanel = prepackedPanel(colBlock, k0);
     } else {
       BlockView rhs = g.rhsTransposed ? BlockView{rhsBuf, rhsBatch, n0, k0}
                                       : BlockView{rhsBuf, rhsBatch, k0, n0};
-      packPairBlock(b, loc, rhs, panel, t.lanes, depth, cols, paddedCols,
-                    g.rhsTransposed);
+      rhsPanel = packPairBlock(b, loc, rhs, panel, t.lanes, depth, cols,
+                               paddedCols, g.rhsTransposed);
       // Pairs past the depth: zero in both operands (0 * garbage may be
       // NaN).
       zeroRows(b, loc, panel, zeroVec,
@@ -479,8 +477,8 @@ void GemmLowering::emitAmxWorkItem(ValueRange ivs, Value mb) {
     }
     BlockView lhs{lhsBuf, lhsBatch, m0, k0};
     auto product = [&](const BlockView &a) {
-      buildAmxBlockProduct(b, loc, a, panel, panelPrefix, acc, paddedRows,
-                           paddedCols, steps, t.kc / kAmxStepK, first);
+      buildAmxBlockProduct(b, loc, a, rhsPanel, acc, paddedRows, paddedCols,
+                           steps, t.kc / kAmxStepK, first);
     };
     auto packed = [&] {
       packBlock(b, loc, lhs, lhsPack, VectorType::get({t.lanes}, bf16), rows,

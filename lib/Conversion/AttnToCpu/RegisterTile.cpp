@@ -76,10 +76,8 @@ SmallVector<Value> cpu::buildRegisterTile(OpBuilder &b, Location loc,
   return SmallVector<Value>(loop.getResults());
 }
 
-/// The indices of element (j, c) of `view`.
-static SmallVector<Value> viewIndices(OpBuilder &b, Location loc,
-                                      const BlockView &view, Value j,
-                                      Value c) {
+SmallVector<Value> cpu::viewIndices(OpBuilder &b, Location loc,
+                                    const BlockView &view, Value j, Value c) {
   auto offset = [&](Value base, Value i) -> Value {
     return base ? arith::AddIOp::create(b, loc, base, i).getResult() : i;
   };

@@ -48,6 +48,10 @@ struct BlockView {
   Value rowOffset, colOffset;
 };
 
+/// The indices of element (j, c) of `view` in its buffer.
+SmallVector<Value> viewIndices(OpBuilder &b, Location loc,
+                               const BlockView &view, Value j, Value c);
+
 /// Element (j, c) of `view`, converted to `type`.
 Value loadElement(OpBuilder &b, Location loc, const BlockView &view, Value j,
                   Value c, Type type);
