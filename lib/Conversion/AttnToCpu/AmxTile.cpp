@@ -7,6 +7,7 @@
 
 #include "mlir/Dialect/AMX/AMXDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
@@ -24,6 +25,9 @@ struct AmxStep {
   /// selects its column block and k block) and acc.
   BlockView lhs, panel;
   Value acc;
+  /// The panel whose B rows each step prefetches (see
+  /// buildAmxBlockProduct), or a null `mem`.
+  BlockView next;
 
   Value c(int64_t v) { return indexConstant(b, loc, v); }
   Value add(Value x, int64_t y) {
@@ -33,9 +37,22 @@ struct AmxStep {
     return arith::MulIOp::create(b, loc, x, c(y));
   }
 
+  /// Prefetches into L2 the rows of `next` that step s reads of its own
+  /// panel: 16 pair rows of 2 x 16 columns, two cache lines each.
+  void prefetchNext(Value s, Value j0) {
+    Value pair0 = mul(s, kAmxStepK / 2), col = mul(j0, 2);
+    for (int64_t p = 0; p < kAmxStepK / 2; ++p)
+      for (int64_t half = 0; half < 2; ++half)
+        memref::PrefetchOp::create(
+            b, loc, next.mem,
+            viewIndices(b, loc, next, add(pair0, p), add(col, half * 32)),
+            /*isWrite=*/false, /*localityHint=*/2, /*isDataCache=*/true);
+  }
+
   /// With `zeroC` the C tiles start at zero (tile_zero) instead of acc's
-  /// values.
-  void emit(Value i0, Value j0, Value s0, int64_t n, bool zeroC) {
+  /// values; with `prefetch` each step also prefetches `next`.
+  void emit(Value i0, Value j0, Value s0, int64_t n, bool zeroC,
+            bool prefetch) {
     Type f32 = b.getF32Type(), bf16 = b.getBF16Type();
     auto cType = amx::TileType::get({kAmxTileRows, kAmxTileCols}, f32);
     auto abType = amx::TileType::get({kAmxTileRows, kAmxStepK}, bf16);
@@ -64,6 +81,8 @@ struct AmxStep {
         for (int v = 0; v < 2; ++v)
           tiles[r][v] = amx::TileMulFOp::create(b, loc, cType, a[r], bt[v],
                                                 tiles[r][v]);
+      if (prefetch)
+        prefetchNext(s, j0);
     }
     for (int r = 0; r < 2; ++r)
       for (int v = 0; v < 2; ++v)
@@ -76,15 +95,11 @@ struct AmxStep {
 void cpu::buildAmxBlockProduct(OpBuilder &b, Location loc, const BlockView &lhs,
                                const BlockView &panel, Value acc, Value rows,
                                Value cols, Value steps, int64_t group,
-                               bool zeroC) {
-  AmxStep step{b, loc, lhs, panel, acc};
+                               bool zeroC, const BlockView &next) {
+  AmxStep step{b, loc, lhs, panel, acc, next};
   Value grouped = arith::SubIOp::create(
       b, loc, steps, arith::RemUIOp::create(b, loc, steps, step.c(group)));
-  // Rows outer: a row pair's A tiles (32 rows x the k block) stay in L1
-  // across the column pairs, whose B tiles stream from L2 (5-8% faster
-  // than columns outer on nn.Linear shapes, one thread, Sapphire-Rapids-
-  // class VM).
-  buildForLoop(b, loc, step.c(0), rows, step.c(kAmxBlock), [&](Value i0) {
+  auto rowPair = [&](Value i0, bool prefetch) {
     buildForLoop(b, loc, step.c(0), cols, step.c(kAmxBlock), [&](Value j0) {
       // Steps [0, first) run from zero tiles: a whole group where there is
       // one, else a single step (steps >= 1: the k block is not empty).
@@ -97,22 +112,37 @@ void cpu::buildAmxBlockProduct(OpBuilder &b, Location loc, const BlockView &lhs,
         {
           OpBuilder::InsertionGuard guard(b);
           b.setInsertionPointToStart(branch.thenBlock());
-          step.emit(i0, j0, first, group, /*zeroC=*/true);
+          step.emit(i0, j0, first, group, /*zeroC=*/true, prefetch);
           b.setInsertionPointToStart(branch.elseBlock());
-          step.emit(i0, j0, first, 1, /*zeroC=*/true);
+          step.emit(i0, j0, first, 1, /*zeroC=*/true, prefetch);
         }
         first = arith::SelectOp::create(b, loc, full, step.c(group), step.c(1));
         groupedEnd = arith::SelectOp::create(b, loc, full, grouped, first);
       }
       if (group > 1)
-        buildForLoop(b, loc, first, groupedEnd, step.c(group),
-                     [&](Value s0) { step.emit(i0, j0, s0, group, false); });
+        buildForLoop(b, loc, first, groupedEnd, step.c(group), [&](Value s0) {
+          step.emit(i0, j0, s0, group, false, prefetch);
+        });
       else
         groupedEnd = first;
       buildForLoop(b, loc, groupedEnd, steps, step.c(1),
-                   [&](Value s) { step.emit(i0, j0, s, 1, false); });
+                   [&](Value s) { step.emit(i0, j0, s, 1, false, prefetch); });
     });
-  });
+  };
+  // Rows outer: a row pair's A tiles (32 rows x the k block) stay in L1
+  // across the column pairs, whose B tiles stream from L2 (5-8% faster
+  // than columns outer on nn.Linear shapes, one thread, Sapphire-Rapids-
+  // class VM). The first row pair reads the panel from memory; it
+  // prefetches `next` meanwhile, so that the next block's first row pair
+  // finds it in L2.
+  Value rest = step.c(0);
+  if (next.mem) {
+    rest = arith::MinUIOp::create(b, loc, rows, step.c(kAmxBlock));
+    buildForLoop(b, loc, step.c(0), rest, step.c(kAmxBlock),
+                 [&](Value i0) { rowPair(i0, /*prefetch=*/true); });
+  }
+  buildForLoop(b, loc, rest, rows, step.c(kAmxBlock),
+               [&](Value i0) { rowPair(i0, /*prefetch=*/false); });
 }
 
 void cpu::zeroRows(OpBuilder &b, Location loc, Value buffer,

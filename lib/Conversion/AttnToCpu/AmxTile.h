@@ -43,10 +43,15 @@ inline constexpr int64_t kAmxBlock = 32;
 /// weight's [NB, KB, kc / 2, 2 * nc] panels); `acc` is the static 2-D f32
 /// buffer. Steps run in unrolled groups of `group`, then one at a time.
 /// With `zeroC` the sum starts at zero instead of acc's values (acc is
-/// then only written), and `steps` must be at least 1.
+/// then only written), and `steps` must be at least 1. Where `next` views a
+/// panel (its `mem` set: the prepacked panel the work item reads after this
+/// one), the first row pair prefetches it into L2 as it goes, the rows
+/// each step reads of its own panel: a weight streamed from memory then
+/// waits for memory once per panel, not once per step.
 void buildAmxBlockProduct(OpBuilder &b, Location loc, const BlockView &lhs,
                           const BlockView &panel, Value acc, Value rows,
-                          Value cols, Value steps, int64_t group, bool zeroC);
+                          Value cols, Value steps, int64_t group, bool zeroC,
+                          const BlockView &next = {});
 
 /// Zeroes buffer[r, c] for r in [rowLo, rowHi), c in [0, cols) of a static
 /// 2-D buffer whose rows are whole vectors of `vecType` (cols a multiple of

@@ -174,6 +174,15 @@ private:
   Value rowBlockSize(Value colBlocks);
   void emitWorkItem(ValueRange ivs, Value mb);
   void emitAmxWorkItem(ValueRange ivs, Value mb);
+  /// An AMX work item's buffers: acc [mc, nc] f32, the per-call pair panel
+  /// (null for a prepacked rhs) and the packed lhs block, both bf16.
+  struct AmxWorkItem {
+    WorkItem item;
+    Value colBlock, paddedRows, paddedCols;
+    Value acc, panel, lhsPack;
+    SmallVector<Value> lhsBatch, rhsBatch;
+  };
+  void emitAmxKBlock(const AmxWorkItem &w, Value k0, bool first);
   /// The prepacked panel of column block `colBlock` and the k block at k0.
   BlockView prepackedPanel(Value colBlock, Value k0) {
     return BlockView{rhsBuf,
@@ -181,6 +190,10 @@ private:
                      nullptr,
                      nullptr};
   }
+  /// The prepacked panel after `panel` in memory: the next k block's, or
+  /// the next column block's first (after the last panel: the last column
+  /// block's first, so that the view stays in bounds).
+  BlockView nextPrepackedPanel(const BlockView &panel);
   void initAcc(Value acc, ValueRange batchIvs, Value m0, Value n0, Value rows,
                Value cols, Value paddedCols);
   using TileFn = function_ref<SmallVector<Value>(
@@ -417,13 +430,11 @@ void GemmLowering::initAcc(Value acc, ValueRange batchIvs, Value m0, Value n0,
 /// Padding rows of acc are computed and never stored.
 void GemmLowering::emitAmxWorkItem(ValueRange ivs, Value mb) {
   WorkItem item = getWorkItem(ivs, mb);
-  ValueRange batchIvs = item.batchIvs;
-  Value m0 = item.m0, n0 = item.n0, rows = item.rows, cols = item.cols;
   auto padded = [&](Value size, int64_t to) {
     return mul(arith::CeilDivUIOp::create(b, loc, size, idx(to)), idx(to));
   };
-  Value paddedRows = padded(rows, kAmxBlock);
-  Value paddedCols = padded(cols, kAmxBlock);
+  AmxWorkItem w{item, ivs[numBatch + 1], padded(item.rows, kAmxBlock),
+                padded(item.cols, kAmxBlock)};
   // Static buffers (amx.tile_load reads their row stride), no larger than
   // a static product needs, whole tiles.
   auto extent = [&](Value size, int64_t most) {
@@ -432,12 +443,12 @@ void GemmLowering::emitAmxWorkItem(ValueRange ivs, Value mb) {
   int64_t mcRows = extent(m, t.mc), kcCols = extent(k, t.kc),
           ncCols = extent(n, t.nc);
   Type bf16 = b.getBF16Type();
-  Value acc = alloc({b.getIndexAttr(mcRows), b.getIndexAttr(ncCols)});
-  Value panel = g.rhsPacked ? rhsBuf
-                            : allocAligned(b, loc, bf16,
-                                           {b.getIndexAttr(kcCols / 2),
-                                            b.getIndexAttr(2 * ncCols)});
-  Value lhsPack = allocAligned(
+  w.acc = alloc({b.getIndexAttr(mcRows), b.getIndexAttr(ncCols)});
+  if (!g.rhsPacked)
+    w.panel = allocAligned(b, loc, bf16,
+                           {b.getIndexAttr(kcCols / 2),
+                            b.getIndexAttr(2 * ncCols)});
+  w.lhsPack = allocAligned(
       b, loc, bf16, {b.getIndexAttr(mcRows), b.getIndexAttr(kcCols)});
   // A product that starts at zero (no init, a zero fill) over a static,
   // non-empty K: the first k block's C tiles start from tile_zero and acc
@@ -448,71 +459,92 @@ void GemmLowering::emitAmxWorkItem(ValueRange ivs, Value mb) {
       (!g.initValue || matchPattern(g.initValue, m_AnyZeroFloat())) &&
       staticK && *staticK > 0;
   if (!zeroStart)
-    initAcc(acc, batchIvs, m0, n0, rows, cols, paddedCols);
-  SmallVector<Value> lhsBatch = operandBatch(g.lhs, batchIvs);
-  SmallVector<Value> rhsBatch =
-      g.rhsPacked ? SmallVector<Value>() : operandBatch(g.rhs, batchIvs);
+    initAcc(w.acc, item.batchIvs, item.m0, item.n0, item.rows, item.cols,
+            w.paddedCols);
+  w.lhsBatch = operandBatch(g.lhs, item.batchIvs);
+  if (!g.rhsPacked)
+    w.rhsBatch = operandBatch(g.rhs, item.batchIvs);
+  if (zeroStart) {
+    emitAmxKBlock(w, idx(0), /*first=*/true);
+    forLoop(idx(t.kc), k, idx(t.kc),
+            [&](Value k0) { emitAmxKBlock(w, k0, false); });
+  } else {
+    forLoop(idx(0), k, idx(t.kc),
+            [&](Value k0) { emitAmxKBlock(w, k0, false); });
+  }
+  emitOutput(item.batchIvs, item.m0, item.n0, item.rows, item.cols, w.acc);
+}
+
+BlockView GemmLowering::nextPrepackedPanel(const BlockView &panel) {
+  auto type = cast<MemRefType>(rhsBuf.getType());
+  Value colBlock = panel.prefix[0], kb = add(panel.prefix[1], idx(1));
+  Value sameCol = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, kb,
+                                        idx(type.getDimSize(1)));
+  Value nextCol = minu(add(colBlock, idx(1)), idx(type.getDimSize(0) - 1));
+  return BlockView{
+      rhsBuf,
+      {arith::SelectOp::create(b, loc, sameCol, colBlock, nextCol),
+       arith::SelectOp::create(b, loc, sameCol, kb, idx(0))},
+      nullptr,
+      nullptr};
+}
+
+/// acc += the work item's rows x the k block at k0 x its columns.
+void GemmLowering::emitAmxKBlock(const AmxWorkItem &w, Value k0, bool first) {
+  const WorkItem &item = w.item;
+  Type bf16 = b.getBF16Type();
   // 64-byte rows of bf16 zeros for the padding.
   auto zeroVec = VectorType::get({kAmxBlock}, bf16);
-  Value colBlock = ivs[numBatch + 1];
-  // The lhs can be read in place where its rows are contiguous bf16.
-  bool lhsInPlace = cast<MemRefType>(lhsBuf.getType()).isLastDimUnitStride();
-  auto kBlock = [&](Value k0, bool first) {
-    Value depth = minu(arith::SubIOp::create(b, loc, k, k0), idx(t.kc));
-    Value steps = arith::CeilDivUIOp::create(b, loc, depth, idx(kAmxStepK));
-    Value paddedDepth = mul(steps, idx(kAmxStepK));
-    BlockView rhsPanel;
-    if (g.rhsPacked) {
-      rhsPanel = prepackedPanel(colBlock, k0);
-    } else {
-      BlockView rhs = g.rhsTransposed ? BlockView{rhsBuf, rhsBatch, n0, k0}
-                                      : BlockView{rhsBuf, rhsBatch, k0, n0};
-      rhsPanel = packPairBlock(b, loc, rhs, panel, t.lanes, depth, cols,
-                               paddedCols, g.rhsTransposed);
-      // Pairs past the depth: zero in both operands (0 * garbage may be
-      // NaN).
-      zeroRows(b, loc, panel, zeroVec,
-               arith::CeilDivUIOp::create(b, loc, depth, idx(2)),
-               mul(steps, idx(kAmxStepK / 2)), mul(paddedCols, idx(2)));
-    }
-    BlockView lhs{lhsBuf, lhsBatch, m0, k0};
-    auto product = [&](const BlockView &a) {
-      buildAmxBlockProduct(b, loc, a, rhsPanel, acc, paddedRows, paddedCols,
-                           steps, t.kc / kAmxStepK, first);
-    };
-    auto packed = [&] {
-      packBlock(b, loc, lhs, lhsPack, VectorType::get({t.lanes}, bf16), rows,
-                depth, paddedDepth);
-      zeroRows(b, loc, lhsPack, zeroVec, rows, paddedRows, paddedDepth);
-      product(BlockView{lhsPack, {}, nullptr, nullptr});
-    };
-    if (!lhsInPlace) {
-      packed();
-      return;
-    }
-    // Whole tiles of the lhs (32-row blocks, 32-k steps) are read in place
-    // as A tiles; a block with padding is packed.
-    Value whole = arith::AndIOp::create(
-        b, loc,
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, rows,
-                              paddedRows),
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, depth,
-                              paddedDepth));
-    auto branch = scf::IfOp::create(b, loc, TypeRange{}, whole,
-                                    /*withElseRegion=*/true);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(branch.thenBlock());
-    product(lhs);
-    b.setInsertionPointToStart(branch.elseBlock());
-    packed();
-  };
-  if (zeroStart) {
-    kBlock(idx(0), /*first=*/true);
-    forLoop(idx(t.kc), k, idx(t.kc), [&](Value k0) { kBlock(k0, false); });
+  Value depth = minu(arith::SubIOp::create(b, loc, k, k0), idx(t.kc));
+  Value steps = arith::CeilDivUIOp::create(b, loc, depth, idx(kAmxStepK));
+  Value paddedDepth = mul(steps, idx(kAmxStepK));
+  BlockView rhsPanel, next;
+  if (g.rhsPacked) {
+    rhsPanel = prepackedPanel(w.colBlock, k0);
+    next = nextPrepackedPanel(rhsPanel);
   } else {
-    forLoop(idx(0), k, idx(t.kc), [&](Value k0) { kBlock(k0, false); });
+    BlockView rhs = g.rhsTransposed
+                        ? BlockView{rhsBuf, w.rhsBatch, item.n0, k0}
+                        : BlockView{rhsBuf, w.rhsBatch, k0, item.n0};
+    rhsPanel = packPairBlock(b, loc, rhs, w.panel, t.lanes, depth, item.cols,
+                             w.paddedCols, g.rhsTransposed);
+    // Pairs past the depth: zero in both operands (0 * garbage may be NaN).
+    zeroRows(b, loc, w.panel, zeroVec,
+             arith::CeilDivUIOp::create(b, loc, depth, idx(2)),
+             mul(steps, idx(kAmxStepK / 2)), mul(w.paddedCols, idx(2)));
   }
-  emitOutput(batchIvs, m0, n0, rows, cols, acc);
+  BlockView lhs{lhsBuf, w.lhsBatch, item.m0, k0};
+  auto product = [&](const BlockView &a) {
+    buildAmxBlockProduct(b, loc, a, rhsPanel, w.acc, w.paddedRows,
+                         w.paddedCols, steps, t.kc / kAmxStepK, first, next);
+  };
+  auto packed = [&] {
+    packBlock(b, loc, lhs, w.lhsPack, VectorType::get({t.lanes}, bf16),
+              item.rows, depth, paddedDepth);
+    zeroRows(b, loc, w.lhsPack, zeroVec, item.rows, w.paddedRows,
+             paddedDepth);
+    product(BlockView{w.lhsPack, {}, nullptr, nullptr});
+  };
+  // The lhs can be read in place where its rows are contiguous bf16.
+  if (!cast<MemRefType>(lhsBuf.getType()).isLastDimUnitStride()) {
+    packed();
+    return;
+  }
+  // Whole tiles of the lhs (32-row blocks, 32-k steps) are read in place as
+  // A tiles; a block with padding is packed.
+  Value whole = arith::AndIOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, item.rows,
+                            w.paddedRows),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, depth,
+                            paddedDepth));
+  auto branch = scf::IfOp::create(b, loc, TypeRange{}, whole,
+                                  /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(branch.thenBlock());
+  product(lhs);
+  b.setInsertionPointToStart(branch.elseBlock());
+  packed();
 }
 
 /// For each register tile of the work item's rows and column vectors:

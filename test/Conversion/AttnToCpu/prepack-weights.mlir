@@ -123,10 +123,35 @@ func.func @conv1d(%w: tensor<70x100xf32> {attn.weight}, %x: tensor<8x70xf32>, %b
 // The tiles load their B tiles from the panels in place (no panel buffer
 // per call, nothing packed but the lhs block); where the process may not
 // use the tiles, vdpbf16ps reads the same panels.
+// The first row pair of a k block prefetches into L2 the panel after
+// this one in memory, 2 cache lines per pair row a step reads: for the
+// first k block of column block J that is panel (J, 1); for the k block at
+// k0, (J, k0 / 256 + 1) while there is one, else (min(J + 1, 1), 0).
 // AGEMM-LABEL: func.func private @pairs_amx(
 // AGEMM-NOT: memref.alloc() {{.*}} : memref<128x256xbf16>
+// AGEMM: scf.forall (%{{.+}}, %[[J:.+]]) in (%{{.+}}, 2)
+// AGEMM: %[[FIRST:.+]] = arith.minui %{{.+}}, %c32 : index
+// AGEMM-NEXT: scf.for %{{.+}} = %c0 to %[[FIRST]] step %c32
 // AGEMM: amx.tile_load %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] : memref<2x2x128x256xbf16{{.*}}> into !amx.tile<16x32xbf16>
 // AGEMM: amx.tile_mulf
+// AGEMM: memref.prefetch %{{.+}}[%[[J]], %c1, %c0, %[[COL:[a-z0-9_%]+]]], read, locality<2>, data : memref<2x2x128x256xbf16{{.*}}>
+// AGEMM-NEXT: %[[COL2:.+]] = arith.addi %[[COL]], %c32 : index
+// AGEMM-NEXT: memref.prefetch %{{.+}}[%[[J]], %c1, %c0, %[[COL2]]]
+// AGEMM-COUNT-30: memref.prefetch
+// The other row pairs read the panel from L2 without prefetching.
+// AGEMM: scf.for %{{.+}} = %[[FIRST]] to %{{.+}} step %c32
+// AGEMM: amx.tile_mulf
+// AGEMM-NOT: memref.prefetch
+// AGEMM: amx.tile_store
+// AGEMM: scf.for %[[K0:.+]] = %c256 to %c300 step %c256
+// AGEMM: %[[KB:.+]] = arith.divui %[[K0]], %c256 : index
+// AGEMM-NEXT: %[[NEXT:.+]] = arith.addi %[[KB]], %c1 : index
+// AGEMM-NEXT: %[[SAME:.+]] = arith.cmpi ult, %[[NEXT]], %c2 : index
+// AGEMM-NEXT: %[[J1:.+]] = arith.addi %[[J]], %c1 : index
+// AGEMM-NEXT: %[[JN:.+]] = arith.minui %[[J1]], %c1 : index
+// AGEMM-NEXT: %[[PJ:.+]] = arith.select %[[SAME]], %[[J]], %[[JN]] : index
+// AGEMM-NEXT: %[[PK:.+]] = arith.select %[[SAME]], %[[NEXT]], %c0 : index
+// AGEMM: memref.prefetch %{{.+}}[%[[PJ]], %[[PK]], %{{.+}}, %{{.+}}], read, locality<2>, data
 // AGEMM-LABEL: func.func private @pairs_amx0(
 // AGEMM-NOT: memref.alloc() {{.*}} : memref<32x128xbf16>
 // AGEMM: amx.tile_load %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] : memref<1x1x32x128xbf16{{.*}}> into !amx.tile<16x32xbf16>
