@@ -30,14 +30,26 @@
 // key block, rows or columns that do not fill a tile) are peeled into
 // narrower static tiles.
 //
+// On AMX targets (getAmxFlashTiling: bf16, E and Ev multiples of 32) the
+// same work items run steps 1 and 3 on tiles, behind the runtime's
+// permission check (the vector nest above is the fallback): the scores are
+// C tiles of K (A tiles) times the queries in bf16 pairs of e (B tiles),
+// stored key-major into sT as before, so that the score step, the softmax
+// and the statistics stay the vector code; p is then rounded to bf16 and
+// transposed query-major (the A tiles of P V) and V packed in bf16 pairs of
+// keys (its B tiles). See emitAmxKeyBlock.
+//
 //===----------------------------------------------------------------------===//
 
+#include "AmxTile.h"
 #include "Emitter.h"
 #include "LoweringUtils.h"
+#include "PairDotTile.h"
 #include "RegisterTile.h"
 #include "SdpaPlan.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -68,6 +80,8 @@ struct FlashTiling {
   int64_t pvRows = 6, pvColVecs = 2;
   /// AttnCpuLoweringOptions::positionBound.
   int64_t positionBound = kDefaultPositionBound;
+  /// q.k^T and p.v on AMX tiles (see getAmxFlashTiling).
+  bool amx = false;
 };
 
 /// The scratch and indices of one work item.
@@ -79,21 +93,32 @@ struct WorkItem {
   /// running max m, sum l and rescale factor alpha [blockQ], and the max of
   /// the current key block's scores per row, blockMax [blockQ].
   Value qT, sT, acc, m, l, alpha, blockMax;
-  /// f32 copies of a key/value block, or null when read in place.
+  /// f32 copies of a key/value block, or null when read in place. On AMX
+  /// tiles kPack is a bf16 key block zero-padded to whole tiles (for a last
+  /// block of fewer keys) and vPack the value block in bf16 pairs of keys
+  /// ([blockKV / 2, 2 Ev]).
   Value kPack, vPack;
+  /// AMX tiles: the block's queries in bf16 pairs of e ([E / 2, 2 blockQ],
+  /// the B tiles of S^T = K Q^T) and the probabilities query-major in bf16
+  /// ([blockQ, blockKV], the A tiles of P V).
+  Value qPairs, pRows;
 };
 
 class FlashLowering : Emitter {
 public:
+  /// With `amxTiling`, the AMX path where attnrt_amx_available() says the
+  /// process may use the tiles (and the operands suit them), `tiling`
+  /// otherwise.
   FlashLowering(OpBuilder &b, Location loc, SdpaOp op, const SdpaPlan &plan,
-                const FlashTiling &tiling)
+                const FlashTiling &tiling,
+                std::optional<FlashTiling> amxTiling)
       : Emitter(b, loc, plan.computeType, tiling.lanes), op(op),
-        plan(plan), t(tiling) {}
+        plan(plan), t(tiling), amxTiling(amxTiling) {}
 
   Value emit();
 
 private:
-
+  void emitForall();
   void emitWorkItem(ValueRange ivs);
   WorkItem allocateScratch(ValueRange ivs);
   void emitInit(WorkItem &w);
@@ -114,10 +139,16 @@ private:
   Value transposeAlongRows(Value buf, ArrayRef<bool> broadcast);
   void emitPv(WorkItem &w, const BlockView &v, Value keys);
   void emitOutput(WorkItem &w);
+  bool canUseAmx();
+  void emitAmxKeyBlock(WorkItem &w, Value kv0);
+  void emitAmxScoreStep(WorkItem &w, Value kv0, Value keys,
+                        bool boundPositions);
+  void emitAmxProbabilityRows(WorkItem &w, Value paddedKeys);
 
   SdpaOp op;
   const SdpaPlan &plan;
   FlashTiling t;
+  std::optional<FlashTiling> amxTiling;
   SdpaBuffers buf;
   /// A mask that varies along the query rows, transposed (its last two dims
   /// swapped, rows padded to a multiple of lanes) so that the mask of a
@@ -166,8 +197,32 @@ static FlashTiling chooseFlashTiling(const SdpaPlan &plan,
   return t;
 }
 
+/// The tiling of q.k^T and p.v on AMX tiles, where the target has them
+/// (`amx`) and the product suits them: bf16 operands, f32 compute, 512-bit
+/// vectors (the 16 x 16 transposes of the probabilities), static E and Ev
+/// that are whole 32-element steps. Blocks are whole tiles: query rows and
+/// keys multiples of 32; 128 keys per block by default, so that each C tile
+/// of p.v takes 4 steps per load and store.
+static std::optional<FlashTiling>
+getAmxFlashTiling(const SdpaPlan &plan, const AttnCpuLoweringOptions &options,
+                  const FlashTiling &fallback) {
+  if (!options.amx || !plan.elementType.isBF16() ||
+      !plan.computeType.isF32() || fallback.lanes != kAmxTileCols)
+    return std::nullopt;
+  std::optional<int64_t> e = getConstantIntValue(plan.e);
+  std::optional<int64_t> ev = getConstantIntValue(plan.ev);
+  if (!e || !ev || *e <= 0 || *ev <= 0 || *e % kAmxStepK != 0 ||
+      *ev % kAmxBlock != 0)
+    return std::nullopt;
+  FlashTiling t = fallback;
+  t.amx = true;
+  t.blockQ = llvm::alignTo(fallback.blockQ, kAmxBlock);
+  t.blockKV = llvm::alignTo(options.blockKV > 0 ? options.blockKV : 128,
+                            kAmxBlock);
+  return t;
+}
+
 Value FlashLowering::emit() {
-  int64_t nb = plan.numBatch;
   buf = getSdpaBuffers(b, loc, op, plan);
   if (buf.mask)
     maskT = transposeAlongRows(buf.mask, plan.maskBroadcast);
@@ -184,6 +239,47 @@ Value FlashLowering::emit() {
       ev ? idx(llvm::alignTo(*ev, t.lanes))
          : mul(arith::CeilDivUIOp::create(b, loc, plan.ev, lanes), lanes);
 
+  if (amxTiling && canUseAmx()) {
+    // One check per attn.sdpa: the permission is the process's. The AMX
+    // branch becomes a function of its own (see kAmxBranchAttrName).
+    auto check = func::CallOp::create(b, loc, kAmxAvailableFunction,
+                                      b.getI32Type(), ValueRange{});
+    Value granted = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::ne, check.getResult(0),
+        arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0));
+    FlashTiling fallback = t;
+    auto branch = scf::IfOp::create(
+        b, loc, granted,
+        [&](OpBuilder &, Location) {
+          t = *amxTiling;
+          emitForall();
+          scf::YieldOp::create(b, loc);
+        },
+        [&](OpBuilder &, Location) {
+          t = fallback;
+          emitForall();
+          scf::YieldOp::create(b, loc);
+        });
+    branch->setAttr(kAmxBranchAttrName, b.getUnitAttr());
+  } else {
+    emitForall();
+  }
+  return bufferization::ToTensorOp::create(b, loc, op.getType(), buf.out,
+                                           /*restrict=*/true,
+                                           /*writable=*/true);
+}
+
+/// The tiles read the key block in place and the packers read q and v
+/// with vector loads: their rows must be contiguous.
+bool FlashLowering::canUseAmx() {
+  return llvm::all_of(ValueRange{buf.q, buf.k, buf.v}, [](Value v) {
+    return cast<MemRefType>(v.getType()).isLastDimUnitStride();
+  });
+}
+
+/// The work items: query batch dims x query blocks.
+void FlashLowering::emitForall() {
+  int64_t nb = plan.numBatch;
   SmallVector<OpFoldResult> ubs;
   for (Value size : plan.qBatch)
     ubs.push_back(getAsOpFoldResult(size));
@@ -202,17 +298,12 @@ Value FlashLowering::emit() {
     std::rotate(ubs.begin(), ubs.end() - 1, ubs.end());
   auto forall =
       scf::ForallOp::create(b, loc, ubs, ValueRange{}, std::nullopt);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPoint(forall.getBody()->getTerminator());
-    SmallVector<Value> ivs(forall.getInductionVars());
-    if (blocksFirst)
-      std::rotate(ivs.begin(), ivs.begin() + 1, ivs.end());
-    emitWorkItem(ivs);
-  }
-  return bufferization::ToTensorOp::create(b, loc, op.getType(), buf.out,
-                                           /*restrict=*/true,
-                                           /*writable=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(forall.getBody()->getTerminator());
+  SmallVector<Value> ivs(forall.getInductionVars());
+  if (blocksFirst)
+    std::rotate(ivs.begin(), ivs.begin() + 1, ivs.end());
+  emitWorkItem(ivs);
 }
 
 WorkItem FlashLowering::allocateScratch(ValueRange ivs) {
@@ -226,13 +317,28 @@ WorkItem FlashLowering::allocateScratch(ValueRange ivs) {
   OpFoldResult bq = b.getIndexAttr(t.blockQ), bkv = b.getIndexAttr(t.blockKV);
   OpFoldResult e = getAsOpFoldResult(plan.e);
   OpFoldResult evp = getAsOpFoldResult(evPadded);
-  w.qT = alloc({e, bq});
   w.sT = alloc({bkv, bq});
   w.acc = alloc({bq, evp});
   w.m = alloc({bq});
   w.blockMax = alloc({bq});
   w.l = alloc({bq});
   w.alpha = alloc({bq});
+  if (t.amx) {
+    // E and Ev are static (getAmxFlashTiling).
+    Type bf16 = b.getBF16Type();
+    int64_t eSize = *getConstantIntValue(plan.e);
+    int64_t evSize = *getConstantIntValue(plan.ev);
+    w.qPairs = allocAligned(b, loc, bf16,
+                            {b.getIndexAttr(eSize / 2),
+                             b.getIndexAttr(2 * t.blockQ)});
+    w.pRows = allocAligned(b, loc, bf16, {bq, bkv});
+    w.kPack = allocAligned(b, loc, bf16, {bkv, e});
+    w.vPack = allocAligned(b, loc, bf16,
+                           {b.getIndexAttr(t.blockKV / 2),
+                            b.getIndexAttr(2 * evSize)});
+    return w;
+  }
+  w.qT = alloc({e, bq});
   if (packK)
     w.kPack = alloc({bkv, e});
   if (packV)
@@ -240,25 +346,31 @@ WorkItem FlashLowering::allocateScratch(ValueRange ivs) {
   return w;
 }
 
-/// qT = the block's queries transposed (zero past the last valid row),
-/// acc = 0, m = -inf, l = 0.
+/// qT = the block's queries transposed (zero past the last valid row; on
+/// AMX tiles qPairs, the same in bf16 pairs of e), acc = 0, m = -inf,
+/// l = 0.
 void FlashLowering::emitInit(WorkItem &w) {
   Value c0 = idx(0), c1 = idx(1), lanes = idx(t.lanes), bq = idx(t.blockQ);
-  forLoop(c0, w.rows, c1, [&](Value i) {
-    forLoop(c0, plan.e, c1, [&](Value e) {
-      SmallVector<Value> qi(w.qIdx);
-      qi.append({add(w.row0, i), e});
-      Value x = memref::LoadOp::create(b, loc, buf.q, qi);
-      memref::StoreOp::create(b, loc, castFloat(b, loc, x, ct), w.qT,
-                              ValueRange{e, i});
+  if (t.amx) {
+    packPairBlock(b, loc, BlockView{buf.q, w.qIdx, w.row0, nullptr},
+                  w.qPairs, t.lanes, plan.e, w.rows, bq, /*transposed=*/true);
+  } else {
+    forLoop(c0, w.rows, c1, [&](Value i) {
+      forLoop(c0, plan.e, c1, [&](Value e) {
+        SmallVector<Value> qi(w.qIdx);
+        qi.append({add(w.row0, i), e});
+        Value x = memref::LoadOp::create(b, loc, buf.q, qi);
+        memref::StoreOp::create(b, loc, castFloat(b, loc, x, ct), w.qT,
+                                ValueRange{e, i});
+      });
     });
-  });
-  Value zero = createFloatConstant(b, loc, ct, 0.0);
-  forLoop(w.rows, bq, c1, [&](Value i) {
-    forLoop(c0, plan.e, c1, [&](Value e) {
-      memref::StoreOp::create(b, loc, zero, w.qT, ValueRange{e, i});
+    Value zero = createFloatConstant(b, loc, ct, 0.0);
+    forLoop(w.rows, bq, c1, [&](Value i) {
+      forLoop(c0, plan.e, c1, [&](Value e) {
+        memref::StoreOp::create(b, loc, zero, w.qT, ValueRange{e, i});
+      });
     });
-  });
+  }
   Value zeroVec = createFloatConstantOfType(b, loc, vecType, 0.0);
   Value negInfVec = createFloatConstantOfType(
       b, loc, vecType, -std::numeric_limits<double>::infinity());
@@ -292,8 +404,12 @@ void FlashLowering::emitWorkItem(ValueRange ivs) {
       kvEnd = arith::MinSIOp::create(b, loc, plan.s, end);
     }
   }
-  forLoop(kvBegin, kvEnd, idx(t.blockKV),
-          [&](Value kv0) { emitKeyBlock(w, kv0); });
+  forLoop(kvBegin, kvEnd, idx(t.blockKV), [&](Value kv0) {
+    if (t.amx)
+      emitAmxKeyBlock(w, kv0);
+    else
+      emitKeyBlock(w, kv0);
+  });
   emitOutput(w);
 }
 
@@ -333,6 +449,145 @@ void FlashLowering::emitKeyBlock(WorkItem &w, Value kv0) {
   }
   emitSoftmaxStep(w, keys);
   emitPv(w, v, keys);
+}
+
+
+/// One key block on AMX tiles (t.amx):
+///   1. sT = K Q^T: the key block as A tiles (in place when the block is
+///      whole, else zero-padded to whole tiles in kPack) times qPairs, C
+///      tiles starting from zero;
+///   2. the score step (applyScoreTransforms) and the block's row max, one
+///      vector pass over sT;
+///   3. the online-softmax step (emitSoftmaxStep), p in f32 in sT;
+///   4. p rounded to bf16 query-major into pRows (as PyTorch's flash
+///      attention rounds p to the element type before p.v; the row sums
+///      stay those of the f32 p), keys past the block's zero;
+///   5. acc = acc * alpha, then acc += pRows V on tiles, V packed in bf16
+///      pairs of keys (vPack, zero past the block's keys).
+void FlashLowering::emitAmxKeyBlock(WorkItem &w, Value kv0) {
+  Type bf16 = b.getBF16Type();
+  auto zeroRow = VectorType::get({kAmxStepK}, bf16);
+  int64_t eSize = *getConstantIntValue(plan.e);
+  int64_t evSize = *getConstantIntValue(plan.ev);
+  Value keys = minu(arith::SubIOp::create(b, loc, plan.s, kv0),
+                    idx(t.blockKV));
+  Value steps = arith::CeilDivUIOp::create(b, loc, keys, idx(kAmxStepK));
+  Value paddedKeys = mul(steps, idx(kAmxStepK));
+  BlockView qPairs{w.qPairs, {}, nullptr, nullptr};
+  auto scores = [&](const BlockView &k) {
+    buildAmxBlockProduct(b, loc, k, qPairs, w.sT, paddedKeys, idx(t.blockQ),
+                         idx(eSize / kAmxStepK), eSize / kAmxStepK,
+                         /*zeroC=*/true);
+  };
+  BlockView k{buf.k, SmallVector<Value>(w.kvIdx), kv0, nullptr};
+  auto whole = scf::IfOp::create(
+      b, loc, TypeRange{},
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, keys,
+                            idx(t.blockKV)),
+      /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(whole.thenBlock());
+    scores(k);
+    b.setInsertionPointToStart(whole.elseBlock());
+    BlockView packed = packBlock(b, loc, k, w.kPack,
+                                 VectorType::get({t.lanes}, bf16), keys,
+                                 plan.e, plan.e);
+    zeroRows(b, loc, w.kPack, zeroRow, keys, paddedKeys, plan.e);
+    scores(packed);
+  }
+  if (!positionsFit) {
+    emitAmxScoreStep(w, kv0, keys, /*boundPositions=*/false);
+  } else {
+    auto ifOp = scf::IfOp::create(b, loc, positionsFit, /*withElse=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    emitAmxScoreStep(w, kv0, keys, /*boundPositions=*/true);
+    b.setInsertionPointToStart(ifOp.elseBlock());
+    emitAmxScoreStep(w, kv0, keys, /*boundPositions=*/false);
+  }
+  emitSoftmaxStep(w, keys);
+  // The padded keys' scores (0 * q, NaN for an infinite q) are no
+  // probabilities: zero before the transposes read them.
+  zeroRows(b, loc, w.sT, vecType, keys, paddedKeys, idx(t.blockQ));
+  emitAmxProbabilityRows(w, paddedKeys);
+  Value ev = idx(evSize);
+  packPairBlock(b, loc, BlockView{buf.v, SmallVector<Value>(w.kvIdx), kv0,
+                                  nullptr},
+                w.vPack, t.lanes, keys, ev, ev, /*transposed=*/false);
+  zeroRows(b, loc, w.vPack, zeroRow,
+           arith::CeilDivUIOp::create(b, loc, keys, idx(2)),
+           mul(steps, idx(kAmxStepK / 2)), idx(2 * evSize));
+  Value lanes = idx(t.lanes);
+  forLoop(idx(0), idx(t.blockQ), idx(1), [&](Value i) {
+    Value alpha = vector::BroadcastOp::create(
+        b, loc, vecType, memref::LoadOp::create(b, loc, w.alpha, i));
+    forLoop(idx(0), ev, lanes, [&](Value d) {
+      Value acc = vector::LoadOp::create(b, loc, vecType, w.acc,
+                                         ValueRange{i, d});
+      vector::StoreOp::create(b, loc,
+                              arith::MulFOp::create(b, loc, acc, alpha),
+                              w.acc, ValueRange{i, d});
+    });
+  });
+  buildAmxBlockProduct(b, loc, BlockView{w.pRows, {}, nullptr, nullptr},
+                       BlockView{w.vPack, {}, nullptr, nullptr}, w.acc,
+                       idx(t.blockQ), ev, steps, t.blockKV / kAmxStepK,
+                       /*zeroC=*/false);
+}
+
+/// sT[j, i] = the score step of sT[j, i] and blockMax[i] = max_j sT[j, i]
+/// for the block's keys: per vector of query rows, a pass down the keys
+/// (`boundPositions`: see emitScores).
+void FlashLowering::emitAmxScoreStep(WorkItem &w, Value kv0, Value keys,
+                                     bool boundPositions) {
+  Value row0 = w.row0;
+  if (boundPositions) {
+    row0 = arith::MinUIOp::create(b, loc, row0, idx(t.positionBound));
+    kv0 = arith::MinUIOp::create(b, loc, kv0, idx(t.positionBound));
+  }
+  Value negInfVec = createFloatConstantOfType(
+      b, loc, vecType, -std::numeric_limits<double>::infinity());
+  forLoop(idx(0), idx(t.blockQ), idx(t.lanes), [&](Value i0) {
+    Value rowBase = add(row0, i0);
+    auto rows = scf::ForOp::create(
+        b, loc, idx(0), keys, idx(1), ValueRange{negInfVec},
+        [&](OpBuilder &, Location, Value j, ValueRange iter) {
+          Value raw = vector::LoadOp::create(b, loc, vecType, w.sT,
+                                             ValueRange{j, i0});
+          Value score = applyScoreTransforms(w, raw, rowBase, add(kv0, j));
+          vector::StoreOp::create(b, loc, score, w.sT, ValueRange{j, i0});
+          scf::YieldOp::create(b, loc,
+                               buildMaxIgnoringNaN(b, loc, score, iter[0]));
+        });
+    vector::StoreOp::create(b, loc, rows.getResult(0), w.blockMax,
+                            ValueRange{i0});
+  });
+}
+
+/// pRows[i, j] = bf16(sT[j, i]) for the block's padded keys: 16 x 16
+/// blocks transposed in registers (as 32-bit words), each row rounded to
+/// bf16 once.
+void FlashLowering::emitAmxProbabilityRows(WorkItem &w, Value paddedKeys) {
+  Value lanes = idx(t.lanes);
+  auto words = VectorType::get({t.lanes}, b.getI32Type());
+  auto rowType = VectorType::get({t.lanes}, b.getBF16Type());
+  forLoop(idx(0), idx(t.blockQ), lanes, [&](Value i0) {
+    forLoop(idx(0), paddedKeys, lanes, [&](Value j0) {
+      SmallVector<Value> block;
+      for (int64_t r = 0; r < t.lanes; ++r) {
+        Value p = vector::LoadOp::create(b, loc, vecType, w.sT,
+                                         ValueRange{add(j0, idx(r)), i0});
+        block.push_back(vector::BitCastOp::create(b, loc, words, p));
+      }
+      block = transposeInRegisters(b, loc, block);
+      for (int64_t r = 0; r < t.lanes; ++r) {
+        Value p = vector::BitCastOp::create(b, loc, vecType, block[r]);
+        vector::StoreOp::create(b, loc, castFloat(b, loc, p, rowType),
+                                w.pRows, ValueRange{add(i0, idx(r)), j0});
+      }
+    });
+  });
 }
 
 
@@ -678,6 +933,8 @@ void FlashLowering::emitOutput(WorkItem &w) {
 Value cpu::lowerSdpaFlash(OpBuilder &b, Location loc, SdpaOp op,
                           const SdpaPlan &plan,
                           const AttnCpuLoweringOptions &options) {
-  return FlashLowering(b, loc, op, plan, chooseFlashTiling(plan, options))
+  FlashTiling tiling = chooseFlashTiling(plan, options);
+  return FlashLowering(b, loc, op, plan, tiling,
+                       getAmxFlashTiling(plan, options, tiling))
       .emit();
 }

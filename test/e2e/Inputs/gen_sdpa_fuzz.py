@@ -160,16 +160,18 @@ def strides_of(shape):
     return st
 
 
-def make_config(idx, rng):
+def make_config(idx, rng, dtypes=None, head_dims=None):
+    """A random configuration; `dtypes` and `head_dims` (lists) narrow the
+    element types and the sizes of E and Ev drawn."""
     c = {"idx": idx}
-    c["dtype"] = rng.choice(["f32", "f32", "f16", "bf16"])
+    c["dtype"] = rng.choice(dtypes or ["f32", "f32", "f16", "bf16"])
     c["rank"] = rank = rng.choice([2, 3, 4, 4])
     L = rng.choice(SIZES_LS)
     S = rng.choice(SIZES_LS)
     if rng.random() < 0.15:
         S = L
-    E = rng.choice(SIZES_E)
-    Ev = E if rng.random() < 0.3 else rng.choice(SIZES_E)
+    E = rng.choice(head_dims or SIZES_E)
+    Ev = E if rng.random() < 0.3 else rng.choice(head_dims or SIZES_E)
     # Query batch dims and key/value batch dims.
     qb, kb = [], []
     if rank >= 3:
@@ -763,6 +765,12 @@ def main():
     ap.add_argument("--n", type=int, default=48)
     ap.add_argument("--seed", type=int, default=20261130)
     ap.add_argument("--only", default="", help="comma-separated indices")
+    ap.add_argument("--dtypes", default="",
+                    help="comma-separated element types to draw from (then "
+                    "no hand-picked corners)")
+    ap.add_argument("--head-dims", default="",
+                    help="comma-separated sizes of E and Ev to draw from "
+                    "(then no hand-picked corners)")
     ap.add_argument("--py-ref-limit", type=int, default=400_000,
                     help="largest batch*L*S*(E+Ev) checked against python")
     ap.add_argument("--no-run", action="store_true",
@@ -770,8 +778,12 @@ def main():
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     rng = random.Random(args.seed)
-    configs = directed_configs(random.Random(args.seed))
-    configs += [make_config(i, rng) for i in range(args.n - len(configs))]
+    dtypes = [x for x in args.dtypes.split(",") if x]
+    head_dims = [int(x) for x in args.head_dims.split(",") if x]
+    configs = ([] if dtypes or head_dims
+               else directed_configs(random.Random(args.seed)))
+    configs += [make_config(i, rng, dtypes, head_dims)
+                for i in range(args.n - len(configs))]
     for i, c in enumerate(configs):
         c["idx"] = i
     only = set(int(x) for x in args.only.split(",") if x)

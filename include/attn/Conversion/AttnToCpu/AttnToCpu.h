@@ -114,8 +114,10 @@ struct AttnCpuLoweringOptions {
   /// FMAs on panels widened to f32.
   bool bf16Dot = false;
   /// The target has AMX (amx-tile, amx-bf16): bf16 x bf16 GEMMs accumulated
-  /// in f32 run on AMX tiles where kAmxAvailableFunction says the process
-  /// may use them, and the path above otherwise.
+  /// in f32, and the q.k^T and p.v of bf16 flash attention whose E and Ev
+  /// are multiples of 32 (512-bit vectors), run on AMX tiles where
+  /// kAmxAvailableFunction says the process may use them, and the paths
+  /// above otherwise.
   bool amx = false;
   /// See kDefaultPositionBound (a smaller one runs the 64-bit version on
   /// short lengths: tests).
@@ -171,8 +173,8 @@ struct AttnCpuPipelineOptions
   /// it from the machine they compile for). The code then calls the
   /// runtime's kAmxAvailableFunction.
   Option<bool> amx{*this, "amx",
-                   llvm::cl::desc("bf16 GEMMs on AMX tiles (target has "
-                                  "AMX-BF16)"),
+                   llvm::cl::desc("bf16 GEMMs and attention on AMX tiles "
+                                  "(target has AMX-BF16)"),
                    llvm::cl::init(false)};
   Option<int64_t> positionBound{
       *this, "position-bound",
