@@ -160,14 +160,16 @@ def strides_of(shape):
     return st
 
 
-def make_config(idx, rng, dtypes=None, head_dims=None):
-    """A random configuration; `dtypes` and `head_dims` (lists) narrow the
-    element types and the sizes of E and Ev drawn."""
+def make_config(idx, rng, dtypes=None, head_dims=None, lengths=None):
+    """A random configuration; `dtypes`, `head_dims` and `lengths` (lists)
+    replace the element types, the sizes of E and Ev and those of L and S
+    drawn."""
+    sizes_ls = lengths or SIZES_LS
     c = {"idx": idx}
     c["dtype"] = rng.choice(dtypes or ["f32", "f32", "f16", "bf16"])
     c["rank"] = rank = rng.choice([2, 3, 4, 4])
-    L = rng.choice(SIZES_LS)
-    S = rng.choice(SIZES_LS)
+    L = rng.choice(sizes_ls)
+    S = rng.choice(sizes_ls)
     if rng.random() < 0.15:
         S = L
     E = rng.choice(head_dims or SIZES_E)
@@ -190,9 +192,9 @@ def make_config(idx, rng, dtypes=None, head_dims=None):
         nbatch *= d
     while nbatch * L * S * (E + Ev) > 3_000_000 and max(L, S) > 31:
         if L >= S:
-            L = rng.choice([s for s in SIZES_LS if s < L])
+            L = rng.choice([s for s in sizes_ls if s < L])
         else:
-            S = rng.choice([s for s in SIZES_LS if s < S])
+            S = rng.choice([s for s in sizes_ls if s < S])
     c.update(L=L, S=S, E=E, Ev=Ev, qb=qb, kb=kb)
     # Mask.
     kind = rng.choice(["none", "none", "bool", "bool", "add"])
@@ -771,6 +773,9 @@ def main():
     ap.add_argument("--head-dims", default="",
                     help="comma-separated sizes of E and Ev to draw from "
                     "(then no hand-picked corners)")
+    ap.add_argument("--lengths", default="",
+                    help="comma-separated sizes of L and S to draw from, "
+                    "one of them at most 31 (then no hand-picked corners)")
     ap.add_argument("--py-ref-limit", type=int, default=400_000,
                     help="largest batch*L*S*(E+Ev) checked against python")
     ap.add_argument("--no-run", action="store_true",
@@ -780,9 +785,13 @@ def main():
     rng = random.Random(args.seed)
     dtypes = [x for x in args.dtypes.split(",") if x]
     head_dims = [int(x) for x in args.head_dims.split(",") if x]
-    configs = ([] if dtypes or head_dims
+    lengths = [int(x) for x in args.lengths.split(",") if x]
+    if lengths and min(lengths) > 31:
+        ap.error("--lengths needs a size of at most 31 (the shrinking of "
+                 "large configurations picks smaller ones)")
+    configs = ([] if dtypes or head_dims or lengths
                else directed_configs(random.Random(args.seed)))
-    configs += [make_config(i, rng, dtypes, head_dims)
+    configs += [make_config(i, rng, dtypes, head_dims, lengths)
                 for i in range(args.n - len(configs))]
     for i, c in enumerate(configs):
         c["idx"] = i
