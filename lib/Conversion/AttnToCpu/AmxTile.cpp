@@ -5,8 +5,11 @@
 #include "LoweringUtils.h"
 #include "RegisterTile.h"
 
+#include "attn/Conversion/AttnToCpu/AttnToCpu.h"
+
 #include "mlir/Dialect/AMX/AMXDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -143,6 +146,27 @@ void cpu::buildAmxBlockProduct(OpBuilder &b, Location loc, const BlockView &lhs,
   }
   buildForLoop(b, loc, rest, rows, step.c(kAmxBlock),
                [&](Value i0) { rowPair(i0, /*prefetch=*/false); });
+}
+
+void cpu::buildAmxBranch(OpBuilder &b, Location loc,
+                         function_ref<void()> amxPath,
+                         function_ref<void()> fallback) {
+  auto check = func::CallOp::create(b, loc, kAmxAvailableFunction,
+                                    b.getI32Type(), ValueRange{});
+  Value granted = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::ne, check.getResult(0),
+      arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0));
+  auto branch = scf::IfOp::create(
+      b, loc, granted,
+      [&](OpBuilder &, Location) {
+        amxPath();
+        scf::YieldOp::create(b, loc);
+      },
+      [&](OpBuilder &, Location) {
+        fallback();
+        scf::YieldOp::create(b, loc);
+      });
+  branch->setAttr(kAmxBranchAttrName, b.getUnitAttr());
 }
 
 void cpu::zeroRows(OpBuilder &b, Location loc, Value buffer,

@@ -46,7 +46,6 @@
 
 #include "attn/Conversion/AttnToCpu/AttnToCpu.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -247,26 +246,18 @@ Value GemmLowering::emit(bool amx) {
       MemRefType::get(g.resultType.getShape(), g.resultType.getElementType()),
       outDyn, b.getI64IntegerAttr(64));
   if (amx) {
-    // One check per product: the permission is the process's.
-    auto check = func::CallOp::create(b, loc, kAmxAvailableFunction,
-                                      b.getI32Type(), ValueRange{});
-    Value granted = arith::CmpIOp::create(
-        b, loc, arith::CmpIPredicate::ne, check.getResult(0),
-        arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0));
+    // One check per product.
     GemmTiling fallback = t;
-    auto branch = scf::IfOp::create(
-        b, loc, granted,
-        [&](OpBuilder &, Location) {
+    buildAmxBranch(
+        b, loc,
+        [&] {
           t = getAmxTiling(fallback);
           emitForall();
-          scf::YieldOp::create(b, loc);
         },
-        [&](OpBuilder &, Location) {
+        [&] {
           t = fallback;
           emitForall();
-          scf::YieldOp::create(b, loc);
         });
-    branch->setAttr(kAmxBranchAttrName, b.getUnitAttr());
   } else {
     emitForall();
   }

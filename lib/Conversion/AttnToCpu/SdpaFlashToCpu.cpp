@@ -49,7 +49,6 @@
 #include "SdpaPlan.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -245,27 +244,18 @@ Value FlashLowering::emit() {
          : mul(arith::CeilDivUIOp::create(b, loc, plan.ev, lanes), lanes);
 
   if (amxTiling && canUseAmx()) {
-    // One check per attn.sdpa: the permission is the process's. The AMX
-    // branch becomes a function of its own (see kAmxBranchAttrName).
-    auto check = func::CallOp::create(b, loc, kAmxAvailableFunction,
-                                      b.getI32Type(), ValueRange{});
-    Value granted = arith::CmpIOp::create(
-        b, loc, arith::CmpIPredicate::ne, check.getResult(0),
-        arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0));
+    // One check per attn.sdpa.
     FlashTiling fallback = t;
-    auto branch = scf::IfOp::create(
-        b, loc, granted,
-        [&](OpBuilder &, Location) {
+    buildAmxBranch(
+        b, loc,
+        [&] {
           t = *amxTiling;
           emitForall();
-          scf::YieldOp::create(b, loc);
         },
-        [&](OpBuilder &, Location) {
+        [&] {
           t = fallback;
           emitForall();
-          scf::YieldOp::create(b, loc);
         });
-    branch->setAttr(kAmxBranchAttrName, b.getUnitAttr());
   } else {
     emitForall();
   }
