@@ -125,6 +125,7 @@ private:
   BlockView keyBlock(Value source, Value pack, ArrayRef<Value> kvIdx,
                      Value kv0, Value keys, Value cols, Value paddedCols);
   Value positionsFitCheck();
+  void emitScoreStepVersions(function_ref<void(bool boundPositions)> step);
   void emitScores(WorkItem &w, const BlockView &k, Value kv0, Value keys,
                   bool boundPositions);
   void emitScoreTileEpilogue(WorkItem &w, ArrayRef<Value> acc,
@@ -430,18 +431,9 @@ void FlashLowering::emitKeyBlock(WorkItem &w, Value kv0) {
   forLoop(idx(0), idx(t.blockQ), idx(t.lanes), [&](Value i) {
     vector::StoreOp::create(b, loc, negInfVec, w.blockMax, ValueRange{i});
   });
-  if (!positionsFit) {
-    emitScores(w, k, kv0, keys, /*boundPositions=*/false);
-  } else {
-    // Two versions of the score step: positions bounded (32-bit after the
-    // narrowing) when the lengths allow, the 64-bit code otherwise.
-    auto ifOp = scf::IfOp::create(b, loc, positionsFit, /*withElse=*/true);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(ifOp.thenBlock());
-    emitScores(w, k, kv0, keys, /*boundPositions=*/true);
-    b.setInsertionPointToStart(ifOp.elseBlock());
-    emitScores(w, k, kv0, keys, /*boundPositions=*/false);
-  }
+  emitScoreStepVersions([&](bool boundPositions) {
+    emitScores(w, k, kv0, keys, boundPositions);
+  });
   emitSoftmaxStep(w, keys);
   emitPv(w, v, keys);
 }
@@ -491,16 +483,9 @@ void FlashLowering::emitAmxKeyBlock(WorkItem &w, Value kv0) {
     zeroRows(b, loc, w.kPack, zeroRow, keys, paddedKeys, plan.e);
     scores(packed);
   }
-  if (!positionsFit) {
-    emitAmxScoreStep(w, kv0, keys, /*boundPositions=*/false);
-  } else {
-    auto ifOp = scf::IfOp::create(b, loc, positionsFit, /*withElse=*/true);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(ifOp.thenBlock());
-    emitAmxScoreStep(w, kv0, keys, /*boundPositions=*/true);
-    b.setInsertionPointToStart(ifOp.elseBlock());
-    emitAmxScoreStep(w, kv0, keys, /*boundPositions=*/false);
-  }
+  emitScoreStepVersions([&](bool boundPositions) {
+    emitAmxScoreStep(w, kv0, keys, boundPositions);
+  });
   emitSoftmaxStep(w, keys);
   // The padded keys' scores (0 * q, NaN for an infinite q) are no
   // probabilities: zero before the transposes read them.
@@ -585,6 +570,23 @@ void FlashLowering::emitAmxProbabilityRows(WorkItem &w, Value paddedKeys) {
   });
 }
 
+
+/// Two versions of the score step where `positionsFit` is set: positions
+/// bounded (32-bit after the narrowing) when the lengths allow, the 64-bit
+/// code otherwise; one version without it.
+void FlashLowering::emitScoreStepVersions(
+    function_ref<void(bool boundPositions)> scoreStep) {
+  if (!positionsFit) {
+    scoreStep(/*boundPositions=*/false);
+    return;
+  }
+  auto ifOp = scf::IfOp::create(b, loc, positionsFit, /*withElse=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  scoreStep(/*boundPositions=*/true);
+  b.setInsertionPointToStart(ifOp.elseBlock());
+  scoreStep(/*boundPositions=*/false);
+}
 
 /// See `positionsFit`. A score_mod region's position term (ALiBi's
 /// j - i, converted to f32 per score vector) is only narrowed to 32 bits by
