@@ -149,8 +149,7 @@ void cpu::buildAmxBlockProduct(OpBuilder &b, Location loc, const BlockView &lhs,
 }
 
 void cpu::buildAmxBranch(OpBuilder &b, Location loc,
-                         function_ref<void()> amxPath,
-                         function_ref<void()> fallback) {
+                         function_ref<void(bool onTiles)> emit) {
   auto check = func::CallOp::create(b, loc, kAmxAvailableFunction,
                                     b.getI32Type(), ValueRange{});
   Value granted = arith::CmpIOp::create(
@@ -159,11 +158,11 @@ void cpu::buildAmxBranch(OpBuilder &b, Location loc,
   auto branch = scf::IfOp::create(
       b, loc, granted,
       [&](OpBuilder &, Location) {
-        amxPath();
+        emit(/*onTiles=*/true);
         scf::YieldOp::create(b, loc);
       },
       [&](OpBuilder &, Location) {
-        fallback();
+        emit(/*onTiles=*/false);
         scf::YieldOp::create(b, loc);
       });
   branch->setAttr(kAmxBranchAttrName, b.getUnitAttr());

@@ -56,10 +56,10 @@ void buildAmxBlockProduct(OpBuilder &b, Location loc, const BlockView &lhs,
 /// Emits the choice between a lowering's AMX code and its fallback: one
 /// call of the runtime's kAmxAvailableFunction (the permission is the
 /// process's) and an scf.if marked kAmxBranchAttrName, whose then-region
-/// (`amxPath`) attn-lower-to-cpu moves into a noinline function of its own
-/// and whose else-region is `fallback`.
-void buildAmxBranch(OpBuilder &b, Location loc, function_ref<void()> amxPath,
-                    function_ref<void()> fallback);
+/// (`emit(true)`) attn-lower-to-cpu moves into a noinline function of its
+/// own and whose else-region is `emit(false)`.
+void buildAmxBranch(OpBuilder &b, Location loc,
+                    function_ref<void(bool onTiles)> emit);
 
 /// Zeroes buffer[r, c] for r in [rowLo, rowHi), c in [0, cols) of a static
 /// 2-D buffer whose rows are whole vectors of `vecType` (cols a multiple of

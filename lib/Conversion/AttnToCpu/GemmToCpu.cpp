@@ -248,16 +248,10 @@ Value GemmLowering::emit(bool amx) {
   if (amx) {
     // One check per product.
     GemmTiling fallback = t;
-    buildAmxBranch(
-        b, loc,
-        [&] {
-          t = getAmxTiling(fallback);
-          emitForall();
-        },
-        [&] {
-          t = fallback;
-          emitForall();
-        });
+    buildAmxBranch(b, loc, [&](bool onTiles) {
+      t = onTiles ? getAmxTiling(fallback) : fallback;
+      emitForall();
+    });
   } else {
     emitForall();
   }

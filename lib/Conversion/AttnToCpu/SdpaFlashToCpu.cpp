@@ -247,16 +247,10 @@ Value FlashLowering::emit() {
   if (amxTiling && canUseAmx()) {
     // One check per attn.sdpa.
     FlashTiling fallback = t;
-    buildAmxBranch(
-        b, loc,
-        [&] {
-          t = *amxTiling;
-          emitForall();
-        },
-        [&] {
-          t = fallback;
-          emitForall();
-        });
+    buildAmxBranch(b, loc, [&](bool onTiles) {
+      t = onTiles ? *amxTiling : fallback;
+      emitForall();
+    });
   } else {
     emitForall();
   }
