@@ -493,6 +493,16 @@ func.func @score_mod_yield_type(%q: tensor<2x4x8xf32>) {
 
 // -----
 
+func.func @score_mod_empty_block(%q: tensor<2x4x8xf32>) {
+  // expected-error @+1 {{score_mod must end with 'attn.yield' of the new score ('f32')}}
+  %0 = attn.sdpa %q, %q, %q : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32> score_mod {
+  ^bb0(%s: f32, %b: index, %i: index, %j: index):
+  }
+  return
+}
+
+// -----
+
 func.func @score_mod_op_kind(%q: tensor<2x4x8xf32>) {
   %0 = attn.sdpa %q, %q, %q : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32> score_mod {
   ^bb0(%s: f32, %b: index, %i: index, %j: index):

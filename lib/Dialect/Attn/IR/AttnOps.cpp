@@ -807,7 +807,9 @@ static LogicalResult verifyScoreMod(SdpaOp op, ArrayRef<int64_t> scores) {
                               << " has type " << argType << ", but "
                               << what << " has element type " << et;
   }
-  auto yield = dyn_cast<YieldOp>(block->getTerminator());
+  // The op's verifier runs before its blocks are checked for terminators:
+  // an empty block has no back() to read.
+  auto yield = block->empty() ? YieldOp() : dyn_cast<YieldOp>(block->back());
   if (!yield || yield.getScore().getType() != ct)
     return op.emitOpError() << "score_mod must end with 'attn.yield' of the "
                             << "new score (" << ct << ")";
