@@ -17,7 +17,8 @@ struct GemmOperands {
   /// static 1 against a result dim other than 1 is broadcast, any other
   /// size must equal the result's (checked by the caller).
   Value lhs, rhs;
-  /// A tensor of the result type to accumulate onto, or null: then every
+  /// A tensor of the result's shape (in its element type or the compute
+  /// type) to accumulate onto, or null: then every
   /// element starts at `initValue` (a scalar of the result's element type),
   /// or at 0 when that is null too.
   Value init, initValue;
@@ -59,6 +60,16 @@ bool isPackedRhsLowerable(RankedTensorType type, int64_t vectorBits,
 Value buildPackWeight(OpBuilder &b, Location loc, Value weight,
                       bool transposed, RankedTensorType packedType,
                       int64_t vectorBits);
+
+/// The ops through which the f32 result of a linalg.matmul or
+/// linalg.batch_matmul only reaches its rounding to bf16 or f16, in order:
+/// single-use tensor.expand_shape/collapse_shape ops, then an elementwise
+/// linalg.generic whose body is `arith.truncf` of its one input (identity
+/// maps), what the exporter emits after every bf16 projection. Empty when
+/// the result has another use or the chain another form. The GEMM then
+/// rounds its accumulators to the narrow type itself, the same single
+/// rounding, instead of writing f32 for a second pass to round.
+SmallVector<Operation *> getRoundingConsumers(Operation *matmul);
 
 /// Emits the product as a register-blocked GEMM in the vector dialect on
 /// buffers (packed rhs panels, an mr x nv FMA register tile, work items over

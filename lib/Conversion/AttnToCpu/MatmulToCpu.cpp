@@ -3,7 +3,8 @@
 // The ops that contract or move dims: attn.matmul (batch dims broadcast
 // NumPy style), and linalg.matmul/batch_matmul on f32/f64 tensors, become
 // the register-tiled GEMM of GemmToCpu.cpp, accumulating in f32 (f64 for
-// f64); nn.Linear's x . W^T reads W [N, K] in place (dot products for a
+// f64; a linalg product whose f32 result is only rounded to bf16/f16
+// rounds in the GEMM's output loop instead); nn.Linear's x . W^T reads W [N, K] in place (dot products for a
 // few rows, else the GEMM packing W transposed); attn.transpose becomes
 // linalg.transpose; attn.repeat_interleave a generic reading slice
 // `i floordiv repeats`. attn.pack_weight packs a weight into the GEMM's
@@ -17,12 +18,61 @@
 
 #include "attn/Conversion/AttnToCpu/AttnToCpu.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
 
 using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::cpu;
+
+/// The generic that only rounds its one input to a narrower float:
+/// `arith.truncf` (default rounding) of the input, identity maps.
+static bool isRoundingGeneric(Operation *op, Value input) {
+  auto generic = dyn_cast<linalg::GenericOp>(op);
+  if (!generic || !generic.hasPureTensorSemantics() ||
+      generic.getNumDpsInputs() != 1 || generic.getNumDpsInits() != 1 ||
+      generic.getDpsInputs()[0] != input ||
+      generic.getNumLoops() != generic.getNumParallelLoops() ||
+      !llvm::all_of(generic.getIndexingMapsArray(),
+                    [](AffineMap map) { return map.isIdentity(); }))
+    return false;
+  Block &body = generic.getRegion().front();
+  if (body.getOperations().size() != 2)
+    return false;
+  auto trunc = dyn_cast<arith::TruncFOp>(body.front());
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  Type narrow = trunc ? trunc.getType() : Type();
+  return trunc && trunc.getIn() == body.getArgument(0) &&
+         !trunc.getRoundingmodeAttr() && (narrow.isBF16() || narrow.isF16()) &&
+         trunc.getIn().getType().isF32() &&
+         yield->getOperands() == ValueRange{trunc.getResult()};
+}
+
+SmallVector<Operation *> cpu::getRoundingConsumers(Operation *matmul) {
+  if (!isa<linalg::MatmulOp, linalg::BatchMatmulOp>(matmul) ||
+      matmul->getNumResults() != 1)
+    return {};
+  SmallVector<Operation *> chain;
+  Value v = matmul->getResult(0);
+  while (v.hasOneUse()) {
+    Operation *user = *v.getUsers().begin();
+    if (user->getBlock() != matmul->getBlock())
+      return {};
+    if (isRoundingGeneric(user, v)) {
+      chain.push_back(user);
+      return chain;
+    }
+    if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(user) ||
+        user->getOperand(0) != v)
+      return {};
+    chain.push_back(user);
+    v = user->getResult(0);
+  }
+  return {};
+}
 
 namespace {
 
@@ -101,7 +151,9 @@ struct MatmulOpLowering : OpRewritePattern<MatmulOp> {
 /// linalg.matmul and linalg.batch_matmul on tensors with their default
 /// indexing maps and an f32 or f64 result (what a front end emits for
 /// projections) as the same GEMM, accumulating onto their init operand (or
-/// starting from its value when the init is a linalg.fill).
+/// starting from its value when the init is a linalg.fill). An f32 result
+/// that is only rounded to bf16/f16 (getRoundingConsumers) is the GEMM's
+/// narrow result, and the rounding goes.
 /// Their semantics (operands cast to the result type, then multiplied and
 /// added) are those of the GEMM up to the order of the additions and the
 /// FMA's single rounding, which linalg leaves open. Other element types
@@ -141,6 +193,14 @@ struct LinalgMatmulLowering : OpRewritePattern<LinalgOpTy> {
       gemm.init = nullptr;
       gemm.initValue = fill.getInputs()[0];
     }
+    // A product that is only rounded to bf16/f16 (through reshapes) is
+    // computed in the narrow type: the GEMM rounds its f32 accumulators
+    // once, as the rounding would.
+    SmallVector<Operation *> rounding = getRoundingConsumers(op);
+    if (!rounding.empty())
+      gemm.resultType = resultType.clone(
+          cast<ShapedType>(rounding.back()->getResult(0).getType())
+              .getElementType());
     Value result;
     if (auto unpack = rhs.getDefiningOp<UnpackWeightOp>()) {
       // Panels packed ahead of time (attn-cpu-prepack-weights), read in
@@ -152,7 +212,28 @@ struct LinalgMatmulLowering : OpRewritePattern<LinalgOpTy> {
       result = buildWithTransposedRhs(rewriter, loc, gemm, transpose);
     else
       result = buildGemm(rewriter, loc, gemm, vectorBits, bf16Dot, amx);
-    rewriter.replaceOp(op, result);
+    if (rounding.empty()) {
+      rewriter.replaceOp(op, result);
+      return success();
+    }
+    // The reshapes again, on the narrow result, where the rounding was
+    // (their sizes may be defined after the product); the rounding's uses
+    // read their end.
+    Type narrow = gemm.resultType.getElementType();
+    Operation *generic = rounding.back();
+    rewriter.setInsertionPoint(generic);
+    IRMapping map;
+    map.map(op->getResult(0), result);
+    for (Operation *reshape : ArrayRef(rounding).drop_back()) {
+      Operation *clone = rewriter.clone(*reshape, map);
+      Value value = clone->getResult(0);
+      value.setType(cast<RankedTensorType>(value.getType()).clone(narrow));
+      map.map(reshape->getResult(0), value);
+    }
+    rewriter.replaceOp(generic, map.lookup(generic->getOperand(0)));
+    for (Operation *reshape : llvm::reverse(ArrayRef(rounding).drop_back()))
+      rewriter.eraseOp(reshape);
+    rewriter.eraseOp(op);
     return success();
   }
 

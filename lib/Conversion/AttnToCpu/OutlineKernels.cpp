@@ -1,7 +1,8 @@
 //===- OutlineKernels.cpp - one noinline function per repeated kernel -----===//
 //
 // attn-cpu-outline-kernels: each top-level kernel op of a public function
-// (with the cheap producers the lowering matches on) is cut out into a
+// (with the cheap producers the lowering matches on, and the rounding of a
+// GEMM's f32 result to bf16/f16 that it folds) is cut out into a
 // candidate private function; candidates that print alike are one kernel,
 // emitted once and called from every place it was. The printed function is
 // the key in the way IREE's executable deduplication compares executables:
@@ -9,6 +10,8 @@
 // compute the same function of those operands.
 //
 //===----------------------------------------------------------------------===//
+
+#include "GemmToCpu.h"
 
 #include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
@@ -25,6 +28,7 @@
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNCPUOUTLINEKERNELS
@@ -87,7 +91,10 @@ static bool isDynamicSlice(Value v) {
 namespace {
 /// One kernel op cut out into a function that is not (yet) in the module.
 struct KernelCandidate {
-  Operation *op;
+  /// The kernel op, then the consumers the lowering folds into it
+  /// (cpu::getRoundingConsumers); the last one's results are the
+  /// function's.
+  SmallVector<Operation *> ops;
   /// The values the function takes, in its argument order.
   SmallVector<Value> args;
   /// The detached function; owned here until it is inserted or dropped.
@@ -96,12 +103,19 @@ struct KernelCandidate {
 };
 } // namespace
 
-/// The values `op` reads (operands, and values its regions use from above),
-/// split into producers to clone (returned, in block order) and arguments.
-static SmallVector<Operation *> collectKernelInputs(Operation *op,
-                                              SetVector<Value> &args) {
-  SetVector<Value> used(op->getOperands().begin(), op->getOperands().end());
-  getUsedValuesDefinedAbove(op->getRegions(), used);
+/// The values `ops` read from outside themselves (operands, and values
+/// their regions use from above), split into producers to clone (returned,
+/// in block order) and arguments.
+static SmallVector<Operation *> collectKernelInputs(ArrayRef<Operation *> ops,
+                                                   SetVector<Value> &args) {
+  Operation *op = ops.front();
+  SetVector<Value> used;
+  for (Operation *o : ops) {
+    for (Value v : o->getOperands())
+      if (!llvm::is_contained(ops, v.getDefiningOp()))
+        used.insert(v);
+    getUsedValuesDefinedAbove(o->getRegions(), used);
+  }
   SetVector<Operation *> cloned;
   SmallVector<Value> worklist(used.begin(), used.end());
   // Visit in operand order so that arguments are numbered the same way for
@@ -128,13 +142,16 @@ static SmallVector<Operation *> collectKernelInputs(Operation *op,
   return order;
 }
 
-/// Cuts `op` out into a detached function and prints it as its key.
+/// Cuts `op` (with its rounding consumers) out into a detached function and
+/// prints it as its key.
 static KernelCandidate buildKernelCandidate(Operation *op) {
+  SmallVector<Operation *> ops = {op};
+  llvm::append_range(ops, attn::cpu::getRoundingConsumers(op));
   SetVector<Value> args;
-  SmallVector<Operation *> producers = collectKernelInputs(op, args);
+  SmallVector<Operation *> producers = collectKernelInputs(ops, args);
   MLIRContext *ctx = op->getContext();
   auto type = FunctionType::get(ctx, ValueRange(args.getArrayRef()).getTypes(),
-                                op->getResultTypes());
+                                ops.back()->getResultTypes());
   std::string name = ("attn_kernel_" + op->getName().getStringRef()).str();
   std::replace(name.begin(), name.end(), '.', '_');
   auto func = func::FuncOp::create(op->getLoc(), name, type);
@@ -144,10 +161,12 @@ static KernelCandidate buildKernelCandidate(Operation *op) {
   OpBuilder b = OpBuilder::atBlockEnd(body);
   for (Operation *producer : producers)
     b.clone(*producer, map);
-  Operation *clone = b.clone(*op, map);
+  Operation *clone = nullptr;
+  for (Operation *o : ops)
+    clone = b.clone(*o, map);
   func::ReturnOp::create(b, op->getLoc(), clone->getResults());
 
-  KernelCandidate c{op, SmallVector<Value>(args.getArrayRef()), func, ""};
+  KernelCandidate c{ops, SmallVector<Value>(args.getArrayRef()), func, ""};
   llvm::raw_string_ostream os(c.key);
   func->print(os, OpPrintingFlags().printGenericOpForm().assumeVerified());
   return c;
@@ -166,22 +185,27 @@ static void insertKernelFunc(SymbolTable &symbols, func::FuncOp func) {
   symbols.insert(func);
 }
 
-/// Replaces `c.op` by a call of `kernel` (its arguments seen through
-/// `replaced`, the results of kernels outlined before); producers left
-/// without users go.
+/// Replaces `c.ops` by a call of `kernel` (its arguments seen through
+/// `replaced`, the results of kernels outlined before), placed where the
+/// last of them was (the others' operands may be defined up to there);
+/// producers left without users go.
 static void replaceByKernelCall(KernelCandidate &c, func::FuncOp kernel,
-                          IRMapping &replaced) {
-  OpBuilder b(c.op);
+                                IRMapping &replaced) {
+  Operation *last = c.ops.back();
+  OpBuilder b(last);
   SmallVector<Value> args = llvm::map_to_vector(
       c.args, [&](Value v) { return replaced.lookupOrDefault(v); });
-  auto call = func::CallOp::create(b, c.op->getLoc(), kernel, args);
-  replaced.map(c.op->getResults(), call.getResults());
+  auto call = func::CallOp::create(b, c.ops.front()->getLoc(), kernel, args);
+  replaced.map(last->getResults(), call.getResults());
   SetVector<Operation *> producers;
-  for (Value v : c.op->getOperands())
-    if (Operation *def = v.getDefiningOp())
-      producers.insert(def);
-  c.op->replaceAllUsesWith(call.getResults());
-  c.op->erase();
+  for (Operation *op : c.ops)
+    for (Value v : op->getOperands())
+      if (Operation *def = v.getDefiningOp();
+          def && !llvm::is_contained(c.ops, def))
+        producers.insert(def);
+  last->replaceAllUsesWith(call.getResults());
+  for (Operation *op : llvm::reverse(c.ops))
+    op->erase();
   // A dead producer's own producers (a fill's tensor.empty) may die too.
   // An erased producer is not named again: no live op uses it.
   for (size_t i = 0; i < producers.size(); ++i) {
@@ -203,13 +227,16 @@ struct AttnCpuOutlineKernelsPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<KernelCandidate> candidates;
+    // The consumers that a candidate took with it.
+    llvm::SmallPtrSet<Operation *, 16> taken;
     for (auto func : module.getOps<func::FuncOp>()) {
       if (!func.isPublic() || func.isExternal())
         continue;
       for (Operation &op : func.getBody().getOps()) {
-        if (!isOutlinedKernelOp(&op, linalgOps))
+        if (!isOutlinedKernelOp(&op, linalgOps) || taken.contains(&op))
           continue;
         KernelCandidate c = buildKernelCandidate(&op);
+        taken.insert(c.ops.begin() + 1, c.ops.end());
         if (llvm::any_of(c.args, isDynamicSlice))
           c.func.erase();
         else

@@ -248,3 +248,56 @@ func.func @linear_whole_bf16(%x: tensor<?x512xbf16>, %w: tensor<96x512xbf16>, %c
   %r = linalg.matmul ins(%x, %wt : tensor<?x512xbf16>, tensor<512x96xbf16>) outs(%c : tensor<?x96xf32>) -> tensor<?x96xf32>
   return %r : tensor<?x96xf32>
 }
+
+// The f32 accumulators rounded to bf16/f16 by the GEMM itself (the
+// rounding that follows the product folded into it): nn.Linear's bf16
+// weight onto an f32 bias init, reshaped before the rounding (70 rows at
+// run time: the AMX or vector GEMM); 5 rows onto a fill (the dot
+// products); a batched f16 product.
+func.func @linear_rounded_bf16(%x: tensor<?x512xbf16>, %w: tensor<96x512xbf16>, %c: tensor<?x96xf32>) -> tensor<1x?x96xbf16> {
+  %c0 = arith.constant 0 : index
+  %t0 = tensor.empty() : tensor<512x96xbf16>
+  %wt = linalg.transpose ins(%w : tensor<96x512xbf16>) outs(%t0 : tensor<512x96xbf16>) permutation = [1, 0]
+  %r = linalg.matmul ins(%x, %wt : tensor<?x512xbf16>, tensor<512x96xbf16>) outs(%c : tensor<?x96xf32>) -> tensor<?x96xf32>
+  %m = tensor.dim %x, %c0 : tensor<?x512xbf16>
+  %e = tensor.expand_shape %r [[0, 1], [2]] output_shape [1, %m, 96] : tensor<?x96xf32> into tensor<1x?x96xf32>
+  %n0 = tensor.empty(%m) : tensor<1x?x96xbf16>
+  %n = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%e : tensor<1x?x96xf32>) outs(%n0 : tensor<1x?x96xbf16>) {
+  ^bb0(%a: f32, %o: bf16):
+    %t = arith.truncf %a : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<1x?x96xbf16>
+  return %n : tensor<1x?x96xbf16>
+}
+
+func.func @linear_rounded_few(%x: tensor<?x100xbf16>, %w: tensor<40x100xbf16>) -> tensor<?x40xbf16> {
+  %c0 = arith.constant 0 : index
+  %q = arith.constant 0.25 : f32
+  %m = tensor.dim %x, %c0 : tensor<?x100xbf16>
+  %t0 = tensor.empty() : tensor<100x40xbf16>
+  %wt = linalg.transpose ins(%w : tensor<40x100xbf16>) outs(%t0 : tensor<100x40xbf16>) permutation = [1, 0]
+  %i = tensor.empty(%m) : tensor<?x40xf32>
+  %f = linalg.fill ins(%q : f32) outs(%i : tensor<?x40xf32>) -> tensor<?x40xf32>
+  %r = linalg.matmul ins(%x, %wt : tensor<?x100xbf16>, tensor<100x40xbf16>) outs(%f : tensor<?x40xf32>) -> tensor<?x40xf32>
+  %n0 = tensor.empty(%m) : tensor<?x40xbf16>
+  %n = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%r : tensor<?x40xf32>) outs(%n0 : tensor<?x40xbf16>) {
+  ^bb0(%a: f32, %o: bf16):
+    %t = arith.truncf %a : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<?x40xbf16>
+  return %n : tensor<?x40xbf16>
+}
+
+func.func @batch_rounded_f16(%a: tensor<2x30x45xf16>, %b: tensor<2x45x40xf16>) -> tensor<2x30x40xf16> {
+  %z = arith.constant 0.0 : f32
+  %i = tensor.empty() : tensor<2x30x40xf32>
+  %f = linalg.fill ins(%z : f32) outs(%i : tensor<2x30x40xf32>) -> tensor<2x30x40xf32>
+  %r = linalg.batch_matmul ins(%a, %b : tensor<2x30x45xf16>, tensor<2x45x40xf16>) outs(%f : tensor<2x30x40xf32>) -> tensor<2x30x40xf32>
+  %n0 = tensor.empty() : tensor<2x30x40xf16>
+  %n = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%r : tensor<2x30x40xf32>) outs(%n0 : tensor<2x30x40xf16>) {
+  ^bb0(%a0: f32, %o: f16):
+    %t = arith.truncf %a0 : f32 to f16
+    linalg.yield %t : f16
+  } -> tensor<2x30x40xf16>
+  return %n : tensor<2x30x40xf16>
+}
