@@ -27,8 +27,12 @@ def AttnLowerToCpu : Pass<"attn-lower-to-cpu"> {
       returns 1, run on AMX tiles (`amx.tile_load`, `amx.tile_mulf`,
       `amx.tile_store`: 2 x 2 16x16 f32 C tiles per step of 32 k) on the
       pair-packed panel and a bf16 copy of the lhs block, both zero-padded
-      to whole tiles; otherwise the code above. linalg's init is accumulated onto (a `linalg.fill` init only
-      sets the start value); other linalg matmuls keep linalg's loops.
+      to whole tiles; otherwise the code above. linalg's init is
+      accumulated onto (a `linalg.fill` init only sets the start value); an
+      f32 result whose one use is its rounding to bf16/f16 (a `linalg.generic`
+      of `arith.truncf` alone, directly or through reshapes) is computed in
+      the narrow type, rounded once in the GEMM's output loop, and the
+      rounding goes; other linalg matmuls keep linalg's loops.
     - `attn.transpose`: `linalg.transpose`.
     - `attn.mul/div/add/sub/masked_fill/where/cast/dropout/repeat_interleave`:
       elementwise `linalg.generic`s with NumPy broadcasting maps.
@@ -257,7 +261,9 @@ def AttnCpuOutlineKernels : Pass<"attn-cpu-outline-kernels", "::mlir::ModuleOp">
     and calls them:
 
     - always: `attn.sdpa`, `attn.matmul`, `linalg.matmul`,
-      `linalg.batch_matmul` on tensors;
+      `linalg.batch_matmul` on tensors (a linalg product with the reshapes
+      and the rounding of its f32 result to bf16/f16 that the CPU lowering
+      folds into it, which the function then returns);
     - with `linalg-ops`: every other linalg op on tensors except
       `linalg.fill`, and the `scf.forall` loops of attn-cpu-tile-and-fuse
       (the pipeline runs this after the elementwise fusion and the tiling).
