@@ -153,15 +153,16 @@ def run_linear(args, torch, tmp, shape, record):
            best_time(lambda: linear(x, w), repeat))
 
 
-def dpbf16_peak(peak_bin, threads):
-    """GFLOP/s of vdpbf16ps chains (cpu_peak dpbf16), 0 without AVX512-BF16
-    in the peak's build."""
-    proc = subprocess.run([peak_bin, "dpbf16", str(threads)],
+def bf16_peak(peak_bin, kind, threads):
+    """GFLOP/s of cpu_peak's `kind` (dpbf16: vdpbf16ps chains; amx:
+    tdpbf16ps on register-resident tiles), 0 where the peak's build or the
+    machine lacks it."""
+    proc = subprocess.run([peak_bin, kind, str(threads)],
                           capture_output=True, text=True)
     return float(proc.stdout.split()[1]) if proc.returncode == 0 else 0.0
 
 
-def print_linear_table(args, linears, best, peak, dot_peak):
+def print_linear_table(args, linears, best, peak, dot_peak, amx_peak):
     gf = lambda flops, t: flops / t * 1e-9  # noqa: E731
     base = bool(args.baseline_attn_run)
     print()
@@ -169,6 +170,9 @@ def print_linear_table(args, linears, best, peak, dot_peak):
     if dot_peak:
         print(f"vdpbf16ps peak {dot_peak:.1f} GFLOP/s (cpu_peak dpbf16: 2 bf16 "
               "products per f32 lane), against the FMA peak above")
+    if amx_peak:
+        print(f"AMX peak {amx_peak:.1f} GFLOP/s (cpu_peak amx: tdpbf16ps on "
+              "tiles that never leave the registers)")
     print()
     print("| M | K | N | AttnFuse GFLOP/s | % of FMA peak | "
           + ("baseline GFLOP/s | AttnFuse / baseline | " if base else "")
@@ -222,7 +226,7 @@ def main():
     chains = list(map(int, filter(None, args.chain.split(","))))
     linears = [tuple(map(int, spec.split("x")))
                for spec in filter(None, args.linear.split(","))]
-    best, peak, dot_peak = {}, 0.0, 0.0
+    best, peak, dot_peak, amx_peak = {}, 0.0, 0.0, 0.0
 
     def record(key, t):
         best[key] = min(best.get(key, float("inf")), t)
@@ -239,7 +243,10 @@ def main():
             if cases or linears:
                 peak = max(peak, run_peak(peak_bin, "fma", args.threads))
             if linears and args.linear_dtype == "bf16":
-                dot_peak = max(dot_peak, dpbf16_peak(peak_bin, args.threads))
+                dot_peak = max(dot_peak,
+                               bf16_peak(peak_bin, "dpbf16", args.threads))
+                amx_peak = max(amx_peak,
+                               bf16_peak(peak_bin, "amx", args.threads))
             for case in cases:
                 name, batch, m, k, n = case
                 flops = 2.0 * m * n * k * (batch[0] if batch else 1)
@@ -293,7 +300,7 @@ def main():
                   f"{ga:.1f} | {100 * ga / peak:.0f}% | {gl:.1f} | {gt:.1f} | "
                   f"{ga / gt:.2f} | {gl / gt:.2f} |")
     if linears:
-        print_linear_table(args, linears, best, peak, dot_peak)
+        print_linear_table(args, linears, best, peak, dot_peak, amx_peak)
     if chains:
         print()
         print("| chain (H=8, D=64, bool mask) | L=S | AttnFuse unfused ms | "

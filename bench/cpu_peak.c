@@ -11,19 +11,29 @@
 |*   dpbf16 the same chains of AVX512-BF16's vdpbf16ps (built with a target   *|
 |*          that has it): 2 bf16 products and 2 additions per f32 lane, the   *|
 |*          ceiling of a GEMM that multiplies bf16 pairs instead of widening. *|
+|*   amx    tdpbf16ps on 4 independent 16x16 f32 C tiles from A and B tiles   *|
+|*          that stay in tile registers (a target with AMX-BF16, on Linux,   *|
+|*          which grants the tiles per process): 16 x 16 x 32 bf16 products  *|
+|*          and additions per instruction, the ceiling of a bf16 GEMM on the *|
+|*          tiles, which no GEMM reaches (its tiles come from memory).       *|
 |*   triad  a[i] = b[i] + s * c[i] over arrays far larger than the caches:    *|
 |*          bytes moved = 3 * 4 * n per pass (no write-allocate counted, as   *|
 |*          STREAM).                                                          *|
 |*                                                                            *|
 |* Build: cc -O2 -march=native -fopenmp bench/cpu_peak.c -o cpu_peak          *|
-|* Run:   cpu_peak fma|dpbf16|triad THREADS  prints "<kind> <value>"         *|
+|* Run:   cpu_peak fma|dpbf16|amx|triad THREADS  prints "<kind> <value>"     *|
 |* bench/cpu_attention_bench.py builds it, checks the FMA loop's disassembly  *|
 |* (NCHAINS vfmadd on vector registers, no spills) and runs it.               *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 
-#if defined(__AVX512BF16__)
+#if defined(__AVX512BF16__) || defined(__AMX_BF16__)
 #include <immintrin.h>
+#endif
+#if defined(__AMX_BF16__) && defined(__linux__)
+#define HAVE_AMX_PEAK 1
+#include <sys/syscall.h>
+#include <unistd.h>
 #endif
 #include <omp.h>
 #include <stdio.h>
@@ -119,6 +129,83 @@ __attribute__((noinline)) float dpbf16_chains(long iters, float seed) {
 }
 #endif
 
+#if HAVE_AMX_PEAK
+/* The tile configuration of palette 1: 8 tiles of 16 rows x 64 bytes. */
+struct TileConfig {
+  unsigned char palette, startRow, reserved[14];
+  unsigned short bytesPerRow[16];
+  unsigned char rows[16];
+};
+
+/* `iters` rounds of 4 tdpbf16ps, each on its own C tile (4 independent
+   chains, enough for the instruction's latency), A and B loaded once. */
+__attribute__((noinline)) static float amx_chains(long iters, float seed) {
+  struct TileConfig config;
+  memset(&config, 0, sizeof config);
+  config.palette = 1;
+  for (int t = 0; t < 8; ++t) {
+    config.bytesPerRow[t] = 64;
+    config.rows[t] = 16;
+  }
+  _tile_loadconfig(&config);
+  static _Thread_local unsigned short ab[16 * 32] __attribute__((aligned(64)));
+  static _Thread_local float c[16 * 16] __attribute__((aligned(64)));
+  for (int i = 0; i < 16 * 32; ++i)
+    ab[i] = 0x3c23; /* 0.00995 */
+  for (int i = 0; i < 16 * 16; ++i)
+    c[i] = seed;
+  _tile_loadd(0, c, 64);
+  _tile_loadd(1, c, 64);
+  _tile_loadd(2, c, 64);
+  _tile_loadd(3, c, 64);
+  _tile_loadd(4, ab, 64);
+  _tile_loadd(5, ab, 64);
+  _tile_loadd(6, ab, 64);
+  _tile_loadd(7, ab, 64);
+  for (long it = 0; it < iters; ++it) {
+    _tile_dpbf16ps(0, 4, 6);
+    _tile_dpbf16ps(1, 4, 7);
+    _tile_dpbf16ps(2, 5, 6);
+    _tile_dpbf16ps(3, 5, 7);
+  }
+  float sum = 0;
+  for (int t = 0; t < 4; ++t) {
+    switch (t) {
+    case 0: _tile_stored(0, c, 64); break;
+    case 1: _tile_stored(1, c, 64); break;
+    case 2: _tile_stored(2, c, 64); break;
+    default: _tile_stored(3, c, 64); break;
+    }
+    sum += c[0];
+  }
+  _tile_release();
+  return sum;
+}
+
+/* The best GFLOP/s of three rounds of amx_chains on every thread, 0 when
+   the kernel does not grant the tiles. */
+static double amxPeak(int threads) {
+  /* ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA (Linux 5.16 and later). */
+  if (syscall(SYS_arch_prctl, 0x1023, 18) != 0)
+    return 0;
+  long iters = 2000000;
+  double best = 0;
+  for (int round = 0; round < 3; ++round) {
+    double t0 = now();
+    float sink = 0;
+#pragma omp parallel num_threads(threads) reduction(+ : sink)
+    sink += amx_chains(iters, 1.0f + omp_get_thread_num());
+    double t = now() - t0;
+    double gflops = 4.0 * 16 * 16 * 32 * 2 * (double)iters * threads / t / 1e9;
+    if (sink == 12345.0f)
+      printf("(sink)\n");
+    if (gflops > best)
+      best = gflops;
+  }
+  return best;
+}
+#endif
+
 static double triad(int threads) {
   long n = 1L << 25; /* 3 x 128 MiB */
   float *a = aligned_alloc(64, n * sizeof(float));
@@ -151,11 +238,25 @@ static double triad(int threads) {
 
 int main(int argc, char **argv) {
   if (argc != 3 || (strcmp(argv[1], "fma") && strcmp(argv[1], "dpbf16") &&
-                    strcmp(argv[1], "triad"))) {
-    fprintf(stderr, "usage: cpu_peak fma|dpbf16|triad THREADS\n");
+                    strcmp(argv[1], "amx") && strcmp(argv[1], "triad"))) {
+    fprintf(stderr, "usage: cpu_peak fma|dpbf16|amx|triad THREADS\n");
     return 2;
   }
   int threads = atoi(argv[2]);
+  if (!strcmp(argv[1], "amx")) {
+#if HAVE_AMX_PEAK
+    double peak = amxPeak(threads);
+    if (peak > 0) {
+      printf("amx %.1f GFLOP/s (tdpbf16ps, 4 C tiles)\n", peak);
+      return 0;
+    }
+    fprintf(stderr, "cpu_peak: the kernel did not grant the AMX tiles\n");
+    return 1;
+#else
+    fprintf(stderr, "cpu_peak: built for a target without AMX-BF16\n");
+    return 1;
+#endif
+  }
   if (!strcmp(argv[1], "dpbf16")) {
 #if defined(__AVX512BF16__)
     printf("dpbf16 %.1f GFLOP/s (16-wide f32, 2 products per lane, %d "
