@@ -27,10 +27,11 @@ the max abs difference is against eager PyTorch of the same dtype on the
 token positions (NaN if the peer gave NaN there), and the note says where
 the padded positions differ by more than 1e-3. For bf16 cells the note of
 the eager row gives eager bf16's own difference from eager f32 (when the
-same run measured f32) as the scale. An FMA peak
-and a triad (bench/cpu_peak.c) are measured at the start of each thread
-count, and AttnFuse's GFLOP/s (the projections and attention products) is
-given against the peak.
+same run measured f32) as the scale. An FMA peak, an AMX peak (on a
+machine with AMX-BF16) and a triad (bench/cpu_peak.c) are measured at the
+start of each thread count, and AttnFuse's GFLOP/s (the projections and
+attention products) is given against the peak of its products: the AMX
+peak for bf16 where the machine has one, the FMA peak otherwise.
 
 Not part of CI. The peers live in a venv that sees the pinned torch and
 transformers (bench/setup-venv.sh):
@@ -374,15 +375,19 @@ def run_cells(args, threads):
 
 
 def ceilings(threads, cc):
-    """(FMA GFLOP/s, triad GB/s) of bench/cpu_peak.c at `threads`."""
+    """(FMA GFLOP/s, AMX GFLOP/s or 0 without AMX-BF16, triad GB/s) of
+    bench/cpu_peak.c at `threads`."""
     with tempfile.TemporaryDirectory() as tmp:
         binary = os.path.join(tmp, "cpu_peak")
         ok, _ = build_peak(cc, binary)
         if not ok:
             raise RuntimeError("cpu_peak: the FMA loop is not 12 "
                                "register-only vfmadd")
-        return run_peak(binary, "fma", threads), \
-            run_peak(binary, "triad", threads)
+        amx = subprocess.run([binary, "amx", str(threads)],
+                             capture_output=True, text=True)
+        return (run_peak(binary, "fma", threads),
+                float(amx.stdout.split()[1]) if amx.returncode == 0 else 0.0,
+                run_peak(binary, "triad", threads))
 
 
 def fmt(x, digits=1):
@@ -412,14 +417,15 @@ def print_tables(results):
                   f"{r.get('note', '')} |")
     names = [p for p in PEERS if p != "attnfuse"]
     print("\nPeer latency / AttnFuse latency (above 1: AttnFuse faster); "
-          "AttnFuse's GFLOP/s and share of the FMA peak\n")
+          "AttnFuse's GFLOP/s and share of the peak of its products (AMX "
+          "for bf16 where the machine has it, else FMA)\n")
     print("| model | dtype | batch | T | threads | attnfuse ms | GFLOP/s "
           "(of peak) | " + " | ".join(names) + " |")
     print("|---|---|--:|--:|--:|--:|--:|" + "--:|" * len(names))
     for key, peers in cells.items():
         a = peers.get("attnfuse", {})
         base = a.get("ms")
-        peak = a.get("fma")
+        peak = (a.get("amx") if key[1] == "bf16" else None) or a.get("fma")
         perf = ""
         if base and peak:
             gflops = a["gflop"] / base * 1e3
@@ -442,14 +448,15 @@ def child(args):
         rows = run_cells(args, threads)
         Path(args.json).write_text(json.dumps(dict(rows=rows)))
         return None
-    fma, triad = ceilings(threads, args.cc)
-    print(f"# {threads} threads: FMA peak {fma:.0f} GFLOP/s, triad "
-          f"{triad:.1f} GB/s", flush=True)
+    fma, amx, triad = ceilings(threads, args.cc)
+    print(f"# {threads} threads: FMA peak {fma:.0f} GFLOP/s, AMX peak "
+          f"{amx:.0f} GFLOP/s, triad {triad:.1f} GB/s", flush=True)
     rows = run_cells(args, threads)
-    _, late = ceilings(threads, args.cc)
+    _, _, late = ceilings(threads, args.cc)
     print(f"# {threads} threads: triad at the end {late:.1f} GB/s",
           flush=True)
-    out = dict(rows=rows, fma={threads: fma}, triad={threads: [triad, late]})
+    out = dict(rows=rows, fma={threads: fma}, amx={threads: amx},
+               triad={threads: [triad, late]})
     if args.json:
         Path(args.json).write_text(json.dumps(out))
     return out
@@ -458,22 +465,26 @@ def child(args):
 def add_results(results, part):
     """Adds one process's results (one thread count); each row keeps the
     FMA peak measured in its own process."""
+    amx = part.get("amx", {})
     for threads, fma in part["fma"].items():
         triad = part["triad"][threads]
         results["ceilings"].append(
-            f"{threads} threads: FMA peak {fma:.0f} GFLOP/s, triad "
-            f"{triad[0]:.1f} GB/s at the start, {triad[1]:.1f} at the end")
+            f"{threads} threads: FMA peak {fma:.0f} GFLOP/s, AMX peak "
+            f"{amx.get(threads, 0):.0f} GFLOP/s, triad {triad[0]:.1f} GB/s "
+            f"at the start, {triad[1]:.1f} at the end")
     for r in part["rows"]:
         r.setdefault("fma", part["fma"][str(r["threads"])])
+        r.setdefault("amx", amx.get(str(r["threads"]), 0.0))
     results["rows"] += part["rows"]
 
 
 def merge_parts(parts):
     """One --json file of several processes' results (as --merge reads)."""
-    out = dict(rows=[], fma={}, triad={})
+    out = dict(rows=[], fma={}, amx={}, triad={})
     for part in parts:
         out["rows"] += part["rows"]
         out["fma"].update(part["fma"])
+        out["amx"].update(part.get("amx", {}))
         out["triad"].update(part["triad"])
     return out
 

@@ -123,11 +123,39 @@ GemmTiling getAmxTiling(GemmTiling t) {
 }
 
 /// Whether bf16 pair panels of `type` ([NB, KB, kc / 2, 2 * nc]) are
-/// whole AMX steps: kc and nc multiples of 32.
+/// whole AMX steps: kc and nc multiples of 32. Such panels are grouped
+/// (see getPackedRhsType).
 bool isAmxPanelType(ShapedType type) {
   return type.getElementType().isBF16() && type.getRank() == 4 &&
          type.hasStaticShape() && type.getDimSize(2) % (kAmxStepK / 2) == 0 &&
          type.getDimSize(3) % (2 * kAmxBlock) == 0;
+}
+
+/// The grouped view of pair panels `mem` ([..., kc / 2, 2 * nc], dense):
+/// [..., (2 * nc / kPanelGroup) * kc / 2, kPanelGroup] over the same
+/// memory, each panel's column groups one after the other (read through
+/// a BlockView whose groupRows is kc / 2).
+Value groupPanels(OpBuilder &b, Location loc, Value mem) {
+  auto type = cast<MemRefType>(mem.getType());
+  int64_t rank = type.getRank();
+  SmallVector<ReassociationIndices> merge;
+  for (int64_t i = 0; i < rank - 2; ++i)
+    merge.push_back({i});
+  merge.push_back({rank - 2, rank - 1});
+  Value flat = memref::CollapseShapeOp::create(b, loc, mem, merge);
+  SmallVector<int64_t> shape(type.getShape());
+  int64_t elements = shape[rank - 2] * shape[rank - 1];
+  shape.pop_back();
+  shape.back() = elements / kPanelGroup;
+  shape.push_back(kPanelGroup);
+  SmallVector<OpFoldResult> sizes = llvm::map_to_vector(
+      shape, [&](int64_t v) -> OpFoldResult { return b.getIndexAttr(v); });
+  auto flatType = cast<MemRefType>(flat.getType());
+  MemRefType resultType = memref::ExpandShapeOp::computeExpandedType(
+                              flatType, shape, merge)
+                              .value();
+  return memref::ExpandShapeOp::create(b, loc, resultType, flat, merge,
+                                       sizes);
 }
 
 /// Whether a product of these operands runs on AMX tiles where the target
@@ -179,6 +207,8 @@ private:
     WorkItem item;
     Value colBlock, paddedRows, paddedCols;
     Value acc, panel, lhsPack;
+    /// The per-call panel's pair rows per column group.
+    int64_t panelGroupRows = 0;
     SmallVector<Value> lhsBatch, rhsBatch;
   };
   void emitAmxKBlock(const AmxWorkItem &w, Value k0, bool first);
@@ -187,7 +217,8 @@ private:
     return BlockView{rhsBuf,
                      {colBlock, arith::DivUIOp::create(b, loc, k0, idx(t.kc))},
                      nullptr,
-                     nullptr};
+                     nullptr,
+                     panelGroupRows};
   }
   /// The prepacked panel after `panel` in memory: the next k block's, or
   /// the next column block's first (after the last panel: the last column
@@ -209,6 +240,8 @@ private:
   GemmTiling t;
   Value lhsBuf, rhsBuf, initBuf, outBuf, m, n, k;
   int64_t numBatch = 0;
+  /// The pair rows per column group of grouped prepacked panels, else 0.
+  int64_t panelGroupRows = 0;
 };
 
 } // namespace
@@ -231,6 +264,10 @@ Value GemmLowering::emit(bool amx) {
   numBatch = g.resultType.getRank() - 2;
   lhsBuf = toBuffer(g.lhs);
   rhsBuf = toBuffer(g.rhs);
+  if (g.rhsPacked && isAmxPanelType(cast<ShapedType>(g.rhs.getType()))) {
+    panelGroupRows = cast<ShapedType>(g.rhs.getType()).getDimSize(2);
+    rhsBuf = groupPanels(b, loc, rhsBuf);
+  }
   if (g.init)
     initBuf = toBuffer(g.init);
   m = g.resultSizes[numBatch];
@@ -429,10 +466,13 @@ void GemmLowering::emitAmxWorkItem(ValueRange ivs, Value mb) {
           ncCols = extent(n, t.nc);
   Type bf16 = b.getBF16Type();
   w.acc = alloc({b.getIndexAttr(mcRows), b.getIndexAttr(ncCols)});
+  // The per-call panel is grouped as prepacked ones are.
+  w.panelGroupRows = kcCols / 2;
   if (!g.rhsPacked)
-    w.panel = allocAligned(b, loc, bf16,
-                           {b.getIndexAttr(kcCols / 2),
-                            b.getIndexAttr(2 * ncCols)});
+    w.panel = allocAligned(
+        b, loc, bf16,
+        {b.getIndexAttr(kcCols / 2 * (2 * ncCols / kPanelGroup)),
+         b.getIndexAttr(kPanelGroup)});
   w.lhsPack = allocAligned(
       b, loc, bf16, {b.getIndexAttr(mcRows), b.getIndexAttr(kcCols)});
   // A product that starts at zero (no init, a zero fill) over a static,
@@ -471,7 +511,8 @@ BlockView GemmLowering::nextPrepackedPanel(const BlockView &panel) {
       {arith::SelectOp::create(b, loc, sameCol, colBlock, nextCol),
        arith::SelectOp::create(b, loc, sameCol, kb, idx(0))},
       nullptr,
-      nullptr};
+      nullptr,
+      panelGroupRows};
 }
 
 /// acc += the work item's rows x the k block at k0 x its columns.
@@ -492,11 +533,18 @@ void GemmLowering::emitAmxKBlock(const AmxWorkItem &w, Value k0, bool first) {
                         ? BlockView{rhsBuf, w.rhsBatch, item.n0, k0}
                         : BlockView{rhsBuf, w.rhsBatch, k0, item.n0};
     rhsPanel = packPairBlock(b, loc, rhs, w.panel, t.lanes, depth, item.cols,
-                             w.paddedCols, g.rhsTransposed);
+                             w.paddedCols, g.rhsTransposed, w.panelGroupRows);
     // Pairs past the depth: zero in both operands (0 * garbage may be NaN).
-    zeroRows(b, loc, w.panel, zeroVec,
-             arith::CeilDivUIOp::create(b, loc, depth, idx(2)),
-             mul(steps, idx(kAmxStepK / 2)), mul(w.paddedCols, idx(2)));
+    Value zero = createFloatConstantOfType(b, loc, zeroVec, 0.0);
+    forLoop(arith::CeilDivUIOp::create(b, loc, depth, idx(2)),
+            mul(steps, idx(kAmxStepK / 2)), idx(1), [&](Value p) {
+              forLoop(idx(0), mul(w.paddedCols, idx(2)), idx(kPanelGroup),
+                      [&](Value c) {
+                        vector::StoreOp::create(
+                            b, loc, zero, w.panel,
+                            viewIndices(b, loc, rhsPanel, p, c));
+                      });
+            });
   }
   BlockView lhs{lhsBuf, w.lhsBatch, item.m0, k0};
   auto product = [&](const BlockView &a) {
@@ -695,6 +743,13 @@ public:
     auto outType = MemRefType::get(shape, packedType.getElementType());
     Value out = memref::AllocOp::create(b, loc, outType, ValueRange{},
                                         b.getI64IntegerAttr(64));
+    // AMX panels are grouped (getPackedRhsType).
+    int64_t groupRows = 0;
+    Value panels = out;
+    if (isAmxPanelType(packedType)) {
+      groupRows = shape[2];
+      panels = groupPanels(b, loc, out);
+    }
     auto forall = scf::ForallOp::create(
         b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(shape[0]),
                                        b.getIndexAttr(shape[1])},
@@ -702,9 +757,9 @@ public:
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPoint(forall.getBody()->getTerminator());
-      emitPanel(source, out, forall.getInductionVars(), outType,
+      emitPanel(source, panels, forall.getInductionVars(), outType,
                 weightShape[transposed ? 0 : 1],
-                weightShape[transposed ? 1 : 0], transposed);
+                weightShape[transposed ? 1 : 0], transposed, groupRows);
     }
     return bufferization::ToTensorOp::create(b, loc, packedType, out,
                                              /*restrict=*/true,
@@ -713,9 +768,10 @@ public:
 
 private:
   /// Packs panel (j, kb) = `ivs` of the [k, n] operand in `source` into
-  /// out[j, kb] (of `outType`).
+  /// out[j, kb] (of `outType`; `out` is its grouped view where
+  /// `groupRows` is not 0).
   void emitPanel(Value source, Value out, ValueRange ivs, MemRefType outType,
-                 int64_t n, int64_t k, bool transposed) {
+                 int64_t n, int64_t k, bool transposed, int64_t groupRows) {
     ArrayRef<int64_t> shape = outType.getShape();
     int64_t lanes = vecType.getNumElements();
     bool pairs = outType.getElementType().isBF16();
@@ -727,24 +783,28 @@ private:
     Value n0 = mul(j, idx(nc)), k0 = mul(kb, idx(kc));
     Value depth = minu(arith::SubIOp::create(b, loc, idx(k), k0), idx(kc));
     Value cols = minu(arith::SubIOp::create(b, loc, idx(n), n0), idx(nc));
-    // The panel (j, kb) as a 2-D view.
+    // The panel (j, kb) as a 2-D view (of its grouped rows where grouped).
+    int64_t viewRows = groupRows ? rows * width / kPanelGroup : rows;
+    int64_t viewWidth = groupRows ? kPanelGroup : width;
     auto panelType = MemRefType::get(
-        {rows, width}, outType.getElementType(),
+        {viewRows, viewWidth}, outType.getElementType(),
         StridedLayoutAttr::get(b.getContext(), ShapedType::kDynamic,
-                               {width, 1}));
+                               {viewWidth, 1}));
     Value panel = memref::SubViewOp::create(
         b, loc, panelType, out,
         ArrayRef<OpFoldResult>{j, kb, b.getIndexAttr(0), b.getIndexAttr(0)},
         ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1),
-                               b.getIndexAttr(rows), b.getIndexAttr(width)},
+                               b.getIndexAttr(viewRows),
+                               b.getIndexAttr(viewWidth)},
         ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1),
                                b.getIndexAttr(1), b.getIndexAttr(1)});
+    BlockView panelView{panel, {}, nullptr, nullptr, groupRows};
     Value filled = depth;
     if (pairs) {
       BlockView view = transposed ? BlockView{source, {}, n0, k0}
                                   : BlockView{source, {}, k0, n0};
       packPairBlock(b, loc, view, panel, lanes, depth, cols, idx(nc),
-                    transposed);
+                    transposed, groupRows);
       filled = arith::CeilDivUIOp::create(b, loc, depth, idx(2));
     } else if (transposed) {
       packTransposedBlock(b, loc, BlockView{source, {}, n0, k0}, panel,
@@ -760,7 +820,8 @@ private:
     Value zero = createFloatConstantOfType(b, loc, rowType, 0.0);
     forLoop(filled, idx(rows), idx(1), [&](Value r) {
       forLoop(idx(0), idx(width), idx(rowType.getNumElements()), [&](Value c) {
-        vector::StoreOp::create(b, loc, zero, panel, ValueRange{r, c});
+        vector::StoreOp::create(b, loc, zero, panel,
+                                viewIndices(b, loc, panelView, r, c));
       });
     });
   }

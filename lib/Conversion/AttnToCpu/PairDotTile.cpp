@@ -25,13 +25,23 @@ struct PairPacker {
   OpBuilder &b;
   Location loc;
   const BlockView &source;
-  Value pack, rows;
+  /// The pack as a view: (p, x) is pair row p, element x = 2c + i.
+  BlockView pack;
+  Value rows;
   bool transposed;
 
   Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
   Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
   Value c(int64_t v) { return indexConstant(b, loc, v); }
   Type bf16() { return b.getBF16Type(); }
+  /// Stores `v` (an element or a vector) at (p, x) of the pack.
+  void store(Value v, Value p, Value x) {
+    SmallVector<Value> at = viewIndices(b, loc, pack, p, x);
+    if (isa<VectorType>(v.getType()))
+      vector::StoreOp::create(b, loc, v, pack.mem, at);
+    else
+      memref::StoreOp::create(b, loc, v, pack.mem, at);
+  }
 
   /// Element j of column col (the packing's orientation).
   Value element(Value j, Value col) {
@@ -55,14 +65,14 @@ struct PairPacker {
     Value zero = createFloatConstant(b, loc, bf16(), 0.0);
     Value hi = arith::SelectOp::create(b, loc, has, element(j1, col), zero);
     Value at = mul(col, c(2));
-    memref::StoreOp::create(b, loc, lo, pack, ValueRange{p, at});
-    memref::StoreOp::create(b, loc, hi, pack, ValueRange{p, add(at, c(1))});
+    store(lo, p, at);
+    store(hi, p, add(at, c(1)));
   }
   void zeroPair(Value p, Value col) {
     Value zero = createFloatConstant(b, loc, bf16(), 0.0);
     Value at = mul(col, c(2));
-    memref::StoreOp::create(b, loc, zero, pack, ValueRange{p, at});
-    memref::StoreOp::create(b, loc, zero, pack, ValueRange{p, add(at, c(1))});
+    store(zero, p, at);
+    store(zero, p, add(at, c(1)));
   }
 };
 } // namespace
@@ -89,8 +99,7 @@ static void packRowPairs(PairPacker &pk, int64_t lanes, Value pairs,
       Value hi = arith::SelectOp::create(
           b, loc, has, loadVector(b, loc, pk.source, rowVec, j1, col), zeros);
       Value pair = vector::ShuffleOp::create(b, loc, lo, hi, interleave);
-      vector::StoreOp::create(b, loc, pair, pk.pack,
-                              ValueRange{p, pk.mul(col, pk.c(2))});
+      pk.store(pair, p, pk.mul(col, pk.c(2)));
     });
     buildForLoop(b, loc, vectorCols, cols, pk.c(1),
                  [&](Value col) { pk.copyPair(p, col); });
@@ -127,9 +136,7 @@ static void packTransposedPairs(PairPacker &pk, int64_t lanes, Value pairs,
       block = transposeInRegisters(b, loc, block);
       for (int64_t r = 0; r < lanes; ++r) {
         Value x = vector::BitCastOp::create(b, loc, pairVec, block[r]);
-        vector::StoreOp::create(
-            b, loc, x, pk.pack,
-            ValueRange{pk.add(p, pk.c(r)), pk.mul(col, pk.c(2))});
+        pk.store(x, pk.add(p, pk.c(r)), pk.mul(col, pk.c(2)));
       }
     });
     buildForLoop(b, loc, vectorPairs, pairs, pk.c(1), [&](Value p) {
@@ -146,8 +153,10 @@ static void packTransposedPairs(PairPacker &pk, int64_t lanes, Value pairs,
 BlockView cpu::packPairBlock(OpBuilder &b, Location loc,
                              const BlockView &source, Value pack,
                              int64_t lanes, Value rows, Value cols,
-                             Value paddedCols, bool transposed) {
-  PairPacker pk{b, loc, source, pack, rows, transposed};
+                             Value paddedCols, bool transposed,
+                             int64_t groupRows) {
+  BlockView packView{pack, {}, nullptr, nullptr, groupRows};
+  PairPacker pk{b, loc, source, packView, rows, transposed};
   Value pairs = arith::CeilDivUIOp::create(b, loc, rows, pk.c(2));
   if (transposed)
     packTransposedPairs(pk, lanes, pairs, cols);
@@ -159,7 +168,7 @@ BlockView cpu::packPairBlock(OpBuilder &b, Location loc,
       buildForLoop(b, loc, pk.c(0), pairs, pk.c(1),
                    [&](Value p) { pk.zeroPair(p, col); });
     });
-  return BlockView{pack, {}, pk.c(0), nullptr};
+  return BlockView{pack, {}, pk.c(0), nullptr, groupRows};
 }
 
 SmallVector<Value> cpu::buildPairDotTile(OpBuilder &b, Location loc, Value lo,

@@ -31,10 +31,14 @@ bool isPairDotWidth(int64_t lanes);
 /// `transposed`, source(j, c) is the element (c, j) of the view (nn.Linear's
 /// [N, K] weight: each pair is one 32-bit value of a weight row, so blocks
 /// of `lanes` pairs x `lanes` columns are transposed in registers as i32).
-/// Returns the view of the packed block.
+/// With `groupRows`, `pack` is a grouped panel of that many pair rows per
+/// group (BlockView::groupRows: [groups * groupRows, kPanelGroup]) and
+/// (p, 2c + i) is placed as the grouped view places it. Returns the view
+/// of the packed block.
 BlockView packPairBlock(OpBuilder &b, Location loc, const BlockView &source,
                         Value pack, int64_t lanes, Value rows, Value cols,
-                        Value paddedCols, bool transposed);
+                        Value paddedCols, bool transposed,
+                        int64_t groupRows = 0);
 
 /// Returns the pair broadcast of row `r` of the lhs for pair `p`: a bf16
 /// vector of 2 * lanes elements.

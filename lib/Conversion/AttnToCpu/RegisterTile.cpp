@@ -82,7 +82,18 @@ SmallVector<Value> cpu::viewIndices(OpBuilder &b, Location loc,
     return base ? arith::AddIOp::create(b, loc, base, i).getResult() : i;
   };
   SmallVector<Value> indices(view.prefix);
-  indices.append({offset(view.rowOffset, j), offset(view.colOffset, c)});
+  Value row = offset(view.rowOffset, j), col = offset(view.colOffset, c);
+  if (view.groupRows) {
+    Value group = indexConstant(b, loc, kPanelGroup);
+    row = arith::AddIOp::create(
+        b, loc,
+        arith::MulIOp::create(b, loc,
+                              arith::DivUIOp::create(b, loc, col, group),
+                              indexConstant(b, loc, view.groupRows)),
+        row);
+    col = arith::RemUIOp::create(b, loc, col, group);
+  }
+  indices.append({row, col});
   return indices;
 }
 

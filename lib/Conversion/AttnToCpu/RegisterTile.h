@@ -42,11 +42,23 @@ SmallVector<Value> buildRegisterTile(OpBuilder &b, Location loc, Value count,
 
 /// A row-major 2-D view of a block of a buffer: element (j, c) is
 /// `mem[prefix..., rowOffset + j, colOffset + c]` (a null offset is 0).
+/// With `groupRows` (a grouped panel, see kPanelGroup), element (j, c) is
+/// `mem[prefix..., (c / kPanelGroup) * groupRows + j, c % kPanelGroup]`
+/// (offsets added to j and c first): the buffer holds the view's
+/// kPanelGroup-wide column groups one after the other, each of its
+/// `groupRows` rows.
 struct BlockView {
   Value mem;
   SmallVector<Value> prefix;
   Value rowOffset, colOffset;
+  int64_t groupRows = 0;
 };
+
+/// The column group of a grouped panel: 32 bf16, the 64 bytes of one row of
+/// an AMX B tile (16 columns of pairs of k). A tile of one group is then 16
+/// consecutive rows of 64 bytes, 1 KiB that the tile load and the hardware
+/// prefetchers read as one stream, and the next 32 k follow it.
+constexpr int64_t kPanelGroup = 32;
 
 /// The indices of element (j, c) of `view` in its buffer.
 SmallVector<Value> viewIndices(OpBuilder &b, Location loc,

@@ -7,6 +7,9 @@
 // blocks are padded to whole tiles: M = 8 and N = 40 to 32 x 64 f32 of
 // acc, K = 37 to two 32-k steps (a 32 x 64 bf16 lhs block, a panel of 32
 // pairs x 64 columns, the pairs past K zeroed), 2 x 2 C tiles per step.
+// The panel is grouped: its 4 groups of 16 columns (32 bf16 per pair row)
+// one after the other, 32 rows each, so that a B tile is 16 consecutive
+// 64-byte rows.
 
 // The AMX side is a noinline function of its own: LLVM configures the
 // tiles (ldtilecfg) at the entry of a function that uses them, and the
@@ -15,13 +18,13 @@
 // CHECK-LABEL: func.func private @matmul_odd_amx(%{{.+}}: memref<37x40xbf16{{(, strided<\[[0-9?, ]+\], offset: \?>)?}}>, %{{.+}}: memref<8x37xbf16{{(, strided<\[[0-9?, ]+\], offset: \?>)?}}>, %{{.+}}: memref<8x40xbf16{{(, strided<\[[0-9?, ]+\], offset: \?>)?}}>) attributes {passthrough = ["noinline"]}
 // CHECK: scf.forall
 // CHECK-DAG: %[[ACC:.+]] = memref.alloc() {alignment = 64 : i64} : memref<32x64xf32>
-// CHECK-DAG: %[[PANEL:.+]] = memref.alloc() {alignment = 64 : i64} : memref<32x128xbf16>
+// CHECK-DAG: %[[PANEL:.+]] = memref.alloc() {alignment = 64 : i64} : memref<128x32xbf16>
 // CHECK-DAG: %[[LHS:.+]] = memref.alloc() {alignment = 64 : i64} : memref<32x64xbf16>
 // The pairs past the depth, zeroed.
-// CHECK: vector.store %{{.+}}, %[[PANEL]][%{{.+}}, %{{.+}}] : memref<32x128xbf16>, vector<32xbf16>
+// CHECK: vector.store %{{.+}}, %[[PANEL]][%{{.+}}, %{{.+}}] : memref<128x32xbf16>, vector<32xbf16>
 // CHECK: %[[C0:.+]] = amx.tile_load %[[ACC]][%{{.+}}, %{{.+}}] : memref<32x64xf32> into !amx.tile<16x16xf32>
 // CHECK: %[[A0:.+]] = amx.tile_load %[[LHS]][%{{.+}}, %{{.+}}] : memref<32x64xbf16> into !amx.tile<16x32xbf16>
-// CHECK: %[[B0:.+]] = amx.tile_load %[[PANEL]][%{{.+}}, %{{.+}}] : memref<32x128xbf16> into !amx.tile<16x32xbf16>
+// CHECK: %[[B0:.+]] = amx.tile_load %[[PANEL]][%{{.+}}, %{{.+}}] : memref<128x32xbf16> into !amx.tile<16x32xbf16>
 // CHECK: %[[C1:.+]] = amx.tile_mulf %[[A0]], %[[B0]], %[[C0]] : !amx.tile<16x32xbf16>, !amx.tile<16x32xbf16>, !amx.tile<16x16xf32>
 // CHECK: amx.tile_store %[[ACC]][%{{.+}}, %{{.+}}], %{{.+}} : memref<32x64xf32>, !amx.tile<16x16xf32>
 // A panel packed per call is in cache already: nothing to prefetch.
@@ -65,7 +68,7 @@ func.func @matmul_odd(%a: tensor<8x37xbf16>, %b: tensor<37x40xbf16>) -> tensor<8
 
 // CHECK-LABEL: func.func private @linear_amx(
 // CHECK-DAG: memref.alloc() {alignment = 64 : i64} : memref<256x128xf32>
-// CHECK-DAG: memref.alloc() {alignment = 64 : i64} : memref<128x256xbf16>
+// CHECK-DAG: memref.alloc() {alignment = 64 : i64} : memref<1024x32xbf16>
 // CHECK-DAG: memref.alloc() {alignment = 64 : i64} : memref<256x256xbf16>
 // CHECK: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %c8 {
 // CHECK-COUNT-32: amx.tile_mulf

@@ -101,14 +101,20 @@ func.func @conv1d(%w: tensor<70x100xf32> {attn.weight}, %x: tensor<8x70xf32>, %b
 
 // The pair GEMM reads 32 bf16 (16 pairs) of a panel in place per vector
 // and multiplies with vdpbf16ps; no panel buffer is allocated per call.
+// Panels of whole AMX tiles (128 pair rows, 256 bf16 wide) are grouped:
+// viewed as [2, 2, 8 * 128, 32], the 8 groups of 16 columns one after the
+// other, the pack writing and the GEMM reading the same grouped view.
 // PGEMM-LABEL: func.func @pairs(
 // PGEMM: %[[PB:.+]] = bufferization.to_buffer %{{.+}} read_only : tensor<2x2x128x256xbf16> to memref<2x2x128x256xbf16{{(, strided<\[[0-9?, ]+\], offset: \?>)?}}>
+// PGEMM: %[[FLAT:.+]] = memref.collapse_shape %[[PB]] {{\[\[}}0], [1], [2, 3]]
+// PGEMM: %[[GROUPED:.+]] = memref.expand_shape %[[FLAT]] {{\[\[}}0], [1], [2, 3]] output_shape [2, 2, 1024, 32]
 // PGEMM-NOT: memref.alloc() {{.*}} : memref<{{[0-9]+}}x{{[0-9]+}}xbf16>
-// PGEMM: vector.load %[[PB]][%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] : memref<2x2x128x256xbf16{{(, strided<\[[0-9?, ]+\], offset: \?>)?}}>, vector<32xbf16>
+// PGEMM: vector.load %[[GROUPED]][%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] : memref<2x2x1024x32xbf16{{(, strided<\[[0-9?, ]+\], offset: \?>)?}}>, vector<32xbf16>
 // PGEMM: x86vector.avx512.dot
 // PGEMM-LABEL: func.func @pairs_pack_1(
+// PGEMM: memref.expand_shape %{{.+}} {{\[\[}}0], [1], [2, 3]] output_shape [2, 2, 1024, 32]
 // PGEMM: scf.forall (%[[J:.+]], %[[KB:.+]]) in (2, 2)
-// PGEMM: memref.subview %{{.+}}[%[[J]], %[[KB]], 0, 0] [1, 1, 128, 256] [1, 1, 1, 1]
+// PGEMM: memref.subview %{{.+}}[%[[J]], %[[KB]], 0, 0] [1, 1, 1024, 32] [1, 1, 1, 1]
 // PGEMM-LABEL: func.func @pairs_pack_2(
 // PGEMM: memref.subview %{{.+}}[%{{.+}}, %{{.+}}, 0, 0] [1, 1, 17, 96] [1, 1, 1, 1]
 
@@ -128,15 +134,22 @@ func.func @conv1d(%w: tensor<70x100xf32> {attn.weight}, %x: tensor<8x70xf32>, %b
 // first k block of column block J that is panel (J, 1); for the k block at
 // k0, (J, k0 / 256 + 1) while there is one, else (min(J + 1, 1), 0).
 // AGEMM-LABEL: func.func private @pairs_amx(
-// AGEMM-NOT: memref.alloc() {{.*}} : memref<128x256xbf16>
+// AGEMM-NOT: memref.alloc() {{.*}} : memref<1024x32xbf16>
 // AGEMM: scf.forall (%{{.+}}, %[[J:.+]]) in (%{{.+}}, 2)
 // AGEMM: %[[FIRST:.+]] = arith.minui %{{.+}}, %c32 : index
 // AGEMM-NEXT: scf.for %{{.+}} = %c0 to %[[FIRST]] step %c32
-// AGEMM: amx.tile_load %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] : memref<2x2x128x256xbf16{{.*}}> into !amx.tile<16x32xbf16>
+// AGEMM: amx.tile_load %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] : memref<2x2x1024x32xbf16{{.*}}> into !amx.tile<16x32xbf16>
 // AGEMM: amx.tile_mulf
-// AGEMM: memref.prefetch %{{.+}}[%[[J]], %c1, %c0, %[[COL:[a-z0-9_%]+]]], read, locality<2>, data : memref<2x2x128x256xbf16{{.*}}>
-// AGEMM-NEXT: %[[COL2:.+]] = arith.addi %[[COL]], %c32 : index
-// AGEMM-NEXT: memref.prefetch %{{.+}}[%[[J]], %c1, %c0, %[[COL2]]]
+// Pair row 0 of the groups of element x and x + 32 (the next 16 columns).
+// AGEMM: %[[G:.+]] = arith.divui %[[X:[a-z0-9_%]+]], %c32 : index
+// AGEMM-NEXT: %[[ROW:.+]] = arith.muli %[[G]], %c128 : index
+// AGEMM-NEXT: %[[C:.+]] = arith.remui %[[X]], %c32 : index
+// AGEMM-NEXT: memref.prefetch %{{.+}}[%[[J]], %c1, %[[ROW]], %[[C]]], read, locality<2>, data : memref<2x2x1024x32xbf16{{.*}}>
+// AGEMM-NEXT: %[[X2:.+]] = arith.addi %[[X]], %c32 : index
+// AGEMM-NEXT: %[[G2:.+]] = arith.divui %[[X2]], %c32 : index
+// AGEMM-NEXT: %[[ROW2:.+]] = arith.muli %[[G2]], %c128 : index
+// AGEMM-NEXT: %[[C2:.+]] = arith.remui %[[X2]], %c32 : index
+// AGEMM-NEXT: memref.prefetch %{{.+}}[%[[J]], %c1, %[[ROW2]], %[[C2]]]
 // AGEMM-COUNT-30: memref.prefetch
 // The other row pairs read the panel from L2 without prefetching.
 // AGEMM: scf.for %{{.+}} = %[[FIRST]] to %{{.+}} step %c32
@@ -153,13 +166,13 @@ func.func @conv1d(%w: tensor<70x100xf32> {attn.weight}, %x: tensor<8x70xf32>, %b
 // AGEMM-NEXT: %[[PK:.+]] = arith.select %[[SAME]], %[[NEXT]], %c0 : index
 // AGEMM: memref.prefetch %{{.+}}[%[[PJ]], %[[PK]], %{{.+}}, %{{.+}}], read, locality<2>, data
 // AGEMM-LABEL: func.func private @pairs_amx0(
-// AGEMM-NOT: memref.alloc() {{.*}} : memref<32x128xbf16>
-// AGEMM: amx.tile_load %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] : memref<1x1x32x128xbf16{{.*}}> into !amx.tile<16x32xbf16>
+// AGEMM-NOT: memref.alloc() {{.*}} : memref<128x32xbf16>
+// AGEMM: amx.tile_load %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] : memref<1x1x128x32xbf16{{.*}}> into !amx.tile<16x32xbf16>
 // AGEMM-LABEL: func.func @pairs(
 // AGEMM: call @attnrt_amx_available()
 // AGEMM: func.call @pairs_amx(
 // AGEMM: } else {
-// AGEMM: vector.load %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] : memref<2x2x128x256xbf16{{.*}}>, vector<32xbf16>
+// AGEMM: vector.load %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] : memref<2x2x1024x32xbf16{{.*}}>, vector<32xbf16>
 // AGEMM: x86vector.avx512.dot
 func.func @pairs(%x: tensor<?x300xbf16>, %w1: tensor<130x300xbf16> {attn.weight}, %w2: tensor<33x40xbf16> {attn.weight}, %u: tensor<8x33xbf16>) -> (tensor<?x130xf32>, tensor<8x40xf32>) {
   %c0 = arith.constant 0 : index

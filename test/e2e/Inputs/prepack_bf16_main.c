@@ -83,13 +83,20 @@ int main(void) {
   printf("\n");
   /* The second panels: [1, 1, kc / 2, 2 * nc], pairs (2p, 2p + 1) of k for
      nc columns ([1, 1, 17, 96] for the pair path, [1, 1, 32, 128] in whole
-     AMX tiles); columns past 40 and k past 32 are zero. */
+     AMX tiles); columns past 40 and k past 32 are zero. Panels of whole
+     AMX tiles (kc / 2 a multiple of 16, 2 * nc of 64) are grouped: the
+     panel's 32-wide groups of 2 * nc (16 columns of pairs) one after the
+     other, each of its kc / 2 rows of 32. */
+  int64_t rows = p2.sizes[2], width = p2.sizes[3];
+  int grouped = rows % 16 == 0 && width % 64 == 0;
   int padding = 0;
-  for (int p = 0; p < p2.sizes[2]; ++p)
-    for (int c = 0; c < p2.sizes[3] / 2; ++c)
+  for (int p = 0; p < rows; ++p)
+    for (int c = 0; c < width / 2; ++c)
       for (int i = 0; i < 2; ++i) {
-        uint16_t got = p2.aligned[p2.offset + p * p2.strides[2] +
-                                  (2 * c + i) * p2.strides[3]];
+        int64_t x = 2 * c + i;
+        int64_t at = grouped ? (x / 32) * rows * 32 + p * 32 + x % 32
+                             : p * p2.strides[2] + x * p2.strides[3];
+        uint16_t got = p2.aligned[p2.offset + at];
         int k = 2 * p + i;
         uint16_t want = (k < K2 && c < N2) ? w2[k * N2 + c] : 0;
         padding += got != want;
