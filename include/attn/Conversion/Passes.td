@@ -26,8 +26,10 @@ def AttnLowerToCpu : Pass<"attn-lower-to-cpu"> {
       `amx`, such products call `attnrt_amx_available()` once and, when it
       returns 1, run on AMX tiles (`amx.tile_load`, `amx.tile_mulf`,
       `amx.tile_store`: 2 x 2 16x16 f32 C tiles per step of 32 k) on the
-      pair-packed panel and a bf16 copy of the lhs block, both zero-padded
-      to whole tiles; otherwise the code above. linalg's init is
+      pair-packed panel (grouped: each 16 columns' pair rows one after the
+      other, so that a B tile is 16 consecutive 64-byte rows) and a bf16
+      copy of the lhs block, both zero-padded to whole tiles; otherwise the
+      code above. linalg's init is
       accumulated onto (a `linalg.fill` init only sets the start value); an
       f32 result whose one use is its rounding to bf16/f16 (a `linalg.generic`
       of `arith.truncf` alone, directly or through reshapes) is computed in
@@ -328,7 +330,8 @@ def AttnCpuPrepackWeights : Pass<"attn-cpu-prepack-weights", "::mlir::ModuleOp">
     `[NB, KB, kc / 2, 2 * nc]` bf16 pairs of that path. With `amx-tiles`
     too (a target with AMX tiles, whose vdpbf16ps path is the fallback
     where the process may not use them), kc and nc are rounded up to 32 so
-    that the AMX path reads the same panels as whole tiles. Weights that
+    that the AMX path reads the same panels as whole tiles (grouped: see
+    `attn.pack_weight`). Weights that
     are not static f32 (or such bf16) matrices, that have any other use (an
     embedding tied to the output projection) or that GEMMs read both as
     stored and transposed are left alone with a remark.

@@ -42,8 +42,11 @@ struct GemmOperands {
 /// pairs, where kc and nc are its k and column blocks (no larger than the
 /// operand needs, nc whole f32 vectors). With `amxTiles`, bf16 kc and nc
 /// are rounded up to 32 so that the AMX path reads the panels as whole
-/// tiles (the pair path reads them too). The GEMM and attn.pack_weight use
-/// this one layout.
+/// tiles (the pair path reads them too). bf16 panels of whole tiles (kc / 2
+/// a multiple of 16, 2 * nc of 64) are grouped: each panel holds its
+/// 32-wide column groups one after the other (BlockView::groupRows), so
+/// that an AMX B tile is 1 KiB of consecutive rows. The GEMM and
+/// attn.pack_weight use this one layout.
 RankedTensorType getPackedRhsType(Type element, int64_t k, int64_t n,
                                   int64_t vectorBits, bool amxTiles = false);
 

@@ -434,7 +434,13 @@ def Attn_PackWeightOp : Attn_Op<"pack_weight", [Pure]> {
     `K` rounded up) holds in `[j, b, p, 2 * c + i]` the element
     `(b * kc + 2 * p + i, j * nc + c)`, zero beyond `K` and `N`. For an AMX
     target, `kc` and `nc` are multiples of 32 (whole tiles, zero-padded), and
-    the AMX path and its `vdpbf16ps` fallback read the same panels.
+    the AMX path and its `vdpbf16ps` fallback read the same panels. Panels
+    of whole tiles (`kc / 2` a multiple of 16, `2 * nc` of 64) are grouped:
+    each panel's `kc / 2 * 2 * nc` elements hold its 32-wide groups of
+    columns `x = 2 * c + i` one after the other, so that `(p, x)` above is
+    at row-major position `(x / 32) * (kc / 2) * 32 + p * 32 + x % 32` of
+    the panel `[j, b]` (16 pair rows of one group, an AMX B tile, are 1 KiB
+    of consecutive memory).
 
     ```mlir
     %p = attn.pack_weight %w transposed
