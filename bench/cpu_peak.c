@@ -85,11 +85,10 @@ __attribute__((noinline)) float fma_chains(long iters, float seed) {
   return sum;
 }
 
-/* The best GFLOP/s of three rounds of `chains` on every thread, each step
-   of each chain doing `flopsPerLane` on `lanes` f32 lanes. */
-static double chainPeak(float (*chains)(long, float), int lanes,
-                        double flopsPerLane, int threads) {
-  long iters = 200000000L / lanes;
+/* The best GFLOP/s of three rounds of `iters` iterations of `chains` on
+   every thread, each iteration doing `flopsPerIter`. */
+static double chainPeak(float (*chains)(long, float), long iters,
+                        double flopsPerIter, int threads) {
   double best = 0;
   for (int round = 0; round < 3; ++round) {
     double t0 = now();
@@ -97,8 +96,7 @@ static double chainPeak(float (*chains)(long, float), int lanes,
 #pragma omp parallel num_threads(threads) reduction(+ : sink)
     sink += chains(iters, 1.0f + omp_get_thread_num());
     double t = now() - t0;
-    double gflops =
-        flopsPerLane * lanes * NCHAINS * (double)iters * threads / t / 1e9;
+    double gflops = flopsPerIter * (double)iters * threads / t / 1e9;
     if (sink == 12345.0f)
       printf("(sink)\n");
     if (gflops > best)
@@ -182,27 +180,13 @@ __attribute__((noinline)) static float amx_chains(long iters, float seed) {
   return sum;
 }
 
-/* The best GFLOP/s of three rounds of amx_chains on every thread, 0 when
-   the kernel does not grant the tiles. */
+/* The GFLOP/s of amx_chains, 0 when the kernel does not grant the tiles. */
 static double amxPeak(int threads) {
   /* ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA (Linux 5.16 and later). */
   if (syscall(SYS_arch_prctl, 0x1023, 18) != 0)
     return 0;
-  long iters = 2000000;
-  double best = 0;
-  for (int round = 0; round < 3; ++round) {
-    double t0 = now();
-    float sink = 0;
-#pragma omp parallel num_threads(threads) reduction(+ : sink)
-    sink += amx_chains(iters, 1.0f + omp_get_thread_num());
-    double t = now() - t0;
-    double gflops = 4.0 * 16 * 16 * 32 * 2 * (double)iters * threads / t / 1e9;
-    if (sink == 12345.0f)
-      printf("(sink)\n");
-    if (gflops > best)
-      best = gflops;
-  }
-  return best;
+  /* 4 tdpbf16ps of 16 x 16 x 32 products and additions per iteration. */
+  return chainPeak(amx_chains, 2000000L, 4.0 * 16 * 16 * 32 * 2, threads);
 }
 #endif
 
@@ -261,7 +245,9 @@ int main(int argc, char **argv) {
 #if defined(__AVX512BF16__)
     printf("dpbf16 %.1f GFLOP/s (16-wide f32, 2 products per lane, %d "
            "chains)\n",
-           chainPeak(dpbf16_chains, 16, 4.0, threads), NCHAINS);
+           chainPeak(dpbf16_chains, 200000000L / 16, 4.0 * 16 * NCHAINS,
+                     threads),
+           NCHAINS);
     return 0;
 #else
     fprintf(stderr, "cpu_peak: built for a target without AVX512-BF16\n");
@@ -270,7 +256,9 @@ int main(int argc, char **argv) {
   }
   if (!strcmp(argv[1], "fma"))
     printf("fma %.1f GFLOP/s (%d-wide f32, %d chains)\n",
-           chainPeak(fma_chains, LANES, 2.0, threads), LANES, NCHAINS);
+           chainPeak(fma_chains, 200000000L / LANES, 2.0 * LANES * NCHAINS,
+                     threads),
+           LANES, NCHAINS);
   else
     printf("triad %.1f GB/s\n", triad(threads));
   return 0;
