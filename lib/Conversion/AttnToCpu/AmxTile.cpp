@@ -168,13 +168,14 @@ void cpu::buildAmxBranch(OpBuilder &b, Location loc,
   branch->setAttr(kAmxBranchAttrName, b.getUnitAttr());
 }
 
-void cpu::zeroRows(OpBuilder &b, Location loc, Value buffer,
+void cpu::zeroRows(OpBuilder &b, Location loc, const BlockView &view,
                    VectorType vecType, Value rowLo, Value rowHi, Value cols) {
   Value zero = createFloatConstantOfType(b, loc, vecType, 0.0);
   Value lanes = indexConstant(b, loc, vecType.getNumElements());
   buildForLoop(b, loc, rowLo, rowHi, indexConstant(b, loc, 1), [&](Value r) {
     buildForLoop(b, loc, indexConstant(b, loc, 0), cols, lanes, [&](Value c) {
-      vector::StoreOp::create(b, loc, zero, buffer, ValueRange{r, c});
+      vector::StoreOp::create(b, loc, zero, view.mem,
+                              viewIndices(b, loc, view, r, c));
     });
   });
 }

@@ -61,11 +61,11 @@ void buildAmxBlockProduct(OpBuilder &b, Location loc, const BlockView &lhs,
 void buildAmxBranch(OpBuilder &b, Location loc,
                     function_ref<void(bool onTiles)> emit);
 
-/// Zeroes buffer[r, c] for r in [rowLo, rowHi), c in [0, cols) of a static
-/// 2-D buffer whose rows are whole vectors of `vecType` (cols a multiple of
-/// its lanes).
-void zeroRows(OpBuilder &b, Location loc, Value buffer, VectorType vecType,
-              Value rowLo, Value rowHi, Value cols);
+/// Zeroes element (r, c) of `view` for r in [rowLo, rowHi), c in [0, cols),
+/// a view whose rows are whole vectors of `vecType` (cols a multiple of its
+/// lanes; of a grouped view, a vector never crosses a group).
+void zeroRows(OpBuilder &b, Location loc, const BlockView &view,
+              VectorType vecType, Value rowLo, Value rowHi, Value cols);
 
 } // namespace mlir::attn::cpu
 

@@ -535,16 +535,9 @@ void GemmLowering::emitAmxKBlock(const AmxWorkItem &w, Value k0, bool first) {
     rhsPanel = packPairBlock(b, loc, rhs, w.panel, t.lanes, depth, item.cols,
                              w.paddedCols, g.rhsTransposed, w.panelGroupRows);
     // Pairs past the depth: zero in both operands (0 * garbage may be NaN).
-    Value zero = createFloatConstantOfType(b, loc, zeroVec, 0.0);
-    forLoop(arith::CeilDivUIOp::create(b, loc, depth, idx(2)),
-            mul(steps, idx(kAmxStepK / 2)), idx(1), [&](Value p) {
-              forLoop(idx(0), mul(w.paddedCols, idx(2)), idx(kPanelGroup),
-                      [&](Value c) {
-                        vector::StoreOp::create(
-                            b, loc, zero, w.panel,
-                            viewIndices(b, loc, rhsPanel, p, c));
-                      });
-            });
+    zeroRows(b, loc, rhsPanel, zeroVec,
+             arith::CeilDivUIOp::create(b, loc, depth, idx(2)),
+             mul(steps, idx(kAmxStepK / 2)), mul(w.paddedCols, idx(2)));
   }
   BlockView lhs{lhsBuf, w.lhsBatch, item.m0, k0};
   auto product = [&](const BlockView &a) {
@@ -554,7 +547,7 @@ void GemmLowering::emitAmxKBlock(const AmxWorkItem &w, Value k0, bool first) {
   auto packed = [&] {
     packBlock(b, loc, lhs, w.lhsPack, VectorType::get({t.lanes}, bf16),
               item.rows, depth, paddedDepth);
-    zeroRows(b, loc, w.lhsPack, zeroVec, item.rows, w.paddedRows,
+    zeroRows(b, loc, BlockView{w.lhsPack}, zeroVec, item.rows, w.paddedRows,
              paddedDepth);
     product(BlockView{w.lhsPack, {}, nullptr, nullptr});
   };

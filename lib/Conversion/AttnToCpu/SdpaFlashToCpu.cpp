@@ -474,7 +474,7 @@ void FlashLowering::emitAmxKeyBlock(WorkItem &w, Value kv0) {
     BlockView packed = packBlock(b, loc, k, w.kPack,
                                  VectorType::get({t.lanes}, bf16), keys,
                                  plan.e, plan.e);
-    zeroRows(b, loc, w.kPack, zeroRow, keys, paddedKeys, plan.e);
+    zeroRows(b, loc, BlockView{w.kPack}, zeroRow, keys, paddedKeys, plan.e);
     scores(packed);
   }
   emitScoreStepVersions([&](bool boundPositions) {
@@ -483,13 +483,13 @@ void FlashLowering::emitAmxKeyBlock(WorkItem &w, Value kv0) {
   emitSoftmaxStep(w, keys);
   // The padded keys' scores (0 * q, NaN for an infinite q) are no
   // probabilities: zero before the transposes read them.
-  zeroRows(b, loc, w.sT, vecType, keys, paddedKeys, idx(t.blockQ));
+  zeroRows(b, loc, BlockView{w.sT}, vecType, keys, paddedKeys, idx(t.blockQ));
   emitAmxProbabilityRows(w, paddedKeys);
   Value ev = idx(evSize);
   packPairBlock(b, loc, BlockView{buf.v, SmallVector<Value>(w.kvIdx), kv0,
                                   nullptr},
                 w.vPack, t.lanes, keys, ev, ev, /*transposed=*/false);
-  zeroRows(b, loc, w.vPack, zeroRow,
+  zeroRows(b, loc, BlockView{w.vPack}, zeroRow,
            arith::CeilDivUIOp::create(b, loc, keys, idx(2)),
            mul(steps, idx(kAmxStepK / 2)), idx(2 * evSize));
   Value lanes = idx(t.lanes);
