@@ -810,13 +810,7 @@ private:
     // reads, zeroed so that the packed tensor is fully defined.
     auto rowType = VectorType::get({pairs ? 2 * lanes : lanes},
                                    outType.getElementType());
-    Value zero = createFloatConstantOfType(b, loc, rowType, 0.0);
-    forLoop(filled, idx(rows), idx(1), [&](Value r) {
-      forLoop(idx(0), idx(width), idx(rowType.getNumElements()), [&](Value c) {
-        vector::StoreOp::create(b, loc, zero, panel,
-                                viewIndices(b, loc, panelView, r, c));
-      });
-    });
+    zeroRows(b, loc, panelView, rowType, filled, idx(rows), idx(width));
   }
 };
 } // namespace
