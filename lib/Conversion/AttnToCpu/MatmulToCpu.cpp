@@ -4,11 +4,12 @@
 // NumPy style), and linalg.matmul/batch_matmul on f32/f64 tensors, become
 // the register-tiled GEMM of GemmToCpu.cpp, accumulating in f32 (f64 for
 // f64; a linalg product whose f32 result is only rounded to bf16/f16
-// rounds in the GEMM's output loop instead); nn.Linear's x . W^T reads W [N, K] in place (dot products for a
-// few rows, else the GEMM packing W transposed); attn.transpose becomes
-// linalg.transpose; attn.repeat_interleave a generic reading slice
-// `i floordiv repeats`. attn.pack_weight packs a weight into the GEMM's
-// panels, and a linalg.matmul whose rhs is attn.unpack_weight reads them.
+// rounds in the GEMM's output loop instead); nn.Linear's x . W^T reads
+// W [N, K] in place (dot products for a few rows, else the GEMM packing W
+// transposed); attn.transpose becomes linalg.transpose;
+// attn.repeat_interleave a generic reading slice `i floordiv repeats`.
+// attn.pack_weight packs a weight into the GEMM's panels, and a
+// linalg.matmul whose rhs is attn.unpack_weight reads them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,9 +44,11 @@ static bool isRoundingGeneric(Operation *op, Value input) {
   if (body.getOperations().size() != 2)
     return false;
   auto trunc = dyn_cast<arith::TruncFOp>(body.front());
+  if (!trunc)
+    return false;
+  Type narrow = trunc.getType();
   auto yield = cast<linalg::YieldOp>(body.getTerminator());
-  Type narrow = trunc ? trunc.getType() : Type();
-  return trunc && trunc.getIn() == body.getArgument(0) &&
+  return trunc.getIn() == body.getArgument(0) &&
          !trunc.getRoundingmodeAttr() && (narrow.isBF16() || narrow.isF16()) &&
          trunc.getIn().getType().isF32() &&
          yield->getOperands() == ValueRange{trunc.getResult()};
