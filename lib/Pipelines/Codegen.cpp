@@ -198,6 +198,7 @@ void attn::applyTargetMachine(AttnPipelineOptions &options,
   options.vectorBits = getTargetVectorBits(tm);
   options.bf16Dot = targetUsesBf16Pairs(tm);
   options.amx = targetHasAmx(tm);
+  options.nativeBf16 = tm.getMCSubtargetInfo()->checkFeatures("+avx512bf16");
   options.expandF16Conversions =
       !tm.getMCSubtargetInfo()->checkFeatures("+f16c");
 }

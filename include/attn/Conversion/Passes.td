@@ -546,31 +546,45 @@ def AttnCpuExpandNarrowFloats : Pass<"attn-cpu-expand-narrow-floats"> {
   let summary = "Expand f16/bf16 conversions that LLVM would lower to libcalls";
   let description = [{
     LLVM's x86 backend lowers a float conversion it has no instruction for
-    to a compiler-rt call (`__truncdfbf2`, `__truncdfhf2`, and without F16C
-    `__extendhfsf2`/`__truncsfhf2`), which neither a library from
-    attn-compile nor the JIT can resolve on every host. This pass rewrites
-    those conversions, on scalars and vectors, into integer and f32 code
-    (the pipeline runs it after `math-extend-to-supported-types` and
-    `arith-emulate-unsupported-floats` have moved f16/bf16 arithmetic to
-    f32, and before `arith-expand`, which expands f32 <-> bf16):
+    to a compiler-rt call (`__truncdfbf2`, `__truncdfhf2`, `__truncsfbf2`
+    without AVX512-BF16, and without F16C `__extendhfsf2`/`__truncsfhf2`),
+    which neither a library from attn-compile nor the JIT can resolve on
+    every host. This pass rewrites those conversions, on scalars and
+    vectors, into integer and f32 code (the pipeline runs it after
+    `math-extend-to-supported-types` and `arith-emulate-unsupported-floats`
+    have moved f16/bf16 arithmetic to f32):
 
     - `arith.truncf` f64 -> f16/bf16: rounded to odd into f32, then rounded
       to nearest even into the result type, which is the correctly rounded
       result (f32 has more than p + 2 bits for either type).
     - `arith.extf` f16/bf16 -> f64: through f32 (exact).
+    - `arith.extf` bf16 -> f32 and `arith.truncf` f32 -> bf16: upstream's
+      integer code (`arith::populateExpandBFloat16Patterns`, what
+      `arith-expand{include-bf16}` runs; round to nearest even, subnormals
+      exact, NaN stays NaN).
+    - with `native-bf16` (a target with AVX512-BF16), `arith.truncf` f32 ->
+      bf16 of the default rounding stays: LLVM lowers it to one
+      `vcvtneps2bf16` per vector, which rounds to nearest even as the
+      integer code does except that f32 subnormal inputs (|x| < 2^-126)
+      become a zero of their sign, not a bf16 subnormal (an absolute
+      difference below 2^-126; oneDNN's bf16 kernels, which PyTorch's bf16
+      `nn.Linear` calls on such CPUs, round the same way).
     - with `expand-f16` (a target without F16C): `arith.extf` f16 -> f32
       and `arith.truncf` f32 -> f16 (round to nearest even; NaN stays NaN,
       quiet) in integer code.
 
-    Truncations with an explicit rounding mode are left alone. The `fastmath`
-    flags of `arith.extf`/`arith.truncf` are dropped (they mean nothing for
-    a conversion, and convert-arith-to-llvm would copy them onto LLVM ops
-    as an arith attribute).
+    Truncations with an explicit rounding mode are left alone. The `fastmath` flags of
+    `arith.extf`/`arith.truncf` are dropped (they mean nothing for a
+    conversion, and convert-arith-to-llvm would copy them onto LLVM ops as
+    an arith attribute).
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect"];
   let options = [
     Option<"expandF16", "expand-f16", "bool", /*default=*/"false",
-           "Also expand f16 <-> f32 conversions (targets without F16C)">
+           "Also expand f16 <-> f32 conversions (targets without F16C)">,
+    Option<"nativeBf16", "native-bf16", "bool", /*default=*/"false",
+           "Keep f32 -> bf16 truncations for the target's vcvtneps2bf16 "
+           "(AVX512-BF16; subnormals become zero)">
   ];
 }
 

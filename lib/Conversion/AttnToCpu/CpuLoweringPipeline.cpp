@@ -172,11 +172,10 @@ static void addNarrowFloatPasses(OpPassManager &pm,
   pm.addPass(arith::createArithEmulateUnsupportedFloats(emulate));
   AttnCpuExpandNarrowFloatsOptions narrow;
   narrow.expandF16 = options.expandF16Conversions;
+  narrow.nativeBf16 = options.nativeBf16;
   pm.addPass(createAttnCpuExpandNarrowFloats(narrow));
-  // f32 <-> bf16.
-  arith::ArithExpandOpsPassOptions expand;
-  expand.includeBf16 = true;
-  pm.addPass(arith::createArithExpandOpsPass(expand));
+  // The rest of arith-expand (bf16 conversions are expanded above).
+  pm.addPass(arith::createArithExpandOpsPass());
 }
 
 /// Loops, memrefs and the rest to the LLVM dialect.

@@ -1,15 +1,16 @@
 //===- NarrowFloats.cpp - f16/bf16 conversions without libcalls -----------===//
 //
 // attn-cpu-expand-narrow-floats: the float conversions LLVM's x86 backend
-// would turn into compiler-rt calls (__truncdfbf2, __truncdfhf2, and without
-// F16C __extendhfsf2/__truncsfhf2) become integer and f32 code, so that a
-// compiled library needs only libc, libm, libomp and the AttnFuse runtime on
-// any x86-64 host of its target.
+// would turn into compiler-rt calls (__truncdfbf2, __truncdfhf2, f32 <-> bf16
+// without AVX512-BF16, and without F16C __extendhfsf2/__truncsfhf2) become
+// integer and f32 code, so that a compiled library needs only libc, libm,
+// libomp and the AttnFuse runtime on any x86-64 host of its target.
 //
 //===----------------------------------------------------------------------===//
 
 #include "attn/Conversion/Passes.h"
 
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -223,6 +224,30 @@ struct AttnCpuExpandNarrowFloatsPass
     if (expandF16)
       patterns.add<ExtF16ToF32, TruncF32ToF16>(&getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
+    expandBf16Conversions();
+  }
+
+  /// f32 <-> bf16 in integer code (upstream's patterns, those of
+  /// arith-expand's include-bf16), except, with `native-bf16`, f32 -> bf16
+  /// truncations of the default rounding: LLVM lowers those to
+  /// vcvtneps2bf16 on an AVX512-BF16 target.
+  void expandBf16Conversions() {
+    SmallVector<Operation *> conversions;
+    getOperation()->walk([&](Operation *op) {
+      auto trunc = dyn_cast<arith::TruncFOp>(op);
+      if (!trunc && !isa<arith::ExtFOp>(op))
+        return;
+      Type in = getElementTypeOrSelf(op->getOperand(0).getType());
+      Type out = getElementTypeOrSelf(op->getResult(0).getType());
+      bool native = trunc && in.isF32() && out.isBF16() &&
+                    !trunc.getRoundingmodeAttr() && nativeBf16;
+      if ((in.isBF16() || out.isBF16()) && !native)
+        conversions.push_back(op);
+    });
+    RewritePatternSet patterns(&getContext());
+    arith::populateExpandBFloat16Patterns(patterns);
+    if (failed(applyOpPatternsGreedily(conversions, std::move(patterns))))
       signalPassFailure();
   }
 };

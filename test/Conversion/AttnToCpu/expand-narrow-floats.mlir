@@ -1,9 +1,11 @@
 // RUN: attn-opt %s --split-input-file --attn-cpu-expand-narrow-floats | FileCheck %s
 // RUN: attn-opt %s --split-input-file --attn-cpu-expand-narrow-floats=expand-f16 | FileCheck %s --check-prefix=F16
+// RUN: attn-opt %s --split-input-file --attn-cpu-expand-narrow-floats=native-bf16 | FileCheck %s --check-prefix=NATIVE
 
 // f64 -> bf16 rounds to odd into f32 (the inexact result's last bit set,
 // after a step toward zero where f32 rounding went away from it), then to
-// nearest even into bf16: one correct rounding, no __truncdfbf2.
+// nearest even into bf16 (integer code, or vcvtneps2bf16 with native-bf16):
+// one correct rounding, no __truncdfbf2.
 // CHECK-LABEL: func.func @trunc_f64_to_bf16
 // CHECK-SAME: %[[X:.+]]: vector<8xf64>
 // CHECK: %[[N:.+]] = arith.truncf %[[X]] : vector<8xf64> to vector<8xf32>
@@ -14,8 +16,14 @@
 // CHECK: arith.ori
 // CHECK: %[[ODD:.+]] = arith.select %[[INEXACT]]
 // CHECK: %[[F:.+]] = arith.bitcast %[[ODD]] : vector<8xi32> to vector<8xf32>
-// CHECK: %[[R:.+]] = arith.truncf %[[F]] : vector<8xf32> to vector<8xbf16>
+// CHECK: arith.addi %{{.+}} : vector<8xi32>
+// CHECK: arith.trunci %{{.+}} : vector<8xi32> to vector<8xi16>
+// CHECK: %[[R:.+]] = arith.bitcast %{{.+}} : vector<8xi16> to vector<8xbf16>
 // CHECK: return %[[R]]
+// NATIVE-LABEL: func.func @trunc_f64_to_bf16
+// NATIVE: %[[F:.+]] = arith.bitcast %{{.+}} : vector<8xi32> to vector<8xf32>
+// NATIVE: %[[R:.+]] = arith.truncf %[[F]] : vector<8xf32> to vector<8xbf16>
+// NATIVE: return %[[R]]
 func.func @trunc_f64_to_bf16(%x: vector<8xf64>) -> vector<8xbf16> {
   %r = arith.truncf %x : vector<8xf64> to vector<8xbf16>
   return %r : vector<8xbf16>
@@ -40,7 +48,8 @@ func.func @trunc_f64_to_f16(%x: f64) -> f16 {
 
 // Widening to f64 goes through f32 (exact).
 // CHECK-LABEL: func.func @ext_to_f64
-// CHECK: %[[A:.+]] = arith.extf %{{.+}} : bf16 to f32
+// CHECK: arith.shli %{{.+}} : i32
+// CHECK: %[[A:.+]] = arith.bitcast %{{.+}} : i32 to f32
 // CHECK: arith.extf %[[A]] : f32 to f64
 // CHECK: %[[B:.+]] = arith.extf %{{.+}} : vector<4xf16> to vector<4xf32>
 // CHECK: arith.extf %[[B]] : vector<4xf32> to vector<4xf64>
@@ -71,25 +80,56 @@ func.func @f16_f32(%x: vector<16xf16>, %y: vector<16xf32>) -> (vector<16xf32>, v
 
 // -----
 
-// Conversions LLVM does without a libcall stay; so does a truncation with
-// an explicit rounding mode, and f16 <-> f32 without expand-f16.
+// f32 <-> bf16 in integer code (upstream's bf16 expansion): round to
+// nearest even with the rounding bias, NaN selected apart. With native-bf16
+// (AVX512-BF16) the truncations stay for LLVM's vcvtneps2bf16; the
+// widening, a shift, is expanded either way.
+// CHECK-LABEL: func.func @bf16_f32
+// CHECK-NOT: arith.extf
+// CHECK-NOT: arith.truncf
+// CHECK: arith.shli %{{.+}} : vector<16xi32>
+// CHECK: arith.cmpf une, %{{.+}} : vector<16xf32>
+// CHECK: arith.shrui %{{.+}} : vector<16xi32>
+// CHECK: arith.trunci %{{.+}} : vector<16xi32> to vector<16xi16>
+// CHECK: arith.cmpf une, %{{.+}} : f32
+// CHECK: arith.trunci %{{.+}} : i32 to i16
+// CHECK: return
+// NATIVE-LABEL: func.func @bf16_f32
+// NATIVE-NOT: arith.extf
+// NATIVE: arith.shli %{{.+}} : vector<16xi32>
+// NATIVE: %[[V:.+]] = arith.truncf %{{.+}} : vector<16xf32> to vector<16xbf16>
+// NATIVE: %[[S:.+]] = arith.truncf %{{.+}} : f32 to bf16
+// NATIVE: return %{{.+}}, %[[V]], %[[S]]
+func.func @bf16_f32(%x: vector<16xbf16>, %y: vector<16xf32>, %s: f32) -> (vector<16xf32>, vector<16xbf16>, bf16) {
+  %a = arith.extf %x : vector<16xbf16> to vector<16xf32>
+  %b = arith.truncf %y : vector<16xf32> to vector<16xbf16>
+  %c = arith.truncf %s : f32 to bf16
+  return %a, %b, %c : vector<16xf32>, vector<16xbf16>, bf16
+}
+
+// -----
+
+// Conversions LLVM does without a libcall stay; so do truncations with an
+// explicit rounding mode (native-bf16 included), and f16 <-> f32 without
+// expand-f16.
 // CHECK-LABEL: func.func @negative_native_conversions
-// CHECK: arith.extf %{{.+}} : bf16 to f32
-// CHECK: arith.truncf %{{.+}} : f32 to bf16
 // CHECK: arith.truncf %{{.+}} : f64 to f32
 // CHECK: arith.truncf %{{.+}} downward : f64 to bf16
+// CHECK: arith.truncf %{{.+}} upward : f32 to bf16
 // CHECK: arith.extf %{{.+}} : f16 to f32
 // F16-LABEL: func.func @negative_native_conversions
-// F16: arith.extf %{{.+}} : bf16 to f32
-// F16: arith.truncf %{{.+}} : f32 to bf16
 // F16: arith.truncf %{{.+}} : f64 to f32
 // F16: arith.truncf %{{.+}} downward : f64 to bf16
+// F16: arith.truncf %{{.+}} upward : f32 to bf16
 // F16-NOT: arith.extf %{{.+}} : f16 to f32
-func.func @negative_native_conversions(%b: bf16, %f: f32, %d: f64, %h: f16) -> (f32, bf16, f32, bf16, f32) {
-  %0 = arith.extf %b : bf16 to f32
-  %1 = arith.truncf %f : f32 to bf16
+// NATIVE-LABEL: func.func @negative_native_conversions
+// NATIVE: arith.truncf %{{.+}} downward : f64 to bf16
+// NATIVE: arith.truncf %{{.+}} upward : f32 to bf16
+// NATIVE: arith.extf %{{.+}} : f16 to f32
+func.func @negative_native_conversions(%f: f32, %d: f64, %h: f16) -> (f32, bf16, bf16, f32) {
   %2 = arith.truncf %d : f64 to f32
   %3 = arith.truncf %d downward : f64 to bf16
+  %5 = arith.truncf %f upward : f32 to bf16
   %4 = arith.extf %h : f16 to f32
-  return %0, %1, %2, %3, %4 : f32, bf16, f32, bf16, f32
+  return %2, %3, %5, %4 : f32, bf16, bf16, f32
 }

@@ -2,10 +2,14 @@
 lit runs before the Python stage installs it).
 
   narrow_floats.py gen DIR            writes DIR/{h,b,x32,x64}.npy
-  narrow_floats.py check DIR LABEL    reads the results attn-run wrote to
+  narrow_floats.py check DIR LABEL [--flush-bf16-subnormals]
+                                      reads the results attn-run wrote to
                                       DIR/{w0..w3,n0,n1,d0,d1}.npy and prints
                                       "LABEL: <n> conversions exact" or the
-                                      first mismatches
+                                      first mismatches; with the flag, inputs
+                                      below bf16's smallest normal in
+                                      magnitude narrow to bf16 as a zero of
+                                      their sign (vcvtneps2bf16)
 
 The reference rounds with Python fractions (exact, ties to even), so it
 does not depend on the host's conversions.
@@ -134,7 +138,7 @@ def same(got, want):
     return got == want
 
 
-def check(out, label):
+def check(out, label, flush_bf16_subnormals=False):
     halves = [struct.unpack("<e", struct.pack("<H", b))[0]
               for b in range(65536)]
     bfloats = [bf16_value(b) for b in range(65536)]
@@ -143,8 +147,14 @@ def check(out, label):
 
     def narrowed(values, fmt, to_bits):
         # None: any NaN.
-        return [None if math.isnan(v) else to_bits(round_to(v, fmt))
-                for v in values]
+        def one(v):
+            if math.isnan(v):
+                return None
+            if (flush_bf16_subnormals and fmt is BF16 and
+                    abs(v) < 2.0 ** BF16[1]):
+                return to_bits(math.copysign(0.0, v))
+            return to_bits(round_to(v, fmt))
+        return [one(v) for v in values]
 
     expected = {
         "w0": halves, "w1": halves, "w2": bfloats, "w3": bfloats,
@@ -180,4 +190,5 @@ if __name__ == "__main__":
     if sys.argv[1] == "gen":
         generate(sys.argv[2])
         sys.exit(0)
-    sys.exit(check(sys.argv[2], sys.argv[3]))
+    sys.exit(check(sys.argv[2], sys.argv[3],
+                   "--flush-bf16-subnormals" in sys.argv[4:]))

@@ -31,7 +31,8 @@
 //     external functions); the module gets `attn.trace_names`.
 //   - Target: the code is tiled for `vector-bits` (kDefaultVectorBits
 //     unless set); the lowering never looks at the host. The tools set it,
-//     `bf16-dot`, `amx` and `expand-f16` from the machine they compile for.
+//     `bf16-dot`, `amx`, `native-bf16` and `expand-f16` from the machine
+//     they compile for.
 //   - AMX: with `amx`, each bf16 GEMM calls the runtime's
 //     attnrt_amx_available() (kAmxAvailableFunction, declared by
 //     attn-lower-to-cpu, which then runs on the module) and branches to its
@@ -186,6 +187,14 @@ struct AttnCpuPipelineOptions
   Option<bool> expandF16Conversions{
       *this, "expand-f16",
       llvm::cl::desc("expand f16 <-> f32 conversions (no F16C)"),
+      llvm::cl::init(false)};
+  /// Round f32 to bf16 with the target's vcvtneps2bf16 (AVX512-BF16: the
+  /// tools set it from the machine they compile for) instead of integer
+  /// code: f32 subnormals then round to zero (attn-cpu-expand-narrow-floats).
+  Option<bool> nativeBf16{
+      *this, "native-bf16",
+      llvm::cl::desc("f32 -> bf16 with vcvtneps2bf16 (target has "
+                     "AVX512-BF16; subnormals become zero)"),
       llvm::cl::init(false)};
   /// Run attn-check-allocations: a buffer size that overflows and a failed
   /// malloc fail a run-time check.
