@@ -17,14 +17,25 @@
 // The weight rows stream from memory once and stay in L1 for the other
 // groups of lhs rows; each vector load feeds nr or mr FMAs.
 //
+// With `amx`, a bf16 product accumulated in f32 whose weight is whole
+// blocks of 32 rows and whole 32-k steps runs on AMX tiles where the
+// runtime allows them (buildAmxBranch): the transposed product
+// out^T = W . lhs^T, the weight read in place as A tiles (16 rows x 32 k),
+// the lhs rows packed once per call into pairs of k as the B tile (16
+// columns, zero past M), two 16 x 16 C tiles per block of 32 weight rows.
+// One tdpbf16ps per KiB of weight: the product runs at the rate the weight
+// streams from memory, for 1 to 16 rows alike.
+//
 //===----------------------------------------------------------------------===//
 
 #include "GemvToCpu.h"
 
+#include "AmxTile.h"
 #include "Emitter.h"
 #include "LoweringUtils.h"
 #include "RegisterTile.h"
 
+#include "mlir/Dialect/AMX/AMXDialect.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -40,11 +51,11 @@ namespace {
 class GemvLowering : Emitter {
 public:
   GemvLowering(OpBuilder &b, Location loc, const GemmOperands &g,
-               int64_t vectorBits)
+               int64_t vectorBits, bool amx)
       : Emitter(b, loc, getComputeType(g.resultType.getElementType()),
                 getVectorLanes(getComputeType(g.resultType.getElementType()),
                                vectorBits)),
-        g(g), lanes(vecType.getDimSize(0)) {}
+        g(g), lanes(vecType.getDimSize(0)), amx(amx) {}
 
   Value emit();
 
@@ -72,14 +83,33 @@ private:
   /// Element type `from` converted to the compute type (vector or scalar).
   Value load(Value mem, Value row, Value col, bool vector);
 
+  /// Runs `body(item)` for item in [0, items): in parallel, or in order for
+  /// a small weight.
+  void forItems(Value items, function_ref<void(Value)> body);
+  /// init[row, col] (or the fill value, or 0) in the compute type.
+  Value startValue(Value row, Value col);
+
+  /// Whether the AMX path applies: bf16 x bf16 in f32, a static [N, K]
+  /// weight of whole 32-row blocks and 32-k steps, both operands' rows
+  /// contiguous.
+  bool isAmxProduct() const;
+  void emitAmx();
+  void emitAmxWorkItem(Value item, Value pairs);
+
   void emitWorkItem(Value item);
   void emitTile(const Tile &t);
   SmallVector<Value> emitVectorPart(const Tile &t, int64_t u, Value vecEnd);
 
   const GemmOperands &g;
   int64_t lanes;
+  bool amx;
   Value lhsBuf, rhsBuf, initBuf, outBuf, m, n, k;
 };
+
+/// Steps (32 k each) per block of AMX code whose C tiles stay in registers
+/// (tiles cannot cross blocks): their load and store are 4 KiB per 16 KiB
+/// of weight.
+constexpr int64_t kGemvAmxGroup = 16;
 
 } // namespace
 
@@ -107,20 +137,142 @@ Value GemvLowering::emit() {
                            ? OpFoldResult(size)
                            : b.getIndexAttr(g.resultType.getDimSize(i)));
   outBuf = allocAligned(b, loc, g.resultType.getElementType(), outSizes);
-  Value items = arith::CeilDivUIOp::create(b, loc, n, idx(nb));
-  if (isSmallWeight()) {
-    forLoop(idx(0), items, idx(1),
-                 [&](Value item) { emitWorkItem(item); });
-  } else {
-    auto forall = scf::ForallOp::create(
-        b, loc, ArrayRef<OpFoldResult>{items}, ValueRange{}, std::nullopt);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPoint(forall.getBody()->getTerminator());
-    emitWorkItem(forall.getInductionVars()[0]);
-  }
+  auto vectorCode = [&] {
+    forItems(arith::CeilDivUIOp::create(b, loc, n, idx(nb)),
+             [&](Value item) { emitWorkItem(item); });
+  };
+  if (amx && isAmxProduct())
+    buildAmxBranch(b, loc, [&](bool onTiles) {
+      if (onTiles)
+        emitAmx();
+      else
+        vectorCode();
+    });
+  else
+    vectorCode();
   return bufferization::ToTensorOp::create(b, loc, g.resultType, outBuf,
                                            /*restrict=*/true,
                                            /*writable=*/true);
+}
+
+void GemvLowering::forItems(Value items, function_ref<void(Value)> body) {
+  if (isSmallWeight()) {
+    forLoop(idx(0), items, idx(1), body);
+    return;
+  }
+  auto forall = scf::ForallOp::create(
+      b, loc, ArrayRef<OpFoldResult>{items}, ValueRange{}, std::nullopt);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(forall.getBody()->getTerminator());
+  body(forall.getInductionVars()[0]);
+}
+
+Value GemvLowering::startValue(Value row, Value col) {
+  if (initBuf)
+    return load(initBuf, row, col, false);
+  return g.initValue ? castFloat(b, loc, g.initValue, ct) : fconst(0.0);
+}
+
+bool GemvLowering::isAmxProduct() const {
+  auto element = [](Value v) {
+    return cast<ShapedType>(v.getType()).getElementType();
+  };
+  auto weight = cast<ShapedType>(g.rhs.getType());
+  return ct.isF32() && element(g.lhs).isBF16() && element(g.rhs).isBF16() &&
+         weight.hasStaticShape() && weight.getDimSize(0) > 0 &&
+         weight.getDimSize(0) % kAmxBlock == 0 && weight.getDimSize(1) > 0 &&
+         weight.getDimSize(1) % kAmxStepK == 0 &&
+         cast<MemRefType>(lhsBuf.getType()).isLastDimUnitStride() &&
+         cast<MemRefType>(rhsBuf.getType()).isLastDimUnitStride();
+}
+
+/// The lhs rows (at most 16) in pairs of k, the B tiles of every step:
+/// pairs[p, 2 r + e] = lhs[r, 2 p + e], zero for r >= M; then the blocks
+/// of 32 weight rows.
+void GemvLowering::emitAmx() {
+  auto weight = cast<ShapedType>(g.rhs.getType());
+  int64_t pairRows = weight.getDimSize(1) / 2;
+  Type bf16 = b.getBF16Type();
+  Value pairs = allocAligned(
+      b, loc, bf16,
+      {b.getIndexAttr(pairRows), b.getIndexAttr(2 * kAmxTileCols)});
+  auto rowType = VectorType::get({2 * kAmxTileCols}, bf16);
+  Value zero = createFloatConstantOfType(b, loc, rowType, 0.0);
+  forLoop(idx(0), idx(pairRows), idx(1), [&](Value p) {
+    vector::StoreOp::create(b, loc, zero, pairs, ValueRange{p, idx(0)});
+  });
+  auto pairType = VectorType::get({2}, bf16);
+  forLoop(idx(0), m, idx(1), [&](Value r) {
+    Value col = mul(r, idx(2));
+    forLoop(idx(0), idx(pairRows), idx(1), [&](Value p) {
+      Value v = vector::LoadOp::create(b, loc, pairType, lhsBuf,
+                                       ValueRange{r, mul(p, idx(2))});
+      vector::StoreOp::create(b, loc, v, pairs, ValueRange{p, col});
+    });
+  });
+  forItems(idx(weight.getDimSize(0) / kAmxBlock),
+           [&](Value item) { emitAmxWorkItem(item, pairs); });
+}
+
+/// Weight rows n0 .. n0 + 32 times the packed lhs: two C tiles (16 weight
+/// rows x 16 lhs rows each) over every step, stored into acc [32, 16]
+/// between blocks of kGemvAmxGroup steps, then written transposed:
+/// out[r, n0 + j] = init + acc[j, r].
+void GemvLowering::emitAmxWorkItem(Value item, Value pairs) {
+  int64_t steps = cast<ShapedType>(g.rhs.getType()).getDimSize(1) / kAmxStepK;
+  Type f32 = b.getF32Type(), bf16 = b.getBF16Type();
+  auto cType = amx::TileType::get({kAmxTileRows, kAmxTileCols}, f32);
+  auto abType = amx::TileType::get({kAmxTileRows, kAmxStepK}, bf16);
+  Value n0 = mul(item, idx(kAmxBlock));
+  Value acc = allocAligned(
+      b, loc, f32, {b.getIndexAttr(kAmxBlock), b.getIndexAttr(kAmxTileCols)});
+  auto block = [&](Value s0, int64_t count, bool zeroC) {
+    Value c[2];
+    for (int64_t t = 0; t < 2; ++t)
+      c[t] = zeroC ? amx::TileZeroOp::create(b, loc, cType).getResult()
+                   : amx::TileLoadOp::create(
+                         b, loc, cType, acc,
+                         ValueRange{idx(t * kAmxTileRows), idx(0)})
+                         .getResult();
+    for (int64_t u = 0; u < count; ++u) {
+      Value s = add(s0, idx(u));
+      Value x = amx::TileLoadOp::create(
+          b, loc, abType, pairs,
+          ValueRange{mul(s, idx(kAmxStepK / 2)), idx(0)});
+      for (int64_t t = 0; t < 2; ++t) {
+        Value w = amx::TileLoadOp::create(
+            b, loc, abType, rhsBuf,
+            ValueRange{add(n0, idx(t * kAmxTileRows)),
+                       mul(s, idx(kAmxStepK))});
+        c[t] = amx::TileMulFOp::create(b, loc, cType, w, x, c[t]);
+      }
+    }
+    for (int64_t t = 0; t < 2; ++t)
+      amx::TileStoreOp::create(b, loc, acc,
+                               ValueRange{idx(t * kAmxTileRows), idx(0)},
+                               c[t]);
+  };
+  // Steps are static: a first block from zero tiles, whole blocks, the
+  // rest.
+  int64_t group = std::min(steps, kGemvAmxGroup);
+  int64_t whole = steps / group * group;
+  block(idx(0), group, /*zeroC=*/true);
+  if (whole > group)
+    forLoop(idx(group), idx(whole), idx(group),
+            [&](Value s0) { block(s0, group, false); });
+  if (whole < steps)
+    block(idx(whole), steps - whole, false);
+  Type et = g.resultType.getElementType();
+  forLoop(idx(0), m, idx(1), [&](Value r) {
+    forLoop(idx(0), idx(kAmxBlock), idx(1), [&](Value j) {
+      Value col = add(n0, j);
+      Value sum = arith::AddFOp::create(
+          b, loc, startValue(r, col),
+          memref::LoadOp::create(b, loc, acc, ValueRange{j, r}));
+      memref::StoreOp::create(b, loc, castFloat(b, loc, sum, et), outBuf,
+                              ValueRange{r, col});
+    });
+  });
 }
 
 void GemvLowering::emitWorkItem(Value item) {
@@ -198,11 +350,7 @@ void GemvLowering::emitTile(const Tile &t) {
   for (int64_t r = 0; r < t.rows; ++r)
     for (int64_t c = 0; c < t.cols; ++c) {
       Value row = add(t.i0, idx(r)), col = add(t.c0, idx(c));
-      Value start = initBuf ? load(initBuf, row, col, false)
-                    : g.initValue
-                        ? castFloat(b, loc, g.initValue, ct)
-                        : createFloatConstant(b, loc, ct, 0.0);
-      Value sum = arith::AddFOp::create(b, loc, start,
+      Value sum = arith::AddFOp::create(b, loc, startValue(row, col),
                                         tail.getResult(r * t.cols + c));
       memref::StoreOp::create(b, loc, castFloat(b, loc, sum, et), outBuf,
                               ValueRange{row, col});
@@ -211,6 +359,6 @@ void GemvLowering::emitTile(const Tile &t) {
 
 Value cpu::buildTransposedGemv(OpBuilder &b, Location loc,
                                const GemmOperands &operands,
-                               int64_t vectorBits) {
-  return GemvLowering(b, loc, operands, vectorBits).emit();
+                               int64_t vectorBits, bool amx) {
+  return GemvLowering(b, loc, operands, vectorBits, amx).emit();
 }

@@ -55,16 +55,20 @@ CASES = {
                             ["bf16", "bf16", "f32"], "bf16"),
     "linear_rounded_few": ([(5, 100), (40, 100)], ["bf16", "bf16"], "bf16"),
     "batch_rounded_f16": ([(2, 30, 45), (2, 45, 40)], ["f16", "f16"], "f16"),
+    "linear_amx_gemv": ([(5, 1120), (96, 1120), (5, 96)],
+                        ["bf16", "bf16", "f32"], "f32"),
+    "linear_amx_gemv_16": ([(16, 96), (32, 96)], ["bf16", "bf16"], "bf16"),
 }
 # The constant init (linalg.fill value) of a case without an init argument.
 INIT = {"linalg_batch": 0.75, "linear_16": 0.5, "linear_17": 0.5,
-        "linear_gemm_bf16": 0.25, "linear_rounded_few": 0.25}
+        "linear_gemm_bf16": 0.25, "linear_rounded_few": 0.25,
+        "linear_amx_gemv_16": 0.25}
 # Cases whose rhs argument is the [N, K] weight (the function transposes it).
 WEIGHT_RHS = {"linear_row", "linear_few_bf16", "linear_16", "linear_17",
               "linear_parallel", "linear_gemm_odd", "linear_gemm_bf16",
               "linear_gemm_f16", "linear_gemm_tall_bf16",
               "linear_bf16_odd_k", "linear_whole_bf16", "linear_rounded_bf16",
-              "linear_rounded_few"}
+              "linear_rounded_few", "linear_amx_gemv", "linear_amx_gemv_16"}
 FORMATS = {"f32": ("<f4", "f"), "f64": ("<f8", "d"), "f16": ("<f2", "e"),
            "bf16": ("<u2", "H")}
 EPS = {"f32": 2.0 ** -24, "f64": 2.0 ** -53, "f16": 2.0 ** -11,
