@@ -3,6 +3,9 @@ back: SDPA's fully masked rows, repeated example inputs, the compile cache, and 
 directory, the cache directory, explain's locations)."""
 
 import os
+import platform
+import subprocess
+import sys
 import warnings
 from pathlib import Path
 
@@ -247,3 +250,40 @@ def test_model_returning_its_kv_cache_gets_a_hint():
     ids = torch.randint(0, 32, (1, 4))
     with pytest.raises(attnfuse.ExportError, match="use_cache=False"):
         attnfuse.export(model, (ids,))
+
+
+# glibc keeps freed memory for the compiled code's next call (runtime.
+# keep_freed_heap): a 16 MiB block then comes from the heap, below the
+# program break, where glibc's default (a 128 KiB mmap threshold in a fresh
+# process) maps it apart, above. Each case runs in a fresh interpreter (the
+# setting is process-wide, once).
+_HEAP_PROBE = """
+import ctypes, ctypes.util, platform, sys
+from attnfuse import runtime
+applied = runtime.keep_freed_heap()
+libc = ctypes.CDLL(ctypes.util.find_library("c"))
+libc.malloc.restype = ctypes.c_void_p
+libc.malloc.argtypes = [ctypes.c_size_t]
+libc.sbrk.restype = ctypes.c_void_p
+libc.sbrk.argtypes = [ctypes.c_ssize_t]
+p = libc.malloc(16 << 20)
+print(applied, p < libc.sbrk(0))
+"""
+
+
+@pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="glibc only")
+@pytest.mark.parametrize("env, expected", [
+    ({}, "True True"),
+    ({"ATTNFUSE_KEEP_FREED_HEAP": "0"}, "False False"),
+    ({"GLIBC_TUNABLES": "glibc.malloc.check=0"}, "False False"),
+    ({"MALLOC_TRIM_THRESHOLD_": "131072"}, "False False"),
+])
+def test_keep_freed_heap(env, expected):
+    environment = {k: v for k, v in os.environ.items()
+                   if k not in ("ATTNFUSE_KEEP_FREED_HEAP", "GLIBC_TUNABLES",
+                                "MALLOC_TRIM_THRESHOLD_",
+                                "MALLOC_MMAP_THRESHOLD_")}
+    environment.update(env)
+    out = subprocess.run([sys.executable, "-c", _HEAP_PROBE], env=environment,
+                         capture_output=True, text=True, check=True)
+    assert out.stdout.split("\n")[0] == expected
