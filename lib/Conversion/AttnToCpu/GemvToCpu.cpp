@@ -17,12 +17,13 @@
 // The weight rows stream from memory once and stay in L1 for the other
 // groups of lhs rows; each vector load feeds nr or mr FMAs.
 //
-// With `amx`, a bf16 product accumulated in f32 whose weight is whole
-// blocks of 32 rows and whole 32-k steps runs on AMX tiles where the
-// runtime allows them (buildAmxBranch): the transposed product
+// With `amx`, a bf16 product accumulated in f32 whose weight has at least
+// 32 rows and whole 32-k steps runs on AMX tiles where the runtime allows
+// them (buildAmxBranch): the transposed product
 // out^T = W . lhs^T, the weight read in place as A tiles (16 rows x 32 k),
 // the lhs rows packed once per call into pairs of k as the B tile (16
-// columns, zero past M), two 16 x 16 C tiles per block of 32 weight rows.
+// columns, zero past M), two 16 x 16 C tiles per block of 32 weight rows;
+// the last N % 32 weight rows take the vector dot products.
 // One tdpbf16ps per KiB of weight: the product runs at the rate the weight
 // streams from memory, for 1 to 16 rows alike.
 //
@@ -90,7 +91,7 @@ private:
   Value startValue(Value row, Value col);
 
   /// Whether the AMX path applies: bf16 x bf16 in f32, a static [N, K]
-  /// weight of whole 32-row blocks and 32-k steps, both operands' rows
+  /// weight of at least 32 rows and whole 32-k steps, both operands' rows
   /// contiguous.
   bool isAmxProduct() const;
   void emitAmx();
@@ -179,9 +180,8 @@ bool GemvLowering::isAmxProduct() const {
   };
   auto weight = cast<ShapedType>(g.rhs.getType());
   return ct.isF32() && element(g.lhs).isBF16() && element(g.rhs).isBF16() &&
-         weight.hasStaticShape() && weight.getDimSize(0) > 0 &&
-         weight.getDimSize(0) % kAmxBlock == 0 && weight.getDimSize(1) > 0 &&
-         weight.getDimSize(1) % kAmxStepK == 0 &&
+         weight.hasStaticShape() && weight.getDimSize(0) >= kAmxBlock &&
+         weight.getDimSize(1) > 0 && weight.getDimSize(1) % kAmxStepK == 0 &&
          cast<MemRefType>(lhsBuf.getType()).isLastDimUnitStride() &&
          cast<MemRefType>(rhsBuf.getType()).isLastDimUnitStride();
 }
@@ -210,8 +210,13 @@ void GemvLowering::emitAmx() {
       vector::StoreOp::create(b, loc, v, pairs, ValueRange{p, col});
     });
   });
-  forItems(idx(weight.getDimSize(0) / kAmxBlock),
-           [&](Value item) { emitAmxWorkItem(item, pairs); });
+  // The blocks of 32 weight rows on tiles; the last N % 32 rows (a
+  // vocabulary of 50257) as the vector code's last work item (nb = 32).
+  static_assert(nb == kAmxBlock, "one vector work item per tile block");
+  int64_t blocks = weight.getDimSize(0) / kAmxBlock;
+  forItems(idx(blocks), [&](Value item) { emitAmxWorkItem(item, pairs); });
+  if (weight.getDimSize(0) % kAmxBlock)
+    emitWorkItem(idx(blocks));
 }
 
 /// Weight rows n0 .. n0 + 32 times the packed lhs: two C tiles (16 weight

@@ -26,10 +26,11 @@ constexpr int64_t kGemvParallelMinElements = 1 << 16;
 /// packing; work items are blocks of weight rows, in parallel for a
 /// weight of kGemvParallelMinElements or more. Accumulates in the
 /// compute type and rounds once. With `amx` (a target with AMX-BF16), a
-/// bf16 x bf16 product in f32 of a static weight with N and K multiples of
-/// 32 reads the weight as AMX A tiles where attnrt_amx_available() allows
-/// (the lhs rows packed once into pairs of k as the B tiles; the vector
-/// code otherwise). Returns the result tensor.
+/// bf16 x bf16 product in f32 of a static weight with N >= 32 and K a
+/// multiple of 32 reads the weight's blocks of 32 rows as AMX A tiles where
+/// attnrt_amx_available() allows (the lhs rows packed once into pairs of k
+/// as the B tiles; the last N % 32 rows and the other case on vectors).
+/// Returns the result tensor.
 Value buildTransposedGemv(OpBuilder &b, Location loc,
                           const GemmOperands &operands, int64_t vectorBits,
                           bool amx);

@@ -88,3 +88,23 @@ func.func @decode_long(%x: tensor<?x1280xbf16>, %w: tensor<128x1280xbf16>) -> te
   } -> tensor<?x128xbf16>
   return %n : tensor<?x128xbf16>
 }
+
+// -----
+
+// 40 weight rows: one block of 32 on tiles, then the last 8 rows as the
+// vector code's work item of the same index (rows 32 .. 40), in the AMX
+// function after the tile blocks.
+// CHECK-LABEL: func.func private @decode_tail_amx(
+// CHECK: scf.for %{{.+}} = %{{.+}} to %c1 step
+// CHECK: amx.tile_mulf
+// CHECK: memref.store %{{.+}} : memref<4x40xf32>
+// CHECK: }
+// CHECK: scf.for %{{.+}} = %c32 to %c40 step %c2
+// CHECK: vector.fma
+// CHECK-LABEL: func.func @decode_tail(
+func.func @decode_tail(%x: tensor<4x96xbf16>, %w: tensor<40x96xbf16>, %b: tensor<4x40xf32>) -> tensor<4x40xf32> {
+  %t0 = tensor.empty() : tensor<96x40xbf16>
+  %wt = linalg.transpose ins(%w : tensor<40x96xbf16>) outs(%t0 : tensor<96x40xbf16>) permutation = [1, 0]
+  %r = linalg.matmul ins(%x, %wt : tensor<4x96xbf16>, tensor<96x40xbf16>) outs(%b : tensor<4x40xf32>) -> tensor<4x40xf32>
+  return %r : tensor<4x40xf32>
+}

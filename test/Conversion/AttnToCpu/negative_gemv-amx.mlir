@@ -2,12 +2,13 @@
 // RUN: attn-opt %s --attn-lower-to-cpu="vector-bits=512" --split-input-file | FileCheck %s --check-prefix=NOAMX
 
 // Decode products that stay on the vector dot products even with amx:
-// weights whose rows are not whole blocks of 32 (40), whose K is not whole
-// 32-k steps (100), f32 operands, and a weight of dynamic shape. No runtime
-// check, no tile. Without amx no product has one.
+// weights of fewer than 32 rows (24), whose K is not whole 32-k steps
+// (100: a tile would read past the weight's rows), f32 operands, and a
+// weight of dynamic shape. No runtime check, no tile. Without amx no
+// product has one.
 // CHECK-NOT: call @attnrt_amx_available
 // CHECK-NOT: amx.
-// CHECK-LABEL: func.func @rows_not_whole_blocks
+// CHECK-LABEL: func.func @fewer_rows_than_a_block
 // CHECK: vector.fma
 // CHECK-LABEL: func.func @k_not_whole_steps
 // CHECK: vector.fma
@@ -16,11 +17,11 @@
 // CHECK-LABEL: func.func @dynamic_weight
 // CHECK: vector.fma
 // NOAMX-NOT: amx.
-func.func @rows_not_whole_blocks(%x: tensor<4x96xbf16>, %w: tensor<40x96xbf16>, %b: tensor<4x40xf32>) -> tensor<4x40xf32> {
-  %t0 = tensor.empty() : tensor<96x40xbf16>
-  %wt = linalg.transpose ins(%w : tensor<40x96xbf16>) outs(%t0 : tensor<96x40xbf16>) permutation = [1, 0]
-  %r = linalg.matmul ins(%x, %wt : tensor<4x96xbf16>, tensor<96x40xbf16>) outs(%b : tensor<4x40xf32>) -> tensor<4x40xf32>
-  return %r : tensor<4x40xf32>
+func.func @fewer_rows_than_a_block(%x: tensor<4x96xbf16>, %w: tensor<24x96xbf16>, %b: tensor<4x24xf32>) -> tensor<4x24xf32> {
+  %t0 = tensor.empty() : tensor<96x24xbf16>
+  %wt = linalg.transpose ins(%w : tensor<24x96xbf16>) outs(%t0 : tensor<96x24xbf16>) permutation = [1, 0]
+  %r = linalg.matmul ins(%x, %wt : tensor<4x96xbf16>, tensor<96x24xbf16>) outs(%b : tensor<4x24xf32>) -> tensor<4x24xf32>
+  return %r : tensor<4x24xf32>
 }
 
 func.func @k_not_whole_steps(%x: tensor<4x100xbf16>, %w: tensor<64x100xbf16>, %b: tensor<4x64xf32>) -> tensor<4x64xf32> {

@@ -305,15 +305,15 @@ func.func @batch_rounded_f16(%a: tensor<2x30x45xf16>, %b: tensor<2x45x40xf16>) -
 // A decode step's bf16 projections on AMX tiles (GemvToCpu: the weight as
 // A tiles, the lhs rows packed into pairs of k as the B tile): 35 steps of
 // 32 k (a first block of 16 from zero tiles, one more block, 3 steps),
-// 3 blocks of 32 weight rows in parallel, a bias-like init; then 16 rows
-// (a whole B tile), one block, 3 steps, a fill and bf16 rounding. Fewer
-// than 32 weight rows, or a K that is not whole steps, stay on vectors
+// 3 blocks of 32 weight rows in parallel and the last 4 rows on vectors, a
+// bias-like init; then 16 rows (a whole B tile), one block, 3 steps, a
+// fill and bf16 rounding. A K that is not whole steps stays on vectors
 // (linear_few_bf16, linear_rounded_few).
-func.func @linear_amx_gemv(%x: tensor<?x1120xbf16>, %w: tensor<96x1120xbf16>, %c: tensor<?x96xf32>) -> tensor<?x96xf32> {
-  %t0 = tensor.empty() : tensor<1120x96xbf16>
-  %wt = linalg.transpose ins(%w : tensor<96x1120xbf16>) outs(%t0 : tensor<1120x96xbf16>) permutation = [1, 0]
-  %r = linalg.matmul ins(%x, %wt : tensor<?x1120xbf16>, tensor<1120x96xbf16>) outs(%c : tensor<?x96xf32>) -> tensor<?x96xf32>
-  return %r : tensor<?x96xf32>
+func.func @linear_amx_gemv(%x: tensor<?x1120xbf16>, %w: tensor<100x1120xbf16>, %c: tensor<?x100xf32>) -> tensor<?x100xf32> {
+  %t0 = tensor.empty() : tensor<1120x100xbf16>
+  %wt = linalg.transpose ins(%w : tensor<100x1120xbf16>) outs(%t0 : tensor<1120x100xbf16>) permutation = [1, 0]
+  %r = linalg.matmul ins(%x, %wt : tensor<?x1120xbf16>, tensor<1120x100xbf16>) outs(%c : tensor<?x100xf32>) -> tensor<?x100xf32>
+  return %r : tensor<?x100xf32>
 }
 
 func.func @linear_amx_gemv_16(%x: tensor<16x96xbf16>, %w: tensor<32x96xbf16>) -> tensor<16x32xbf16> {
