@@ -66,7 +66,9 @@ Value buildPackWeight(OpBuilder &b, Location loc, Value weight,
 
 /// The ops through which the f32 result of a linalg.matmul or
 /// linalg.batch_matmul only reaches its rounding to bf16 or f16, in order:
-/// single-use tensor.expand_shape/collapse_shape ops, then an elementwise
+/// single-use tensor.expand_shape/collapse_shape ops and tensor.reshape ops
+/// (of the product as their source: the exporter's reshapes to a shape of
+/// run-time sizes, as in a dynamic prefill step), then an elementwise
 /// linalg.generic whose body is `arith.truncf` of its one input (identity
 /// maps), what the exporter emits after every bf16 projection. Empty when
 /// the result has another use or the chain another form. The GEMM then

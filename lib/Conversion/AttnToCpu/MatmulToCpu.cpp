@@ -68,7 +68,8 @@ SmallVector<Operation *> cpu::getRoundingConsumers(Operation *matmul) {
       chain.push_back(user);
       return chain;
     }
-    if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(user) ||
+    if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp,
+             tensor::ReshapeOp>(user) ||
         user->getOperand(0) != v)
       return {};
     chain.push_back(user);

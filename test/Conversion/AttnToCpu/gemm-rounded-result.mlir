@@ -68,3 +68,45 @@ func.func @batch_f16(%a: tensor<2x8x24xf16>, %b: tensor<2x24x40xf16>) -> tensor<
   } -> tensor<2x8x40xf16>
   return %n : tensor<2x8x40xf16>
 }
+
+// -----
+
+// A step of run-time batch and length (the generator's prefill): the
+// product is reshaped by tensor.reshape to a shape built at run time, then
+// rounded. The reshape is rebuilt on the bf16 result; no f32 tensor and no
+// rounding loop remain.
+// CHECK-LABEL: func.func @linear_dynamic_reshape(
+// CHECK-SAME: -> tensor<?x?x64xbf16>
+// CHECK: scf.forall
+// CHECK: arith.truncf %{{.+}} : vector<16xf32> to vector<16xbf16>
+// CHECK: %[[T:.+]] = bufferization.to_tensor %{{.+}} : memref<?x64xbf16> to tensor<?x64xbf16>
+// CHECK: %[[R:.+]] = tensor.reshape %[[T]](%{{.+}}) : (tensor<?x64xbf16>, tensor<3xi64>) -> tensor<?x?x64xbf16>
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[R]]
+// OUTLINE-LABEL: func.func @linear_dynamic_reshape(
+// OUTLINE: %[[K:.+]] = call @attn_kernel_linalg_matmul{{.*}} -> tensor<?x?x64xbf16>
+// OUTLINE: return %[[K]]
+// OUTLINE-LABEL: func.func private @attn_kernel_linalg_matmul
+// OUTLINE: linalg.matmul
+// OUTLINE: tensor.reshape
+// OUTLINE: linalg.generic
+func.func @linear_dynamic_reshape(%x: tensor<?x96xbf16>, %w: tensor<96x64xbf16>, %b: i64, %t: i64) -> tensor<?x?x64xbf16> {
+  %c0 = arith.constant 0 : index
+  %z = arith.constant 0.0 : f32
+  %m = tensor.dim %x, %c0 : tensor<?x96xbf16>
+  %i = tensor.empty(%m) : tensor<?x64xf32>
+  %f = linalg.fill ins(%z : f32) outs(%i : tensor<?x64xf32>) -> tensor<?x64xf32>
+  %r = linalg.matmul ins(%x, %w : tensor<?x96xbf16>, tensor<96x64xbf16>) outs(%f : tensor<?x64xf32>) -> tensor<?x64xf32>
+  %n = arith.constant 64 : i64
+  %shape = tensor.from_elements %b, %t, %n : tensor<3xi64>
+  %e = tensor.reshape %r(%shape) : (tensor<?x64xf32>, tensor<3xi64>) -> tensor<?x?x64xf32>
+  %b0 = arith.index_cast %b : i64 to index
+  %t0 = arith.index_cast %t : i64 to index
+  %o = tensor.empty(%b0, %t0) : tensor<?x?x64xbf16>
+  %g = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%e : tensor<?x?x64xf32>) outs(%o : tensor<?x?x64xbf16>) {
+  ^bb0(%a: f32, %out: bf16):
+    %tr = arith.truncf %a : f32 to bf16
+    linalg.yield %tr : bf16
+  } -> tensor<?x?x64xbf16>
+  return %g : tensor<?x?x64xbf16>
+}
