@@ -190,6 +190,8 @@ bool GemvLowering::isAmxProduct() const {
 /// pairs[p, 2 r + e] = lhs[r, 2 p + e], zero for r >= M; then the blocks
 /// of 32 weight rows.
 void GemvLowering::emitAmx() {
+  static_assert(kGemvMaxRows <= kAmxTileCols,
+                "the callers' rows fit one B tile's columns");
   auto weight = cast<ShapedType>(g.rhs.getType());
   int64_t pairRows = weight.getDimSize(1) / 2;
   Type bf16 = b.getBF16Type();
