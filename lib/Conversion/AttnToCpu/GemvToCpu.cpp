@@ -272,10 +272,11 @@ void GemvLowering::emitAmxWorkItem(Value item, Value pairs) {
   Type et = g.resultType.getElementType();
   forLoop(idx(0), m, idx(1), [&](Value r) {
     forLoop(idx(0), idx(kAmxBlock), idx(1), [&](Value j) {
+      // One statement each: the order of the ops is the order written.
       Value col = add(n0, j);
-      Value sum = arith::AddFOp::create(
-          b, loc, startValue(r, col),
-          memref::LoadOp::create(b, loc, acc, ValueRange{j, r}));
+      Value start = startValue(r, col);
+      Value product = memref::LoadOp::create(b, loc, acc, ValueRange{j, r});
+      Value sum = arith::AddFOp::create(b, loc, start, product);
       memref::StoreOp::create(b, loc, castFloat(b, loc, sum, et), outBuf,
                               ValueRange{r, col});
     });

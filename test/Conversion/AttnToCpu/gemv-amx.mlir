@@ -32,8 +32,8 @@
 // CHECK: scf.for %[[R:.+]] = %{{.+}} to %c4
 // CHECK: scf.for %[[J:.+]] = %{{.+}} to %c32
 // CHECK: %[[COL:.+]] = arith.addi %{{.+}}, %[[J]] : index
-// CHECK: %[[V:.+]] = memref.load %[[ACC]][%[[J]], %[[R]]] : memref<32x16xf32>
 // CHECK: %[[INIT:.+]] = memref.load %{{.+}}[%[[R]], %[[COL]]]
+// CHECK: %[[V:.+]] = memref.load %[[ACC]][%[[J]], %[[R]]] : memref<32x16xf32>
 // CHECK: %[[S:.+]] = arith.addf %[[INIT]], %[[V]] : f32
 // CHECK: memref.store %[[S]], %{{.+}}[%[[R]], %[[COL]]] : memref<4x64xf32>
 // CHECK-LABEL: func.func @decode_proj(
