@@ -34,7 +34,16 @@ def AttnLowerToCpu : Pass<"attn-lower-to-cpu"> {
       f32 result whose one use is its rounding to bf16/f16 (a `linalg.generic`
       of `arith.truncf` alone, directly or through reshapes) is computed in
       the narrow type, rounded once in the GEMM's output loop, and the
-      rounding goes; other linalg matmuls keep linalg's loops.
+      rounding goes. Elementwise generics that then read the result once
+      (each the previous one's, with identity maps, other operands of the
+      same shape, a body of ops that map onto vectors lane by lane: an
+      activation, SiLU(gate) * up, a residual add) run in the same output
+      loop (the dot products' stores for a few rows), on the accumulators
+      in registers, where the last of them was; the tensors they read are
+      reshaped back to the product's shape, and no intermediate tensor is
+      written. The elementwise attn ops are lowered first, so that a
+      product sees them as generics. Other linalg matmuls keep linalg's
+      loops.
     - `attn.transpose`: `linalg.transpose`.
     - `attn.mul/div/add/sub/masked_fill/where/cast/dropout/repeat_interleave`:
       elementwise `linalg.generic`s with NumPy broadcasting maps.
@@ -170,6 +179,34 @@ def AttnCpuFuseElementwise : Pass<"attn-cpu-fuse-elementwise", "::mlir::func::Fu
   ];
 }
 
+def AttnCpuFuseProductConsumers : Pass<"attn-cpu-fuse-product-consumers", "::mlir::func::FuncOp"> {
+  let summary = "Make the elementwise consumers of each linalg product one generic";
+  let description = [{
+    A GEMM applies the elementwise generics that read its result once, one
+    after the other, as it stores (attn-lower-to-cpu). Models write their
+    activations as several ops that read the product more than once (GPT-2's
+    GELU, `0.5 * x * (1 + tanh(c * (x + 0.044715 * x^3)))`, is nine attn
+    ops, three of them reading x), which no such chain covers. This pass
+    lowers the elementwise attn ops to generics (as attn-lower-to-cpu does
+    first), then runs attn-cpu-fuse-elementwise's fusion on the generics
+    that read a `linalg.matmul`/`linalg.batch_matmul` result (through
+    reshapes and other such generics) only: the nine become one generic
+    that reads x once, with its splat constants folded into the body.
+    Nothing else changes. The CPU pipeline runs it before
+    attn-cpu-outline-kernels, so that an outlined product takes the one
+    generic with it.
+  }];
+  let dependentDialects = [
+    "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect",
+    "::mlir::cf::ControlFlowDialect", "::mlir::arith::ArithDialect",
+    "::mlir::math::MathDialect"
+  ];
+  let options = [
+    Option<"maxBodyOps", "max-body-ops", "int64_t", /*default=*/"256",
+           "Largest fused body (operations) a fusion may create">
+  ];
+}
+
 def AttnCpuTileAndFuse : Pass<"attn-cpu-tile-and-fuse", "::mlir::func::FuncOp"> {
   let summary = "Tile large linalg ops into parallel row blocks and fuse their producers";
   let description = [{
@@ -263,9 +300,12 @@ def AttnCpuOutlineKernels : Pass<"attn-cpu-outline-kernels", "::mlir::ModuleOp">
     and calls them:
 
     - always: `attn.sdpa`, `attn.matmul`, `linalg.matmul`,
-      `linalg.batch_matmul` on tensors (a linalg product with the reshapes
-      and the rounding of its f32 result to bf16/f16 that the CPU lowering
-      folds into it, which the function then returns);
+      `linalg.batch_matmul` on tensors (a linalg product with the reshapes,
+      the rounding of its f32 result to bf16/f16 and the elementwise
+      consumers that the CPU lowering applies as it stores, generics or
+      elementwise attn ops whose operands have the result's shape; the
+      function returns the last one's result and takes their other
+      operands, and its call stands where the last one was);
     - with `linalg-ops`: every other linalg op on tensors except
       `linalg.fill`, and the `scf.forall` loops of attn-cpu-tile-and-fuse
       (the pipeline runs this after the elementwise fusion and the tiling).

@@ -165,6 +165,12 @@ struct AttnLowerToCpuPass
     if (!ok || (options->amx && failed(declareAmxAvailable(root))))
       return signalPassFailure();
 
+    // The elementwise ops first: a GEMM then finds the generics that
+    // consume its result (an activation, a gate, a residual add) and applies
+    // them as it stores (getProductConsumers).
+    if (failed(lowerAttnElementwiseOps(root)))
+      return signalPassFailure();
+
     RewritePatternSet patterns(&getContext());
     populateAttnMatmulToCpuPatterns(patterns, *options);
     populateAttnElementwiseToCpuPatterns(patterns);

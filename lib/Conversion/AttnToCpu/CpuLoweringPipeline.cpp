@@ -46,6 +46,11 @@ static void addAttnToTensorPasses(OpPassManager &pm,
   // merged memref would be read after bufferization had let another op write
   // over that buffer in place.
   pm.addPass(createCSEPass());
+  // The elementwise consumers of each product as one generic, which the
+  // product's lowering then applies as it stores (not with trace calls:
+  // their work would move into the product's span).
+  if (!options.trace)
+    pm.addNestedPass<func::FuncOp>(createAttnCpuFuseProductConsumers());
   // Repeated GEMMs and attention become calls of one function each before
   // they are lowered, so that each form is lowered (and compiled) once.
   if (options.outlineKernels)

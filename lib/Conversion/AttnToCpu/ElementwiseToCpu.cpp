@@ -11,7 +11,10 @@
 #include "attn/Conversion/AttnToCpu/AttnToCpu.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Transforms/DialectConversion.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -112,4 +115,47 @@ void mlir::attn::populateAttnElementwiseToCpuPatterns(
     RewritePatternSet &patterns) {
   patterns.add<ScalarElementwiseLowering, DropoutOpLowering, IotaOpLowering>(
       patterns.getContext());
+}
+
+/// Rewrites every tensor.dim in `root` in terms of the sizes its operand
+/// was built from (a generic's init, a tensor.empty's sizes, a reshape's
+/// shape), where upstream's patterns can.
+static void resolveDims(Operation *root) {
+  SmallVector<Operation *> dims;
+  root->walk([&](tensor::DimOp op) { dims.push_back(op); });
+  if (dims.empty())
+    return;
+  MLIRContext *ctx = root->getContext();
+  RewritePatternSet patterns(ctx);
+  tensor::DimOp::getCanonicalizationPatterns(patterns, ctx);
+  tensor::EmptyOp::getCanonicalizationPatterns(patterns, ctx);
+  memref::populateResolveRankedShapedTypeResultDimsPatterns(patterns);
+  GreedyRewriteConfig config;
+  config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
+  (void)applyOpPatternsGreedily(dims, std::move(patterns), config);
+}
+
+LogicalResult mlir::attn::lowerAttnElementwiseOps(Operation *root) {
+  MLIRContext *ctx = root->getContext();
+  RewritePatternSet patterns(ctx);
+  populateAttnElementwiseToCpuPatterns(patterns);
+  ConversionTarget target(*ctx);
+  target.markUnknownOpDynamicallyLegal(
+      [](Operation *op) -> std::optional<bool> {
+        if (isa<ScalarElementwiseOpInterface, DropoutOp, IotaOp>(op))
+          return std::nullopt;
+        return true;
+      });
+  // Without rollback: the lowering of an op sees the ops lowered before it
+  // as they are now (findReusableInput).
+  ConversionConfig conversion;
+  conversion.allowPatternRollback = false;
+  if (failed(applyPartialConversion(root, target, std::move(patterns),
+                                    conversion)))
+    return failure();
+  // The generics' run-time size checks read their operands' dims: in terms
+  // of the sizes those were built from, a product's consumers have no other
+  // users (and equal sizes fold).
+  resolveDims(root);
+  return success();
 }

@@ -109,6 +109,60 @@ static void reuseInputAsInit(RewriterBase &rewriter, linalg::GenericOp op) {
   rebuildGeneric(rewriter, op, inputs, maps, reuse, initMap);
 }
 
+LogicalResult
+cpu::fuseElementwiseGenerics(Operation *root, int64_t maxBodyOps,
+                             function_ref<bool(Operation *)> filter) {
+  auto selected = [&](Operation *op) {
+    return isElementwiseGeneric(op) && (!filter || filter(op));
+  };
+  IRRewriter rewriter(root->getContext());
+  SmallVector<linalg::GenericOp> generics;
+  root->walk([&](linalg::GenericOp op) {
+    if (selected(op))
+      generics.push_back(op);
+  });
+  for (linalg::GenericOp op : generics)
+    moveInitToInputs(rewriter, op);
+
+  RewritePatternSet patterns(root->getContext());
+  linalg::populateElementwiseOpsFusionPatterns(patterns, [&](OpOperand *fused) {
+    Operation *producer = fused->get().getDefiningOp();
+    auto consumer = cast<linalg::GenericOp>(fused->getOwner());
+    // Only users in the consumer: nothing is computed twice.
+    return selected(producer) && selected(consumer) &&
+           getInitArgument(cast<linalg::GenericOp>(producer)).use_empty() &&
+           llvm::all_of(producer->getUsers(),
+                        [&](Operation *u) { return u == consumer; }) &&
+           countBodyOps(cast<linalg::GenericOp>(producer)) +
+                   countBodyOps(consumer) <=
+               maxBodyOps;
+  });
+  if (failed(applyPatternsGreedily(root, std::move(patterns))))
+    return failure();
+
+  // A consumer that read one tensor through several fused producers reads
+  // it once (GELU's x * 0.5 * (1 + tanh(c (x + k x^3)))).
+  SmallVector<Operation *> fusedOps;
+  root->walk([&](linalg::GenericOp op) {
+    if (selected(op))
+      fusedOps.push_back(op);
+  });
+  RewritePatternSet canonical(root->getContext());
+  linalg::GenericOp::getCanonicalizationPatterns(canonical, root->getContext());
+  GreedyRewriteConfig config;
+  config.setStrictness(GreedyRewriteStrictness::ExistingOps);
+  (void)applyOpPatternsGreedily(fusedOps, std::move(canonical), config);
+
+  generics.clear();
+  root->walk([&](linalg::GenericOp op) {
+    if (selected(op))
+      generics.push_back(op);
+  });
+  for (linalg::GenericOp op : generics)
+    reuseInputAsInit(rewriter, op);
+  return success();
+}
+
 namespace {
 struct AttnCpuFuseElementwisePass
     : public attn::impl::AttnCpuFuseElementwiseBase<
@@ -116,42 +170,8 @@ struct AttnCpuFuseElementwisePass
   using Base::Base;
 
   void runOnOperation() override {
-    IRRewriter rewriter(&getContext());
-    SmallVector<linalg::GenericOp> generics;
-    getOperation().walk([&](linalg::GenericOp op) {
-      if (isElementwiseGeneric(op))
-        generics.push_back(op);
-    });
-    for (linalg::GenericOp op : generics)
-      moveInitToInputs(rewriter, op);
-
-    RewritePatternSet patterns(&getContext());
-    int64_t limit = maxBodyOps;
-    linalg::populateElementwiseOpsFusionPatterns(
-        patterns, [limit](OpOperand *fused) {
-          Operation *producer = fused->get().getDefiningOp();
-          auto consumer = cast<linalg::GenericOp>(fused->getOwner());
-          // Only users in the consumer: nothing is computed twice.
-          return isElementwiseGeneric(producer) &&
-                 isElementwiseGeneric(consumer) &&
-                 getInitArgument(cast<linalg::GenericOp>(producer))
-                     .use_empty() &&
-                 llvm::all_of(producer->getUsers(),
-                              [&](Operation *u) { return u == consumer; }) &&
-                 countBodyOps(cast<linalg::GenericOp>(producer)) +
-                         countBodyOps(consumer) <=
-                     limit;
-        });
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
-      return signalPassFailure();
-
-    generics.clear();
-    getOperation().walk([&](linalg::GenericOp op) {
-      if (isElementwiseGeneric(op))
-        generics.push_back(op);
-    });
-    for (linalg::GenericOp op : generics)
-      reuseInputAsInit(rewriter, op);
+    if (failed(cpu::fuseElementwiseGenerics(getOperation(), maxBodyOps)))
+      signalPassFailure();
   }
 };
 } // namespace

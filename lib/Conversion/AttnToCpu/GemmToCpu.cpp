@@ -239,6 +239,8 @@ private:
   const GemmOperands &g;
   GemmTiling t;
   Value lhsBuf, rhsBuf, initBuf, outBuf, m, n, k;
+  /// Writes the results (after the epilogue's consumers); set by emit().
+  std::optional<ResultStore> results;
   int64_t numBatch = 0;
   /// The pair rows per column group of grouped prepacked panels, else 0.
   int64_t panelGroupRows = 0;
@@ -270,6 +272,7 @@ Value GemmLowering::emit(bool amx) {
   }
   if (g.init)
     initBuf = toBuffer(g.init);
+  results.emplace(b, loc, g.epilogue);
   m = g.resultSizes[numBatch];
   n = g.resultSizes[numBatch + 1];
   k = getDimSize(b, loc, g.lhs,
@@ -648,12 +651,10 @@ void GemmLowering::emitPairPanel(const BlockView &lhs, const BlockView &panel,
       });
 }
 
-/// out[batch, m0 + i, n0 + c] = acc[i, c] in the element type: whole
-/// vectors, then the last columns one by one.
+/// out[batch, m0 + i, n0 + c] = acc[i, c] in the element type (through
+/// the epilogue): whole vectors, then the last columns one by one.
 void GemmLowering::emitOutput(ValueRange batchIvs, Value m0, Value n0,
                               Value rows, Value cols, Value acc) {
-  Type et = g.resultType.getElementType();
-  auto outVecType = VectorType::get({t.lanes}, et);
   Value lanes = idx(t.lanes);
   Value vectorCols = arith::SubIOp::create(
       b, loc, cols, arith::RemUIOp::create(b, loc, cols, lanes));
@@ -665,13 +666,11 @@ void GemmLowering::emitOutput(ValueRange batchIvs, Value m0, Value n0,
   forLoop(idx(0), rows, idx(1), [&](Value i) {
     forLoop(idx(0), vectorCols, lanes, [&](Value c) {
       Value x = vector::LoadOp::create(b, loc, vecType, acc, ValueRange{i, c});
-      vector::StoreOp::create(b, loc, castFloat(b, loc, x, outVecType), outBuf,
-                              outIndices(i, c));
+      results->store(b, loc, x, outBuf, outIndices(i, c));
     });
     forLoop(vectorCols, cols, idx(1), [&](Value c) {
       Value x = memref::LoadOp::create(b, loc, acc, ValueRange{i, c});
-      memref::StoreOp::create(b, loc, castFloat(b, loc, x, et), outBuf,
-                              outIndices(i, c));
+      results->store(b, loc, x, outBuf, outIndices(i, c));
     });
   });
 }

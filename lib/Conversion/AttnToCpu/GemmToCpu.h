@@ -3,6 +3,8 @@
 #ifndef LIB_CONVERSION_ATTNTOCPU_GEMMTOCPU_H
 #define LIB_CONVERSION_ATTNTOCPU_GEMMTOCPU_H
 
+#include "GemmEpilogue.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 
@@ -34,6 +36,9 @@ struct GemmOperands {
   /// GEMM reads them in place with blocks of kc and nc instead of packing.
   /// 2-D only.
   bool rhsPacked = false;
+  /// Consumers applied to each result before it is stored (the result's
+  /// element type is then the last one's), or null.
+  const GemmEpilogue *epilogue = nullptr;
 };
 
 /// The type of the panels that the GEMM packs for a static [K, N] right
@@ -63,18 +68,6 @@ bool isPackedRhsLowerable(RankedTensorType type, int64_t vectorBits,
 Value buildPackWeight(OpBuilder &b, Location loc, Value weight,
                       bool transposed, RankedTensorType packedType,
                       int64_t vectorBits);
-
-/// The ops through which the f32 result of a linalg.matmul or
-/// linalg.batch_matmul only reaches its rounding to bf16 or f16, in order:
-/// single-use tensor.expand_shape/collapse_shape ops and tensor.reshape ops
-/// (of the product as their source: the exporter's reshapes to a shape of
-/// run-time sizes, as in a dynamic prefill step), then an elementwise
-/// linalg.generic whose body is `arith.truncf` of its one input (identity
-/// maps), what the exporter emits after every bf16 projection. Empty when
-/// the result has another use or the chain another form. The GEMM then
-/// rounds its accumulators to the narrow type itself, the same single
-/// rounding, instead of writing f32 for a second pass to round.
-SmallVector<Operation *> getRoundingConsumers(Operation *matmul);
 
 /// Emits the product as a register-blocked GEMM in the vector dialect on
 /// buffers (packed rhs panels, an mr x nv FMA register tile, work items over

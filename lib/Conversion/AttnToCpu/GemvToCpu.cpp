@@ -105,6 +105,8 @@ private:
   int64_t lanes;
   bool amx;
   Value lhsBuf, rhsBuf, initBuf, outBuf, m, n, k;
+  /// Writes the results (after the epilogue's consumers); set by emit().
+  std::optional<ResultStore> results;
 };
 
 /// Steps (32 k each) per block of AMX code whose C tiles stay in registers
@@ -129,6 +131,7 @@ Value GemvLowering::emit() {
   rhsBuf = toBuffer(g.rhs);
   if (g.init)
     initBuf = toBuffer(g.init);
+  results.emplace(b, loc, g.epilogue);
   m = g.resultSizes[0];
   n = g.resultSizes[1];
   k = getDimSize(b, loc, g.lhs, 1);
@@ -269,7 +272,6 @@ void GemvLowering::emitAmxWorkItem(Value item, Value pairs) {
             [&](Value s0) { block(s0, group, false); });
   if (whole < steps)
     block(idx(whole), steps - whole, false);
-  Type et = g.resultType.getElementType();
   forLoop(idx(0), m, idx(1), [&](Value r) {
     forLoop(idx(0), idx(kAmxBlock), idx(1), [&](Value j) {
       // One statement each: the order of the ops is the order written.
@@ -277,8 +279,7 @@ void GemvLowering::emitAmxWorkItem(Value item, Value pairs) {
       Value start = startValue(r, col);
       Value product = memref::LoadOp::create(b, loc, acc, ValueRange{j, r});
       Value sum = arith::AddFOp::create(b, loc, start, product);
-      memref::StoreOp::create(b, loc, castFloat(b, loc, sum, et), outBuf,
-                              ValueRange{r, col});
+      results->store(b, loc, sum, outBuf, ValueRange{r, col});
     });
   });
 }
@@ -354,14 +355,12 @@ void GemvLowering::emitTile(const Tile &t) {
         }
         scf::YieldOp::create(b, loc, next);
       });
-  Type et = g.resultType.getElementType();
   for (int64_t r = 0; r < t.rows; ++r)
     for (int64_t c = 0; c < t.cols; ++c) {
       Value row = add(t.i0, idx(r)), col = add(t.c0, idx(c));
       Value sum = arith::AddFOp::create(b, loc, startValue(row, col),
                                         tail.getResult(r * t.cols + c));
-      memref::StoreOp::create(b, loc, castFloat(b, loc, sum, et), outBuf,
-                              ValueRange{row, col});
+      results->store(b, loc, sum, outBuf, ValueRange{row, col});
     }
 }
 

@@ -166,12 +166,14 @@ Value cpu::createFilled(OpBuilder &b, Location loc, RankedTensorType type,
 
 /// True when `v`'s buffer is one the lowering allocated: follows
 /// destination-passing results to their tied init down to a restrict,
-/// writable bufferization.to_tensor or a tensor.empty.
+/// writable bufferization.to_tensor or a tensor.empty, or to an attn op
+/// whose lowering (after the elementwise ops') allocates its result.
 static bool isFreshTensor(Value v) {
   while (Operation *def = v.getDefiningOp()) {
     if (auto toTensor = dyn_cast<bufferization::ToTensorOp>(def))
       return toTensor.getRestrict() && toTensor.getWritable();
-    if (isa<tensor::EmptyOp>(def))
+    if (isa<tensor::EmptyOp, MatmulOp, SdpaOp, SoftmaxOp, SafeSoftmaxOp,
+            TransposeOp, RepeatInterleaveOp>(def))
       return true;
     auto dps = dyn_cast<DestinationStyleOpInterface>(def);
     if (!dps || !dps.hasPureTensorSemantics())

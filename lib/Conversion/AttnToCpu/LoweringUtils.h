@@ -100,6 +100,16 @@ Value buildElementwise(OpBuilder &b, Location loc, RankedTensorType resultType,
 Value findReusableInput(Operation *user, RankedTensorType resultType,
                         ValueRange inputs);
 
+/// Upstream linalg elementwise fusion on the all-parallel generics of one
+/// result in `root` that `filter` accepts (all without one): a producer
+/// goes into its consumer when the consumer is its only user and the fused
+/// body has at most `maxBodyOps` ops; in-place generics are taken out of
+/// place first and put back where findReusableInput allows after
+/// (attn-cpu-fuse-elementwise).
+LogicalResult
+fuseElementwiseGenerics(Operation *root, int64_t maxBodyOps,
+                        function_ref<bool(Operation *)> filter = nullptr);
+
 /// The counter-based dropout RNG shared by attn.dropout and attn.sdpa's math
 /// path: element `flatIndex` (row-major index in the dropped-out tensor) is
 /// kept iff `u >= p`, where `u` is the top 24 bits of

@@ -4,7 +4,8 @@
 // NumPy style), and linalg.matmul/batch_matmul on f32/f64 tensors, become
 // the register-tiled GEMM of GemmToCpu.cpp, accumulating in f32 (f64 for
 // f64; a linalg product whose f32 result is only rounded to bf16/f16
-// rounds in the GEMM's output loop instead); nn.Linear's x . W^T reads
+// rounds in the GEMM's output loop instead, and the elementwise consumers
+// after it run there too: GemmEpilogue.h); nn.Linear's x . W^T reads
 // W [N, K] in place (dot products for a few rows, else the GEMM packing W
 // transposed); attn.transpose becomes linalg.transpose;
 // attn.repeat_interleave a generic reading slice `i floordiv repeats`.
@@ -28,55 +29,6 @@
 using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::cpu;
-
-/// The generic that only rounds its one input to a narrower float:
-/// `arith.truncf` (default rounding) of the input, identity maps.
-static bool isRoundingGeneric(Operation *op, Value input) {
-  auto generic = dyn_cast<linalg::GenericOp>(op);
-  if (!generic || !generic.hasPureTensorSemantics() ||
-      generic.getNumDpsInputs() != 1 || generic.getNumDpsInits() != 1 ||
-      generic.getDpsInputs()[0] != input ||
-      generic.getNumLoops() != generic.getNumParallelLoops() ||
-      !llvm::all_of(generic.getIndexingMapsArray(),
-                    [](AffineMap map) { return map.isIdentity(); }))
-    return false;
-  Block &body = generic.getRegion().front();
-  if (body.getOperations().size() != 2)
-    return false;
-  auto trunc = dyn_cast<arith::TruncFOp>(body.front());
-  if (!trunc)
-    return false;
-  Type narrow = trunc.getType();
-  auto yield = cast<linalg::YieldOp>(body.getTerminator());
-  return trunc.getIn() == body.getArgument(0) &&
-         !trunc.getRoundingmodeAttr() && (narrow.isBF16() || narrow.isF16()) &&
-         trunc.getIn().getType().isF32() &&
-         yield->getOperands() == ValueRange{trunc.getResult()};
-}
-
-SmallVector<Operation *> cpu::getRoundingConsumers(Operation *matmul) {
-  if (!isa<linalg::MatmulOp, linalg::BatchMatmulOp>(matmul) ||
-      matmul->getNumResults() != 1)
-    return {};
-  SmallVector<Operation *> chain;
-  Value v = matmul->getResult(0);
-  while (v.hasOneUse()) {
-    Operation *user = *v.getUsers().begin();
-    if (user->getBlock() != matmul->getBlock())
-      return {};
-    if (isRoundingGeneric(user, v)) {
-      chain.push_back(user);
-      return chain;
-    }
-    if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp,
-             tensor::ReshapeOp>(user) ||
-        user->getOperand(0) != v)
-      return {};
-    chain.push_back(user);
-    v = user->getResult(0);
-  }
-  return {};
-}
 
 namespace {
 
@@ -155,9 +107,9 @@ struct MatmulOpLowering : OpRewritePattern<MatmulOp> {
 /// linalg.matmul and linalg.batch_matmul on tensors with their default
 /// indexing maps and an f32 or f64 result (what a front end emits for
 /// projections) as the same GEMM, accumulating onto their init operand (or
-/// starting from its value when the init is a linalg.fill). An f32 result
-/// that is only rounded to bf16/f16 (getRoundingConsumers) is the GEMM's
-/// narrow result, and the rounding goes.
+/// starting from its value when the init is a linalg.fill). The consumers
+/// of getProductConsumers (a rounding to bf16/f16, elementwise generics)
+/// run in the GEMM's output loop, and go.
 /// Their semantics (operands cast to the result type, then multiplied and
 /// added) are those of the GEMM up to the order of the additions and the
 /// FMA's single rounding, which linalg leaves open. Other element types
@@ -197,14 +149,34 @@ struct LinalgMatmulLowering : OpRewritePattern<LinalgOpTy> {
       gemm.init = nullptr;
       gemm.initValue = fill.getInputs()[0];
     }
-    // A product that is only rounded to bf16/f16 (through reshapes) is
-    // computed in the narrow type: the GEMM rounds its f32 accumulators
-    // once, as the rounding would.
-    SmallVector<Operation *> rounding = getRoundingConsumers(op);
-    if (!rounding.empty())
-      gemm.resultType = resultType.clone(
-          cast<ShapedType>(rounding.back()->getResult(0).getType())
-              .getElementType());
+    // The consumers the product applies as it stores its results
+    // (GemmEpilogue.h): a rounding to bf16/f16 makes the GEMM round its f32
+    // accumulators once, as the rounding would; elementwise consumers after
+    // it run on each result in registers, and the GEMM is built where the
+    // last of them was (the tensors they read are defined up to there).
+    // The GEMM accumulates in the compute type of its result's element
+    // type: consumers whose result would change that (an f64 product
+    // rounded to f32) stay loops of their own.
+    ProductConsumers consumers = getProductConsumers(op);
+    if (!consumers.elementwise.empty() &&
+        (getComputeType(getElementTypeOrSelf(
+             consumers.elementwise.back()->getResult(0))) != et ||
+         !llvm::all_of(consumers.elementwise, [](Operation *consumer) {
+           return isa<linalg::GenericOp>(consumer);
+         })))
+      consumers.dropElementwise();
+    ArrayRef<Operation *> fused = consumers.getOps();
+    if (!fused.empty())
+      gemm.resultType =
+          resultType.clone(getElementTypeOrSelf(fused.back()->getResult(0)));
+    GemmEpilogue epilogue;
+    if (!consumers.elementwise.empty()) {
+      rewriter.setInsertionPoint(fused.back());
+      epilogue =
+          buildGemmEpilogue(rewriter, loc, consumers, gemm.resultSizes,
+                            getElementTypeOrSelf(consumers.epilogueInput));
+      gemm.epilogue = &epilogue;
+    }
     Value result;
     if (auto unpack = rhs.getDefiningOp<UnpackWeightOp>()) {
       // Panels packed ahead of time (attn-cpu-prepack-weights), read in
@@ -216,27 +188,27 @@ struct LinalgMatmulLowering : OpRewritePattern<LinalgOpTy> {
       result = buildWithTransposedRhs(rewriter, loc, gemm, transpose);
     else
       result = buildGemm(rewriter, loc, gemm, vectorBits, bf16Dot, amx);
-    if (rounding.empty()) {
+    if (fused.empty()) {
       rewriter.replaceOp(op, result);
       return success();
     }
-    // The reshapes again, on the narrow result, where the rounding was
-    // (their sizes may be defined after the product); the rounding's uses
-    // read their end.
-    Type narrow = gemm.resultType.getElementType();
-    Operation *generic = rounding.back();
-    rewriter.setInsertionPoint(generic);
-    IRMapping map;
-    map.map(op->getResult(0), result);
-    for (Operation *reshape : ArrayRef(rounding).drop_back()) {
-      Operation *clone = rewriter.clone(*reshape, map);
-      Value value = clone->getResult(0);
-      value.setType(cast<RankedTensorType>(value.getType()).clone(narrow));
-      map.map(reshape->getResult(0), value);
+    // The reshapes again, on the result, where the last consumer was
+    // (their sizes may be defined after the product); the last consumer's
+    // uses read their end.
+    Type resultElement = gemm.resultType.getElementType();
+    Operation *last = fused.back();
+    rewriter.setInsertionPoint(last);
+    Value value = result;
+    for (Operation *reshape : consumers.reshapes) {
+      IRMapping map;
+      map.map(reshape->getOperand(0), value);
+      value = rewriter.clone(*reshape, map)->getResult(0);
+      value.setType(
+          cast<RankedTensorType>(value.getType()).clone(resultElement));
     }
-    rewriter.replaceOp(generic, map.lookup(generic->getOperand(0)));
-    for (Operation *reshape : llvm::reverse(ArrayRef(rounding).drop_back()))
-      rewriter.eraseOp(reshape);
+    rewriter.replaceOp(last, value);
+    for (Operation *consumer : llvm::reverse(fused.drop_back()))
+      rewriter.eraseOp(consumer);
     rewriter.eraseOp(op);
     return success();
   }

@@ -1,8 +1,9 @@
 //===- OutlineKernels.cpp - one noinline function per repeated kernel -----===//
 //
 // attn-cpu-outline-kernels: each top-level kernel op of a public function
-// (with the cheap producers the lowering matches on, and the rounding of a
-// GEMM's f32 result to bf16/f16 that it folds) is cut out into a
+// (with the cheap producers the lowering matches on, and the consumers of
+// a GEMM's result that it applies as it stores: the rounding to bf16/f16,
+// activations, gates, residual adds) is cut out into a
 // candidate private function; candidates that print alike are one kernel,
 // emitted once and called from every place it was. The printed function is
 // the key in the way IREE's executable deduplication compares executables:
@@ -11,7 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "GemmToCpu.h"
+#include "GemmEpilogue.h"
 
 #include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
@@ -92,7 +93,7 @@ namespace {
 /// One kernel op cut out into a function that is not (yet) in the module.
 struct KernelCandidate {
   /// The kernel op, then the consumers the lowering folds into it
-  /// (cpu::getRoundingConsumers); the last one's results are the
+  /// (cpu::getProductConsumers); the last one's results are the
   /// function's.
   SmallVector<Operation *> ops;
   /// The values the function takes, in its argument order.
@@ -142,11 +143,18 @@ static SmallVector<Operation *> collectKernelInputs(ArrayRef<Operation *> ops,
   return order;
 }
 
-/// Cuts `op` (with its rounding consumers) out into a detached function and
-/// prints it as its key.
-static KernelCandidate buildKernelCandidate(Operation *op) {
+/// Cuts `op` (with the consumers its lowering applies, up to one that an
+/// earlier candidate in `taken` holds: two products' gate reads both) out
+/// into a detached function and prints it as its key.
+static KernelCandidate
+buildKernelCandidate(Operation *op,
+                     const llvm::SmallPtrSetImpl<Operation *> &taken) {
   SmallVector<Operation *> ops = {op};
-  llvm::append_range(ops, attn::cpu::getRoundingConsumers(op));
+  for (Operation *consumer : attn::cpu::getProductConsumers(op).getOps()) {
+    if (taken.contains(consumer))
+      break;
+    ops.push_back(consumer);
+  }
   SetVector<Value> args;
   SmallVector<Operation *> producers = collectKernelInputs(ops, args);
   MLIRContext *ctx = op->getContext();
@@ -235,7 +243,7 @@ struct AttnCpuOutlineKernelsPass
       for (Operation &op : func.getBody().getOps()) {
         if (!isOutlinedKernelOp(&op, linalgOps) || taken.contains(&op))
           continue;
-        KernelCandidate c = buildKernelCandidate(&op);
+        KernelCandidate c = buildKernelCandidate(&op, taken);
         taken.insert(c.ops.begin() + 1, c.ops.end());
         if (llvm::any_of(c.args, isDynamicSlice))
           c.func.erase();

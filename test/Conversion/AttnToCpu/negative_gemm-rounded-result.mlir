@@ -1,7 +1,8 @@
 // RUN: attn-opt %s --attn-lower-to-cpu="vector-bits=512" --canonicalize --split-input-file | FileCheck %s
 
-// The GEMM keeps its f32 result, and the rounding stays a loop of its own,
-// where the f32 values are read by anything other than one rounding.
+// The GEMM keeps its f32 (f64) result, and the rounding stays a loop of its
+// own, where the f32 values are read by anything other than one rounding,
+// or where the result's type would change the accumulation.
 
 // The f32 result is returned too.
 // CHECK-LABEL: func.func @two_uses(
@@ -17,44 +18,6 @@ func.func @two_uses(%x: tensor<64x128xbf16>, %w: tensor<128x96xbf16>, %c: tensor
     linalg.yield %t : bf16
   } -> tensor<64x96xbf16>
   return %n, %r : tensor<64x96xbf16>, tensor<64x96xf32>
-}
-
-// -----
-
-// Something before the rounding (a GELU's erf on the f32 values) changes
-// them: not a rounding alone.
-// CHECK-LABEL: func.func @not_only_rounding(
-// CHECK: memref.alloc() {alignment = 64 : i64} : memref<64x96xf32>
-// CHECK: linalg.generic
-// CHECK: math.erf
-func.func @not_only_rounding(%x: tensor<64x128xbf16>, %w: tensor<128x96xbf16>, %c: tensor<64x96xf32>) -> tensor<64x96xbf16> {
-  %r = linalg.matmul ins(%x, %w : tensor<64x128xbf16>, tensor<128x96xbf16>) outs(%c : tensor<64x96xf32>) -> tensor<64x96xf32>
-  %n0 = tensor.empty() : tensor<64x96xbf16>
-  %n = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%r : tensor<64x96xf32>) outs(%n0 : tensor<64x96xbf16>) {
-  ^bb0(%a: f32, %o: bf16):
-    %e = math.erf %a : f32
-    %t = arith.truncf %e : f32 to bf16
-    linalg.yield %t : bf16
-  } -> tensor<64x96xbf16>
-  return %n : tensor<64x96xbf16>
-}
-
-// -----
-
-// A rounding downward is not the GEMM's rounding to nearest.
-// CHECK-LABEL: func.func @other_rounding_mode(
-// CHECK: memref.alloc() {alignment = 64 : i64} : memref<64x96xf32>
-// CHECK: linalg.generic
-// CHECK: arith.truncf %{{.+}} downward : f32 to bf16
-func.func @other_rounding_mode(%x: tensor<64x128xbf16>, %w: tensor<128x96xbf16>, %c: tensor<64x96xf32>) -> tensor<64x96xbf16> {
-  %r = linalg.matmul ins(%x, %w : tensor<64x128xbf16>, tensor<128x96xbf16>) outs(%c : tensor<64x96xf32>) -> tensor<64x96xf32>
-  %n0 = tensor.empty() : tensor<64x96xbf16>
-  %n = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%r : tensor<64x96xf32>) outs(%n0 : tensor<64x96xbf16>) {
-  ^bb0(%a: f32, %o: bf16):
-    %t = arith.truncf %a downward : f32 to bf16
-    linalg.yield %t : bf16
-  } -> tensor<64x96xbf16>
-  return %n : tensor<64x96xbf16>
 }
 
 // -----

@@ -58,6 +58,14 @@ CASES = {
     "linear_amx_gemv": ([(5, 1120), (100, 1120), (5, 100)],
                         ["bf16", "bf16", "f32"], "f32"),
     "linear_amx_gemv_16": ([(16, 96), (32, 96)], ["bf16", "bf16"], "bf16"),
+    "linear_silu_gate": ([(37, 70), (29, 70), (1, 37, 29)],
+                         ["bf16", "bf16", "bf16"], "bf16"),
+    "linear_silu_gate_few": ([(5, 1120), (100, 1120), (5, 100)],
+                             ["bf16", "bf16", "bf16"], "bf16"),
+    "linear_gelu_residual": ([(20, 301), (45, 301), (20, 45)],
+                             ["f32", "f32", "f32"], "f32"),
+    "linear_gelu_tanh_few": ([(3, 257), (260, 257), (3, 260)],
+                             ["f32", "f32", "f32"], "f32"),
 }
 # The constant init (linalg.fill value) of a case without an init argument.
 INIT = {"linalg_batch": 0.75, "linear_16": 0.5, "linear_17": 0.5,
@@ -68,7 +76,40 @@ WEIGHT_RHS = {"linear_row", "linear_few_bf16", "linear_16", "linear_17",
               "linear_parallel", "linear_gemm_odd", "linear_gemm_bf16",
               "linear_gemm_f16", "linear_gemm_tall_bf16",
               "linear_bf16_odd_k", "linear_whole_bf16", "linear_rounded_bf16",
-              "linear_rounded_few", "linear_amx_gemv", "linear_amx_gemv_16"}
+              "linear_rounded_few", "linear_amx_gemv", "linear_amx_gemv_16",
+              "linear_silu_gate", "linear_silu_gate_few",
+              "linear_gelu_residual", "linear_gelu_tanh_few"}
+
+
+
+def round_bf16(x):
+    """x rounded to the nearest bf16, ties to even."""
+    bits = struct.unpack("<I", struct.pack("<f", x))[0]
+    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16 << 16
+    return struct.unpack("<f", struct.pack("<I", bits & 0xFFFFFFFF))[0]
+
+
+def silu_gate(p, up):
+    """SiLU(p) * up with the rounding to bf16 after each op."""
+    r = round_bf16(p)
+    return round_bf16(round_bf16(r / (1.0 + math.exp(-r))) * up)
+
+
+def gelu_residual(p, res):
+    return 0.5 * p * (1.0 + math.erf(p / math.sqrt(2.0))) + res
+
+
+def gelu_tanh_residual(p, res):
+    c = math.sqrt(2.0 / math.pi)
+    return 0.5 * p * (1.0 + math.tanh(c * (p + 0.044715 * p ** 3))) + res
+
+
+# Cases whose third operand is read by consumers of the product (the
+# product starts at 0): the function of the exact product and that operand.
+EPILOGUE = {"linear_silu_gate": silu_gate,
+            "linear_silu_gate_few": silu_gate,
+            "linear_gelu_residual": gelu_residual,
+            "linear_gelu_tanh_few": gelu_tanh_residual}
 FORMATS = {"f32": ("<f4", "f"), "f64": ("<f8", "d"), "f16": ("<f2", "e"),
            "bf16": ("<u2", "H")}
 EPS = {"f32": 2.0 ** -24, "f64": 2.0 ** -53, "f16": 2.0 ** -11,
@@ -169,10 +210,12 @@ def run_case(attn_run, mlir, tmp, name, extra):
         data = [data[0], [w[j * k + t] for t in range(k) for j in range(n)]
                 ] + data[2:]
     ref, bound, k = reference(shapes, data)
+    acc_eps = EPS["f64" if rtype == "f64" else "f32"]
+    if name in EPILOGUE:
+        return check_epilogue(name, got, ref, bound, k, data[2], rtype)
     init = data[2] if len(data) > 2 else [INIT.get(name, 0.0)] * len(ref)
     ref = [r + c for r, c in zip(ref, init)]
     bound = [s + abs(c) for s, c in zip(bound, init)]
-    acc_eps = EPS["f64" if rtype == "f64" else "f32"]
     failures = 0
     if len(got) != len(ref):
         print("FAIL %s: %d elements, expected %d" % (name, len(got),
@@ -186,6 +229,33 @@ def run_case(attn_run, mlir, tmp, name, extra):
             if failures <= 3:
                 print("FAIL %s: got %r, expected %r (tol %g)" % (name, g, r,
                                                                  tol))
+    print("%s: %d elements, %d failures" % (name, len(got), failures))
+    return failures
+
+
+def check_epilogue(name, got, products, bounds, k, other, rtype):
+    """Each element against the case's function of the product, evaluated
+    at both ends of the product's error bound (a bf16 rounding of the
+    product may go either way there): within 2 ulps of the result type of
+    one end or between them, plus 1e-6 for the f32 approximations of exp,
+    erf and tanh."""
+    fn = EPILOGUE[name]
+    if len(got) != len(products):
+        print("FAIL %s: %d elements, expected %d" % (name, len(got),
+                                                     len(products)))
+        return 1
+    failures = 0
+    for g, p, s, o in zip(got, products, bounds, other):
+        err = 4 * max(k, 1) * EPS["f32"] * s
+        ends = [fn(p - err, o), fn(p, o), fn(p + err, o)]
+        top = max(abs(e) for e in ends)
+        ulp = 2.0 ** (math.frexp(top)[1] - 1) * 2 * EPS[rtype] if top else 0.0
+        tol = 2 * ulp + 1e-6 * (1 + top)
+        if not min(ends) - tol <= g <= max(ends) + tol:
+            failures += 1
+            if failures <= 3:
+                print("FAIL %s: got %r, expected %r (tol %g)" % (
+                    name, g, ends[1], tol))
     print("%s: %d elements, %d failures" % (name, len(got), failures))
     return failures
 

@@ -331,3 +331,133 @@ func.func @linear_amx_gemv_16(%x: tensor<16x96xbf16>, %w: tensor<32x96xbf16>) ->
   } -> tensor<16x32xbf16>
   return %n : tensor<16x32xbf16>
 }
+
+// Consumers the product applies as it stores (GemmEpilogue.h): Llama's
+// gate, SiLU(x W_gate^T) * up, rounded to bf16 after each op as the
+// exporter writes it; on the GEMM (37 rows) and, with a dynamic row count
+// of 5 at run time, on the decode products (AMX tiles for the first 96
+// weight rows where the host has them, vectors for the rest).
+func.func @linear_silu_gate(%x: tensor<37x70xbf16>, %w: tensor<29x70xbf16>, %up: tensor<1x37x29xbf16>) -> tensor<1x37x29xbf16> {
+  %z = arith.constant 0.0 : f32
+  %t0 = tensor.empty() : tensor<70x29xbf16>
+  %wt = linalg.transpose ins(%w : tensor<29x70xbf16>) outs(%t0 : tensor<70x29xbf16>) permutation = [1, 0]
+  %i = tensor.empty() : tensor<37x29xf32>
+  %f = linalg.fill ins(%z : f32) outs(%i : tensor<37x29xf32>) -> tensor<37x29xf32>
+  %r = linalg.matmul ins(%x, %wt : tensor<37x70xbf16>, tensor<70x29xbf16>) outs(%f : tensor<37x29xf32>) -> tensor<37x29xf32>
+  %e = tensor.expand_shape %r [[0, 1], [2]] output_shape [1, 37, 29] : tensor<37x29xf32> into tensor<1x37x29xf32>
+  %n0 = tensor.empty() : tensor<1x37x29xbf16>
+  %n = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%e : tensor<1x37x29xf32>) outs(%n0 : tensor<1x37x29xbf16>) {
+  ^bb0(%a: f32, %o: bf16):
+    %t = arith.truncf %a : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<1x37x29xbf16>
+  %s0 = tensor.empty() : tensor<1x37x29xbf16>
+  %s = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%n : tensor<1x37x29xbf16>) outs(%s0 : tensor<1x37x29xbf16>) {
+  ^bb0(%a: bf16, %o: bf16):
+    %a32 = arith.extf %a : bf16 to f32
+    %one = arith.constant 1.0 : f32
+    %neg = arith.negf %a32 : f32
+    %ex = math.exp %neg : f32
+    %den = arith.addf %one, %ex : f32
+    %y = arith.divf %a32, %den : f32
+    %yb = arith.truncf %y : f32 to bf16
+    linalg.yield %yb : bf16
+  } -> tensor<1x37x29xbf16>
+  %m = "attn.mul"(%s, %up) : (tensor<1x37x29xbf16>, tensor<1x37x29xbf16>) -> tensor<1x37x29xbf16>
+  return %m : tensor<1x37x29xbf16>
+}
+
+func.func @linear_silu_gate_few(%x: tensor<?x1120xbf16>, %w: tensor<100x1120xbf16>, %up: tensor<?x100xbf16>) -> tensor<?x100xbf16> {
+  %z = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %rows = tensor.dim %x, %c0 : tensor<?x1120xbf16>
+  %t0 = tensor.empty() : tensor<1120x100xbf16>
+  %wt = linalg.transpose ins(%w : tensor<100x1120xbf16>) outs(%t0 : tensor<1120x100xbf16>) permutation = [1, 0]
+  %i = tensor.empty(%rows) : tensor<?x100xf32>
+  %f = linalg.fill ins(%z : f32) outs(%i : tensor<?x100xf32>) -> tensor<?x100xf32>
+  %r = linalg.matmul ins(%x, %wt : tensor<?x1120xbf16>, tensor<1120x100xbf16>) outs(%f : tensor<?x100xf32>) -> tensor<?x100xf32>
+  %n0 = tensor.empty(%rows) : tensor<?x100xbf16>
+  %n = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%r : tensor<?x100xf32>) outs(%n0 : tensor<?x100xbf16>) {
+  ^bb0(%a: f32, %o: bf16):
+    %t = arith.truncf %a : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<?x100xbf16>
+  %s0 = tensor.empty(%rows) : tensor<?x100xbf16>
+  %s = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%n : tensor<?x100xbf16>) outs(%s0 : tensor<?x100xbf16>) {
+  ^bb0(%a: bf16, %o: bf16):
+    %a32 = arith.extf %a : bf16 to f32
+    %one = arith.constant 1.0 : f32
+    %neg = arith.negf %a32 : f32
+    %ex = math.exp %neg : f32
+    %den = arith.addf %one, %ex : f32
+    %y = arith.divf %a32, %den : f32
+    %yb = arith.truncf %y : f32 to bf16
+    linalg.yield %yb : bf16
+  } -> tensor<?x100xbf16>
+  %m0 = tensor.empty(%rows) : tensor<?x100xbf16>
+  %m = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%s, %up : tensor<?x100xbf16>, tensor<?x100xbf16>) outs(%m0 : tensor<?x100xbf16>) {
+  ^bb0(%a: bf16, %b: bf16, %o: bf16):
+    %a32 = arith.extf %a : bf16 to f32
+    %b32 = arith.extf %b : bf16 to f32
+    %p = arith.mulf %a32, %b32 : f32
+    %pb = arith.truncf %p : f32 to bf16
+    linalg.yield %pb : bf16
+  } -> tensor<?x100xbf16>
+  return %m : tensor<?x100xbf16>
+}
+
+// BERT's feed-forward in f32: GELU (erf) of the product, then the residual
+// added (attn.add, lowered to a generic before the product), on the GEMM;
+// GPT-2's tanh GELU on the parallel decode products (3 rows).
+func.func @linear_gelu_residual(%x: tensor<20x301xf32>, %w: tensor<45x301xf32>, %res: tensor<20x45xf32>) -> tensor<20x45xf32> {
+  %z = arith.constant 0.0 : f32
+  %t0 = tensor.empty() : tensor<301x45xf32>
+  %wt = linalg.transpose ins(%w : tensor<45x301xf32>) outs(%t0 : tensor<301x45xf32>) permutation = [1, 0]
+  %i = tensor.empty() : tensor<20x45xf32>
+  %f = linalg.fill ins(%z : f32) outs(%i : tensor<20x45xf32>) -> tensor<20x45xf32>
+  %r = linalg.matmul ins(%x, %wt : tensor<20x301xf32>, tensor<301x45xf32>) outs(%f : tensor<20x45xf32>) -> tensor<20x45xf32>
+  %g0 = tensor.empty() : tensor<20x45xf32>
+  %g = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%r : tensor<20x45xf32>) outs(%g0 : tensor<20x45xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %half = arith.constant 0.5 : f32
+    %rsqrt2 = arith.constant 0.707106769 : f32
+    %one = arith.constant 1.0 : f32
+    %u = arith.mulf %a, %rsqrt2 : f32
+    %erf = math.erf %u : f32
+    %p = arith.addf %erf, %one : f32
+    %h = arith.mulf %a, %half : f32
+    %y = arith.mulf %h, %p : f32
+    linalg.yield %y : f32
+  } -> tensor<20x45xf32>
+  %sum = "attn.add"(%res, %g) : (tensor<20x45xf32>, tensor<20x45xf32>) -> tensor<20x45xf32>
+  return %sum : tensor<20x45xf32>
+}
+
+func.func @linear_gelu_tanh_few(%x: tensor<3x257xf32>, %w: tensor<260x257xf32>, %res: tensor<3x260xf32>) -> tensor<3x260xf32> {
+  %z = arith.constant 0.0 : f32
+  %t0 = tensor.empty() : tensor<257x260xf32>
+  %wt = linalg.transpose ins(%w : tensor<260x257xf32>) outs(%t0 : tensor<257x260xf32>) permutation = [1, 0]
+  %i = tensor.empty() : tensor<3x260xf32>
+  %f = linalg.fill ins(%z : f32) outs(%i : tensor<3x260xf32>) -> tensor<3x260xf32>
+  %r = linalg.matmul ins(%x, %wt : tensor<3x257xf32>, tensor<257x260xf32>) outs(%f : tensor<3x260xf32>) -> tensor<3x260xf32>
+  %g0 = tensor.empty() : tensor<3x260xf32>
+  %g = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%res, %r : tensor<3x260xf32>, tensor<3x260xf32>) outs(%g0 : tensor<3x260xf32>) {
+  ^bb0(%b: f32, %a: f32, %o: f32):
+    %half = arith.constant 0.5 : f32
+    %c = arith.constant 0.797884583 : f32
+    %k = arith.constant 0.044715 : f32
+    %one = arith.constant 1.0 : f32
+    %a2 = arith.mulf %a, %a : f32
+    %a3 = arith.mulf %a2, %a : f32
+    %ka3 = arith.mulf %a3, %k : f32
+    %in = arith.addf %a, %ka3 : f32
+    %arg = arith.mulf %in, %c : f32
+    %t = math.tanh %arg : f32
+    %p = arith.addf %t, %one : f32
+    %h = arith.mulf %a, %half : f32
+    %y = arith.mulf %h, %p : f32
+    %s = arith.addf %y, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<3x260xf32>
+  return %g : tensor<3x260xf32>
+}

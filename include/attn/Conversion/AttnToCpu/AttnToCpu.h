@@ -238,6 +238,13 @@ struct AttnCpuPipelineOptions
 void populateAttnMatmulToCpuPatterns(RewritePatternSet &patterns,
                                      const AttnCpuLoweringOptions &options);
 void populateAttnElementwiseToCpuPatterns(RewritePatternSet &patterns);
+
+/// Lowers the elementwise attn ops in `root` (those of
+/// populateAttnElementwiseToCpuPatterns) to generics, then rewrites the
+/// tensor.dim ops in terms of the sizes their operands were built from:
+/// what attn-lower-to-cpu does first, so that a product sees the generics
+/// that consume it.
+LogicalResult lowerAttnElementwiseOps(Operation *root);
 void populateAttnSoftmaxToCpuPatterns(RewritePatternSet &patterns);
 void populateAttnReshapeToCpuPatterns(RewritePatternSet &patterns);
 void populateAttnSdpaToCpuPatterns(RewritePatternSet &patterns,

@@ -1,0 +1,68 @@
+//===- FuseProductConsumers.cpp - one generic after each product ---------===//
+//
+// attn-cpu-fuse-product-consumers: the elementwise attn ops as generics,
+// then attn-cpu-fuse-elementwise's fusion on the generics that read a
+// linalg product's result, so that the product's lowering applies them as
+// one epilogue (see Passes.td).
+//
+//===----------------------------------------------------------------------===//
+
+#include "LoweringUtils.h"
+
+#include "attn/Conversion/AttnToCpu/AttnToCpu.h"
+#include "attn/Conversion/Passes.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNCPUFUSEPRODUCTCONSUMERS
+#include "attn/Conversion/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+/// How far back through generics and reshapes a product is looked for: the
+/// ops of an activation between its product and its last op.
+static constexpr int64_t kMaxConsumerDepth = 12;
+
+/// Whether `op` reads a linalg product's result, directly or through at
+/// most `depth` reshapes and all-parallel generics.
+static bool readsProduct(Operation *op, int64_t depth) {
+  if (depth < 0)
+    return false;
+  for (Value operand : op->getOperands()) {
+    Operation *def = operand.getDefiningOp();
+    if (!def)
+      continue;
+    if (isa<linalg::MatmulOp, linalg::BatchMatmulOp>(def))
+      return true;
+    auto generic = dyn_cast<linalg::GenericOp>(def);
+    bool passes =
+        isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp, tensor::ReshapeOp>(
+            def) ||
+        (generic && generic.getNumLoops() == generic.getNumParallelLoops());
+    if (passes && readsProduct(def, depth - 1))
+      return true;
+  }
+  return false;
+}
+
+namespace {
+struct AttnCpuFuseProductConsumersPass
+    : public attn::impl::AttnCpuFuseProductConsumersBase<
+          AttnCpuFuseProductConsumersPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    Operation *root = getOperation();
+    if (failed(lowerAttnElementwiseOps(root)) ||
+        failed(
+            cpu::fuseElementwiseGenerics(root, maxBodyOps, [](Operation *op) {
+              return readsProduct(op, kMaxConsumerDepth);
+            })))
+      signalPassFailure();
+  }
+};
+} // namespace
