@@ -190,8 +190,12 @@ def AttnCpuFuseProductConsumers : Pass<"attn-cpu-fuse-product-consumers", "::mli
     lowers the elementwise attn ops to generics (as attn-lower-to-cpu does
     first), then runs attn-cpu-fuse-elementwise's fusion on the generics
     that read a `linalg.matmul`/`linalg.batch_matmul` result (through
-    reshapes and other such generics) only: the nine become one generic
-    that reads x once, with its splat constants folded into the body.
+    reshapes and other such generics) only, except the rounding of a
+    product's f32 result to bf16/f16, which the product folds itself (fused
+    into a consumer that another product applies, such as Llama's gate
+    reading `up`, it would leave its own product writing f32): the nine
+    become one generic that reads x once, with its splat constants folded
+    into the body.
     Nothing else changes. The CPU pipeline runs it before
     attn-cpu-outline-kernels, so that an outlined product takes the one
     generic with it.

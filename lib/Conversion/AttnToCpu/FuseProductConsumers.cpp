@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "GemmEpilogue.h"
 #include "LoweringUtils.h"
 
 #include "attn/Conversion/AttnToCpu/AttnToCpu.h"
@@ -57,11 +58,16 @@ struct AttnCpuFuseProductConsumersPass
 
   void runOnOperation() override {
     Operation *root = getOperation();
+    // A product's rounding stays apart: its product stores the narrow type
+    // itself. Fused into a consumer that another product applies (a gate
+    // reading `up`), it would leave its own product writing f32.
+    auto selected = [](Operation *op) {
+      bool rounding = op->getNumOperands() == 2 &&
+                      cpu::isRoundingGeneric(op, op->getOperand(0));
+      return !rounding && readsProduct(op, kMaxConsumerDepth);
+    };
     if (failed(lowerAttnElementwiseOps(root)) ||
-        failed(
-            cpu::fuseElementwiseGenerics(root, maxBodyOps, [](Operation *op) {
-              return readsProduct(op, kMaxConsumerDepth);
-            })))
+        failed(cpu::fuseElementwiseGenerics(root, maxBodyOps, selected)))
       signalPassFailure();
   }
 };

@@ -34,9 +34,7 @@ static bool isIdentityElementwise(linalg::GenericOp generic) {
                       [](AffineMap map) { return map.isIdentity(); });
 }
 
-/// The generic that only rounds its one input to a narrower float:
-/// `arith.truncf` (default rounding) of the input, identity maps.
-static bool isRoundingGeneric(Operation *op, Value input) {
+bool cpu::isRoundingGeneric(Operation *op, Value input) {
   auto generic = dyn_cast<linalg::GenericOp>(op);
   if (!generic || !isIdentityElementwise(generic) ||
       generic.getNumDpsInputs() != 1 || generic.getDpsInputs()[0] != input)

@@ -54,6 +54,11 @@ private:
 };
 ProductConsumers getProductConsumers(Operation *matmul);
 
+/// Whether `op` is a generic that only rounds its one input, `input`, to a
+/// narrower float: `arith.truncf` (default rounding) of f32 to bf16/f16,
+/// identity maps.
+bool isRoundingGeneric(Operation *op, Value input);
+
 /// An all-parallel linalg.generic on tensors of one result that reads
 /// `value` through exactly one operand (an input or its init), every
 /// operand with the identity map and every operand it reads of a float

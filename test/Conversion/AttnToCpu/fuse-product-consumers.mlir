@@ -95,3 +95,57 @@ func.func @negative_second_user(%x: tensor<8x16xf32>, %w: tensor<16x8xf32>, %c: 
   %m = "attn.mul"(%t, %two) : (tensor<8x8xf32>, tensor<f32>) -> tensor<8x8xf32>
   return %m, %t : tensor<8x8xf32>, tensor<8x8xf32>
 }
+
+// -----
+
+// Llama's gate in f32 products rounded to bf16: SiLU and the product with
+// `up` become one generic, but neither product's rounding goes into it
+// (each product stores bf16 itself; `up`'s would otherwise be written in
+// f32 for the gate to round).
+
+// CHECK-LABEL: func.func @gate_keeps_roundings(
+// CHECK: %[[G:.+]] = linalg.matmul
+// CHECK: %[[GR:.+]] = linalg.generic {{.+}} ins(%[[G]] : tensor<8x16xf32>)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.truncf
+// CHECK-NEXT: linalg.yield
+// CHECK: %[[U:.+]] = linalg.matmul
+// CHECK: %[[UR:.+]] = linalg.generic {{.+}} ins(%[[U]] : tensor<8x16xf32>)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.truncf
+// CHECK-NEXT: linalg.yield
+// CHECK: %[[M:.+]] = linalg.generic {{.+}} ins(%[[GR]] : tensor<8x16xbf16>) outs(%[[UR]] : tensor<8x16xbf16>)
+// CHECK: math.exp
+// CHECK: arith.mulf
+// CHECK: return %[[M]]
+func.func @gate_keeps_roundings(%x: tensor<8x32xbf16>, %wg: tensor<32x16xbf16>, %wu: tensor<32x16xbf16>) -> tensor<8x16xbf16> {
+  %z = arith.constant 0.0 : f32
+  %i = tensor.empty() : tensor<8x16xf32>
+  %f = linalg.fill ins(%z : f32) outs(%i : tensor<8x16xf32>) -> tensor<8x16xf32>
+  %n0 = tensor.empty() : tensor<8x16xbf16>
+  %g = linalg.matmul ins(%x, %wg : tensor<8x32xbf16>, tensor<32x16xbf16>) outs(%f : tensor<8x16xf32>) -> tensor<8x16xf32>
+  %gr = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%g : tensor<8x16xf32>) outs(%n0 : tensor<8x16xbf16>) {
+  ^bb0(%v: f32, %o: bf16):
+    %t = arith.truncf %v : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<8x16xbf16>
+  %s = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%gr : tensor<8x16xbf16>) outs(%n0 : tensor<8x16xbf16>) {
+  ^bb0(%a: bf16, %o: bf16):
+    %a32 = arith.extf %a : bf16 to f32
+    %one = arith.constant 1.0 : f32
+    %neg = arith.negf %a32 : f32
+    %ex = math.exp %neg : f32
+    %den = arith.addf %one, %ex : f32
+    %y = arith.divf %a32, %den : f32
+    %yb = arith.truncf %y : f32 to bf16
+    linalg.yield %yb : bf16
+  } -> tensor<8x16xbf16>
+  %u = linalg.matmul ins(%x, %wu : tensor<8x32xbf16>, tensor<32x16xbf16>) outs(%f : tensor<8x16xf32>) -> tensor<8x16xf32>
+  %ur = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%u : tensor<8x16xf32>) outs(%n0 : tensor<8x16xbf16>) {
+  ^bb0(%v: f32, %o: bf16):
+    %t = arith.truncf %v : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<8x16xbf16>
+  %m = "attn.mul"(%s, %ur) : (tensor<8x16xbf16>, tensor<8x16xbf16>) -> tensor<8x16xbf16>
+  return %m : tensor<8x16xbf16>
+}
