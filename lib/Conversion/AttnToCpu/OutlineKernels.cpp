@@ -150,7 +150,8 @@ static KernelCandidate
 buildKernelCandidate(Operation *op,
                      const llvm::SmallPtrSetImpl<Operation *> &taken) {
   SmallVector<Operation *> ops = {op};
-  for (Operation *consumer : attn::cpu::getProductConsumers(op).getOps()) {
+  attn::cpu::ProductConsumers consumers = attn::cpu::getProductConsumers(op);
+  for (Operation *consumer : consumers.getOps()) {
     if (taken.contains(consumer))
       break;
     ops.push_back(consumer);
