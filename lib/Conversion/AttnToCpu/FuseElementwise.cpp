@@ -22,15 +22,6 @@ namespace mlir::attn {
 using namespace mlir;
 using namespace mlir::attn;
 
-/// An all-parallel generic on tensors with one init and one result: the
-/// form of every elementwise op the lowering emits.
-static bool isElementwiseGeneric(Operation *op) {
-  auto generic = dyn_cast_or_null<linalg::GenericOp>(op);
-  return generic && generic.hasPureTensorSemantics() &&
-         generic.getNumDpsInits() == 1 && generic->getNumResults() == 1 &&
-         generic.getNumLoops() == generic.getNumParallelLoops();
-}
-
 /// The init's block argument of a generic with one init.
 static BlockArgument getInitArgument(linalg::GenericOp op) {
   return op.getRegion().front().getArgument(op.getNumDpsInputs());
@@ -113,7 +104,7 @@ LogicalResult
 cpu::fuseElementwiseGenerics(Operation *root, int64_t maxBodyOps,
                              function_ref<bool(Operation *)> filter) {
   auto selected = [&](Operation *op) {
-    return isElementwiseGeneric(op) && (!filter || filter(op));
+    return cpu::isElementwiseGeneric(op) && (!filter || filter(op));
   };
   IRRewriter rewriter(root->getContext());
   SmallVector<linalg::GenericOp> generics;

@@ -39,11 +39,10 @@ static bool readsProduct(Operation *op, int64_t depth) {
       continue;
     if (isa<linalg::MatmulOp, linalg::BatchMatmulOp>(def))
       return true;
-    auto generic = dyn_cast<linalg::GenericOp>(def);
     bool passes =
         isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp, tensor::ReshapeOp>(
             def) ||
-        (generic && generic.getNumLoops() == generic.getNumParallelLoops());
+        cpu::isElementwiseGeneric(def);
     if (passes && readsProduct(def, depth - 1))
       return true;
   }

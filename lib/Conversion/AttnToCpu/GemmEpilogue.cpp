@@ -24,12 +24,9 @@ using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::cpu;
 
-/// An all-parallel generic on tensors with one init and one result, every
-/// operand read at the result's index.
+/// An elementwise generic that reads every operand at the result's index.
 static bool isIdentityElementwise(linalg::GenericOp generic) {
-  return generic.hasPureTensorSemantics() && generic.getNumDpsInits() == 1 &&
-         generic->getNumResults() == 1 &&
-         generic.getNumLoops() == generic.getNumParallelLoops() &&
+  return isElementwiseGeneric(generic) &&
          llvm::all_of(generic.getIndexingMapsArray(),
                       [](AffineMap map) { return map.isIdentity(); });
 }
@@ -263,22 +260,65 @@ ResultStore::ResultStore(OpBuilder &b, Location loc,
   }
 }
 
+/// `element`, or a vector of `element` shaped as `lanes` when there is one.
+static Type withLanes(Type element, VectorType lanes) {
+  return lanes ? VectorType::get(lanes.getShape(), element) : element;
+}
+
+/// Clones the ops of an elementwise body whose arguments `map` maps, on
+/// scalars (`lanes` null) or lane by lane on vectors shaped as `lanes`;
+/// returns the yielded value. Scalars from above the body are broadcast to
+/// the lanes.
+static Value cloneBodyOnLanes(OpBuilder &b, Location loc, Block &body,
+                              IRMapping &map, VectorType lanes) {
+  auto lookup = [&](Value v) -> Value {
+    if (Value mapped = map.lookupOrNull(v))
+      return mapped;
+    if (!lanes)
+      return v;
+    Value broadcast =
+        vector::BroadcastOp::create(b, loc, withLanes(v.getType(), lanes), v);
+    map.map(v, broadcast);
+    return broadcast;
+  };
+  for (Operation &op : body.without_terminator()) {
+    if (!lanes) {
+      b.clone(op, map);
+      continue;
+    }
+    if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
+      auto type = cast<VectorType>(withLanes(constant.getType(), lanes));
+      map.map(constant.getResult(),
+              arith::ConstantOp::create(
+                  b, loc, type,
+                  DenseElementsAttr::get(type, constant.getValue())));
+      continue;
+    }
+    OperationState state(loc, op.getName());
+    for (Value operand : op.getOperands())
+      state.addOperands(lookup(operand));
+    state.addAttributes(op.getAttrs());
+    for (Type type : op.getResultTypes())
+      state.addTypes(withLanes(type, lanes));
+    map.map(op.getResults(), b.create(state)->getResults());
+  }
+  return lookup(body.getTerminator()->getOperand(0));
+}
+
 void ResultStore::store(OpBuilder &b, Location loc, Value acc, Value out,
                         ValueRange indices) const {
-  auto vecType = dyn_cast<VectorType>(acc.getType());
-  // `element` as a scalar, or as a vector of acc's lanes.
-  auto typeLike = [&](Type element) -> Type {
-    return vecType ? VectorType::get(vecType.getShape(), element) : element;
-  };
+  auto lanes = dyn_cast<VectorType>(acc.getType());
   auto load = [&](Value buf) -> Value {
     Type element = cast<MemRefType>(buf.getType()).getElementType();
-    if (vecType)
-      return vector::LoadOp::create(b, loc, typeLike(element), buf, indices);
+    if (lanes)
+      return vector::LoadOp::create(b, loc, withLanes(element, lanes), buf,
+                                    indices);
     return memref::LoadOp::create(b, loc, buf, indices);
   };
   Type outElement = cast<MemRefType>(out.getType()).getElementType();
   Value value = castFloat(
-      b, loc, acc, typeLike(epilogue ? epilogue->inputType : outElement));
+      b, loc, acc,
+      withLanes(epilogue ? epilogue->inputType : outElement, lanes));
   for (auto [i, constGeneric] : llvm::enumerate(
            epilogue ? epilogue->generics : ArrayRef<linalg::GenericOp>())) {
     linalg::GenericOp generic = constGeneric;
@@ -290,43 +330,9 @@ void ResultStore::store(OpBuilder &b, Location loc, Value acc, Value out,
       else if (!arg.use_empty())
         map.map(arg, value);
     }
-    // A value of the body: mapped, or a scalar from above the generic
-    // (broadcast to the lanes).
-    auto lookup = [&](Value v) -> Value {
-      if (Value mapped = map.lookupOrNull(v))
-        return mapped;
-      if (!vecType)
-        return v;
-      Value lanes =
-          vector::BroadcastOp::create(b, loc, typeLike(v.getType()), v);
-      map.map(v, lanes);
-      return lanes;
-    };
-    for (Operation &op : body.without_terminator()) {
-      if (!vecType) {
-        // Values from above the generic stay as they are.
-        b.clone(op, map);
-        continue;
-      }
-      if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
-        auto type = cast<VectorType>(typeLike(constant.getType()));
-        map.map(constant.getResult(),
-                arith::ConstantOp::create(
-                    b, loc, type,
-                    DenseElementsAttr::get(type, constant.getValue())));
-        continue;
-      }
-      OperationState state(loc, op.getName());
-      for (Value operand : op.getOperands())
-        state.addOperands(lookup(operand));
-      state.addAttributes(op.getAttrs());
-      for (Type type : op.getResultTypes())
-        state.addTypes(typeLike(type));
-      map.map(op.getResults(), b.create(state)->getResults());
-    }
-    value = lookup(body.getTerminator()->getOperand(0));
+    value = cloneBodyOnLanes(b, loc, body, map, lanes);
   }
-  if (vecType)
+  if (lanes)
     vector::StoreOp::create(b, loc, value, out, indices);
   else
     memref::StoreOp::create(b, loc, value, out, indices);

@@ -183,6 +183,13 @@ static bool isFreshTensor(Value v) {
   return false;
 }
 
+bool cpu::isElementwiseGeneric(Operation *op) {
+  auto generic = dyn_cast_or_null<linalg::GenericOp>(op);
+  return generic && generic.hasPureTensorSemantics() &&
+         generic.getNumDpsInits() == 1 && generic->getNumResults() == 1 &&
+         generic.getNumLoops() == generic.getNumParallelLoops();
+}
+
 Value cpu::findReusableInput(Operation *user, RankedTensorType resultType,
                              ValueRange inputs) {
   for (Value input : inputs) {

@@ -100,6 +100,10 @@ Value buildElementwise(OpBuilder &b, Location loc, RankedTensorType resultType,
 Value findReusableInput(Operation *user, RankedTensorType resultType,
                         ValueRange inputs);
 
+/// An all-parallel linalg.generic on tensors with one init and one result:
+/// the form of every elementwise op the lowering emits. False for null.
+bool isElementwiseGeneric(Operation *op);
+
 /// Upstream linalg elementwise fusion on the all-parallel generics of one
 /// result in `root` that `filter` accepts (all without one): a producer
 /// goes into its consumer when the consumer is its only user and the fused
