@@ -33,6 +33,7 @@ _MESSAGE_SIZE = 1024
 # accepts on 64-bit hosts.
 _M_TRIM_THRESHOLD = -1
 _M_MMAP_THRESHOLD = -3
+_M_MMAP_MAX = -4
 _MMAP_THRESHOLD_MAX = 32 << 20
 _TRIM_THRESHOLD = 512 << 20
 _heap_tuned = False
@@ -40,16 +41,20 @@ _heap_tuned = False
 
 def keep_freed_heap() -> bool:
     """Makes glibc keep freed memory for reuse instead of returning it to
-    the OS: blocks up to 32 MiB come from the heap (M_MMAP_THRESHOLD) and
-    the heap is trimmed only past 512 MiB of free memory at its top
-    (M_TRIM_THRESHOLD). A compiled model allocates the same buffers on
-    every call; with glibc's default (a threshold that adapts, trimming at
-    twice it) a call of multi-MiB activations maps fresh pages again and
-    pays a page fault per 4 KiB (a third of a batch-8 prefill of a 0.5B
-    model on two threads). Process-wide, once, when the first library is
-    loaded; returns whether it applied. Left alone where the user chose
-    (ATTNFUSE_KEEP_FREED_HEAP=0, GLIBC_TUNABLES naming malloc, or glibc's
-    MALLOC_MMAP_THRESHOLD_/MALLOC_TRIM_THRESHOLD_) and off glibc."""
+    the OS: every block comes from the heap (M_MMAP_MAX 0: no block of its
+    own mapped apart, whatever its size; M_MMAP_THRESHOLD at its 32 MiB
+    maximum for a user who raises M_MMAP_MAX again) and the heap is trimmed
+    only past 512 MiB of free memory at its top (M_TRIM_THRESHOLD). A
+    compiled model allocates the same buffers on every call; with glibc's
+    default (a threshold that adapts, trimming at twice it, and a mapping
+    of its own for every block above the threshold) a call of multi-MiB
+    activations maps fresh pages again and pays a page fault per 4 KiB (a
+    third of a batch-8 prefill of a 0.5B model on two threads; 17% of one
+    of 8 x 1024 tokens, whose MLP products are 92 MB each). Process-wide,
+    once, when the first library is loaded; returns whether it applied.
+    Left alone where the user chose (ATTNFUSE_KEEP_FREED_HEAP=0,
+    GLIBC_TUNABLES naming malloc, or glibc's MALLOC_MMAP_THRESHOLD_/
+    MALLOC_TRIM_THRESHOLD_/MALLOC_MMAP_MAX_) and off glibc."""
     global _heap_tuned
     if _heap_tuned:
         return False
@@ -59,6 +64,7 @@ def keep_freed_heap() -> bool:
             or "glibc.malloc" in env.get("GLIBC_TUNABLES", "")
             or "MALLOC_MMAP_THRESHOLD_" in env
             or "MALLOC_TRIM_THRESHOLD_" in env
+            or "MALLOC_MMAP_MAX_" in env
             or platform.libc_ver()[0] != "glibc"):
         return False
     mallopt = getattr(_libc, "mallopt", None)
@@ -67,7 +73,8 @@ def keep_freed_heap() -> bool:
     mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
     mallopt.restype = ctypes.c_int
     return bool(mallopt(_M_MMAP_THRESHOLD, _MMAP_THRESHOLD_MAX) and
-                mallopt(_M_TRIM_THRESHOLD, _TRIM_THRESHOLD))
+                mallopt(_M_TRIM_THRESHOLD, _TRIM_THRESHOLD) and
+                mallopt(_M_MMAP_MAX, 0))
 
 
 def descriptor_type(rank: int):

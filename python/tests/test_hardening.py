@@ -253,10 +253,11 @@ def test_model_returning_its_kv_cache_gets_a_hint():
 
 
 # glibc keeps freed memory for the compiled code's next call (runtime.
-# keep_freed_heap): a 16 MiB block then comes from the heap, below the
-# program break, where glibc's default (a 128 KiB mmap threshold in a fresh
-# process) maps it apart, above. Each case runs in a fresh interpreter (the
-# setting is process-wide, once).
+# keep_freed_heap): a 16 MiB block and a 96 MiB one (above the largest mmap
+# threshold glibc accepts) then come from the heap, below the program
+# break, where glibc's default (a 128 KiB mmap threshold in a fresh
+# process) maps them apart, above. Each case runs in a fresh interpreter
+# (the setting is process-wide, once).
 _HEAP_PROBE = """
 import ctypes, ctypes.util, platform, sys
 from attnfuse import runtime
@@ -266,23 +267,26 @@ libc.malloc.restype = ctypes.c_void_p
 libc.malloc.argtypes = [ctypes.c_size_t]
 libc.sbrk.restype = ctypes.c_void_p
 libc.sbrk.argtypes = [ctypes.c_ssize_t]
-p = libc.malloc(16 << 20)
-print(applied, p < libc.sbrk(0))
+small = libc.malloc(16 << 20)
+large = libc.malloc(96 << 20)
+top = libc.sbrk(0)
+print(applied, small < top, large < top)
 """
 
 
 @pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="glibc only")
 @pytest.mark.parametrize("env, expected", [
-    ({}, "True True"),
-    ({"ATTNFUSE_KEEP_FREED_HEAP": "0"}, "False False"),
-    ({"GLIBC_TUNABLES": "glibc.malloc.check=0"}, "False False"),
-    ({"MALLOC_TRIM_THRESHOLD_": "131072"}, "False False"),
+    ({}, "True True True"),
+    ({"ATTNFUSE_KEEP_FREED_HEAP": "0"}, "False False False"),
+    ({"GLIBC_TUNABLES": "glibc.malloc.check=0"}, "False False False"),
+    ({"MALLOC_TRIM_THRESHOLD_": "131072"}, "False False False"),
+    ({"MALLOC_MMAP_MAX_": "65536"}, "False False False"),
 ])
 def test_keep_freed_heap(env, expected):
     environment = {k: v for k, v in os.environ.items()
                    if k not in ("ATTNFUSE_KEEP_FREED_HEAP", "GLIBC_TUNABLES",
                                 "MALLOC_TRIM_THRESHOLD_",
-                                "MALLOC_MMAP_THRESHOLD_")}
+                                "MALLOC_MMAP_THRESHOLD_", "MALLOC_MMAP_MAX_")}
     environment.update(env)
     out = subprocess.run([sys.executable, "-c", _HEAP_PROBE], env=environment,
                          capture_output=True, text=True, check=True)
