@@ -166,6 +166,10 @@ class TransformersCompiled(Transformers):
 
     def setup(self, model, dtype, args):
         import copy
+        # A fresh Dynamo for each dtype: the forward's code object is the
+        # same, and the previous dtype's graphs would count towards its
+        # recompile limit (past it, the forward runs eagerly).
+        torch._dynamo.reset()
         self.model = copy.deepcopy(model).to(dtype)
         self.model.generation_config.cache_implementation = "static"
         self.model.forward = torch.compile(self.model.forward)
