@@ -40,6 +40,28 @@ struct AmxStep {
     return arith::MulIOp::create(b, loc, x, c(y));
   }
 
+  /// `then()` where `cond` holds, else `otherwise()` (if given): only the
+  /// one that runs where `cond` is a constant, else an scf.if.
+  void ifElse(Value cond, function_ref<void()> then,
+              function_ref<void()> otherwise = nullptr) {
+    if (std::optional<int64_t> known = getConstantIntValue(cond)) {
+      if (*known)
+        then();
+      else if (otherwise)
+        otherwise();
+      return;
+    }
+    auto branch = scf::IfOp::create(b, loc, TypeRange{}, cond,
+                                    /*withElseRegion=*/bool(otherwise));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(branch.thenBlock());
+    then();
+    if (otherwise) {
+      b.setInsertionPointToStart(branch.elseBlock());
+      otherwise();
+    }
+  }
+
   /// Prefetches into L2 the rows of `next` that step s reads of its own
   /// panel: 16 pair rows of 2 x 16 columns, two cache lines each.
   void prefetchNext(Value s, Value j0) {
@@ -92,6 +114,41 @@ struct AmxStep {
         amx::TileStoreOp::create(b, loc, acc, ValueRange{rowOf[r], colOf[v]},
                                  tiles[r][v]);
   }
+
+  /// Steps [s0, end) where end - s0 < group, in chunks of descending
+  /// powers of two (the bits of end - s0), each chunk between one load and
+  /// one store of the C tiles: at most log2(group) + 1 round trips of the
+  /// C tiles instead of one per step. With `zeroC` the first chunk starts
+  /// from zero tiles (then end > s0).
+  void emitRemainder(Value i0, Value j0, Value s0, Value end, int64_t group,
+                     bool zeroC, bool prefetch) {
+    // Folded: constants where the steps are static.
+    Value count = b.createOrFold<arith::SubIOp>(loc, end, s0);
+    int64_t chunk = group > 1 ? llvm::bit_floor(uint64_t(group - 1)) : 0;
+    for (; chunk >= 1; chunk /= 2) {
+      auto bitsAbove = [&](int64_t bit) {
+        return b.createOrFold<arith::AndIOp>(loc, count, c(~(bit - 1)));
+      };
+      Value has = b.createOrFold<arith::CmpIOp>(
+          loc, arith::CmpIPredicate::ne,
+          b.createOrFold<arith::AndIOp>(loc, count, c(chunk)), c(0));
+      ifElse(has, [&] {
+        // The chunk starts after the larger chunks that run.
+        Value start =
+            b.createOrFold<arith::AddIOp>(loc, s0, bitsAbove(2 * chunk));
+        if (!zeroC) {
+          emit(i0, j0, start, chunk, false, prefetch);
+          return;
+        }
+        // The first chunk that runs: no larger bit of count is set.
+        Value first = b.createOrFold<arith::CmpIOp>(
+            loc, arith::CmpIPredicate::eq, bitsAbove(2 * chunk), c(0));
+        ifElse(
+            first, [&] { emit(i0, j0, start, chunk, true, prefetch); },
+            [&] { emit(i0, j0, start, chunk, false, prefetch); });
+      });
+    }
+  }
 };
 } // namespace
 
@@ -100,36 +157,37 @@ void cpu::buildAmxBlockProduct(OpBuilder &b, Location loc, const BlockView &lhs,
                                Value cols, Value steps, int64_t group,
                                bool zeroC, const BlockView &next) {
   AmxStep step{b, loc, lhs, panel, acc, next};
-  Value grouped = arith::SubIOp::create(
-      b, loc, steps, arith::RemUIOp::create(b, loc, steps, step.c(group)));
+  Value grouped = b.createOrFold<arith::SubIOp>(
+      loc, steps,
+      b.createOrFold<arith::RemUIOp>(loc, steps, step.c(group)));
   auto rowPair = [&](Value i0, bool prefetch) {
     buildForLoop(b, loc, step.c(0), cols, step.c(kAmxBlock), [&](Value j0) {
-      // Steps [0, first) run from zero tiles: a whole group where there is
-      // one, else a single step (steps >= 1: the k block is not empty).
-      Value first = step.c(0), groupedEnd = grouped;
-      if (zeroC) {
-        Value full = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
-                                           steps, step.c(group));
-        auto branch = scf::IfOp::create(b, loc, TypeRange{}, full,
-                                        /*withElseRegion=*/true);
-        {
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPointToStart(branch.thenBlock());
-          step.emit(i0, j0, first, group, /*zeroC=*/true, prefetch);
-          b.setInsertionPointToStart(branch.elseBlock());
-          step.emit(i0, j0, first, 1, /*zeroC=*/true, prefetch);
-        }
-        first = arith::SelectOp::create(b, loc, full, step.c(group), step.c(1));
-        groupedEnd = arith::SelectOp::create(b, loc, full, grouped, first);
+      auto groups = [&](Value from) {
+        if (group > 1)
+          buildForLoop(b, loc, from, grouped, step.c(group), [&](Value s0) {
+            step.emit(i0, j0, s0, group, false, prefetch);
+          });
+      };
+      if (!zeroC) {
+        groups(step.c(0));
+        step.emitRemainder(i0, j0, grouped, steps, group, false, prefetch);
+        return;
       }
-      if (group > 1)
-        buildForLoop(b, loc, first, groupedEnd, step.c(group), [&](Value s0) {
-          step.emit(i0, j0, s0, group, false, prefetch);
-        });
-      else
-        groupedEnd = first;
-      buildForLoop(b, loc, groupedEnd, steps, step.c(1),
-                   [&](Value s) { step.emit(i0, j0, s, 1, false, prefetch); });
+      // From zero tiles: the first whole group where there is one, else
+      // the first chunk of the remainder.
+      step.ifElse(
+          b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::uge, steps,
+                                        step.c(group)),
+          [&] {
+            step.emit(i0, j0, step.c(0), group, /*zeroC=*/true, prefetch);
+            groups(step.c(group));
+            step.emitRemainder(i0, j0, grouped, steps, group, false,
+                               prefetch);
+          },
+          [&] {
+            step.emitRemainder(i0, j0, step.c(0), steps, group, true,
+                               prefetch);
+          });
     });
   };
   // Rows outer: a row pair's A tiles (32 rows x the k block) stay in L1

@@ -1,5 +1,6 @@
 // RUN: attn-opt %s --attn-lower-to-cpu="vector-bits=512 amx=true" --split-input-file | FileCheck %s
 // RUN: attn-opt %s --attn-cpu-lowering-pipeline="vector-bits=512 amx=true num-threads=1" --split-input-file | FileCheck %s --check-prefix=LLVM
+// RUN: attn-opt %s --attn-lower-to-cpu="vector-bits=512 amx=true" --canonicalize --split-input-file | FileCheck %s --check-prefix=CANON
 
 // bf16 x bf16 accumulated in f32 with amx (a target with AMX-BF16): the
 // product asks the runtime once whether the process may use the tiles and
@@ -22,11 +23,16 @@
 // CHECK-DAG: %[[LHS:.+]] = memref.alloc() {alignment = 64 : i64} : memref<32x64xbf16>
 // The pairs past the depth, zeroed.
 // CHECK: vector.store %{{.+}}, %[[PANEL]][%{{.+}}, %{{.+}}] : memref<128x32xbf16>, vector<32xbf16>
-// CHECK: %[[C0:.+]] = amx.tile_load %[[ACC]][%{{.+}}, %{{.+}}] : memref<32x64xf32> into !amx.tile<16x16xf32>
-// CHECK: %[[A0:.+]] = amx.tile_load %[[LHS]][%{{.+}}, %{{.+}}] : memref<32x64xbf16> into !amx.tile<16x32xbf16>
+// The product starts at zero: its first steps update tile_zero's tiles
+// (the A tiles read in place where the rows are whole tiles, else from the
+// packed block), later chunks load theirs from acc.
+// CHECK: %[[Z:.+]] = amx.tile_zero : !amx.tile<16x16xf32>
+// CHECK: %[[A0:.+]] = amx.tile_load %{{.+}} : memref<{{.+}}xbf16{{.*}}> into !amx.tile<16x32xbf16>
 // CHECK: %[[B0:.+]] = amx.tile_load %[[PANEL]][%{{.+}}, %{{.+}}] : memref<128x32xbf16> into !amx.tile<16x32xbf16>
-// CHECK: %[[C1:.+]] = amx.tile_mulf %[[A0]], %[[B0]], %[[C0]] : !amx.tile<16x32xbf16>, !amx.tile<16x32xbf16>, !amx.tile<16x16xf32>
+// CHECK: amx.tile_mulf %[[A0]], %[[B0]], %[[Z]] : !amx.tile<16x32xbf16>, !amx.tile<16x32xbf16>, !amx.tile<16x16xf32>
 // CHECK: amx.tile_store %[[ACC]][%{{.+}}, %{{.+}}], %{{.+}} : memref<32x64xf32>, !amx.tile<16x16xf32>
+// CHECK: amx.tile_load %[[ACC]][%{{.+}}, %{{.+}}] : memref<32x64xf32> into !amx.tile<16x16xf32>
+// CHECK: amx.tile_load %[[LHS]][%{{.+}}, %{{.+}}] : memref<32x64xbf16> into !amx.tile<16x32xbf16>
 // A panel packed per call is in cache already: nothing to prefetch.
 // CHECK-NOT: memref.prefetch
 // CHECK-NOT: vector.fma
@@ -40,6 +46,22 @@
 // CHECK: vector.fma
 // CHECK-NOT: amx.
 // CHECK: return
+
+// k steps short of a group of 8 run in chunks of 4, 2 and 1 steps (the
+// bits of their count), each between one load (none for the first chunk
+// of a product from zero) and one store of the C tiles. With a static K
+// the chunks' conditions fold: K = 37 is one chunk of 2 steps from zero
+// tiles, no load of the C tiles.
+// CANON-LABEL: func.func private @matmul_odd_amx(
+// CANON: %[[ACC:.+]] = memref.alloc() {alignment = 64 : i64} : memref<32x64xf32>
+// CANON-NOT: amx.tile_load %[[ACC]][
+// CANON: %[[Z:.+]] = amx.tile_zero
+// CANON: %[[S1:.+]] = amx.tile_mulf %{{.+}}, %{{.+}}, %[[Z]]
+// CANON: amx.tile_mulf %{{.+}}, %{{.+}}, %[[S1]]
+// CANON: amx.tile_store %[[ACC]][
+// CANON-NOT: amx.tile_load %[[ACC]][
+// CANON-NOT: amx.tile_mulf
+// CANON-LABEL: func.func @matmul_odd(
 
 // The AMX intrinsics, each tile value within one block.
 // LLVM: llvm.func @attnrt_amx_available() -> i32

@@ -49,6 +49,9 @@ CASES = {
     "linear_bf16_odd_k": ([(20, 301), (270, 301)], ["bf16", "bf16"], "f32"),
     "bf16_whole_blocks": ([(2, 96, 320), (320, 100)], ["bf16", "bf16"],
                           "bf16"),
+    "bf16_seven_steps": ([(64, 200), (200, 40)], ["bf16", "bf16"], "bf16"),
+    "linear_fifteen_steps_bf16": ([(33, 480), (70, 480)], ["bf16", "bf16"],
+                                  "f32"),
     "linear_whole_bf16": ([(70, 512), (96, 512), (70, 96)],
                           ["bf16", "bf16", "f32"], "f32"),
     "linear_rounded_bf16": ([(70, 512), (96, 512), (70, 96)],
@@ -70,12 +73,13 @@ CASES = {
 # The constant init (linalg.fill value) of a case without an init argument.
 INIT = {"linalg_batch": 0.75, "linear_16": 0.5, "linear_17": 0.5,
         "linear_gemm_bf16": 0.25, "linear_rounded_few": 0.25,
-        "linear_amx_gemv_16": 0.25}
+        "linear_amx_gemv_16": 0.25, "linear_fifteen_steps_bf16": 0.25}
 # Cases whose rhs argument is the [N, K] weight (the function transposes it).
 WEIGHT_RHS = {"linear_row", "linear_few_bf16", "linear_16", "linear_17",
               "linear_parallel", "linear_gemm_odd", "linear_gemm_bf16",
               "linear_gemm_f16", "linear_gemm_tall_bf16",
-              "linear_bf16_odd_k", "linear_whole_bf16", "linear_rounded_bf16",
+              "linear_bf16_odd_k", "linear_fifteen_steps_bf16",
+              "linear_whole_bf16", "linear_rounded_bf16",
               "linear_rounded_few", "linear_amx_gemv", "linear_amx_gemv_16",
               "linear_silu_gate", "linear_silu_gate_few",
               "linear_gelu_residual", "linear_gelu_tanh_few"}

@@ -238,6 +238,27 @@ func.func @bf16_whole_blocks(%a: tensor<2x96x320xbf16>, %b: tensor<320x100xbf16>
   return %c : tensor<2x96x100xbf16>
 }
 
+// k steps that are not a whole group of 8 (the AMX path runs them in
+// chunks of 4, 2 and 1 steps, each between one load and one store of the
+// C tiles): K = 200 is 7 steps, the first chunk from zero tiles; K = 480
+// is a group of 8, then 7 steps onto the init's value.
+func.func @bf16_seven_steps(%a: tensor<64x200xbf16>, %b: tensor<200x40xbf16>) -> tensor<64x40xbf16> {
+  %c = attn.matmul %a, %b : (tensor<64x200xbf16>, tensor<200x40xbf16>) -> tensor<64x40xbf16>
+  return %c : tensor<64x40xbf16>
+}
+
+func.func @linear_fifteen_steps_bf16(%x: tensor<?x480xbf16>, %w: tensor<70x480xbf16>) -> tensor<?x70xf32> {
+  %q = arith.constant 0.25 : f32
+  %t0 = tensor.empty() : tensor<480x70xbf16>
+  %wt = linalg.transpose ins(%w : tensor<70x480xbf16>) outs(%t0 : tensor<480x70xbf16>) permutation = [1, 0]
+  %c0 = arith.constant 0 : index
+  %m = tensor.dim %x, %c0 : tensor<?x480xbf16>
+  %o = tensor.empty(%m) : tensor<?x70xf32>
+  %f = linalg.fill ins(%q : f32) outs(%o : tensor<?x70xf32>) -> tensor<?x70xf32>
+  %r = linalg.matmul ins(%x, %wt : tensor<?x480xbf16>, tensor<480x70xbf16>) outs(%f : tensor<?x70xf32>) -> tensor<?x70xf32>
+  return %r : tensor<?x70xf32>
+}
+
 // nn.Linear's bf16 weight onto an f32 init argument (a bias added before
 // the product) with K = 512 and 70 rows at run time: whole 32-row blocks
 // read in place, the rest packed with padding rows; the C tiles start from
