@@ -39,6 +39,12 @@ _TRIM_THRESHOLD = 512 << 20
 _heap_tuned = False
 
 
+# glibc's malloc variables: where one is set, the user chose and
+# keep_freed_heap stands back.
+MALLOC_ENVIRONMENT = ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_",
+                      "MALLOC_MMAP_MAX_")
+
+
 def keep_freed_heap() -> bool:
     """Makes glibc keep freed memory for reuse instead of returning it to
     the OS: every block comes from the heap (M_MMAP_MAX 0: no block of its
@@ -53,8 +59,8 @@ def keep_freed_heap() -> bool:
     of 8 x 1024 tokens, whose MLP products are 92 MB each). Process-wide,
     once, when the first library is loaded; returns whether it applied.
     Left alone where the user chose (ATTNFUSE_KEEP_FREED_HEAP=0,
-    GLIBC_TUNABLES naming malloc, or glibc's MALLOC_MMAP_THRESHOLD_/
-    MALLOC_TRIM_THRESHOLD_/MALLOC_MMAP_MAX_) and off glibc."""
+    GLIBC_TUNABLES naming malloc, or one of MALLOC_ENVIRONMENT) and off
+    glibc."""
     global _heap_tuned
     if _heap_tuned:
         return False
@@ -62,9 +68,7 @@ def keep_freed_heap() -> bool:
     env = os.environ
     if (env.get("ATTNFUSE_KEEP_FREED_HEAP", "1") == "0"
             or "glibc.malloc" in env.get("GLIBC_TUNABLES", "")
-            or "MALLOC_MMAP_THRESHOLD_" in env
-            or "MALLOC_TRIM_THRESHOLD_" in env
-            or "MALLOC_MMAP_MAX_" in env
+            or any(name in env for name in MALLOC_ENVIRONMENT)
             or platform.libc_ver()[0] != "glibc"):
         return False
     mallopt = getattr(_libc, "mallopt", None)

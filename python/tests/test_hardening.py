@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 
 import attnfuse
-from attnfuse import compiler
+from attnfuse import compiler, runtime
 from conftest import assert_matches
 from models import NaiveCausalAttention
 
@@ -283,10 +283,9 @@ print(applied, small < top, large < top)
     ({"MALLOC_MMAP_MAX_": "65536"}, "False False False"),
 ])
 def test_keep_freed_heap(env, expected):
-    environment = {k: v for k, v in os.environ.items()
-                   if k not in ("ATTNFUSE_KEEP_FREED_HEAP", "GLIBC_TUNABLES",
-                                "MALLOC_TRIM_THRESHOLD_",
-                                "MALLOC_MMAP_THRESHOLD_", "MALLOC_MMAP_MAX_")}
+    chosen = ("ATTNFUSE_KEEP_FREED_HEAP", "GLIBC_TUNABLES",
+              *runtime.MALLOC_ENVIRONMENT)
+    environment = {k: v for k, v in os.environ.items() if k not in chosen}
     environment.update(env)
     out = subprocess.run([sys.executable, "-c", _HEAP_PROBE], env=environment,
                          capture_output=True, text=True, check=True)
