@@ -155,7 +155,8 @@ struct AmxStep {
 void cpu::buildAmxBlockProduct(OpBuilder &b, Location loc, const BlockView &lhs,
                                const BlockView &panel, Value acc, Value rows,
                                Value cols, Value steps, int64_t group,
-                               bool zeroC, const BlockView &next) {
+                               bool zeroC, const BlockView &next,
+                               function_ref<void(Value, Value)> afterBlock) {
   AmxStep step{b, loc, lhs, panel, acc, next};
   Value grouped = b.createOrFold<arith::SubIOp>(
       loc, steps,
@@ -171,23 +172,25 @@ void cpu::buildAmxBlockProduct(OpBuilder &b, Location loc, const BlockView &lhs,
       if (!zeroC) {
         groups(step.c(0));
         step.emitRemainder(i0, j0, grouped, steps, group, false, prefetch);
-        return;
+      } else {
+        // From zero tiles: the first whole group where there is one, else
+        // the first chunk of the remainder.
+        step.ifElse(
+            b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::uge,
+                                          steps, step.c(group)),
+            [&] {
+              step.emit(i0, j0, step.c(0), group, /*zeroC=*/true, prefetch);
+              groups(step.c(group));
+              step.emitRemainder(i0, j0, grouped, steps, group, false,
+                                 prefetch);
+            },
+            [&] {
+              step.emitRemainder(i0, j0, step.c(0), steps, group, true,
+                                 prefetch);
+            });
       }
-      // From zero tiles: the first whole group where there is one, else
-      // the first chunk of the remainder.
-      step.ifElse(
-          b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::uge, steps,
-                                        step.c(group)),
-          [&] {
-            step.emit(i0, j0, step.c(0), group, /*zeroC=*/true, prefetch);
-            groups(step.c(group));
-            step.emitRemainder(i0, j0, grouped, steps, group, false,
-                               prefetch);
-          },
-          [&] {
-            step.emitRemainder(i0, j0, step.c(0), steps, group, true,
-                               prefetch);
-          });
+      if (afterBlock)
+        afterBlock(i0, j0);
     });
   };
   // Rows outer: a row pair's A tiles (32 rows x the k block) stay in L1

@@ -47,11 +47,15 @@ inline constexpr int64_t kAmxBlock = 32;
 /// panel (its `mem` set: the prepacked panel the work item reads after this
 /// one), the first row pair prefetches it into L2 as it goes, the rows
 /// each step reads of its own panel: a weight streamed from memory then
-/// waits for memory once per panel, not once per step.
-void buildAmxBlockProduct(OpBuilder &b, Location loc, const BlockView &lhs,
-                          const BlockView &panel, Value acc, Value rows,
-                          Value cols, Value steps, int64_t group, bool zeroC,
-                          const BlockView &next = {});
+/// waits for memory once per panel, not once per step. Where given,
+/// `afterBlock(i0, j0)` runs once the 32 x 32 block of acc at (i0, j0) is
+/// stored, before the next block's steps (a GEMM's last k block writes its
+/// output there, while the block is in L1 and the tiles work on the next).
+void buildAmxBlockProduct(
+    OpBuilder &b, Location loc, const BlockView &lhs, const BlockView &panel,
+    Value acc, Value rows, Value cols, Value steps, int64_t group, bool zeroC,
+    const BlockView &next = {},
+    function_ref<void(Value i0, Value j0)> afterBlock = nullptr);
 
 /// Emits the choice between a lowering's AMX code and its fallback: one
 /// call of the runtime's kAmxAvailableFunction (the permission is the

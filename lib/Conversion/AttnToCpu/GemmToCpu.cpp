@@ -211,7 +211,9 @@ private:
     int64_t panelGroupRows = 0;
     SmallVector<Value> lhsBatch, rhsBatch;
   };
-  void emitAmxKBlock(const AmxWorkItem &w, Value k0, bool first);
+  /// With `last`, each 32 x 32 block of acc is written to the output as
+  /// soon as its C tiles are stored (emitOutput on the block).
+  void emitAmxKBlock(const AmxWorkItem &w, Value k0, bool first, bool last);
   /// The prepacked panel of column block `colBlock` and the k block at k0.
   BlockView prepackedPanel(Value colBlock, Value k0) {
     return BlockView{rhsBuf,
@@ -492,14 +494,48 @@ void GemmLowering::emitAmxWorkItem(ValueRange ivs, Value mb) {
   w.lhsBatch = operandBatch(g.lhs, item.batchIvs);
   if (!g.rhsPacked)
     w.rhsBatch = operandBatch(g.rhs, item.batchIvs);
+  // The last k block writes the output block by block as its C tiles are
+  // done (emitAmxKBlock with `last`): the vector code of the output then
+  // runs beside the tiles' work on the next block, on acc rows in L1,
+  // instead of after all of it, on the whole of acc.
+  // The last k block's start, (max(K, 1) - 1) / kc * kc.
+  Value lastK0 =
+      staticK ? idx(std::max<int64_t>(*staticK - 1, 0) / t.kc * t.kc)
+              : mul(arith::DivUIOp::create(
+                        b, loc,
+                        arith::SubIOp::create(
+                            b, loc, arith::MaxUIOp::create(b, loc, k, idx(1)),
+                            idx(1)),
+                        idx(t.kc)),
+                    idx(t.kc));
   if (zeroStart) {
-    emitAmxKBlock(w, idx(0), /*first=*/true);
-    forLoop(idx(t.kc), k, idx(t.kc),
-            [&](Value k0) { emitAmxKBlock(w, k0, false); });
-  } else {
-    forLoop(idx(0), k, idx(t.kc),
-            [&](Value k0) { emitAmxKBlock(w, k0, false); });
+    if (*staticK <= t.kc) {
+      emitAmxKBlock(w, idx(0), /*first=*/true, /*last=*/true);
+      return;
+    }
+    emitAmxKBlock(w, idx(0), /*first=*/true, /*last=*/false);
+    if (*staticK > 2 * t.kc)
+      forLoop(idx(t.kc), lastK0, idx(t.kc),
+              [&](Value k0) { emitAmxKBlock(w, k0, false, false); });
+    emitAmxKBlock(w, lastK0, false, /*last=*/true);
+    return;
   }
+  if (!staticK || *staticK > t.kc)
+    forLoop(idx(0), lastK0, idx(t.kc),
+            [&](Value k0) { emitAmxKBlock(w, k0, false, false); });
+  if (staticK && *staticK > 0) {
+    emitAmxKBlock(w, lastK0, false, /*last=*/true);
+    return;
+  }
+  // K = 0: acc holds the init.
+  auto branch = scf::IfOp::create(
+      b, loc, TypeRange{},
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, k, idx(0)),
+      /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(branch.thenBlock());
+  emitAmxKBlock(w, lastK0, false, /*last=*/true);
+  b.setInsertionPointToStart(branch.elseBlock());
   emitOutput(item.batchIvs, item.m0, item.n0, item.rows, item.cols, w.acc);
 }
 
@@ -519,7 +555,8 @@ BlockView GemmLowering::nextPrepackedPanel(const BlockView &panel) {
 }
 
 /// acc += the work item's rows x the k block at k0 x its columns.
-void GemmLowering::emitAmxKBlock(const AmxWorkItem &w, Value k0, bool first) {
+void GemmLowering::emitAmxKBlock(const AmxWorkItem &w, Value k0, bool first,
+                                 bool last) {
   const WorkItem &item = w.item;
   Type bf16 = b.getBF16Type();
   // 64-byte rows of bf16 zeros for the padding.
@@ -543,9 +580,29 @@ void GemmLowering::emitAmxKBlock(const AmxWorkItem &w, Value k0, bool first) {
              mul(steps, idx(kAmxStepK / 2)), mul(w.paddedCols, idx(2)));
   }
   BlockView lhs{lhsBuf, w.lhsBatch, item.m0, k0};
+  // The output of the block of acc at (i0, j0): its rows and columns of
+  // the work item's.
+  auto output = [&](Value i0, Value j0) {
+    int64_t block = kAmxBlock;
+    auto accType = cast<MemRefType>(w.acc.getType());
+    auto viewType = MemRefType::get(
+        {block, block}, accType.getElementType(),
+        StridedLayoutAttr::get(b.getContext(), ShapedType::kDynamic,
+                               {accType.getDimSize(1), 1}));
+    Value view = memref::SubViewOp::create(
+        b, loc, viewType, w.acc, ArrayRef<OpFoldResult>{i0, j0},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(block), b.getIndexAttr(block)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)});
+    emitOutput(item.batchIvs, add(item.m0, i0), add(item.n0, j0),
+               minu(arith::SubIOp::create(b, loc, item.rows, i0), idx(block)),
+               minu(arith::SubIOp::create(b, loc, item.cols, j0), idx(block)),
+               view);
+  };
   auto product = [&](const BlockView &a) {
-    buildAmxBlockProduct(b, loc, a, rhsPanel, w.acc, w.paddedRows,
-                         w.paddedCols, steps, t.kc / kAmxStepK, first, next);
+    buildAmxBlockProduct(
+        b, loc, a, rhsPanel, w.acc, w.paddedRows, w.paddedCols, steps,
+        t.kc / kAmxStepK, first, next,
+        last ? function_ref<void(Value, Value)>(output) : nullptr);
   };
   auto packed = [&] {
     packBlock(b, loc, lhs, w.lhsPack, VectorType::get({t.lanes}, bf16),

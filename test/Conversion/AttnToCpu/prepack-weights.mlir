@@ -156,15 +156,18 @@ func.func @conv1d(%w: tensor<70x100xf32> {attn.weight}, %x: tensor<8x70xf32>, %b
 // AGEMM: amx.tile_mulf
 // AGEMM-NOT: memref.prefetch
 // AGEMM: amx.tile_store
-// AGEMM: scf.for %[[K0:.+]] = %c256 to %c300 step %c256
-// AGEMM: %[[KB:.+]] = arith.divui %[[K0]], %c256 : index
-// AGEMM-NEXT: %[[NEXT:.+]] = arith.addi %[[KB]], %c1 : index
-// AGEMM-NEXT: %[[SAME:.+]] = arith.cmpi ult, %[[NEXT]], %c2 : index
-// AGEMM-NEXT: %[[J1:.+]] = arith.addi %[[J]], %c1 : index
+// The last k block (k0 = 256; K = 300 has no k blocks between the first
+// and the last) prefetches the next column block's first panel,
+// (min(J + 1, 1), 0), and writes each 32 x 32 block of the output as soon
+// as its C tiles are stored.
+// AGEMM: %[[J1:.+]] = arith.addi %[[J]], %c1 : index
 // AGEMM-NEXT: %[[JN:.+]] = arith.minui %[[J1]], %c1 : index
-// AGEMM-NEXT: %[[PJ:.+]] = arith.select %[[SAME]], %[[J]], %[[JN]] : index
-// AGEMM-NEXT: %[[PK:.+]] = arith.select %[[SAME]], %[[NEXT]], %c0 : index
-// AGEMM: memref.prefetch %{{.+}}[%[[PJ]], %[[PK]], %{{.+}}, %{{.+}}], read, locality<2>, data
+// AGEMM: memref.prefetch %{{.+}}[%[[JN]], %c0, %{{.+}}, %{{.+}}], read, locality<2>, data
+// AGEMM: amx.tile_store %[[ACC:.+]][%{{.+}}, %{{.+}}], %{{.+}} : memref<256x128xf32>
+// AGEMM: %[[BLOCK:.+]] = memref.subview %[[ACC]][%{{.+}}, %{{.+}}] [32, 32] [1, 1] : memref<256x128xf32> to memref<32x32xf32, strided<[128, 1], offset: ?>>
+// AGEMM: vector.load %[[BLOCK]][%{{.+}}, %{{.+}}] : memref<32x32xf32, strided<[128, 1], offset: ?>>, vector<16xf32>
+// AGEMM: vector.store %{{.+}}, %{{.+}}[%{{.+}}, %{{.+}}] : memref<?x130xf32>, vector<16xf32>
+// AGEMM: amx.tile_mulf
 // AGEMM-LABEL: func.func private @pairs_amx0(
 // AGEMM-NOT: memref.alloc() {{.*}} : memref<128x32xbf16>
 // AGEMM: amx.tile_load %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] : memref<1x1x128x32xbf16{{.*}}> into !amx.tile<16x32xbf16>
