@@ -207,6 +207,14 @@ func.func @bf16_dynamic(%a: tensor<?x?xbf16>, %b: tensor<?x?xbf16>) -> tensor<?x
   return %r : tensor<?x?xf32>
 }
 
+// A dynamic K that is 0 at run time onto an init argument: no k block;
+// the result is the init (the AMX path writes its output after the last k
+// block, and here there is none).
+func.func @bf16_empty_k(%a: tensor<?x?xbf16>, %b: tensor<?x?xbf16>, %c: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %r = linalg.matmul ins(%a, %b : tensor<?x?xbf16>, tensor<?x?xbf16>) outs(%c : tensor<?x?xf32>) -> tensor<?x?xf32>
+  return %r : tensor<?x?xf32>
+}
+
 // linalg.batch_matmul on bf16 onto an f32 init argument, K = 45.
 func.func @bf16_batch(%a: tensor<2x30x45xbf16>, %b: tensor<2x45x40xbf16>, %c: tensor<2x30x40xf32>) -> tensor<2x30x40xf32> {
   %r = linalg.batch_matmul ins(%a, %b : tensor<2x30x45xbf16>, tensor<2x45x40xbf16>) outs(%c : tensor<2x30x40xf32>) -> tensor<2x30x40xf32>
