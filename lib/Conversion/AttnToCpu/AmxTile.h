@@ -41,7 +41,9 @@ inline constexpr int64_t kAmxBlock = 32;
 /// pair-packed bf16 [>= 16 * steps, >= 2 * cols] block of a static buffer
 /// (a per-call panel, or through its prefix one block of a prepacked
 /// weight's [NB, KB, kc / 2, 2 * nc] panels); `acc` is the static 2-D f32
-/// buffer. Steps run in unrolled groups of `group`, then one at a time.
+/// buffer. Steps run in unrolled groups of `group`, the rest in chunks of
+/// descending powers of two (each between one load and one store of the C
+/// tiles).
 /// With `zeroC` the sum starts at zero instead of acc's values (acc is
 /// then only written), and `steps` must be at least 1. Where `next` views a
 /// panel (its `mem` set: the prepacked panel the work item reads after this
