@@ -82,8 +82,8 @@ func.func @f16_f32(%x: vector<16xf16>, %y: vector<16xf32>) -> (vector<16xf32>, v
 
 // f32 <-> bf16 in integer code (upstream's bf16 expansion): round to
 // nearest even with the rounding bias, NaN selected apart. With native-bf16
-// (AVX512-BF16) the truncations stay for LLVM's vcvtneps2bf16; the
-// widening, a shift, is expanded either way.
+// (AVX512-BF16) the truncations stay for LLVM's vcvtneps2bf16, and so do
+// the widenings (a shift in LLVM on every target).
 // CHECK-LABEL: func.func @bf16_f32
 // CHECK-NOT: arith.extf
 // CHECK-NOT: arith.truncf
@@ -95,11 +95,11 @@ func.func @f16_f32(%x: vector<16xf16>, %y: vector<16xf32>) -> (vector<16xf32>, v
 // CHECK: arith.trunci %{{.+}} : i32 to i16
 // CHECK: return
 // NATIVE-LABEL: func.func @bf16_f32
-// NATIVE-NOT: arith.extf
-// NATIVE: arith.shli %{{.+}} : vector<16xi32>
+// NATIVE-NOT: arith.shli
+// NATIVE: %[[A:.+]] = arith.extf %{{.+}} : vector<16xbf16> to vector<16xf32>
 // NATIVE: %[[V:.+]] = arith.truncf %{{.+}} : vector<16xf32> to vector<16xbf16>
 // NATIVE: %[[S:.+]] = arith.truncf %{{.+}} : f32 to bf16
-// NATIVE: return %{{.+}}, %[[V]], %[[S]]
+// NATIVE: return %[[A]], %[[V]], %[[S]]
 func.func @bf16_f32(%x: vector<16xbf16>, %y: vector<16xf32>, %s: f32) -> (vector<16xf32>, vector<16xbf16>, bf16) {
   %a = arith.extf %x : vector<16xbf16> to vector<16xf32>
   %b = arith.truncf %y : vector<16xf32> to vector<16xbf16>
@@ -108,6 +108,25 @@ func.func @bf16_f32(%x: vector<16xbf16>, %y: vector<16xf32>, %s: f32) -> (vector
 }
 
 // -----
+
+// A bf16 rounding widened again (what the exporter writes after each op of
+// a bf16 model). With native-bf16 both conversions stay: a widening in
+// integer code would read the rounding's bits through a bitcast, and LLVM
+// would then round in integer code too instead of vcvtneps2bf16.
+// CHECK-LABEL: func.func @bf16_round_trip
+// CHECK-NOT: arith.truncf
+// CHECK-NOT: arith.extf
+// CHECK: arith.shli %{{.+}} : vector<16xi32>
+// NATIVE-LABEL: func.func @bf16_round_trip
+// NATIVE-NOT: arith.bitcast
+// NATIVE: %[[T:.+]] = arith.truncf %{{.+}} : vector<16xf32> to vector<16xbf16>
+// NATIVE-NEXT: %[[E:.+]] = arith.extf %[[T]] : vector<16xbf16> to vector<16xf32>
+// NATIVE-NEXT: return %[[E]]
+func.func @bf16_round_trip(%y: vector<16xf32>) -> vector<16xf32> {
+  %t = arith.truncf %y : vector<16xf32> to vector<16xbf16>
+  %e = arith.extf %t : vector<16xbf16> to vector<16xf32>
+  return %e : vector<16xf32>
+}
 
 // Conversions LLVM does without a libcall stay; so do truncations with an
 // explicit rounding mode (native-bf16 included), and f16 <-> f32 without
