@@ -13,6 +13,13 @@ apart) and both libraries stay loaded. Then `--rounds` rounds time about
 round. Prints the median and fastest per-call time of each and B/A of the
 medians, and checks that both builds' outputs agree with eager PyTorch
 within the tolerance of the dtype.
+
+`--model linear --linear MxKxN` does the same for one bias-free
+nn.Linear(K, N) on M rows (prepacked weight), with F.linear (PyTorch's
+own kernels, oneDNN's AMX ones for bf16 on AMX machines) timed in the same
+rounds, each also as GFLOP/s (2 M N K per call):
+  python3 bench/ab_builds.py --a /path/to/base/build --b build \
+      --model linear --linear 8192x896x4864 --threads 2 --dtype bf16
 """
 import argparse
 import os
@@ -40,11 +47,13 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--a", required=True, help="build directory A (base)")
     p.add_argument("--b", required=True, help="build directory B (change)")
-    p.add_argument("--model", choices=["gpt2", "llama", "bert"],
+    p.add_argument("--model", choices=["gpt2", "llama", "bert", "linear"],
                    default="llama")
     p.add_argument("--size", choices=["0.5b", "1b", "tiny"], default="0.5b")
     p.add_argument("--seq", type=int, default=128)
     p.add_argument("--batch", type=int, default=1)
+    p.add_argument("--linear", default="1024x896x4864",
+                   help="MxKxN of --model linear")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--dtype", choices=["f32", "bf16"], default="bf16")
     p.add_argument("--rounds", type=int, default=12)
@@ -52,41 +61,64 @@ def main():
 
     os.environ["OMP_NUM_THREADS"] = str(args.threads)
     torch.set_num_threads(args.threads)
-    model, kind = pm.build_model(args.model, args.size, args.seq)
-    if args.dtype == "bf16":
-        model = model.bfloat16()
-    ids, mask = pm.model_inputs(model, kind, args.batch, args.seq)
+    dtype = torch.bfloat16 if args.dtype == "bf16" else torch.float32
+    torch.manual_seed(0)
+    if args.model == "linear":
+        m, k, n = (int(v) for v in args.linear.split("x"))
+        model = torch.nn.Linear(k, n, bias=False).to(dtype).eval()
+        inputs, kwargs = (torch.randn(m, k, dtype=dtype),), {}
+        label = f"linear {m}x{k}x{n}"
+        flop = 2 * m * n * k
+    else:
+        model, kind = pm.build_model(args.model, args.size, args.seq)
+        model = model.to(dtype)
+        ids, mask = pm.model_inputs(model, kind, args.batch, args.seq)
+        inputs, kwargs = (ids,), {"attention_mask": mask}
+        label = f"{args.model} T={args.seq} batch={args.batch}"
+        flop = None
     with torch.no_grad():
-        ref = first_tensor(model(ids, attention_mask=mask)).float()
+        ref = first_tensor(model(*inputs, **kwargs)).float()
     tol = 0.25 if args.dtype == "bf16" else 1e-3
-    libs = {}
-    for label, build in (("A", args.a), ("B", args.b)):
+    calls = {}
+    for name, build in (("A", args.a), ("B", args.b)):
         os.environ["ATTN_BUILD_DIR"] = str(Path(build).resolve())
-        libs[label] = attnfuse.compile(
-            model, (ids,), example_kwargs={"attention_mask": mask},
-            prepack_weights=True)
-        out = first_tensor(libs[label](ids, attention_mask=mask)).float()
+        lib = attnfuse.compile(model, inputs, example_kwargs=kwargs,
+                               prepack_weights=True)
+        out = first_tensor(lib(*inputs, **kwargs)).float()
         err = (out - ref).abs().max().item()
         if not err <= tol:
-            sys.exit(f"build {label} ({build}): max |out - eager| = {err:.3g}"
+            sys.exit(f"build {name} ({build}): max |out - eager| = {err:.3g}"
                      f" > {tol}")
-        libs[label](ids, attention_mask=mask)
+        calls[name] = lambda lib=lib: lib(*inputs, **kwargs)
+    if args.model == "linear":
+        calls["F.linear"] = lambda: model(*inputs)
 
-    start = time.perf_counter()
-    libs["A"](ids, attention_mask=mask)
-    calls = max(1, round(0.6 / (time.perf_counter() - start)))
-    times = {"A": [], "B": []}
-    for r in range(args.rounds):
-        for label in ("A", "B") if r % 2 == 0 else ("B", "A"):
-            t0 = time.perf_counter()
-            for _ in range(calls):
-                libs[label](ids, attention_mask=mask)
-            times[label].append((time.perf_counter() - t0) / calls * 1e3)
+    with torch.no_grad():
+        for call in calls.values():
+            call()
+        start = time.perf_counter()
+        calls["A"]()
+        repeat = max(1, round(0.6 / (time.perf_counter() - start)))
+        times = {name: [] for name in calls}
+        order = list(calls)
+        for r in range(args.rounds):
+            for name in order if r % 2 == 0 else order[::-1]:
+                t0 = time.perf_counter()
+                for _ in range(repeat):
+                    calls[name]()
+                times[name].append((time.perf_counter() - t0) / repeat * 1e3)
+
+    def describe(name):
+        med = statistics.median(times[name])
+        text = f"{name} {med:.2f} ms (fastest {min(times[name]):.2f}"
+        if flop:
+            text += f", {flop / min(times[name]) / 1e6:.0f} GFLOP/s"
+        return text + ")"
+
     a, b = statistics.median(times["A"]), statistics.median(times["B"])
-    print(f"{args.model} {args.dtype} T={args.seq} batch={args.batch} "
-          f"threads={args.threads}: A {a:.2f} ms (fastest "
-          f"{min(times['A']):.2f}), B {b:.2f} ms (fastest "
-          f"{min(times['B']):.2f}), B/A {b / a:.3f}")
+    print(f"{label} {args.dtype} threads={args.threads}: "
+          + ", ".join(describe(name) for name in calls)
+          + f", B/A {b / a:.3f}")
 
 
 if __name__ == "__main__":
