@@ -30,6 +30,16 @@
 // key block, rows or columns that do not fill a tile) are peeled into
 // narrower static tiles.
 //
+// On targets that multiply bf16 pairs (getPairFlashTiling: bf16 operands on
+// AVX512-BF16, where the GEMMs use vdpbf16ps) steps 1 and 3 multiply pairs
+// instead of widening to f32: the queries are packed once per work item in
+// bf16 pairs of e (qPairs, lanes along the query rows) and each key pair is
+// one 32-bit broadcast from the key row in place, so q.k^T is the same
+// keys x vectors-of-rows register tile on x86vector.avx512.dot; p is
+// rounded to bf16 and transposed query-major (pRows), V packed in bf16
+// pairs of keys (vPack), and p.v is the rows x vectors-of-columns tile on
+// pairs of keys. See emitPairPv.
+//
 // On AMX targets (getAmxFlashTiling: bf16, E and Ev multiples of 32) the
 // same work items run steps 1 and 3 on tiles, behind the runtime's
 // permission check (the vector nest above is the fallback): the scores are
@@ -79,6 +89,8 @@ struct FlashTiling {
   int64_t pvRows = 6, pvColVecs = 2;
   /// AttnCpuLoweringOptions::positionBound.
   int64_t positionBound = kDefaultPositionBound;
+  /// q.k^T and p.v on AVX512-BF16 pair dots (see getPairFlashTiling).
+  bool pairs = false;
   /// q.k^T and p.v on AMX tiles (see getAmxFlashTiling).
   bool amx = false;
 };
@@ -92,27 +104,30 @@ struct WorkItem {
   /// running max m, sum l and rescale factor alpha [blockQ], and the max of
   /// the current key block's scores per row, blockMax [blockQ].
   Value qT, sT, acc, m, l, alpha, blockMax;
-  /// f32 copies of a key/value block, or null when read in place. On AMX
-  /// tiles kPack is a bf16 key block zero-padded to whole tiles (for a last
-  /// block of fewer keys) and vPack the value block in bf16 pairs of keys
-  /// ([blockKV / 2, 2 Ev]).
+  /// f32 copies of a key/value block, or null when read in place. On pair
+  /// dots and AMX tiles vPack is the value block in bf16 pairs of keys
+  /// ([blockKV / 2, 2 Ev], Ev padded to whole vectors on pair dots) and on
+  /// AMX tiles kPack a bf16 key block zero-padded to whole tiles (for a last
+  /// block of fewer keys).
   Value kPack, vPack;
-  /// AMX tiles: the block's queries in bf16 pairs of e ([E / 2, 2 blockQ],
-  /// the B tiles of S^T = K Q^T) and the probabilities query-major in bf16
-  /// ([blockQ, blockKV], the A tiles of P V).
+  /// Pair dots and AMX tiles: the block's queries in bf16 pairs of e
+  /// ([ceil(E / 2), 2 blockQ]: on tiles the B tiles of S^T = K Q^T) and the
+  /// probabilities query-major in bf16 ([blockQ, blockKV]: on tiles the A
+  /// tiles of P V).
   Value qPairs, pRows;
 };
 
 class FlashLowering : Emitter {
 public:
   /// With `amxTiling`, the AMX path where attnrt_amx_available() says the
-  /// process may use the tiles (and the operands suit them), `tiling`
-  /// otherwise.
+  /// process may use the tiles (and the operands suit them); otherwise
+  /// `pairTiling` where set and the operands suit it, else `tiling`.
   FlashLowering(OpBuilder &b, Location loc, SdpaOp op, const SdpaPlan &plan,
                 const FlashTiling &tiling,
+                std::optional<FlashTiling> pairTiling,
                 std::optional<FlashTiling> amxTiling)
       : Emitter(b, loc, plan.computeType, tiling.lanes), op(op),
-        plan(plan), t(tiling), amxTiling(amxTiling) {}
+        plan(plan), t(tiling), pairTiling(pairTiling), amxTiling(amxTiling) {}
 
   Value emit();
 
@@ -128,6 +143,10 @@ private:
   void emitScoreStepVersions(function_ref<void(bool boundPositions)> step);
   void emitScores(WorkItem &w, const BlockView &k, Value kv0, Value keys,
                   bool boundPositions);
+  SmallVector<Value> buildPairScoreTile(WorkItem &w, const BlockView &k,
+                                       ArrayRef<Value> init,
+                                       ArrayRef<Value> keyOf,
+                                       ArrayRef<Value> colOf);
   void emitScoreTileEpilogue(WorkItem &w, ArrayRef<Value> acc,
                              ArrayRef<Value> keyOf, ArrayRef<Value> rowOf,
                              Value row0, Value kv0, int64_t mr, int64_t nv);
@@ -137,18 +156,21 @@ private:
   Value loadOperandVector(WorkItem &w, Value buf, ArrayRef<bool> broadcast,
                           Value transposed, Value rowBase, Value col);
   Value transposeAlongRows(Value buf, ArrayRef<bool> broadcast);
-  void emitPv(WorkItem &w, const BlockView &v, Value keys);
+  using PvTileFn = function_ref<SmallVector<Value>(
+      ArrayRef<Value> init, ArrayRef<Value> rowOf, ArrayRef<Value> colOf)>;
+  void emitPv(WorkItem &w, PvTileFn tile);
+  void emitPairPv(WorkItem &w, Value kv0, Value keys);
   void emitOutput(WorkItem &w);
-  bool canUseAmx();
+  bool rowsContiguous();
   void emitAmxKeyBlock(WorkItem &w, Value kv0);
   void emitAmxScoreStep(WorkItem &w, Value kv0, Value keys,
                         bool boundPositions);
-  void emitAmxProbabilityRows(WorkItem &w, Value paddedKeys);
+  void emitProbabilityRows(WorkItem &w, Value paddedKeys);
 
   SdpaOp op;
   const SdpaPlan &plan;
   FlashTiling t;
-  std::optional<FlashTiling> amxTiling;
+  std::optional<FlashTiling> pairTiling, amxTiling;
   SdpaBuffers buf;
   /// A mask that varies along the query rows, transposed (its last two dims
   /// swapped, rows padded to a multiple of lanes) so that the mask of a
@@ -194,6 +216,28 @@ static FlashTiling chooseFlashTiling(const SdpaPlan &plan,
   t.blockQ = llvm::alignTo(blockQ, t.lanes);
   t.blockKV = options.blockKV > 0 ? options.blockKV : 64;
   t.positionBound = options.positionBound;
+  return t;
+}
+
+/// The tiling of q.k^T and p.v on pair dots, where the target multiplies
+/// bf16 pairs (`bf16Dot`: the GEMMs do) and the product suits them: bf16
+/// operands, f32 compute, a vector width that vdpbf16ps has and a static E
+/// (the queries' pair pack is per work item). The register tiles and
+/// blocks are the vector nest's (each f32 lane of an accumulator is one
+/// query row or value column as before, a step takes a pair of e or keys);
+/// blockKV whole vectors of keys, for the probabilities' transposes.
+static std::optional<FlashTiling>
+getPairFlashTiling(const SdpaPlan &plan, const AttnCpuLoweringOptions &options,
+                   const FlashTiling &fallback) {
+  if (!options.bf16Dot || !plan.elementType.isBF16() ||
+      !plan.computeType.isF32() || !isPairDotWidth(fallback.lanes))
+    return std::nullopt;
+  std::optional<int64_t> e = getConstantIntValue(plan.e);
+  if (!e || *e <= 0)
+    return std::nullopt;
+  FlashTiling t = fallback;
+  t.pairs = true;
+  t.blockKV = llvm::alignTo(t.blockKV, t.lanes);
   return t;
 }
 
@@ -244,7 +288,10 @@ Value FlashLowering::emit() {
       ev ? idx(llvm::alignTo(*ev, t.lanes))
          : mul(arith::CeilDivUIOp::create(b, loc, plan.ev, lanes), lanes);
 
-  if (amxTiling && canUseAmx()) {
+  bool contiguous = rowsContiguous();
+  if (pairTiling && contiguous)
+    t = *pairTiling;
+  if (amxTiling && contiguous) {
     // One check per attn.sdpa.
     FlashTiling fallback = t;
     buildAmxBranch(b, loc, [&](bool onTiles) {
@@ -259,9 +306,9 @@ Value FlashLowering::emit() {
                                            /*writable=*/true);
 }
 
-/// The tiles read the key block in place and the packers read q and v
-/// with vector loads: their rows must be contiguous.
-bool FlashLowering::canUseAmx() {
+/// The tiles and the pair dots read the key block in place and the packers
+/// read q and v with vector loads: their rows must be contiguous.
+bool FlashLowering::rowsContiguous() {
   return llvm::all_of(ValueRange{buf.q, buf.k, buf.v}, [](Value v) {
     return cast<MemRefType>(v.getType()).isLastDimUnitStride();
   });
@@ -313,19 +360,23 @@ WorkItem FlashLowering::allocateScratch(ValueRange ivs) {
   w.blockMax = alloc({bq});
   w.l = alloc({bq});
   w.alpha = alloc({bq});
-  if (t.amx) {
-    // E and Ev are static (getAmxFlashTiling).
+  if (t.amx || t.pairs) {
+    // E is static (getPairFlashTiling, getAmxFlashTiling), Ev on tiles.
     Type bf16 = b.getBF16Type();
     int64_t eSize = *getConstantIntValue(plan.e);
-    int64_t evSize = *getConstantIntValue(plan.ev);
     w.qPairs = allocAligned(b, loc, bf16,
-                            {b.getIndexAttr(eSize / 2),
+                            {b.getIndexAttr(llvm::divideCeil(eSize, 2)),
                              b.getIndexAttr(2 * t.blockQ)});
     w.pRows = allocAligned(b, loc, bf16, {bq, bkv});
-    w.kPack = allocAligned(b, loc, bf16, {bkv, e});
+    Value paddedEv = t.amx ? plan.ev : evPadded;
+    std::optional<int64_t> evSize = getConstantIntValue(paddedEv);
+    OpFoldResult pairCols =
+        evSize ? OpFoldResult(b.getIndexAttr(2 * *evSize))
+               : OpFoldResult(mul(paddedEv, idx(2)));
     w.vPack = allocAligned(b, loc, bf16,
-                           {b.getIndexAttr(t.blockKV / 2),
-                            b.getIndexAttr(2 * evSize)});
+                           {b.getIndexAttr(t.blockKV / 2), pairCols});
+    if (t.amx)
+      w.kPack = allocAligned(b, loc, bf16, {bkv, e});
     return w;
   }
   w.qT = alloc({e, bq});
@@ -337,11 +388,11 @@ WorkItem FlashLowering::allocateScratch(ValueRange ivs) {
 }
 
 /// qT = the block's queries transposed (zero past the last valid row; on
-/// AMX tiles qPairs, the same in bf16 pairs of e), acc = 0, m = -inf,
-/// l = 0.
+/// pair dots and AMX tiles qPairs, the same in bf16 pairs of e), acc = 0,
+/// m = -inf, l = 0.
 void FlashLowering::emitInit(WorkItem &w) {
   Value c0 = idx(0), c1 = idx(1), lanes = idx(t.lanes), bq = idx(t.blockQ);
-  if (t.amx) {
+  if (t.amx || t.pairs) {
     packPairBlock(b, loc, BlockView{buf.q, w.qIdx, w.row0, nullptr},
                   w.qPairs, t.lanes, plan.e, w.rows, bq, /*transposed=*/true);
   } else {
@@ -414,12 +465,13 @@ BlockView FlashLowering::keyBlock(Value source, Value pack,
   return packBlock(b, loc, inPlace, pack, vecType, keys, cols, paddedCols);
 }
 
+/// One key block of the vector nest: scores, softmax step and p.v, on f32
+/// FMAs (k and v widened to f32 in kPack and vPack unless they are f32) or
+/// on pair dots (t.pairs: k read in place, see emitPairPv).
 void FlashLowering::emitKeyBlock(WorkItem &w, Value kv0) {
   Value keys = arith::MinUIOp::create(
       b, loc, arith::SubIOp::create(b, loc, plan.s, kv0), idx(t.blockKV));
   BlockView k = keyBlock(buf.k, w.kPack, w.kvIdx, kv0, keys, plan.e, plan.e);
-  BlockView v =
-      keyBlock(buf.v, w.vPack, w.kvIdx, kv0, keys, plan.ev, evPadded);
   Value negInfVec = createFloatConstantOfType(
       b, loc, vecType, -std::numeric_limits<double>::infinity());
   forLoop(idx(0), idx(t.blockQ), idx(t.lanes), [&](Value i) {
@@ -429,7 +481,59 @@ void FlashLowering::emitKeyBlock(WorkItem &w, Value kv0) {
     emitScores(w, k, kv0, keys, boundPositions);
   });
   emitSoftmaxStep(w, keys);
-  emitPv(w, v, keys);
+  if (t.pairs) {
+    emitPairPv(w, kv0, keys);
+    return;
+  }
+  BlockView v =
+      keyBlock(buf.v, w.vPack, w.kvIdx, kv0, keys, plan.ev, evPadded);
+  emitPv(w, [&](ArrayRef<Value> init, ArrayRef<Value> rowOf,
+                ArrayRef<Value> colOf) {
+    return buildRegisterTile(
+        b, loc, keys, init, rowOf.size(), colOf.size(),
+        [&](int64_t r, Value j) -> Value {
+          return memref::LoadOp::create(b, loc, w.sT,
+                                        ValueRange{j, rowOf[r]});
+        },
+        [&](int64_t c, Value j) {
+          return loadVector(b, loc, v, vecType, j, colOf[c]);
+        });
+  });
+}
+
+/// p.v on pair dots (t.pairs): p rounded to bf16 query-major into pRows
+/// (as on AMX tiles and in PyTorch's flash attention; the row sums stay
+/// those of the f32 p), the value block packed in bf16 pairs of keys into
+/// vPack (an odd last key paired with zero, padding columns zero), then
+/// acc = acc * alpha + the pair tiles over ceil(keys / 2) pairs, each p
+/// pair one 32-bit broadcast from a row of pRows.
+void FlashLowering::emitPairPv(WorkItem &w, Value kv0, Value keys) {
+  Value lanes = idx(t.lanes);
+  Value paddedKeys =
+      mul(arith::CeilDivUIOp::create(b, loc, keys, lanes), lanes);
+  // Rows of sT past the block's keys hold an earlier block's p or nothing:
+  // zero, so that the transposes give p = 0 for them (the partner of an odd
+  // last key reads one).
+  zeroRows(b, loc, BlockView{w.sT}, vecType, keys, paddedKeys, idx(t.blockQ));
+  emitProbabilityRows(w, paddedKeys);
+  BlockView v = packPairBlock(
+      b, loc, BlockView{buf.v, SmallVector<Value>(w.kvIdx), kv0, nullptr},
+      w.vPack, t.lanes, keys, plan.ev, evPadded, /*transposed=*/false);
+  BlockView p{w.pRows, {}, nullptr, nullptr};
+  auto pairType = VectorType::get({2 * t.lanes}, b.getBF16Type());
+  Value pairs = arith::CeilDivUIOp::create(b, loc, keys, idx(2));
+  emitPv(w, [&](ArrayRef<Value> init, ArrayRef<Value> rowOf,
+                ArrayRef<Value> colOf) {
+    return buildPairDotTile(
+        b, loc, idx(0), pairs, init, rowOf.size(), colOf.size(),
+        [&](int64_t r, Value pair) {
+          return loadPairBroadcast(b, loc, p, t.lanes, rowOf[r], pair,
+                                   /*last=*/false);
+        },
+        [&](int64_t c, Value pair) {
+          return loadVector(b, loc, v, pairType, pair, mul(colOf[c], idx(2)));
+        });
+  });
 }
 
 
@@ -484,7 +588,7 @@ void FlashLowering::emitAmxKeyBlock(WorkItem &w, Value kv0) {
   // The padded keys' scores (0 * q, NaN for an infinite q) are no
   // probabilities: zero before the transposes read them.
   zeroRows(b, loc, BlockView{w.sT}, vecType, keys, paddedKeys, idx(t.blockQ));
-  emitAmxProbabilityRows(w, paddedKeys);
+  emitProbabilityRows(w, paddedKeys);
   Value ev = idx(evSize);
   packPairBlock(b, loc, BlockView{buf.v, SmallVector<Value>(w.kvIdx), kv0,
                                   nullptr},
@@ -539,10 +643,10 @@ void FlashLowering::emitAmxScoreStep(WorkItem &w, Value kv0, Value keys,
   });
 }
 
-/// pRows[i, j] = bf16(sT[j, i]) for the block's padded keys: 16 x 16
-/// blocks transposed in registers (as 32-bit words), each row rounded to
-/// bf16 once.
-void FlashLowering::emitAmxProbabilityRows(WorkItem &w, Value paddedKeys) {
+/// pRows[i, j] = bf16(sT[j, i]) for the block's padded keys (a multiple of
+/// lanes): lanes x lanes blocks transposed in registers (as 32-bit words),
+/// each row rounded to bf16 once.
+void FlashLowering::emitProbabilityRows(WorkItem &w, Value paddedKeys) {
   Value lanes = idx(t.lanes);
   auto words = VectorType::get({t.lanes}, b.getI32Type());
   auto rowType = VectorType::get({t.lanes}, b.getBF16Type());
@@ -628,18 +732,49 @@ void FlashLowering::emitScores(WorkItem &w, const BlockView &k, Value kv0,
         colOf.push_back(add(i0, idx(v * t.lanes)));
       SmallVector<Value> init(
           mr * nv, createFloatConstantOfType(b, loc, vecType, 0.0));
-      SmallVector<Value> acc = buildRegisterTile(
-          b, loc, plan.e, init, mr, nv,
-          [&](int64_t r, Value e) {
-            return loadElement(b, loc, k, rowOf[r], e, ct);
-          },
-          [&](int64_t v, Value e) {
-            return vector::LoadOp::create(b, loc, vecType, w.qT,
-                                          ValueRange{e, colOf[v]});
-          });
+      SmallVector<Value> acc =
+          t.pairs ? buildPairScoreTile(w, k, init, rowOf, colOf)
+                  : buildRegisterTile(
+                        b, loc, plan.e, init, mr, nv,
+                        [&](int64_t r, Value e) {
+                          return loadElement(b, loc, k, rowOf[r], e, ct);
+                        },
+                        [&](int64_t v, Value e) {
+                          return vector::LoadOp::create(
+                              b, loc, vecType, w.qT, ValueRange{e, colOf[v]});
+                        });
       emitScoreTileEpilogue(w, acc, rowOf, colOf, row0, kv0, mr, nv);
     });
   });
+}
+
+/// The raw scores of keys keyOf[r] (rows of the key block `k`, read in
+/// place) and query rows colOf[v] + lanes on pair dots: each key pair one
+/// 32-bit broadcast from its row, the queries' pairs vectors of qPairs; an
+/// odd E's last element paired with zero.
+SmallVector<Value> FlashLowering::buildPairScoreTile(WorkItem &w,
+                                                     const BlockView &k,
+                                                     ArrayRef<Value> init,
+                                                     ArrayRef<Value> keyOf,
+                                                     ArrayRef<Value> colOf) {
+  int64_t eSize = *getConstantIntValue(plan.e);
+  auto pairType = VectorType::get({2 * t.lanes}, b.getBF16Type());
+  auto pairsFrom = [&](int64_t lo, int64_t hi, ArrayRef<Value> start,
+                       bool last) {
+    return buildPairDotTile(
+        b, loc, idx(lo), idx(hi), start, keyOf.size(), colOf.size(),
+        [&](int64_t r, Value p) {
+          return loadPairBroadcast(b, loc, k, t.lanes, keyOf[r], p, last);
+        },
+        [&](int64_t v, Value p) {
+          return vector::LoadOp::create(b, loc, pairType, w.qPairs,
+                                        ValueRange{p, mul(colOf[v], idx(2))});
+        });
+  };
+  SmallVector<Value> acc = pairsFrom(0, eSize / 2, init, false);
+  if (eSize % 2 == 0)
+    return acc;
+  return pairsFrom(eSize / 2, eSize / 2 + 1, acc, true);
 }
 
 /// The scores of one register tile (keys keyOf[r], query rows rowOf[v] +
@@ -864,8 +999,10 @@ void FlashLowering::emitSoftmaxStep(WorkItem &w, Value keys) {
   });
 }
 
-/// acc[i, d] = acc[i, d] * alpha[i] + sum_j p[j, i] * v[j, d].
-void FlashLowering::emitPv(WorkItem &w, const BlockView &v, Value keys) {
+/// acc[i, d] = acc[i, d] * alpha[i] + sum_j p[j, i] * v[j, d]: per register
+/// tile of query rows rowOf x vectors of value columns colOf, `tile` adds
+/// the block's products to the rescaled accumulators `init`.
+void FlashLowering::emitPv(WorkItem &w, PvTileFn tile) {
   Value lanes = idx(t.lanes);
   Value colVecs = arith::DivUIOp::create(b, loc, evPadded, lanes);
   forGroups(idx(0), idx(t.blockQ), t.pvRows, [&](Value i0, int64_t mr) {
@@ -887,14 +1024,7 @@ void FlashLowering::emitPv(WorkItem &w, const BlockView &v, Value keys) {
               vector::LoadOp::create(b, loc, vecType, w.acc,
                                      ValueRange{rowOf[r], colOf[c]}),
               alphaOf[r]));
-      SmallVector<Value> acc = buildRegisterTile(
-          b, loc, keys, init, mr, nv,
-          [&](int64_t r, Value j) -> Value {
-            return memref::LoadOp::create(b, loc, w.sT, ValueRange{j, rowOf[r]});
-          },
-          [&](int64_t c, Value j) {
-            return loadVector(b, loc, v, vecType, j, colOf[c]);
-          });
+      SmallVector<Value> acc = tile(init, rowOf, colOf);
       for (int64_t r = 0; r < mr; ++r)
         for (int64_t c = 0; c < nv; ++c)
           vector::StoreOp::create(b, loc, acc[r * nv + c], w.acc,
@@ -925,7 +1055,9 @@ Value cpu::lowerSdpaFlash(OpBuilder &b, Location loc, SdpaOp op,
                           const SdpaPlan &plan,
                           const AttnCpuLoweringOptions &options) {
   FlashTiling tiling = chooseFlashTiling(plan, options);
-  return FlashLowering(b, loc, op, plan, tiling,
+  std::optional<FlashTiling> pairTiling =
+      getPairFlashTiling(plan, options, tiling);
+  return FlashLowering(b, loc, op, plan, tiling, pairTiling,
                        getAmxFlashTiling(plan, options, tiling))
       .emit();
 }

@@ -677,6 +677,7 @@ def run_config(c, args):
         f.write(emit_mlir(c, ins))
     cmd = [args.attn_run, mlir, "--entry", "f", "--check",
            "--backend=" + c["backend"], "--num-threads=%d" % c["threads"]]
+    cmd += args.attn_run_arg
     names = ["q", "k", "v"]
     if c["mask"] != "none" and not c.get("const"):
         names.append("m")
@@ -762,6 +763,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--attn-run", default=shutil.which("attn-run"),
                     help="the attn-run binary (default: from PATH)")
+    ap.add_argument("--attn-run-arg", action="append", default=[],
+                    help="an argument added to every attn-run command "
+                    "(repeatable), e.g. --attn-run-arg=--mcpu=cooperlake")
     ap.add_argument("--log", default="", help="also write the output here")
     ap.add_argument("--out", required=True)
     ap.add_argument("--n", type=int, default=48)
