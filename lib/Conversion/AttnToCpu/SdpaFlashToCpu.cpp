@@ -222,10 +222,15 @@ static FlashTiling chooseFlashTiling(const SdpaPlan &plan,
 /// The tiling of q.k^T and p.v on pair dots, where the target multiplies
 /// bf16 pairs (`bf16Dot`: the GEMMs do) and the product suits them: bf16
 /// operands, f32 compute, a vector width that vdpbf16ps has and a static E
-/// (the queries' pair pack is per work item). The register tiles and
-/// blocks are the vector nest's (each f32 lane of an accumulator is one
-/// query row or value column as before, a step takes a pair of e or keys);
-/// blockKV whole vectors of keys, for the probabilities' transposes.
+/// (the queries' pair pack is per work item). The register tiles are the
+/// vector nest's (each f32 lane of an accumulator is one query row or value
+/// column as before, a step takes a pair of e or keys); blockKV whole
+/// vectors of keys, for the probabilities' transposes. 64 query rows by
+/// default, not 96: with the pair packs beside the f32 scores and
+/// accumulator a work item's scratch then stays within L1 (on Zen 4 10-12%
+/// faster at E = 64 and 128, L = 512 and 2048; tiles of 4 keys x 4 or 6
+/// vectors of rows, 4 to 8 rows x 2 to 4 vectors of columns and blocks of
+/// 32 to 256 keys within 3% of each other; bench/RESULTS.md).
 static std::optional<FlashTiling>
 getPairFlashTiling(const SdpaPlan &plan, const AttnCpuLoweringOptions &options,
                    const FlashTiling &fallback) {
@@ -237,6 +242,12 @@ getPairFlashTiling(const SdpaPlan &plan, const AttnCpuLoweringOptions &options,
     return std::nullopt;
   FlashTiling t = fallback;
   t.pairs = true;
+  if (options.blockQ <= 0) {
+    int64_t blockQ = 64;
+    if (std::optional<int64_t> l = getConstantIntValue(plan.l))
+      blockQ = std::min(blockQ, std::max<int64_t>(*l, 1));
+    t.blockQ = llvm::alignTo(blockQ, t.lanes);
+  }
   t.blockKV = llvm::alignTo(t.blockKV, t.lanes);
   return t;
 }
