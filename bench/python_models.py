@@ -394,6 +394,15 @@ def fmt(x, digits=1):
     return "" if x is None else f"{x:.{digits}f}"
 
 
+def base_peer(peers):
+    """The AttnFuse row that the ratios of a cell divide by: attnfuse,
+    else attnfuse-prepack (a run of the prepacked peer alone)."""
+    for name in ("attnfuse", "attnfuse-prepack"):
+        if "ms" in peers.get(name, {}):
+            return name
+    return None
+
+
 def print_tables(results):
     """The long table (every peer in every cell) and the ratio table (each
     peer's latency over AttnFuse's, per cell)."""
@@ -405,7 +414,7 @@ def print_tables(results):
         key = (r["model"], r["dtype"], r["batch"], r["t"], r["threads"])
         cells.setdefault(key, {})[r["peer"]] = r
     for key, peers in cells.items():
-        base = peers.get("attnfuse", {}).get("ms")
+        base = peers.get(base_peer(peers), {}).get("ms")
         for peer, r in peers.items():
             head = "| " + " | ".join(map(str, key)) + f" | {peer} |"
             if "error" in r:
@@ -416,14 +425,16 @@ def print_tables(results):
                   f"{fmt(r['compile_s'])} | {r['max_abs_err']:.1e} | "
                   f"{r.get('note', '')} |")
     names = [p for p in PEERS if p != "attnfuse"]
-    print("\nPeer latency / AttnFuse latency (above 1: AttnFuse faster); "
+    print("\nPeer latency / AttnFuse latency (above 1: AttnFuse faster; "
+          "AttnFuse: the attnfuse peer, or attnfuse-prepack where it did "
+          "not run); "
           "AttnFuse's GFLOP/s and share of the peak of its products (AMX "
           "for bf16 where the machine has it, else FMA)\n")
     print("| model | dtype | batch | T | threads | attnfuse ms | GFLOP/s "
           "(of peak) | " + " | ".join(names) + " |")
     print("|---|---|--:|--:|--:|--:|--:|" + "--:|" * len(names))
     for key, peers in cells.items():
-        a = peers.get("attnfuse", {})
+        a = peers.get(base_peer(peers), {})
         base = a.get("ms")
         peak = (a.get("amx") if key[1] == "bf16" else None) or a.get("fma")
         perf = ""
