@@ -17,6 +17,13 @@
 // The weight rows stream from memory once and stay in L1 for the other
 // groups of lhs rows; each vector load feeds nr or mr FMAs.
 //
+// With `bf16Dot` (a target whose GEMMs multiply bf16 pairs), a bf16 x bf16
+// product in f32 multiplies the rows as they are stored: each step loads
+// 2 x lanes bf16 of a weight row and of an lhs row and adds their pair
+// products with one x86vector.avx512.dot (vdpbf16ps), instead of widening
+// both rows to f32 for the FMA (two instructions per vector of each, which
+// made a decode step compute-bound at half the memory's rate on Zen 4).
+//
 // With `amx`, a bf16 product accumulated in f32 whose weight has at least
 // 32 rows and whole 32-k steps runs on AMX tiles where the runtime allows
 // them (buildAmxBranch): the transposed product
@@ -34,6 +41,7 @@
 #include "AmxTile.h"
 #include "Emitter.h"
 #include "LoweringUtils.h"
+#include "PairDotTile.h"
 #include "RegisterTile.h"
 
 #include "mlir/Dialect/AMX/AMXDialect.h"
@@ -42,6 +50,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -52,11 +61,11 @@ namespace {
 class GemvLowering : Emitter {
 public:
   GemvLowering(OpBuilder &b, Location loc, const GemmOperands &g,
-               int64_t vectorBits, bool amx)
+               int64_t vectorBits, bool bf16Dot, bool amx)
       : Emitter(b, loc, getComputeType(g.resultType.getElementType()),
                 getVectorLanes(getComputeType(g.resultType.getElementType()),
                                vectorBits)),
-        g(g), lanes(vecType.getDimSize(0)), amx(amx) {}
+        g(g), lanes(vecType.getDimSize(0)), bf16Dot(bf16Dot), amx(amx) {}
 
   Value emit();
 
@@ -94,6 +103,10 @@ private:
   /// weight of at least 32 rows and whole 32-k steps, both operands' rows
   /// contiguous.
   bool isAmxProduct() const;
+  /// Whether the vector dot products multiply bf16 pairs: with bf16Dot, a
+  /// bf16 x bf16 product in f32 at a vdpbf16ps width, both operands' rows
+  /// contiguous.
+  bool isPairProduct() const;
   void emitAmx();
   void emitAmxWorkItem(Value item, Value pairs);
 
@@ -103,7 +116,9 @@ private:
 
   const GemmOperands &g;
   int64_t lanes;
-  bool amx;
+  bool bf16Dot, amx;
+  /// isPairProduct(), set by emit().
+  bool pairs = false;
   Value lhsBuf, rhsBuf, initBuf, outBuf, m, n, k;
   /// Writes the results (after the epilogue's consumers); set by emit().
   std::optional<ResultStore> results;
@@ -141,6 +156,7 @@ Value GemvLowering::emit() {
                            ? OpFoldResult(size)
                            : b.getIndexAttr(g.resultType.getDimSize(i)));
   outBuf = allocAligned(b, loc, g.resultType.getElementType(), outSizes);
+  pairs = isPairProduct();
   auto vectorCode = [&] {
     forItems(arith::CeilDivUIOp::create(b, loc, n, idx(nb)),
              [&](Value item) { emitWorkItem(item); });
@@ -185,6 +201,16 @@ bool GemvLowering::isAmxProduct() const {
   return ct.isF32() && element(g.lhs).isBF16() && element(g.rhs).isBF16() &&
          weight.hasStaticShape() && weight.getDimSize(0) >= kAmxBlock &&
          weight.getDimSize(1) > 0 && weight.getDimSize(1) % kAmxStepK == 0 &&
+         cast<MemRefType>(lhsBuf.getType()).isLastDimUnitStride() &&
+         cast<MemRefType>(rhsBuf.getType()).isLastDimUnitStride();
+}
+
+bool GemvLowering::isPairProduct() const {
+  auto element = [](Value v) {
+    return cast<ShapedType>(v.getType()).getElementType();
+  };
+  return bf16Dot && ct.isF32() && element(g.lhs).isBF16() &&
+         element(g.rhs).isBF16() && isPairDotWidth(lanes) &&
          cast<MemRefType>(lhsBuf.getType()).isLastDimUnitStride() &&
          cast<MemRefType>(rhsBuf.getType()).isLastDimUnitStride();
 }
@@ -296,26 +322,57 @@ void GemvLowering::emitWorkItem(Value item) {
 
 /// The tile's dot products over the whole vectors of K: rows x cols x u
 /// accumulators through one scf.for (per step cols weight loads and rows
-/// lhs loads feed rows x cols FMAs), reduced to one scalar each.
+/// lhs loads feed rows x cols FMAs, or pair dots of 2 x lanes bf16 each),
+/// reduced to one scalar each.
 SmallVector<Value> GemvLowering::emitVectorPart(const Tile &t, int64_t u,
                                                 Value vecEnd) {
   Value zero = createFloatConstantOfType(b, loc, vecType, 0.0);
   SmallVector<Value> init(t.rows * t.cols * u, zero);
+  int64_t width = pairs ? 2 * lanes : lanes;
+  auto pairType = VectorType::get({width}, b.getBF16Type());
+  auto loadStep = [&](Value mem, Value row, Value col) -> Value {
+    if (pairs)
+      return vector::LoadOp::create(b, loc, pairType, mem,
+                                    ValueRange{row, col});
+    return load(mem, row, col, true);
+  };
+  // The weight rows of the next tile (the rows after this tile's, in
+  // memory order) are prefetched into L2 beside this tile's loads, so that
+  // each tile's rows come from L2: the hardware prefetchers alone kept a
+  // core's decode step at half the triad's rate (Zen 4, bench/RESULTS.md).
+  // The last tile's prefetches point past the weight's last row (at most
+  // nr rows): a prefetch never faults and has no effect on the program's
+  // behaviour (LLVM's llvm.prefetch), and clamping the row to the last one
+  // cost a third of the gain (LLVM then kept a base register per
+  // prefetch).
+  SmallVector<Value> ahead;
+  for (int64_t c = 0; c < t.cols; ++c)
+    ahead.push_back(add(t.c0, idx(t.cols + c)));
   auto loop = scf::ForOp::create(
-      b, loc, idx(0), vecEnd, idx(u * lanes), init,
+      b, loc, idx(0), vecEnd, idx(u * width), init,
       [&](OpBuilder &, Location, Value k0, ValueRange acc) {
         SmallVector<Value> w, next(acc);
         for (int64_t c = 0; c < t.cols; ++c)
           for (int64_t j = 0; j < u; ++j)
-            w.push_back(load(rhsBuf, add(t.c0, idx(c)),
-                             add(k0, idx(j * lanes)), true));
+            w.push_back(loadStep(rhsBuf, add(t.c0, idx(c)),
+                                 add(k0, idx(j * width))));
+        for (Value row : ahead)
+          for (int64_t j = 0; j < u; ++j)
+            memref::PrefetchOp::create(b, loc, rhsBuf,
+                                       ValueRange{row, add(k0, idx(j * width))},
+                                       /*isWrite=*/false, /*localityHint=*/2,
+                                       /*isDataCache=*/true);
         for (int64_t r = 0; r < t.rows; ++r)
           for (int64_t j = 0; j < u; ++j) {
-            Value x = load(lhsBuf, add(t.i0, idx(r)),
-                           add(k0, idx(j * lanes)), true);
+            Value x = loadStep(lhsBuf, add(t.i0, idx(r)),
+                               add(k0, idx(j * width)));
             for (int64_t c = 0; c < t.cols; ++c) {
               int64_t a = (r * t.cols + c) * u + j;
-              next[a] = vector::FMAOp::create(b, loc, x, w[c * u + j], acc[a]);
+              next[a] =
+                  pairs ? Value(x86vector::DotBF16Op::create(
+                              b, loc, vecType, acc[a], x, w[c * u + j]))
+                        : Value(vector::FMAOp::create(b, loc, x, w[c * u + j],
+                                                      acc[a]));
             }
           }
         scf::YieldOp::create(b, loc, next);
@@ -335,11 +392,11 @@ SmallVector<Value> GemvLowering::emitVectorPart(const Tile &t, int64_t u,
 void GemvLowering::emitTile(const Tile &t) {
   // Enough independent FMA chains to cover the FMA latency.
   int64_t u = t.rows * t.cols >= 4 ? 1 : 2;
-  Value step = idx(u * lanes);
+  Value step = idx(u * (pairs ? 2 * lanes : lanes));
   Value vecEnd = arith::SubIOp::create(
       b, loc, k, arith::RemUIOp::create(b, loc, k, step));
   SmallVector<Value> dots = emitVectorPart(t, u, vecEnd);
-  // The last K % (u * lanes) products, one by one.
+  // The last K % step products, one by one.
   auto tail = scf::ForOp::create(
       b, loc, vecEnd, k, idx(1), dots,
       [&](OpBuilder &, Location, Value j, ValueRange acc) {
@@ -366,6 +423,6 @@ void GemvLowering::emitTile(const Tile &t) {
 
 Value cpu::buildTransposedGemv(OpBuilder &b, Location loc,
                                const GemmOperands &operands,
-                               int64_t vectorBits, bool amx) {
-  return GemvLowering(b, loc, operands, vectorBits, amx).emit();
+                               int64_t vectorBits, bool bf16Dot, bool amx) {
+  return GemvLowering(b, loc, operands, vectorBits, bf16Dot, amx).emit();
 }

@@ -25,7 +25,9 @@ constexpr int64_t kGemvParallelMinElements = 1 << 16;
 /// read from memory once, in place, with no transposed copy and no
 /// packing; work items are blocks of weight rows, in parallel for a
 /// weight of kGemvParallelMinElements or more. Accumulates in the
-/// compute type and rounds once. With `amx` (a target with AMX-BF16), a
+/// compute type and rounds once. With `bf16Dot`, a bf16 x bf16 product in
+/// f32 multiplies the rows' bf16 pairs with vdpbf16ps as they are stored
+/// (no widening). With `amx` (a target with AMX-BF16), a
 /// bf16 x bf16 product in f32 of a static weight with N >= 32 and K a
 /// multiple of 32 reads the weight's blocks of 32 rows as AMX A tiles where
 /// attnrt_amx_available() allows (the lhs rows packed once into pairs of k
@@ -33,7 +35,7 @@ constexpr int64_t kGemvParallelMinElements = 1 << 16;
 /// Returns the result tensor.
 Value buildTransposedGemv(OpBuilder &b, Location loc,
                           const GemmOperands &operands, int64_t vectorBits,
-                          bool amx);
+                          bool bf16Dot, bool amx);
 
 } // namespace mlir::attn::cpu
 

@@ -236,7 +236,7 @@ struct LinalgMatmulLowering : OpRewritePattern<LinalgOpTy> {
                                linalg::TransposeOp transpose) const {
     gemm.rhs = transpose.getInput();
     auto gemv = [&](OpBuilder &b, Location l) {
-      return buildTransposedGemv(b, l, gemm, vectorBits, amx);
+      return buildTransposedGemv(b, l, gemm, vectorBits, bf16Dot, amx);
     };
     auto full = [&](OpBuilder &b, Location l) {
       GemmOperands g = gemm;

@@ -32,6 +32,8 @@ CASES = {
     "linear_row": ([(1, 70), (45, 70)], ["f32", "f32"], "f32"),
     "linear_few_bf16": ([(7, 100), (40, 100), (7, 40)],
                         ["bf16", "bf16", "f32"], "f32"),
+    "linear_gemv_odd_k_bf16": ([(1, 301), (45, 301)], ["bf16", "bf16"],
+                               "f32"),
     "linear_16": ([(16, 33), (70, 33)], ["f32", "f32"], "f32"),
     "linear_17": ([(17, 33), (70, 33)], ["f32", "f32"], "f32"),
     "linear_parallel": ([(3, 257), (260, 257), (3, 260)],
@@ -77,7 +79,8 @@ INIT = {"linalg_batch": 0.75, "linear_16": 0.5, "linear_17": 0.5,
         "linear_gemm_bf16": 0.25, "linear_rounded_few": 0.25,
         "linear_amx_gemv_16": 0.25, "linear_fifteen_steps_bf16": 0.25}
 # Cases whose rhs argument is the [N, K] weight (the function transposes it).
-WEIGHT_RHS = {"linear_row", "linear_few_bf16", "linear_16", "linear_17",
+WEIGHT_RHS = {"linear_row", "linear_few_bf16", "linear_gemv_odd_k_bf16",
+              "linear_16", "linear_17",
               "linear_parallel", "linear_gemm_odd", "linear_gemm_bf16",
               "linear_gemm_f16", "linear_gemm_tall_bf16",
               "linear_bf16_odd_k", "linear_fifteen_steps_bf16",

@@ -98,6 +98,21 @@ func.func @linear_few_bf16(%x: tensor<?x100xbf16>, %w: tensor<40x100xbf16>, %c: 
   return %r : tensor<?x40xf32>
 }
 
+// One row at run time (a tile of two dot products, two chains each) and
+// an odd K = 301: with bf16 pairs 4 steps of 64 k, then 45 products one by
+// one.
+func.func @linear_gemv_odd_k_bf16(%x: tensor<?x301xbf16>, %w: tensor<45x301xbf16>) -> tensor<?x45xf32> {
+  %t0 = tensor.empty() : tensor<301x45xbf16>
+  %wt = linalg.transpose ins(%w : tensor<45x301xbf16>) outs(%t0 : tensor<301x45xbf16>) permutation = [1, 0]
+  %c0 = arith.constant 0 : index
+  %m = tensor.dim %x, %c0 : tensor<?x301xbf16>
+  %e = tensor.empty(%m) : tensor<?x45xf32>
+  %zero = arith.constant 0.0 : f32
+  %c = linalg.fill ins(%zero : f32) outs(%e : tensor<?x45xf32>) -> tensor<?x45xf32>
+  %r = linalg.matmul ins(%x, %wt : tensor<?x301xbf16>, tensor<301x45xbf16>) outs(%c : tensor<?x45xf32>) -> tensor<?x45xf32>
+  return %r : tensor<?x45xf32>
+}
+
 // 16 and 17 rows at run time: the last row count of the dot products and
 // the first of the GEMM.
 func.func @linear_16(%x: tensor<?x33xf32>, %w: tensor<70x33xf32>) -> tensor<?x70xf32> {
