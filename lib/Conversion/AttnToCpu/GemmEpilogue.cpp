@@ -31,6 +31,57 @@ static bool isIdentityElementwise(linalg::GenericOp generic) {
                       [](AffineMap map) { return map.isIdentity(); });
 }
 
+Value cpu::getBroadcastRow(Value init, Type accType) {
+  while (true) {
+    if (auto collapse = init.getDefiningOp<tensor::CollapseShapeOp>()) {
+      if (collapse.getReassociationIndices().back().size() != 1)
+        return nullptr;
+      init = collapse.getSrc();
+    } else if (auto expand = init.getDefiningOp<tensor::ExpandShapeOp>()) {
+      if (expand.getReassociationIndices().back().size() != 1)
+        return nullptr;
+      init = expand.getSrc();
+    } else {
+      break;
+    }
+  }
+  auto isRow = [&](Value row) {
+    auto type = dyn_cast<RankedTensorType>(row.getType());
+    return type && type.getRank() == 1 &&
+           isa<FloatType>(type.getElementType()) &&
+           isSupportedFloatCast(type.getElementType(), accType);
+  };
+  if (auto broadcast = init.getDefiningOp<linalg::BroadcastOp>()) {
+    int64_t rank = broadcast.getInit().getType().getRank();
+    if (!broadcast.hasPureTensorSemantics() ||
+        !isRow(broadcast.getInput()) ||
+        !llvm::equal(broadcast.getDimensions(), llvm::seq<int64_t>(rank - 1)))
+      return nullptr;
+    return broadcast.getInput();
+  }
+  auto generic = init.getDefiningOp<linalg::GenericOp>();
+  if (!generic || !generic.hasPureTensorSemantics() ||
+      generic.getNumDpsInputs() != 1 || generic.getNumDpsInits() != 1 ||
+      generic.getNumParallelLoops() != generic.getNumLoops())
+    return nullptr;
+  OpOperand *input = generic.getDpsInputOperand(0);
+  AffineMap inputMap = generic.getMatchingIndexingMap(input);
+  AffineMap outputMap =
+      generic.getMatchingIndexingMap(generic.getDpsInitOperand(0));
+  int64_t rank = generic.getNumLoops();
+  if (!isRow(input->get()) || !outputMap.isIdentity() || rank == 0 ||
+      inputMap.getNumResults() != 1 ||
+      inputMap.getResult(0) != getAffineDimExpr(rank - 1, init.getContext()))
+    return nullptr;
+  // The generic's result is the product's init: its elements are of
+  // accType, the input's as they are or extended.
+  Block &body = generic.getRegion().front();
+  Value yielded = body.getTerminator()->getOperand(0);
+  if (auto ext = yielded.getDefiningOp<arith::ExtFOp>())
+    yielded = ext.getIn();
+  return yielded == body.getArgument(0) ? input->get() : nullptr;
+}
+
 bool cpu::isRoundingGeneric(Operation *op, Value input) {
   auto generic = dyn_cast<linalg::GenericOp>(op);
   if (!generic || !isIdentityElementwise(generic) ||

@@ -54,6 +54,15 @@ private:
 };
 ProductConsumers getProductConsumers(Operation *matmul);
 
+/// The vector [N] that every row of `init` ([..., N]) holds, or null: a
+/// linalg.broadcast of it along all dims but the last, or a linalg.generic
+/// that reads it at the last dim only and yields it (extended to `accType`
+/// or as it is), through reshapes that keep the last dim as a group of its
+/// own. nn.Linear's bias, as the exporter writes it (x . W^T + b as a
+/// product onto the broadcast bias). The product starts at the vector
+/// instead of reading the broadcast tensor.
+Value getBroadcastRow(Value init, Type accType);
+
 /// Whether `op` is a generic that only rounds its one input, `input`, to a
 /// narrower float: `arith.truncf` (default rounding) of f32 to bf16/f16,
 /// identity maps.

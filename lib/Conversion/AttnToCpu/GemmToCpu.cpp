@@ -274,6 +274,9 @@ Value GemmLowering::emit(bool amx) {
   }
   if (g.init)
     initBuf = toBuffer(g.init);
+  else if (g.initRow)
+    initBuf = broadcastRows(b, loc, toBuffer(g.initRow), g.resultType,
+                            g.resultSizes);
   results.emplace(b, loc, g.epilogue);
   m = g.resultSizes[numBatch];
   n = g.resultSizes[numBatch + 1];

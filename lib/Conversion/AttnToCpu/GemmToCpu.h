@@ -20,9 +20,9 @@ struct GemmOperands {
   /// size must equal the result's (checked by the caller).
   Value lhs, rhs;
   /// A tensor of the result's shape (in its element type or the compute
-  /// type) to accumulate onto, or null: then every
-  /// element starts at `initValue` (a scalar of the result's element type),
-  /// or at 0 when that is null too.
+  /// type) to accumulate onto, or null: then every row starts at `initRow`
+  /// when that is set, else every element at `initValue` (a scalar of the
+  /// result's element type), or at 0 when that is null too.
   Value init, initValue;
   RankedTensorType resultType;
   /// Every dim of the result as an index value.
@@ -39,6 +39,9 @@ struct GemmOperands {
   /// Consumers applied to each result before it is stored (the result's
   /// element type is then the last one's), or null.
   const GemmEpilogue *epilogue = nullptr;
+  /// A vector [N] (any float type) that every row of the result starts at
+  /// (nn.Linear's bias), instead of `init`, or null.
+  Value initRow;
 };
 
 /// The type of the panels that the GEMM packs for a static [K, N] right

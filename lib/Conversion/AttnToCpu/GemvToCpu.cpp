@@ -146,6 +146,9 @@ Value GemvLowering::emit() {
   rhsBuf = toBuffer(g.rhs);
   if (g.init)
     initBuf = toBuffer(g.init);
+  else if (g.initRow)
+    initBuf = broadcastRows(b, loc, toBuffer(g.initRow), g.resultType,
+                            g.resultSizes);
   results.emplace(b, loc, g.epilogue);
   m = g.resultSizes[0];
   n = g.resultSizes[1];

@@ -386,6 +386,27 @@ Value cpu::toReadOnlyBuffer(OpBuilder &b, Location loc, Value tensor) {
                                            /*read_only=*/true);
 }
 
+Value cpu::broadcastRows(OpBuilder &b, Location loc, Value row,
+                         ShapedType type, ArrayRef<Value> sizes) {
+  auto rowType = cast<MemRefType>(row.getType());
+  int64_t rank = type.getRank();
+  SmallVector<OpFoldResult> viewSizes, viewStrides(rank, b.getIndexAttr(0));
+  for (int64_t i = 0; i < rank; ++i)
+    viewSizes.push_back(type.isDynamicDim(i)
+                            ? OpFoldResult(sizes[i])
+                            : OpFoldResult(b.getIndexAttr(type.getDimSize(i))));
+  viewStrides.back() = b.getIndexAttr(1);
+  SmallVector<int64_t> strides(rank, 0);
+  strides.back() = 1;
+  auto viewType = MemRefType::get(
+      type.getShape(), rowType.getElementType(),
+      StridedLayoutAttr::get(b.getContext(), ShapedType::kDynamic, strides));
+  auto meta = memref::ExtractStridedMetadataOp::create(b, loc, row);
+  return memref::ReinterpretCastOp::create(
+      b, loc, viewType, meta.getBaseBuffer(), meta.getConstifiedMixedOffset(),
+      viewSizes, viewStrides);
+}
+
 Value cpu::allocAligned(OpBuilder &b, Location loc, Type elementType,
                         ArrayRef<OpFoldResult> sizes) {
   SmallVector<int64_t> shape;

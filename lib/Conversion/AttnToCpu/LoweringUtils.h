@@ -59,6 +59,13 @@ void assertEqualSizes(OpBuilder &b, Location loc, Value a, Value c,
 /// copy (the identity layout where the rows may be strided).
 Value toReadOnlyBuffer(OpBuilder &b, Location loc, Value tensor);
 
+/// A read-only view of the vector `row` (a 1-D buffer of unit stride) as a
+/// buffer of `type`'s shape whose every row is `row`: stride 0 along all
+/// dims but the last. `sizes` gives each dim (used where `type`'s is
+/// dynamic).
+Value broadcastRows(OpBuilder &b, Location loc, Value row, ShapedType type,
+                    ArrayRef<Value> sizes);
+
 /// A 64-byte aligned buffer of `elementType` and `sizes` (freed by the
 /// buffer deallocation pipeline).
 Value allocAligned(OpBuilder &b, Location loc, Type elementType,

@@ -107,7 +107,8 @@ struct MatmulOpLowering : OpRewritePattern<MatmulOp> {
 /// linalg.matmul and linalg.batch_matmul on tensors with their default
 /// indexing maps and an f32 or f64 result (what a front end emits for
 /// projections) as the same GEMM, accumulating onto their init operand (or
-/// starting from its value when the init is a linalg.fill). The consumers
+/// starting from its value when the init is a linalg.fill, from the vector
+/// when it is one broadcast to every row: getBroadcastRow). The consumers
 /// of getProductConsumers (a rounding to bf16/f16, elementwise generics)
 /// run in the GEMM's output loop, and go.
 /// Their semantics (operands cast to the result type, then multiplied and
@@ -148,6 +149,11 @@ struct LinalgMatmulLowering : OpRewritePattern<LinalgOpTy> {
         isSupportedFloatCast(fill.getInputs()[0].getType(), et)) {
       gemm.init = nullptr;
       gemm.initValue = fill.getInputs()[0];
+    } else if (Value row = getBroadcastRow(init, et)) {
+      // Onto a vector broadcast to every row (a bias): the accumulators
+      // start at it, read in place; the broadcast tensor need not exist.
+      gemm.init = nullptr;
+      gemm.initRow = row;
     }
     // The consumers the product applies as it stores its results
     // (GemmEpilogue.h): a rounding to bf16/f16 makes the GEMM round its f32

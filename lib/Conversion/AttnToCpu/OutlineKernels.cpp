@@ -63,8 +63,8 @@ static bool isOutlinedKernelOp(Operation *op, bool linalgOps) {
 /// Producers the lowering looks at: a GEMM onto a fill, a generic onto a
 /// tensor.empty, nn.Linear's transposed weight (the dot products and the
 /// GEMM read the weight in place instead of a transposed copy), prepacked
-/// panels. Large
-/// constants are not among them.
+/// panels (and a product's bias: getRowBroadcastChain). Large constants are
+/// not among them.
 static bool isKernelProducer(Operation *op) {
   // Prepacked panels read in place, like the transposed weight.
   if (isa<tensor::EmptyOp, attn::UnpackWeightOp>(op))
@@ -78,6 +78,40 @@ static bool isKernelProducer(Operation *op) {
     return !elements || elements.isSplat();
   }
   return false;
+}
+
+/// Whether `op` is the broadcast of a vector to every row, or a reshape
+/// after it, that a product can start from instead of its tensor
+/// (cpu::getBroadcastRow: nn.Linear's bias).
+static bool isRowBroadcast(Operation *op) {
+  if (!isa<linalg::GenericOp, linalg::BroadcastOp, tensor::CollapseShapeOp,
+           tensor::ExpandShapeOp>(op) ||
+      op->getNumResults() != 1)
+    return false;
+  Value result = op->getResult(0);
+  return static_cast<bool>(
+      attn::cpu::getBroadcastRow(result, getElementTypeOrSelf(result)));
+}
+
+/// The ops of a product's init that its lowering reads through to a
+/// vector broadcast to every row (the broadcast and the reshapes after
+/// it), or none: cloned into the product's kernel so that the lowering sees
+/// them there.
+static SmallPtrSet<Operation *, 4> getRowBroadcastChain(Operation *op) {
+  SmallPtrSet<Operation *, 4> chain;
+  if (!isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op) ||
+      !isLinalgOnTensors(op))
+    return chain;
+  Value v = cast<linalg::LinalgOp>(op).getDpsInits()[0];
+  while (Operation *def = v.getDefiningOp()) {
+    if (!isRowBroadcast(def))
+      break;
+    chain.insert(def);
+    if (!isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(def))
+      break;
+    v = def->getOperand(0);
+  }
+  return chain;
 }
 
 /// A slice of dynamic size: bufferized, a view that bufferization cannot
@@ -118,6 +152,7 @@ static SmallVector<Operation *> collectKernelInputs(ArrayRef<Operation *> ops,
     getUsedValuesDefinedAbove(o->getRegions(), used);
   }
   SetVector<Operation *> cloned;
+  SmallPtrSet<Operation *, 4> rowBroadcast = getRowBroadcastChain(op);
   SmallVector<Value> worklist(used.begin(), used.end());
   // Visit in operand order so that arguments are numbered the same way for
   // ops of the same form.
@@ -127,8 +162,10 @@ static SmallVector<Operation *> collectKernelInputs(ArrayRef<Operation *> ops,
     Operation *def = v.getDefiningOp();
     // Producers are cloned into the kernel instead of passed to it: the
     // cheap ones always, a transpose only when the kernel is its one user.
-    if (def && def->getBlock() == op->getBlock() && isKernelProducer(def) &&
-        (!isa<linalg::TransposeOp>(def) || def->hasOneUse())) {
+    if (def && def->getBlock() == op->getBlock() &&
+        ((isKernelProducer(def) &&
+          (!isa<linalg::TransposeOp>(def) || def->hasOneUse())) ||
+         rowBroadcast.contains(def))) {
       if (cloned.insert(def))
         for (Value operand : llvm::reverse(def->getOperands()))
           worklist.push_back(operand);
@@ -219,7 +256,8 @@ static void replaceByKernelCall(KernelCandidate &c, func::FuncOp kernel,
   // An erased producer is not named again: no live op uses it.
   for (size_t i = 0; i < producers.size(); ++i) {
     Operation *def = producers[i];
-    if (!isKernelProducer(def) || !isOpTriviallyDead(def))
+    if (!(isKernelProducer(def) || isRowBroadcast(def)) ||
+        !isOpTriviallyDead(def))
       continue;
     for (Value v : def->getOperands())
       if (Operation *operandDef = v.getDefiningOp())

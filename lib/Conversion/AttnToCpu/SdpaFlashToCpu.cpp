@@ -379,11 +379,11 @@ WorkItem FlashLowering::allocateScratch(ValueRange ivs) {
                             {b.getIndexAttr(llvm::divideCeil(eSize, 2)),
                              b.getIndexAttr(2 * t.blockQ)});
     w.pRows = allocAligned(b, loc, bf16, {bq, bkv});
-    Value paddedEv = t.amx ? plan.ev : evPadded;
-    std::optional<int64_t> evSize = getConstantIntValue(paddedEv);
+    // On AMX tiles Ev is a multiple of 32, so evPadded is Ev itself.
+    std::optional<int64_t> evSize = getConstantIntValue(evPadded);
     OpFoldResult pairCols =
         evSize ? OpFoldResult(b.getIndexAttr(2 * *evSize))
-               : OpFoldResult(mul(paddedEv, idx(2)));
+               : OpFoldResult(mul(evPadded, idx(2)));
     w.vPack = allocAligned(b, loc, bf16,
                            {b.getIndexAttr(t.blockKV / 2), pairCols});
     if (t.amx)

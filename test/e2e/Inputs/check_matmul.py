@@ -73,6 +73,16 @@ CASES = {
                              ["f32", "f32", "f32"], "f32"),
     "linear_gelu_tanh_few": ([(3, 257), (260, 257), (3, 260)],
                              ["f32", "f32", "f32"], "f32"),
+    "linear_bias_bf16": ([(37, 300), (70, 300), (70,)],
+                         ["bf16", "bf16", "bf16"], "f32"),
+    "linear_bias_rounded_bf16": ([(70, 512), (96, 512), (96,)],
+                                 ["bf16", "bf16", "bf16"], "bf16"),
+    "linear_bias_few": ([(3, 257), (45, 257), (45,)], ["f32", "f32", "f32"],
+                        "f32"),
+    "batch_bias": ([(2, 30, 45), (2, 45, 40), (40,)], ["f32", "f32", "f32"],
+                   "f32"),
+    "linear_column_init": ([(37, 70), (29, 70), (37,)],
+                           ["f32", "f32", "f32"], "f32"),
 }
 # The constant init (linalg.fill value) of a case without an init argument.
 INIT = {"linalg_batch": 0.75, "linear_16": 0.5, "linear_17": 0.5,
@@ -87,7 +97,16 @@ WEIGHT_RHS = {"linear_row", "linear_few_bf16", "linear_gemv_odd_k_bf16",
               "linear_whole_bf16", "linear_rounded_bf16",
               "linear_rounded_few", "linear_amx_gemv", "linear_amx_gemv_16",
               "linear_silu_gate", "linear_silu_gate_few",
-              "linear_gelu_residual", "linear_gelu_tanh_few"}
+              "linear_gelu_residual", "linear_gelu_tanh_few",
+              "linear_bias_bf16", "linear_bias_rounded_bf16",
+              "linear_bias_few", "linear_column_init"}
+# Cases whose third operand is a vector broadcast to the init: along the
+# rows (a bias, element n of every row) or along the columns (element m of
+# every column).
+BROADCAST_INIT = {"linear_bias_bf16": "rows",
+                  "linear_bias_rounded_bf16": "rows",
+                  "linear_bias_few": "rows", "batch_bias": "rows",
+                  "linear_column_init": "columns"}
 
 
 
@@ -223,6 +242,10 @@ def run_case(attn_run, mlir, tmp, name, extra):
     if name in EPILOGUE:
         return check_epilogue(name, got, ref, bound, k, data[2], rtype)
     init = data[2] if len(data) > 2 else [INIT.get(name, 0.0)] * len(ref)
+    if name in BROADCAST_INIT:
+        m, n = shapes[0][-2], shapes[1][-1]
+        init = [data[2][i % n] if BROADCAST_INIT[name] == "rows"
+                else data[2][i // n % m] for i in range(len(ref))]
     ref = [r + c for r, c in zip(ref, init)]
     bound = [s + abs(c) for s, c in zip(bound, init)]
     failures = 0

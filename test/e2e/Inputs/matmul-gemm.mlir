@@ -505,3 +505,81 @@ func.func @linear_gelu_tanh_few(%x: tensor<3x257xf32>, %w: tensor<260x257xf32>, 
   } -> tensor<3x260xf32>
   return %g : tensor<3x260xf32>
 }
+
+// nn.Linear's bias as the exporter writes it: the product starts at the
+// bias broadcast to every row (a generic reading it at the last dim only,
+// extended to f32 or as it is, through reshapes that keep the last dim),
+// which the GEMM reads in place instead of the broadcast tensor. 37 rows
+// at run time through the GEMM, bf16 with K = 300 (two k blocks).
+func.func @linear_bias_bf16(%x: tensor<?x300xbf16>, %w: tensor<70x300xbf16>, %bias: tensor<70xbf16>) -> tensor<?x70xf32> {
+  %c0 = arith.constant 0 : index
+  %m = tensor.dim %x, %c0 : tensor<?x300xbf16>
+  %t0 = tensor.empty() : tensor<300x70xbf16>
+  %wt = linalg.transpose ins(%w : tensor<70x300xbf16>) outs(%t0 : tensor<300x70xbf16>) permutation = [1, 0]
+  %e = tensor.empty(%m) : tensor<1x?x70xf32>
+  %b = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%bias : tensor<70xbf16>) outs(%e : tensor<1x?x70xf32>) {
+  ^bb0(%a: bf16, %o: f32):
+    %y = arith.extf %a : bf16 to f32
+    linalg.yield %y : f32
+  } -> tensor<1x?x70xf32>
+  %b2 = tensor.collapse_shape %b [[0, 1], [2]] : tensor<1x?x70xf32> into tensor<?x70xf32>
+  %r = linalg.matmul ins(%x, %wt : tensor<?x300xbf16>, tensor<300x70xbf16>) outs(%b2 : tensor<?x70xf32>) -> tensor<?x70xf32>
+  return %r : tensor<?x70xf32>
+}
+
+// GPT-2's form in bf16: onto the bias, then rounded to bf16 (in the
+// GEMM's output loop), 70 rows through the GEMM.
+func.func @linear_bias_rounded_bf16(%x: tensor<70x512xbf16>, %w: tensor<96x512xbf16>, %bias: tensor<96xbf16>) -> tensor<70x96xbf16> {
+  %t0 = tensor.empty() : tensor<512x96xbf16>
+  %wt = linalg.transpose ins(%w : tensor<96x512xbf16>) outs(%t0 : tensor<512x96xbf16>) permutation = [1, 0]
+  %e = tensor.empty() : tensor<70x96xf32>
+  %b = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%bias : tensor<96xbf16>) outs(%e : tensor<70x96xf32>) {
+  ^bb0(%a: bf16, %o: f32):
+    %y = arith.extf %a : bf16 to f32
+    linalg.yield %y : f32
+  } -> tensor<70x96xf32>
+  %r = linalg.matmul ins(%x, %wt : tensor<70x512xbf16>, tensor<512x96xbf16>) outs(%b : tensor<70x96xf32>) -> tensor<70x96xf32>
+  %o0 = tensor.empty() : tensor<70x96xbf16>
+  %o = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%r : tensor<70x96xf32>) outs(%o0 : tensor<70x96xbf16>) {
+  ^bb0(%a: f32, %u: bf16):
+    %t = arith.truncf %a : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<70x96xbf16>
+  return %o : tensor<70x96xbf16>
+}
+
+// An f32 bias (the generic yields it as it is) under 3 rows: the dot
+// products along W's rows start at it.
+func.func @linear_bias_few(%x: tensor<3x257xf32>, %w: tensor<45x257xf32>, %bias: tensor<45xf32>) -> tensor<3x45xf32> {
+  %t0 = tensor.empty() : tensor<257x45xf32>
+  %wt = linalg.transpose ins(%w : tensor<45x257xf32>) outs(%t0 : tensor<257x45xf32>) permutation = [1, 0]
+  %e = tensor.empty() : tensor<3x45xf32>
+  %b = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%bias : tensor<45xf32>) outs(%e : tensor<3x45xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  } -> tensor<3x45xf32>
+  %r = linalg.matmul ins(%x, %wt : tensor<3x257xf32>, tensor<257x45xf32>) outs(%b : tensor<3x45xf32>) -> tensor<3x45xf32>
+  return %r : tensor<3x45xf32>
+}
+
+// linalg.broadcast of a bias onto a batch of products.
+func.func @batch_bias(%a: tensor<2x30x45xf32>, %b: tensor<2x45x40xf32>, %bias: tensor<40xf32>) -> tensor<2x30x40xf32> {
+  %e = tensor.empty() : tensor<2x30x40xf32>
+  %c = linalg.broadcast ins(%bias : tensor<40xf32>) outs(%e : tensor<2x30x40xf32>) dimensions = [0, 1]
+  %r = linalg.batch_matmul ins(%a, %b : tensor<2x30x45xf32>, tensor<2x45x40xf32>) outs(%c : tensor<2x30x40xf32>) -> tensor<2x30x40xf32>
+  return %r : tensor<2x30x40xf32>
+}
+
+// A vector broadcast along the columns (each row its own value) is not a
+// bias: the product accumulates onto the broadcast tensor.
+func.func @linear_column_init(%x: tensor<37x70xf32>, %w: tensor<29x70xf32>, %col: tensor<37xf32>) -> tensor<37x29xf32> {
+  %t0 = tensor.empty() : tensor<70x29xf32>
+  %wt = linalg.transpose ins(%w : tensor<29x70xf32>) outs(%t0 : tensor<70x29xf32>) permutation = [1, 0]
+  %e = tensor.empty() : tensor<37x29xf32>
+  %b = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%col : tensor<37xf32>) outs(%e : tensor<37x29xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  } -> tensor<37x29xf32>
+  %r = linalg.matmul ins(%x, %wt : tensor<37x70xf32>, tensor<70x29xf32>) outs(%b : tensor<37x29xf32>) -> tensor<37x29xf32>
+  return %r : tensor<37x29xf32>
+}
