@@ -16,12 +16,15 @@ within the tolerance of the dtype.
 
 `--model linear --linear MxKxN` does the same for one bias-free
 nn.Linear(K, N) on M rows (prepacked weight), with F.linear (PyTorch's
-own kernels, oneDNN's AMX ones for bf16 on AMX machines) timed in the same
-rounds, each also as GFLOP/s (2 M N K per call):
+own kernels, oneDNN's AMX ones for bf16 on AMX machines) and, with
+`--openvino`, OpenVINO's compiled MatMul (f32 in and out, so its time
+includes two conversions) timed in the same rounds, each also as GFLOP/s
+(2 M N K per call):
   python3 bench/ab_builds.py --a /path/to/base/build --b build \
       --model linear --linear 8192x896x4864 --threads 2 --dtype bf16
 """
 import argparse
+import copy
 import os
 import statistics
 import sys
@@ -43,6 +46,22 @@ def first_tensor(out):
     return out[0] if isinstance(out, (tuple, list)) else out
 
 
+def openvino_linear(model, x, args):
+    """A call of OpenVINO's CPU plugin on `model` (an nn.Linear) converted
+    alone: f32 in and out, computing in the dtype through its precision
+    hint, so each call also converts its input and output."""
+    import openvino as ov
+    converted = ov.convert_model(copy.deepcopy(model).float(),
+                                 example_input=x.float())
+    compiled = ov.Core().compile_model(converted, "CPU", {
+        "INFERENCE_NUM_THREADS": str(args.threads),
+        "INFERENCE_PRECISION_HINT": args.dtype,
+        "PERFORMANCE_HINT": "LATENCY"})
+    request = compiled.create_infer_request()
+    feed = [x.float().numpy()]
+    return lambda: request.infer(feed)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--a", required=True, help="build directory A (base)")
@@ -57,6 +76,10 @@ def main():
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--dtype", choices=["f32", "bf16"], default="bf16")
     p.add_argument("--rounds", type=int, default=12)
+    p.add_argument("--openvino", action="store_true",
+                   help="with --model linear: OpenVINO's compiled MatMul "
+                        "(the layer converted alone, the dtype's precision "
+                        "hint) timed in the same rounds")
     args = p.parse_args()
 
     os.environ["OMP_NUM_THREADS"] = str(args.threads)
@@ -92,6 +115,8 @@ def main():
         calls[name] = lambda lib=lib: lib(*inputs, **kwargs)
     if args.model == "linear":
         calls["F.linear"] = lambda: model(*inputs)
+        if args.openvino:
+            calls["openvino"] = openvino_linear(model, inputs[0], args)
 
     with torch.no_grad():
         for call in calls.values():

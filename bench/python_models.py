@@ -375,19 +375,22 @@ def run_cells(args, threads):
 
 
 def ceilings(threads, cc):
-    """(FMA GFLOP/s, AMX GFLOP/s or 0 without AMX-BF16, triad GB/s) of
-    bench/cpu_peak.c at `threads`."""
+    """(FMA GFLOP/s, AMX GFLOP/s or 0 without AMX-BF16, vdpbf16ps GFLOP/s
+    or 0 without AVX512-BF16, triad GB/s) of bench/cpu_peak.c at
+    `threads`."""
     with tempfile.TemporaryDirectory() as tmp:
         binary = os.path.join(tmp, "cpu_peak")
         ok, _ = build_peak(cc, binary)
         if not ok:
             raise RuntimeError("cpu_peak: the FMA loop is not 12 "
                                "register-only vfmadd")
-        amx = subprocess.run([binary, "amx", str(threads)],
-                             capture_output=True, text=True)
-        return (run_peak(binary, "fma", threads),
-                float(amx.stdout.split()[1]) if amx.returncode == 0 else 0.0,
-                run_peak(binary, "triad", threads))
+
+        def optional(kind):
+            run = subprocess.run([binary, kind, str(threads)],
+                                 capture_output=True, text=True)
+            return float(run.stdout.split()[1]) if run.returncode == 0 else 0.0
+        return (run_peak(binary, "fma", threads), optional("amx"),
+                optional("dpbf16"), run_peak(binary, "triad", threads))
 
 
 def fmt(x, digits=1):
@@ -428,15 +431,17 @@ def print_tables(results):
     print("\nPeer latency / AttnFuse latency (above 1: AttnFuse faster; "
           "AttnFuse: the attnfuse peer, or attnfuse-prepack where it did "
           "not run); "
-          "AttnFuse's GFLOP/s and share of the peak of its products (AMX "
-          "for bf16 where the machine has it, else FMA)\n")
+          "AttnFuse's GFLOP/s and share of the peak of its products (for "
+          "bf16 AMX's where the machine has it, else vdpbf16ps's where it "
+          "has AVX512-BF16, else the FMA's)\n")
     print("| model | dtype | batch | T | threads | attnfuse ms | GFLOP/s "
           "(of peak) | " + " | ".join(names) + " |")
     print("|---|---|--:|--:|--:|--:|--:|" + "--:|" * len(names))
     for key, peers in cells.items():
         a = peers.get(base_peer(peers), {})
         base = a.get("ms")
-        peak = (a.get("amx") if key[1] == "bf16" else None) or a.get("fma")
+        peak = ((a.get("amx") or a.get("dpbf16")) if key[1] == "bf16"
+                else None) or a.get("fma")
         perf = ""
         if base and peak:
             gflops = a["gflop"] / base * 1e3
@@ -459,15 +464,16 @@ def child(args):
         rows = run_cells(args, threads)
         Path(args.json).write_text(json.dumps(dict(rows=rows)))
         return None
-    fma, amx, triad = ceilings(threads, args.cc)
+    fma, amx, dpbf16, triad = ceilings(threads, args.cc)
     print(f"# {threads} threads: FMA peak {fma:.0f} GFLOP/s, AMX peak "
-          f"{amx:.0f} GFLOP/s, triad {triad:.1f} GB/s", flush=True)
+          f"{amx:.0f} GFLOP/s, vdpbf16ps peak {dpbf16:.0f} GFLOP/s, triad "
+          f"{triad:.1f} GB/s", flush=True)
     rows = run_cells(args, threads)
-    _, _, late = ceilings(threads, args.cc)
+    late = ceilings(threads, args.cc)[-1]
     print(f"# {threads} threads: triad at the end {late:.1f} GB/s",
           flush=True)
     out = dict(rows=rows, fma={threads: fma}, amx={threads: amx},
-               triad={threads: [triad, late]})
+               dpbf16={threads: dpbf16}, triad={threads: [triad, late]})
     if args.json:
         Path(args.json).write_text(json.dumps(out))
     return out
@@ -477,25 +483,29 @@ def add_results(results, part):
     """Adds one process's results (one thread count); each row keeps the
     FMA peak measured in its own process."""
     amx = part.get("amx", {})
+    dpbf16 = part.get("dpbf16", {})
     for threads, fma in part["fma"].items():
         triad = part["triad"][threads]
         results["ceilings"].append(
             f"{threads} threads: FMA peak {fma:.0f} GFLOP/s, AMX peak "
-            f"{amx.get(threads, 0):.0f} GFLOP/s, triad {triad[0]:.1f} GB/s "
+            f"{amx.get(threads, 0):.0f} GFLOP/s, vdpbf16ps peak "
+            f"{dpbf16.get(threads, 0):.0f} GFLOP/s, triad {triad[0]:.1f} GB/s "
             f"at the start, {triad[1]:.1f} at the end")
     for r in part["rows"]:
         r.setdefault("fma", part["fma"][str(r["threads"])])
         r.setdefault("amx", amx.get(str(r["threads"]), 0.0))
+        r.setdefault("dpbf16", dpbf16.get(str(r["threads"]), 0.0))
     results["rows"] += part["rows"]
 
 
 def merge_parts(parts):
     """One --json file of several processes' results (as --merge reads)."""
-    out = dict(rows=[], fma={}, amx={}, triad={})
+    out = dict(rows=[], fma={}, amx={}, dpbf16={}, triad={})
     for part in parts:
         out["rows"] += part["rows"]
         out["fma"].update(part["fma"])
         out["amx"].update(part.get("amx", {}))
+        out["dpbf16"].update(part.get("dpbf16", {}))
         out["triad"].update(part["triad"])
     return out
 
