@@ -328,6 +328,14 @@ def AttnCpuOutlineKernels : Pass<"attn-cpu-outline-kernels", "::mlir::ModuleOp">
     attn-cpu-dense-call-arguments), where the op in place reads the view
     (the attention over a KV cache's filled prefix).
 
+    An attention kernel takes a transpose that keeps the last dim and has
+    the attention as its one user (a [B, T, H, D] projection viewed as
+    [B, H, T, D]) into the kernel, whose lowering reads the transpose's
+    input through a permuted view; arguments that it reads only as q, k or
+    v get `bufferization.buffer_layout = strided<[?, ..., ?, 1], offset:
+    ?>`, so that the caller passes a view (a head's slice of a fused QKV
+    projection) as it is instead of a dense copy.
+
     The functions are private, `llvm.linkage` internal, marked `attn.kernel`
     and `passthrough = ["noinline"]` so that LLVM keeps one copy instead of
     inlining and specialising it at each call.
@@ -343,6 +351,7 @@ def AttnCpuOutlineKernels : Pass<"attn-cpu-outline-kernels", "::mlir::ModuleOp">
     ```
   }];
   let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::bufferization::BufferizationDialect",
                            "::mlir::LLVM::LLVMDialect"];
   let options = [
     Option<"linalgOps", "linalg-ops", "bool", /*default=*/"false",

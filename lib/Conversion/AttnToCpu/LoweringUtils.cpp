@@ -9,6 +9,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Matchers.h"
@@ -384,6 +385,49 @@ Value cpu::toReadOnlyBuffer(OpBuilder &b, Location loc, Value tensor) {
   }
   return bufferization::ToBufferOp::create(b, loc, memrefType, tensor,
                                            /*read_only=*/true);
+}
+
+Value cpu::getRowTransposeSource(Value tensor,
+                                 SmallVectorImpl<int64_t> &perm) {
+  perm.clear();
+  Value source;
+  if (auto t = tensor.getDefiningOp<TransposeOp>()) {
+    int64_t rank = t.getType().getRank();
+    llvm::append_range(perm, llvm::seq<int64_t>(0, rank));
+    auto [a, c] = t.getNormalizedDims();
+    std::swap(perm[a], perm[c]);
+    source = t.getInput();
+  } else if (auto t = tensor.getDefiningOp<linalg::TransposeOp>();
+             t && t.hasPureTensorSemantics()) {
+    llvm::append_range(perm, t.getPermutation());
+    source = t.getInput();
+  }
+  if (!source || perm.size() < 2 ||
+      perm.back() != static_cast<int64_t>(perm.size()) - 1)
+    return {};
+  return source;
+}
+
+Value cpu::toReadOnlyBufferThroughTranspose(OpBuilder &b, Location loc,
+                                            Value tensor) {
+  SmallVector<int64_t> perm;
+  Value source = getRowTransposeSource(tensor, perm);
+  if (!source)
+    return toReadOnlyBuffer(b, loc, tensor);
+  // The source's buffer has unit stride along its last dim (a copy where
+  // its rows may be strided), which the permuted view keeps last.
+  Value buffer = toReadOnlyBuffer(b, loc, source);
+  Value view = memref::TransposeOp::create(
+      b, loc, buffer,
+      AffineMapAttr::get(AffineMap::getPermutationMap(perm, b.getContext())));
+  auto type = cast<RankedTensorType>(tensor.getType());
+  SmallVector<int64_t> strides(type.getRank(), ShapedType::kDynamic);
+  strides.back() = 1;
+  auto layout =
+      StridedLayoutAttr::get(b.getContext(), ShapedType::kDynamic, strides);
+  return memref::CastOp::create(
+      b, loc, MemRefType::get(type.getShape(), type.getElementType(), layout),
+      view);
 }
 
 Value cpu::broadcastRows(OpBuilder &b, Location loc, Value row,

@@ -59,6 +59,18 @@ void assertEqualSizes(OpBuilder &b, Location loc, Value a, Value c,
 /// copy (the identity layout where the rows may be strided).
 Value toReadOnlyBuffer(OpBuilder &b, Location loc, Value tensor);
 
+/// The input of `tensor`'s producer when it is a transpose (attn.transpose
+/// or linalg.transpose on tensors) that keeps the last dim in place, with
+/// its permutation (result dim i is input dim perm[i]); null otherwise.
+Value getRowTransposeSource(Value tensor, SmallVectorImpl<int64_t> &perm);
+
+/// toReadOnlyBuffer, read through a transpose that keeps the last dim (a
+/// [B, T, H, D] projection viewed as [B, H, T, D]): the transpose's input
+/// as a permuted view (memref.transpose), its rows still contiguous,
+/// instead of a transposed copy.
+Value toReadOnlyBufferThroughTranspose(OpBuilder &b, Location loc,
+                                       Value tensor);
+
 /// A read-only view of the vector `row` (a 1-D buffer of unit stride) as a
 /// buffer of `type`'s shape whose every row is `row`: stride 0 along all
 /// dims but the last. `sizes` gives each dim (used where `type`'s is

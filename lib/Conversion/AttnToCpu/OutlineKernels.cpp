@@ -13,11 +13,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "GemmEpilogue.h"
+#include "LoweringUtils.h"
 
 #include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -114,6 +116,41 @@ static SmallPtrSet<Operation *, 4> getRowBroadcastChain(Operation *op) {
   return chain;
 }
 
+/// Whether `def` is a transpose that keeps the last dim and whose one
+/// user is the attention `op`: the lowering reads the transpose's input
+/// through a permuted view (cpu::toReadOnlyBufferThroughTranspose), so the
+/// kernel takes the input and transposes nothing.
+static bool isAttentionOperandTranspose(Operation *def, Operation *op) {
+  SmallVector<int64_t> perm;
+  return isa<attn::SdpaOp>(op) && def->getNumResults() == 1 &&
+         def->hasOneUse() && *def->user_begin() == op &&
+         attn::cpu::getRowTransposeSource(def->getResult(0), perm);
+}
+
+/// Whether the attention kernel reads `arg` only as its query, key or
+/// value, in place or through a transpose that keeps the last dim.
+static bool isReadAsAttentionRows(BlockArgument arg) {
+  auto type = dyn_cast<RankedTensorType>(arg.getType());
+  if (!type || type.getRank() < 2)
+    return false;
+  SmallVector<int64_t> perm;
+  for (OpOperand &use : arg.getUses()) {
+    Operation *user = use.getOwner();
+    Value read = arg;
+    if (user->getNumResults() == 1 && user->hasOneUse() &&
+        attn::cpu::getRowTransposeSource(user->getResult(0), perm) == arg) {
+      read = user->getResult(0);
+      user = *user->user_begin();
+    }
+    auto sdpa = dyn_cast<attn::SdpaOp>(user);
+    if (!sdpa || !llvm::is_contained({sdpa.getQuery(), sdpa.getKey(),
+                                      sdpa.getValue()},
+                                     read))
+      return false;
+  }
+  return !arg.use_empty();
+}
+
 /// A slice of dynamic size: bufferized, a view that bufferization cannot
 /// prove dense, which a call would copy (attn-cpu-dense-call-arguments)
 /// where the op in place reads it (the attention over a KV cache's filled
@@ -165,7 +202,7 @@ static SmallVector<Operation *> collectKernelInputs(ArrayRef<Operation *> ops,
     if (def && def->getBlock() == op->getBlock() &&
         ((isKernelProducer(def) &&
           (!isa<linalg::TransposeOp>(def) || def->hasOneUse())) ||
-         rowBroadcast.contains(def))) {
+         rowBroadcast.contains(def) || isAttentionOperandTranspose(def, op))) {
       if (cloned.insert(def))
         for (Value operand : llvm::reverse(def->getOperands()))
           worklist.push_back(operand);
@@ -211,6 +248,20 @@ buildKernelCandidate(Operation *op,
   for (Operation *o : ops)
     clone = b.clone(*o, map);
   func::ReturnOp::create(b, op->getLoc(), clone->getResults());
+  // Rows that attention reads in place at any row stride: the kernel takes
+  // them as such a view (a head's slice of a fused QKV projection), where
+  // the identity layout of a function boundary would have the caller copy
+  // every view that is not dense.
+  for (BlockArgument arg : body->getArguments()) {
+    if (!isReadAsAttentionRows(arg))
+      continue;
+    SmallVector<int64_t> strides(cast<RankedTensorType>(arg.getType()).getRank(),
+                                 ShapedType::kDynamic);
+    strides.back() = 1;
+    func.setArgAttr(arg.getArgNumber(),
+                    bufferization::BufferizationDialect::kBufferLayoutAttrName,
+                    StridedLayoutAttr::get(ctx, ShapedType::kDynamic, strides));
+  }
 
   KernelCandidate c{ops, SmallVector<Value>(args.getArrayRef()), func, ""};
   llvm::raw_string_ostream os(c.key);
@@ -256,7 +307,8 @@ static void replaceByKernelCall(KernelCandidate &c, func::FuncOp kernel,
   // An erased producer is not named again: no live op uses it.
   for (size_t i = 0; i < producers.size(); ++i) {
     Operation *def = producers[i];
-    if (!(isKernelProducer(def) || isRowBroadcast(def)) ||
+    if (!(isKernelProducer(def) || isRowBroadcast(def) ||
+          isa<attn::TransposeOp>(def)) ||
         !isOpTriviallyDead(def))
       continue;
     for (Value v : def->getOperands())

@@ -372,9 +372,10 @@ Value cpu::buildOnlineSoftmaxResult(OpBuilder &b, Location loc,
 SdpaBuffers mlir::attn::cpu::getSdpaBuffers(OpBuilder &b, Location loc,
                                             SdpaOp op, const SdpaPlan &plan) {
   SdpaBuffers buf;
-  buf.q = toReadOnlyBuffer(b, loc, op.getQuery());
-  buf.k = toReadOnlyBuffer(b, loc, op.getKey());
-  buf.v = toReadOnlyBuffer(b, loc, op.getValue());
+  // q, k and v in place through a transpose of their heads and rows.
+  buf.q = toReadOnlyBufferThroughTranspose(b, loc, op.getQuery());
+  buf.k = toReadOnlyBufferThroughTranspose(b, loc, op.getKey());
+  buf.v = toReadOnlyBufferThroughTranspose(b, loc, op.getValue());
   if (Value mask = op.getMask())
     buf.mask = toReadOnlyBuffer(b, loc, mask);
   for (Value extra : op.getExtras())

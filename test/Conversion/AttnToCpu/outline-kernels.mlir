@@ -258,3 +258,70 @@ func.func private @negative_private(%x: tensor<16x16xf32>, %e: tensor<16x16xf32>
   %b = linalg.matmul ins(%x, %x : tensor<16x16xf32>, tensor<16x16xf32>) outs(%e : tensor<16x16xf32>) -> tensor<16x16xf32>
   return %a, %b : tensor<16x16xf32>, tensor<16x16xf32>
 }
+
+// -----
+
+// Attention over heads of a fused QKV projection: each transpose of
+// [B, T, H, D] to [B, H, T, D] whose one user is the attention goes into
+// the kernel (the lowering reads its input through a permuted view), and
+// the kernel takes q, k and v at any row stride: the caller passes the
+// slices as they are, no copy.
+// CHECK-LABEL: func.func @fused_qkv
+// CHECK-NOT: attn.transpose
+// CHECK: call @attn_kernel_attn_sdpa(%{{.+}}, %{{.+}}, %{{.+}}) : (tensor<1x13x3x8xf32>, tensor<1x13x3x8xf32>, tensor<1x13x3x8xf32>)
+// CHECK: call @attn_kernel_attn_sdpa(
+// CHECK: func.func private @attn_kernel_attn_sdpa(
+// CHECK-SAME: tensor<1x13x3x8xf32> {bufferization.buffer_layout = strided<[?, ?, ?, 1], offset: ?>}
+// CHECK-SAME: tensor<1x13x3x8xf32> {bufferization.buffer_layout = strided<[?, ?, ?, 1], offset: ?>}
+// CHECK-SAME: tensor<1x13x3x8xf32> {bufferization.buffer_layout = strided<[?, ?, ?, 1], offset: ?>}
+// CHECK-COUNT-3: attn.transpose %{{.+}} dims(1, 2)
+// CHECK: attn.sdpa
+func.func @fused_qkv(%qkv0: tensor<1x13x72xf32>, %qkv1: tensor<1x13x72xf32>) -> (tensor<1x3x13x8xf32>, tensor<1x3x13x8xf32>) {
+  %qs0 = tensor.extract_slice %qkv0[0, 0, 0] [1, 13, 24] [1, 1, 1] : tensor<1x13x72xf32> to tensor<1x13x24xf32>
+  %ks0 = tensor.extract_slice %qkv0[0, 0, 24] [1, 13, 24] [1, 1, 1] : tensor<1x13x72xf32> to tensor<1x13x24xf32>
+  %vs0 = tensor.extract_slice %qkv0[0, 0, 48] [1, 13, 24] [1, 1, 1] : tensor<1x13x72xf32> to tensor<1x13x24xf32>
+  %q40 = tensor.expand_shape %qs0 [[0], [1], [2, 3]] output_shape [1, 13, 3, 8] : tensor<1x13x24xf32> into tensor<1x13x3x8xf32>
+  %k40 = tensor.expand_shape %ks0 [[0], [1], [2, 3]] output_shape [1, 13, 3, 8] : tensor<1x13x24xf32> into tensor<1x13x3x8xf32>
+  %v40 = tensor.expand_shape %vs0 [[0], [1], [2, 3]] output_shape [1, 13, 3, 8] : tensor<1x13x24xf32> into tensor<1x13x3x8xf32>
+  %q0 = attn.transpose %q40 dims(1, 2) : tensor<1x13x3x8xf32> -> tensor<1x3x13x8xf32>
+  %k0 = attn.transpose %k40 dims(1, 2) : tensor<1x13x3x8xf32> -> tensor<1x3x13x8xf32>
+  %v0 = attn.transpose %v40 dims(1, 2) : tensor<1x13x3x8xf32> -> tensor<1x3x13x8xf32>
+  %o0 = attn.sdpa %q0, %k0, %v0 {is_causal = true} : (tensor<1x3x13x8xf32>, tensor<1x3x13x8xf32>, tensor<1x3x13x8xf32>) -> tensor<1x3x13x8xf32>
+  %qs1 = tensor.extract_slice %qkv1[0, 0, 0] [1, 13, 24] [1, 1, 1] : tensor<1x13x72xf32> to tensor<1x13x24xf32>
+  %ks1 = tensor.extract_slice %qkv1[0, 0, 24] [1, 13, 24] [1, 1, 1] : tensor<1x13x72xf32> to tensor<1x13x24xf32>
+  %vs1 = tensor.extract_slice %qkv1[0, 0, 48] [1, 13, 24] [1, 1, 1] : tensor<1x13x72xf32> to tensor<1x13x24xf32>
+  %q41 = tensor.expand_shape %qs1 [[0], [1], [2, 3]] output_shape [1, 13, 3, 8] : tensor<1x13x24xf32> into tensor<1x13x3x8xf32>
+  %k41 = tensor.expand_shape %ks1 [[0], [1], [2, 3]] output_shape [1, 13, 3, 8] : tensor<1x13x24xf32> into tensor<1x13x3x8xf32>
+  %v41 = tensor.expand_shape %vs1 [[0], [1], [2, 3]] output_shape [1, 13, 3, 8] : tensor<1x13x24xf32> into tensor<1x13x3x8xf32>
+  %q1 = attn.transpose %q41 dims(1, 2) : tensor<1x13x3x8xf32> -> tensor<1x3x13x8xf32>
+  %k1 = attn.transpose %k41 dims(1, 2) : tensor<1x13x3x8xf32> -> tensor<1x3x13x8xf32>
+  %v1 = attn.transpose %v41 dims(1, 2) : tensor<1x13x3x8xf32> -> tensor<1x3x13x8xf32>
+  %o1 = attn.sdpa %q1, %k1, %v1 {is_causal = true} : (tensor<1x3x13x8xf32>, tensor<1x3x13x8xf32>, tensor<1x3x13x8xf32>) -> tensor<1x3x13x8xf32>
+  return %o0, %o1 : tensor<1x3x13x8xf32>, tensor<1x3x13x8xf32>
+}
+
+// -----
+
+// Not through a transpose that moves the last dim (its rows would not be
+// contiguous), nor one with another user: the caller transposes. An
+// argument that attention reads as q, k or v still takes any row stride;
+// the mask keeps the identity layout.
+// CHECK-LABEL: func.func @negative_transposes
+// CHECK-DAG: %[[KT:.+]] = attn.transpose %{{.+}} dims(2, 3)
+// CHECK-DAG: %[[Q:.+]] = attn.transpose %{{.+}} dims(1, 2)
+// CHECK: call @attn_kernel_attn_sdpa(%[[Q]], %[[KT]]
+// CHECK: call @attn_kernel_attn_sdpa(%[[Q]], %[[KT]]
+// CHECK: func.func private @attn_kernel_attn_sdpa(
+// CHECK-SAME: tensor<1x3x13x8xf32> {bufferization.buffer_layout = strided<[?, ?, ?, 1], offset: ?>}
+// CHECK-SAME: tensor<1x3x13x8xf32> {bufferization.buffer_layout = strided<[?, ?, ?, 1], offset: ?>}
+// CHECK-SAME: tensor<1x3x13x8xf32> {bufferization.buffer_layout = strided<[?, ?, ?, 1], offset: ?>}
+// CHECK-SAME: tensor<1x1x13x13xi1>)
+// CHECK-NOT: attn.transpose
+// CHECK: attn.sdpa
+func.func @negative_transposes(%x: tensor<1x13x3x8xf32>, %y: tensor<1x3x8x13xf32>, %w: tensor<1x3x13x8xf32>, %m: tensor<1x1x13x13xi1>) -> (tensor<1x3x13x8xf32>, tensor<1x3x13x8xf32>, tensor<1x3x13x8xf32>) {
+  %kt = attn.transpose %y dims(2, 3) : tensor<1x3x8x13xf32> -> tensor<1x3x13x8xf32>
+  %q = attn.transpose %x dims(1, 2) : tensor<1x13x3x8xf32> -> tensor<1x3x13x8xf32>
+  %o0 = attn.sdpa %q, %kt, %w, %m : (tensor<1x3x13x8xf32>, tensor<1x3x13x8xf32>, tensor<1x3x13x8xf32>, tensor<1x1x13x13xi1>) -> tensor<1x3x13x8xf32>
+  %o1 = attn.sdpa %q, %kt, %w, %m : (tensor<1x3x13x8xf32>, tensor<1x3x13x8xf32>, tensor<1x3x13x8xf32>, tensor<1x1x13x13xi1>) -> tensor<1x3x13x8xf32>
+  return %o0, %o1, %q : tensor<1x3x13x8xf32>, tensor<1x3x13x8xf32>, tensor<1x3x13x8xf32>
+}
