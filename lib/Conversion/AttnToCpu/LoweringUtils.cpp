@@ -363,6 +363,13 @@ static bool mayHaveStridedRows(Value tensor) {
   return false;
 }
 
+StridedLayoutAttr cpu::getContiguousRowsLayout(MLIRContext *ctx,
+                                                int64_t rank) {
+  SmallVector<int64_t> strides(rank, ShapedType::kDynamic);
+  strides.back() = 1;
+  return StridedLayoutAttr::get(ctx, ShapedType::kDynamic, strides);
+}
+
 Value cpu::toReadOnlyBuffer(OpBuilder &b, Location loc, Value tensor) {
   auto type = cast<RankedTensorType>(tensor.getType());
   // Contiguous rows at any row stride and offset: a slice of rows (a block
@@ -376,12 +383,9 @@ Value cpu::toReadOnlyBuffer(OpBuilder &b, Location loc, Value tensor) {
   if (type.getRank() == 0 || mayHaveStridedRows(tensor)) {
     memrefType = MemRefType::get(type.getShape(), type.getElementType());
   } else {
-    SmallVector<int64_t> strides(type.getRank(), ShapedType::kDynamic);
-    strides.back() = 1;
-    auto layout = StridedLayoutAttr::get(b.getContext(), ShapedType::kDynamic,
-                                         strides);
-    memrefType =
-        MemRefType::get(type.getShape(), type.getElementType(), layout);
+    memrefType = MemRefType::get(
+        type.getShape(), type.getElementType(),
+        getContiguousRowsLayout(b.getContext(), type.getRank()));
   }
   return bufferization::ToBufferOp::create(b, loc, memrefType, tensor,
                                            /*read_only=*/true);
@@ -421,12 +425,10 @@ Value cpu::toReadOnlyBufferThroughTranspose(OpBuilder &b, Location loc,
       b, loc, buffer,
       AffineMapAttr::get(AffineMap::getPermutationMap(perm, b.getContext())));
   auto type = cast<RankedTensorType>(tensor.getType());
-  SmallVector<int64_t> strides(type.getRank(), ShapedType::kDynamic);
-  strides.back() = 1;
-  auto layout =
-      StridedLayoutAttr::get(b.getContext(), ShapedType::kDynamic, strides);
   return memref::CastOp::create(
-      b, loc, MemRefType::get(type.getShape(), type.getElementType(), layout),
+      b, loc,
+      MemRefType::get(type.getShape(), type.getElementType(),
+                      getContiguousRowsLayout(b.getContext(), type.getRank())),
       view);
 }
 

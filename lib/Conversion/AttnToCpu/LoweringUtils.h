@@ -54,6 +54,10 @@ SmallVector<Value> getBroadcastDynamicSizes(OpBuilder &b, Location loc,
 void assertEqualSizes(OpBuilder &b, Location loc, Value a, Value c,
                       StringRef message);
 
+/// The layout of contiguous rows at any row strides and offset:
+/// strided<[?, ..., ?, 1], offset: ?> of rank `rank` (at least 1).
+StridedLayoutAttr getContiguousRowsLayout(MLIRContext *ctx, int64_t rank);
+
 /// A read-only buffer view of `tensor` (bufferization.to_buffer): contiguous
 /// rows at dynamic row strides and offset, so that a slice of rows needs no
 /// copy (the identity layout where the rows may be strided).

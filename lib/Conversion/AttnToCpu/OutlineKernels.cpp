@@ -255,12 +255,10 @@ buildKernelCandidate(Operation *op,
   for (BlockArgument arg : body->getArguments()) {
     if (!isReadAsAttentionRows(arg))
       continue;
-    SmallVector<int64_t> strides(cast<RankedTensorType>(arg.getType()).getRank(),
-                                 ShapedType::kDynamic);
-    strides.back() = 1;
     func.setArgAttr(arg.getArgNumber(),
                     bufferization::BufferizationDialect::kBufferLayoutAttrName,
-                    StridedLayoutAttr::get(ctx, ShapedType::kDynamic, strides));
+                    attn::cpu::getContiguousRowsLayout(
+                        ctx, cast<RankedTensorType>(arg.getType()).getRank()));
   }
 
   KernelCandidate c{ops, SmallVector<Value>(args.getArrayRef()), func, ""};
