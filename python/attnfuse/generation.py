@@ -21,6 +21,7 @@ from .compiler import (BACKENDS, _packed_arguments, _PackedWeight,
                        build_library)
 from .errors import AttnFuseError
 from .exporter import export_program, torch_export
+from .pages import advise_huge_pages
 from .runtime import BoundCall, CompiledFunction
 
 # Generation-config fields this loop implements (the others must keep
@@ -96,6 +97,8 @@ class Generator:
         self._prefill = entries.pop("prefill")
         self._decode = entries  # new tokens -> _Entry
         self.dtype = cache[0][0].dtype
+        # Bytes of the weights and cache on huge pages (compile_generator).
+        self.huge_page_bytes = 0
 
     @property
     def decode_lengths(self) -> tuple:
@@ -292,7 +295,8 @@ def _pick(value, default):
 def compile_generator(model, max_batch: int = 1, max_cache_len: int = 256,
                       dtype=None, decode_lengths=(1,),
                       backend: str = "auto",
-                      prepack_weights: bool = False) -> Generator:
+                      prepack_weights: bool = False,
+                      huge_pages: bool = True) -> Generator:
     """Compiles a transformers causal LM (`model.config`,
     `model.generation_config`, logits out) for generation: one library with
     `prefill` and one `decode_<L>` per L in `decode_lengths` (1 by default;
@@ -302,7 +306,12 @@ def compile_generator(model, max_batch: int = 1, max_cache_len: int = 256,
     converts a copy of the model). `prepack_weights=True`: the prefill
     step reads its projections' weights as GEMM panels packed once
     (`attnfuse.compile`'s option; a second copy of those weights), the
-    decode steps read the weights as stored. Returns a Generator."""
+    decode steps read the weights as stored. `huge_pages=True` (Linux):
+    the weights the steps read and the cache are advised onto 2 MiB
+    transparent huge pages (attnfuse.pages; a decode step streams every
+    weight, and on 4 KiB pages it takes a TLB miss per 4 KiB); the bytes
+    the kernel moved are `Generator.huge_page_bytes`. Returns a
+    Generator."""
     if backend not in BACKENDS:
         raise AttnFuseError(f"backend must be one of {BACKENDS}")
     if max_batch < 1 or max_cache_len < 2:
@@ -330,8 +339,13 @@ def compile_generator(model, max_batch: int = 1, max_cache_len: int = 256,
     for name, exp in exported.items():
         key = "prefill" if name == "prefill" else int(name.split("_")[1])
         entries[key] = _bind(exp, library, steps[name], cache)
-    return Generator(model, library, entries, cache, max_batch,
-                     max_cache_len)
+    generator = Generator(model, library, entries, cache, max_batch,
+                          max_cache_len)
+    if huge_pages:
+        streamed = [t for e in entries.values() for t in e.weights.values()]
+        streamed += [t for layer in cache for t in layer]
+        generator.huge_page_bytes = advise_huge_pages(streamed)
+    return generator
 
 
 def _allocate_cache(model, max_batch, max_cache_len):
