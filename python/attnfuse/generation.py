@@ -405,7 +405,12 @@ def _export_step(step, name, cache, max_batch, max_cache_len,
     parameters marked as weights to prepack with `mark_weights`)."""
     dim = torch.export.Dim
     b = min(2, max_batch)
-    batch = dim("batch", min=1, max=max_batch) if max_batch > 1 else None
+    # torch.export takes a dynamic size to be at least 2 (sizes 0 and 1
+    # specialise): a range of [1, 2] would leave the batch symbol only 2,
+    # and the step would be compiled for 2 rows. The compiled code does not
+    # depend on the bound (rows past max_batch are refused before a call).
+    batch = (dim("batch", min=1, max=max(max_batch, 3)) if max_batch > 1
+             else None)
     rows = {0: batch} if batch else None
     if step.prefill:
         n = L = 3 if max_cache_len >= 3 else 2

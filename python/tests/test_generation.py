@@ -123,14 +123,18 @@ def test_greedy_matches_transformers(name):
         assert_greedy_equal(model, generator, ids, mask)
 
 
-def test_sizes_of_a_batch_the_export_specialised():
-    """max_batch=2 with an example batch of 2: the expert layers' guards
-    fix the batch symbol to 2, and the sizes of the flattened tokens
-    (batch x positions) still name it; they must use its value."""
+def test_max_batch_two_runs_one_and_two_rows():
+    """max_batch=2, exported with an example batch of 2: the batch stays a
+    symbol (torch.export's range of a dynamic size starts at 2, so a
+    bound of 2 alone would fix it), the expert layers' sizes of the
+    flattened tokens (batch x positions) name it, and a batch of one row
+    runs too (a step compiled for 2 rows refused it)."""
     model = build("mixtral")
     generator = attnfuse.compile_generator(model, max_batch=2,
                                            max_cache_len=MAX_CACHE)
     assert_greedy_equal(model, generator, *prompts(2))
+    ids, _ = prompts(1)
+    assert_greedy_equal(model, generator, ids, torch.ones_like(ids))
 
 
 def _decode_text(generator):
