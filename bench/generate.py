@@ -13,6 +13,10 @@ transformers' `generate` (eager), `generate` with the static cache and
   filled cache at the mean length) / step time, against a triad
   `a = b + s * c` measured in the same run with the same thread count.
 
+Every peer is set up first, then each measurement runs once per peer in
+turn, `--rounds` times, and the best of each peer's rounds counts: the
+peers share the host's quiet and busy spells.
+
 Not part of CI. The peers live in a venv that sees the pinned torch and
 transformers (bench/setup-venv.sh):
 
@@ -90,14 +94,25 @@ def triad(threads, n=1 << 25, rounds=10):
     return 3 * n * 4 / best / 1e9
 
 
-def timed(fn, rounds, warmup=False):
-    if warmup:
-        fn()
-    best = float("inf")
+def timed(fns, rounds):
+    """The best time of each of `fns` (name -> call) over `rounds`, the
+    calls taking turns round by round: on a host whose memory bandwidth
+    changes by tens of percent from one minute to the next (a shared VM),
+    every peer then runs in the same spells. A call that raises drops its
+    peer: its name maps to the exception."""
+    best = {name: float("inf") for name in fns}
     for _ in range(rounds):
-        t = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t)
+        for name, fn in fns.items():
+            if isinstance(best[name], Exception):
+                continue
+            t = time.perf_counter()
+            try:
+                fn()
+            except Exception as e:  # noqa: BLE001 - a peer's failure
+                traceback.print_exc(limit=2)
+                best[name] = e
+                continue
+            best[name] = min(best[name], time.perf_counter() - t)
     return best
 
 
@@ -285,23 +300,46 @@ def save_checkpoint(model, path: Path):
 
 
 # ---- the run ----------------------------------------------------------------
-def measure(peer, model, dtype, args):
-    rows = []
+def measure(peers, model, dtype, args):
+    """Every cell (phase, batch, T) for all `peers` (name -> Peer) at
+    once, their rounds interleaved (timed). Returns name -> rows, or the
+    exception that stopped the peer."""
+    rows = {name: [] for name in peers}
     vocab = model.config.vocab_size
+
+    def cell(ids, new, b):
+        calls = {name: (lambda p=p: p.generate(ids, new))
+                 for name, p in peers.items()
+                 if not isinstance(rows[name], Exception)
+                 and (p.batches is None or b in p.batches)}
+        # A peer that compiles per shape does it outside the timed rounds.
+        for name in list(calls):
+            if peers[name].warmup:
+                try:
+                    calls[name]()
+                except Exception as e:  # noqa: BLE001
+                    traceback.print_exc(limit=2)
+                    rows[name] = e
+                    del calls[name]
+        best = timed(calls, args.rounds)
+        for name, t in best.items():
+            if isinstance(t, Exception):
+                rows[name] = t
+        return {name: t for name, t in best.items()
+                if not isinstance(t, Exception)}
+
     for b in args.batches:
-        if peer.batches is not None and b not in peer.batches:
-            continue
         for t in args.prefill:
-            ids = prompt(b, t, vocab)
-            s = timed(lambda: peer.generate(ids, 1), args.rounds, peer.warmup)
-            rows.append(("prefill", b, t, b * t / s, None))
+            for name, s in cell(prompt(b, t, vocab), 1, b).items():
+                rows[name].append(("prefill", b, t, b * t / s, None))
         ids = prompt(b, args.prompt, vocab)
-        one = timed(lambda: peer.generate(ids, 1), args.rounds, peer.warmup)
-        full = timed(lambda: peer.generate(ids, args.new), args.rounds,
-                     peer.warmup)
-        step = (full - one) / (args.new - 1)
+        one = cell(ids, 1, b)
+        full = cell(ids, args.new, b)
         moved = step_bytes(model, b, args.prompt + args.new // 2, dtype)
-        rows.append(("decode", b, args.prompt, b / step, moved / step / 1e9))
+        for name in one.keys() & full.keys():
+            step = (full[name] - one[name]) / (args.new - 1)
+            rows[name].append(("decode", b, args.prompt, b / step,
+                               moved / step / 1e9))
     return rows
 
 
@@ -337,8 +375,7 @@ def main():
           "(of triad) |\n|---|---|---|---|---|---|---|", flush=True)
     results = []
     for dname in args.dtypes.split(","):
-        for name in args.peers.split(","):
-            results += run_peer(name, dname, base, bw, args)
+        results += run_dtype(args.peers.split(","), dname, base, bw, args)
     late = triad(args.threads)
     print(f"# triad at the end {late:.1f} GB/s")
     if args.json:
@@ -346,29 +383,38 @@ def main():
             {"triad_gbs": [bw, late], "rows": results}))
 
 
-def run_peer(name, dname, base, bw, args):
-    """One peer at one dtype: its markdown rows, printed as measured."""
+def run_dtype(names, dname, base, bw, args):
+    """Every peer at one dtype, set up one after the other and measured
+    together: their markdown rows, peer by peer."""
     dtype = DTYPES[dname]
-    peer = PEERS[name]()
-    try:
-        peer.setup(llama(args.size), dtype, args)
-        rows = measure(peer, base.to(dtype), dtype, args)
-    except Exception as e:  # a peer's failure is a table entry
-        traceback.print_exc(limit=2)
-        print(f"| {dname} | {name} | not run: {type(e).__name__}: "
-              f"{str(e).splitlines()[0] if str(e) else ''} | | | | |",
-              flush=True)
-        return [(dname, name, "error", str(e))]
+    peers, failed = {}, {}
+    for name in names:
+        peer = PEERS[name]()
+        try:
+            peer.setup(llama(args.size), dtype, args)
+            peers[name] = peer
+        except Exception as e:  # a peer's failure is a table entry
+            traceback.print_exc(limit=2)
+            failed[name] = e
+    rows = measure(peers, base.to(dtype), dtype, args)
     results = []
-    for kind, b, t, tps, gbs in rows:
-        share = f"{gbs:.1f} ({gbs / bw:.0%})" if gbs else ""
-        print(f"| {dname} | {name} | {kind} | {b} | {t} | {tps:.1f} | "
-              f"{share} |", flush=True)
-        results.append((dname, name, kind, b, t, tps, gbs))
-    compile_s = getattr(peer, "compile_s", None)
-    if compile_s:
-        print(f"| {dname} | {name} | compile {compile_s:.0f} s | | | | |",
-              flush=True)
+    for name in names:
+        got = failed.get(name, rows.get(name))
+        if isinstance(got, Exception):
+            msg = str(got).splitlines()[0] if str(got) else ""
+            print(f"| {dname} | {name} | not run: {type(got).__name__}: "
+                  f"{msg} | | | | |", flush=True)
+            results.append((dname, name, "error", str(got)))
+            continue
+        for kind, b, t, tps, gbs in got:
+            share = f"{gbs:.1f} ({gbs / bw:.0%})" if gbs else ""
+            print(f"| {dname} | {name} | {kind} | {b} | {t} | {tps:.1f} | "
+                  f"{share} |", flush=True)
+            results.append((dname, name, kind, b, t, tps, gbs))
+        compile_s = getattr(peers[name], "compile_s", None)
+        if compile_s:
+            print(f"| {dname} | {name} | compile {compile_s:.0f} s | | | | |",
+                  flush=True)
     return results
 
 if __name__ == "__main__":
