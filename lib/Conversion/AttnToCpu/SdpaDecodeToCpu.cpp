@@ -14,11 +14,17 @@
 //       for all rows (a rows x value-column-vectors register tile: each
 //       vector of a value row is loaded once for all rows)
 //     -> the split's running max, sum and accumulator
-//   scf.forall (query batch dims x rows)                  combine
-//     out = sum_s exp(m_s - M) acc_s / sum_s exp(m_s - M) l_s
+//     -> with one split (at most splitKV keys: a decode step over a
+//        short cache), the output row itself
+//   scf.if (more than one split)
+//     scf.forall (query batch dims x rows)                combine
+//       out = sum_s exp(m_s - M) acc_s / sum_s exp(m_s - M) l_s
 //
 // Each key and value row is read once per query row, as whole vectors, and
-// the splits keep both threads busy when there are few heads.
+// the splits keep both threads busy when there are few heads. A single
+// split writes what the combine would (the same operations on one part),
+// without the combine's parallel loop: one fork and join per attention
+// less in a decode step.
 //
 //===----------------------------------------------------------------------===//
 
@@ -73,6 +79,10 @@ private:
   Value loadRowScalar(Value buf, ArrayRef<Value> prefix, Value row, Value col);
 
   void emitSplit(ValueRange ivs);
+  /// out[qIdx, r, :] from the one split's max, sum (`stats`) and
+  /// accumulator: emitCombine's result for numSplits == 1.
+  void emitSingleSplitResult(ArrayRef<Value> qIdx, Value r, Value stats,
+                             function_ref<SmallVector<Value>(Value)> partIdx);
   void emitScores(ArrayRef<Value> qIdx, ArrayRef<Value> kvIdx, Value kv0,
                   Value keys, Value scores);
   using PartIndexFn = function_ref<SmallVector<Value>(Value row)>;
@@ -88,6 +98,8 @@ private:
   /// Partial results per (query batch..., split, row): max, sum, acc[Ev].
   Value partM, partL, partAcc;
   Value numSplits;
+  /// numSplits == 1: the partial pass writes the output.
+  Value singleSplit;
   /// L (static, at most half the lanes).
   int64_t rows = 1;
 };
@@ -398,12 +410,49 @@ void DecodeLowering::emitSplit(ValueRange ivs) {
     emitPv(kvIdx, partIdx, kv0, keys, scores, stats);
   });
   SmallVector<Value, 2> parts = {partM, partL};
-  forLoop(idx(0), idx(rows), idx(1), [&](Value r) {
-    for (auto [i, part] : llvm::enumerate(parts))
-      memref::StoreOp::create(
-          b, loc,
-          memref::LoadOp::create(b, loc, stats, ValueRange{r, idx(i)}), part,
-          partIdx(r));
+  scf::IfOp::create(
+      b, loc, singleSplit,
+      [&](OpBuilder &, Location) {
+        forLoop(idx(0), idx(rows), idx(1), [&](Value r) {
+          emitSingleSplitResult(qIdx, r, stats, partIdx);
+        });
+        scf::YieldOp::create(b, loc);
+      },
+      [&](OpBuilder &, Location) {
+        forLoop(idx(0), idx(rows), idx(1), [&](Value r) {
+          for (auto [i, part] : llvm::enumerate(parts))
+            memref::StoreOp::create(
+                b, loc,
+                memref::LoadOp::create(b, loc, stats, ValueRange{r, idx(i)}),
+                part, partIdx(r));
+        });
+        scf::YieldOp::create(b, loc);
+      });
+}
+
+/// emitCombine's operations for one split: M = m (the combine's max of
+/// m and -inf, m never being NaN), the weight exp(m - M') with M' the
+/// safe max, l and each accumulator times it (as the combine's fma onto
+/// 0), so that the output is bit for bit the combine's.
+void DecodeLowering::emitSingleSplitResult(
+    ArrayRef<Value> qIdx, Value r, Value stats,
+    function_ref<SmallVector<Value>(Value)> partIdx) {
+  Value zero = fconst(0.0);
+  Value m = memref::LoadOp::create(b, loc, stats, ValueRange{r, idx(0)});
+  Value l = memref::LoadOp::create(b, loc, stats, ValueRange{r, idx(1)});
+  Value w = math::ExpOp::create(
+      b, loc, arith::SubFOp::create(b, loc, m, buildSafeMax(b, loc, m)));
+  Value lw = math::FmaOp::create(b, loc, w, l, zero);
+  forLoop(idx(0), plan.ev, idx(1), [&](Value c) {
+    SmallVector<Value> indices = partIdx(r);
+    indices.push_back(c);
+    Value a = memref::LoadOp::create(b, loc, partAcc, indices);
+    Value acc = math::FmaOp::create(b, loc, w, a, zero);
+    Value out = buildOnlineSoftmaxResult(b, loc, plan, acc, lw, m);
+    SmallVector<Value> outIdx(qIdx);
+    outIdx.append({r, c});
+    memref::StoreOp::create(b, loc, castFloat(b, loc, out, plan.elementType),
+                            buf.out, outIdx);
   });
 }
 
@@ -459,6 +508,8 @@ Value DecodeLowering::emit() {
   buf = getSdpaBuffers(b, loc, op, plan);
 
   numSplits = arith::CeilDivUIOp::create(b, loc, plan.s, idx(t.splitKV));
+  singleSplit = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                      numSplits, idx(1));
   SmallVector<OpFoldResult> partSizes, ubs;
   for (Value size : plan.qBatch) {
     partSizes.push_back(getAsOpFoldResult(size));
@@ -482,8 +533,14 @@ Value DecodeLowering::emit() {
   };
   emitForall(getAsOpFoldResult(numSplits),
              [&](ValueRange ivs) { emitSplit(ivs); });
-  emitForall(getAsOpFoldResult(plan.l),
-             [&](ValueRange ivs) { emitCombine(ivs); });
+  // No keys (S = 0) make no split: the combine writes the empty rows.
+  Value several = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                        numSplits, idx(1));
+  scf::IfOp::create(b, loc, several, [&](OpBuilder &, Location) {
+    emitForall(getAsOpFoldResult(plan.l),
+               [&](ValueRange ivs) { emitCombine(ivs); });
+    scf::YieldOp::create(b, loc);
+  });
   return bufferization::ToTensorOp::create(b, loc, op.getType(), buf.out,
                                            /*restrict=*/true,
                                            /*writable=*/true);

@@ -49,3 +49,29 @@ func.func @negative_five_rows(%q: tensor<1x8x5x64xf32>, %k: tensor<1x8x4096x64xf
   %o = attn.sdpa %q, %k, %v : (tensor<1x8x5x64xf32>, tensor<1x8x4096x64xf32>, tensor<1x8x4096x64xf32>) -> tensor<1x8x5x64xf32>
   return %o : tensor<1x8x5x64xf32>
 }
+
+// -----
+
+// Keys of run-time length (a KV cache's filled prefix): with one split (at
+// most 1024 keys) the partial pass writes the output rows itself, with the
+// combine's operations on its one part; the combine's loop runs only for
+// several splits (or none: no keys).
+// CHECK-LABEL: func.func @decode_cache_prefix
+// CHECK: %[[SPLITS:.+]] = arith.ceildivui %{{.+}}, %c1024
+// CHECK: %[[ONE:.+]] = arith.cmpi eq, %[[SPLITS]], %c1
+// CHECK: scf.forall (%{{.+}}, %{{.+}}, %{{.+}}) in (1, 4, %[[SPLITS]]) {
+// CHECK: scf.if %[[ONE]] {
+// CHECK: math.exp
+// CHECK: math.fma
+// CHECK: arith.divf
+// CHECK: memref.store %{{.+}}, %[[OUT:.+]][%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] : memref<1x4x1x64xf32>
+// CHECK: } else {
+// CHECK: memref.store {{.+}} : memref<1x4x?x1xf32>
+// CHECK: %[[SEVERAL:.+]] = arith.cmpi ne, %[[SPLITS]], %c1
+// CHECK-NEXT: scf.if %[[SEVERAL]] {
+// CHECK-NEXT: scf.forall (%{{.+}}, %{{.+}}, %{{.+}}) in (1, 4, 1) {
+// CHECK: memref.store %{{.+}}, %[[OUT]]
+func.func @decode_cache_prefix(%q: tensor<1x4x1x64xf32>, %k: tensor<1x2x?x64xf32>, %v: tensor<1x2x?x64xf32>) -> tensor<1x4x1x64xf32> {
+  %o = attn.sdpa %q, %k, %v : (tensor<1x4x1x64xf32>, tensor<1x2x?x64xf32>, tensor<1x2x?x64xf32>) -> tensor<1x4x1x64xf32>
+  return %o : tensor<1x4x1x64xf32>
+}
