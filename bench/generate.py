@@ -328,18 +328,29 @@ def measure(peers, model, dtype, args):
         return {name: t for name, t in best.items()
                 if not isinstance(t, Exception)}
 
+    def progress(what, tps):
+        print(f"# {what}: " + ", ".join(f"{n} {v:.1f}" for n, v in
+                                       tps.items()) + " tokens/s",
+              file=sys.stderr, flush=True)
+
     for b in args.batches:
         for t in args.prefill:
+            tps = {}
             for name, s in cell(prompt(b, t, vocab), 1, b).items():
-                rows[name].append(("prefill", b, t, b * t / s, None))
+                tps[name] = b * t / s
+                rows[name].append(("prefill", b, t, tps[name], None))
+            progress(f"prefill {b} x {t}", tps)
         ids = prompt(b, args.prompt, vocab)
         one = cell(ids, 1, b)
         full = cell(ids, args.new, b)
         moved = step_bytes(model, b, args.prompt + args.new // 2, dtype)
+        tps = {}
         for name in one.keys() & full.keys():
             step = (full[name] - one[name]) / (args.new - 1)
+            tps[name] = b / step
             rows[name].append(("decode", b, args.prompt, b / step,
                                moved / step / 1e9))
+        progress(f"decode batch {b}", tps)
     return rows
 
 
