@@ -244,10 +244,14 @@ class LlamaCpp(Peer):
                             "--outfile", str(out), "--outtype", kind],
                            check=True, capture_output=True)
         self.n_ctx = max(max(args.prefill), args.prompt + args.new) + 8
+        # The weights stay mapped from the page cache (in huge pages where
+        # the kernel put them) and locked there: with every peer loaded at
+        # once, the kernel would otherwise evict some of the file and each
+        # step would fault it back in.
         self.llm = llama_cpp.Llama(
             str(out), n_ctx=self.n_ctx, n_batch=self.n_ctx,
             n_ubatch=min(self.n_ctx, 512), n_threads=args.threads,
-            n_threads_batch=args.threads, verbose=False)
+            n_threads_batch=args.threads, use_mlock=True, verbose=False)
 
     def generate(self, ids, new):
         import numpy as np
