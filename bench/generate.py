@@ -246,8 +246,8 @@ class LlamaCpp(Peer):
         self.n_ctx = max(max(args.prefill), args.prompt + args.new) + 8
         # The weights stay mapped from the page cache (in huge pages where
         # the kernel put them) and locked there: with every peer loaded at
-        # once, the kernel would otherwise evict some of the file and each
-        # step would fault it back in.
+        # once, memory runs low, and the kernel could evict parts of the
+        # file that each decode step would then fault back in.
         self.llm = llama_cpp.Llama(
             str(out), n_ctx=self.n_ctx, n_batch=self.n_ctx,
             n_ubatch=min(self.n_ctx, 512), n_threads=args.threads,
