@@ -124,11 +124,11 @@ def test_greedy_matches_transformers(name):
 
 
 def test_max_batch_two_runs_one_and_two_rows():
-    """max_batch=2, exported with an example batch of 2: the batch stays a
-    symbol (torch.export's range of a dynamic size starts at 2, so a
-    bound of 2 alone would fix it), the expert layers' sizes of the
-    flattened tokens (batch x positions) name it, and a batch of one row
-    runs too (a step compiled for 2 rows refused it)."""
+    """max_batch=2, exported with an example batch of 2: a batch Dim of
+    range [1, 2] would become the constant 2 (torch.export starts a
+    dynamic size's range at 2) and the steps would refuse one row; both
+    batch sizes generate transformers' tokens. (A batch the export fixes
+    is tests/test_routing.py's case.)"""
     model = build("mixtral")
     generator = attnfuse.compile_generator(model, max_batch=2,
                                            max_cache_len=MAX_CACHE)

@@ -153,6 +153,22 @@ def test_mixtral_block_with_a_dynamic_token_count(dtype):
         torch.testing.assert_close(compiled(x), block(x), atol=tol, rtol=tol)
 
 
+def test_mixtral_block_with_a_batch_the_export_fixes():
+    """A batch Dim of range [1, 2] with an example of 2: torch.export
+    starts a dynamic size at 2, so the batch symbol has one value, and the
+    sizes of the flattened tokens (batch x positions) still name it; they
+    must use its value."""
+    block = _mixtral_block(torch.float32)
+    batch = torch.export.Dim("batch", min=1, max=2)
+    tokens = torch.export.Dim("tokens", min=1, max=64)
+    compiled = attnfuse.compile(block, (torch.randn(2, 7, 32),),
+                                dynamic_shapes=({0: batch, 1: tokens},))
+    for n in (7, 3):
+        x = torch.randn(2, n, 32)
+        torch.testing.assert_close(compiled(x), block(x), atol=1e-5,
+                                   rtol=1e-5)
+
+
 class Masks(torch.nn.Module):
     """DeepSeek-V3's group-limited routing writes a mask by scatter; PhiMoE
     clamps by a tensor bound."""
