@@ -20,9 +20,11 @@ The forward of the base model (`GPT2Model`, `LlamaModel`, `BertModel`, no
 LM head, `use_cache=False`): token ids and an attention mask in (for
 batch > 1, row 0 is padded by T/4: left for the decoders, right for BERT),
 the last hidden state out. Each cell (model, dtype, batch, T, threads)
-compiles every peer for its static shapes; latency is the median of at
-least `--min-calls` calls and `--min-time` seconds after `--warmup` calls;
-compile time runs from the module to the first result (export included);
+compiles every peer for its static shapes, then times them in turn for
+`--rounds` rounds (the peers share the machine's slow and fast spells; a
+peer in a process of its own is driven round by round the same way);
+latency is the best round's median of at least `--min-calls` calls and
+`--min-time` seconds after `--warmup` calls; compile time runs from the module to the first result (export included);
 the max abs difference is against eager PyTorch of the same dtype on the
 token positions (NaN if the peer gave NaN there), and the note says where
 the padded positions differ by more than 1e-3. For bf16 cells the note of
@@ -50,6 +52,7 @@ numbers.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import gc
 import json
@@ -258,7 +261,7 @@ def peer_openvino(c):
         f"precision hint {hint}"
 
 
-# Run in a process of their own (run_isolated).
+# Run in a process of their own (Worker).
 ISOLATED = ("openvino",)
 PEERS = {"attnfuse": peer_attnfuse,
          "attnfuse-prepack": peer_attnfuse_prepack, "eager": peer_eager,
@@ -282,55 +285,151 @@ class Cell:
         self.ids, self.mask = model_inputs(model, kind, batch, t)
 
 
-def run_peer(peer, cell, expected, args):
-    """One peer in one cell: a result row (numbers or the error)."""
+def setup_peer(peer, cell, expected, args, stack):
+    """Sets `peer` up in `cell` in this process: (row, timer). The row has
+    the compile time, the difference from eager and the note, or the
+    error (then timer is None); timer() measures one round in ms. Files
+    the peer exports stay in a directory `stack` removes."""
     row = dict(peer=peer)
     try:
-        with tempfile.TemporaryDirectory(dir=args.workdir) as tmp, \
-                torch.no_grad():
-            cell.work = Path(tmp)
+        cell.work = Path(stack.enter_context(
+            tempfile.TemporaryDirectory(dir=args.workdir)))
+        with torch.no_grad():
             t0 = time.perf_counter()
             call, note = PEERS[peer](cell)
             y = first_tensor(call())
             row["compile_s"] = time.perf_counter() - t0
-            row["max_abs_err"], padded = differences(y, expected, cell.mask)
-            row["ms"] = latency_ms(call, args.min_time, args.min_calls,
-                                   args.warmup)
-            if padded is not None:
-                note = "; ".join(filter(None, [
-                    note, f"padded positions differ by {padded:.1e}"]))
-            row["note"] = note
-            del call
+        row["max_abs_err"], padded = differences(y, expected, cell.mask)
+        if padded is not None:
+            note = "; ".join(filter(None, [
+                note, f"padded positions differ by {padded:.1e}"]))
+        row["note"] = note
     except Exception as e:  # a peer that fails is a table entry
         traceback.print_exc(limit=3)
         row["error"] = f"{type(e).__name__}: {short(e)}"
-    gc.collect()
-    return row
+        return row, None
+
+    def timer():
+        with torch.no_grad():
+            return latency_ms(call, args.min_time, args.min_calls,
+                              args.warmup)
+    return row, timer
 
 
-def run_isolated(peer, cell, args):
-    """`peer` in `cell`, run by this script in a process of its own: a peer
-    that kills its process (OpenVINO's bf16 CPU plugin raised SIGFPE here)
-    becomes a table entry. The process builds the same model (same seed,
-    same position table) and its own eager reference."""
-    dname = next(k for k, v in DTYPES.items() if v == cell.dtype)
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "row.json"
-        cmd = [sys.executable, __file__, "--isolated", "--models", cell.name,
+class Worker:
+    """A peer set up in a process of its own (this script with --worker),
+    timed one round at a time on request, so that its rounds interleave
+    with the other peers' like an in-process peer's: a peer that kills
+    its process (OpenVINO's bf16 CPU plugin raised SIGFPE here) becomes a
+    table entry. The worker builds the same model (same seed, same
+    position table) and its own eager reference. Protocol: one JSON line
+    (the setup row) when ready, then one line ({"ms": ...} or {"error":
+    ...}) for each "time" line it reads; it ends at the end of its
+    input."""
+
+    def __init__(self, peer, cell, args):
+        self.peer = peer
+        dname = next(k for k, v in DTYPES.items() if v == cell.dtype)
+        cmd = [sys.executable, __file__, "--worker", "--models", cell.name,
                "--size", args.size, "--dtypes", dname, "--batch",
                str(cell.batch), "--seq", str(cell.t), "--threads",
                str(cell.threads), "--peers", peer, "--positions",
                str(args.positions), "--min-time", str(args.min_time),
                "--min-calls", str(args.min_calls), "--warmup",
-               str(args.warmup), "--json", str(out)]
+               str(args.warmup)]
         if args.workdir:
             cmd += ["--workdir", args.workdir]
-        proc = subprocess.run(cmd)
-        if proc.returncode == 0 and out.exists():
-            return json.loads(out.read_text())["rows"][0]
-    how = (f"signal {signal.Signals(-proc.returncode).name}"
-           if proc.returncode < 0 else f"exit status {proc.returncode}")
-    return dict(peer=peer, error=f"the process died ({how})")
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True)
+
+    def reply(self):
+        line = self.proc.stdout.readline()
+        if line:
+            return json.loads(line)
+        code = self.proc.wait()
+        how = (f"signal {signal.Signals(-code).name}" if code < 0
+               else f"exit status {code}")
+        return dict(error=f"the process died ({how})")
+
+    def setup(self):
+        row = self.reply()
+        row["peer"] = self.peer
+        return row, (None if "error" in row else self.time)
+
+    def time(self):
+        self.proc.stdin.write("time\n")
+        self.proc.stdin.flush()
+        answer = self.reply()
+        if "error" in answer:
+            raise RuntimeError(answer["error"])
+        return answer["ms"]
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        try:
+            self.proc.stdin.close()
+            self.proc.wait(timeout=120)
+        except (OSError, subprocess.TimeoutExpired):
+            self.proc.kill()
+            self.proc.wait()
+
+
+def worker(args, cell, expected):
+    """The --worker side of Worker: the protocol on the process's original
+    stdout, everything else the peer prints on stderr."""
+    proto = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)
+    with contextlib.ExitStack() as stack:
+        row, timer = setup_peer(args.peers[0], cell, expected, args, stack)
+        proto.write(json.dumps(row) + "\n")
+        if timer is None:
+            return
+        for _ in sys.stdin:
+            try:
+                answer = dict(ms=timer())
+            except Exception as e:
+                traceback.print_exc(limit=3)
+                answer = dict(error=f"{type(e).__name__}: {short(e)}")
+            proto.write(json.dumps(answer) + "\n")
+
+
+def measure_cell(cell, expected, args):
+    """Every peer of `cell` set up first, then `--rounds` rounds that time
+    each peer in turn: the peers share the machine's spells (on a shared
+    VM the same call can take 30% longer from one second to the next).
+    A row's ms is the best round's median; rounds_ms keeps them all."""
+    with contextlib.ExitStack() as stack:
+        setups = []
+        for peer in args.peers:
+            if peer in ISOLATED:
+                setups.append(stack.enter_context(
+                    Worker(peer, cell, args)).setup())
+            else:
+                setups.append(setup_peer(peer, cell, expected, args, stack))
+        for _ in range(args.rounds):
+            for row, timer in setups:
+                if timer is None or "error" in row:
+                    continue
+                # Another peer's OpenMP threads spin for a while after its
+                # last call (libomp's KMP_BLOCKTIME is 200 ms).
+                time.sleep(args.settle)
+                try:
+                    ms = timer()
+                except Exception as e:
+                    traceback.print_exc(limit=3)
+                    row["error"] = f"{type(e).__name__}: {short(e)}"
+                    row.pop("ms", None)
+                    continue
+                row.setdefault("rounds_ms", []).append(round(ms, 3))
+                row["ms"] = min(row["rounds_ms"])
+                print(f"#   {row['peer']}: {ms:.1f} ms", file=sys.stderr,
+                      flush=True)
+        rows = [row for row, _ in setups]
+        del setups
+    gc.collect()
+    return rows
 
 
 def run_cells(args, threads):
@@ -350,6 +449,8 @@ def run_cells(args, threads):
                     with torch.no_grad():
                         expected = first_tensor(
                             model(cell.ids, attention_mask=cell.mask)).float()
+                    if args.worker:
+                        return worker(args, cell, expected)
                     key = (name, batch, t)
                     scale = ""
                     if dtype == torch.float32:
@@ -358,12 +459,10 @@ def run_cells(args, threads):
                         d = (expected - f32_expected[key]).abs().max().item()
                         scale = f"eager bf16 vs eager f32: {d:.1e}"
                     flops = matmul_flops(model, batch, t)
-                    for peer in args.peers:
-                        if peer in ISOLATED and not args.isolated:
-                            row = run_isolated(peer, cell, args)
-                        else:
-                            row = run_peer(peer, cell, expected, args)
-                        if peer == "eager" and scale:
+                    print(f"# {name} {dname} {batch}x{t}, {threads} "
+                          "threads", file=sys.stderr, flush=True)
+                    for row in measure_cell(cell, expected, args):
+                        if row["peer"] == "eager" and scale:
                             row["note"] = scale
                         row.update(model=name, dtype=dname, batch=batch, t=t,
                                    threads=threads, gflop=flops / 1e9)
@@ -460,10 +559,8 @@ def child(args):
     threads = args.threads[0]
     os.environ["OMP_NUM_THREADS"] = str(threads)
     torch.set_num_threads(threads)
-    if args.isolated:
-        rows = run_cells(args, threads)
-        Path(args.json).write_text(json.dumps(dict(rows=rows)))
-        return None
+    if args.worker:
+        return run_cells(args, threads)
     fma, amx, dpbf16, triad = ceilings(threads, args.cc)
     print(f"# {threads} threads: FMA peak {fma:.0f} GFLOP/s, AMX peak "
           f"{amx:.0f} GFLOP/s, vdpbf16ps peak {dpbf16:.0f} GFLOP/s, triad "
@@ -536,8 +633,13 @@ def parse():
                    help="the position table's size (default: the largest T)")
     p.add_argument("--merge", nargs="+", metavar="JSON",
                    help="print the tables of earlier runs' --json files")
-    p.add_argument("--isolated", action="store_true",
-                   help="internal: one peer in one cell, rows to --json")
+    p.add_argument("--rounds", type=int, default=3,
+                   help="rounds through the peers; a row keeps its best")
+    p.add_argument("--settle", type=float, default=0.3,
+                   help="seconds of sleep before each peer's round")
+    p.add_argument("--worker", action="store_true",
+                   help="internal: one peer in one cell, timed on request "
+                        "(see Worker)")
     args = p.parse_args()
     args.positions = args.positions or max(args.seq)
     return args
