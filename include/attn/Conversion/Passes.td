@@ -394,8 +394,8 @@ def AttnCpuPrepackWeights : Pass<"attn-cpu-prepack-weights", "::mlir::ModuleOp">
                  %w: tensor<3072x768xf32> {attn.weight}) -> tensor<128x3072xf32>
     // becomes
     func.func @f(%x: tensor<128x768xf32>,
-                 %w: tensor<24x3x256x128xf32> {attn.packed = {...}, attn.weight})
-    func.func @f_pack_1(%w: tensor<3072x768xf32>) -> tensor<24x3x256x128xf32>
+                 %w: tensor<48x3x256x64xf32> {attn.packed = {...}, attn.weight})
+    func.func @f_pack_1(%w: tensor<3072x768xf32>) -> tensor<48x3x256x64xf32>
     ```
   }];
   let dependentDialects = ["::mlir::attn::AttnDialect",

@@ -89,8 +89,8 @@ func.func @matmul_odd(%a: tensor<8x37xbf16>, %b: tensor<37x40xbf16>) -> tensor<8
 // one store of the C tiles.
 
 // CHECK-LABEL: func.func private @linear_amx(
-// CHECK-DAG: memref.alloc() {alignment = 64 : i64} : memref<256x128xf32>
-// CHECK-DAG: memref.alloc() {alignment = 64 : i64} : memref<1024x32xbf16>
+// CHECK-DAG: memref.alloc() {alignment = 64 : i64} : memref<256x64xf32>
+// CHECK-DAG: memref.alloc() {alignment = 64 : i64} : memref<512x32xbf16>
 // CHECK-DAG: memref.alloc() {alignment = 64 : i64} : memref<256x256xbf16>
 // CHECK: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %c8 {
 // CHECK-COUNT-32: amx.tile_mulf

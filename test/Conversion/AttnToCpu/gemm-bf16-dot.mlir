@@ -81,7 +81,7 @@ func.func @linear(%x: tensor<?x70xbf16>, %w: tensor<40x70xbf16>) -> tensor<?x40x
 // linalg.batch_matmul with dynamic sizes onto an f32 init.
 
 // CHECK-LABEL: func.func @batch_dynamic
-// CHECK: memref.alloc() {alignment = 64 : i64} : memref<128x256xbf16>
+// CHECK: memref.alloc() {alignment = 64 : i64} : memref<128x128xbf16>
 // CHECK: x86vector.avx512.dot
 // CHECK-NOT: vector.fma
 // CHECK: return

@@ -16,6 +16,7 @@
 // CHECK: scf.forall
 // CHECK: %[[ACC:.+]] = vector.load %{{[a-z_0-9]+}}[%arg{{[0-9]+}}, %arg{{[0-9]+}}] : memref<{{[0-9x]+}}xf32>, vector<16xf32>
 // CHECK-NEXT: arith.addi
+// CHECK-NEXT: arith.addi
 // CHECK-NEXT: %[[R:.+]] = arith.truncf %[[ACC]] : vector<16xf32> to vector<16xbf16>
 // CHECK: %[[R32:.+]] = arith.extf %[[R]] : vector<16xbf16> to vector<16xf32>
 // CHECK: math.exp %{{.+}} : vector<16xf32>
@@ -163,6 +164,7 @@ func.func @gemv_gelu(%x: tensor<4x64xf32>, %w: tensor<48x64xf32>) -> tensor<4x48
 // CHECK: %[[OUT:.+]] = memref.alloc() {alignment = 64 : i64} : memref<64x96xbf16>
 // CHECK: %[[ACC:.+]] = vector.load %{{[a-z_0-9]+}}[%arg{{[0-9]+}}, %arg{{[0-9]+}}] : memref<{{[0-9x]+}}xf32>, vector<16xf32>
 // CHECK-NEXT: arith.addi
+// CHECK-NEXT: arith.addi
 // CHECK-NEXT: %[[E:.+]] = math.erf %[[ACC]] : vector<16xf32>
 // CHECK-NEXT: %[[T:.+]] = arith.truncf %[[E]] : vector<16xf32> to vector<16xbf16>
 // CHECK-NEXT: vector.store %[[T]], %[[OUT]]
@@ -188,6 +190,7 @@ func.func @erf_then_rounding(%x: tensor<64x128xbf16>, %w: tensor<128x96xbf16>, %
 // CHECK-LABEL: func.func @rounding_downward(
 // CHECK: %[[OUT:.+]] = memref.alloc() {alignment = 64 : i64} : memref<64x96xbf16>
 // CHECK: %[[ACC:.+]] = vector.load %{{[a-z_0-9]+}}[%arg{{[0-9]+}}, %arg{{[0-9]+}}] : memref<{{[0-9x]+}}xf32>, vector<16xf32>
+// CHECK-NEXT: arith.addi
 // CHECK-NEXT: arith.addi
 // CHECK-NEXT: %[[T:.+]] = arith.truncf %[[ACC]] downward : vector<16xf32> to vector<16xbf16>
 // CHECK-NEXT: vector.store %[[T]], %[[OUT]]

@@ -16,26 +16,26 @@
 // a raw weight.
 
 // CHECK-LABEL: func.func @linear(
-// CHECK-SAME: %[[X:.+]]: tensor<?x768xf32>, %[[P:.+]]: tensor<24x3x256x128xf32> {attn.packed = {entry = "linear_pack_1", transposed}, attn.weight}
-// CHECK: %[[W:.+]] = attn.unpack_weight %[[P]] : tensor<24x3x256x128xf32> -> tensor<768x3072xf32>
+// CHECK-SAME: %[[X:.+]]: tensor<?x768xf32>, %[[P:.+]]: tensor<48x3x256x64xf32> {attn.packed = {entry = "linear_pack_1", transposed}, attn.weight}
+// CHECK: %[[W:.+]] = attn.unpack_weight %[[P]] : tensor<48x3x256x64xf32> -> tensor<768x3072xf32>
 // CHECK-NOT: linalg.transpose
 // CHECK: linalg.matmul ins(%[[X]], %[[W]] : tensor<?x768xf32>, tensor<768x3072xf32>)
 // CHECK-LABEL: func.func @linear_pack_1(
-// CHECK-SAME: %[[R:.+]]: tensor<3072x768xf32>) -> tensor<24x3x256x128xf32>
-// CHECK: attn.pack_weight %[[R]] transposed : tensor<3072x768xf32> -> tensor<24x3x256x128xf32>
+// CHECK-SAME: %[[R:.+]]: tensor<3072x768xf32>) -> tensor<48x3x256x64xf32>
+// CHECK: attn.pack_weight %[[R]] transposed : tensor<3072x768xf32> -> tensor<48x3x256x64xf32>
 // YMM-LABEL: func.func @linear(
-// YMM-SAME: tensor<24x3x256x128xf32> {attn.packed
+// YMM-SAME: tensor<48x3x256x64xf32> {attn.packed
 
 // The GEMM reads each kc x nc panel of the argument in place: no panel is
 // allocated or packed per call.
 // GEMM-LABEL: func.func @linear(
-// GEMM: %[[PB:.+]] = bufferization.to_buffer %{{.+}} read_only : tensor<24x3x256x128xf32> to memref<24x3x256x128xf32{{(, strided<\[[0-9?, ]+\], offset: \?>)?}}>
-// GEMM-NOT: memref<256x128xf32>
-// GEMM: vector.load %[[PB]][%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] : memref<24x3x256x128xf32{{(, strided<\[[0-9?, ]+\], offset: \?>)?}}>, vector<16xf32>
+// GEMM: %[[PB:.+]] = bufferization.to_buffer %{{.+}} read_only : tensor<48x3x256x64xf32> to memref<48x3x256x64xf32{{(, strided<\[[0-9?, ]+\], offset: \?>)?}}>
+// GEMM-NOT: memref<256x64xf32>
+// GEMM: vector.load %[[PB]][%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] : memref<48x3x256x64xf32{{(, strided<\[[0-9?, ]+\], offset: \?>)?}}>, vector<16xf32>
 // GEMM: vector.fma
 // GEMM-LABEL: func.func @linear_pack_1(
-// GEMM: scf.forall (%[[J:.+]], %[[KB:.+]]) in (24, 3)
-// GEMM: memref.subview %{{.+}}[%[[J]], %[[KB]], 0, 0] [1, 1, 256, 128] [1, 1, 1, 1]
+// GEMM: scf.forall (%[[J:.+]], %[[KB:.+]]) in (48, 3)
+// GEMM: memref.subview %{{.+}}[%[[J]], %[[KB]], 0, 0] [1, 1, 256, 64] [1, 1, 1, 1]
 // GEMM: vector.shuffle
 func.func @linear(%x: tensor<?x768xf32>, %w: tensor<3072x768xf32> {attn.weight}) -> tensor<?x3072xf32> {
   %c0 = arith.constant 0 : index
@@ -56,14 +56,14 @@ func.func @linear(%x: tensor<?x768xf32>, %w: tensor<3072x768xf32> {attn.weight})
 // vectors (112 for 16 lanes, 104 for 8).
 
 // CHECK-LABEL: func.func @conv1d(
-// CHECK-SAME: %[[P:.+]]: tensor<1x1x70x112xf32> {attn.packed = {entry = "conv1d_pack_0"}, attn.weight}
-// CHECK: %[[W:.+]] = attn.unpack_weight %[[P]] : tensor<1x1x70x112xf32> -> tensor<70x100xf32>
+// CHECK-SAME: %[[P:.+]]: tensor<2x1x70x64xf32> {attn.packed = {entry = "conv1d_pack_0"}, attn.weight}
+// CHECK: %[[W:.+]] = attn.unpack_weight %[[P]] : tensor<2x1x70x64xf32> -> tensor<70x100xf32>
 // CHECK: linalg.matmul ins(%{{.+}}, %[[W]] :
 // CHECK: linalg.matmul ins(%{{.+}}, %[[W]] :
 // CHECK-LABEL: func.func @conv1d_pack_0(
-// CHECK: attn.pack_weight %{{.+}} : tensor<70x100xf32> -> tensor<1x1x70x112xf32>
+// CHECK: attn.pack_weight %{{.+}} : tensor<70x100xf32> -> tensor<2x1x70x64xf32>
 // YMM-LABEL: func.func @conv1d(
-// YMM-SAME: tensor<1x1x70x104xf32> {attn.packed = {entry = "conv1d_pack_0"}, attn.weight}
+// YMM-SAME: tensor<2x1x70x64xf32> {attn.packed = {entry = "conv1d_pack_0"}, attn.weight}
 // GEMM-LABEL: func.func @conv1d_pack_0(
 // GEMM-NOT: vector.shuffle
 // GEMM: return
@@ -88,16 +88,16 @@ func.func @conv1d(%w: tensor<70x100xf32> {attn.weight}, %x: tensor<8x70xf32>, %b
 // CHECK-SAME: tensor<130x300xbf16> {attn.weight}
 // CHECK-NOT: attn.unpack_weight
 // PAIRS-LABEL: func.func @pairs(
-// PAIRS-SAME: %[[P1:[^:]+]]: tensor<2x2x128x256xbf16> {attn.packed = {entry = "pairs_pack_1", transposed}, attn.weight}, %[[P2:[^:]+]]: tensor<1x1x17x96xbf16> {attn.packed = {entry = "pairs_pack_2"}, attn.weight}
-// PAIRS-DAG: attn.unpack_weight %[[P1]] : tensor<2x2x128x256xbf16> -> tensor<300x130xbf16>
+// PAIRS-SAME: %[[P1:[^:]+]]: tensor<3x2x128x128xbf16> {attn.packed = {entry = "pairs_pack_1", transposed}, attn.weight}, %[[P2:[^:]+]]: tensor<1x1x17x96xbf16> {attn.packed = {entry = "pairs_pack_2"}, attn.weight}
+// PAIRS-DAG: attn.unpack_weight %[[P1]] : tensor<3x2x128x128xbf16> -> tensor<300x130xbf16>
 // PAIRS-DAG: attn.unpack_weight %[[P2]] : tensor<1x1x17x96xbf16> -> tensor<33x40xbf16>
 // PAIRS-NOT: linalg.transpose
 // PAIRS-LABEL: func.func @pairs_pack_1(
-// PAIRS: attn.pack_weight %{{.+}} transposed : tensor<130x300xbf16> -> tensor<2x2x128x256xbf16>
+// PAIRS: attn.pack_weight %{{.+}} transposed : tensor<130x300xbf16> -> tensor<3x2x128x128xbf16>
 // PAIRS-LABEL: func.func @pairs_pack_2(
 // PAIRS: attn.pack_weight %{{.+}} : tensor<33x40xbf16> -> tensor<1x1x17x96xbf16>
 // PAIRS256-LABEL: func.func @pairs(
-// PAIRS256-SAME: tensor<2x2x128x256xbf16> {attn.packed = {entry = "pairs_pack_1", transposed}, attn.weight}, %{{[^:]+}}: tensor<1x1x17x80xbf16>
+// PAIRS256-SAME: tensor<3x2x128x128xbf16> {attn.packed = {entry = "pairs_pack_1", transposed}, attn.weight}, %{{[^:]+}}: tensor<1x1x17x80xbf16>
 
 // The pair GEMM reads 32 bf16 (16 pairs) of a panel in place per vector
 // and multiplies with vdpbf16ps; no panel buffer is allocated per call.
@@ -105,16 +105,16 @@ func.func @conv1d(%w: tensor<70x100xf32> {attn.weight}, %x: tensor<8x70xf32>, %b
 // viewed as [2, 2, 8 * 128, 32], the 8 groups of 16 columns one after the
 // other, the pack writing and the GEMM reading the same grouped view.
 // PGEMM-LABEL: func.func @pairs(
-// PGEMM: %[[PB:.+]] = bufferization.to_buffer %{{.+}} read_only : tensor<2x2x128x256xbf16> to memref<2x2x128x256xbf16{{(, strided<\[[0-9?, ]+\], offset: \?>)?}}>
+// PGEMM: %[[PB:.+]] = bufferization.to_buffer %{{.+}} read_only : tensor<3x2x128x128xbf16> to memref<3x2x128x128xbf16{{(, strided<\[[0-9?, ]+\], offset: \?>)?}}>
 // PGEMM: %[[FLAT:.+]] = memref.collapse_shape %[[PB]] {{\[\[}}0], [1], [2, 3]]
-// PGEMM: %[[GROUPED:.+]] = memref.expand_shape %[[FLAT]] {{\[\[}}0], [1], [2, 3]] output_shape [2, 2, 1024, 32]
+// PGEMM: %[[GROUPED:.+]] = memref.expand_shape %[[FLAT]] {{\[\[}}0], [1], [2, 3]] output_shape [3, 2, 512, 32]
 // PGEMM-NOT: memref.alloc() {{.*}} : memref<{{[0-9]+}}x{{[0-9]+}}xbf16>
-// PGEMM: vector.load %[[GROUPED]][%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] : memref<2x2x1024x32xbf16{{(, strided<\[[0-9?, ]+\], offset: \?>)?}}>, vector<32xbf16>
+// PGEMM: vector.load %[[GROUPED]][%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] : memref<3x2x512x32xbf16{{(, strided<\[[0-9?, ]+\], offset: \?>)?}}>, vector<32xbf16>
 // PGEMM: x86vector.avx512.dot
 // PGEMM-LABEL: func.func @pairs_pack_1(
-// PGEMM: memref.expand_shape %{{.+}} {{\[\[}}0], [1], [2, 3]] output_shape [2, 2, 1024, 32]
-// PGEMM: scf.forall (%[[J:.+]], %[[KB:.+]]) in (2, 2)
-// PGEMM: memref.subview %{{.+}}[%[[J]], %[[KB]], 0, 0] [1, 1, 1024, 32] [1, 1, 1, 1]
+// PGEMM: memref.expand_shape %{{.+}} {{\[\[}}0], [1], [2, 3]] output_shape [3, 2, 512, 32]
+// PGEMM: scf.forall (%[[J:.+]], %[[KB:.+]]) in (3, 2)
+// PGEMM: memref.subview %{{.+}}[%[[J]], %[[KB]], 0, 0] [1, 1, 512, 32] [1, 1, 1, 1]
 // PGEMM-LABEL: func.func @pairs_pack_2(
 // PGEMM: memref.subview %{{.+}}[%{{.+}}, %{{.+}}, 0, 0] [1, 1, 17, 96] [1, 1, 1, 1]
 
@@ -122,7 +122,7 @@ func.func @conv1d(%w: tensor<70x100xf32> {attn.weight}, %x: tensor<8x70xf32>, %b
 // 32, so the [33, 40] weight's single block is 64 x 64 (32 pairs x 128);
 // the [130, 300] weight's 256 x 128 blocks are whole tiles already.
 // AMX-LABEL: func.func @pairs(
-// AMX-SAME: tensor<2x2x128x256xbf16> {attn.packed = {entry = "pairs_pack_1", transposed}, attn.weight}, %{{[^:]+}}: tensor<1x1x32x128xbf16> {attn.packed = {entry = "pairs_pack_2"}, attn.weight}
+// AMX-SAME: tensor<3x2x128x128xbf16> {attn.packed = {entry = "pairs_pack_1", transposed}, attn.weight}, %{{[^:]+}}: tensor<1x1x32x128xbf16> {attn.packed = {entry = "pairs_pack_2"}, attn.weight}
 // AMX-LABEL: func.func @pairs_pack_2(
 // AMX: attn.pack_weight %{{.+}} : tensor<33x40xbf16> -> tensor<1x1x32x128xbf16>
 
@@ -132,19 +132,19 @@ func.func @conv1d(%w: tensor<70x100xf32> {attn.weight}, %x: tensor<8x70xf32>, %b
 // The first row pair of a k block prefetches into L2 the panel after
 // this one in memory, 2 cache lines per pair row a step reads: for the
 // first k block of column block J that is panel (J, 1); for the k block at
-// k0, (J, k0 / 256 + 1) while there is one, else (min(J + 1, 1), 0).
+// k0, (J, k0 / 256 + 1) while there is one, else (min(J + 1, 2), 0).
 // AGEMM-LABEL: func.func private @pairs_amx(
-// AGEMM-NOT: memref.alloc() {{.*}} : memref<1024x32xbf16>
-// AGEMM: scf.forall (%{{.+}}, %[[J:.+]]) in (%{{.+}}, 2)
+// AGEMM-NOT: memref.alloc() {{.*}} : memref<512x32xbf16>
+// AGEMM: scf.forall (%{{.+}}, %[[J:.+]]) in (%{{.+}}, 3)
 // AGEMM: %[[FIRST:.+]] = arith.minui %{{.+}}, %c32 : index
 // AGEMM-NEXT: scf.for %{{.+}} = %c0 to %[[FIRST]] step %c32
-// AGEMM: amx.tile_load %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] : memref<2x2x1024x32xbf16{{.*}}> into !amx.tile<16x32xbf16>
+// AGEMM: amx.tile_load %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] : memref<3x2x512x32xbf16{{.*}}> into !amx.tile<16x32xbf16>
 // AGEMM: amx.tile_mulf
 // Pair row 0 of the groups of element x and x + 32 (the next 16 columns).
 // AGEMM: %[[G:.+]] = arith.divui %[[X:[a-z0-9_%]+]], %c32 : index
 // AGEMM-NEXT: %[[ROW:.+]] = arith.muli %[[G]], %c128 : index
 // AGEMM-NEXT: %[[C:.+]] = arith.remui %[[X]], %c32 : index
-// AGEMM-NEXT: memref.prefetch %{{.+}}[%[[J]], %c1, %[[ROW]], %[[C]]], read, locality<2>, data : memref<2x2x1024x32xbf16{{.*}}>
+// AGEMM-NEXT: memref.prefetch %{{.+}}[%[[J]], %c1, %[[ROW]], %[[C]]], read, locality<2>, data : memref<3x2x512x32xbf16{{.*}}>
 // AGEMM-NEXT: %[[X2:.+]] = arith.addi %[[X]], %c32 : index
 // AGEMM-NEXT: %[[G2:.+]] = arith.divui %[[X2]], %c32 : index
 // AGEMM-NEXT: %[[ROW2:.+]] = arith.muli %[[G2]], %c128 : index
@@ -158,14 +158,14 @@ func.func @conv1d(%w: tensor<70x100xf32> {attn.weight}, %x: tensor<8x70xf32>, %b
 // AGEMM: amx.tile_store
 // The last k block (k0 = 256; K = 300 has no k blocks between the first
 // and the last) prefetches the next column block's first panel,
-// (min(J + 1, 1), 0), and writes each 32 x 32 block of the output as soon
+// (min(J + 1, 2), 0), and writes each 32 x 32 block of the output as soon
 // as its C tiles are stored.
 // AGEMM: %[[J1:.+]] = arith.addi %[[J]], %c1 : index
-// AGEMM-NEXT: %[[JN:.+]] = arith.minui %[[J1]], %c1 : index
+// AGEMM-NEXT: %[[JN:.+]] = arith.minui %[[J1]], %c2 : index
 // AGEMM: memref.prefetch %{{.+}}[%[[JN]], %c0, %{{.+}}, %{{.+}}], read, locality<2>, data
-// AGEMM: amx.tile_store %[[ACC:.+]][%{{.+}}, %{{.+}}], %{{.+}} : memref<256x128xf32>
-// AGEMM: %[[BLOCK:.+]] = memref.subview %[[ACC]][%{{.+}}, %{{.+}}] [32, 32] [1, 1] : memref<256x128xf32> to memref<32x32xf32, strided<[128, 1], offset: ?>>
-// AGEMM: vector.load %[[BLOCK]][%{{.+}}, %{{.+}}] : memref<32x32xf32, strided<[128, 1], offset: ?>>, vector<16xf32>
+// AGEMM: amx.tile_store %[[ACC:.+]][%{{.+}}, %{{.+}}], %{{.+}} : memref<256x64xf32>
+// AGEMM: %[[BLOCK:.+]] = memref.subview %[[ACC]][%{{.+}}, %{{.+}}] [32, 32] [1, 1] : memref<256x64xf32> to memref<32x32xf32, strided<[64, 1], offset: ?>>
+// AGEMM: vector.load %[[BLOCK]][%{{.+}}, %{{.+}}] : memref<32x32xf32, strided<[64, 1], offset: ?>>, vector<16xf32>
 // AGEMM: vector.store %{{.+}}, %{{.+}}[%{{.+}}, %{{.+}}] : memref<?x130xf32>, vector<16xf32>
 // AGEMM: amx.tile_mulf
 // AGEMM-LABEL: func.func private @pairs_amx0(
@@ -175,7 +175,7 @@ func.func @conv1d(%w: tensor<70x100xf32> {attn.weight}, %x: tensor<8x70xf32>, %b
 // AGEMM: call @attnrt_amx_available()
 // AGEMM: func.call @pairs_amx(
 // AGEMM: } else {
-// AGEMM: vector.load %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] : memref<2x2x1024x32xbf16{{.*}}>, vector<32xbf16>
+// AGEMM: vector.load %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] : memref<3x2x512x32xbf16{{.*}}>, vector<32xbf16>
 // AGEMM: x86vector.avx512.dot
 func.func @pairs(%x: tensor<?x300xbf16>, %w1: tensor<130x300xbf16> {attn.weight}, %w2: tensor<33x40xbf16> {attn.weight}, %u: tensor<8x33xbf16>) -> (tensor<?x130xf32>, tensor<8x40xf32>) {
   %c0 = arith.constant 0 : index

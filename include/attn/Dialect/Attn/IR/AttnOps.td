@@ -444,9 +444,9 @@ def Attn_PackWeightOp : Attn_Op<"pack_weight", [Pure]> {
 
     ```mlir
     %p = attn.pack_weight %w transposed
-        : tensor<3072x768xf32> -> tensor<24x3x256x128xf32>
+        : tensor<3072x768xf32> -> tensor<48x3x256x64xf32>
     %q = attn.pack_weight %v transposed
-        : tensor<3072x768xbf16> -> tensor<24x3x128x256xbf16>
+        : tensor<3072x768xbf16> -> tensor<48x3x128x128xbf16>
     ```
   }];
   let arguments = (ins RankedTensorOf<[F32, BF16]>:$weight,
@@ -471,7 +471,7 @@ def Attn_UnpackWeightOp : Attn_Op<"unpack_weight", [Pure]> {
     whole tiles are also the B tiles of the AMX path.
 
     ```mlir
-    %wt = attn.unpack_weight %p : tensor<24x3x256x128xf32> -> tensor<768x3072xf32>
+    %wt = attn.unpack_weight %p : tensor<48x3x256x64xf32> -> tensor<768x3072xf32>
     ```
   }];
   let arguments = (ins RankedTensorOf<[F32, BF16]>:$packed);
