@@ -24,10 +24,11 @@ compiles every peer for its static shapes, then times them in turn for
 `--rounds` rounds (the peers share the machine's slow and fast spells; a
 peer in a process of its own is driven round by round the same way);
 latency is the best round's median of at least `--min-calls` calls and
-`--min-time` seconds after `--warmup` calls; compile time runs from the module to the first result (export included);
-the max abs difference is against eager PyTorch of the same dtype on the
-token positions (NaN if the peer gave NaN there), and the note says where
-the padded positions differ by more than 1e-3. For bf16 cells the note of
+`--min-time` seconds after `--warmup` calls; compile time runs from the
+module to the first result (export included); the max abs difference
+is against eager PyTorch of the same dtype on the token positions (NaN if
+the peer gave NaN there), and the note says where the padded positions
+differ by more than 1e-3. For bf16 cells the note of
 the eager row gives eager bf16's own difference from eager f32 (when the
 same run measured f32) as the scale. An FMA peak, an AMX peak (on a
 machine with AMX-BF16) and a triad (bench/cpu_peak.c) are measured at the
@@ -357,8 +358,11 @@ class Worker:
         return row, (None if "error" in row else self.time)
 
     def time(self):
-        self.proc.stdin.write("time\n")
-        self.proc.stdin.flush()
+        try:
+            self.proc.stdin.write("time\n")
+            self.proc.stdin.flush()
+        except BrokenPipeError:
+            pass  # the process died: reply() says how
         answer = self.reply()
         if "error" in answer:
             raise RuntimeError(answer["error"])
