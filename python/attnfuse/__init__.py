@@ -17,7 +17,8 @@ else the checkout's build/bin, else PATH).
 
 from .compiler import (CompiledModule, Explanation, Remark, compile,
                        count_sdpa, explain, export, fuse)
-from .errors import AttnFuseError, ExportError, RunTimeCheckError, ToolError
+from .errors import (AttnFuseError, BusyError, ExportError, InputError,
+                     RunTimeCheckError, ToolError)
 from .generation import Generator, compile_generator
 from .tools import find_tool
 from . import dynamo as _dynamo
@@ -26,5 +27,5 @@ _dynamo.register()
 
 __all__ = ["compile", "export", "explain", "fuse", "count_sdpa", "find_tool",
            "compile_generator", "CompiledModule", "Explanation", "Generator",
-           "Remark", "AttnFuseError", "ExportError", "RunTimeCheckError",
-           "ToolError"]
+           "Remark", "AttnFuseError", "BusyError", "ExportError",
+           "InputError", "RunTimeCheckError", "ToolError"]

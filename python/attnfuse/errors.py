@@ -15,8 +15,24 @@ class ToolError(AttnFuseError):
     """attn-opt or attn-compile is missing or failed."""
 
 
-class RunTimeCheckError(AttnFuseError):
+class RunTimeCheckError(AttnFuseError, RuntimeError):
     """A run-time check of compiled code failed during a call (a dynamic
     size that differs from the one it must equal, an allocation that
-    failed, an index out of range). The message is the check's. Buffers
-    the failed call had allocated are leaked; the library stays usable."""
+    failed, an index out of range, an integer division by zero), on the
+    calling thread or on any thread of a parallel loop. The message is the
+    check's. It is a RuntimeError, as the errors eager PyTorch raises for
+    the same inputs are. Buffers the failed call had allocated are leaked;
+    the library stays usable."""
+
+
+class InputError(AttnFuseError, ValueError):
+    """An argument of a call is malformed (a dtype, rank or size the
+    compiled code does not take, sizes that disagree with each other, a
+    value out of range). Raised before the compiled code runs; the message
+    names the argument and its sizes."""
+
+
+class BusyError(AttnFuseError, RuntimeError):
+    """An object that owns mutable state (a Generator and its KV cache) was
+    called while another call was using it: from another thread, or from a
+    callback of that call. Concurrent calls would corrupt the state."""

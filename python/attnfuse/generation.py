@@ -14,12 +14,15 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import operator
+import threading
+
 import torch
 
 from . import kvcache
 from .compiler import (BACKENDS, _packed_arguments, _PackedWeight,
                        build_library)
-from .errors import AttnFuseError
+from .errors import AttnFuseError, BusyError, InputError
 from .exporter import export_program, torch_export
 from .pages import advise_huge_pages
 from .runtime import BoundCall, CompiledFunction
@@ -83,8 +86,9 @@ class Generator:
     `max_cache_len` positions, updated in place by its two kinds of entry
     points (one library): `prefill` (a whole prompt from position 0) and
     `decode` (a few new tokens after the cached ones). `generate` runs
-    transformers' decoding loop on them. Not reentrant: one generation at
-    a time uses the cache."""
+    transformers' decoding loop on them. One call at a time: the steps
+    write the one cache, so a call while another runs (from another thread,
+    or from `generate`'s progress callback) is a BusyError."""
 
     def __init__(self, model, library, entries, cache, max_batch,
                  max_cache_len):
@@ -99,45 +103,103 @@ class Generator:
         self.dtype = cache[0][0].dtype
         # Bytes of the weights and cache on huge pages (compile_generator).
         self.huge_page_bytes = 0
+        # Held by the call using the cache (`_exclusive`).
+        self._lock = threading.Lock()
 
     @property
     def decode_lengths(self) -> tuple:
         return tuple(sorted(self._decode))
 
     # ---- steps ------------------------------------------------------------
-    def _run(self, entry: _Entry, input_ids, attention_mask, position_ids):
-        b = input_ids.shape[0]
+    def _check_step(self, input_ids, attention_mask, position_ids,
+                    prefill: bool):
+        """The step's arguments as the compiled code takes them (int64,
+        dense, on the CPU), after checking what it trusts: integer
+        `[batch, length]` tensors, one batch size (1..max_batch) for the
+        three, one position per token, a mask of the T prompt positions
+        (prefill) or of all n >= L positions so far (decode of L tokens;
+        the step writes cache rows n - L .. n - 1), n within the cache, and
+        positions in [0, max_cache_len). Raises InputError naming the
+        argument and its sizes."""
+        ids = _step_tensor("input_ids", input_ids)
+        mask = _step_tensor("attention_mask", attention_mask, bool_ok=True)
+        pos = _step_tensor("position_ids", position_ids)
+        b, L = ids.shape
+        if prefill and L < 2:
+            raise InputError(f"input_ids {_shape(ids)}: prefill needs at "
+                             f"least 2 tokens; decode one")
+        if not prefill and L not in self._decode:
+            raise InputError(f"input_ids {_shape(ids)}: decode of {L} "
+                             f"tokens: compiled for {self.decode_lengths}")
+        if mask.shape[0] != b or pos.shape[0] != b:
+            raise InputError(
+                f"batch sizes differ: input_ids {_shape(ids)}, "
+                f"attention_mask {_shape(mask)}, position_ids {_shape(pos)}")
         if not 1 <= b <= self.max_batch:
-            raise AttnFuseError(f"batch {b}: the generator was compiled for "
-                                f"1 to {self.max_batch} rows")
-        n = attention_mask.shape[1]
+            raise InputError(f"batch {b}: the generator was compiled for "
+                             f"1 to {self.max_batch} rows")
+        if pos.shape[1] != L:
+            raise InputError(f"position_ids {_shape(pos)}: one position per "
+                             f"token of input_ids {_shape(ids)}")
+        n = mask.shape[1]
+        if prefill and n != L:
+            raise InputError(
+                f"attention_mask {_shape(mask)}: prefill takes the mask of "
+                f"the prompt input_ids {_shape(ids)} (it starts at cache "
+                f"position 0)")
+        if not prefill and n < L:
+            raise InputError(
+                f"attention_mask {_shape(mask)}: decode takes the mask of "
+                f"all positions so far, the cached ones and the {L} new "
+                f"tokens of input_ids {_shape(ids)}, at least {L}")
         if n > self.max_cache_len:
-            raise AttnFuseError(f"{n} positions do not fit the cache of "
-                                f"{self.max_cache_len}")
-        args = [t.to(torch.int64).contiguous()
-                for t in (input_ids, attention_mask, position_ids)]
-        (logits,) = entry.call(b, args)
+            raise InputError(f"attention_mask {_shape(mask)}: {n} positions "
+                             f"do not fit the cache of {self.max_cache_len}")
+        low, high = torch.aminmax(pos)
+        if int(low) < 0 or int(high) >= self.max_cache_len:
+            raise InputError(
+                f"position_ids {_shape(pos)} hold {int(low)} .. {int(high)}: "
+                f"positions must lie in [0, {self.max_cache_len}) "
+                f"(max_cache_len)")
+        return [t.to("cpu", torch.int64).contiguous()
+                for t in (ids, mask, pos)]
+
+    def _step(self, input_ids, attention_mask, position_ids, prefill):
+        args = self._check_step(input_ids, attention_mask, position_ids,
+                                prefill)
+        entry = self._prefill if prefill else self._decode[args[0].shape[1]]
+        (logits,) = entry.call(args[0].shape[0], args)
         return logits
+
+    @contextlib.contextmanager
+    def _exclusive(self):
+        """Holds the generator for one call: the steps write its one KV
+        cache, so a call from another thread, or from a callback of the
+        call in progress, is a BusyError (never a wait: a callback waiting
+        for its own caller would deadlock)."""
+        if not self._lock.acquire(blocking=False):
+            raise BusyError(
+                "Generator is in use by another call (another thread, or a "
+                "progress callback of the call in progress): its KV cache "
+                "serves one call at a time; compile a generator per thread")
+        try:
+            yield
+        finally:
+            self._lock.release()
 
     def prefill(self, input_ids, attention_mask, position_ids):
         """Logits `[B, V]` of the last position of a prompt `[B, T]` (T >= 2,
         attention mask and positions `[B, T]`); writes cache rows 0..T-1."""
-        if input_ids.shape[1] < 2:
-            raise AttnFuseError("prefill needs at least 2 tokens; decode one")
-        return self._run(self._prefill, input_ids, attention_mask,
-                         position_ids)
+        with self._exclusive():
+            return self._step(input_ids, attention_mask, position_ids, True)
 
     def decode(self, input_ids, attention_mask, position_ids):
         """Logits `[B, L, V]` of L new tokens `[B, L]` (L one of
         `decode_lengths`) after the n - L cached positions, with the
-        attention mask of all n positions `[B, n]`; writes cache rows
-        n - L .. n - 1."""
-        L = input_ids.shape[1]
-        if L not in self._decode:
-            raise AttnFuseError(f"decode of {L} tokens: compiled for "
-                                f"{self.decode_lengths}")
-        return self._run(self._decode[L], input_ids, attention_mask,
-                         position_ids)
+        attention mask of all n positions `[B, n]` (n >= L) and the new
+        tokens' positions `[B, L]`; writes cache rows n - L .. n - 1."""
+        with self._exclusive():
+            return self._step(input_ids, attention_mask, position_ids, False)
 
     # ---- the loop -----------------------------------------------------------
     def generate(self, input_ids, attention_mask=None, max_new_tokens=None,
@@ -145,49 +207,91 @@ class Generator:
                  repetition_penalty=None, seed=None, eos_token_id=None,
                  pad_token_id=None, logits_processor=None, progress=None):
         """transformers' `generate` for a decoder-only model: the prompt
-        `[B, T]` (left padding marked 0 in `attention_mask`) followed by at
-        most `max_new_tokens` tokens, `[B, T + steps]`. Greedy unless
-        `do_sample` (temperature, top-k, top-p and repetition penalty as
-        transformers applies them, then a draw from the softmax with a
-        generator seeded by `seed`, else PyTorch's global one, as
+        `[B, T]` (integer ids; left padding marked 0 in `attention_mask`)
+        followed by at most `max_new_tokens` tokens, `[B, T + steps]`.
+        Greedy unless `do_sample` (temperature, top-k, top-p and repetition
+        penalty as transformers applies them, then a draw from the softmax
+        with a generator seeded by `seed`, else PyTorch's global one, as
         transformers uses). Options left None take the model's
-        generation_config value. A row that produced one of
-        `eos_token_id` (an id or a list) continues with `pad_token_id`;
-        generation stops when every row has. `progress(step, total,
-        tokens)` is called after each step with the step's tokens `[B]`.
+        generation_config value, and where that is None too transformers'
+        global default (`do_sample=False`, `temperature=1.0`, `top_k=50`,
+        `top_p=1.0`, `repetition_penalty=1.0`, `max_length=20`), as
+        transformers' `generate` does. A row that produced one of
+        `eos_token_id` (an id, a list of ids or an integer tensor)
+        continues with `pad_token_id`; generation stops when every row
+        has. `progress(step, total, tokens)` is called after each step
+        with the step's tokens `[B]`; it must not call the generator (a
+        BusyError, as is a call from another thread while this one runs).
         While it runs, torch's own ops run on one thread
         (`torch.set_num_threads(1)`, restored on return): the loop's argmax,
         sampling and copies are small, and torch's OpenMP team would spin
         on the cores the compiled steps need."""
+        with self._exclusive():
+            return self._generate(
+                input_ids, attention_mask, max_new_tokens, do_sample,
+                temperature, top_k, top_p, repetition_penalty, seed,
+                eos_token_id, pad_token_id, logits_processor, progress)
+
+    def _option(self, name, value):
+        """A generation option as transformers' `generate` resolves it: the
+        argument, else the model's generation_config, else transformers'
+        global default (GenerationConfig leaves top_k, temperature, ... None
+        and `generate` fills in top_k=50 and the others)."""
+        if value is None:
+            value = getattr(self.generation_config, name, None)
+        if value is None:
+            value = _global_defaults().get(name)
+        return value
+
+    def _generate(self, input_ids, attention_mask, max_new_tokens, do_sample,
+                  temperature, top_k, top_p, repetition_penalty, seed,
+                  eos_token_id, pad_token_id, logits_processor, progress):
         cfg = self.generation_config
         self._check_config()
-        input_ids = torch.as_tensor(input_ids).to(torch.int64)
+        input_ids = torch.as_tensor(input_ids)
+        if not _is_integer(input_ids.dtype):
+            raise InputError(f"input_ids must hold integer token ids, not "
+                             f"{input_ids.dtype}")
         if input_ids.dim() != 2:
-            raise AttnFuseError("input_ids must be [batch, tokens]")
+            raise InputError(f"input_ids must be [batch, tokens], not "
+                             f"{_shape(input_ids)}")
+        input_ids = input_ids.to("cpu", torch.int64)
         b, t = input_ids.shape
-        mask = (torch.ones_like(input_ids) if attention_mask is None
-                else torch.as_tensor(attention_mask).to(torch.int64))
+        if not 1 <= b <= self.max_batch:
+            raise InputError(f"batch {b}: the generator was compiled for "
+                             f"1 to {self.max_batch} rows")
+        if attention_mask is None:
+            mask = torch.ones_like(input_ids)
+        else:
+            mask = torch.as_tensor(attention_mask)
+            if not (_is_integer(mask.dtype) or mask.dtype == torch.bool):
+                raise InputError(f"attention_mask must hold integers or "
+                                 f"booleans, not {mask.dtype}")
+            mask = mask.to("cpu", torch.int64)
         if mask.shape != input_ids.shape:
-            raise AttnFuseError(f"attention_mask {tuple(mask.shape)} differs "
-                                f"from input_ids {tuple(input_ids.shape)}")
+            raise InputError(f"attention_mask {_shape(mask)} differs "
+                             f"from input_ids {_shape(input_ids)}")
         steps = _pick(max_new_tokens, cfg.max_new_tokens)
         if steps is None:
-            steps = max((cfg.max_length or 20) - t, 0)
+            steps = max(self._option("max_length", None) - t, 0)
+        steps = _count("max_new_tokens", steps)
         if t + steps > self.max_cache_len:
-            raise AttnFuseError(
+            raise InputError(
                 f"{t} prompt tokens + {steps} new ones exceed the cache of "
                 f"{self.max_cache_len} positions (compile_generator's "
                 f"max_cache_len)")
-        sample = bool(_pick(do_sample, cfg.do_sample))
+        sample = bool(self._option("do_sample", do_sample))
         choose = self._chooser(sample, temperature, top_k, top_p,
-                               repetition_penalty, logits_processor, seed)
-        eos = _pick(eos_token_id, cfg.eos_token_id)
-        if eos is not None:
-            eos = [eos] if isinstance(eos, int) else list(eos)
+                               repetition_penalty, logits_processor, seed,
+                               mask)
+        eos = _token_ids("eos_token_id", _pick(eos_token_id,
+                                               cfg.eos_token_id))
         # An empty list stops on no token (and picks no pad from it).
         eos = torch.tensor(eos, dtype=torch.int64) if eos else None
         pad = _pick(pad_token_id, cfg.pad_token_id)
-        if pad is None and eos is not None:
+        if pad is not None:
+            (pad,) = _token_ids("pad_token_id", pad, single=True)
+        elif eos is not None:
             pad = int(eos[0])
         with _serial_torch():
             return self._loop(input_ids, mask, steps, choose, eos, pad,
@@ -200,9 +304,9 @@ class Generator:
         if steps == 0:
             return ids
         if ids.shape[1] >= 2:
-            logits = self.prefill(ids, mask, position)
+            logits = self._step(ids, mask, position, True)
         else:
-            logits = self.decode(ids, mask, position)[:, -1]
+            logits = self._step(ids, mask, position, False)[:, -1]
         unfinished = torch.ones(b, dtype=torch.int64)
         out = ids
         for step in range(steps):
@@ -220,25 +324,30 @@ class Generator:
                 break
             mask = torch.cat([mask, mask.new_ones(b, 1)], dim=-1)
             position = position[:, -1:] + 1
-            logits = self.decode(tokens[:, None], mask, position)[:, -1]
+            logits = self._step(tokens[:, None], mask, position,
+                                False)[:, -1]
         return out
 
     def _chooser(self, sample, temperature, top_k, top_p, repetition_penalty,
-                 logits_processor, seed):
+                 logits_processor, seed, mask):
         """The step's token choice: transformers' processors (repetition
-        penalty, the caller's `logits_processor`, then with sampling the
+        penalty, which skips each row's left padding as transformers'
+        does, the caller's `logits_processor`, then with sampling the
         temperature, top-k and top-p warpers), then argmax or a draw."""
         import transformers as tf
-        cfg = self.generation_config
         processors = tf.LogitsProcessorList()
-        penalty = _pick(repetition_penalty, cfg.repetition_penalty)
+        penalty = self._option("repetition_penalty", repetition_penalty)
         if penalty is not None and penalty != 1.0:
-            processors.append(tf.RepetitionPenaltyLogitsProcessor(penalty))
+            # transformers' generate passes the padding's lengths (the
+            # first attention-mask 1 of each row): pad ids are no repeats.
+            padding = (mask != 0).int().argmax(dim=1)
+            processors.append(tf.RepetitionPenaltyLogitsProcessor(
+                penalty, prompt_ignore_length=padding))
         processors.extend(logits_processor or [])
         if sample:
-            temp = _pick(temperature, cfg.temperature)
-            k = _pick(top_k, cfg.top_k)
-            p = _pick(top_p, cfg.top_p)
+            temp = self._option("temperature", temperature)
+            k = self._option("top_k", top_k)
+            p = self._option("top_p", top_p)
             if temp is not None and temp != 1.0:
                 processors.append(tf.TemperatureLogitsWarper(temp))
             if k is not None and k != 0:
@@ -285,6 +394,82 @@ def _serial_torch():
 
 def _pick(value, default):
     return default if value is None else value
+
+
+def _global_defaults() -> dict:
+    """transformers' defaults for options that neither the call nor the
+    model's generation_config sets (`top_k` 50, `temperature` 1.0, ...)."""
+    from transformers import GenerationConfig
+    defaults = getattr(GenerationConfig, "_get_default_generation_params",
+                       None)
+    return dict(defaults()) if defaults is not None else {}
+
+
+def _shape(t) -> str:
+    return "[" + ", ".join(str(d) for d in t.shape) + "]"
+
+
+def _is_integer(dtype) -> bool:
+    return not (dtype.is_floating_point or dtype.is_complex or
+                dtype == torch.bool)
+
+
+def _step_tensor(name, t, bool_ok=False):
+    """`t` checked to be an integer (or, with `bool_ok`, boolean) tensor of
+    rank 2, `[batch, length]`."""
+    if not isinstance(t, torch.Tensor):
+        raise InputError(f"{name} must be a torch.Tensor, not "
+                         f"{type(t).__name__}")
+    if not (_is_integer(t.dtype) or (bool_ok and t.dtype == torch.bool)):
+        kind = "integers or booleans" if bool_ok else "integers"
+        raise InputError(f"{name} {_shape(t)} must hold {kind}, not "
+                         f"{t.dtype}")
+    if t.dim() != 2:
+        raise InputError(f"{name} {_shape(t)} must be [batch, length]")
+    return t
+
+
+def _count(name, value) -> int:
+    """A non-negative integer option (an int, or anything with __index__:
+    NumPy and 0-d integer tensors)."""
+    if isinstance(value, bool):
+        raise InputError(f"{name} must be an integer, not {value!r}")
+    try:
+        n = operator.index(value)
+    except TypeError:
+        raise InputError(f"{name} must be an integer, not "
+                         f"{value!r}") from None
+    if n < 0:
+        raise InputError(f"{name} must be >= 0, not {n}")
+    return n
+
+
+def _token_ids(name, value, single=False):
+    """Token ids as transformers' generate takes them: an int, a list of
+    ints or an integer tensor (0-d or 1-d); None stays None. A list of
+    Python ints out; `single`: exactly one id."""
+    if value is None:
+        return None
+    if isinstance(value, torch.Tensor):
+        if not _is_integer(value.dtype) or value.dim() > 1:
+            raise InputError(f"{name} must be an integer tensor of 0 or 1 "
+                             f"dims, not {value.dtype} {_shape(value)}")
+        ids = [int(v) for v in value.reshape(-1)]
+    else:
+        items = value if isinstance(value, (list, tuple)) else [value]
+        ids = []
+        for v in items:
+            if isinstance(v, torch.Tensor) and v.dim() == 0 and \
+                    _is_integer(v.dtype):
+                v = int(v)
+            if isinstance(v, bool) or not hasattr(v, "__index__"):
+                raise InputError(f"{name} must be a token id, a list of "
+                                 f"them or an integer tensor, not "
+                                 f"{value!r}")
+            ids.append(operator.index(v))
+    if single and len(ids) != 1:
+        raise InputError(f"{name} must be one token id, not {value!r}")
+    return ids
 
 
 # ---------------------------------------------------------------------------

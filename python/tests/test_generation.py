@@ -6,8 +6,10 @@ sliding window that decoding runs past, GPT-2, Gemma-2 (soft-capping,
 alternating sliding layers), Falcon (its own attention code over the
 cache), Phi-3, Qwen3, GPT-NeoX and GPT-J (rotary forms) and MPT
 (ALiBi). Sampling with a seed, stop tokens, the progress callback, a
-multi-token decode step, bf16 and the refusals on the Llama model. Each
-model is compiled once (prefill and decode in one library)."""
+multi-token decode step, bf16 and the refusals on the Llama model (step
+arguments that disagree, sampling defaults and arguments as transformers
+takes them, one call at a time). Each model is compiled once (prefill and
+decode in one library)."""
 
 import functools
 import json
@@ -387,3 +389,201 @@ def test_refusals():
                            max_new_tokens=2)
     with pytest.raises(attnfuse.AttnFuseError, match="decode of 2 tokens"):
         generator.decode(ids[:, :2], mask, mask)
+
+
+# ---- arguments the steps and the loop must not trust (issue 47) ----------
+def _positions(mask):
+    return (mask.cumsum(-1) - 1).masked_fill(mask == 0, 0)
+
+
+def test_step_arguments_that_disagree_are_refused():
+    """prefill and decode check their three arguments against each other
+    and the cache before the compiled code runs: a batch-1 mask for two
+    rows, a narrower positions tensor and the like used to change the
+    logits without an error. Nothing is written to the cache."""
+    _, generator = compiled("llama")
+    ids, mask = prompts(3)
+    pos = _positions(mask)
+    before = [k.clone() for k, _ in generator.cache]
+    step = torch.ones(2, 1, dtype=torch.int64)
+    bad_prefills = [
+        ((ids[:2], mask[:1], pos[:2]), r"batch sizes differ: input_ids "
+         r"\[2, 7\], attention_mask \[1, 7\], position_ids \[2, 7\]"),
+        ((ids[:2], mask[:2], pos[:2, :5]), r"position_ids \[2, 5\]: one "
+         r"position per token of input_ids \[2, 7\]"),
+        ((ids, mask[:, 2:], pos), r"attention_mask \[3, 5\]: prefill takes "
+         r"the mask of the prompt input_ids \[3, 7\]"),
+        ((ids.float(), mask, pos), r"input_ids \[3, 7\] must hold integers, "
+         r"not torch.float32"),
+        ((ids, mask.float(), pos), r"attention_mask \[3, 7\] must hold "
+         r"integers or booleans"),
+        ((ids[0], mask[0], pos[0]), r"input_ids \[7\] must be \[batch, "
+         r"length\]"),
+        ((ids.tolist(), mask, pos), r"input_ids must be a torch.Tensor"),
+        ((ids[:, :1], mask[:, :1], pos[:, :1]), "at least 2 tokens"),
+        ((torch.ones(4, 7, dtype=torch.int64),) * 3, r"batch 4: the "
+         r"generator was compiled for 1 to 3 rows"),
+        ((ids, mask, pos - 1), r"position_ids \[3, 7\] hold -1 \.\. 5: "
+         r"positions must lie in \[0, 32\)"),
+        ((ids, mask, pos + MAX_CACHE - 3), r"hold 29 \.\. 35"),
+    ]
+    for args, message in bad_prefills:
+        with pytest.raises(attnfuse.InputError, match=message):
+            generator.prefill(*args)
+    long_mask = torch.ones(2, MAX_CACHE + 1, dtype=torch.int64)
+    bad_decodes = [
+        ((step, long_mask, step), r"attention_mask \[2, 33\]: 33 positions "
+         r"do not fit the cache of 32"),
+        ((step, mask[:2], pos[:2, -2:]), r"position_ids \[2, 2\]: one "
+         r"position per token of input_ids \[2, 1\]"),
+        ((step, mask[:1], step), "batch sizes differ"),
+        ((step, mask[:2].bool(), step.float()), r"position_ids \[2, 1\] must "
+         r"hold integers"),
+        ((step, mask[:2], step + MAX_CACHE), "positions must lie in"),
+    ]
+    for args, message in bad_decodes:
+        with pytest.raises(ValueError, match=message):
+            generator.decode(*args)
+    for k, old in zip((k for k, _ in generator.cache), before):
+        assert torch.equal(k, old)
+
+
+def test_decode_with_a_mask_shorter_than_its_tokens_is_refused():
+    """decode(ids [2, 1], mask [2, 0], ...) wrote cache row -1 (n - L) and
+    then the process died; n >= L is checked, and no argument reaches the
+    compiled code with an index outside the cache (positions past the cache
+    or negative are refused too)."""
+    _, generator = compiled("llama")
+    ids = torch.ones(2, 1, dtype=torch.int64)
+    with pytest.raises(attnfuse.InputError, match=r"attention_mask \[2, 0\]"
+                       r": decode takes the mask of all positions so far, "
+                       r"the cached ones and the 1 new tokens of input_ids "
+                       r"\[2, 1\], at least 1"):
+        generator.decode(ids, torch.ones(2, 0, dtype=torch.int64), ids)
+    three = torch.ones(2, 3, dtype=torch.int64)
+    with pytest.raises(attnfuse.InputError, match="at least 3"):
+        generator.decode(three, torch.ones(2, 2, dtype=torch.int64), three)
+    for pos in (-ids, ids * MAX_CACHE):
+        with pytest.raises(attnfuse.InputError, match="must lie in"):
+            generator.decode(ids, torch.ones(2, 4, dtype=torch.int64), pos)
+
+
+def test_sampling_defaults_are_transformers():
+    """With do_sample=True and top_k, top_p and temperature unset,
+    transformers' generate takes them from the model's generation_config
+    and else its global defaults (top_k=50): so does the generator (it
+    sampled the whole vocabulary)."""
+    model, generator = compiled("llama")
+    ids, mask = prompts(3)
+    assert model.generation_config.top_k is None
+    ours = generator.generate(ids, attention_mask=mask, do_sample=True,
+                              max_new_tokens=NEW_TOKENS, seed=5)
+    torch.manual_seed(5)
+    with torch.no_grad():
+        theirs = model.generate(ids, attention_mask=mask, do_sample=True,
+                                max_new_tokens=NEW_TOKENS)
+    assert torch.equal(ours, theirs)
+
+
+def test_repetition_penalty_skips_left_padding_as_transformers():
+    """transformers' repetition penalty ignores each row's left padding
+    (the ids under attention-mask zeros); a reward (penalty < 1) on those
+    ids changed the greedy tokens."""
+    model, generator = compiled("llama")
+    ids, mask = prompts(3)
+    options = dict(do_sample=False, repetition_penalty=0.5,
+                   max_new_tokens=NEW_TOKENS)
+    ours = generator.generate(ids, attention_mask=mask, **options)
+    with torch.no_grad():
+        theirs = model.generate(ids, attention_mask=mask, **options)
+    assert torch.equal(ours, theirs)
+
+
+def test_one_call_at_a_time():
+    """The generator's steps write its one KV cache: a call from another
+    thread while a generation runs, or from that generation's progress
+    callback, is a BusyError (a RuntimeError), and the running generation
+    still gives its tokens. They used to run and corrupt the cache."""
+    import threading
+    _, generator = compiled("llama")
+    ids, mask = prompts(3)
+    expected = generator.generate(ids, attention_mask=mask,
+                                  max_new_tokens=4, do_sample=False)
+    errors = []
+
+    def other_thread():
+        try:
+            generator.generate(ids, attention_mask=mask, max_new_tokens=4)
+        except Exception as e:  # noqa: BLE001 - checked below
+            errors.append(e)
+
+    def progress(step, total, tokens):
+        if step != 2:
+            return
+        thread = threading.Thread(target=other_thread)
+        thread.start()
+        thread.join()
+        with pytest.raises(RuntimeError, match="Generator is in use by "
+                           "another call"):
+            generator.decode(tokens[:, None], torch.ones(3, 9,
+                                                         dtype=torch.int64),
+                             torch.full((3, 1), 8))
+        with pytest.raises(attnfuse.BusyError):
+            generator.prefill(ids, mask, _positions(mask))
+        with pytest.raises(attnfuse.BusyError):
+            generator.generate(ids, attention_mask=mask, max_new_tokens=2)
+
+    ours = generator.generate(ids, attention_mask=mask, max_new_tokens=4,
+                              do_sample=False, progress=progress)
+    assert torch.equal(ours, expected)
+    assert len(errors) == 1 and isinstance(errors[0], attnfuse.BusyError)
+    assert isinstance(errors[0], RuntimeError)
+    assert "Generator is in use by another call" in str(errors[0])
+    # Free again once the call returned (also after a failing callback).
+    assert torch.equal(generator.generate(ids, attention_mask=mask,
+                                          max_new_tokens=4, do_sample=False),
+                       expected)
+
+
+def test_generate_refuses_float_ids_and_negative_lengths():
+    """Float token ids were truncated to integers, max_new_tokens=-3 was
+    taken; eos_token_id as an integer tensor (which transformers takes)
+    raised a raw TypeError."""
+    model, generator = compiled("llama")
+    ids, mask = prompts(3)
+    with pytest.raises(attnfuse.InputError, match="input_ids must hold "
+                       "integer token ids, not torch.float32"):
+        generator.generate(ids.float() + 0.5, attention_mask=mask,
+                           max_new_tokens=2)
+    with pytest.raises(attnfuse.InputError, match="attention_mask must "
+                       "hold integers or booleans"):
+        generator.generate(ids, attention_mask=mask.float(),
+                           max_new_tokens=2)
+    with pytest.raises(ValueError, match="max_new_tokens must be >= 0, "
+                       "not -3"):
+        generator.generate(ids, attention_mask=mask, max_new_tokens=-3)
+    with pytest.raises(ValueError, match="max_new_tokens must be an "
+                       "integer"):
+        generator.generate(ids, attention_mask=mask, max_new_tokens=2.5)
+    with pytest.raises(ValueError, match="eos_token_id must be"):
+        generator.generate(ids, attention_mask=mask, max_new_tokens=2,
+                           eos_token_id=[2.5])
+    with pytest.raises(ValueError, match="eos_token_id must be"):
+        generator.generate(ids, attention_mask=mask, max_new_tokens=2,
+                           eos_token_id=torch.tensor(2.0))
+    free = generator.generate(ids, attention_mask=mask,
+                              max_new_tokens=NEW_TOKENS, do_sample=False)
+    eos = int(free[0, ids.shape[1] + 2])
+    options = dict(attention_mask=mask, max_new_tokens=NEW_TOKENS,
+                   do_sample=False)
+    as_int = generator.generate(ids, eos_token_id=eos, **options)
+    with torch.no_grad():
+        theirs = model.generate(ids, eos_token_id=torch.tensor(eos),
+                                **options)
+    for eos_id in (torch.tensor(eos), torch.tensor([eos]), [eos]):
+        ours = generator.generate(ids, eos_token_id=eos_id, **options)
+        assert torch.equal(ours, as_int) and torch.equal(ours, theirs)
+    ours = generator.generate(ids, eos_token_id=torch.tensor(eos),
+                              pad_token_id=torch.tensor(0), **options)
+    assert torch.equal(ours, generator.generate(ids, eos_token_id=eos,
+                                                pad_token_id=0, **options))
