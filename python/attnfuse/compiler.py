@@ -92,12 +92,15 @@ def _ensure_dir(d: Path):
 def build_library(mlir_text: str, backend: str = "auto",
                   extra_args=()) -> tuple[Path, bool]:
     """Compiles MLIR text to a shared library in the cache, keyed by the
-    SHA-256 of the text, the options and the compiler binary. Each library
-    has a stamp (key, the function signature, the compiler's identity, the
-    library's size and SHA-256) that is checked before a cached library is
-    used. Returns the library's path and whether it came from the cache."""
+    SHA-256 of the text (without the numbers of torch.fx's generated file
+    names in its locations), the options and the compiler binary. Each
+    library has a stamp (key, the function signature, the compiler's
+    identity, the library's size and SHA-256) that is checked before a
+    cached library is used. Returns the library's path and whether it came
+    from the cache."""
     compiler = tool_identity("attn-compile")
-    key_src = "\n".join([mlir_text, backend, *extra_args, compiler])
+    key_src = "\n".join([_key_text(mlir_text), backend, *extra_args,
+                         compiler])
     key = hashlib.sha256(key_src.encode()).hexdigest()[:24]
     signature = _signature_text(mlir_text)
     d = cache_dir()
@@ -125,6 +128,20 @@ def build_library(mlir_text: str, backend: str = "auto",
         os.replace(out, lib)
         _atomic_write(stamp_path, json.dumps(stamp).encode())
     return lib, False
+
+
+# The file name of code that torch.fx generated (a GraphModule's forward:
+# transformers' vmapped mask functions under torch.export), numbered by a
+# process-wide counter: `<eval_with_key>.42`.
+_GENERATED_FILE = re.compile(r'"<eval_with_key>\.\d+"')
+
+
+def _key_text(mlir_text: str) -> str:
+    """The MLIR as the cache key reads it: locations in code torch.fx
+    generated lose the counter in their file name, which differs every
+    time the same model is exported (the compiled text keeps them for
+    diagnostics)."""
+    return _GENERATED_FILE.sub('"<eval_with_key>"', mlir_text)
 
 
 def _signature_text(mlir_text: str) -> str:
