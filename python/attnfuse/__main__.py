@@ -7,7 +7,8 @@
 NAME is an nn.Module class or a function returning a module, called with
 no arguments (or with --kwargs JSON). Each --shape is one input tensor of
 random normal values (--dtype, default f32; a shape suffixed `:bool` gives a
-boolean input); `--dynamic 0=batch` makes dim 0 of every input dynamic.
+boolean input); `--dynamic 0=batch` makes dim 0 of every input that has
+one dynamic. Malformed options are usage errors (exit status 2).
 `compile` writes the shared library, its C header (out.h) and the MLIR
 (out.mlir) next to it.
 """
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -51,27 +53,73 @@ def load_module(spec: str, kwargs: dict):
     return module.eval()
 
 
+def parse_shape(text: str):
+    """`--shape`: `2x8x32` (sizes separated by x; empty for a 0-d input),
+    suffixed `:bool` for a boolean input -> (dims, kind)."""
+    shape, _, kind = text.partition(":")
+    if kind not in ("", "bool"):
+        raise argparse.ArgumentTypeError(
+            f"unknown input kind {kind!r} in {text!r} (only :bool)")
+    sizes = shape.split("x") if shape else []
+    if not all(re.fullmatch(r"[0-9]+", d) for d in sizes):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a shape: sizes are non-negative integers "
+            f"separated by x, such as 2x8x32 (or 2x8:bool)")
+    return [int(d) for d in sizes], kind
+
+
+def parse_dynamic(text: str):
+    """`--dynamic`: `DIM=NAME` (or `DIM`), DIM a non-negative integer, NAME
+    a Python identifier (default dDIM) -> (dim, name)."""
+    index, _, name = text.partition("=")
+    if not re.fullmatch(r"[0-9]+", index):
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: expected DIM=NAME with DIM a non-negative integer, "
+            f"such as 0=batch")
+    name = name or f"d{index}"
+    if not name.isidentifier():
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: the name {name!r} is not a Python identifier")
+    return int(index), name
+
+
+def parse_kwargs(text: str) -> dict:
+    """`--kwargs`: a JSON object."""
+    try:
+        value = json.loads(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(f"{text!r} is not JSON: {e}")
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a JSON object")
+    return value
+
+
 def make_inputs(shapes, dtype):
+    """One random input per parsed `--shape` (dims, kind)."""
     inputs = []
-    for s in shapes:
-        shape, _, kind = s.partition(":")
-        dims = [int(d) for d in shape.split("x")] if shape else []
+    for dims, kind in shapes:
         if kind == "bool":
             inputs.append(torch.rand(dims) < 0.5)
-        elif kind:
-            raise SystemExit(f"error: unknown input kind {kind!r} in {s!r}")
         else:
             inputs.append(torch.randn(dims, dtype=dtype))
     return tuple(inputs)
 
 
 def dynamic_shapes(specs, inputs):
+    """torch.export's dynamic shapes for parsed `--dynamic` (dim, name)
+    pairs: each dim is dynamic in every input that has it. ValueError for a
+    dim given twice or one that no input has."""
     if not specs:
         return None
     dims = {}
-    for s in specs:
-        index, _, name = s.partition("=")
-        dims[int(index)] = torch.export.Dim(name or f"d{index}")
+    for index, name in specs:
+        if index in dims:
+            raise ValueError(f"--dynamic: dim {index} is given twice")
+        if not any(index < t.dim() for t in inputs):
+            ranks = ", ".join(str(t.dim()) for t in inputs) or "no inputs"
+            raise ValueError(f"--dynamic {index}={name}: no input has dim "
+                             f"{index} (ranks: {ranks})")
+        dims[index] = torch.export.Dim(name)
     return tuple({i: d for i, d in dims.items() if i < t.dim()}
                  for t in inputs)
 
@@ -84,14 +132,16 @@ def main(argv=None):
                                 "attention module with AttnFuse.")
     p.add_argument("command", choices=["export", "compile", "explain"])
     p.add_argument("module", help="FILE.py:ClassOrFactory")
-    p.add_argument("--shape", action="append", default=[],
+    p.add_argument("--shape", action="append", default=[], type=parse_shape,
                    help="an input shape, e.g. 2x8x32 (repeat per input; "
                    "suffix :bool for a boolean input)")
     p.add_argument("--dtype", choices=sorted(DTYPES), default="f32")
-    p.add_argument("--kwargs", default="{}",
+    p.add_argument("--kwargs", default={}, type=parse_kwargs,
                    help="JSON keyword arguments for the class or factory")
     p.add_argument("--dynamic", action="append", default=[],
-                   help="DIM=NAME: that dim of every input is dynamic")
+                   type=parse_dynamic,
+                   help="DIM=NAME: that dim of every input that has it is "
+                   "dynamic")
     p.add_argument("--constants", choices=["none", "buffers", "all"],
                    default="none", help="fold state into the module")
     p.add_argument("--backend", choices=["auto", "flash", "math"],
@@ -100,9 +150,12 @@ def main(argv=None):
     args = p.parse_args(argv)
 
     dtype = DTYPES[args.dtype]
-    module = load_module(args.module, json.loads(args.kwargs)).to(dtype)
     inputs = make_inputs(args.shape, dtype)
-    dynamic = dynamic_shapes(args.dynamic, inputs)
+    try:
+        dynamic = dynamic_shapes(args.dynamic, inputs)
+    except ValueError as e:
+        p.error(str(e))
+    module = load_module(args.module, args.kwargs).to(dtype)
     constants = {"none": False, "buffers": "buffers", "all": True}[
         args.constants]
     try:

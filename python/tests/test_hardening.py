@@ -4,6 +4,7 @@ directory, the cache directory, explain's locations)."""
 
 import os
 import platform
+import re
 import subprocess
 import sys
 import warnings
@@ -314,3 +315,49 @@ def test_same_hf_model_compiled_twice_hits_the_cache(tmp_path, monkeypatch):
         expected = model(*args, **kwargs).last_hidden_state
     torch.testing.assert_close(second(*args, **kwargs).last_hidden_state,
                                expected, atol=1e-4, rtol=1e-4)
+
+
+# ---- the command line ---------------------------------------------------
+@pytest.mark.parametrize("options, message", [
+    (["--shape", "2xa"], r"argument --shape: '2xa' is not a shape"),
+    (["--shape", "2x"], r"argument --shape: '2x' is not a shape"),
+    (["--shape", "2x8:int"], r"unknown input kind 'int' in '2x8:int'"),
+    (["--shape", "2x8x32", "--dynamic", "b=0"],
+     r"argument --dynamic: 'b=0': expected DIM=NAME with DIM a "
+     r"non-negative integer"),
+    (["--shape", "2x8x32", "--dynamic=-1=batch"], r"'-1=batch': expected"),
+    (["--shape", "2x8x32", "--dynamic", "0=2nd"],
+     r"the name '2nd' is not a Python identifier"),
+    (["--shape", "2x8x32", "--dynamic", "3=seq"],
+     r"--dynamic 3=seq: no input has dim 3 \(ranks: 3\)"),
+    (["--shape", "2x8x32", "--dynamic", "0=a", "--dynamic", "0=b"],
+     r"dim 0 is given twice"),
+    (["--shape", "2x8x32", "--kwargs", "{x"],
+     r"argument --kwargs: '\{x' is not JSON"),
+])
+def test_cli_malformed_options_are_usage_errors(options, message, capsys):
+    """Malformed --shape, --dynamic or --kwargs printed a Python traceback
+    (int() of the text), and a --dynamic dim no input has was ignored:
+    each is argparse's usage error, exit status 2, with a message."""
+    from attnfuse.__main__ import main
+    module = f"{Path(__file__).parent / 'models.py'}:gpt_block"
+    with pytest.raises(SystemExit) as e:
+        main(["export", module, *options])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert "usage: python -m attnfuse" in err
+    assert re.search(message, err), err
+
+
+def test_cli_malformed_shape_prints_no_traceback():
+    env = dict(os.environ)
+    root = str(Path(__file__).resolve().parents[1])
+    env["PYTHONPATH"] = os.pathsep.join(
+        [root] + [p for p in [env.get("PYTHONPATH")] if p])
+    r = subprocess.run([sys.executable, "-m", "attnfuse", "export",
+                        "models.py:gpt_block", "--shape", "2x8xq"],
+                       capture_output=True, text=True, env=env,
+                       cwd=Path(__file__).parent)
+    assert r.returncode == 2
+    assert "Traceback" not in r.stderr
+    assert "'2x8xq' is not a shape" in r.stderr
