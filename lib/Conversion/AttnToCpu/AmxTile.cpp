@@ -163,11 +163,13 @@ void cpu::buildAmxBlockProduct(OpBuilder &b, Location loc, const BlockView &lhs,
       b.createOrFold<arith::RemUIOp>(loc, steps, step.c(group)));
   auto rowPair = [&](Value i0, bool prefetch) {
     buildForLoop(b, loc, step.c(0), cols, step.c(kAmxBlock), [&](Value j0) {
+      // Whole groups of steps; with group == 1 (a k block of one step,
+      // K <= 32 in a prepacked panel) these are all the steps, the
+      // remainder being empty.
       auto groups = [&](Value from) {
-        if (group > 1)
-          buildForLoop(b, loc, from, grouped, step.c(group), [&](Value s0) {
-            step.emit(i0, j0, s0, group, false, prefetch);
-          });
+        buildForLoop(b, loc, from, grouped, step.c(group), [&](Value s0) {
+          step.emit(i0, j0, s0, group, false, prefetch);
+        });
       };
       if (!zeroC) {
         groups(step.c(0));
