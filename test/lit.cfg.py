@@ -30,7 +30,7 @@ config.environment["FILECHECK_OPTS"] = (
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.attn_tools_dir, config.llvm_tools_dir]
-tools = ["attn-opt", "attn-compile", "attn-run", "mlir-opt", "FileCheck", "not", "count"]
+tools = ["attn-opt", "attn-compile", "attn-run", "mlir-opt", "mlir-translate", "FileCheck", "not", "count"]
 llvm_config.add_tool_substitutions(
     [t for t in tools if os.path.exists(os.path.join(config.attn_tools_dir, t))
      or os.path.exists(os.path.join(config.llvm_tools_dir, t))],

@@ -65,6 +65,12 @@ void attnrt_check_failed(const char *message) {
   abort(); /* A handler returned: the check's callers cannot go on. */
 }
 
+void attnrt_check_failed_deferred(const char **slot, const char *message) {
+  const char *none = NULL;
+  __atomic_compare_exchange_n(slot, &none, message, /*weak=*/0,
+                              __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+}
+
 /* Appends "[a, b, ...]" to `out`. */
 static void appendList(char *out, size_t cap, const int64_t *values,
                        int64_t n) {

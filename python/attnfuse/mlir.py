@@ -332,6 +332,12 @@ class Body:
         return self._emit(f"arith.select {c.name}, {a.name}, {b.name} : "
                           f"{a.elt}", a.dtype)
 
+    def check(self, ok: Scalar, message: str):
+        """A run-time check: where `ok` is false the call fails with
+        `message` (RunTimeCheckError). Inside a parallel loop the rest of
+        the failing iteration does not run (attn-check-failure-calls)."""
+        self.lines.append(f'cf.assert {ok.name}, "{message}"')
+
     def extract(self, t: Value, indices) -> Scalar:
         """One element of a tensor defined outside the region."""
         names = ", ".join(i.name for i in indices)

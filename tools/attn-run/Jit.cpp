@@ -83,6 +83,7 @@ void attnrun::registerRuntimeSymbols(mlir::ExecutionEngine &engine) {
     add("attnrt_trace_begin", &attnrt_trace_begin);
     add("attnrt_trace_end", &attnrt_trace_end);
     add("attnrt_check_failed", &attnrt_check_failed);
+    add("attnrt_check_failed_deferred", &attnrt_check_failed_deferred);
     add("attnrt_check_argument", &attnrt_check_argument);
     add("attnrt_amx_available", &attnrt_amx_available);
     return map;

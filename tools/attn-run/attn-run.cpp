@@ -320,9 +320,8 @@ static bool isLibmFunction(StringRef name) {
 static bool isAllowedJitSymbol(StringRef name, bool openmp) {
   static const llvm::StringSet<> exact = {
       "attnrt_trace_begin", "attnrt_trace_end", "attnrt_check_failed",
-      "attnrt_check_argument", "attnrt_amx_available", "malloc", "free",
-      "aligned_alloc",
-      "memcpy", "memmove", "memset", "memrefCopy"};
+      "attnrt_check_failed_deferred", "attnrt_check_argument",
+      "attnrt_amx_available", "malloc", "free", "aligned_alloc", "memcpy", "memmove", "memset", "memrefCopy"};
   if (exact.contains(name))
     return true;
   if (openmp && (name.starts_with("__kmpc_") || name.starts_with("omp_")))

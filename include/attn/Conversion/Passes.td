@@ -611,10 +611,15 @@ def AttnCpuExpandNarrowFloats : Pass<"attn-cpu-expand-narrow-floats"> {
       to nearest even into the result type, which is the correctly rounded
       result (f32 has more than p + 2 bits for either type).
     - `arith.extf` f16/bf16 -> f64: through f32 (exact).
-    - `arith.extf` bf16 -> f32 and `arith.truncf` f32 -> bf16: upstream's
-      integer code (`arith::populateExpandBFloat16Patterns`, what
-      `arith-expand{include-bf16}` runs; round to nearest even, subnormals
-      exact, NaN stays NaN).
+    - `arith.extf` bf16 -> f32: upstream's integer code
+      (`arith::populateExpandBFloat16Patterns`, what
+      `arith-expand{include-bf16}` runs).
+    - `arith.truncf` f32 -> bf16: upstream's rounding (to nearest even,
+      subnormals exact, every NaN the quiet NaN 0x7fc0), except that a NaN
+      input is replaced by 0x7fc00000 before the rounding rather than its
+      result chosen after it: LLVM turns upstream's final select into a
+      select on `bfloat`, which it legalises without native bf16 through
+      `__truncsfbf2`.
     - with `native-bf16` (a target with AVX512-BF16), `arith.truncf` f32 ->
       bf16 of the default rounding stays: LLVM lowers it to one
       `vcvtneps2bf16` per vector, which rounds to nearest even as the
@@ -701,9 +706,20 @@ def AttnCheckFailureCalls : Pass<"attn-check-failure-calls", "::mlir::ModuleOp">
     status 70), one private constant global per distinct message. It runs on
     cf with LLVM-typed operands, just before cf is lowered to LLVM (the
     pipeline's `check-failure-calls` option; the tools always use it).
+
+    A `cf.assert` inside an `omp.loop_nest` of an `omp.parallel` region does
+    not jump out of the region (a worker thread has no caller to return to;
+    a master thread that left would leave its team at the barrier): its
+    failure calls `attnrt_check_failed_deferred(ptr slot, ptr message)`,
+    which records the first message in a slot of the function, and the
+    iteration ends there (`omp.yield`; the rest of its body does not run).
+    Right after the outermost `omp.parallel`, where the slot holds a
+    message, the calling thread calls `attnrt_check_failed` with it. A
+    failed check therefore reaches the caller the same way on every thread.
   }];
   let dependentDialects = [
-    "::mlir::LLVM::LLVMDialect", "::mlir::cf::ControlFlowDialect"
+    "::mlir::LLVM::LLVMDialect", "::mlir::cf::ControlFlowDialect",
+    "::mlir::omp::OpenMPDialect"
   ];
 }
 

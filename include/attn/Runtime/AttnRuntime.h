@@ -69,20 +69,28 @@ __attribute__((noreturn))
 #endif
 void attnrt_check_failed(const char *message);
 
+/// Called by compiled code when a run-time check fails inside a parallel
+/// region, on any of its threads: stores `message` in `*slot` unless the slot
+/// already holds one (atomically; the first failure wins) and returns. The
+/// compiled code skips the rest of the failing iteration and, once the
+/// region has joined, calls attnrt_check_failed with the slot's message on
+/// the calling thread.
+void attnrt_check_failed_deferred(const char **slot, const char *message);
+
 /// The one C type of every library function's `attn_packed_<f>` entry
 /// point (docs/attn-compile.md): args[i] points to argument i of
 /// `_mlir_ciface_<f>` (for a tensor, to the pointer to its descriptor); a
 /// scalar return value is stored through args[n].
 typedef void (*attnrt_packed_function)(void **args);
 
-/// Calls `function(args)` and returns 0, or, when a run-time check fails on
-/// the calling thread during the call, returns 1 at once with the check's
+/// Calls `function(args)` and returns 0, or, when a run-time check fails
+/// during the call, returns 1 at once with the check's
 /// message in `message` (truncated to `messageSize` bytes with the NUL;
 /// `message` may be NULL) instead of calling the check-failure handler:
 /// how a caller that cannot longjmp, such as Python's ctypes, gets a status.
-/// The buffers the call had allocated are leaked. A check that fails on
-/// another thread (an allocation inside a parallel region of code compiled
-/// with more than one thread) still goes to the handler. Calls nest.
+/// The buffers the call had allocated are leaked. A check that fails on a
+/// thread of a parallel region reaches the calling thread once the region
+/// has joined (attnrt_check_failed_deferred). Calls nest.
 int attnrt_call_packed(attnrt_packed_function function, void **args,
                        char *message, int64_t messageSize);
 

@@ -205,6 +205,40 @@ struct TruncF32ToF16 : OpRewritePattern<arith::TruncFOp> {
   }
 };
 
+/// f32 -> bf16 rounded to nearest even in integer code, as upstream's
+/// pattern and PyTorch's c10::BFloat16 round: add 0x7fff plus the lowest
+/// kept bit and drop 16 bits (overflow carries into Inf). A NaN is made
+/// 0x7fc00000 (bf16's quiet NaN 0x7fc0) before the rounding instead of
+/// being chosen after it: upstream's `select(isnan, 0x7fc0, rounded)` on
+/// the 16 result bits reaches LLVM as a select on `bfloat` (InstCombine
+/// moves the bitcast into the select), which LLVM legalises without native
+/// bf16 by extending both values and truncating back through the
+/// compiler-rt call __truncsfbf2. Here the select feeds the integer
+/// rounding twice, so it stays an i32 select.
+struct TruncF32ToBF16 : OpRewritePattern<arith::TruncFOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(arith::TruncFOp op,
+                                PatternRewriter &rewriter) const override {
+    Type from = getElementTypeOrSelf(op.getIn().getType());
+    if (!from.isF32() || !getElementTypeOrSelf(op.getType()).isBF16() ||
+        op.getRoundingmodeAttr())
+      return failure();
+    Location loc = op.getLoc();
+    Type f32 = op.getIn().getType();
+    BitBuilder bb{rewriter, loc, withElement(f32, rewriter.getI32Type())};
+    Value isNan = arith::CmpFOp::create(rewriter, loc, arith::CmpFPredicate::UNO,
+                                        op.getIn(), op.getIn());
+    Value u = bb.select(isNan, bb.cst(0x7fc00000), bb.bits(op.getIn()));
+    Value lowestKept = bb.andi(bb.shr(u, 16), 1);
+    Value rounded = bb.shr(bb.add(bb.add(u, bb.cst(0x7fff)), lowestKept), 16);
+    Type i16 = withElement(f32, rewriter.getI16Type());
+    Value half = arith::TruncIOp::create(rewriter, loc, i16, rounded);
+    rewriter.replaceOpWithNewOp<arith::BitcastOp>(op, op.getType(), half);
+    return success();
+  }
+};
+
 struct AttnCpuExpandNarrowFloatsPass
     : public attn::impl::AttnCpuExpandNarrowFloatsBase<
           AttnCpuExpandNarrowFloatsPass> {
@@ -254,6 +288,8 @@ struct AttnCpuExpandNarrowFloatsPass
     });
     RewritePatternSet patterns(&getContext());
     arith::populateExpandBFloat16Patterns(patterns);
+    // Ahead of upstream's f32 -> bf16 pattern.
+    patterns.add<TruncF32ToBF16>(&getContext(), /*benefit=*/2);
     if (failed(applyOpPatternsGreedily(conversions, std::move(patterns))))
       signalPassFailure();
   }

@@ -119,8 +119,25 @@ def div(ex, lhs, rhs, rounding_mode=None):
         op = "floordivsi" if rounding_mode == "floor" else "divsi"
 
         def body(bd, x, y):
-            return bd.arith(op, x, y)
+            return bd.arith(op, x, _checked_divisor(bd, x, y, out.dtype))
     return ex.map([a, b], out, body)
+
+
+def _checked_divisor(bd, x, y, dtype):
+    """The divisor of an integer division or remainder, checked as eager
+    PyTorch does: a zero divisor is an error (RunTimeCheckError, a
+    RuntimeError as eager's "ZeroDivisionError"); the one signed overflow,
+    the type's minimum divided by -1, divides by 1 instead, which gives
+    eager's results (the minimum, and remainder 0) without the trap."""
+    zero = bd.constant(0, dtype)
+    bd.check(bd.cmp("ne", y, zero), "ZeroDivisionError: integer division "
+             "or remainder by zero")
+    if dtype in mlir.UNSIGNED:
+        return y
+    lowest = bd.constant(torch.iinfo(dtype).min, dtype)
+    overflow = bd.arith("andi", bd.cmp("eq", x, lowest),
+                        bd.cmp("eq", y, bd.constant(-1, dtype)))
+    return bd.select(overflow, bd.constant(1, dtype), y)
 
 
 @handles(aten.remainder.Scalar, aten.remainder.Tensor)
@@ -132,6 +149,7 @@ def remainder(ex, lhs, rhs):
 
     def body(bd, x, y):
         # Python's modulo: the sign of the divisor.
+        y = _checked_divisor(bd, x, y, out.dtype)
         r = bd.arith("remsi", x, y)
         zero = bd.constant(0, out.dtype)
         fix = bd.arith("andi", bd.cmp("ne", r, zero),
