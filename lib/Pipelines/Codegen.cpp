@@ -33,6 +33,50 @@ static std::string hostFeatureString() {
   return features;
 }
 
+/// Refuses a --mattr list with a feature the target does not know (LLVM
+/// would only warn on stderr and ignore it) and a CPU/feature combination
+/// without 64-bit mode (LLVM would stop the process with "64-bit code
+/// requested on a subtarget that doesn't support it").
+static LogicalResult checkTargetFeatures(const llvm::Target &target,
+                                         const llvm::Triple &triple,
+                                         StringRef cpu, StringRef features,
+                                         std::string &error) {
+  std::unique_ptr<llvm::MCSubtargetInfo> known(
+      target.createMCSubtargetInfo(triple, "", ""));
+  if (!known)
+    return success();
+  llvm::StringSet<> names;
+  for (const llvm::SubtargetFeatureKV &kv : known->getAllProcessorFeatures())
+    names.insert(kv.Key);
+  SmallVector<StringRef> list;
+  features.split(list, ',', -1, /*KeepEmpty=*/false);
+  for (StringRef feature : list) {
+    feature = feature.trim();
+    if (feature.empty())
+      continue;
+    if (!feature.consume_front("+") && !feature.consume_front("-")) {
+      error = "target feature '" + feature.str() +
+              "' must start with '+' or '-' (e.g. --mattr=+avx2,-fma)";
+      return failure();
+    }
+    if (!names.contains(feature)) {
+      error = "unknown target feature '" + feature.str() + "' for " +
+              triple.str() + " (try llc-22 -mattr=help)";
+      return failure();
+    }
+  }
+  if (triple.getArch() != llvm::Triple::x86_64)
+    return success();
+  std::unique_ptr<llvm::MCSubtargetInfo> sti(
+      target.createMCSubtargetInfo(triple, cpu, features));
+  if (sti && !sti->checkFeatures("+64bit")) {
+    error = "CPU '" + cpu.str() + "' has no 64-bit mode; " + triple.str() +
+            " code needs an x86-64 CPU (e.g. --mcpu=x86-64)";
+    return failure();
+  }
+  return success();
+}
+
 std::unique_ptr<llvm::TargetMachine>
 attn::createAttnTargetMachine(const AttnTargetOptions &options,
                               std::string &error) {
@@ -61,6 +105,9 @@ attn::createAttnTargetMachine(const AttnTargetOptions &options,
       return nullptr;
     }
   }
+  if (failed(checkTargetFeatures(*target, triple, cpu, options.features,
+                                 error)))
+    return nullptr;
 
   llvm::CodeGenOptLevel level = llvm::CodeGenOptLevel::Default;
   if (options.optLevel == 0)
