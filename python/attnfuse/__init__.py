@@ -17,8 +17,8 @@ else the checkout's build/bin, else PATH).
 
 from .compiler import (CompiledModule, Explanation, Remark, compile,
                        count_sdpa, explain, export, fuse)
-from .errors import (AttnFuseError, BusyError, ExportError, InputError,
-                     RunTimeCheckError, ToolError)
+from .errors import (AttnFuseError, BusyError, ExportError, InPlaceError,
+                     InputError, RunTimeCheckError, ToolError)
 from .generation import Generator, compile_generator
 from .tools import find_tool
 from . import dynamo as _dynamo
@@ -28,4 +28,4 @@ _dynamo.register()
 __all__ = ["compile", "export", "explain", "fuse", "count_sdpa", "find_tool",
            "compile_generator", "CompiledModule", "Explanation", "Generator",
            "Remark", "AttnFuseError", "BusyError", "ExportError",
-           "InputError", "RunTimeCheckError", "ToolError"]
+           "InPlaceError", "InputError", "RunTimeCheckError", "ToolError"]

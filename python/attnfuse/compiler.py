@@ -15,8 +15,9 @@ import numpy as np
 import torch
 import torch.utils._pytree as pytree
 
-from .errors import AttnFuseError
-from .exporter import Exported, export_program, source_line, torch_export
+from .errors import AttnFuseError, InPlaceError
+from .exporter import (Exported, export_program, source_line, storage_span,
+                       torch_export)
 from .mlir import TensorType
 from .runtime import CompiledFunction
 from .tools import run_tool, tool_identity
@@ -272,6 +273,14 @@ class CompiledModule:
             self._check(i, spec, t, symbols)
             if i in self._packed:
                 t = self._packed[i].get(t)
+            if spec.written and t.requires_grad and t.is_leaf and \
+                    torch.is_grad_enabled():
+                # What eager PyTorch raises for the module's in-place write.
+                raise InPlaceError(
+                    f"argument {i} ({spec.name}): a leaf Variable that "
+                    f"requires grad is being used in an in-place operation "
+                    f"(the module writes it; call it under torch.no_grad() "
+                    f"or pass a tensor that does not require grad)")
             if spec.kind == "input" and t.requires_grad and \
                     torch.is_grad_enabled():
                 warnings.warn(f"attnfuse: input {spec.name} requires grad; "
@@ -376,21 +385,11 @@ class _PackedWeight:
         return self.panels
 
 
-def _storage_span(t: torch.Tensor):
-    """(storage pointer, first byte, end byte) of what `t` reads."""
-    if t.numel() == 0:
-        return None
-    base = t.untyped_storage().data_ptr()
-    start = t.storage_offset() * t.element_size()
-    extent = 1 + sum((s - 1) * abs(st) for s, st in zip(t.shape, t.stride()))
-    return base, start, start + extent * t.element_size()
-
-
 def check_no_overlap(exported, tensors):
     """An argument written in place must not share memory with another
     argument: PyTorch would let the other see each write as it happens,
     the compiled function reads its inputs before or after, unordered."""
-    written = [(i, _storage_span(tensors[i])) for i in exported.written]
+    written = [(i, storage_span(tensors[i])) for i in exported.written]
     if not written:
         return
     for i, span in written:
@@ -399,7 +398,7 @@ def check_no_overlap(exported, tensors):
         for j, t in enumerate(tensors):
             if j == i or t is None:
                 continue
-            other = _storage_span(t)
+            other = storage_span(t)
             if other and other[0] == span[0] and other[1] < span[2] and \
                     span[1] < other[2]:
                 a, b = exported.args[i], exported.args[j]

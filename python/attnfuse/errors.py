@@ -36,3 +36,9 @@ class BusyError(AttnFuseError, RuntimeError):
     """An object that owns mutable state (a Generator and its KV cache) was
     called while another call was using it: from another thread, or from a
     callback of that call. Concurrent calls would corrupt the state."""
+
+
+class InPlaceError(AttnFuseError, RuntimeError):
+    """A tensor the compiled module writes in place cannot be written: a
+    leaf that requires grad, with grad mode on (eager PyTorch raises a
+    RuntimeError for the module's in-place op)."""

@@ -56,6 +56,9 @@ KEEP_WHOLE = (
     # In-place updates of a slice stay one insert_slice (the decomposition
     # would rewrite the whole destination with a `where`).
     aten.slice_scatter.default, aten.select_scatter.default,
+    # index_copy refuses negative indices, which index_put, its
+    # decomposition, takes from the end.
+    aten.index_copy.default,
 )
 
 
@@ -156,6 +159,38 @@ def _loc(node: torch.fx.Node) -> str:
     return f'loc("{file}":{src[1]}:1)'
 
 
+def _data_dependent(node: torch.fx.Node) -> bool:
+    """Whether the node's value (a size, or a tensor's shape) involves a
+    size that depends on tensor values (an unbacked symbol)."""
+    from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
+    val = node.meta.get("val")
+    try:
+        return bool(free_unbacked_symbols(val))
+    except Exception:  # noqa: BLE001 - a value it cannot read: no
+        return False
+
+
+def written_as(node: torch.fx.Node, depth: int = 0):
+    """The name of the op the module called that `node` was made from (the
+    first entry of its `from_node` provenance, followed to the start): a
+    decomposition's nodes name the op decomposed. torch.export's own
+    arithmetic and checks on a data-dependent size have no provenance:
+    they name the op whose result has that size. None when unknown."""
+    sources = node.meta.get("from_node") or []
+    if sources:
+        source = sources[0]
+        while getattr(source, "from_node", None):
+            source = source.from_node[0]
+        target = getattr(source, "target", None)
+        return target if isinstance(target, str) and target else None
+    if depth < 4 and _data_dependent(node):
+        for arg in _flat_nodes((node.args, list(node.kwargs.values()))):
+            found = written_as(arg, depth + 1)
+            if found:
+                return found
+    return None
+
+
 def _flat_nodes(args):
     for a in args:
         if isinstance(a, torch.fx.Node):
@@ -231,11 +266,28 @@ class Exporter:
         raise ExportError(f"{message}\n  at {describe(self.node)}")
 
     def unsupported(self, what: str = ""):
+        """An ExportError naming the op without a mapping: the one the user
+        wrote, where the node came from a decomposition of it or from
+        torch.export's size arithmetic on its result (`x.repeat_interleave(
+        t)` is exported as `repeat_interleave.Tensor`, `index_select` and an
+        `operator.ge` check of the data-dependent size)."""
         target = self.node.target
         name = getattr(target, "__name__", str(target))
-        if isinstance(target, torch._ops.OpOverload):
+        on_sizes = not isinstance(target, torch._ops.OpOverload)
+        if not on_sizes:
             name = f"aten.{target.__name__}"
-        detail = f" ({what})" if what else ""
+        elif getattr(target, "__module__", None) in ("_operator", "operator"):
+            name = f"operator.{name}"
+        notes = [what] if what else []
+        written = written_as(self.node)
+        if written and written != name:
+            notes.append(
+                f"its result's size depends on tensor values, which "
+                f"torch.export checks with {name}, which has none"
+                if on_sizes else
+                f"torch.export wrote it with {name}, which has none")
+            name = written
+        detail = f" ({'; '.join(notes)})" if notes else ""
         self.fail(f"aten op {name} has no AttnFuse mapping{detail}; "
                   f"rewrite that line with supported ops or leave the module "
                   f"to PyTorch")
@@ -579,9 +631,79 @@ def export_program(program, func_name="forward", constants=False,
     `mark_weights` off, parameters are not marked `attn.weight`, so that
     `attn-compile --prepack-weights` leaves this function's weights as
     stored."""
-    program = program.run_decompositions(decomposition_table())
+    try:
+        program = program.run_decompositions(decomposition_table())
+    except Exception as e:  # torch's own message says what it could not do
+        _check_aliased_writes(program)
+        raise ExportError(f"torch.export's decomposition failed: "
+                          f"{type(e).__name__}: {e}") from e
     return Exporter(program, constants, train_dropout,
                     mark_weights).run(func_name)
+
+
+def storage_span(t: torch.Tensor):
+    """(storage pointer, first byte, end byte) of what `t` reads; None
+    when it is empty."""
+    if t.numel() == 0:
+        return None
+    base = t.untyped_storage().data_ptr()
+    start = t.storage_offset() * t.element_size()
+    extent = 1 + sum((s - 1) * abs(st) for s, st in zip(t.shape, t.stride()))
+    return base, start, start + extent * t.element_size()
+
+
+def _written_state(program) -> list:
+    """The names of the buffers and parameters the program writes: its
+    signature's mutations, and (before functionalization, as
+    torch.export's graph has them) the state arguments of in-place ops."""
+    from torch.export.graph_signature import InputKind
+    sig = program.graph_signature
+    written = list(sig.buffers_to_mutate.values())
+    written += list(getattr(sig, "parameters_to_mutate", {}).values())
+    state = {spec.arg.name: spec.target for spec in sig.input_specs
+             if spec.kind in (InputKind.BUFFER, InputKind.PARAMETER)}
+    for node in program.graph.nodes:
+        schema = getattr(node.target, "_schema", None)
+        if node.op != "call_function" or schema is None:
+            continue
+        for i, arg in enumerate(schema.arguments):
+            info = arg.alias_info
+            value = node.args[i] if i < len(node.args) else \
+                node.kwargs.get(arg.name)
+            if info is not None and info.is_write and \
+                    isinstance(value, torch.fx.Node) and value.name in state:
+                written.append(state[value.name])
+    return written
+
+
+def _check_aliased_writes(program):
+    """Why a decomposition failed, when a buffer or parameter the module
+    writes in place is the same tensor as another one: torch.export cannot
+    write state registered under two names (its decomposition fails with
+    a bare AssertionError)."""
+    written = _written_state(program)
+    if not written:
+        return
+    state = dict(program.state_dict)
+    state.update(program.constants)
+    spans = {name: storage_span(t) for name, t in state.items()
+             if isinstance(t, torch.Tensor) and t.layout == torch.strided
+             and t.device.type != "meta"}
+    spans = {name: span for name, span in spans.items() if span}
+    for name in written:
+        span = spans.get(name)
+        if span is None:
+            continue
+        for other, o in spans.items():
+            if other != name and o[0] == span[0] and o[1] < span[2] and \
+                    span[1] < o[2]:
+                a, b = sorted((name, other))
+                raise ExportError(
+                    f"the module writes in place state that is registered "
+                    f"under two names, '{a}' and '{b}' (one tensor, or "
+                    f"views of one): torch.export cannot trace writes to "
+                    f"aliased state; register the tensor once, or give "
+                    f"each name its own copy")
 
 
 def _distinct_inputs(example_inputs) -> tuple:

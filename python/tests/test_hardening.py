@@ -361,3 +361,134 @@ def test_cli_malformed_shape_prints_no_traceback():
     assert r.returncode == 2
     assert "Traceback" not in r.stderr
     assert "'2x8xq' is not a shape" in r.stderr
+
+
+# ---- bad inputs the exporter and the callable must refuse as eager does ----
+class SdpaOf(torch.nn.Module):
+    def __init__(self, **options):
+        super().__init__()
+        self.options = options
+
+    def forward(self, q, k, v, mask=None):
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask,
+                                              **self.options)
+
+
+@pytest.mark.parametrize("options", [{}, {"is_causal": True}, {"mask": True}])
+def test_sdpa_with_head_dim_zero_is_pytorchs(options):
+    """Queries and keys of head dim 0: PyTorch's scores are empty sums, 0,
+    and the result the (masked) mean of the values; the default scale
+    1 / sqrt(0) was a raw ZeroDivisionError."""
+    q, k = torch.randn(1, 2, 4, 0), torch.randn(1, 2, 5, 0)
+    v = torch.randn(1, 2, 5, 3)
+    args = (q, k, v)
+    if options.pop("mask", False):
+        args += (torch.rand(4, 5) < 0.6,)
+    module = SdpaOf(**options)
+    out = attnfuse.compile(module, args)(*args)
+    assert_matches(out, module(*args))
+
+
+class RepeatByTensor(torch.nn.Module):
+    def forward(self, x, repeats):
+        return (x.repeat_interleave(torch.tensor([1, 2, 3]), dim=0),
+                x.repeat_interleave(repeats, dim=0))
+
+
+def test_unmapped_op_is_named_as_written_not_as_decomposed():
+    """`x.repeat_interleave(tensor)` reached the exporter as torch.export's
+    check of its data-dependent size, and the error named `ge`; it names
+    the op the module called (with what it was written as)."""
+    x, repeats = torch.randn(3, 2), torch.tensor([2, 1, 1])
+    with pytest.raises(attnfuse.ExportError) as info:
+        attnfuse.export(RepeatByTensor(), (x, repeats))
+    message = str(info.value)
+    assert message.startswith("aten op aten.repeat_interleave.self_Tensor "
+                              "has no AttnFuse mapping"), message
+    assert "operator.ge" in message and "depends on tensor values" in message
+    assert "torch.tensor([1, 2, 3])" in message  # the source line
+
+    class ByInput(torch.nn.Module):
+        def forward(self, x, repeats):
+            return x.repeat_interleave(repeats, dim=0)
+    with pytest.raises(attnfuse.ExportError,
+                       match=r"^aten op aten.repeat_interleave.self_Tensor "
+                       r"has no AttnFuse mapping \(torch.export wrote it "
+                       r"with aten.repeat_interleave.Tensor"):
+        attnfuse.export(ByInput(), (x, repeats))
+
+
+class AliasedBuffer(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        shared = torch.zeros(4)
+        self.register_buffer("total", shared)
+        self.register_buffer("alias", shared)
+
+    def forward(self, x):
+        self.total.add_(x)
+        return self.alias * 2
+
+
+def test_written_buffer_registered_twice_is_an_export_error():
+    """A buffer registered under two names and written in place: torch's
+    decomposition failed with a bare AssertionError."""
+    with pytest.raises(attnfuse.ExportError,
+                       match="registered under two names, 'alias' and "
+                       "'total'"):
+        attnfuse.compile(AliasedBuffer(), (torch.ones(4),))
+
+
+class AddOne(torch.nn.Module):
+    def forward(self, x):
+        x.add_(1)
+        return x * 2
+
+
+def test_writing_a_leaf_that_requires_grad_raises_as_eager():
+    """Eager PyTorch refuses the module's in-place write of a leaf that
+    requires grad (with grad mode on); the compiled module wrote it."""
+    compiled = attnfuse.compile(AddOne(), (torch.zeros(3),))
+    leaf = torch.zeros(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires "
+                       "grad is being used in an in-place operation"):
+        AddOne()(leaf)
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires "
+                       "grad is being used in an in-place operation"):
+        compiled(leaf)
+    assert isinstance(pytest.raises(attnfuse.InPlaceError, compiled,
+                                    leaf).value, attnfuse.AttnFuseError)
+    assert torch.equal(leaf.detach(), torch.zeros(3))
+    with torch.no_grad():  # eager writes it, so does the compiled module
+        assert torch.equal(compiled(leaf), torch.full((3,), 2.0))
+    assert torch.equal(leaf.detach(), torch.ones(3))
+
+
+class IndexCopy(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("cache", torch.zeros(2, 6, 3))
+
+    def forward(self, pos, k):
+        self.cache.index_copy_(1, pos, k)
+        return k * 2
+
+
+def test_index_copy_with_a_negative_index_raises_as_eager():
+    """index_copy_ refuses index -1 in eager (IndexError); its
+    decomposition, index_put, counts it from the end, and the compiled
+    module wrote the last row."""
+    module = IndexCopy()
+    k = torch.randn(2, 1, 3)
+    compiled = attnfuse.compile(module, (torch.tensor([1]), k))
+    compiled(torch.tensor([4]), k)
+    expected = torch.zeros(2, 6, 3)
+    expected[:, 4:5] = k
+    assert torch.equal(module.cache, expected)
+    for index in (-1, -6, 6):
+        pos = torch.tensor([index])
+        with pytest.raises(IndexError, match="out of bounds"):
+            IndexCopy()(pos, k)
+        with pytest.raises(attnfuse.RunTimeCheckError,
+                           match="index out of range"):
+            compiled(pos, k)

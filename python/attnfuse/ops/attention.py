@@ -209,9 +209,21 @@ def sdpa(ex, q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False,
             if mask.type.dtype != q.type.dtype:
                 mask = ex.convert(mask, q.type.dtype)
     if scale is None:
-        scale = 1.0 / math.sqrt(q.type.dims[-1])
+        scale = _default_scale(ex, q.type.dims[-1])
     return write_sdpa(ex, q, k, v, mask, out, scale, left, right, dropout_p,
                       seed)
+
+
+def _default_scale(ex, head_dim) -> float:
+    """SDPA's scale when none is given, 1 / sqrt(E). With E = 0 every score
+    is an empty sum, 0, and PyTorch's result is the (masked) mean of the
+    values (its 1 / sqrt(0) multiplies empty operands): any finite scale
+    gives that, an infinite one would give 0 * inf = NaN. A dynamic E
+    needs the scale spelt out (it is an attribute)."""
+    if not isinstance(head_dim, int):
+        ex.fail(f"scaled_dot_product_attention with a dynamic head dim "
+                f"({head_dim}) needs an explicit scale=")
+    return 1.0 / math.sqrt(head_dim) if head_dim > 0 else 1.0
 
 
 

@@ -1,10 +1,11 @@
 """Writes into a tensor: the functional forms torch.export gives in-place
 updates (`cache[:, :, pos] = k`, `cache[..., a:b].copy_(k)`,
 `cache.index_copy_(2, pos, k)`, `x.fill_(v)`): `slice_scatter`,
-`select_scatter`, `index_put` and `copy`. Each is a `tensor.insert_slice`
-into the destination (one per index for `index_put`, in an `scf.for`), so
-that when the destination is an argument written in place (a KV cache)
-bufferization writes only the updated rows into the caller's buffer."""
+`select_scatter`, `index_put`, `index_copy` and `copy`. Each is a
+`tensor.insert_slice` into the destination (one per index for `index_put`
+and `index_copy`, in an `scf.forall`), so that when the destination is an
+argument written in place (a KV cache) bufferization writes only the
+updated rows into the caller's buffer."""
 
 from __future__ import annotations
 
@@ -87,6 +88,37 @@ def select_scatter(ex, x, src, dim, index):
     offsets = [0] * out.rank
     offsets[dim] = index
     return ex.b.insert_slice(v, x, offsets, sizes)
+
+
+@handles(aten.index_copy.default)
+def index_copy(ex, x, dim, index, source):
+    """`x.index_copy(dim, index, source)`: row index[t] along `dim` gets
+    source's row t, as index_put, except that a negative index is out of
+    range (eager raises IndexError where index_put counts from the end):
+    negative indices become the dtype's largest value, which the rows'
+    run-time check refuses."""
+    x = ex.tensor(x)
+    out = ex.out_type()
+    if out.rank == 0:
+        ex.unsupported("index_copy of a 0-d tensor")
+    dim %= out.rank
+    idx = ex.tensor(index)
+    if mlir.is_float(idx.type.dtype) or idx.type.dtype == torch.bool:
+        ex.fail("index_copy indices must be integers")
+    if idx.type.rank == 0:
+        idx = reshape_to(ex, idx, TensorType((1,), idx.type.dtype))
+    if idx.type.rank != 1:
+        ex.fail("index_copy takes a 0-d or 1-d index")
+    dtype = idx.type.dtype
+    largest = torch.iinfo(dtype).max
+
+    def refuse_negative(b, i):
+        negative = b.cmp("lt", i, b.constant(0, dtype))
+        return b.select(negative, b.constant(largest, dtype), i)
+    idx = ex.map([idx], idx.type, refuse_negative)
+    shape = out.dims[:dim] + idx.type.dims + out.dims[dim + 1:]
+    rows = _as_type(ex, source, TensorType(shape, out.dtype))
+    return ex.b.scatter_rows(x, rows, idx, dim)
 
 
 def _unit_groups(rank: int, dim: int):
