@@ -522,8 +522,10 @@ def AttnCpuDeallocAfterLastUse
   let summary = "Free each buffer right after its last use instead of at "
                 "the end of its block";
   let description = [{
-    Runs after upstream's `ownership-based-buffer-deallocation` and
-    `buffer-deallocation-simplification`, before `lower-deallocations`. The
+    Runs after upstream's `ownership-based-buffer-deallocation` and before
+    `buffer-deallocation-simplification` and `lower-deallocations` (the
+    simplification's alias queries between the memrefs of one dealloc take
+    time quadratic in their number: it sees only what this pass leaves). The
     ownership-based deallocation frees all the buffers a block owns in one
     `bufferization.dealloc` before the block's terminator, so a whole
     model's entry point keeps every layer's activations until it returns.

@@ -5,8 +5,9 @@
 // block's terminator. In a whole model's entry point that keeps every
 // activation of every layer alive until the function returns (a peak many
 // times eager PyTorch's, which frees each tensor after its last use), and
-// each call faults all of them in again. This pass runs between the
-// deallocation simplification and `lower-deallocations`: each memref of
+// each call faults all of them in again. This pass runs right after the
+// ownership-based deallocation (before its simplification, which then
+// sees only the memrefs left here) and `lower-deallocations`: each memref of
 // such a dealloc whose aliases it can enumerate is freed by a dealloc of
 // its own right after the last op of the block that uses one of them.
 //
