@@ -260,6 +260,52 @@ def AttnCpuTileAndFuse : Pass<"attn-cpu-tile-and-fuse", "::mlir::func::FuncOp"> 
   ];
 }
 
+def AttnCpuSplitLargeFunctions
+    : Pass<"attn-cpu-split-large-functions", "::mlir::ModuleOp"> {
+  let summary = "Split a function block of many calls into noinline parts";
+  let description = [{
+    A whole model's entry point is one block of thousands of calls (an
+    outlined kernel per product and attention, a loop per elementwise
+    chain). The values every call takes (the weights' and the caches'
+    descriptors) are live across all of them, and LLVM's greedy register
+    allocator splits such live ranges at each call, in time quadratic in
+    their number (1600 attention blocks: 12 s in one function). This pass
+    moves each run of `max-calls` calls (a call, or an op with regions) of
+    a function whose body is one block of more calls, with the ops between
+    them, into a private `noinline` function `<name>_part<i>`: the values
+    the run uses from before it are its arguments, the values used after
+    it its results, and the block calls it in the run's place. Every
+    function then has at most `max-calls` calls plus one call per part, so
+    compile time stays linear in the model's length.
+
+    Runs on buffers, after deallocation and before the loops are lowered.
+    A block with a `memref.alloca` stays whole (a stack buffer must not
+    outlive a part), as does one of several blocks.
+
+    ```mlir
+    func.func @f(%x: memref<8xf32>) -> memref<8xf32> {
+      %a = call @k(%x) ...   // max-calls = 2: three calls, two parts
+      %b = call @k(%a) ...
+      %c = call @k(%b) ...
+      return %c
+    }
+    // becomes
+    func.func @f(%x: memref<8xf32>) -> memref<8xf32> {
+      %b = call @f_part0(%x) ...
+      %c = call @f_part1(%b) ...
+      return %c
+    }
+    func.func private @f_part0(%x: ...) -> ... attributes {passthrough = ["noinline"]}
+    func.func private @f_part1(%b: ...) -> ... attributes {passthrough = ["noinline"]}
+    ```
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect"];
+  let options = [
+    Option<"maxCalls", "max-calls", "int64_t", /*default=*/"32",
+           "Calls (or ops with regions) per part">,
+  ];
+}
+
 def AttnCpuOmpForkGuard : Pass<"attn-cpu-omp-fork-guard"> {
   let summary = "Fork OpenMP threads only for loops of more than one iteration";
   let description = [{

@@ -150,6 +150,12 @@ static void addBufferizeToLoopsPasses(OpPassManager &pm,
   AttnCpuLowerStridedCopiesOptions copies;
   copies.vectorBits = options.vectorBits;
   pm.addPass(createAttnCpuLowerStridedCopies(copies));
+  // No function of thousands of calls for LLVM's register allocator.
+  if (options.maxCallsPerFunction > 0) {
+    AttnCpuSplitLargeFunctionsOptions split;
+    split.maxCalls = options.maxCallsPerFunction;
+    pm.addPass(createAttnCpuSplitLargeFunctions(split));
+  }
 
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   if (options.numThreads == 1) {

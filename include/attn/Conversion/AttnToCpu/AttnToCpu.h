@@ -154,6 +154,11 @@ struct AttnCpuPipelineOptions
       *this, "fast-math",
       llvm::cl::desc("polynomial exp, tanh, erf... (vectorise)"),
       llvm::cl::init(true)};
+  Option<int64_t> maxCallsPerFunction{
+      *this, "max-calls-per-function",
+      llvm::cl::desc("split a function block of more calls into parts of "
+                     "this many (attn-cpu-split-large-functions; 0: never)"),
+      llvm::cl::init(32)};
   Option<int64_t> blockQ{*this, "block-q",
                          llvm::cl::desc("flash query rows (0: auto)"),
                          llvm::cl::init(0)};
