@@ -32,6 +32,7 @@
 #include "mlir/Parser/Parser.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Object/ELFObjectFile.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
@@ -466,7 +467,40 @@ static LogicalResult checkLibrarySignature(void *handle, StringRef path,
   return success();
 }
 
+/// Checks that `path` is a whole x86-64 ELF shared library before dlopen
+/// maps it: the loader maps each segment of a file cut short and the first
+/// touch of a page past its end is SIGBUS, inside dlopen.
+static LogicalResult checkSharedLibraryFile(StringRef path) {
+  auto fail = [&](const Twine &why) {
+    return reportError("cannot load '" + path + "': " + why +
+                       " (rebuild it with attn-compile --emit=so)");
+  };
+  llvm::Expected<llvm::object::OwningBinary<llvm::object::ObjectFile>> file =
+      llvm::object::ObjectFile::createObjectFile(path);
+  if (!file)
+    return fail("not a valid object file: " +
+                llvm::toString(file.takeError()));
+  auto *elf =
+      dyn_cast<llvm::object::ELF64LEObjectFile>(file->getBinary());
+  if (!elf || elf->getELFFile().getHeader().e_machine != llvm::ELF::EM_X86_64)
+    return fail("not an x86-64 ELF file");
+  if (elf->getELFFile().getHeader().e_type != llvm::ELF::ET_DYN)
+    return fail("not a shared library");
+  auto segments = elf->getELFFile().program_headers();
+  if (!segments)
+    return fail(llvm::toString(segments.takeError()));
+  uint64_t size = elf->getData().size();
+  for (const auto &segment : *segments)
+    if (segment.p_type == llvm::ELF::PT_LOAD &&
+        (segment.p_offset > size || segment.p_filesz > size - segment.p_offset))
+      return fail("the file is " + Twine(size) +
+                  " bytes, shorter than its segments say (truncated?)");
+  return success();
+}
+
 static std::unique_ptr<Executable> loadSo(StringRef path, func::FuncOp entry) {
+  if (failed(checkSharedLibraryFile(path)))
+    return nullptr;
   // dlopen searches the library path for names without a slash.
   SmallString<256> absolute(path);
   llvm::sys::fs::make_absolute(absolute);
