@@ -39,6 +39,39 @@ void attn::AttnToolOptions::applyTo(AttnPipelineOptions &options) const {
   options.numThreads = numThreads.getValue();
 }
 
+LogicalResult attn::AttnToolOptions::checkThreads(std::string &error) const {
+  if (numThreads <= kMaxThreads)
+    return success();
+  error = "--num-threads=" + std::to_string(numThreads) + ": at most " +
+          std::to_string(kMaxThreads) +
+          " threads (0 = OpenMP's default, 1 = sequential)";
+  return failure();
+}
+
+LogicalResult attn::checkOmpNumThreadsEnvironment(std::string &error) {
+  const char *value = std::getenv("OMP_NUM_THREADS");
+  if (!value)
+    return success();
+  SmallVector<StringRef> counts;
+  StringRef(value).split(counts, ',');
+  for (StringRef count : counts) {
+    unsigned n = 0;
+    // getAsInteger takes a sign and a radix prefix; OpenMP wants digits.
+    StringRef digits = count.trim();
+    if (digits.empty() ||
+        !llvm::all_of(digits, [](char c) { return c >= '0' && c <= '9'; }) ||
+        digits.getAsInteger(10, n) || n < 1 || n > kMaxThreads) {
+      error = "OMP_NUM_THREADS='" + std::string(value) +
+              "': expected a thread count from 1 to " +
+              std::to_string(kMaxThreads) +
+              " (or a comma-separated list of them); libomp would stop the "
+              "process (unset it for OpenMP's default)";
+      return failure();
+    }
+  }
+  return success();
+}
+
 std::unique_ptr<llvm::TargetMachine>
 attn::AttnToolOptions::createTargetMachine(unsigned optLevel,
                                            std::string &error) const {

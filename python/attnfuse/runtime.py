@@ -20,7 +20,7 @@ import platform
 
 import torch
 
-from .errors import RunTimeCheckError
+from .errors import AttnFuseError, RunTimeCheckError
 
 _DEADBEEF = 0xDEADBEEF
 _libc = ctypes.CDLL(ctypes.util.find_library("c"))
@@ -139,10 +139,35 @@ def _result_view(d, rank: int, dtype: torch.dtype, owner=None):
     return view if owner is not None else view.clone()
 
 
+# The most threads OMP_NUM_THREADS may ask for (kMaxThreads of the tools).
+MAX_THREADS = 1024
+
+
+def check_omp_num_threads():
+    """Raises AttnFuseError where OMP_NUM_THREADS is set but is not a thread
+    count from 1 to MAX_THREADS (or a comma-separated list of them): the
+    libraries' libomp reads it when they first run parallel code and stops
+    the process on '', '-1', 'abc' or '99999999999' (an assertion), or
+    starts tens of thousands of threads for a large count."""
+    value = os.environ.get("OMP_NUM_THREADS")
+    if value is None:
+        return
+    for count in value.split(","):
+        count = count.strip()
+        if not (count.isascii() and count.isdigit()
+                and 1 <= int(count) <= MAX_THREADS):
+            raise AttnFuseError(
+                f"OMP_NUM_THREADS={value!r}: expected a thread count from 1 "
+                f"to {MAX_THREADS} (or a comma-separated list of them); "
+                f"libomp would stop the process (unset it for OpenMP's "
+                f"default)")
+
+
 class CompiledFunction:
     """One entry point of a loaded library."""
 
     def __init__(self, library_path: str, func_name: str, result_types):
+        check_omp_num_threads()
         keep_freed_heap()
         self.library = ctypes.CDLL(library_path)
         self.result_types = list(result_types)

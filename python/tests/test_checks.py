@@ -104,3 +104,22 @@ def test_integer_division_overflow_returns_what_eager_returns(dtype):
     torch.testing.assert_close(rem, a % b, rtol=0, atol=0)
     want = torch.tensor([low, low, 3, -3, -(low + 1)], dtype=dtype)
     torch.testing.assert_close(trunc, want, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("value", ["", "-1", "abc", "99999999999", "0",
+                                   "4,x"])
+def test_malformed_omp_num_threads_is_an_error(monkeypatch, value):
+    """The library's libomp would stop the interpreter (an assertion) on
+    these when the first call forks threads: loading refuses them."""
+    a = torch.ones(4, 300)
+    monkeypatch.setenv("OMP_NUM_THREADS", value)
+    with pytest.raises(attnfuse.AttnFuseError, match="OMP_NUM_THREADS"):
+        attnfuse.compile(Divide(), (a.long(), a.long()))
+
+
+def test_omp_num_threads_list_is_accepted(monkeypatch):
+    monkeypatch.setenv("OMP_NUM_THREADS", "2,1")
+    a = torch.arange(1, 9).reshape(2, 4)
+    compiled = attnfuse.compile(Divide(), (a, a))
+    for got, want in zip(compiled(a, a), Divide()(a, a)):
+        torch.testing.assert_close(got, want)

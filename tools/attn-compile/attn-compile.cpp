@@ -686,6 +686,11 @@ int main(int argc, char **argv) {
   FailureOr<EmitKind> kind = getEmitKind();
   if (failed(kind))
     return 1;
+  std::string threads;
+  if (failed(common.checkThreads(threads))) {
+    (void)reportError(threads);
+    return 1;
+  }
 
   // Input, and the C header from its tensor-level signatures.
   std::unique_ptr<attn::AttnInputModule> input =

@@ -628,6 +628,14 @@ static LogicalResult checkOptions() {
   }
   if (dist != "uniform" && dist != "normal")
     return reportError("--dist=" + dist + ": expected uniform or normal");
+  std::string threads;
+  if (failed(common.checkThreads(threads)))
+    return reportError(threads);
+  // libomp reads OMP_NUM_THREADS when the parallel code (JIT-compiled, or a
+  // --so library's) first runs.
+  if ((common.numThreads != 1 || !soPath.empty()) &&
+      failed(attn::checkOmpNumThreadsEnvironment(threads)))
+    return reportError(threads);
   if (!soPath.empty() &&
       (common.noFuse || common.noOutlineKernels || common.noTileAndFuse ||
        common.backend.getNumOccurrences() ||

@@ -35,11 +35,26 @@ struct AttnToolOptions {
   /// `options` from the flags.
   void applyTo(AttnPipelineOptions &options) const;
 
+  /// Fails with `error` set where --num-threads is above kMaxThreads.
+  LogicalResult checkThreads(std::string &error) const;
+
   /// The target machine of --mcpu/--mattr (the host's by default) at LLVM
   /// optimization level `optLevel`; null with `error` set on failure.
   std::unique_ptr<llvm::TargetMachine>
   createTargetMachine(unsigned optLevel, std::string &error) const;
 };
+
+/// The most threads a tool or a library may be asked for, in --num-threads
+/// or OMP_NUM_THREADS: libomp stops the process (an assertion) on counts it
+/// cannot create, and a count in the tens of thousands starves the machine
+/// before that.
+inline constexpr unsigned kMaxThreads = 1024;
+
+/// Fails with `error` set where the environment's OMP_NUM_THREADS, which
+/// libomp reads when a process first runs parallel code, is set but is not
+/// a comma-separated list of thread counts from 1 to kMaxThreads (libomp
+/// aborts on '', '-1', 'abc' or '99999999999').
+LogicalResult checkOmpNumThreadsEnvironment(std::string &error);
 
 } // namespace mlir::attn
 
