@@ -9,6 +9,9 @@ sequence."""
 
 import inspect
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -191,3 +194,48 @@ def test_bf16_weights_in_pairs_where_the_target_multiplies_pairs():
         model[0].weight = torch.nn.Parameter(model[0].weight.detach().float())
         with pytest.raises(attnfuse.AttnFuseError, match="torch.bfloat16"):
             compiled(torch.randn(4, 300, dtype=torch.bfloat16))
+
+
+def _host_has_amx():
+    try:
+        flags = Path("/proc/cpuinfo").read_text().split()
+    except OSError:
+        return False
+    return "amx_tile" in flags and "amx_bf16" in flags
+
+
+_SMALL_K_CODE = """
+import sys, torch, attnfuse
+torch.manual_seed(0)
+for k in (1, 8, 16, 24, 31, 32, 33, 64):
+    lin = torch.nn.Linear(k, 64).bfloat16().eval()
+    x = torch.randn(7, k, dtype=torch.bfloat16)
+    got = attnfuse.compile(lin, (x,), prepack_weights=True)(x).double()
+    ref = (x.double() @ lin.weight.double().T + lin.bias.double())
+    err = (got - ref).abs().max().item()
+    tol = 2e-2 * (1 + ref.abs().max().item())
+    print(k, err, "ok" if err <= tol else "FAIL")
+"""
+
+
+@pytest.mark.parametrize("amx", ["1", "0"])
+def test_bf16_linear_with_bias_and_small_k_prepacked(amx, tmp_path):
+    """bf16 nn.Linear with a bias and in_features K <= 32, prepacked: on
+    AMX tiles a k block of one 32-k step returned the bias alone. Checked
+    against a float64 reference for K around the step, on the tiles and
+    through the vector fallback (ATTNFUSE_AMX=0) where the host has AMX;
+    elsewhere the host's path (pairs or FMA) is what runs, and the AMX run
+    says so by skipping. Each run is a child process: the runtime decides
+    once per process whether it may use the tiles."""
+    if amx == "1" and not _host_has_amx():
+        pytest.skip("this host has no AMX: only the vector path is checked")
+    env = dict(os.environ, ATTNFUSE_AMX=amx,
+               PYTHONPATH=os.pathsep.join(
+                   [str(Path(attnfuse.__file__).parent.parent)]
+                   + [p for p in [os.environ.get("PYTHONPATH")] if p]))
+    proc = subprocess.run([sys.executable, "-c", _SMALL_K_CODE],
+                          capture_output=True, text=True, env=env,
+                          cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    lines = proc.stdout.split("\n")
+    assert sum(line.endswith(" ok") for line in lines) == 8, proc.stdout
