@@ -9,6 +9,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassInstrumentation.h"
@@ -63,7 +64,8 @@ struct AbortOnInvalidIR : public PassInstrumentation {
 
 int attn::fuzz::parseVerifyAndRun(
     const uint8_t *data, size_t size,
-    llvm::function_ref<void(OpPassManager &)> buildPipeline) {
+    llvm::function_ref<void(OpPassManager &)> buildPipeline,
+    unsigned maxFunctions) {
   MLIRContext context(getRegistry(), MLIRContext::Threading::DISABLED);
   context.printOpOnDiagnostic(false);
   context.getDiagEngine().registerHandler(
@@ -81,6 +83,11 @@ int attn::fuzz::parseVerifyAndRun(
   OwningOpRef<ModuleOp> module =
       parseSourceFile<ModuleOp>(sourceMgr, ParserConfig(&context));
   if (!module || !buildPipeline)
+    return 0;
+  if (maxFunctions &&
+      llvm::count_if(module->getOps<FunctionOpInterface>(),
+                     [](FunctionOpInterface f) { return !f.isExternal(); }) >
+          maxFunctions)
     return 0;
 
   PassManager pm(&context);

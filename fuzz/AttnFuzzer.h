@@ -23,11 +23,13 @@ class OpPassManager;
 namespace mlir::attn::fuzz {
 
 /// Parses and verifies `data` in a fresh context, then (when `buildPipeline`
-/// is given) runs the passes it adds on the module. Aborts when a pass
-/// succeeds but the module no longer verifies. Returns 0 (libFuzzer's
-/// convention) for every input that did not crash.
+/// is given, and the module has at most `maxFunctions` functions with a
+/// body, where that is not 0) runs the passes it adds on the module. Aborts
+/// when a pass succeeds but the module no longer verifies. Returns 0
+/// (libFuzzer's convention) for every input that did not crash.
 int parseVerifyAndRun(const uint8_t *data, size_t size,
-                      llvm::function_ref<void(OpPassManager &)> buildPipeline);
+                      llvm::function_ref<void(OpPassManager &)> buildPipeline,
+                      unsigned maxFunctions = 0);
 
 } // namespace mlir::attn::fuzz
 
