@@ -8,12 +8,14 @@
 #   run-input            attn-run's --entry/--shape/--input/--output handling
 #   runtime              the C runtime's descriptor checks and trace API
 #   diff                 fused against math-path numbers through the JIT
-# (the last four from fuzz/seeds/<target>/). Prints the executions and crash
+#   gemm                 CPU GEMM/GEMV products against a float64 reference
+# (the last five from fuzz/seeds/<target>/). Prints the executions and crash
 # inputs of each target and ends with one line `fuzz: N passed, N failed,
 # N skipped`; a target passes when it ran its time without a crash, leak,
-# timeout (an input slower than the target's limit: 20 s, diff 120 s) or
-# out-of-memory. Crash inputs are kept in build-sanitize/fuzz/crashes-<target>/
-# (turn them into a test under test/fuzz/, see docs/hardening.md).
+# timeout (an input slower than the target's limit: 20 s, diff 120 s, gemm
+# 60 s) or out-of-memory. Crash inputs are kept in
+# build-sanitize/fuzz/crashes-<target>/ (turn them into a test under
+# test/fuzz/, see docs/hardening.md).
 #
 #   scripts/fuzz.sh [SECONDS] [TARGET...]
 set -uo pipefail
@@ -23,7 +25,7 @@ source "$root/scripts/sanitize-common.sh"
 seconds=${1:-60}
 shift $(( $# > 0 ? 1 : 0 ))
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(parse fuse lower npy run-input runtime diff)
+[ ${#targets[@]} -gt 0 ] || targets=(parse fuse lower npy run-input runtime diff gemm)
 
 "$root/scripts/install-deps.sh" || exit 1
 build_sanitize --target attn-fuzzers || exit 1
@@ -38,6 +40,7 @@ target_flags() {
   case $1 in
     parse|fuse|lower) echo "-max_len=65536 -timeout=20 -dict=$root/fuzz/attn.dict" ;;
     diff) echo "-max_len=64 -timeout=120" ;;
+    gemm) echo "-max_len=32 -timeout=60" ;;
     *) echo "-max_len=4096 -timeout=20" ;;
   esac
 }
