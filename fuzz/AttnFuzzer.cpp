@@ -33,6 +33,23 @@ static const DialectRegistry &getRegistry() {
   return registry;
 }
 
+std::unique_ptr<MLIRContext>
+attn::fuzz::createJitContext(std::string &diagnostics) {
+  static const DialectRegistry registry = [] {
+    DialectRegistry r;
+    attn::registerAllAttnDialects(r);
+    attn::registerAttnPipelineTranslations(r);
+    return r;
+  }();
+  auto context = std::make_unique<MLIRContext>(
+      registry, MLIRContext::Threading::DISABLED);
+  context->getDiagEngine().registerHandler([&diagnostics](Diagnostic &d) {
+    llvm::raw_string_ostream(diagnostics) << d << "\n";
+    return success();
+  });
+  return context;
+}
+
 namespace {
 /// Verifies the IR after every pass that succeeded: the PassManager's own
 /// verifier would turn invalid IR into an ordinary (swallowed) failure.

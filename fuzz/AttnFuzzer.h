@@ -11,10 +11,13 @@
 #ifndef ATTN_FUZZ_ATTNFUZZER_H
 #define ATTN_FUZZ_ATTNFUZZER_H
 
+#include "mlir/IR/MLIRContext.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <string>
 
 namespace mlir {
 class OpPassManager;
@@ -30,6 +33,12 @@ namespace mlir::attn::fuzz {
 int parseVerifyAndRun(const uint8_t *data, size_t size,
                       llvm::function_ref<void(OpPassManager &)> buildPipeline,
                       unsigned maxFunctions = 0);
+
+/// A fresh context for the differential targets, which JIT-compile what
+/// they build: every attn dialect and the LLVM IR translations (one registry
+/// built once), threading off, every diagnostic appended to `diagnostics`
+/// (which must outlive the context).
+std::unique_ptr<MLIRContext> createJitContext(std::string &diagnostics);
 
 } // namespace mlir::attn::fuzz
 

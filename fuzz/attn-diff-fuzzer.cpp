@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "AttnFuzzer.h"
 #include "HostTensor.h"
 #include "Jit.h"
 
@@ -171,19 +172,11 @@ static void onCheckFailure(const char *message) {
 /// `text` compiled with `options` for the host (sequential code), as a JIT.
 static std::unique_ptr<ExecutionEngine>
 compile(attn::AttnPipelineOptions &options) {
-  static DialectRegistry *registry = [] {
-    auto *r = new DialectRegistry;
-    attn::registerAllAttnDialects(*r);
-    attn::registerAttnPipelineTranslations(*r);
-    return r;
-  }();
-  MLIRContext context(*registry, MLIRContext::Threading::DISABLED);
   std::string diagnostics;
-  context.getDiagEngine().registerHandler([&](Diagnostic &d) {
-    llvm::raw_string_ostream(diagnostics) << d << "\n";
-    return success();
-  });
-  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, &context);
+  std::unique_ptr<MLIRContext> context =
+      attn::fuzz::createJitContext(diagnostics);
+  OwningOpRef<ModuleOp> module =
+      parseSourceString<ModuleOp>(text, context.get());
   std::string error;
   std::unique_ptr<llvm::TargetMachine> tm =
       attn::createAttnTargetMachine({}, error);

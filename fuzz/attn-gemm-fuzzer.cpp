@@ -46,6 +46,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "AttnFuzzer.h"
 #include "HostTensor.h"
 #include "Jit.h"
 
@@ -366,19 +367,11 @@ struct Compiled {
 /// with prepacking, attn-cpu-prepack-weights first, as attn-compile runs it
 /// (the same vector width, pairs and tiles as the lowering).
 static Compiled compile(const Problem &p) {
-  static DialectRegistry *registry = [] {
-    auto *r = new DialectRegistry;
-    attn::registerAllAttnDialects(*r);
-    attn::registerAttnPipelineTranslations(*r);
-    return r;
-  }();
-  MLIRContext context(*registry, MLIRContext::Threading::DISABLED);
   std::string diagnostics;
-  context.getDiagEngine().registerHandler([&](Diagnostic &d) {
-    llvm::raw_string_ostream(diagnostics) << d << "\n";
-    return success();
-  });
-  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, &context);
+  std::unique_ptr<MLIRContext> context =
+      attn::fuzz::createJitContext(diagnostics);
+  OwningOpRef<ModuleOp> module =
+      parseSourceString<ModuleOp>(text, context.get());
   if (!module)
     bug("the generated module does not parse: " + diagnostics);
   // The host's features, some removed; AMX added only where the host has
@@ -412,7 +405,7 @@ static Compiled compile(const Problem &p) {
     options.bf16Dot = true;
   compiled.amx = options.amx;
   if (p.prepack) {
-    PassManager pm(&context);
+    PassManager pm(context.get());
     attn::AttnCpuPrepackWeightsOptions prepackOptions;
     prepackOptions.vectorBits = options.vectorBits;
     prepackOptions.bf16Pairs = options.bf16Dot;
@@ -429,9 +422,9 @@ static Compiled compile(const Problem &p) {
   if (failed(attn::lowerToLLVMDialect(*module, options)))
     bug("the pipeline failed on a valid module: " + diagnostics);
   // The AMX check, answered by the harness (see the file comment).
-  StringAttr from = StringAttr::get(&context, "attnrt_amx_available");
+  StringAttr from = StringAttr::get(context.get(), "attnrt_amx_available");
   if (Operation *decl = SymbolTable::lookupSymbolIn(*module, from)) {
-    StringAttr to = StringAttr::get(&context, "attn_fuzz_amx_available");
+    StringAttr to = StringAttr::get(context.get(), "attn_fuzz_amx_available");
     if (failed(SymbolTable::replaceAllSymbolUses(from, to, *module)))
       bug("cannot rename attnrt_amx_available");
     SymbolTable::setSymbolName(decl, to);
