@@ -92,14 +92,11 @@ struct AttnCheckFailureCallsPass
       return;
     OpBuilder b(module.getContext());
     auto ptrType = LLVM::LLVMPointerType::get(module.getContext());
-    FailureOr<LLVM::LLVMFuncOp> checkFailed =
-        LLVM::lookupOrCreateFn(b, module, kCheckFailed, {ptrType},
-                               LLVM::LLVMVoidType::get(module.getContext()));
-    if (failed(checkFailed)) {
-      module.emitError() << "'" << kCheckFailed
-                         << "' is declared with another type";
+    LLVM::LLVMFuncOp checkFailed = declare(b, module, kCheckFailed, 1);
+    if (!checkFailed)
       return signalPassFailure();
-    }
+    // Declared with the first check inside a parallel loop.
+    LLVM::LLVMFuncOp deferred;
     llvm::StringMap<LLVM::GlobalOp> messages;
     // Per outermost parallel region with checks inside: the slot its
     // iterations record a failure in.
@@ -118,18 +115,13 @@ struct AttnCheckFailureCallsPass
         Value &slot = slots[parallel];
         if (!slot)
           slot = createSlot(b, parallel, ptrType);
-        FailureOr<LLVM::LLVMFuncOp> deferred = LLVM::lookupOrCreateFn(
-            b, module, kCheckFailedDeferred, {ptrType, ptrType},
-            LLVM::LLVMVoidType::get(module.getContext()));
-        if (failed(deferred)) {
-          module.emitError() << "'" << kCheckFailedDeferred
-                             << "' is declared with another type";
+        if (!deferred &&
+            !(deferred = declare(b, module, kCheckFailedDeferred, 2)))
           return signalPassFailure();
-        }
-        LLVM::CallOp::create(b, loc, *deferred, ValueRange{slot, address});
+        LLVM::CallOp::create(b, loc, deferred, ValueRange{slot, address});
         omp::YieldOp::create(b, loc);
       } else {
-        LLVM::CallOp::create(b, loc, *checkFailed, ValueRange{address});
+        LLVM::CallOp::create(b, loc, checkFailed, ValueRange{address});
         LLVM::UnreachableOp::create(b, loc);
       }
       b.setInsertionPoint(op);
@@ -137,7 +129,22 @@ struct AttnCheckFailureCallsPass
       op.erase();
     }
     for (auto [parallel, slot] : slots)
-      failAfter(b, parallel, slot, *checkFailed, ptrType);
+      failAfter(b, parallel, slot, checkFailed, ptrType);
+  }
+
+  /// The runtime function `name`, void(ptr x numPointers), declared in
+  /// `module` where it is not; null, with an error, where `module` declares
+  /// it with another type.
+  static LLVM::LLVMFuncOp declare(OpBuilder &b, ModuleOp module,
+                                  StringRef name, unsigned numPointers) {
+    MLIRContext *context = module.getContext();
+    SmallVector<Type> args(numPointers, LLVM::LLVMPointerType::get(context));
+    FailureOr<LLVM::LLVMFuncOp> fn = LLVM::lookupOrCreateFn(
+        b, module, name, args, LLVM::LLVMVoidType::get(context));
+    if (succeeded(fn))
+      return *fn;
+    module.emitError() << "'" << name << "' is declared with another type";
+    return {};
   }
 
   /// A pointer-sized slot in the entry block of the function around
