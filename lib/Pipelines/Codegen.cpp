@@ -198,8 +198,8 @@ getReciprocalThroughput(const llvm::MCSubtargetInfo &sti,
 /// Reciprocal throughputs of VDPBF16PS, in FMAs of the same width, where
 /// LLVM 22's scheduling model of a CPU misrates it. znver4: the model says
 /// 3 cycles against the FMA's 1 for 512-bit registers; a loop of 12
-/// independent accumulators on one Zen 4 EPYC core retired 3.43 G
-/// vdpbf16ps/s against 3.29 G vfmadd231ps/s: one per cycle, as the FMA.
+/// independent accumulators on one Zen 4 core retires one vdpbf16ps per
+/// cycle, as it does FMAs (bench/RESULTS.md, "Matrix products").
 static std::optional<double> getMeasuredDotPerFma(StringRef cpu) {
   return llvm::StringSwitch<std::optional<double>>(cpu)
       .Case("znver4", 1.0)

@@ -54,10 +54,10 @@ def keep_freed_heap() -> bool:
     compiled model allocates the same buffers on every call; with glibc's
     default (a threshold that adapts, trimming at twice it, and a mapping
     of its own for every block above the threshold) a call of multi-MiB
-    activations maps fresh pages again and pays a page fault per 4 KiB (a
-    third of a batch-8 prefill of a 0.5B model on two threads; 17% of one
-    of 8 x 1024 tokens, whose MLP products are 92 MB each). Process-wide,
-    once, when the first library is loaded; returns whether it applied.
+    activations maps fresh pages again and pays a page fault per 4 KiB, a
+    large share of a prefill's time (bench/RESULTS.md, "Generation").
+    Process-wide, once, when the first library is loaded; returns whether
+    it applied.
     Left alone where the user chose (ATTNFUSE_KEEP_FREED_HEAP=0,
     GLIBC_TUNABLES naming malloc, or one of MALLOC_ENVIRONMENT) and off
     glibc."""
