@@ -16,10 +16,10 @@ import torch
 import torch.utils._pytree as pytree
 
 from .errors import AttnFuseError, InPlaceError
-from .exporter import (Exported, export_program, source_line, storage_span,
-                       torch_export)
+from .exporter import Exported, export_program, storage_span, torch_export
 from .mlir import TensorType
 from .runtime import CompiledFunction
+from .sources import source_line
 from .tools import run_tool, tool_identity
 
 TARGETS = ("cpu",)

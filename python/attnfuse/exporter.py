@@ -20,10 +20,7 @@ and the module's source line, never a silently wrong graph.
 
 from __future__ import annotations
 
-import linecache
 import operator
-import os
-import re
 from dataclasses import dataclass, field
 
 import torch
@@ -32,6 +29,9 @@ import torch.fx
 from . import mlir
 from .errors import ExportError
 from .mlir import FunctionBuilder, TensorType, Value
+from .ops import handler_of
+from .sources import describe, location
+from .values import Const, SymSize
 
 aten = torch.ops.aten
 
@@ -67,18 +67,6 @@ def decomposition_table() -> dict:
     for op in KEEP_WHOLE:
         table.pop(op, None)
     return table
-
-
-@dataclass
-class Const:
-    """A value known at export time (folded with PyTorch)."""
-    value: object
-
-
-@dataclass
-class SymSize:
-    """A dynamic size (a sympy expression); never folded."""
-    expr: object
 
 
 @dataclass
@@ -125,38 +113,6 @@ class Exported:
     def written(self) -> list[int]:
         """The indices (in `args`) of the arguments written in place."""
         return [i for i, a in enumerate(self.args) if a.written]
-
-
-_TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
-
-
-def source_of(node: torch.fx.Node):
-    """(file, line, code) of the innermost frame of the node's stack trace
-    outside torch: the module's own source line."""
-    trace = node.meta.get("stack_trace") or ""
-    frames = re.findall(r'File "([^"]+)", line (\d+), in [^\n]*\n\s*([^\n]*)',
-                        trace)
-    if not frames:
-        return None
-    user = [f for f in frames if not f[0].startswith(_TORCH_DIR)]
-    file, line, code = (user or frames)[-1]
-    return file, int(line), code.strip()
-
-
-def describe(node: torch.fx.Node) -> str:
-    src = source_of(node)
-    if not src:
-        return f"node {node.name}"
-    file, line, code = src
-    return f"{file}:{line}: {code}"
-
-
-def _loc(node: torch.fx.Node) -> str:
-    src = source_of(node)
-    if not src:
-        return f'loc("{node.name}")'
-    file = src[0].replace("\\", "\\\\").replace('"', '\\"')
-    return f'loc("{file}":{src[1]}:1)'
 
 
 def _data_dependent(node: torch.fx.Node) -> bool:
@@ -486,7 +442,7 @@ class Exporter:
         outputs = None
         for node in graph.nodes:
             self.node = node
-            self.b.loc = _loc(node)
+            self.b.loc = location(node)
             if node.op == "placeholder":
                 continue
             if node.op == "output":
@@ -536,7 +492,7 @@ class Exporter:
         results, kinds = [], []
         for out in user:
             self.node = out
-            self.b.loc = _loc(out)
+            self.b.loc = location(out)
             arg = self._argument_of(out)
             if arg is not None:
                 kinds.append(("arg", arg))
@@ -555,7 +511,7 @@ class Exporter:
         for name, new in self.mutations.items():
             arg = self.env[self._placeholder(name)]
             self.node = new
-            self.b.loc = _loc(new)
+            self.b.loc = location(new)
             v = self.tensor(self.env[new], arg.type.dtype)
             if v.type.dims != arg.type.dims:
                 v = self.b.cast(v, arg.type)
@@ -580,7 +536,6 @@ class Exporter:
                         self.notes, out_spec, kinds)
 
     def call(self, node):
-        from .ops import handler_of
         target = node.target
         if target is operator.getitem:
             seq, i = self.resolve(node.args[0]), node.args[1]
@@ -745,6 +700,3 @@ def torch_export(module, example_inputs, dynamic_shapes=None,
         raise ExportError(
             f"torch.export failed: {type(e).__name__}: {e}{hint}") from e
 
-
-def source_line(file: str, line: int) -> str:
-    return linecache.getline(file, line).strip()

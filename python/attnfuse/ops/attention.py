@@ -1,7 +1,7 @@
 """The ops attention is written with, as attn ops the fusion matches:
-matmul, softmax, masked_fill, dropout, repeat_interleave, and
-F.scaled_dot_product_attention itself, which `write_sdpa` writes (the one
-place that spells attn.sdpa)."""
+matmul, softmax, masked_fill, dropout, repeat_interleave (transpose is in
+ops/views.py), and F.scaled_dot_product_attention itself, which
+`write_sdpa` writes (the one place that writes attn.sdpa)."""
 
 from __future__ import annotations
 
@@ -13,10 +13,11 @@ import torch
 
 from .. import kvcache  # noqa: F401  (defines torch.ops.attnfuse)
 from .. import mlir
-from ..exporter import describe
 from ..mlir import INDEX, Scalar, TensorType, Value, f64_attr, i64_attr
-from . import handles
+from ..sources import describe
 from .masks import and_all, split_mask_terms, write_where
+from .registry import handles
+from .views import extract_slice, reshape_to
 
 aten = torch.ops.aten
 
@@ -30,34 +31,6 @@ def matmul(ex, a, b):
     if not mlir.is_float(out.dtype):
         ex.unsupported(f"{out.dtype} matmul")
     return ex.b.attn("matmul", [a, b], out)
-
-
-@handles(aten.transpose.int)
-def transpose(ex, x, dim0, dim1):
-    from .views import linalg_permute
-    from .views import is_positional, relayout
-    out = ex.out_type()
-    x = ex.tensor(x)
-    r = x.type.rank
-    d0, d1 = dim0 % max(r, 1), dim1 % max(r, 1)
-    if d0 == d1:
-        return x
-    if is_positional(ex, x):
-        perm = list(range(r))
-        perm[d0], perm[d1] = d1, d0
-        return relayout(ex, x, tuple(perm))
-    if not mlir.is_float(x.type.dtype):
-        perm = list(range(r))
-        perm[d0], perm[d1] = perm[d1], perm[d0]
-        return linalg_permute(ex, x, perm, out)
-    # Negative dims as written (the seed's k.transpose(-2, -1)); the fusion
-    # reads either.
-    if dim0 >= 0 and dim1 >= 0:
-        dim0, dim1 = d0, d1
-    else:
-        dim0, dim1 = d0 - r, d1 - r
-    return ex.b.attn("transpose", [x], out, [f"dim0 = {i64_attr(dim0)}",
-                                             f"dim1 = {i64_attr(dim1)}"])
 
 
 @handles(aten.softmax.int)
@@ -249,7 +222,6 @@ def _size(d):
 
 def _keys_from(ex, x: Value, start, dim=-2) -> Value:
     """x[..., start:, ...] along `dim` (the keys), start a size."""
-    from .views import extract_slice
     if start == 0:
         return x
     dims = list(x.type.dims)
@@ -281,7 +253,6 @@ def _band(ex, rows, keys, window) -> Value:
 
 def _padding_mask(ex, pad: Value, q: Value) -> Value:
     """The `[B, S]` padding mask as `[B, 1, ..., 1, S]` for the scores."""
-    from .views import reshape_to
     shape = (pad.type.dims[0],) + (1,) * (q.type.rank - 2) + \
         (pad.type.dims[1],)
     return reshape_to(ex, pad, pad.type.with_dims(shape))

@@ -17,7 +17,10 @@ import torch
 
 from .. import mlir
 from ..mlir import TensorType, Value
-from . import handles, positions
+from . import positions
+from .masks import (constant_band_select, distribute_additive_select,
+                    predicate_of_select)
+from .registry import handles
 
 aten = torch.ops.aten
 
@@ -60,7 +63,6 @@ def _scaled(ex, x, alpha):
 
 @handles(aten.add.Tensor, aten.add.Scalar)
 def add(ex, lhs, rhs, alpha=1):
-    from .masks import constant_band_select, distribute_additive_select
     rhs = _scaled(ex, rhs, alpha)
     distributed = distribute_additive_select(ex, lhs, rhs)
     if distributed is not None:
@@ -390,7 +392,6 @@ def clamp_tensor(ex, x, min=None, max=None):
 # ---- conversions ----------------------------------------------------------
 @handles(aten._to_copy.default, aten.to.dtype, aten.to.dtype_layout)
 def to_dtype(ex, x, dtype=None, *_, **kwargs):
-    from .masks import predicate_of_select
     dtype = dtype if isinstance(dtype, torch.dtype) else kwargs.get("dtype")
     result = ex.tensor(x, dtype or ex.out_type().dtype)
     if isinstance(x, Value) and result is not x:

@@ -10,9 +10,10 @@ from __future__ import annotations
 import torch
 
 from .. import mlir
-from ..exporter import Const
 from ..mlir import INDEX, TensorType, Value
-from . import handles, positions
+from ..values import Const
+from . import positions
+from .registry import handles
 from .views import extract_slice, reshape_to
 
 aten = torch.ops.aten

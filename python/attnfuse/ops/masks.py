@@ -28,9 +28,10 @@ import math
 import torch
 
 from .. import mlir
-from ..exporter import Const
 from ..mlir import TensorType, Value
-from . import handles, positions
+from ..values import Const
+from . import positions
+from .registry import handles
 
 aten = torch.ops.aten
 

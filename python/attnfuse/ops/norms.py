@@ -9,8 +9,9 @@ import torch
 
 from .. import mlir
 from ..mlir import TensorType
-from . import handles
+from .registry import handles
 from .reductions import reduce
+from .views import reshape_to
 
 aten = torch.ops.aten
 
@@ -37,7 +38,6 @@ def layer_norm(ex, x, normalized_shape, weight=None, bias=None, eps=1e-5,
         acc = reduce(ex, v, dims, wide, 0, lambda b, o, a: b.sum_step(o, a))
         m = ex.map([acc], acc.type, lambda b, a: b.arith(
             "divf", a, b.constant(float(n), wide)))
-        from .views import reshape_to
         return reshape_to(ex, m, stat)
 
     mean = mean_of(x)
@@ -68,7 +68,6 @@ def group_norm(ex, x, weight, bias, n, c, hw, groups, eps):
     """F.group_norm: statistics per sample and group of C / G channels
     (x viewed as [N, G, C / G * HxW]), then the per-channel weight and
     bias; also the mean and rstd [N, G] that native_group_norm returns."""
-    from .views import reshape_to
     out, mean_t, rstd_t = ex.out_types()
     if not mlir.is_float(out.dtype):
         ex.unsupported(f"group_norm on {out.dtype}")

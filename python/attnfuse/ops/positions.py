@@ -22,8 +22,8 @@ from dataclasses import dataclass
 
 import torch
 
-from ..exporter import Const
 from ..mlir import Value
+from ..values import Const
 
 # Integer dtypes whose values positions are tracked in, widest last.
 _INT_BITS = {torch.int32: 32, torch.int64: 64}

@@ -9,7 +9,8 @@ import torch
 
 from .. import mlir
 from ..mlir import TensorType, Value, affine_map
-from . import handles
+from .elementwise import binary
+from .registry import handles
 from .views import _as_dim, collapse_shape, expand_shape
 
 aten = torch.ops.aten
@@ -106,7 +107,6 @@ def addmm(ex, bias, x, w, beta=1, alpha=1):
         ex.unsupported(f"{out.dtype} addmm")
     x, w = ex.tensor(x), ex.tensor(w)
     if beta != 1 or alpha != 1:
-        from .elementwise import binary
         prod = matmul_onto(ex, x, w, _accumulator(ex, out, None), out)
         prod = binary(ex, "mul", prod, alpha) if alpha != 1 else prod
         scaled = binary(ex, "mul", bias, beta) if beta != 1 else bias

@@ -9,7 +9,7 @@ import torch
 
 from .. import mlir
 from ..mlir import TensorType, Value, affine_map
-from . import handles
+from .registry import handles
 from .views import reshape_to
 
 aten = torch.ops.aten

@@ -13,7 +13,7 @@ import torch
 
 from .. import mlir
 from ..mlir import TensorType, Value
-from . import handles
+from .registry import handles
 from .views import reshape_to
 
 aten = torch.ops.aten

@@ -8,8 +8,9 @@ from __future__ import annotations
 import torch
 
 from .. import mlir
-from ..mlir import TensorType, Value
-from . import handles, positions
+from ..mlir import TensorType, Value, i64_attr
+from . import positions
+from .registry import handles
 
 aten = torch.ops.aten
 
@@ -206,9 +207,34 @@ def linalg_permute(ex, x: Value, perm, out: TensorType) -> Value:
     return ex.b.transpose(x, perm, out)
 
 
+@handles(aten.transpose.int)
+def transpose(ex, x, dim0, dim1):
+    out = ex.out_type()
+    x = ex.tensor(x)
+    r = x.type.rank
+    d0, d1 = dim0 % max(r, 1), dim1 % max(r, 1)
+    if d0 == d1:
+        return x
+    if is_positional(ex, x):
+        perm = list(range(r))
+        perm[d0], perm[d1] = d1, d0
+        return relayout(ex, x, tuple(perm))
+    if not mlir.is_float(x.type.dtype):
+        perm = list(range(r))
+        perm[d0], perm[d1] = perm[d1], perm[d0]
+        return linalg_permute(ex, x, perm, out)
+    # Negative dims as written (the seed's k.transpose(-2, -1)); the fusion
+    # reads either.
+    if dim0 >= 0 and dim1 >= 0:
+        dim0, dim1 = d0, d1
+    else:
+        dim0, dim1 = d0 - r, d1 - r
+    return ex.b.attn("transpose", [x], out, [f"dim0 = {i64_attr(dim0)}",
+                                             f"dim1 = {i64_attr(dim1)}"])
+
+
 @handles(aten.permute.default)
 def permute(ex, x, dims):
-    from .attention import transpose
     x = ex.tensor(x)
     r = x.type.rank
     perm = [d % r for d in dims]
@@ -224,7 +250,6 @@ def permute(ex, x, dims):
 
 @handles(aten.t.default)
 def t(ex, x):
-    from .attention import transpose
     x = ex.tensor(x)
     return x if x.type.rank < 2 else transpose(ex, x, 0, 1)
 
