@@ -200,8 +200,8 @@ class CompiledModule:
                        if s.kind not in ("input", "static")
                        and s.name not in self._owners}
         self._packed = {}
-        for entry in _packed_arguments(library, exported.func_name):
-            self._packed[entry["arg"]] = _PackedWeight(str(library), entry)
+        for entry in packed_arguments(library, exported.func_name):
+            self._packed[entry["arg"]] = PackedWeight(str(library), entry)
         for i in self._packed:
             spec = exported.args[i]
             self._packed[i].get(self._state(i, spec))
@@ -331,9 +331,11 @@ class CompiledModule:
         return out[0] if len(out) == 1 else tuple(out)
 
 
-def _packed_arguments(library: Path, func_name: str) -> list:
+def packed_arguments(library: Path, func_name: str) -> list:
     """The packed arguments of `func_name` that attn-compile listed in the
-    library's weights manifest (none without one)."""
+    library's weights manifest (none without one): one dict per argument,
+    its position `arg`, for `PackedWeight`. Shared with
+    `attnfuse.generation`, whose entry points take packed weights too."""
     path = Path(library).with_suffix(".weights.json")
     if not path.exists():
         return []
@@ -345,10 +347,12 @@ def _packed_arguments(library: Path, func_name: str) -> list:
                             f"{e}") from e
 
 
-class _PackedWeight:
+class PackedWeight:
     """One weight argument taken as packed panels: the library's pack
     entry point, and the panels of the weight last packed with the
-    `data_ptr()` and `_version` it had then."""
+    `data_ptr()` and `_version` it had then. `get(weight)` gives the
+    panels to pass for `weight` (packed again when needed); `entry` is one
+    of `packed_arguments`."""
 
     DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16}
 

@@ -20,8 +20,8 @@ import threading
 import torch
 
 from . import kvcache
-from .compiler import (BACKENDS, _packed_arguments, _PackedWeight,
-                       build_library)
+from .compiler import (BACKENDS, PackedWeight, build_library,
+                       packed_arguments)
 from .errors import AttnFuseError, BusyError, InputError
 from .exporter import export_program, torch_export
 from .pages import advise_huge_pages
@@ -54,7 +54,7 @@ class _Entry:
         self.exported = exported
         self.fn = fn
         self.weights = weights  # argument position -> tensor
-        # Argument position -> (_PackedWeight, the weight it packs): the
+        # Argument position -> (PackedWeight, the weight it packs): the
         # panels are checked against the weight before each call (packed
         # again after it was written or replaced).
         self.packed = packed or {}
@@ -639,8 +639,8 @@ def _bind(exported, library, step, cache) -> _Entry:
     fn = CompiledFunction(str(library), exported.func_name, exported.results)
     state = dict(step.named_parameters(remove_duplicate=False))
     state.update(step.named_buffers(remove_duplicate=False))
-    packers = {e["arg"]: _PackedWeight(str(library), e)
-               for e in _packed_arguments(library, exported.func_name)}
+    packers = {e["arg"]: PackedWeight(str(library), e)
+               for e in packed_arguments(library, exported.func_name)}
     weights, inputs, packed = {}, [], {}
     position = 0
     for spec in exported.args:

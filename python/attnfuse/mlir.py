@@ -328,6 +328,11 @@ class Body:
         return self._emit(f"arith.cmpi {preds[pred]}, {a.name}, {b.name} "
                           f": {a.elt}", torch.bool)
 
+    def isnan(self, x: Scalar) -> Scalar:
+        """Whether a float scalar is NaN (`arith.cmpf uno` with itself)."""
+        return self._emit(f"arith.cmpf uno, {x.name}, {x.name} : {x.elt}",
+                          torch.bool)
+
     def select(self, c: Scalar, a: Scalar, b: Scalar) -> Scalar:
         return self._emit(f"arith.select {c.name}, {a.name}, {b.name} : "
                           f"{a.elt}", a.dtype)
@@ -337,6 +342,12 @@ class Body:
         `message` (RunTimeCheckError). Inside a parallel loop the rest of
         the failing iteration does not run (attn-check-failure-calls)."""
         self.lines.append(f'cf.assert {ok.name}, "{message}"')
+
+    def dim(self, t: Value, dim: int) -> Scalar:
+        """The run-time size of dim `dim` of a tensor defined outside the
+        region (`tensor.dim`), an `index`."""
+        c = self.constant(dim, INDEX)
+        return self._emit(f"tensor.dim {t.name}, {c.name} : {t.type}", INDEX)
 
     def extract(self, t: Value, indices) -> Scalar:
         """One element of a tensor defined outside the region."""

@@ -25,14 +25,13 @@ def _checked_index(ex, b, i, size, wrap=False):
     from the end first (advanced indexing does, embedding and gather
     refuse them, as in PyTorch)."""
     idx = b.convert(i, INDEX)
-    n = b._emit(f"tensor.dim {size[0].name}, {b.constant(size[1], INDEX).name}"
-                f" : {size[0].type}", INDEX)
+    n = b.dim(size[0], size[1])
     zero = b.constant(0, INDEX)
     if wrap:
         neg = b.cmp("lt", idx, zero)
         idx = b.select(neg, b.arith("addi", idx, n), idx)
     ok = b.arith("andi", b.cmp("ge", idx, zero), b.cmp("lt", idx, n))
-    b.lines.append(f'cf.assert {ok.name}, "index out of range"')
+    b.check(ok, "index out of range")
     return idx
 
 

@@ -129,8 +129,7 @@ for _pred in ("eq", "ne", "lt", "le", "gt", "ge"):
 @handles(aten.isnan.default)
 def isnan(ex, x):
     x = ex.tensor(x)
-    return ex.map([x], ex.out_type(), lambda b, a: b._emit(
-        f"arith.cmpf uno, {a.name}, {a.name} : {a.elt}", torch.bool))
+    return ex.map([x], ex.out_type(), lambda b, a: b.isnan(a))
 
 
 # ---- boolean logic ----------------------------------------------------------

@@ -11,7 +11,7 @@ from .. import mlir
 from ..mlir import TensorType, Value, affine_map
 from .elementwise import binary
 from .registry import handles
-from .views import _as_dim, collapse_shape, expand_shape
+from .views import collapse_shape, expand_shape, plain_dim
 
 aten = torch.ops.aten
 
@@ -39,7 +39,7 @@ def _rows_matmul(ex, x: Value, wt: Value, init: Value | None,
     rows = 1
     for i in lead:
         rows = rows * x.type.dims[i]
-    rows = _as_dim(rows)
+    rows = plain_dim(rows)
     x2 = collapse_shape(ex, x, groups, TensorType((rows, x.type.dims[-1]),
                                                   x.type.dtype))
     acc2 = TensorType((rows, acc_type.dims[-1]), acc_type.dtype)

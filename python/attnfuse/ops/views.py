@@ -26,7 +26,9 @@ def _same_size(a, b) -> bool:
     return sympy.simplify(sympy.sympify(a) - sympy.sympify(b)) == 0
 
 
-def _as_dim(d):
+def plain_dim(d):
+    """A size as an int where it is one (a sympy Integer too), else the
+    expression itself."""
     return int(d) if _is_int(d) else d
 
 
@@ -88,7 +90,7 @@ def reshape_to(ex, x: Value, out: TensorType) -> Value:
     n = 1
     for d in x.type.dims:
         n = n * d
-    flat_type = TensorType((_as_dim(n),), x.type.dtype)
+    flat_type = TensorType((plain_dim(n),), x.type.dtype)
     flat = collapse_shape(ex, x, [list(range(x.type.rank))], flat_type)
     return expand_shape(ex, flat, [list(range(out.rank))], out)
 
@@ -278,7 +280,7 @@ def repeat(ex, x, repeats):
         r = getattr(r, "expr", r)
         if not (_is_int(r) or hasattr(r, "free_symbols")):
             ex.unsupported("repeat with a run-time count")
-        reps.append(_as_dim(r))
+        reps.append(plain_dim(r))
     dims = (1,) * (len(reps) - x.type.rank) + tuple(x.type.dims)
     if all(_is_int(r) and int(r) == 1 for r in reps):
         return reshape_to(ex, x, out)
@@ -337,7 +339,7 @@ def constant_pad(ex, x, pad, value=0):
     if any(_is_int(s) and int(s) == 0 for s in sizes):
         return filled
     if offsets != [0] * r or sizes != list(x.type.dims):
-        x = extract_slice(ex, x, offsets, [_as_dim(s) for s in sizes])
+        x = extract_slice(ex, x, offsets, [plain_dim(s) for s in sizes])
     return ex.b.insert_slice(x, filled, at, list(x.type.dims))
 
 
