@@ -10,7 +10,7 @@ attn-opt and attn-compile point at the user's Python."""
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import sympy
@@ -124,10 +124,26 @@ class TensorType:
 
 
 @dataclass(frozen=True)
+class AttnDef:
+    """The attn op that defined a value, as its builder was given it: the
+    op's name (without `attn.`), its operands (Values), its attributes
+    (the `name = value` entries `FunctionBuilder.attn` takes) and, for
+    attn.iota, its dimension. ops/views.py writes an expression of
+    positions again in another layout from it (`relayout`); the region of
+    an op that has one is not kept."""
+    op: str
+    operands: tuple = ()
+    attrs: tuple = ()
+    dimension: int | None = None
+
+
+@dataclass(frozen=True)
 class Value:
-    """An SSA tensor value."""
+    """An SSA tensor value; `defn`: the attn op that defined it (None for
+    a function argument or any other op), not part of its identity."""
     name: str
     type: TensorType
+    defn: AttnDef | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -365,10 +381,6 @@ class FunctionBuilder:
         self.loc = "loc(unknown)"
         self.symbols: dict = {}  # sympy.Symbol -> SSA index name
         self._index_cache: dict = {}
-        # attn ops written so far: result name -> (op, operands, attrs), so
-        # that an expression of positions can be written again in another
-        # layout (ops/views.py: relayout).
-        self.attn_defs: dict = {}
 
     def fresh(self) -> str:
         self._counter += 1
@@ -385,7 +397,8 @@ class FunctionBuilder:
     def attn(self, name: str, operands, out: TensorType, attrs=(),
              region=None) -> Value:
         """An attn op in generic form (the dialect's contract); `region`:
-        the lines of its one region's block, if it has one."""
+        the lines of its one region's block, if it has one. The result
+        carries the op as its `defn`."""
         names = ", ".join(v.name for v in operands)
         types = ", ".join(str(v.type) for v in operands)
         attr = f" {{{', '.join(attrs)}}}" if attrs else ""
@@ -393,19 +406,17 @@ class FunctionBuilder:
         if region is not None:
             body = " ({\n" + "\n".join(f"      {line}" for line in region) \
                 + "\n    })"
-        result = self.op(f'"attn.{name}"({names}){body}{attr} : ({types}) -> '
-                         f'{out}', out)
-        self.attn_defs[result.name] = (name, tuple(operands), tuple(attrs))
-        return result
+        result = self.emit(f'"attn.{name}"({names}){body}{attr} : ({types}) '
+                           f'-> {out}')
+        return Value(result, out, AttnDef(name, tuple(operands), tuple(attrs)))
 
     def iota(self, dim: int, out: TensorType) -> Value:
         """attn.iota: positions along `dim`, sized by the output's dims."""
         sizes = self.dynamic_sizes(out)
         types = ", ".join("index" for _ in sizes)
-        result = self.op(f'"attn.iota"({", ".join(sizes)}) {{dimension = '
-                         f'{dim} : i64}} : ({types}) -> {out}', out)
-        self.attn_defs[result.name] = ("iota", (), (dim,))
-        return result
+        result = self.emit(f'"attn.iota"({", ".join(sizes)}) {{dimension = '
+                           f'{dim} : i64}} : ({types}) -> {out}')
+        return Value(result, out, AttnDef("iota", dimension=dim))
 
     # ---- index arithmetic for dynamic sizes ------------------------------
     def index(self, dim) -> str:

@@ -118,10 +118,10 @@ def is_positional(ex, v) -> bool:
         return False
     key = ("positional", v.name)
     if key not in ex.memo:
-        d = ex.b.attn_defs.get(v.name)
-        ex.memo[key] = d is not None and (d[0] == "iota" or (
-            d[0] in ELEMENTWISE_ATTN_OPS and
-            any(is_positional(ex, o) for o in d[1])))
+        d = v.defn
+        ex.memo[key] = d is not None and (d.op == "iota" or (
+            d.op in ELEMENTWISE_ATTN_OPS and
+            any(is_positional(ex, o) for o in d.operands)))
     return ex.memo[key]
 
 
@@ -160,22 +160,22 @@ def relayout(ex, v: Value, src) -> Value:
         return ex.memo[key]
     out = v.type.with_dims(tuple(1 if k is None else v.type.dims[k]
                                  for k in src))
-    d = ex.b.attn_defs.get(v.name)
+    d = v.defn
     if v.type.rank == 0:
         result = v
-    elif not is_positional(ex, v) or (d[0] == "iota" and d[2][0] not in src):
+    elif not is_positional(ex, v) or (d.op == "iota" and
+                                      d.dimension not in src):
         result = _view_leaf(ex, v, src, out)
-    elif d[0] == "iota":
-        result = ex.b.iota(src.index(d[2][0]), out)
+    elif d.op == "iota":
+        result = ex.b.iota(src.index(d.dimension), out)
     else:
-        op, operands, attrs = d
         r = v.type.rank
         new = []
-        for o in operands:
+        for o in d.operands:
             shift = r - o.type.rank  # NumPy: o's dims are v's last ones
             new.append(relayout(ex, o, tuple(
                 None if k is None or k < shift else k - shift for k in src)))
-        result = ex.b.attn(op, new, out, attrs)
+        result = ex.b.attn(d.op, new, out, d.attrs)
     ex.memo[key] = result
     return result
 
