@@ -167,6 +167,57 @@ def i64_attr(value: int) -> str:
     return f"{int(value)} : i64"
 
 
+MASK_POLARITIES = ("keep", "drop")
+
+
+@dataclass(frozen=True)
+class SdpaAttrs:
+    """The attributes of attn.sdpa (docs/AttnOps.md), typed: the one place
+    that spells their names and formats. An attribute left at its default
+    here (None, False, 0) is left out of the op, which then has the
+    dialect's default (scale 1/sqrt(E), no band, no dropout, masked_value
+    -inf, mask_polarity keep)."""
+    scale: float | None = None
+    is_causal: bool = False
+    window_left: int | None = None
+    window_right: int | None = None
+    dropout_p: float = 0.0
+    seed: int | None = None
+    safe_softmax: bool = False
+    masked_value: float | None = None
+    mask_polarity: str | None = None  # one of MASK_POLARITIES
+
+    def __post_init__(self):
+        if self.mask_polarity not in (None, *MASK_POLARITIES):
+            raise ValueError(f"mask_polarity must be one of "
+                             f"{MASK_POLARITIES}, not {self.mask_polarity!r}")
+
+    def to_mlir(self) -> list[str]:
+        """The `name = value` entries of the op's attribute dictionary, in
+        a fixed order (floats as exact f64 bits)."""
+        attrs = []
+        if self.scale is not None:
+            attrs.append(f"scale = {f64_attr(self.scale)}")
+        if self.is_causal:
+            attrs.append("is_causal = true")
+        if self.window_right is not None:
+            attrs.append(f"window_right = {i64_attr(self.window_right)}")
+        if self.window_left is not None:
+            attrs.append(f"window_left = {i64_attr(self.window_left)}")
+        if self.dropout_p:
+            attrs.append(f"dropout_p = {f64_attr(self.dropout_p)}")
+        if self.seed is not None:
+            attrs.append(f"seed = {i64_attr(self.seed)}")
+        if self.safe_softmax:
+            attrs.append("safe_softmax = true")
+        if self.masked_value is not None:
+            attrs.append(f"masked_value = {f64_attr(self.masked_value)}")
+        if self.mask_polarity is not None:
+            attrs.append(f"mask_polarity = "
+                         f"#attn.mask_polarity<{self.mask_polarity}>")
+        return attrs
+
+
 def _scalar_bits(value, dtype) -> str:
     """One element as an exact MLIR literal of its element type."""
     if dtype == torch.bool:
@@ -417,6 +468,15 @@ class FunctionBuilder:
         result = self.emit(f'"attn.iota"({", ".join(sizes)}) {{dimension = '
                            f'{dim} : i64}} : ({types}) -> {out}')
         return Value(result, out, AttnDef("iota", dimension=dim))
+
+    def sdpa(self, q: Value, k: Value, v: Value, mask: Value | None,
+             out: TensorType, attrs: SdpaAttrs, region=None) -> Value:
+        """attn.sdpa of `q`, `k`, `v` and the optional `mask`, with the
+        attributes `attrs` and the lines of a score_mod region's block, if
+        it has one."""
+        operands = [q, k, v] + ([mask] if mask is not None else [])
+        return self.attn("sdpa", operands, out, attrs.to_mlir(),
+                         region=region)
 
     # ---- index arithmetic for dynamic sizes ------------------------------
     def index(self, dim) -> str:

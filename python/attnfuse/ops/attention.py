@@ -13,7 +13,8 @@ import torch
 
 from .. import kvcache  # noqa: F401  (defines torch.ops.attnfuse)
 from .. import mlir
-from ..mlir import INDEX, Scalar, TensorType, Value, f64_attr, i64_attr
+from ..mlir import (INDEX, Scalar, SdpaAttrs, TensorType, Value, f64_attr,
+                   i64_attr)
 from ..sources import describe
 from .masks import and_all, split_mask_terms, write_where
 from .registry import handles
@@ -121,31 +122,23 @@ def write_sdpa(ex, q: Value, k: Value, v: Value, mask: Value | None,
                window_right=None, dropout_p=0.0, seed=None,
                safe_softmax=True, score_mod=None) -> Value:
     """The one writer of attn.sdpa. `window_right == 0` is spelt
-    `is_causal` (the dialect's canonical form of that band). `score_mod`:
-    the lines of a score_mod region (`fn(score) -> (lines, result)` over
-    the names of the region's score argument), without extra operands."""
-    attrs = [f"scale = {f64_attr(scale)}"]
-    if window_right == 0:
-        attrs.append("is_causal = true")
-    elif window_right is not None:
-        attrs.append(f"window_right = {i64_attr(window_right)}")
-    if window_left is not None:
-        attrs.append(f"window_left = {i64_attr(window_left)}")
-    if dropout_p:
-        attrs.append(f"dropout_p = {f64_attr(dropout_p)}")
-        if seed is not None:
-            attrs.append(f"seed = {i64_attr(seed)}")
-    if safe_softmax:
-        attrs.append("safe_softmax = true")
-    operands = [q, k, v] + ([mask] if mask is not None else [])
+    `is_causal` (the dialect's canonical form of that band); `seed` is
+    written only with a dropout. `score_mod`: the lines of a score_mod
+    region (`fn(score) -> (lines, result)` over the names of the region's
+    score argument), without extra operands."""
+    attrs = SdpaAttrs(
+        scale=scale, is_causal=window_right == 0,
+        window_right=None if window_right == 0 else window_right,
+        window_left=window_left, dropout_p=dropout_p,
+        seed=seed if dropout_p else None, safe_softmax=safe_softmax)
     if score_mod is None:
-        return ex.b.attn("sdpa", operands, out, attrs)
+        return ex.b.sdpa(q, k, v, mask, out, attrs)
     score_type = "f64" if q.type.dtype == torch.float64 else "f32"
     indices = ", ".join(f"%i{d}: index" for d in range(out.rank))
     lines, result = score_mod("%s", score_type)
     region = [f"^bb0(%s: {score_type}, {indices}):", *lines,
               f'"attn.yield"({result}) : ({score_type}) -> ()']
-    return ex.b.attn("sdpa", operands, out, attrs, region=region)
+    return ex.b.sdpa(q, k, v, mask, out, attrs, region=region)
 
 
 @handles(aten.scaled_dot_product_attention.default)
