@@ -15,6 +15,9 @@ pins=(
   # Hugging Face models built from their configs (random weights, no
   # downloads) for the whole-model tests (python/tests/test_hf_models.py).
   "transformers==5.23.0:transformers"
+  # GGUF files (llama.cpp's format) read and written for the quantized
+  # weights (python/attnfuse/gguf_file.py, quant.py; docs/quantization.md).
+  "gguf==0.19.0:gguf"
 )
 
 missing=()
