@@ -1,0 +1,399 @@
+"""Reading GGUF files (llama.cpp's model format) without dequantizing them.
+
+    from attnfuse.gguf_file import GGUFFile
+    with GGUFFile("model.gguf") as f:
+        f.tensors["blk.0.attn_q.weight"]   # GGUFTensor: type, shape, mmap view
+        config = f.config()                # a transformers config
+        weights = f.hf_weights()           # {HF parameter name: GGUFWeight}
+
+The file is parsed with the `gguf` package's GGUFReader, memory-mapped:
+a tensor's `data` is a read-only view of the file, never a copy. The
+model config and the GGUF -> Hugging Face name mapping are transformers'
+own GGUF support (`load_gguf_checkpoint`'s config, `get_gguf_hf_weights_map`,
+the per-architecture `TENSOR_PROCESSORS`), so a file means here what it
+means to `from_pretrained(..., gguf_file=...)`. What differs: quantized
+tensors (q8_0, q4_0, q4_k, q6_k) stay packed, as `QuantizedTensor`s over
+the mapped bytes. A transformers conversion that reorders whole rows (Llama's
+reverse of llama.cpp's rotary q/k permutation) is applied to the rows of
+blocks, exact because blocks run along K; one that changes values or
+columns of a quantized tensor is refused. Float tensors (F32, F16, BF16)
+come back as float32 torch tensors, as transformers loads them.
+
+Every problem with a file (truncated, not GGUF, an unknown or unsupported
+ggml type, an architecture transformers cannot read, tensor shapes that
+disagree with the metadata, missing tensors) raises `GGUFError`, naming the
+file and the tensor.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Optional, Union
+
+import numpy as np
+import torch
+
+from .errors import AttnFuseError
+from .quant import GGUF_SCHEMES, QuantizedTensor
+
+_F32, _F16, _BF16 = 0, 1, 30
+FLOAT_TYPES = {_F32: "F32", _F16: "F16", _BF16: "BF16"}
+SUPPORTED_TYPES = ("F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_K", "Q6_K")
+
+
+class GGUFError(AttnFuseError, ValueError):
+    """A GGUF file that attnfuse cannot read: the message names the file,
+    the tensor and what is wrong."""
+
+
+class _Bad(Exception):
+    """A problem found inside the reader, before the path is known."""
+
+
+def _checked_reader_class():
+    """GGUFReader with bounds checks: every read inside the file, every
+    tensor's type known, its rows whole blocks, its data inside the file."""
+    from gguf import GGML_QUANT_SIZES, GGMLQuantizationType, GGUFReader, GGUFValueType
+
+    class CheckedReader(GGUFReader):
+        def _get_field_parts(self, orig_offs, raw_type):
+            # An array's count must fit in the file before the reader loops
+            # over it (a corrupt count would otherwise exhaust memory).
+            if raw_type == GGUFValueType.ARRAY:
+                item = int(self._get(orig_offs, np.uint32)[0])
+                count = int(self._get(orig_offs + 4, np.uint64)[0])
+                scalar = self.gguf_scalar_to_np.get(item)
+                least = np.dtype(scalar).itemsize if scalar is not None else (8 if item == 8 else 12)
+                if orig_offs + 12 + count * least > self.data.size:
+                    raise _Bad(f"truncated: a metadata array of {count} elements at byte "
+                               f"{orig_offs} runs past the end of the file ({self.data.size} bytes)")
+            return super()._get_field_parts(orig_offs, raw_type)
+
+        def _get(self, offset, dtype, count=1, override_order=None):
+            end = int(offset) + np.dtype(dtype).itemsize * int(count)
+            if int(count) < 0 or end > self.data.size:
+                raise _Bad(f"truncated: reading bytes up to {end} but the file "
+                           f"has {self.data.size}")
+            return super()._get(offset, dtype, count, override_order)
+
+        def _build_tensors(self, start_offs, fields):
+            for field in fields:
+                _, name, _, dims, raw_type, offset = field.parts
+                name = bytes(name).decode("utf-8", "replace")
+                try:
+                    kind = GGMLQuantizationType(int(raw_type[0]))
+                except ValueError:
+                    raise _Bad(f"tensor {name!r} has unknown ggml type id "
+                               f"{int(raw_type[0])}") from None
+                block, size = GGML_QUANT_SIZES[kind]
+                shape = [int(d) for d in reversed(dims.tolist())]
+                if shape and shape[-1] % block:
+                    raise _Bad(f"tensor {name!r} ({kind.name} {shape}): rows of "
+                               f"{shape[-1]} are not whole {kind.name} blocks of {block}")
+                if int(offset[0]) % self.alignment:
+                    raise _Bad(f"tensor {name!r}: data offset {int(offset[0])} is not "
+                               f"aligned to {self.alignment}")
+                start = start_offs + int(offset[0])
+                end = start + int(np.prod(shape, dtype=np.int64)) // block * size
+                if end > self.data.size:
+                    raise _Bad(f"truncated: tensor {name!r} ({kind.name} {shape}) needs "
+                               f"bytes [{start}, {end}) but the file has {self.data.size}")
+            super()._build_tensors(start_offs, fields)
+
+    return CheckedReader
+
+
+def _open_reader(path: str):
+    """A memory-mapped GGUFReader for `path`, or GGUFError."""
+    try:
+        size = os.path.getsize(path)
+        with open(path, "rb") as f:
+            magic = f.read(4)
+    except OSError as e:
+        raise GGUFError(f"{path}: cannot open: {e}") from e
+    if magic != b"GGUF":
+        raise GGUFError(f"{path}: not a GGUF file (magic {magic!r}, expected b'GGUF')")
+    if size < 24:
+        raise GGUFError(f"{path}: truncated: {size} bytes, shorter than a GGUF header")
+    try:
+        return _checked_reader_class()(path, "r")
+    except _Bad as e:
+        raise GGUFError(f"{path}: {e}") from None
+    except (ValueError, KeyError, IndexError, OverflowError, TypeError,
+            UnicodeDecodeError, MemoryError) as e:
+        raise GGUFError(f"{path}: malformed GGUF header: {type(e).__name__}: {e}") from e
+
+
+@dataclass(frozen=True, eq=False)
+class GGUFTensor:
+    """One tensor of a GGUF file. shape is in torch order (rows first: a
+    matrix is [N, K]); data is a read-only memory-mapped view of the stored
+    elements (float32/float16 for F32/F16, the raw bytes [..., row_bytes]
+    for BF16 and block types); offset is the absolute byte offset."""
+
+    file: str
+    name: str
+    ggml_type: str
+    type_id: int
+    shape: tuple
+    offset: int
+    nbytes: int
+    data: np.ndarray
+
+    @property
+    def quantized(self) -> bool:
+        """Stored as blocks (any block type, supported or not)."""
+        return self.type_id not in FLOAT_TYPES and self.data.dtype == np.uint8
+
+    @property
+    def supported(self) -> bool:
+        return self.ggml_type in SUPPORTED_TYPES
+
+    def _unsupported(self) -> GGUFError:
+        return GGUFError(f"{self.file}: tensor {self.name!r} has ggml type {self.ggml_type}, "
+                         f"which attnfuse does not read (supported: {', '.join(SUPPORTED_TYPES)})")
+
+    def to_quantized(self) -> QuantizedTensor:
+        """The packed tensor over the mapped bytes (no copy)."""
+        if self.type_id not in GGUF_SCHEMES:
+            raise self._unsupported()
+        if len(self.shape) != 2:
+            raise GGUFError(f"{self.file}: tensor {self.name!r} is a {len(self.shape)}-D "
+                            f"{self.ggml_type} tensor {list(self.shape)}; attnfuse reads "
+                            "quantized 2-D [N, K] matrices only")
+        return QuantizedTensor(self.data.reshape(-1), self.shape, GGUF_SCHEMES[self.type_id])
+
+    def to_numpy(self) -> np.ndarray:
+        """A float32 copy of a float tensor (exact for F16 and BF16)."""
+        if self.type_id == _F32:
+            return np.array(self.data, dtype=np.float32)
+        if self.type_id == _F16:
+            return self.data.astype(np.float32)
+        if self.type_id == _BF16:
+            bits = self.data.view("<u2").astype(np.uint32) << 16
+            return bits.view(np.float32).reshape(self.shape)
+        raise self._unsupported()
+
+
+@dataclass(frozen=True, eq=False)
+class GGUFWeight:
+    """A model parameter read from a GGUF file: `value` is a QuantizedTensor
+    (q8_0/q4_0/q4_k/q6_k, still packed) or a float32 torch.Tensor.
+    row_permutation: HF row r is the file's row row_permutation[r] (None when
+    the rows are as stored)."""
+
+    hf_name: str
+    gguf_name: str
+    ggml_type: str
+    value: Union[QuantizedTensor, torch.Tensor]
+    row_permutation: Optional[np.ndarray] = None
+
+    @property
+    def quantized(self) -> bool:
+        return isinstance(self.value, QuantizedTensor)
+
+    @property
+    def shape(self) -> tuple:
+        return tuple(self.value.shape)
+
+
+class GGUFFile:
+    """A GGUF file, memory-mapped; see the module docstring."""
+
+    def __init__(self, path: Union[str, os.PathLike]):
+        self.path = os.fspath(path)
+        self._reader = _open_reader(self.path)
+        self.tensors = {t.name: self._record(t) for t in self._reader.tensors}
+
+    def _record(self, t) -> GGUFTensor:
+        shape = tuple(int(d) for d in reversed(t.shape.tolist()))
+        return GGUFTensor(self.path, t.name, t.tensor_type.name, int(t.tensor_type),
+                          shape, int(t.data_offset), int(t.n_bytes), t.data)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def close(self) -> None:
+        """Drop this object's references to the mapping (views handed out
+        keep it alive until they go)."""
+        self._reader = None
+        self.tensors = {}
+
+    def __repr__(self):
+        return f"GGUFFile({self.path!r}, {len(self.tensors)} tensors)"
+
+    @cached_property
+    def metadata(self) -> dict:
+        """The key/value metadata (`general.architecture`, `llama.block_count`,
+        ...), values as Python scalars, strings or lists."""
+        out = {}
+        for key, field in self._reader.fields.items():
+            if not key.startswith("GGUF."):
+                out[key] = self._contents(key, field)
+        return out
+
+    def _contents(self, key, field):
+        try:
+            return field.contents()
+        except (ValueError, IndexError, TypeError) as e:  # bad UTF-8, bad array
+            raise GGUFError(f"{self.path}: malformed metadata value {key!r}: {e}") from e
+
+    @property
+    def architecture(self) -> str:
+        field = self._reader.fields.get("general.architecture") if self._reader else None
+        if field is None:
+            raise GGUFError(f"{self.path}: no general.architecture in the metadata")
+        return self._contents("general.architecture", field)
+
+    @cached_property
+    def _config_parts(self):
+        """(transformers' parsed config dict, the config object)."""
+        from transformers.integrations.gguf import GGUF_ARCHS
+        from transformers.modeling_gguf_pytorch_utils import load_gguf_checkpoint
+        from transformers.models.auto.configuration_auto import CONFIG_MAPPING
+
+        arch = self.architecture
+        if arch in GGUF_ARCHS:
+            raise GGUFError(f"{self.path}: architecture {arch!r} goes through transformers' "
+                            "weight-conversion GGUF loader, which attnfuse does not follow yet")
+        try:
+            parsed = load_gguf_checkpoint(self.path, return_tensors=False)["config"]
+            config = CONFIG_MAPPING[parsed["model_type"]].from_dict(dict(parsed))
+        except Exception as e:  # transformers' parsing and config validation
+            raise GGUFError(f"{self.path}: architecture {arch!r} is not supported by "
+                            f"transformers' GGUF support: {type(e).__name__}: {e}") from e
+        return parsed, config
+
+    def config(self):
+        """The transformers config the metadata describes (what
+        `AutoConfig.from_pretrained(dir, gguf_file=name)` gives)."""
+        return self._config_parts[1]
+
+    def hf_weights(self) -> dict:
+        """{HF parameter name: GGUFWeight} for every tensor transformers maps
+        (see the module docstring). Quantized ones are not dequantized."""
+        from transformers.modeling_gguf_pytorch_utils import (
+            TENSOR_PROCESSORS, TensorProcessor, get_gguf_hf_weights_map)
+
+        parsed, config = self._config_parts
+        self._check_block_count(config)
+        model = self._meta_model(config)
+        processor = TENSOR_PROCESSORS.get(self.architecture, TensorProcessor)(config=parsed)
+        mapping = get_gguf_hf_weights_map(model, processor)
+        expected = {k: tuple(v.shape) for k, v in model.state_dict().items()}
+        weights = {}
+        for tensor in self.tensors.values():
+            weight = self._convert(tensor, processor, mapping)
+            if weight is None:
+                continue
+            want = expected.get(weight.hf_name)
+            if want is not None and weight.shape != want:
+                raise GGUFError(
+                    f"{self.path}: tensor {tensor.name!r} ({tensor.ggml_type} "
+                    f"{list(tensor.shape)}) holds {weight.hf_name}, which the metadata's "
+                    f"config makes {list(want)}: {self._config_summary(config)}")
+            weights[weight.hf_name] = weight
+        self._check_complete(weights, expected, model, config)
+        return weights
+
+    def _check_block_count(self, config) -> None:
+        """The layer count the metadata states against the file's `blk.N.`
+        tensors, before a model of that many layers is built."""
+        layers = getattr(config, "num_hidden_layers", None)
+        blocks = {name.split(".")[1] for name in self.tensors if name.startswith("blk.")}
+        if isinstance(layers, int) and blocks and layers != len(blocks):
+            raise GGUFError(f"{self.path}: the metadata says {layers} layers (block_count) "
+                            f"but the file has tensors for {len(blocks)} blocks")
+
+    def _meta_model(self, config):
+        """The HF model on the meta device: names and shapes, no memory."""
+        from transformers import AutoModelForCausalLM
+        try:
+            with torch.device("meta"):
+                return AutoModelForCausalLM.from_config(config)
+        except Exception as e:  # transformers' model construction
+            raise GGUFError(f"{self.path}: no transformers causal-LM model for "
+                            f"{type(config).__name__}: {e}") from e
+
+    def _convert(self, tensor: GGUFTensor, processor, mapping) -> Optional[GGUFWeight]:
+        """One file tensor as transformers maps it, or None when it maps to
+        no parameter (transformers skips those too)."""
+        kwargs = {"tensor_key_mapping": mapping, "parsed_parameters": {"tensors": {}, "config": {}}}
+        perm, values = None, None
+        if tensor.quantized:
+            name, perm = self._row_order(tensor, processor, kwargs)
+        else:
+            if tensor.type_id not in FLOAT_TYPES:
+                name = tensor.name if tensor.name in mapping else None
+            else:
+                try:
+                    result = processor.process(weights=tensor.to_numpy(), name=tensor.name, **kwargs)
+                except Exception as e:  # transformers' conversion of this tensor
+                    raise GGUFError(f"{self.path}: tensor {tensor.name!r}: transformers' "
+                                    f"{type(processor).__name__} fails on it: {e}") from e
+                name, values = result.name, result.weights
+        if name is None and tensor.name in mapping:
+            raise GGUFError(f"{self.path}: tensor {tensor.name!r}: transformers' "
+                            f"{type(processor).__name__} merges it into other tensors "
+                            "(experts), which attnfuse does not support")
+        if name not in mapping:
+            return None
+        if not tensor.supported:
+            raise tensor._unsupported()
+        if tensor.quantized:
+            qt = tensor.to_quantized()
+            value = qt if perm is None else qt.permute_rows(perm)
+        else:
+            value = torch.from_numpy(np.ascontiguousarray(values, dtype=np.float32))
+        return GGUFWeight(mapping[name], tensor.name, tensor.ggml_type, value, perm)
+
+    def _row_order(self, tensor: GGUFTensor, processor, kwargs):
+        """Run transformers' processor on a column of row indices: a
+        conversion that only reorders whole rows gives a permutation of them,
+        which is applied to the packed rows; anything else is refused."""
+        if len(tensor.shape) != 2:
+            return (tensor.name, None)
+        n = tensor.shape[0]
+        probe = np.arange(n, dtype=np.float64).reshape(n, 1)
+        what = f"{self.path}: tensor {tensor.name!r} ({tensor.ggml_type} {list(tensor.shape)})"
+        try:
+            result = processor.process(weights=probe, name=tensor.name, **kwargs)
+        except Exception as e:  # the processor assumed dequantized values
+            raise GGUFError(f"{what}: transformers' {type(processor).__name__} cannot "
+                            f"convert it without dequantizing: {type(e).__name__}: {e}") from e
+        if result.name is None:
+            return None, None
+        out = np.asarray(result.weights)
+        if out.shape != (n, 1) or not np.array_equal(np.sort(out[:, 0]), probe[:, 0]):
+            raise GGUFError(f"{what}: transformers' {type(processor).__name__} changes its "
+                            "values or columns, not only the order of its rows, so it "
+                            "cannot stay packed")
+        perm = out[:, 0].astype(np.int64)
+        return result.name, (None if np.array_equal(perm, np.arange(n)) else perm)
+
+    def _check_complete(self, weights, expected, model, config) -> None:
+        tied = getattr(model, "_tied_weights_keys", None) or {}
+        text = config.get_text_config() if hasattr(config, "get_text_config") else config
+        skip = set(tied) if getattr(text, "tie_word_embeddings", False) else set()
+        missing = sorted(set(expected) - set(weights) - skip)
+        if missing:
+            shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+            raise GGUFError(f"{self.path}: no tensor for {shown} "
+                            f"(the metadata describes {self._config_summary(config)})")
+
+    @staticmethod
+    def _config_summary(config) -> str:
+        keys = ("hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads",
+                "num_key_value_heads", "head_dim", "vocab_size")
+        return ", ".join(f"{k}={getattr(config, k)}" for k in keys if hasattr(config, k))
+
+
+def load_gguf(path: Union[str, os.PathLike]):
+    """(transformers config, {HF parameter name: GGUFWeight}) of a GGUF file."""
+    f = GGUFFile(path)
+    return f.config(), f.hf_weights()
