@@ -50,7 +50,7 @@
 #include "HostTensor.h"
 #include "Jit.h"
 
-#include "attn/Conversion/Passes.h"
+#include "attn/Transforms/Cpu/Passes.h"
 #include "attn/InitAttn.h"
 #include "attn/Pipelines/Pipelines.h"
 #include "attn/Runtime/AttnRuntime.h"
@@ -380,7 +380,7 @@ static Compiled compile(const Problem &p) {
     std::string error;
     std::unique_ptr<llvm::TargetMachine> host =
         attn::createAttnTargetMachine({}, error);
-    return host && attn::targetHasAmx(*host);
+    return host && attn::cpu::getTarget(*host).amx;
   }();
   attn::AttnTargetOptions target;
   Compiled compiled;
@@ -407,9 +407,7 @@ static Compiled compile(const Problem &p) {
   if (p.prepack) {
     PassManager pm(context.get());
     attn::AttnCpuPrepackWeightsOptions prepackOptions;
-    prepackOptions.vectorBits = options.vectorBits;
-    prepackOptions.bf16Pairs = options.bf16Dot;
-    prepackOptions.amxTiles = options.amx;
+    attn::setTargetOptions(prepackOptions, options.getTarget());
     pm.addPass(attn::createAttnCpuPrepackWeights(prepackOptions));
     if (failed(pm.run(*module)))
       bug("attn-cpu-prepack-weights failed on a valid module: " +

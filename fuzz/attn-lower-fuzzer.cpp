@@ -19,7 +19,7 @@
 
 #include "AttnFuzzer.h"
 
-#include "attn/Conversion/AttnToCpu/AttnToCpu.h"
+#include "attn/Pipelines/CpuPipeline.h"
 
 using namespace mlir;
 

@@ -9,7 +9,7 @@
 
 #include "attn/Pipelines/Pipelines.h"
 
-#include "attn/Conversion/AttnToCpu/InPlaceArguments.h"
+#include "attn/Transforms/Cpu/InPlaceArguments.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinTypes.h"

@@ -135,11 +135,11 @@ attn::translateAndOptimize(ModuleOp module, llvm::LLVMContext &ctx,
   llvmModule->setTargetTriple(tm.getTargetTriple());
   llvmModule->setDataLayout(tm.createDataLayout());
   // The lowering's own vector code uses the target's widest registers
-  // (getTargetVectorBits); the loops LLVM vectorizes itself (elementwise
+  // (cpu::Target::vectorBits); the loops LLVM vectorizes itself (elementwise
   // chains, norms) use them too, where LLVM's tuning of Intel's AVX-512
   // CPUs would prefer 256 bits (GPT-2's GELU ran on 8 lanes on a
   // Sapphire-Rapids-class machine).
-  std::string width = std::to_string(getTargetVectorBits(tm));
+  std::string width = std::to_string(cpu::getTarget(tm).vectorBits);
   for (llvm::Function &f : *llvmModule)
     if (!f.isDeclaration())
       f.addFnAttr("prefer-vector-width", width);
@@ -166,88 +166,9 @@ LogicalResult attn::emitObjectFile(llvm::Module &llvmModule,
   return success();
 }
 
-int64_t attn::getTargetVectorBits(const llvm::TargetMachine &tm) {
-  const llvm::MCSubtargetInfo *sti = tm.getMCSubtargetInfo();
-  if (sti->checkFeatures("+avx512f"))
-    return 512;
-  if (sti->checkFeatures("+avx"))
-    return 256;
-  return 128;
-}
-
-/// The reciprocal throughput (cycles per instruction) that `sti`'s
-/// scheduling model gives the instruction `name`, or none.
-static std::optional<double>
-getReciprocalThroughput(const llvm::MCSubtargetInfo &sti,
-                        const llvm::MCInstrInfo &mii, StringRef name) {
-  const llvm::MCSchedModel &model = sti.getSchedModel();
-  if (!model.hasInstrSchedModel())
-    return std::nullopt;
-  for (unsigned op = 0, e = mii.getNumOpcodes(); op < e; ++op) {
-    if (mii.getName(op) != name)
-      continue;
-    const llvm::MCSchedClassDesc *desc =
-        model.getSchedClassDesc(mii.get(op).getSchedClass());
-    if (!desc || !desc->isValid() || desc->isVariant())
-      return std::nullopt;
-    return llvm::MCSchedModel::getReciprocalThroughput(sti, *desc);
-  }
-  return std::nullopt;
-}
-
-/// Reciprocal throughputs of VDPBF16PS, in FMAs of the same width, where
-/// LLVM 22's scheduling model of a CPU misrates it. znver4: the model says
-/// 3 cycles against the FMA's 1 for 512-bit registers; a loop of 12
-/// independent accumulators on one Zen 4 core retires one vdpbf16ps per
-/// cycle, as it does FMAs (bench/RESULTS.md, "Matrix products").
-static std::optional<double> getMeasuredDotPerFma(StringRef cpu) {
-  return llvm::StringSwitch<std::optional<double>>(cpu)
-      .Case("znver4", 1.0)
-      .Default(std::nullopt);
-}
-
-bool attn::targetPrefersBf16Dot(const llvm::TargetMachine &tm) {
-  const llvm::MCSubtargetInfo *sti = tm.getMCSubtargetInfo();
-  if (!sti->checkFeatures("+avx512bf16") || !tm.getMCInstrInfo())
-    return false;
-  std::unique_ptr<llvm::MCSubtargetInfo> cpuOnly(
-      tm.getTarget().createMCSubtargetInfo(tm.getTargetTriple(),
-                                           tm.getTargetCPU(), ""));
-  if (!cpuOnly || !cpuOnly->checkFeatures("+avx512bf16"))
-    return false;
-  if (std::optional<double> measured =
-          getMeasuredDotPerFma(tm.getTargetCPU());
-      measured && getTargetVectorBits(tm) == 512)
-    return *measured < 2;
-  // The register forms at the lowering's vector width.
-  StringRef suffix = getTargetVectorBits(tm) == 512   ? "Zr"
-                     : getTargetVectorBits(tm) == 256 ? "Z256r"
-                                                      : "Z128r";
-  std::optional<double> dot = getReciprocalThroughput(
-      *sti, *tm.getMCInstrInfo(), ("VDPBF16PS" + suffix).str());
-  std::optional<double> fma = getReciprocalThroughput(
-      *sti, *tm.getMCInstrInfo(), ("VFMADD231PS" + suffix).str());
-  return dot && fma && *dot < 2 * *fma;
-}
-
-bool attn::targetHasAmx(const llvm::TargetMachine &tm) {
-  return tm.getMCSubtargetInfo()->checkFeatures("+amx-tile,+amx-bf16");
-}
-
-bool attn::targetUsesBf16Pairs(const llvm::TargetMachine &tm) {
-  return targetPrefersBf16Dot(tm) ||
-         (targetHasAmx(tm) &&
-          tm.getMCSubtargetInfo()->checkFeatures("+avx512bf16"));
-}
-
 void attn::applyTargetMachine(AttnPipelineOptions &options,
                               const llvm::TargetMachine &tm) {
-  options.vectorBits = getTargetVectorBits(tm);
-  options.bf16Dot = targetUsesBf16Pairs(tm);
-  options.amx = targetHasAmx(tm);
-  options.nativeBf16 = tm.getMCSubtargetInfo()->checkFeatures("+avx512bf16");
-  options.expandF16Conversions =
-      !tm.getMCSubtargetInfo()->checkFeatures("+f16c");
+  options.setTarget(cpu::getTarget(tm));
 }
 
 std::string attn::getFeaturesMissingOnHost(const llvm::TargetMachine &tm) {

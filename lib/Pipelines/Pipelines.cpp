@@ -1,15 +1,16 @@
 //===- Pipelines.cpp - attn on tensors to the LLVM dialect ----------------===//
 //
 // Fusion followed by the CPU lowering pipeline that
-// include/attn/Conversion/AttnToCpu/AttnToCpu.h provides.
+// include/attn/Pipelines/CpuPipeline.h provides.
 //
 //===----------------------------------------------------------------------===//
 
 #include "attn/Pipelines/Pipelines.h"
 
-#include "attn/Conversion/AttnToCpu/AttnToCpu.h"
-#include "attn/Conversion/AttnToCpu/InPlaceArguments.h"
-#include "attn/Conversion/Passes.h"
+#include "attn/Pipelines/CpuPipeline.h"
+#include "attn/Transforms/Cpu/InPlaceArguments.h"
+#include "attn/Conversion/AttnToCuda/Passes.h"
+#include "attn/Transforms/Cpu/Passes.h"
 #include "attn/Dialect/Attn/Transforms/Passes.h"
 #include "attn/InitAttn.h"
 

@@ -2,10 +2,12 @@
 
 #include "attn/InitAttn.h"
 
-#include "attn/Conversion/AttnToCpu/AttnToCpu.h"
-#include "attn/Conversion/Passes.h"
+#include "attn/Conversion/AttnToCpu/Passes.h"
+#include "attn/Conversion/AttnToCuda/Passes.h"
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
 #include "attn/Dialect/Attn/Transforms/Passes.h"
+#include "attn/Pipelines/CpuPipeline.h"
+#include "attn/Transforms/Cpu/Passes.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
@@ -19,6 +21,8 @@ void mlir::attn::registerAllAttnDialects(DialectRegistry &registry) {
 
 void mlir::attn::registerAllAttnPasses() {
   registerAttnTransformsPasses();
-  registerAttnConversionPasses();
+  registerAttnToCpuPasses();
+  registerAttnToCudaPasses();
+  registerAttnCpuTransformsPasses();
   registerAttnCpuLoweringPipeline();
 }

@@ -9,8 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "attn/Conversion/AttnToCpu/InPlaceArguments.h"
-#include "attn/Conversion/Passes.h"
+#include "attn/Transforms/Cpu/InPlaceArguments.h"
+#include "attn/Transforms/Cpu/Passes.h"
 #include "attn/Conversion/AttnToCuda/ScoreModToCuda.h"
 #include "attn/InitAttn.h"
 #include "attn/Pipelines/ToolOptions.h"
@@ -330,11 +330,7 @@ static LogicalResult prepackModuleWeights(ModuleOp module,
                                           const llvm::TargetMachine &tm) {
   PassManager pm(module.getContext());
   attn::AttnCpuPrepackWeightsOptions options;
-  options.vectorBits = attn::getTargetVectorBits(tm);
-  // The pair path's panels, where bf16 GEMMs take it, in whole tiles where
-  // AMX tiles read them too.
-  options.bf16Pairs = attn::targetUsesBf16Pairs(tm);
-  options.amxTiles = attn::targetHasAmx(tm);
+  attn::setTargetOptions(options, attn::cpu::getTarget(tm));
   pm.addPass(attn::createAttnCpuPrepackWeights(options));
   return pm.run(module);
 }

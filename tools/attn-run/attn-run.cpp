@@ -15,7 +15,7 @@
 #include "Jit.h"
 #include "RunInputs.h"
 
-#include "attn/Conversion/AttnToCpu/InPlaceArguments.h"
+#include "attn/Transforms/Cpu/InPlaceArguments.h"
 #include "attn/InitAttn.h"
 #include "attn/Pipelines/ToolOptions.h"
 #include "attn/Runtime/AttnRuntime.h"

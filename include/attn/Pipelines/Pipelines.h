@@ -10,7 +10,7 @@
 #ifndef ATTN_PIPELINES_PIPELINES_H
 #define ATTN_PIPELINES_PIPELINES_H
 
-#include "attn/Conversion/AttnToCpu/AttnToCpu.h"
+#include "attn/Pipelines/CpuPipeline.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -127,7 +127,7 @@ void registerAttnPipelines();
 /// memref descriptors) and their tensor arguments
 /// `bufferization.writable = false` (compiled code never writes its inputs),
 /// except those already marked `true`: arguments the function writes in
-/// place (attn/Conversion/AttnToCpu/InPlaceArguments.h).
+/// place (attn/Transforms/Cpu/InPlaceArguments.h).
 void prepareCInterface(ModuleOp module);
 
 /// Makes every `_mlir_ciface_<name>` of `signatures` (the tensor-level
@@ -176,42 +176,13 @@ struct AttnTargetOptions {
 std::unique_ptr<llvm::TargetMachine>
 createAttnTargetMachine(const AttnTargetOptions &options, std::string &error);
 
-/// The widest vector registers `tm` generates code for, in bits: 512 with
-/// AVX-512F, 256 with AVX, else 128 (SSE, NEON).
-int64_t getTargetVectorBits(const llvm::TargetMachine &tm);
-
-/// Whether bf16 GEMMs on `tm` should multiply pairs with AVX512-BF16's
-/// vdpbf16ps (the lowering's bf16-dot): the target has the feature, and the
-/// scheduling model of its CPU rates vdpbf16ps at more products per cycle
-/// than the FMA of the widened operands (2 per lane against 1: its
-/// reciprocal throughput under twice the FMA's, at the width of
-/// getTargetVectorBits), or a measured rate where LLVM's model misrates
-/// it (Zen 4). Only the model of a CPU that has AVX512-BF16 by definition
-/// is trusted: another CPU's (a feature added with --mattr, a virtual
-/// machine reporting an older model) is not calibrated for it.
-bool targetPrefersBf16Dot(const llvm::TargetMachine &tm);
-
-/// Whether bf16 GEMMs on `tm` run on AMX tiles (the lowering's amx): the
-/// target (its CPU and --mattr, or the host's features) has amx-tile and
-/// amx-bf16. The code still checks at run time that the OS lets the
-/// process use them (attnrt_amx_available).
-bool targetHasAmx(const llvm::TargetMachine &tm);
-
-/// Whether bf16 GEMMs on `tm` multiply pairs with vdpbf16ps where they do
-/// not run on AMX tiles (the lowering's bf16-dot, and attn-cpu-prepack-
-/// weights' bf16-pairs): targetPrefersBf16Dot, or an AMX target with
-/// AVX512-BF16, whose pair path is the fallback for a process that may not
-/// use the tiles and reads the same prepacked panels as the tiles.
-bool targetUsesBf16Pairs(const llvm::TargetMachine &tm);
-
 /// The instruction set extensions that code for `tm` may use and this host
 /// does not support (", "-separated, sorted), "" when the host can run it.
 std::string getFeaturesMissingOnHost(const llvm::TargetMachine &tm);
 
-/// Sets the options that depend on the target machine: the vector width the
-/// lowering tiles for (getTargetVectorBits), whether bf16 GEMMs use
-/// vdpbf16ps (targetUsesBf16Pairs) or AMX tiles (targetHasAmx) and
-/// whether f16 conversions are expanded (no F16C).
+/// Sets the options that depend on the target machine from its description
+/// (cpu::getTarget): the vector width the lowering tiles for, the
+/// instruction families of its products and the float conversions.
 void applyTargetMachine(AttnPipelineOptions &options,
                         const llvm::TargetMachine &tm);
 

@@ -3,9 +3,10 @@
 #include "attn/Conversion/AttnToCpu/AttnToCpu.h"
 
 #include "GemmToCpu.h"
-#include "LoweringUtils.h"
+#include "attn/Codegen/Cpu/AmxTile.h"
+#include "attn/Codegen/Cpu/LoweringUtils.h"
 
-#include "attn/Conversion/Passes.h"
+#include "attn/Conversion/AttnToCpu/Passes.h"
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -19,7 +20,7 @@
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNLOWERTOCPU
-#include "attn/Conversion/Passes.h.inc"
+#include "attn/Conversion/AttnToCpu/Passes.h.inc"
 } // namespace mlir::attn
 
 using namespace mlir;
@@ -47,27 +48,26 @@ SdpaCpuBackend mlir::attn::getSdpaCpuBackend(Operation *sdpa,
   return passDefault;
 }
 
-/// A located error for an op that no pattern can lower (checked before
-/// anything changes).
 /// A located error unless every user of `op` is a GEMM that reads its
 /// panels (the rhs of a 2-D linalg.matmul on tensors with an f32 result;
 /// with a bf16 lhs for bf16 pairs) and the target can read them: whole
-/// vectors of `vectorBits` in the panels' columns, and for bf16 pairs a
-/// target that multiplies them (`bf16Dot`).
+/// vectors in the panels' columns, and for bf16 pairs a target that
+/// multiplies them (bf16Dot).
 static LogicalResult checkPackedPanels(Operation *op, RankedTensorType packed,
-                                       int64_t vectorBits, bool bf16Dot) {
+                                       const cpu::Target &target) {
   bool pairs = packed.getElementType().isBF16();
-  if (pairs && !bf16Dot)
+  if (pairs && !target.bf16Dot)
     return op->emitOpError()
            << "cannot be lowered to CPU code: bf16 panels are packed in "
               "pairs for AVX512-BF16's vdpbf16ps, which the target does not "
               "use for GEMMs (pack the weight for this target, or not at "
               "all)";
-  if (!cpu::isPackedRhsLowerable(packed, vectorBits, bf16Dot))
+  if (!cpu::isPackedRhsLowerable(packed, target))
     return op->emitOpError()
            << "cannot be lowered to CPU code: the panels' nc = "
            << (pairs ? packed.getDimSize(3) / 2 : packed.getDimSize(3))
-           << " is not a whole number of " << vectorBits << "-bit vectors";
+           << " is not a whole number of " << target.vectorBits
+           << "-bit vectors";
   auto unpack = dyn_cast<UnpackWeightOp>(op);
   if (!unpack)
     return success();
@@ -92,15 +92,16 @@ static LogicalResult checkPackedPanels(Operation *op, RankedTensorType packed,
   return success();
 }
 
+/// A located error for an op that no pattern can lower (checked before
+/// anything changes).
 static LogicalResult checkLowerable(Operation *op, SdpaCpuBackend backend,
-                                    int64_t vectorBits, bool bf16Dot) {
+                                    const cpu::Target &target) {
   if (failed(cpu::checkLowerableToCpu(op)))
     return failure();
   if (auto pack = dyn_cast<PackWeightOp>(op))
-    return checkPackedPanels(op, pack.getType(), vectorBits, bf16Dot);
+    return checkPackedPanels(op, pack.getType(), target);
   if (auto unpack = dyn_cast<UnpackWeightOp>(op))
-    return checkPackedPanels(op, unpack.getPacked().getType(), vectorBits,
-                             bf16Dot);
+    return checkPackedPanels(op, unpack.getPacked().getType(), target);
   auto sdpa = dyn_cast<SdpaOp>(op);
   if (!sdpa)
     return success();
@@ -157,12 +158,11 @@ struct AttnLowerToCpuPass
       // attn.yield belongs to its attn.sdpa's score_mod and goes with it.
       if (isa_and_nonnull<AttnDialect>(op->getDialect()) && !isa<YieldOp>(op))
         ok &= succeeded(
-            checkLowerable(op, options->backend, options->vectorBits,
-                           options->bf16Dot));
+            checkLowerable(op, options->backend, options->target));
       else if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op))
         ok &= succeeded(checkExpandShape(expand));
     });
-    if (!ok || (options->amx && failed(declareAmxAvailable(root))))
+    if (!ok || (options->target.amx && failed(declareAmxAvailable(root))))
       return signalPassFailure();
 
     // The elementwise ops first: a GEMM then finds the generics that
@@ -205,7 +205,7 @@ struct AttnLowerToCpuPass
     GreedyRewriteConfig config;
     config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
     (void)applyPatternsGreedily(root, FrozenRewritePatternSet(), config);
-    if (options->amx && failed(outlineAmxBranches(root)))
+    if (options->target.amx && failed(outlineAmxBranches(root)))
       return signalPassFailure();
   }
 
@@ -283,10 +283,12 @@ private:
       return root->emitError()
              << "attn-lower-to-cpu: block sizes must be >= 0 (0: chosen for "
                 "the target)";
-    if (!llvm::is_contained(ArrayRef<int64_t>{128, 256, 512}, vectorBits))
-      return root->emitError()
-             << "attn-lower-to-cpu: vector-bits must be 128, 256 or 512, not "
-             << static_cast<int64_t>(vectorBits);
+    cpu::Target target;
+    target.vectorBits = vectorBits;
+    target.bf16Dot = bf16Dot;
+    target.amx = amx;
+    if (std::string error = target.validate(); !error.empty())
+      return root->emitError() << "attn-lower-to-cpu: " << error;
     if (positionBound < 1 || positionBound > kDefaultPositionBound)
       return root->emitError()
              << "attn-lower-to-cpu: position-bound must be in [1, "
@@ -296,11 +298,16 @@ private:
     options.backend = backend;
     options.blockQ = blockQ;
     options.blockKV = blockKV;
-    options.vectorBits = vectorBits;
-    options.bf16Dot = bf16Dot;
-    options.amx = amx;
+    options.target = target;
     options.positionBound = positionBound;
     return options;
   }
 };
 } // namespace
+
+void mlir::attn::setTargetOptions(AttnLowerToCpuOptions &options,
+                                  const cpu::Target &target) {
+  options.vectorBits = target.vectorBits;
+  options.bf16Dot = target.bf16Dot;
+  options.amx = target.amx;
+}

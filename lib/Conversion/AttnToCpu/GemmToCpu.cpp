@@ -38,11 +38,12 @@
 
 #include "GemmToCpu.h"
 
-#include "AmxTile.h"
-#include "Emitter.h"
-#include "LoweringUtils.h"
-#include "PairDotTile.h"
-#include "RegisterTile.h"
+#include "attn/Codegen/Cpu/AmxTile.h"
+#include "attn/Codegen/Cpu/GemmTiling.h"
+#include "attn/Codegen/Cpu/Emitter.h"
+#include "attn/Codegen/Cpu/LoweringUtils.h"
+#include "attn/Codegen/Cpu/PairDotTile.h"
+#include "attn/Codegen/Cpu/RegisterTile.h"
 
 #include "attn/Conversion/AttnToCpu/AttnToCpu.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -58,51 +59,21 @@ using namespace mlir::attn::cpu;
 
 namespace {
 
-struct GemmTiling {
-  /// Compute-type elements per vector register.
-  int64_t lanes = 8;
-  /// Register tile: mr rows (broadcast) x nv vectors of columns.
-  int64_t mr = 6, nv = 2;
-  /// Cache blocks: kc of the contraction per packed panel (kc x nc: 64 KiB
-  /// of f32 in L2), at most mc rows and nc columns per work item. nc is
-  /// one AVX-512 register tile's columns: each tile then reads its panel
-  /// sliver as one contiguous stream, and the column blocks alone make
-  /// work for the threads (an 896-wide projection gets 14 items, which two
-  /// threads share 7 and 7, where 128 columns gave 7 items, 4 and 3). On
-  /// Zen 4, two threads, 128 rows, against 128 columns: Llama-0.5B's shape
-  /// 0.91x the time in f32 and 0.94x in bf16, GPT-2 0.96x
-  /// (bench/ab_builds.py).
-  int64_t kc = 256, mc = 256, nc = 64;
-  /// Row blocks are split below mc (down to minRows) only to make at least
-  /// minItems work items.
-  int64_t minRows = 48, minItems = 4;
-  /// bf16 x bf16 with x86vector.avx512.dot on pair-packed panels
-  /// (PairDotTile.h) instead of FMAs on widened ones.
-  bool pairDot = false;
-  /// bf16 x bf16 on AMX tiles (AmxTile.h): blocks padded to 32 rows and
-  /// columns, the lhs packed in bf16 per k block.
-  bool amx = false;
-};
-
-/// The tiling of a GEMM computing in `ct` with vectors of `vectorBits`.
-GemmTiling getBaseTiling(Type ct, int64_t vectorBits) {
-  GemmTiling t;
-  t.lanes = getVectorLanes(ct, vectorBits);
-  t.nv = vectorBits >= 512 ? 4 : 2;
-  // The panel's columns are whole register tiles.
-  t.nc = llvm::alignTo(t.nc, t.nv * t.lanes);
-  return t;
+Type elementType(Value v) {
+  return cast<ShapedType>(v.getType()).getElementType();
 }
 
-GemmTiling chooseGemmTiling(const GemmOperands &g, int64_t vectorBits,
-                            bool bf16Dot) {
+/// The kernels `target` offers the product of `g`.
+ProductKernels getGemmKernels(const GemmOperands &g, const Target &target) {
+  return target.getProductKernels(
+      elementType(g.lhs), elementType(g.rhs),
+      getComputeType(g.resultType.getElementType()));
+}
+
+GemmTiling chooseGemmTiling(const GemmOperands &g, const Target &target) {
   Type ct = getComputeType(g.resultType.getElementType());
-  GemmTiling t = getBaseTiling(ct, vectorBits);
-  auto elementType = [](Value v) {
-    return cast<ShapedType>(v.getType()).getElementType();
-  };
-  t.pairDot = bf16Dot && ct.isF32() && elementType(g.lhs).isBF16() &&
-              elementType(g.rhs).isBF16() && isPairDotWidth(t.lanes);
+  GemmTiling t = getBaseTiling(ct, target.vectorBits);
+  t.pairDot = getGemmKernels(g, target).vector == VectorKernel::PairDot;
   if (g.rhsPacked) {
     // The blocks are the panels' (getPackedRhsType chose them); bf16 pairs
     // hold half the rows and twice the columns.
@@ -113,27 +84,6 @@ GemmTiling chooseGemmTiling(const GemmOperands &g, int64_t vectorBits,
     t.nc = pairs ? shape[3] / 2 : shape[3];
   }
   return t;
-}
-
-/// The tiling of the AMX path: whole 2 x 2 tile steps per row block, the
-/// fallback's cache blocks otherwise.
-GemmTiling getAmxTiling(GemmTiling t) {
-  t.amx = true;
-  t.pairDot = false;
-  t.mr = kAmxBlock;
-  t.mc = llvm::alignTo(t.mc, kAmxBlock);
-  t.nc = llvm::alignTo(t.nc, kAmxBlock);
-  t.kc = llvm::alignTo(t.kc, kAmxStepK);
-  return t;
-}
-
-/// Whether bf16 pair panels of `type` ([NB, KB, kc / 2, 2 * nc]) are
-/// whole AMX steps: kc and nc multiples of 32. Such panels are grouped
-/// (see getPackedRhsType).
-bool isAmxPanelType(ShapedType type) {
-  return type.getElementType().isBF16() && type.getRank() == 4 &&
-         type.hasStaticShape() && type.getDimSize(2) % (kAmxStepK / 2) == 0 &&
-         type.getDimSize(3) % (2 * kAmxBlock) == 0;
 }
 
 /// The grouped view of pair panels `mem` ([..., kc / 2, 2 * nc], dense):
@@ -163,16 +113,12 @@ Value groupPanels(OpBuilder &b, Location loc, Value mem) {
                                        sizes);
 }
 
-/// Whether a product of these operands runs on AMX tiles where the target
-/// has them: bf16 x bf16 accumulated in f32, a prepacked rhs only in
-/// panels of whole tiles (getPackedRhsType with amxTiles).
-bool isAmxProduct(const GemmOperands &g) {
-  auto elementType = [](Value v) {
-    return cast<ShapedType>(v.getType()).getElementType();
-  };
-  return (!g.rhsPacked || isAmxPanelType(cast<ShapedType>(g.rhs.getType()))) &&
-         elementType(g.lhs).isBF16() && elementType(g.rhs).isBF16() &&
-         getComputeType(g.resultType.getElementType()).isF32();
+/// Whether the product runs on AMX tiles: the target offers them for its
+/// element types, and a prepacked rhs is in panels of whole tiles
+/// (getPackedRhsType for an AMX target).
+bool isAmxProduct(const GemmOperands &g, const Target &target) {
+  return getGemmKernels(g, target).amxTiles &&
+         (!g.rhsPacked || isAmxPanelType(cast<ShapedType>(g.rhs.getType())));
 }
 
 class GemmLowering : Emitter {
@@ -741,47 +687,9 @@ void GemmLowering::emitOutput(ValueRange batchIvs, Value m0, Value n0,
 }
 
 Value cpu::buildGemm(OpBuilder &b, Location loc, const GemmOperands &operands,
-                     int64_t vectorBits, bool bf16Dot, bool amx) {
-  return GemmLowering(b, loc, operands,
-                      chooseGemmTiling(operands, vectorBits, bf16Dot))
-      .emit(amx && isAmxProduct(operands));
-}
-
-RankedTensorType cpu::getPackedRhsType(Type element, int64_t k, int64_t n,
-                                       int64_t vectorBits, bool amxTiles) {
-  Type f32 = Float32Type::get(element.getContext());
-  GemmTiling t = getBaseTiling(f32, vectorBits);
-  // The blocks' extents for a static product, as emitWorkItem sizes them.
-  int64_t kc = std::max<int64_t>(1, std::min(t.kc, k));
-  int64_t nc = std::max<int64_t>(
-      t.lanes, std::min<int64_t>(t.nc, llvm::alignTo(n, t.lanes)));
-  if (amxTiles && element.isBF16()) {
-    // Whole AMX steps, as getAmxTiling pads its blocks; the pack zeroes
-    // the padding.
-    kc = llvm::alignTo(kc, kAmxStepK);
-    nc = llvm::alignTo(nc, kAmxBlock);
-  }
-  int64_t nb = llvm::divideCeil(n, nc), kb = llvm::divideCeil(k, kc);
-  if (element.isBF16())
-    // Pairs of k (t.kc is even: only a single block of odd K has an odd
-    // kc, whose last pair is padded with zero).
-    return RankedTensorType::get(
-        {nb, kb, static_cast<int64_t>(llvm::divideCeil(kc, 2)), 2 * nc},
-        element);
-  return RankedTensorType::get({nb, kb, kc, nc}, f32);
-}
-
-bool cpu::isPackedRhsLowerable(RankedTensorType type, int64_t vectorBits,
-                               bool bf16Dot) {
-  Type element = type.getElementType();
-  int64_t lanes = getVectorLanes(Float32Type::get(type.getContext()),
-                                 vectorBits);
-  if (type.getRank() != 4 || !type.hasStaticShape())
-    return false;
-  if (element.isBF16())
-    return bf16Dot && isPairDotWidth(lanes) &&
-           type.getDimSize(3) % (2 * lanes) == 0;
-  return element.isF32() && type.getDimSize(3) % lanes == 0;
+                     const Target &target) {
+  return GemmLowering(b, loc, operands, chooseGemmTiling(operands, target))
+      .emit(isAmxProduct(operands, target));
 }
 
 namespace {

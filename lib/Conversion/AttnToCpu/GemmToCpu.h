@@ -3,7 +3,8 @@
 #ifndef LIB_CONVERSION_ATTNTOCPU_GEMMTOCPU_H
 #define LIB_CONVERSION_ATTNTOCPU_GEMMTOCPU_H
 
-#include "GemmEpilogue.h"
+#include "attn/Codegen/Cpu/GemmEpilogue.h"
+#include "attn/Codegen/Cpu/GemmTiling.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -44,26 +45,6 @@ struct GemmOperands {
   Value initRow;
 };
 
-/// The type of the panels that the GEMM packs for a static [K, N] right
-/// operand of `element` (f32, or bf16 for the pair path) with vectors of
-/// `vectorBits`: [NB, KB, kc, nc] f32 or [NB, KB, kc / 2, 2 * nc] bf16
-/// pairs, where kc and nc are its k and column blocks (no larger than the
-/// operand needs, nc whole f32 vectors). With `amxTiles`, bf16 kc and nc
-/// are rounded up to 32 so that the AMX path reads the panels as whole
-/// tiles (the pair path reads them too). bf16 panels of whole tiles (kc / 2
-/// a multiple of 16, 2 * nc of 64) are grouped: each panel holds its
-/// 32-wide column groups one after the other (BlockView::groupRows), so
-/// that an AMX B tile is 1 KiB of consecutive rows. The GEMM and
-/// attn.pack_weight use this one layout.
-RankedTensorType getPackedRhsType(Type element, int64_t k, int64_t n,
-                                  int64_t vectorBits, bool amxTiles = false);
-
-/// Whether the GEMM for vectors of `vectorBits` can read panels of `type`:
-/// f32 with nc whole vectors, or bf16 pairs with nc whole vectors where
-/// `bf16Dot` says the target multiplies pairs.
-bool isPackedRhsLowerable(RankedTensorType type, int64_t vectorBits,
-                          bool bf16Dot);
-
 /// Packs `weight` ([K, N], or [N, K] when `transposed`, f32 or bf16,
 /// static) into panels of `packedType` (getPackedRhsType), zero-padded,
 /// with the GEMM's own pack code; one work item per panel. Returns the
@@ -75,7 +56,7 @@ Value buildPackWeight(OpBuilder &b, Location loc, Value weight,
 /// Emits the product as a register-blocked GEMM in the vector dialect on
 /// buffers (packed rhs panels, an mr x nv FMA register tile, work items over
 /// batch x row blocks x column blocks in an scf.forall) sized for vectors
-/// of `vectorBits`. A transposed rhs is transposed while it is packed, with
+/// of the target's width. A transposed rhs is transposed while it is packed, with
 /// no copy of the whole operand. With `bf16Dot` (a target with
 /// AVX512-BF16), a bf16 x bf16 product accumulated in f32 multiplies pairs
 /// of k with x86vector.avx512.dot on pair-packed panels (PairDotTile.h);
@@ -84,7 +65,7 @@ Value buildPackWeight(OpBuilder &b, Location loc, Value weight,
 /// when attnrt_amx_available() returns 1 (checked once per product), and
 /// the code above otherwise. Returns the result tensor.
 Value buildGemm(OpBuilder &b, Location loc, const GemmOperands &operands,
-                int64_t vectorBits, bool bf16Dot, bool amx);
+                const Target &target);
 
 } // namespace mlir::attn::cpu
 

@@ -38,11 +38,11 @@
 
 #include "GemvToCpu.h"
 
-#include "AmxTile.h"
-#include "Emitter.h"
-#include "LoweringUtils.h"
-#include "PairDotTile.h"
-#include "RegisterTile.h"
+#include "attn/Codegen/Cpu/AmxTile.h"
+#include "attn/Codegen/Cpu/Emitter.h"
+#include "attn/Codegen/Cpu/LoweringUtils.h"
+#include "attn/Codegen/Cpu/PairDotTile.h"
+#include "attn/Codegen/Cpu/RegisterTile.h"
 
 #include "mlir/Dialect/AMX/AMXDialect.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -61,11 +61,13 @@ namespace {
 class GemvLowering : Emitter {
 public:
   GemvLowering(OpBuilder &b, Location loc, const GemmOperands &g,
-               int64_t vectorBits, bool bf16Dot, bool amx)
+               const Target &target)
       : Emitter(b, loc, getComputeType(g.resultType.getElementType()),
-                getVectorLanes(getComputeType(g.resultType.getElementType()),
-                               vectorBits)),
-        g(g), lanes(vecType.getDimSize(0)), bf16Dot(bf16Dot), amx(amx) {}
+                target.getLanes(getComputeType(g.resultType.getElementType()))),
+        g(g), lanes(vecType.getDimSize(0)),
+        kernels(target.getProductKernels(
+            cast<ShapedType>(g.lhs.getType()).getElementType(),
+            cast<ShapedType>(g.rhs.getType()).getElementType(), ct)) {}
 
   Value emit();
 
@@ -99,13 +101,15 @@ private:
   /// init[row, col] (or the fill value, or 0) in the compute type.
   Value startValue(Value row, Value col);
 
-  /// Whether the AMX path applies: bf16 x bf16 in f32, a static [N, K]
-  /// weight of at least 32 rows and whole 32-k steps, both operands' rows
-  /// contiguous.
+  /// Whether both operands' rows are contiguous (what the tiles and the
+  /// pair loads read).
+  bool hasDenseRows() const;
+  /// Whether the AMX path applies: the target offers tiles for the element
+  /// types, a static [N, K] weight of at least 32 rows and whole 32-k
+  /// steps, dense rows.
   bool isAmxProduct() const;
-  /// Whether the vector dot products multiply bf16 pairs: with bf16Dot, a
-  /// bf16 x bf16 product in f32 at a vdpbf16ps width, both operands' rows
-  /// contiguous.
+  /// Whether the vector dot products multiply bf16 pairs: the target's
+  /// vector kernel for the element types, dense rows.
   bool isPairProduct() const;
   void emitAmx();
   void emitAmxWorkItem(Value item, Value pairs);
@@ -116,7 +120,8 @@ private:
 
   const GemmOperands &g;
   int64_t lanes;
-  bool bf16Dot, amx;
+  /// What the target offers for the product's element types.
+  ProductKernels kernels;
   /// isPairProduct(), set by emit().
   bool pairs = false;
   Value lhsBuf, rhsBuf, initBuf, outBuf, m, n, k;
@@ -164,7 +169,7 @@ Value GemvLowering::emit() {
     forItems(arith::CeilDivUIOp::create(b, loc, n, idx(nb)),
              [&](Value item) { emitWorkItem(item); });
   };
-  if (amx && isAmxProduct())
+  if (isAmxProduct())
     buildAmxBranch(b, loc, [&](bool onTiles) {
       if (onTiles)
         emitAmx();
@@ -196,26 +201,20 @@ Value GemvLowering::startValue(Value row, Value col) {
   return g.initValue ? castFloat(b, loc, g.initValue, ct) : fconst(0.0);
 }
 
-bool GemvLowering::isAmxProduct() const {
-  auto element = [](Value v) {
-    return cast<ShapedType>(v.getType()).getElementType();
-  };
-  auto weight = cast<ShapedType>(g.rhs.getType());
-  return ct.isF32() && element(g.lhs).isBF16() && element(g.rhs).isBF16() &&
-         weight.hasStaticShape() && weight.getDimSize(0) >= kAmxBlock &&
-         weight.getDimSize(1) > 0 && weight.getDimSize(1) % kAmxStepK == 0 &&
-         cast<MemRefType>(lhsBuf.getType()).isLastDimUnitStride() &&
+bool GemvLowering::hasDenseRows() const {
+  return cast<MemRefType>(lhsBuf.getType()).isLastDimUnitStride() &&
          cast<MemRefType>(rhsBuf.getType()).isLastDimUnitStride();
 }
 
+bool GemvLowering::isAmxProduct() const {
+  auto weight = cast<ShapedType>(g.rhs.getType());
+  return kernels.amxTiles && weight.hasStaticShape() &&
+         weight.getDimSize(0) >= kAmxBlock && weight.getDimSize(1) > 0 &&
+         weight.getDimSize(1) % kAmxStepK == 0 && hasDenseRows();
+}
+
 bool GemvLowering::isPairProduct() const {
-  auto element = [](Value v) {
-    return cast<ShapedType>(v.getType()).getElementType();
-  };
-  return bf16Dot && ct.isF32() && element(g.lhs).isBF16() &&
-         element(g.rhs).isBF16() && isPairDotWidth(lanes) &&
-         cast<MemRefType>(lhsBuf.getType()).isLastDimUnitStride() &&
-         cast<MemRefType>(rhsBuf.getType()).isLastDimUnitStride();
+  return kernels.vector == VectorKernel::PairDot && hasDenseRows();
 }
 
 /// The lhs rows (at most 16) in pairs of k, the B tiles of every step:
@@ -426,6 +425,6 @@ void GemvLowering::emitTile(const Tile &t) {
 
 Value cpu::buildTransposedGemv(OpBuilder &b, Location loc,
                                const GemmOperands &operands,
-                               int64_t vectorBits, bool bf16Dot, bool amx) {
-  return GemvLowering(b, loc, operands, vectorBits, bf16Dot, amx).emit();
+                               const Target &target) {
+  return GemvLowering(b, loc, operands, target).emit();
 }

@@ -34,8 +34,8 @@ constexpr int64_t kGemvParallelMinElements = 1 << 16;
 /// as the B tiles; the last N % 32 rows and the other case on vectors).
 /// Returns the result tensor.
 Value buildTransposedGemv(OpBuilder &b, Location loc,
-                          const GemmOperands &operands, int64_t vectorBits,
-                          bool bf16Dot, bool amx);
+                          const GemmOperands &operands,
+                          const Target &target);
 
 } // namespace mlir::attn::cpu
 

@@ -16,7 +16,7 @@
 
 #include "GemmToCpu.h"
 #include "GemvToCpu.h"
-#include "LoweringUtils.h"
+#include "attn/Codegen/Cpu/LoweringUtils.h"
 
 #include "attn/Conversion/AttnToCpu/AttnToCpu.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
@@ -37,8 +37,7 @@ namespace {
 /// dynamic sizes that must agree.
 struct MatmulOpLowering : OpRewritePattern<MatmulOp> {
   MatmulOpLowering(MLIRContext *ctx, const AttnCpuLoweringOptions &options)
-      : OpRewritePattern(ctx), vectorBits(options.vectorBits),
-        bf16Dot(options.bf16Dot), amx(options.amx) {}
+      : OpRewritePattern(ctx), target(options.target) {}
 
   LogicalResult matchAndRewrite(MatmulOp op,
                                 PatternRewriter &rewriter) const override {
@@ -95,13 +94,11 @@ struct MatmulOpLowering : OpRewritePattern<MatmulOp> {
           getDimSize(rewriter, loc, op.getRhs(), rhsType.getRank() - 2),
           "attn.matmul: contraction dims differ at run time");
     rewriter.replaceOp(op,
-                       buildGemm(rewriter, loc, gemm, vectorBits, bf16Dot, amx));
+                       buildGemm(rewriter, loc, gemm, target));
     return success();
   }
 
-  int64_t vectorBits;
-  bool bf16Dot;
-  bool amx;
+  cpu::Target target;
 };
 
 /// linalg.matmul and linalg.batch_matmul on tensors with their default
@@ -119,8 +116,7 @@ template <typename LinalgOpTy>
 struct LinalgMatmulLowering : OpRewritePattern<LinalgOpTy> {
   LinalgMatmulLowering(MLIRContext *ctx,
                        const AttnCpuLoweringOptions &options)
-      : OpRewritePattern<LinalgOpTy>(ctx), vectorBits(options.vectorBits),
-        bf16Dot(options.bf16Dot), amx(options.amx) {}
+      : OpRewritePattern<LinalgOpTy>(ctx), target(options.target) {}
 
   LogicalResult matchAndRewrite(LinalgOpTy op,
                                 PatternRewriter &rewriter) const override {
@@ -189,11 +185,11 @@ struct LinalgMatmulLowering : OpRewritePattern<LinalgOpTy> {
       // place.
       gemm.rhs = unpack.getPacked();
       gemm.rhsPacked = true;
-      result = buildGemm(rewriter, loc, gemm, vectorBits, bf16Dot, amx);
+      result = buildGemm(rewriter, loc, gemm, target);
     } else if (auto transpose = getWeightTranspose(op))
       result = buildWithTransposedRhs(rewriter, loc, gemm, transpose);
     else
-      result = buildGemm(rewriter, loc, gemm, vectorBits, bf16Dot, amx);
+      result = buildGemm(rewriter, loc, gemm, target);
     if (fused.empty()) {
       rewriter.replaceOp(op, result);
       return success();
@@ -242,12 +238,12 @@ struct LinalgMatmulLowering : OpRewritePattern<LinalgOpTy> {
                                linalg::TransposeOp transpose) const {
     gemm.rhs = transpose.getInput();
     auto gemv = [&](OpBuilder &b, Location l) {
-      return buildTransposedGemv(b, l, gemm, vectorBits, bf16Dot, amx);
+      return buildTransposedGemv(b, l, gemm, target);
     };
     auto full = [&](OpBuilder &b, Location l) {
       GemmOperands g = gemm;
       g.rhsTransposed = true;
-      return buildGemm(b, l, g, vectorBits, bf16Dot, amx);
+      return buildGemm(b, l, g, target);
     };
     int64_t rows = gemm.resultType.getDimSize(0);
     if (!ShapedType::isDynamic(rows))
@@ -266,25 +262,23 @@ struct LinalgMatmulLowering : OpRewritePattern<LinalgOpTy> {
     return branch.getResult(0);
   }
 
-  int64_t vectorBits;
-  bool bf16Dot;
-  bool amx;
+  cpu::Target target;
 };
 
 /// attn.pack_weight as the GEMM's pack code over every panel.
 struct PackWeightOpLowering : OpRewritePattern<PackWeightOp> {
   PackWeightOpLowering(MLIRContext *ctx, const AttnCpuLoweringOptions &options)
-      : OpRewritePattern(ctx), vectorBits(options.vectorBits) {}
+      : OpRewritePattern(ctx), target(options.target) {}
 
   LogicalResult matchAndRewrite(PackWeightOp op,
                                 PatternRewriter &rewriter) const override {
     rewriter.replaceOp(op, buildPackWeight(rewriter, op.getLoc(),
                                            op.getWeight(), op.getTransposed(),
-                                           op.getType(), vectorBits));
+                                           op.getType(), target.vectorBits));
     return success();
   }
 
-  int64_t vectorBits;
+  cpu::Target target;
 };
 
 struct TransposeOpLowering : OpRewritePattern<TransposeOp> {

@@ -28,8 +28,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Emitter.h"
-#include "LoweringUtils.h"
+#include "attn/Codegen/Cpu/Emitter.h"
+#include "attn/Codegen/Cpu/LoweringUtils.h"
 #include "SdpaPlan.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -549,14 +549,14 @@ Value DecodeLowering::emit() {
 bool cpu::prefersDecode(const SdpaPlan &plan,
                         const AttnCpuLoweringOptions &options) {
   std::optional<int64_t> l = getConstantIntValue(plan.l);
-  return l && *l <= getVectorLanes(plan.computeType, options.vectorBits) / 2;
+  return l && *l <= options.target.getLanes(plan.computeType) / 2;
 }
 
 Value cpu::lowerSdpaDecode(OpBuilder &b, Location loc, SdpaOp op,
                            const SdpaPlan &plan,
                            const AttnCpuLoweringOptions &options) {
   DecodeTiling t;
-  t.lanes = getVectorLanes(plan.computeType, options.vectorBits);
+  t.lanes = options.target.getLanes(plan.computeType);
   // 32 vector registers with AVX-512, 16 below (loads and a broadcast
   // need the rest).
   bool manyRegisters =

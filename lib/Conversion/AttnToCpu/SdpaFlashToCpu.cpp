@@ -51,11 +51,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "AmxTile.h"
-#include "Emitter.h"
-#include "LoweringUtils.h"
-#include "PairDotTile.h"
-#include "RegisterTile.h"
+#include "attn/Codegen/Cpu/AmxTile.h"
+#include "attn/Codegen/Cpu/Emitter.h"
+#include "attn/Codegen/Cpu/LoweringUtils.h"
+#include "attn/Codegen/Cpu/PairDotTile.h"
+#include "attn/Codegen/Cpu/RegisterTile.h"
 #include "SdpaPlan.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -202,8 +202,8 @@ private:
 static FlashTiling chooseFlashTiling(const SdpaPlan &plan,
                                      const AttnCpuLoweringOptions &options) {
   FlashTiling t;
-  t.lanes = getVectorLanes(plan.computeType, options.vectorBits);
-  bool manyRegisters = options.vectorBits >= 512;
+  t.lanes = options.target.getLanes(plan.computeType);
+  bool manyRegisters = options.target.getVectorRegisters() >= 32;
   t.qkKeys = 4;
   t.qkRowVecs = manyRegisters ? 6 : 3;
   t.pvRows = 6;
@@ -234,8 +234,10 @@ static FlashTiling chooseFlashTiling(const SdpaPlan &plan,
 static std::optional<FlashTiling>
 getPairFlashTiling(const SdpaPlan &plan, const AttnCpuLoweringOptions &options,
                    const FlashTiling &fallback) {
-  if (!options.bf16Dot || !plan.elementType.isBF16() ||
-      !plan.computeType.isF32() || !isPairDotWidth(fallback.lanes))
+  if (options.target
+          .getProductKernels(plan.elementType, plan.elementType,
+                             plan.computeType)
+          .vector != VectorKernel::PairDot)
     return std::nullopt;
   std::optional<int64_t> e = getConstantIntValue(plan.e);
   if (!e || *e <= 0)
@@ -263,8 +265,11 @@ getPairFlashTiling(const SdpaPlan &plan, const AttnCpuLoweringOptions &options,
 static std::optional<FlashTiling>
 getAmxFlashTiling(const SdpaPlan &plan, const AttnCpuLoweringOptions &options,
                   const FlashTiling &fallback) {
-  if (!options.amx || !plan.elementType.isBF16() ||
-      !plan.computeType.isF32() || fallback.lanes != kAmxTileCols)
+  if (!options.target
+           .getProductKernels(plan.elementType, plan.elementType,
+                              plan.computeType)
+           .amxTiles ||
+      fallback.lanes != kAmxTileCols)
     return std::nullopt;
   std::optional<int64_t> e = getConstantIntValue(plan.e);
   std::optional<int64_t> ev = getConstantIntValue(plan.ev);

@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "LoweringUtils.h"
+#include "attn/Codegen/Cpu/LoweringUtils.h"
 #include "SdpaPlan.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"

@@ -5,7 +5,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 
-#include "LoweringUtils.h"
+#include "attn/Codegen/Cpu/LoweringUtils.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"

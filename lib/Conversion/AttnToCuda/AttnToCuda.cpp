@@ -19,7 +19,7 @@
 
 #include "attn/Conversion/AttnToCuda/AttnToCuda.h"
 #include "attn/Conversion/AttnToCuda/ScoreModToCuda.h"
-#include "attn/Conversion/Passes.h"
+#include "attn/Conversion/AttnToCuda/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -38,7 +38,7 @@
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNLOWERSDPATOCUDA
-#include "attn/Conversion/Passes.h.inc"
+#include "attn/Conversion/AttnToCuda/Passes.h.inc"
 } // namespace mlir::attn
 
 using namespace mlir;

@@ -1,0 +1,31 @@
+//===- Passes.h - attn.sdpa to CUDA kernels ---------------------*- C++ -*-===//
+
+#ifndef ATTN_CONVERSION_ATTNTOCUDA_PASSES_H
+#define ATTN_CONVERSION_ATTNTOCUDA_PASSES_H
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir::attn {
+
+#define GEN_PASS_DECL
+#include "attn/Conversion/AttnToCuda/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "attn/Conversion/AttnToCuda/Passes.h.inc"
+
+} // namespace mlir::attn
+
+#endif // ATTN_CONVERSION_ATTNTOCUDA_PASSES_H
