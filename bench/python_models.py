@@ -43,7 +43,7 @@ transformers (bench/setup-venv.sh):
     PYTHONPATH=python /work/bench-venv/bin/python bench/python_models.py
 
 `--json` keeps the rows; `--merge A.json B.json ...` prints the tables of
-several runs (bench/RESULTS.md's come from six). Each thread count of
+several runs (as bench/RESULTS.md's tables do). Each thread count of
 `--threads` runs in its own process (AttnFuse's
 OpenMP runtime reads OMP_NUM_THREADS once per process). A peer that is not
 installed or fails in a cell gets its error in the table instead of

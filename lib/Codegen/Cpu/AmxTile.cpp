@@ -196,9 +196,9 @@ void cpu::buildAmxBlockProduct(OpBuilder &b, Location loc, const BlockView &lhs,
     });
   };
   // Rows outer: a row pair's A tiles (32 rows x the k block) stay in L1
-  // across the column pairs, whose B tiles stream from L2 (5-8% faster
-  // than columns outer on nn.Linear shapes, one thread, Sapphire-Rapids-
-  // class VM). The first row pair reads the panel from memory; it
+  // across the column pairs, whose B tiles stream from L2 (faster than
+  // columns outer on nn.Linear shapes: bench/RESULTS.md, "Matrix
+  // products"). The first row pair reads the panel from memory; it
   // prefetches `next` meanwhile, so that the next block's first row pair
   // finds it in L2.
   Value rest = step.c(0);

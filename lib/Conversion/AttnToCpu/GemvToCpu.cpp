@@ -17,12 +17,12 @@
 // The weight rows stream from memory once and stay in L1 for the other
 // groups of lhs rows; each vector load feeds nr or mr FMAs.
 //
-// With `bf16Dot` (a target whose GEMMs multiply bf16 pairs), a bf16 x bf16
+// Where the target's vector kernel for bf16 is pair dots, a bf16 x bf16
 // product in f32 multiplies the rows as they are stored: each step loads
 // 2 x lanes bf16 of a weight row and of an lhs row and adds their pair
 // products with one x86vector.avx512.dot (vdpbf16ps), instead of widening
 // both rows to f32 for the FMA (two instructions per vector of each, which
-// made a decode step compute-bound at half the memory's rate on Zen 4).
+// make a decode step compute-bound; bench/RESULTS.md, "Decode steps").
 //
 // With `amx`, a bf16 product accumulated in f32 whose weight has at least
 // 32 rows and whole 32-k steps runs on AMX tiles where the runtime allows

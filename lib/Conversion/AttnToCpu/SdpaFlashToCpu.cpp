@@ -227,10 +227,8 @@ static FlashTiling chooseFlashTiling(const SdpaPlan &plan,
 /// column as before, a step takes a pair of e or keys); blockKV whole
 /// vectors of keys, for the probabilities' transposes. 64 query rows by
 /// default, not 96: with the pair packs beside the f32 scores and
-/// accumulator a work item's scratch then stays within L1 (on Zen 4 10-12%
-/// faster at E = 64 and 128, L = 512 and 2048; tiles of 4 keys x 4 or 6
-/// vectors of rows, 4 to 8 rows x 2 to 4 vectors of columns and blocks of
-/// 32 to 256 keys within 3% of each other; bench/RESULTS.md).
+/// accumulator a work item's scratch then stays within L1 (the sizes tried:
+/// bench/RESULTS.md, "Flash attention", Zen 4).
 static std::optional<FlashTiling>
 getPairFlashTiling(const SdpaPlan &plan, const AttnCpuLoweringOptions &options,
                    const FlashTiling &fallback) {
@@ -255,13 +253,12 @@ getPairFlashTiling(const SdpaPlan &plan, const AttnCpuLoweringOptions &options,
 }
 
 /// The tiling of q.k^T and p.v on AMX tiles, where the target has them
-/// (`amx`) and the product suits them: bf16 operands, f32 compute, 512-bit
+/// (getProductKernels) and the product suits them: bf16 operands, f32 compute, 512-bit
 /// vectors (the 16 x 16 transposes of the probabilities), static E and Ev
 /// that are whole 32-element steps. Blocks are whole tiles: query rows and
 /// keys multiples of 32; 128 of each by default (so that each C tile of
-/// p.v takes 4 steps per load and store; on BERT-sized heads 128 x 128 ran
-/// 5-30% faster than 96 x 128, 96 x 64, 96 x 256, 192 x 128, 128 x 64 and
-/// 128 x 192, bench/RESULTS.md).
+/// p.v takes 4 steps per load and store; the block sizes tried on
+/// BERT-sized heads: bench/RESULTS.md, "Flash attention", Xeon-AMX).
 static std::optional<FlashTiling>
 getAmxFlashTiling(const SdpaPlan &plan, const AttnCpuLoweringOptions &options,
                   const FlashTiling &fallback) {

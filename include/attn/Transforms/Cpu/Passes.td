@@ -420,7 +420,7 @@ def AttnMarkInPlaceResults : Pass<"attn-mark-inplace-results", "::mlir::ModuleOp
     A public function writes a tensor argument in place when the argument
     is marked `bufferization.writable = true` and the function returns its
     new value as `bufferization.materialize_in_destination %new in %argN`
-    (a state result; include/attn/Conversion/AttnToCpu/InPlaceArguments.h).
+    (a state result; include/attn/Transforms/Cpu/InPlaceArguments.h).
     This pass checks that contract on every public function with a body
     (each writable argument has exactly one state result, each state result
     writes a writable argument, every return agrees, and no call inside the
