@@ -217,17 +217,14 @@ SmallVector<Value> GemmLowering::operandBatch(Value operand,
 
 Value GemmLowering::emit(bool amx) {
   numBatch = g.resultType.getRank() - 2;
-  lhsBuf = toBuffer(g.lhs);
-  rhsBuf = toBuffer(g.rhs);
+  GemmOperandBuffers buffers = getOperandBuffers(b, loc, g);
+  lhsBuf = buffers.lhs;
+  rhsBuf = buffers.rhs;
+  initBuf = buffers.init;
   if (g.rhsPacked && isAmxPanelType(cast<ShapedType>(g.rhs.getType()))) {
     panelGroupRows = cast<ShapedType>(g.rhs.getType()).getDimSize(2);
     rhsBuf = groupPanels(b, loc, rhsBuf);
   }
-  if (g.init)
-    initBuf = toBuffer(g.init);
-  else if (g.initRow)
-    initBuf = broadcastRows(b, loc, toBuffer(g.initRow), g.resultType,
-                            g.resultSizes);
   results.emplace(b, loc, g.epilogue);
   m = g.resultSizes[numBatch];
   n = g.resultSizes[numBatch + 1];
@@ -684,6 +681,19 @@ void GemmLowering::emitOutput(ValueRange batchIvs, Value m0, Value n0,
       results->store(b, loc, x, outBuf, outIndices(i, c));
     });
   });
+}
+
+GemmOperandBuffers cpu::getOperandBuffers(OpBuilder &b, Location loc,
+                                          const GemmOperands &g) {
+  GemmOperandBuffers buffers;
+  buffers.lhs = toReadOnlyBuffer(b, loc, g.lhs);
+  buffers.rhs = toReadOnlyBuffer(b, loc, g.rhs);
+  if (g.init)
+    buffers.init = toReadOnlyBuffer(b, loc, g.init);
+  else if (g.initRow)
+    buffers.init = broadcastRows(b, loc, toReadOnlyBuffer(b, loc, g.initRow),
+                                 g.resultType, g.resultSizes);
+  return buffers;
 }
 
 Value cpu::buildGemm(OpBuilder &b, Location loc, const GemmOperands &operands,

@@ -45,6 +45,15 @@ struct GemmOperands {
   Value initRow;
 };
 
+/// The buffers a product reads: lhs and rhs as stored, and its start
+/// values (`init`, or `initRow` broadcast to every row of the result; null
+/// when it starts at a scalar).
+struct GemmOperandBuffers {
+  Value lhs, rhs, init;
+};
+GemmOperandBuffers getOperandBuffers(OpBuilder &b, Location loc,
+                                     const GemmOperands &operands);
+
 /// Packs `weight` ([K, N], or [N, K] when `transposed`, f32 or bf16,
 /// static) into panels of `packedType` (getPackedRhsType), zero-padded,
 /// with the GEMM's own pack code; one work item per panel. Returns the

@@ -147,13 +147,10 @@ Value GemvLowering::load(Value mem, Value row, Value col, bool vector) {
 }
 
 Value GemvLowering::emit() {
-  lhsBuf = toBuffer(g.lhs);
-  rhsBuf = toBuffer(g.rhs);
-  if (g.init)
-    initBuf = toBuffer(g.init);
-  else if (g.initRow)
-    initBuf = broadcastRows(b, loc, toBuffer(g.initRow), g.resultType,
-                            g.resultSizes);
+  GemmOperandBuffers buffers = getOperandBuffers(b, loc, g);
+  lhsBuf = buffers.lhs;
+  rhsBuf = buffers.rhs;
+  initBuf = buffers.init;
   results.emplace(b, loc, g.epilogue);
   m = g.resultSizes[0];
   n = g.resultSizes[1];
