@@ -38,7 +38,7 @@
 // keys x vectors-of-rows register tile on x86vector.avx512.dot; p is
 // rounded to bf16 and transposed query-major (pRows), V packed in bf16
 // pairs of keys (vPack), and p.v is the rows x vectors-of-columns tile on
-// pairs of keys. See emitPairPv.
+// pairs of keys. See PairFlashKernel.
 //
 // On AMX targets (getAmxFlashTiling: bf16, E and Ev multiples of 32) the
 // same work items run steps 1 and 3 on tiles, behind the runtime's
@@ -47,7 +47,7 @@
 // stored key-major into sT as before, so that the score step, the softmax
 // and the statistics stay the vector code; p is then rounded to bf16 and
 // transposed query-major (the A tiles of P V) and V packed in bf16 pairs of
-// keys (its B tiles). See emitAmxKeyBlock.
+// keys (its B tiles). See AmxFlashKernel.
 //
 //===----------------------------------------------------------------------===//
 
@@ -70,12 +70,16 @@
 #include <algorithm>
 #include <functional>
 #include <limits>
+#include <memory>
 
 using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::cpu;
 
 namespace {
+
+/// See FlashTiling::kernel and the FlashKernel classes.
+enum class FlashKernelKind { Fma, PairDot, Amx };
 
 /// Block sizes and register tiles of one flash lowering.
 struct FlashTiling {
@@ -89,10 +93,9 @@ struct FlashTiling {
   int64_t pvRows = 6, pvColVecs = 2;
   /// AttnCpuLoweringOptions::positionBound.
   int64_t positionBound = kDefaultPositionBound;
-  /// q.k^T and p.v on AVX512-BF16 pair dots (see getPairFlashTiling).
-  bool pairs = false;
-  /// q.k^T and p.v on AMX tiles (see getAmxFlashTiling).
-  bool amx = false;
+  /// The instruction family of q.k^T and p.v: FMAs on f32, AVX512-BF16
+  /// pair dots (getPairFlashTiling) or AMX tiles (getAmxFlashTiling).
+  FlashKernelKind kernel = FlashKernelKind::Fma;
 };
 
 /// The scratch and indices of one work item.
@@ -117,6 +120,8 @@ struct WorkItem {
   Value qPairs, pRows;
 };
 
+class FlashKernel;
+
 class FlashLowering : Emitter {
 public:
   /// With `amxTiling`, the AMX path where attnrt_amx_available() says the
@@ -132,21 +137,25 @@ public:
   Value emit();
 
 private:
+  friend class FlashKernel;
+  friend class FmaFlashKernel;
+  friend class PairFlashKernel;
+  friend class AmxFlashKernel;
+
   void emitForall();
   void emitWorkItem(ValueRange ivs);
-  WorkItem allocateScratch(ValueRange ivs);
-  void emitInit(WorkItem &w);
-  void emitKeyBlock(WorkItem &w, Value kv0);
+  WorkItem allocateScratch(FlashKernel &kernel, ValueRange ivs);
+  void emitInit(FlashKernel &kernel, WorkItem &w);
   BlockView keyBlock(Value source, Value pack, ArrayRef<Value> kvIdx,
                      Value kv0, Value keys, Value cols, Value paddedCols);
   Value positionsFitCheck();
   void emitScoreStepVersions(function_ref<void(bool boundPositions)> step);
-  void emitScores(WorkItem &w, const BlockView &k, Value kv0, Value keys,
-                  bool boundPositions);
-  SmallVector<Value> buildPairScoreTile(WorkItem &w, const BlockView &k,
-                                       ArrayRef<Value> init,
-                                       ArrayRef<Value> keyOf,
-                                       ArrayRef<Value> colOf);
+  /// The raw scores of keys keyOf (mr of them) x vectors of query rows
+  /// colOf (nv), added to `init`.
+  using ScoreTileFn = function_ref<SmallVector<Value>(
+      ArrayRef<Value> init, ArrayRef<Value> keyOf, ArrayRef<Value> colOf)>;
+  void emitScores(WorkItem &w, Value kv0, Value keys, bool boundPositions,
+                  ScoreTileFn tile);
   void emitScoreTileEpilogue(WorkItem &w, ArrayRef<Value> acc,
                              ArrayRef<Value> keyOf, ArrayRef<Value> rowOf,
                              Value row0, Value kv0, int64_t mr, int64_t nv);
@@ -159,13 +168,8 @@ private:
   using PvTileFn = function_ref<SmallVector<Value>(
       ArrayRef<Value> init, ArrayRef<Value> rowOf, ArrayRef<Value> colOf)>;
   void emitPv(WorkItem &w, PvTileFn tile);
-  void emitPairPv(WorkItem &w, Value kv0, Value keys);
   void emitOutput(WorkItem &w);
   bool rowsContiguous();
-  void emitAmxKeyBlock(WorkItem &w, Value kv0);
-  void emitAmxScoreStep(WorkItem &w, Value kv0, Value keys,
-                        bool boundPositions);
-  void emitProbabilityRows(WorkItem &w, Value paddedKeys);
 
   SdpaOp op;
   const SdpaPlan &plan;
@@ -184,6 +188,88 @@ private:
   /// score_mod region's positions fit 32 bits; null when the region reads
   /// no position or the lengths are static (the range analysis sees them).
   Value positionsFit;
+};
+
+/// The instruction family's part of flash attention, chosen once per
+/// attn.sdpa (and per side of the AMX permission check) from the tiling:
+/// the scratch it needs beyond the common buffers, how a work item's
+/// queries are packed, and a key block's scores and p.v. The work items,
+/// the key-block loop, the score hook, the online softmax and the output
+/// are FlashLowering's.
+class FlashKernel : protected Emitter {
+public:
+  virtual ~FlashKernel() = default;
+  /// The kernel of `f`'s current tiling (f.t.kernel).
+  static std::unique_ptr<FlashKernel> create(FlashLowering &f);
+
+  /// Allocates the kernel's scratch of `w` (after the common buffers).
+  virtual void allocate(WorkItem &w) = 0;
+  /// Packs the work item's queries (before the accumulators are zeroed).
+  virtual void packQueries(WorkItem &w) = 0;
+  /// One block of keys from kv0: scores, the softmax step, p.v.
+  virtual void emitKeyBlock(WorkItem &w, Value kv0) = 0;
+
+protected:
+  explicit FlashKernel(FlashLowering &f)
+      : Emitter(f.b, f.loc, f.ct, f.t.lanes), f(f), plan(f.plan), t(f.t),
+        buf(f.buf) {}
+
+  /// bf16 kernels: allocates qPairs, pRows and vPack (and, with `keyPack`,
+  /// kPack); packs the queries in bf16 pairs of e.
+  void allocatePairs(WorkItem &w, bool keyPack);
+  void packQueryPairs(WorkItem &w);
+  void emitProbabilityRows(WorkItem &w, Value paddedKeys);
+
+  FlashLowering &f;
+  const SdpaPlan &plan;
+  const FlashTiling &t;
+  const SdpaBuffers &buf;
+};
+
+/// q.k^T and p.v as FMA register tiles on f32 (k and v widened into kPack
+/// and vPack unless they are f32 vectors already).
+class FmaFlashKernel : public FlashKernel {
+public:
+  using FlashKernel::FlashKernel;
+  void allocate(WorkItem &w) override;
+  void packQueries(WorkItem &w) override;
+  void emitKeyBlock(WorkItem &w, Value kv0) override;
+
+protected:
+  /// The block's score tiles (the key block `k`) and its p.v.
+  virtual SmallVector<Value> scoreTile(WorkItem &w, const BlockView &k,
+                                       ArrayRef<Value> init,
+                                       ArrayRef<Value> keyOf,
+                                       ArrayRef<Value> colOf);
+  virtual void emitBlockPv(WorkItem &w, Value kv0, Value keys);
+};
+
+/// q.k^T and p.v on AVX512-BF16 pair dots: the FMA kernel's loops with
+/// pair tiles (PairDotTile.h).
+class PairFlashKernel : public FmaFlashKernel {
+public:
+  using FmaFlashKernel::FmaFlashKernel;
+  void allocate(WorkItem &w) override { allocatePairs(w, false); }
+  void packQueries(WorkItem &w) override { packQueryPairs(w); }
+
+protected:
+  SmallVector<Value> scoreTile(WorkItem &w, const BlockView &k,
+                               ArrayRef<Value> init, ArrayRef<Value> keyOf,
+                               ArrayRef<Value> colOf) override;
+  void emitBlockPv(WorkItem &w, Value kv0, Value keys) override;
+};
+
+/// q.k^T and p.v on AMX tiles (AmxTile.h).
+class AmxFlashKernel : public FlashKernel {
+public:
+  using FlashKernel::FlashKernel;
+  void allocate(WorkItem &w) override { allocatePairs(w, true); }
+  void packQueries(WorkItem &w) override { packQueryPairs(w); }
+  void emitKeyBlock(WorkItem &w, Value kv0) override;
+
+private:
+  void emitScoreStep(WorkItem &w, Value kv0, Value keys,
+                     bool boundPositions);
 };
 
 } // namespace
@@ -241,7 +327,7 @@ getPairFlashTiling(const SdpaPlan &plan, const AttnCpuLoweringOptions &options,
   if (!e || *e <= 0)
     return std::nullopt;
   FlashTiling t = fallback;
-  t.pairs = true;
+  t.kernel = FlashKernelKind::PairDot;
   if (options.blockQ <= 0) {
     int64_t blockQ = 64;
     if (std::optional<int64_t> l = getConstantIntValue(plan.l))
@@ -274,7 +360,7 @@ getAmxFlashTiling(const SdpaPlan &plan, const AttnCpuLoweringOptions &options,
       *ev % kAmxBlock != 0)
     return std::nullopt;
   FlashTiling t = fallback;
-  t.amx = true;
+  t.kernel = FlashKernelKind::Amx;
   int64_t blockQ = options.blockQ > 0 ? options.blockQ : 128;
   if (std::optional<int64_t> l = getConstantIntValue(plan.l))
     blockQ = std::min(blockQ, std::max<int64_t>(*l, 1));
@@ -356,7 +442,8 @@ void FlashLowering::emitForall() {
   emitWorkItem(ivs);
 }
 
-WorkItem FlashLowering::allocateScratch(ValueRange ivs) {
+WorkItem FlashLowering::allocateScratch(FlashKernel &kernel,
+                                        ValueRange ivs) {
   WorkItem w;
   ValueRange batchIvs = ivs.drop_back();
   w.qIdx.assign(batchIvs.begin(), batchIvs.end());
@@ -365,7 +452,6 @@ WorkItem FlashLowering::allocateScratch(ValueRange ivs) {
   w.rows = arith::MinUIOp::create(
       b, loc, arith::SubIOp::create(b, loc, plan.l, w.row0), idx(t.blockQ));
   OpFoldResult bq = b.getIndexAttr(t.blockQ), bkv = b.getIndexAttr(t.blockKV);
-  OpFoldResult e = getAsOpFoldResult(plan.e);
   OpFoldResult evp = getAsOpFoldResult(evPadded);
   w.sT = alloc({bkv, bq});
   w.acc = alloc({bq, evp});
@@ -373,58 +459,48 @@ WorkItem FlashLowering::allocateScratch(ValueRange ivs) {
   w.blockMax = alloc({bq});
   w.l = alloc({bq});
   w.alpha = alloc({bq});
-  if (t.amx || t.pairs) {
-    // E is static (getPairFlashTiling, getAmxFlashTiling), Ev on tiles.
-    Type bf16 = b.getBF16Type();
-    int64_t eSize = *getConstantIntValue(plan.e);
-    w.qPairs = allocAligned(b, loc, bf16,
-                            {b.getIndexAttr(llvm::divideCeil(eSize, 2)),
-                             b.getIndexAttr(2 * t.blockQ)});
-    w.pRows = allocAligned(b, loc, bf16, {bq, bkv});
-    // On AMX tiles Ev is a multiple of 32, so evPadded is Ev itself.
-    std::optional<int64_t> evSize = getConstantIntValue(evPadded);
-    OpFoldResult pairCols =
-        evSize ? OpFoldResult(b.getIndexAttr(2 * *evSize))
-               : OpFoldResult(mul(evPadded, idx(2)));
-    w.vPack = allocAligned(b, loc, bf16,
-                           {b.getIndexAttr(t.blockKV / 2), pairCols});
-    if (t.amx)
-      w.kPack = allocAligned(b, loc, bf16, {bkv, e});
-    return w;
-  }
-  w.qT = alloc({e, bq});
-  if (packK)
-    w.kPack = alloc({bkv, e});
-  if (packV)
-    w.vPack = alloc({bkv, evp});
+  kernel.allocate(w);
   return w;
+}
+
+void FmaFlashKernel::allocate(WorkItem &w) {
+  OpFoldResult bq = b.getIndexAttr(t.blockQ), bkv = b.getIndexAttr(t.blockKV);
+  OpFoldResult e = getAsOpFoldResult(plan.e);
+  OpFoldResult evp = getAsOpFoldResult(f.evPadded);
+  w.qT = alloc({e, bq});
+  if (f.packK)
+    w.kPack = alloc({bkv, e});
+  if (f.packV)
+    w.vPack = alloc({bkv, evp});
+}
+
+void FlashKernel::allocatePairs(WorkItem &w, bool keyPack) {
+  OpFoldResult bq = b.getIndexAttr(t.blockQ), bkv = b.getIndexAttr(t.blockKV);
+  OpFoldResult e = getAsOpFoldResult(plan.e);
+  // E is static (getPairFlashTiling, getAmxFlashTiling), Ev on tiles.
+  Type bf16 = b.getBF16Type();
+  int64_t eSize = *getConstantIntValue(plan.e);
+  w.qPairs = allocAligned(b, loc, bf16,
+                          {b.getIndexAttr(llvm::divideCeil(eSize, 2)),
+                           b.getIndexAttr(2 * t.blockQ)});
+  w.pRows = allocAligned(b, loc, bf16, {bq, bkv});
+  // On AMX tiles Ev is a multiple of 32, so evPadded is Ev itself.
+  std::optional<int64_t> evSize = getConstantIntValue(f.evPadded);
+  OpFoldResult pairCols =
+      evSize ? OpFoldResult(b.getIndexAttr(2 * *evSize))
+             : OpFoldResult(mul(f.evPadded, idx(2)));
+  w.vPack = allocAligned(b, loc, bf16,
+                         {b.getIndexAttr(t.blockKV / 2), pairCols});
+  if (keyPack)
+    w.kPack = allocAligned(b, loc, bf16, {bkv, e});
 }
 
 /// qT = the block's queries transposed (zero past the last valid row; on
 /// pair dots and AMX tiles qPairs, the same in bf16 pairs of e), acc = 0,
 /// m = -inf, l = 0.
-void FlashLowering::emitInit(WorkItem &w) {
+void FlashLowering::emitInit(FlashKernel &kernel, WorkItem &w) {
   Value c0 = idx(0), c1 = idx(1), lanes = idx(t.lanes), bq = idx(t.blockQ);
-  if (t.amx || t.pairs) {
-    packPairBlock(b, loc, BlockView{buf.q, w.qIdx, w.row0, nullptr},
-                  w.qPairs, t.lanes, plan.e, w.rows, bq, /*transposed=*/true);
-  } else {
-    forLoop(c0, w.rows, c1, [&](Value i) {
-      forLoop(c0, plan.e, c1, [&](Value e) {
-        SmallVector<Value> qi(w.qIdx);
-        qi.append({add(w.row0, i), e});
-        Value x = memref::LoadOp::create(b, loc, buf.q, qi);
-        memref::StoreOp::create(b, loc, castFloat(b, loc, x, ct), w.qT,
-                                ValueRange{e, i});
-      });
-    });
-    Value zero = createFloatConstant(b, loc, ct, 0.0);
-    forLoop(w.rows, bq, c1, [&](Value i) {
-      forLoop(c0, plan.e, c1, [&](Value e) {
-        memref::StoreOp::create(b, loc, zero, w.qT, ValueRange{e, i});
-      });
-    });
-  }
+  kernel.packQueries(w);
   Value zeroVec = createFloatConstantOfType(b, loc, vecType, 0.0);
   Value negInfVec = createFloatConstantOfType(
       b, loc, vecType, -std::numeric_limits<double>::infinity());
@@ -439,9 +515,46 @@ void FlashLowering::emitInit(WorkItem &w) {
   });
 }
 
+void FmaFlashKernel::packQueries(WorkItem &w) {
+  Value c0 = idx(0), c1 = idx(1), bq = idx(t.blockQ);
+  forLoop(c0, w.rows, c1, [&](Value i) {
+    forLoop(c0, plan.e, c1, [&](Value e) {
+      SmallVector<Value> qi(w.qIdx);
+      qi.append({add(w.row0, i), e});
+      Value x = memref::LoadOp::create(b, loc, buf.q, qi);
+      memref::StoreOp::create(b, loc, castFloat(b, loc, x, ct), w.qT,
+                              ValueRange{e, i});
+    });
+  });
+  Value zero = createFloatConstant(b, loc, ct, 0.0);
+  forLoop(w.rows, bq, c1, [&](Value i) {
+    forLoop(c0, plan.e, c1, [&](Value e) {
+      memref::StoreOp::create(b, loc, zero, w.qT, ValueRange{e, i});
+    });
+  });
+}
+
+void FlashKernel::packQueryPairs(WorkItem &w) {
+  packPairBlock(b, loc, BlockView{buf.q, w.qIdx, w.row0, nullptr}, w.qPairs,
+                t.lanes, plan.e, w.rows, idx(t.blockQ), /*transposed=*/true);
+}
+
+std::unique_ptr<FlashKernel> FlashKernel::create(FlashLowering &f) {
+  switch (f.t.kernel) {
+  case FlashKernelKind::Fma:
+    return std::unique_ptr<FlashKernel>(new FmaFlashKernel(f));
+  case FlashKernelKind::PairDot:
+    return std::unique_ptr<FlashKernel>(new PairFlashKernel(f));
+  case FlashKernelKind::Amx:
+    return std::unique_ptr<FlashKernel>(new AmxFlashKernel(f));
+  }
+  llvm_unreachable("unknown flash kernel");
+}
+
 void FlashLowering::emitWorkItem(ValueRange ivs) {
-  WorkItem w = allocateScratch(ivs);
-  emitInit(w);
+  std::unique_ptr<FlashKernel> kernel = FlashKernel::create(*this);
+  WorkItem w = allocateScratch(*kernel, ivs);
+  emitInit(*kernel, w);
   // A band with -inf: keys outside [row0 - left, row0 + rows - 1 + right]
   // are -inf for every row of the item; their blocks are not visited
   // (signed index arithmetic, clamped to [0, S]).
@@ -458,12 +571,8 @@ void FlashLowering::emitWorkItem(ValueRange ivs) {
       kvEnd = arith::MinSIOp::create(b, loc, plan.s, end);
     }
   }
-  forLoop(kvBegin, kvEnd, idx(t.blockKV), [&](Value kv0) {
-    if (t.amx)
-      emitAmxKeyBlock(w, kv0);
-    else
-      emitKeyBlock(w, kv0);
-  });
+  forLoop(kvBegin, kvEnd, idx(t.blockKV),
+          [&](Value kv0) { kernel->emitKeyBlock(w, kv0); });
   emitOutput(w);
 }
 
@@ -480,28 +589,48 @@ BlockView FlashLowering::keyBlock(Value source, Value pack,
 
 /// One key block of the vector nest: scores, softmax step and p.v, on f32
 /// FMAs (k and v widened to f32 in kPack and vPack unless they are f32) or
-/// on pair dots (t.pairs: k read in place, see emitPairPv).
-void FlashLowering::emitKeyBlock(WorkItem &w, Value kv0) {
+/// on pair dots (PairFlashKernel: k read in place, see its emitBlockPv).
+void FmaFlashKernel::emitKeyBlock(WorkItem &w, Value kv0) {
   Value keys = arith::MinUIOp::create(
       b, loc, arith::SubIOp::create(b, loc, plan.s, kv0), idx(t.blockKV));
-  BlockView k = keyBlock(buf.k, w.kPack, w.kvIdx, kv0, keys, plan.e, plan.e);
+  BlockView k =
+      f.keyBlock(buf.k, w.kPack, w.kvIdx, kv0, keys, plan.e, plan.e);
   Value negInfVec = createFloatConstantOfType(
       b, loc, vecType, -std::numeric_limits<double>::infinity());
   forLoop(idx(0), idx(t.blockQ), idx(t.lanes), [&](Value i) {
     vector::StoreOp::create(b, loc, negInfVec, w.blockMax, ValueRange{i});
   });
-  emitScoreStepVersions([&](bool boundPositions) {
-    emitScores(w, k, kv0, keys, boundPositions);
+  f.emitScoreStepVersions([&](bool boundPositions) {
+    f.emitScores(w, kv0, keys, boundPositions,
+                 [&](ArrayRef<Value> init, ArrayRef<Value> keyOf,
+                     ArrayRef<Value> colOf) {
+                   return scoreTile(w, k, init, keyOf, colOf);
+                 });
   });
-  emitSoftmaxStep(w, keys);
-  if (t.pairs) {
-    emitPairPv(w, kv0, keys);
-    return;
-  }
+  f.emitSoftmaxStep(w, keys);
+  emitBlockPv(w, kv0, keys);
+}
+
+SmallVector<Value> FmaFlashKernel::scoreTile(WorkItem &w, const BlockView &k,
+                                             ArrayRef<Value> init,
+                                             ArrayRef<Value> keyOf,
+                                             ArrayRef<Value> colOf) {
+  return buildRegisterTile(
+      b, loc, plan.e, init, keyOf.size(), colOf.size(),
+      [&](int64_t r, Value e) {
+        return loadElement(b, loc, k, keyOf[r], e, ct);
+      },
+      [&](int64_t v, Value e) {
+        return vector::LoadOp::create(b, loc, vecType, w.qT,
+                                      ValueRange{e, colOf[v]});
+      });
+}
+
+void FmaFlashKernel::emitBlockPv(WorkItem &w, Value kv0, Value keys) {
   BlockView v =
-      keyBlock(buf.v, w.vPack, w.kvIdx, kv0, keys, plan.ev, evPadded);
-  emitPv(w, [&](ArrayRef<Value> init, ArrayRef<Value> rowOf,
-                ArrayRef<Value> colOf) {
+      f.keyBlock(buf.v, w.vPack, w.kvIdx, kv0, keys, plan.ev, f.evPadded);
+  f.emitPv(w, [&](ArrayRef<Value> init, ArrayRef<Value> rowOf,
+                  ArrayRef<Value> colOf) {
     return buildRegisterTile(
         b, loc, keys, init, rowOf.size(), colOf.size(),
         [&](int64_t r, Value j) -> Value {
@@ -514,13 +643,13 @@ void FlashLowering::emitKeyBlock(WorkItem &w, Value kv0) {
   });
 }
 
-/// p.v on pair dots (t.pairs): p rounded to bf16 query-major into pRows
+/// p.v on pair dots: p rounded to bf16 query-major into pRows
 /// (as on AMX tiles and in PyTorch's flash attention; the row sums stay
 /// those of the f32 p), the value block packed in bf16 pairs of keys into
 /// vPack (an odd last key paired with zero, padding columns zero), then
 /// acc = acc * alpha + the pair tiles over ceil(keys / 2) pairs, each p
 /// pair one 32-bit broadcast from a row of pRows.
-void FlashLowering::emitPairPv(WorkItem &w, Value kv0, Value keys) {
+void PairFlashKernel::emitBlockPv(WorkItem &w, Value kv0, Value keys) {
   Value lanes = idx(t.lanes);
   Value paddedKeys =
       mul(arith::CeilDivUIOp::create(b, loc, keys, lanes), lanes);
@@ -531,11 +660,11 @@ void FlashLowering::emitPairPv(WorkItem &w, Value kv0, Value keys) {
   emitProbabilityRows(w, paddedKeys);
   BlockView v = packPairBlock(
       b, loc, BlockView{buf.v, SmallVector<Value>(w.kvIdx), kv0, nullptr},
-      w.vPack, t.lanes, keys, plan.ev, evPadded, /*transposed=*/false);
+      w.vPack, t.lanes, keys, plan.ev, f.evPadded, /*transposed=*/false);
   BlockView p{w.pRows, {}, nullptr, nullptr};
   auto pairType = VectorType::get({2 * t.lanes}, b.getBF16Type());
   Value pairs = arith::CeilDivUIOp::create(b, loc, keys, idx(2));
-  emitPv(w, [&](ArrayRef<Value> init, ArrayRef<Value> rowOf,
+  f.emitPv(w, [&](ArrayRef<Value> init, ArrayRef<Value> rowOf,
                 ArrayRef<Value> colOf) {
     return buildPairDotTile(
         b, loc, idx(0), pairs, init, rowOf.size(), colOf.size(),
@@ -550,7 +679,7 @@ void FlashLowering::emitPairPv(WorkItem &w, Value kv0, Value keys) {
 }
 
 
-/// One key block on AMX tiles (t.amx):
+/// One key block on AMX tiles:
 ///   1. sT = K Q^T: the key block as A tiles (in place when the block is
 ///      whole, else zero-padded to whole tiles in kPack) times qPairs, C
 ///      tiles starting from zero;
@@ -562,7 +691,7 @@ void FlashLowering::emitPairPv(WorkItem &w, Value kv0, Value keys) {
 ///      stay those of the f32 p), keys past the block's zero;
 ///   5. acc = acc * alpha, then acc += pRows V on tiles, V packed in bf16
 ///      pairs of keys (vPack, zero past the block's keys).
-void FlashLowering::emitAmxKeyBlock(WorkItem &w, Value kv0) {
+void AmxFlashKernel::emitKeyBlock(WorkItem &w, Value kv0) {
   Type bf16 = b.getBF16Type();
   auto zeroRow = VectorType::get({kAmxStepK}, bf16);
   int64_t eSize = *getConstantIntValue(plan.e);
@@ -594,10 +723,10 @@ void FlashLowering::emitAmxKeyBlock(WorkItem &w, Value kv0) {
     zeroRows(b, loc, BlockView{w.kPack}, zeroRow, keys, paddedKeys, plan.e);
     scores(packed);
   }
-  emitScoreStepVersions([&](bool boundPositions) {
-    emitAmxScoreStep(w, kv0, keys, boundPositions);
+  f.emitScoreStepVersions([&](bool boundPositions) {
+    emitScoreStep(w, kv0, keys, boundPositions);
   });
-  emitSoftmaxStep(w, keys);
+  f.emitSoftmaxStep(w, keys);
   // The padded keys' scores (0 * q, NaN for an infinite q) are no
   // probabilities: zero before the transposes read them.
   zeroRows(b, loc, BlockView{w.sT}, vecType, keys, paddedKeys, idx(t.blockQ));
@@ -630,8 +759,8 @@ void FlashLowering::emitAmxKeyBlock(WorkItem &w, Value kv0) {
 /// sT[j, i] = the score step of sT[j, i] and blockMax[i] = max_j sT[j, i]
 /// for the block's keys: per vector of query rows, a pass down the keys
 /// (`boundPositions`: see emitScores).
-void FlashLowering::emitAmxScoreStep(WorkItem &w, Value kv0, Value keys,
-                                     bool boundPositions) {
+void AmxFlashKernel::emitScoreStep(WorkItem &w, Value kv0, Value keys,
+                                   bool boundPositions) {
   Value row0 = w.row0;
   if (boundPositions) {
     row0 = arith::MinUIOp::create(b, loc, row0, idx(t.positionBound));
@@ -646,7 +775,8 @@ void FlashLowering::emitAmxScoreStep(WorkItem &w, Value kv0, Value keys,
         [&](OpBuilder &, Location, Value j, ValueRange iter) {
           Value raw = vector::LoadOp::create(b, loc, vecType, w.sT,
                                              ValueRange{j, i0});
-          Value score = applyScoreTransforms(w, raw, rowBase, add(kv0, j));
+          Value score =
+              f.applyScoreTransforms(w, raw, rowBase, add(kv0, j));
           vector::StoreOp::create(b, loc, score, w.sT, ValueRange{j, i0});
           scf::YieldOp::create(b, loc,
                                buildMaxIgnoringNaN(b, loc, score, iter[0]));
@@ -659,7 +789,7 @@ void FlashLowering::emitAmxScoreStep(WorkItem &w, Value kv0, Value keys,
 /// pRows[i, j] = bf16(sT[j, i]) for the block's padded keys (a multiple of
 /// lanes): lanes x lanes blocks transposed in registers (as 32-bit words),
 /// each row rounded to bf16 once.
-void FlashLowering::emitProbabilityRows(WorkItem &w, Value paddedKeys) {
+void FlashKernel::emitProbabilityRows(WorkItem &w, Value paddedKeys) {
   Value lanes = idx(t.lanes);
   auto words = VectorType::get({t.lanes}, b.getI32Type());
   auto rowType = VectorType::get({t.lanes}, b.getBF16Type());
@@ -727,8 +857,8 @@ Value FlashLowering::positionsFitCheck() {
 /// (only where positionsFit holds) the first row and key are clamped to
 /// their bounds: no change of value, but the range analysis then bounds the
 /// positions the score_mod region reads.
-void FlashLowering::emitScores(WorkItem &w, const BlockView &k, Value kv0,
-                               Value keys, bool boundPositions) {
+void FlashLowering::emitScores(WorkItem &w, Value kv0, Value keys,
+                               bool boundPositions, ScoreTileFn tile) {
   Value row0 = w.row0;
   if (boundPositions) {
     row0 = arith::MinUIOp::create(b, loc, row0, idx(t.positionBound));
@@ -745,17 +875,7 @@ void FlashLowering::emitScores(WorkItem &w, const BlockView &k, Value kv0,
         colOf.push_back(add(i0, idx(v * t.lanes)));
       SmallVector<Value> init(
           mr * nv, createFloatConstantOfType(b, loc, vecType, 0.0));
-      SmallVector<Value> acc =
-          t.pairs ? buildPairScoreTile(w, k, init, rowOf, colOf)
-                  : buildRegisterTile(
-                        b, loc, plan.e, init, mr, nv,
-                        [&](int64_t r, Value e) {
-                          return loadElement(b, loc, k, rowOf[r], e, ct);
-                        },
-                        [&](int64_t v, Value e) {
-                          return vector::LoadOp::create(
-                              b, loc, vecType, w.qT, ValueRange{e, colOf[v]});
-                        });
+      SmallVector<Value> acc = tile(init, rowOf, colOf);
       emitScoreTileEpilogue(w, acc, rowOf, colOf, row0, kv0, mr, nv);
     });
   });
@@ -765,11 +885,10 @@ void FlashLowering::emitScores(WorkItem &w, const BlockView &k, Value kv0,
 /// place) and query rows colOf[v] + lanes on pair dots: each key pair one
 /// 32-bit broadcast from its row, the queries' pairs vectors of qPairs; an
 /// odd E's last element paired with zero.
-SmallVector<Value> FlashLowering::buildPairScoreTile(WorkItem &w,
-                                                     const BlockView &k,
-                                                     ArrayRef<Value> init,
-                                                     ArrayRef<Value> keyOf,
-                                                     ArrayRef<Value> colOf) {
+SmallVector<Value> PairFlashKernel::scoreTile(WorkItem &w, const BlockView &k,
+                                              ArrayRef<Value> init,
+                                              ArrayRef<Value> keyOf,
+                                              ArrayRef<Value> colOf) {
   int64_t eSize = *getConstantIntValue(plan.e);
   auto pairType = VectorType::get({2 * t.lanes}, b.getBF16Type());
   auto pairsFrom = [&](int64_t lo, int64_t hi, ArrayRef<Value> start,
