@@ -481,6 +481,118 @@ def Attn_UnpackWeightOp : Attn_Op<"unpack_weight", [Pure]> {
 }
 
 //===----------------------------------------------------------------------===//
+// #attn.quant, attn.quantized_matmul
+//===----------------------------------------------------------------------===//
+
+def Attn_QuantScheme : I32EnumAttr<"QuantScheme",
+    "a quantized weight format (docs/quantization.md, attnfuse.quant)", [
+      I32EnumAttrCase<"q8_0", 0>, I32EnumAttrCase<"q4_0", 1>,
+      I32EnumAttrCase<"q4_k", 2>, I32EnumAttrCase<"q6_k", 3>,
+      I32EnumAttrCase<"int8_sym", 4>, I32EnumAttrCase<"int8_asym", 5>,
+      I32EnumAttrCase<"int4_sym", 6>, I32EnumAttrCase<"int4_asym", 7>]> {
+  let cppNamespace = "::mlir::attn";
+  let genSpecializedAttr = 0;
+}
+
+def Attn_QuantFormatAttr : AttrDef<Attn_Dialect, "QuantFormat"> {
+  let mnemonic = "quant";
+  let summary = "the byte layout of a quantized [N, K] weight";
+  let description = [{
+    A scheme of `attnfuse.quant` (docs/quantization.md gives the bytes):
+    `scheme`, `group` (elements along K that share a scale: a GGUF block or
+    an NNCF-style group) and `scale` (the scales' type). The GGUF schemes
+    have fixed blocks and print without them: `#attn.quant<q4_0>` (group
+    32, f16 scales; q8_0 too), `#attn.quant<q4_k>` (super-blocks of 256;
+    q6_k too). The int schemes spell both:
+    `#attn.quant<int4_asym, group = 128, scale = f16>`; `group` is K for
+    one group per output channel, a multiple of 32 for 4 bits, and
+    `scale` is f16 or f32.
+  }];
+  let parameters = (ins EnumParameter<Attn_QuantScheme>:$scheme,
+                        "int64_t":$group, "::mlir::Type":$scale);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Bits per code: 8, 6 or 4.
+    int64_t getBits() const;
+    /// q8_0, q4_0, q4_k, q6_k: blocks with their scales inside.
+    bool isGguf() const;
+    /// int8_asym, int4_asym: a zero point per group (q4_k's mins are in
+    /// its blocks).
+    bool hasZeroPoints() const;
+    /// GGUF: the bytes of one block of `group` elements.
+    int64_t getBlockBytes() const;
+    /// Bytes of one stored scale (2 for f16, 4 for f32).
+    int64_t getScaleBytes() const;
+    /// The layout's sections for an [n, k] weight (k a multiple of the
+    /// group): byte offsets of the scales and zero points (int schemes;
+    /// 0 where there are none) and the total size. Fails when a size
+    /// overflows int64.
+    struct Layout {
+      int64_t scales = 0, zeroPoints = 0, bytes = 0;
+    };
+    ::mlir::FailureOr<Layout> getLayout(int64_t n, int64_t k) const;
+  }];
+}
+
+def Attn_QuantizedMatmulOp : Attn_Op<"quantized_matmul", [Pure]> {
+  let summary = "product with a quantized [N, K] weight (nn.Linear's x . W^T)";
+  let description = [{
+    `nn.Linear` without bias on a quantized weight: `input` is
+    `[batch..., M, K]` (any rank >= 2; batch dims and M may be dynamic, K
+    is static) in f32, bf16 or f16; `weight` holds the bytes of an
+    `[N, K]` weight, exactly as docs/quantization.md lays them out for
+    `format` (`#attn.quant<...>`), as a static 1-D `i8` tensor of the
+    layout's size; the result is `[batch..., M, N]` in the input's element
+    type, N static. K and N are the input's and the result's last dims.
+
+    `result[..., m, n] = sum_k input[..., m, k] * W[n, k]`, where `W` is
+    the weight dequantized exactly (the formulas of docs/quantization.md,
+    `attnfuse.quant.dequantize`), the products accumulated in f32 and the
+    sum rounded once to the element type. The order of the additions is
+    not specified, and a lowering may fuse a weight's scale multiplication
+    with the product (one rounding less).
+
+    Formats (`#attn.quant<scheme[, group = G, scale = T]>`):
+
+    | scheme | group | scale | bytes of an [N, K] weight |
+    | --- | --- | --- | --- |
+    | `q8_0` | 32 | f16 | N * K / 32 * 34 |
+    | `q4_0` | 32 | f16 | N * K / 32 * 18 |
+    | `q4_k` | 256 | f16 | N * K / 256 * 144 |
+    | `q6_k` | 256 | f16 | N * K / 256 * 210 |
+    | `int8_sym`, `int8_asym` | G dividing K | f16 or f32 | codes N * K, then scales (and zero points), each section at a multiple of 64 |
+    | `int4_sym`, `int4_asym` | G dividing K, a multiple of 32 | f16 or f32 | codes N * K / 2, then scales (and zero points), each section at a multiple of 64 |
+
+    The GGUF schemes print without their fixed group and scale. The
+    verifier checks that K is a multiple of the group and that the
+    weight's size is the layout's, and names the size it expects.
+
+    ```mlir
+    %y = attn.quantized_matmul %x, %w {format = #attn.quant<q4_0>}
+        : (tensor<1x7x4096xbf16>, tensor<9437184xi8>) -> tensor<1x7x4096xbf16>
+    %z = attn.quantized_matmul %x2, %w2
+        {format = #attn.quant<int4_asym, group = 128, scale = f16>}
+        : (tensor<?x1024xf32>, tensor<3018752xi8>) -> tensor<?x5632xf32>
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[F16, BF16, F32]>:$input,
+                       RankedTensorOf<[I8]>:$weight,
+                       Attn_QuantFormatAttr:$format);
+  let results = (outs RankedTensorOf<[F16, BF16, F32]>:$result);
+  let assemblyFormat = [{
+    $input `,` $weight attr-dict `:` functional-type(operands, results)
+  }];
+  let extraClassDeclaration = [{
+    /// N: the weight's rows (the result's last dim).
+    int64_t getN() { return getType().getShape().back(); }
+    /// K: the contraction (the input's last dim).
+    int64_t getK() { return getInput().getType().getShape().back(); }
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // attn.reshape
 //===----------------------------------------------------------------------===//
 
