@@ -40,6 +40,11 @@ int parseVerifyAndRun(const uint8_t *data, size_t size,
 /// (which must outlive the context).
 std::unique_ptr<MLIRContext> createJitContext(std::string &diagnostics);
 
+/// The differential targets' LLVMFuzzerInitialize: the host's target for
+/// the JIT, and `onCheckFailure` as the runtime's check-failure handler (a
+/// run-time check that fails on a valid module is a bug). Returns 0.
+int initializeJitTarget(void (*onCheckFailure)(const char *message));
+
 } // namespace mlir::attn::fuzz
 
 #endif // ATTN_FUZZ_ATTNFUZZER_H

@@ -20,7 +20,6 @@
 
 #include "attn/InitAttn.h"
 #include "attn/Pipelines/Pipelines.h"
-#include "attn/Runtime/AttnRuntime.h"
 
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
@@ -28,7 +27,6 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/TargetSelect.h"
 #include "llvm/Target/TargetMachine.h"
 
 #include <cmath>
@@ -267,10 +265,7 @@ static void compare(const HostTensor &out, const HostTensor &ref,
 }
 
 extern "C" int LLVMFuzzerInitialize(int *, char ***) {
-  llvm::InitializeNativeTarget();
-  llvm::InitializeNativeTargetAsmPrinter();
-  attnrt_set_check_failure_handler(onCheckFailure);
-  return 0;
+  return attn::fuzz::initializeJitTarget(onCheckFailure);
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

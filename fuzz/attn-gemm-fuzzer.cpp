@@ -66,7 +66,6 @@
 #include "llvm/ExecutionEngine/Orc/Mangling.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/TargetSelect.h"
 #include "llvm/Target/TargetMachine.h"
 
 #include <cmath>
@@ -567,10 +566,7 @@ static void check(const Problem &p, ArrayRef<HostTensor> inputs,
 }
 
 extern "C" int LLVMFuzzerInitialize(int *, char ***) {
-  llvm::InitializeNativeTarget();
-  llvm::InitializeNativeTargetAsmPrinter();
-  attnrt_set_check_failure_handler(onCheckFailure);
-  return 0;
+  return attn::fuzz::initializeJitTarget(onCheckFailure);
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
