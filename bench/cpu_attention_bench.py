@@ -194,6 +194,14 @@ def add_common_args(p):
                         "-avx512f for the AVX2 code on an AVX-512 host")
 
 
+def print_table(text, markdown=None):
+    """Prints a result table, and writes it to the file `markdown` too."""
+    print(text)
+    if markdown:
+        with open(markdown, "w") as f:
+            f.write(text + "\n")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_common_args(p)
@@ -284,11 +292,7 @@ def main():
             line += f" {gbs:.1f} | " + (f"{100 * gbs / triad:.0f}% |"
                                         if triad else "- |")
         lines.append(line)
-    text = "\n".join(lines)
-    print(text)
-    if args.markdown:
-        with open(args.markdown, "w") as f:
-            f.write(text + "\n")
+    print_table("\n".join(lines), args.markdown)
     return 0
 
 

@@ -40,7 +40,8 @@ import os
 import sys
 import tempfile
 
-from cpu_attention_bench import add_common_args, lscpu, run_attn_run
+from cpu_attention_bench import (add_common_args, lscpu, print_table,
+                                 run_attn_run)
 from cpu_matmul_bench import best_time
 
 B, H, D = 1, 8, 64
@@ -266,11 +267,7 @@ def main():
                     print(f"round {rnd}: {v} L=S={l} " + " ".join(
                         f"{n}={t * 1e3:.1f}ms" for n, t in times.items()),
                         flush=True)
-    text = table(args, best, sizes, variants)
-    print(text)
-    if args.markdown:
-        with open(args.markdown, "w") as f:
-            f.write(text + "\n")
+    print_table(table(args, best, sizes, variants), args.markdown)
     return 0
 
 
