@@ -25,6 +25,14 @@ class OpPassManager;
 
 namespace mlir::attn::fuzz {
 
+/// A fuzz input read as a stream of choices; past its end, zeros.
+struct Reader {
+  const uint8_t *data;
+  size_t size, pos = 0;
+  /// The next choice among n (0 .. n - 1).
+  unsigned pick(unsigned n) { return pos < size ? data[pos++] % n : 0; }
+};
+
 /// Parses and verifies `data` in a fresh context, then (when `buildPipeline`
 /// is given, and the module has at most `maxFunctions` functions with a
 /// body, where that is not 0) runs the passes it adds on the module. Aborts

@@ -34,6 +34,7 @@
 
 using namespace mlir;
 using namespace attnrun;
+using attn::fuzz::Reader;
 
 namespace {
 /// One attention problem.
@@ -43,13 +44,6 @@ struct Problem {
   enum Mask { None, Bool, Padding, Additive } mask;
   bool causal, chain;
   double scale; // 0: 1/sqrt(E)
-};
-
-/// The input as a stream of choices; past its end, zeros.
-struct Reader {
-  const uint8_t *data;
-  size_t size, pos = 0;
-  unsigned pick(unsigned n) { return pos < size ? data[pos++] % n : 0; }
 };
 } // namespace
 

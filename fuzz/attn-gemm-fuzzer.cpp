@@ -73,6 +73,7 @@
 
 using namespace mlir;
 using namespace attnrun;
+using attn::fuzz::Reader;
 
 namespace {
 /// One product.
@@ -98,12 +99,6 @@ struct Problem {
 };
 
 /// The input as a stream of choices; past its end, zeros (the plain
-/// choice: host target, no batch, no NaN).
-struct Reader {
-  const uint8_t *data;
-  size_t size, pos = 0;
-  unsigned pick(unsigned n) { return pos < size ? data[pos++] % n : 0; }
-};
 } // namespace
 
 static std::string text;
