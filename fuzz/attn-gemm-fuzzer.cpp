@@ -97,8 +97,6 @@ struct Problem {
   /// only with the tiles forbidden (the fallback of an AMX target).
   enum Target { Host, NoAvx512, NoAvx, Pairs, AmxFallback } target;
 };
-
-/// The input as a stream of choices; past its end, zeros (the plain
 } // namespace
 
 static std::string text;
