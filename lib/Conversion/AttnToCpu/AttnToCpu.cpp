@@ -173,6 +173,7 @@ struct AttnLowerToCpuPass
 
     RewritePatternSet patterns(&getContext());
     populateAttnMatmulToCpuPatterns(patterns, *options);
+    populateAttnQuantizedMatmulToCpuPatterns(patterns, *options);
     populateAttnElementwiseToCpuPatterns(patterns);
     populateAttnSoftmaxToCpuPatterns(patterns);
     populateAttnReshapeToCpuPatterns(patterns);

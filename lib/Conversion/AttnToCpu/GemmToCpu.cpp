@@ -43,6 +43,7 @@
 #include "attn/Codegen/Cpu/Emitter.h"
 #include "attn/Codegen/Cpu/LoweringUtils.h"
 #include "attn/Codegen/Cpu/PairDotTile.h"
+#include "attn/Codegen/Cpu/QuantBlocks.h"
 #include "attn/Codegen/Cpu/RegisterTile.h"
 
 #include "attn/Conversion/AttnToCpu/AttnToCpu.h"
@@ -366,6 +367,9 @@ void GemmLowering::emitWorkItem(ValueRange ivs, Value mb) {
     }
     BlockView packed =
         g.rhsPacked ? prepackedPanel(colBlock, k0)
+        : g.quantizedRhs
+            ? packQuantizedBlock(b, loc, *g.quantizedRhs, rhsBuf, panel,
+                                 vecType, n0, k0, depth, cols, paddedCols)
         : g.rhsTransposed
             ? packTransposedBlock(b, loc, BlockView{rhsBuf, rhsBatch, n0, k0},
                                   panel, vecType, depth, cols, paddedCols)
@@ -698,7 +702,12 @@ GemmOperandBuffers cpu::getOperandBuffers(OpBuilder &b, Location loc,
 
 Value cpu::buildGemm(OpBuilder &b, Location loc, const GemmOperands &operands,
                      const Target &target) {
-  return GemmLowering(b, loc, operands, chooseGemmTiling(operands, target))
+  GemmTiling tiling = chooseGemmTiling(operands, target);
+  assert((!operands.quantizedRhs ||
+          (!tiling.pairDot && !isAmxProduct(operands, target) &&
+           tiling.kc % kMaxQuantUnit == 0)) &&
+         "a quantized rhs is dequantized into f32 panels of whole units");
+  return GemmLowering(b, loc, operands, tiling)
       .emit(isAmxProduct(operands, target));
 }
 

@@ -11,6 +11,8 @@
 
 namespace mlir::attn::cpu {
 
+struct QuantizedWeight;
+
 /// result[b..., m, n] = init[b..., m, n] + sum_k lhs[b..., m, k] *
 /// rhs[b..., k, n], accumulated in the compute type of the result's element
 /// type (f32, or f64 for f64) and rounded once to the element type.
@@ -43,6 +45,13 @@ struct GemmOperands {
   /// A vector [N] (any float type) that every row of the result starts at
   /// (nn.Linear's bias), instead of `init`, or null.
   Value initRow;
+  /// `rhs` holds the bytes of a quantized [N, K] weight (a 1-D i8 tensor,
+  /// attn.quantized_matmul) in this format, or null. The one hook of
+  /// quantized weights into the GEMM: where a transposed rhs would be
+  /// packed, each k block of the panel is dequantized from the bytes
+  /// instead (packQuantizedBlock, QuantBlocks.h); the rest of the GEMM is
+  /// unchanged. 2-D products with an f32 compute type, FMA path only.
+  const QuantizedWeight *quantizedRhs = nullptr;
 };
 
 /// The buffers a product reads: lhs and rhs as stored, and its start

@@ -96,6 +96,9 @@ struct AttnCpuLoweringOptions {
 void populateAttnMatmulToCpuPatterns(RewritePatternSet &patterns,
                                      const AttnCpuLoweringOptions &options);
 void populateAttnElementwiseToCpuPatterns(RewritePatternSet &patterns);
+/// attn.quantized_matmul (QuantizedMatmulToCpu.cpp).
+void populateAttnQuantizedMatmulToCpuPatterns(
+    RewritePatternSet &patterns, const AttnCpuLoweringOptions &options);
 
 /// Lowers the elementwise attn ops in `root` (those of
 /// populateAttnElementwiseToCpuPatterns) to generics, then rewrites the

@@ -1,0 +1,115 @@
+//===- QuantBlocks.h - dequantizing quantized weights in registers --------===//
+//
+// The microkernels of attn.quantized_matmul: reading a quantized [N, K]
+// weight (docs/quantization.md, #attn.quant) from its bytes into f32
+// vectors in registers, never into a float copy of the weight. The decode
+// GEMV streams a row's blocks through QuantDecoder and multiplies them as
+// they come; the prefill GEMM dequantizes one k block of rows at a time
+// into its packed panel (packQuantizedBlock, the GEMM's pack step for a
+// quantized rhs).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_CODEGEN_CPU_QUANTBLOCKS_H
+#define ATTN_CODEGEN_CPU_QUANTBLOCKS_H
+
+#include "attn/Codegen/Cpu/RegisterTile.h"
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+
+#include "mlir/IR/Builders.h"
+
+namespace mlir::attn::cpu {
+
+/// A quantized [n, k] weight (nn.Linear's layout: n rows of k elements
+/// along the contraction) in `format`; k is a multiple of the format's
+/// group (attn.quantized_matmul's verifier).
+struct QuantizedWeight {
+  QuantFormatAttr format;
+  int64_t n = 0, k = 0;
+};
+
+/// The largest unit (QuantDecoder::getUnitElements) of any format: a
+/// k-quant super-block. A k block of the GEMM is a multiple of it.
+constexpr int64_t kMaxQuantUnit = 256;
+
+/// Emits the dequantization of a weight's bytes, `bytes` (a 1-D i8 buffer
+/// of the layout's size), into vectors of `lanes` f32 (lanes 4, 8 or 16).
+/// A row is read in units: a GGUF block (32 elements; a k-quant's
+/// super-block of 256) or a chunk of 32 codes of the int schemes; each unit
+/// is unit / lanes vectors, each of whose scale, zero point or min is
+/// loaded with it (LLVM keeps one load per unit). int8 rows of K not a
+/// multiple of 32 end with K % 32 elements read one by one
+/// (decodeScalar). Every value is the exact dequantized weight of
+/// docs/quantization.md (the products rounded to f32 as written there).
+class QuantDecoder {
+public:
+  QuantDecoder(OpBuilder &b, Location loc, const QuantizedWeight &weight,
+               Value bytes, int64_t lanes);
+
+  /// Elements per unit: 32, or 256 for q4_k and q6_k.
+  int64_t getUnitElements() const { return unit; }
+  /// Whole units per row (K / unit, rounded down).
+  int64_t getWholeUnits() const { return weight.k / unit; }
+  /// The vectors of a unit.
+  int64_t getVectorsPerUnit() const { return unit / lanes; }
+  /// W[row, u * unit + v * lanes + i] for i < lanes as vector<lanes x f32>
+  /// (`row` and `u` index values, v < getVectorsPerUnit()).
+  Value decodeVector(Value row, Value u, int64_t v);
+  /// W[row, k] as an f32 scalar, for the elements past the whole units
+  /// (int8 schemes only: the others have none).
+  Value decodeScalar(Value row, Value k);
+
+private:
+  Value idx(int64_t v);
+  Value add(Value x, Value y);
+  Value mul(Value x, Value y);
+  /// `count` bytes at `offset` as vector<count x i8> (or one i8 for 1).
+  Value loadBytes(Value offset, int64_t count);
+  /// The f16 (or, with `f32`, f32) little-endian value at `offset`, as f32.
+  Value loadFloat(Value offset, bool f32);
+  /// The byte at `offset` as an unsigned i32.
+  Value loadByte(Value offset);
+  /// `lanes` nibbles from `count` bytes at `offset`, low or high, as i8 in
+  /// 0..15.
+  Value loadNibbles(Value offset, bool high);
+  Value splat(Value scalar);
+  Value i8Splat(int64_t v);
+  /// f32 of an i8 vector, signed or unsigned.
+  Value toF32(Value codes, bool isSigned);
+
+  Value decodeQ8_0(Value row, Value u, int64_t e);
+  Value decodeQ4_0(Value row, Value u, int64_t e);
+  Value decodeQ4_K(Value row, Value u, int64_t e);
+  Value decodeQ6_K(Value row, Value u, int64_t e);
+  Value decodeInt(Value row, Value u, int64_t e);
+  /// The int schemes' scale and zero point (f32; null without one) of row
+  /// `row`, group `group`.
+  std::pair<Value, Value> loadGroupParams(Value row, Value group);
+  /// The int8 schemes' per-lane scales and zero points of the vector at
+  /// element `k` of `row` where its lanes span groups.
+  std::pair<Value, Value> loadLaneParams(Value row, Value k);
+
+  OpBuilder &b;
+  Location loc;
+  QuantizedWeight weight;
+  Value bytes;
+  int64_t lanes, unit;
+  QuantFormatAttr::Layout layout;
+  VectorType vecType;
+};
+
+/// The GEMM's pack step for a quantized rhs (GemmOperands::quantizedRhs):
+/// pack[j, c] = W[n0 + c, k0 + j] for j < depth, c < cols, dequantized
+/// from `bytes`, and pack[j, c] = 0 for cols <= c < paddedCols (a multiple
+/// of the vector's lanes). k0 is a multiple of kMaxQuantUnit and depth one
+/// too unless the block ends the row. Groups of `lanes` rows are decoded
+/// a unit at a time and transposed in registers. Returns the view of the
+/// packed block.
+BlockView packQuantizedBlock(OpBuilder &b, Location loc,
+                             const QuantizedWeight &weight, Value bytes,
+                             Value pack, VectorType vecType, Value n0, Value k0,
+                             Value depth, Value cols, Value paddedCols);
+
+} // namespace mlir::attn::cpu
+
+#endif // ATTN_CODEGEN_CPU_QUANTBLOCKS_H

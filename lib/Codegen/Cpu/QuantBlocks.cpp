@@ -1,0 +1,373 @@
+//===- QuantBlocks.cpp - dequantizing quantized weights in registers ------===//
+//
+// Each decoder reads one vector of a unit: the bytes of its codes (a
+// vector load of `lanes` i8, or of `lanes` bytes holding the nibbles),
+// unpacked with vector integer ops (and 0x0F, shift right by 4, subtract
+// the offset), converted to f32 and multiplied by the scale of its block
+// or group widened to f32: exactly the order of operations of
+// docs/quantization.md, so that every element is the dequantized value
+// bit for bit. The scalar fields (f16 scales, sub-block scales, zero
+// points) are loaded again for each vector of a unit; LLVM merges the
+// loads of one unit.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Codegen/Cpu/QuantBlocks.h"
+
+#include "attn/Codegen/Cpu/LoweringUtils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::cpu;
+
+QuantDecoder::QuantDecoder(OpBuilder &b, Location loc,
+                           const QuantizedWeight &weight, Value bytes,
+                           int64_t lanes)
+    : b(b), loc(loc), weight(weight), bytes(bytes), lanes(lanes),
+      vecType(VectorType::get({lanes}, b.getF32Type())) {
+  QuantScheme scheme = weight.format.getScheme();
+  unit = scheme == QuantScheme::q4_k || scheme == QuantScheme::q6_k ? 256 : 32;
+  assert(lanes >= 4 && lanes <= 16 && 16 % lanes == 0 &&
+         "a vector is within one half of a 32-element chunk");
+  FailureOr<QuantFormatAttr::Layout> l =
+      weight.format.getLayout(weight.n, weight.k);
+  assert(succeeded(l) && "the verifier checked the size");
+  layout = *l;
+}
+
+Value QuantDecoder::idx(int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+Value QuantDecoder::add(Value x, Value y) {
+  return arith::AddIOp::create(b, loc, x, y);
+}
+Value QuantDecoder::mul(Value x, Value y) {
+  return arith::MulIOp::create(b, loc, x, y);
+}
+
+Value QuantDecoder::loadBytes(Value offset, int64_t count) {
+  auto type = VectorType::get({count}, b.getI8Type());
+  return vector::LoadOp::create(b, loc, type, bytes, ValueRange{offset});
+}
+
+Value QuantDecoder::loadFloat(Value offset, bool f32) {
+  Type ft = f32 ? Type(b.getF32Type()) : Type(b.getF16Type());
+  Value raw = loadBytes(offset, f32 ? 4 : 2);
+  Value cast = vector::BitCastOp::create(b, loc, VectorType::get({1}, ft), raw);
+  Value x = vector::ExtractOp::create(b, loc, cast, ArrayRef<int64_t>{0});
+  return f32 ? x : arith::ExtFOp::create(b, loc, b.getF32Type(), x);
+}
+
+Value QuantDecoder::loadByte(Value offset) {
+  Value x = memref::LoadOp::create(b, loc, bytes, ValueRange{offset});
+  return arith::ExtUIOp::create(b, loc, b.getI32Type(), x);
+}
+
+Value QuantDecoder::i8Splat(int64_t v) {
+  auto type = VectorType::get({lanes}, b.getI8Type());
+  return arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(type, b.getI8IntegerAttr(v)));
+}
+
+Value QuantDecoder::loadNibbles(Value offset, bool high) {
+  Value v = loadBytes(offset, lanes);
+  if (high)
+    return arith::ShRUIOp::create(b, loc, v, i8Splat(4));
+  return arith::AndIOp::create(b, loc, v, i8Splat(15));
+}
+
+Value QuantDecoder::splat(Value scalar) {
+  return vector::BroadcastOp::create(b, loc, vecType, scalar);
+}
+
+Value QuantDecoder::toF32(Value codes, bool isSigned) {
+  if (isSigned)
+    return arith::SIToFPOp::create(b, loc, vecType, codes);
+  return arith::UIToFPOp::create(b, loc, vecType, codes);
+}
+
+/// q8_0: `f16 d; int8 qs[32]`, w = f32(q) * f32(d).
+Value QuantDecoder::decodeQ8_0(Value row, Value u, int64_t e) {
+  Value block = add(mul(row, idx(weight.k / 32)), u);
+  Value base = mul(block, idx(34));
+  Value d = loadFloat(base, false);
+  Value q = toF32(loadBytes(add(base, idx(2 + e)), lanes), true);
+  return arith::MulFOp::create(b, loc, q, splat(d));
+}
+
+/// q4_0: `f16 d; u8 qs[16]`, element j in the low nibble of byte j, j + 16
+/// in its high nibble; w = f32(nibble - 8) * f32(d).
+Value QuantDecoder::decodeQ4_0(Value row, Value u, int64_t e) {
+  Value block = add(mul(row, idx(weight.k / 32)), u);
+  Value base = mul(block, idx(18));
+  Value d = loadFloat(base, false);
+  Value nibbles = loadNibbles(add(base, idx(2 + e % 16)), e >= 16);
+  Value q = arith::SubIOp::create(b, loc, nibbles, i8Splat(8));
+  return arith::MulFOp::create(b, loc, toF32(q, true), splat(d));
+}
+
+/// q4_k: `f16 d; f16 dmin; u8 scales[12]; u8 qs[128]`; sub-block s = e / 32
+/// has a 6-bit scale and min; w = (f32(d) * sc) * f32(q) - f32(dmin) * m.
+Value QuantDecoder::decodeQ4_K(Value row, Value u, int64_t e) {
+  Value block = add(mul(row, idx(weight.k / 256)), u);
+  Value base = mul(block, idx(144));
+  int64_t s = e / 32;
+  auto scaleByte = [&](int64_t i) { return loadByte(add(base, idx(4 + i))); };
+  auto i32 = [&](int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
+  };
+  auto andi = [&](Value x, int64_t m) {
+    return arith::AndIOp::create(b, loc, x, i32(m));
+  };
+  auto shr = [&](Value x, int64_t n) {
+    return arith::ShRUIOp::create(b, loc, x, i32(n));
+  };
+  // The high two bits of a 6-bit value of sub-block s >= 4, moved up.
+  auto top = [&](Value x) {
+    return arith::ShLIOp::create(b, loc, shr(x, 6), i32(4));
+  };
+  Value sc, m;
+  if (s < 4) {
+    sc = andi(scaleByte(s), 63);
+    m = andi(scaleByte(s + 4), 63);
+  } else {
+    Value packed = scaleByte(s + 4);
+    sc = arith::OrIOp::create(b, loc, andi(packed, 15), top(scaleByte(s - 4)));
+    m = arith::OrIOp::create(b, loc, shr(packed, 4), top(scaleByte(s)));
+  }
+  Type f32 = b.getF32Type();
+  Value d1 = arith::MulFOp::create(b, loc, loadFloat(base, false),
+                                   arith::UIToFPOp::create(b, loc, f32, sc));
+  Value m1 = arith::MulFOp::create(b, loc, loadFloat(add(base, idx(2)), false),
+                                   arith::UIToFPOp::create(b, loc, f32, m));
+  Value nibbles =
+      loadNibbles(add(base, idx(16 + 32 * (s / 2) + e % 32)), s % 2 == 1);
+  Value w = arith::MulFOp::create(b, loc, splat(d1), toF32(nibbles, false));
+  return arith::SubFOp::create(b, loc, w, splat(m1));
+}
+
+/// q6_k: `u8 ql[128]; u8 qh[64]; int8 scales[16]; f16 d`; the 32 elements
+/// of quarter q of half h take 4 bits of ql and 2 of qh; element e has the
+/// scale scales[e / 16]; w = (f32(d) * f32(scale)) * f32(code - 32).
+Value QuantDecoder::decodeQ6_K(Value row, Value u, int64_t e) {
+  Value block = add(mul(row, idx(weight.k / 256)), u);
+  Value base = mul(block, idx(210));
+  int64_t h = e / 128, q = (e % 128) / 32, l = e % 32;
+  Value ql = loadBytes(add(base, idx(64 * h + 32 * (q % 2) + l)), lanes);
+  Value low = q < 2 ? Value(arith::AndIOp::create(b, loc, ql, i8Splat(15)))
+                    : Value(arith::ShRUIOp::create(b, loc, ql, i8Splat(4)));
+  Value qh = loadBytes(add(base, idx(128 + 32 * h + l)), lanes);
+  if (q > 0)
+    qh = arith::ShRUIOp::create(b, loc, qh, i8Splat(2 * q));
+  Value high = arith::ShLIOp::create(
+      b, loc, arith::AndIOp::create(b, loc, qh, i8Splat(3)), i8Splat(4));
+  Value code = arith::OrIOp::create(b, loc, low, high);
+  Value value = toF32(arith::SubIOp::create(b, loc, code, i8Splat(32)), true);
+  Value scaleByte = memref::LoadOp::create(
+      b, loc, bytes, ValueRange{add(base, idx(192 + e / 16))});
+  Value scale = arith::MulFOp::create(
+      b, loc, loadFloat(add(base, idx(208)), false),
+      arith::SIToFPOp::create(b, loc, b.getF32Type(), scaleByte));
+  return arith::MulFOp::create(b, loc, splat(scale), value);
+}
+
+std::pair<Value, Value> QuantDecoder::loadGroupParams(Value row, Value group) {
+  QuantFormatAttr f = weight.format;
+  Value i = add(mul(row, idx(weight.k / f.getGroup())), group);
+  Value scale =
+      loadFloat(add(idx(layout.scales), mul(i, idx(f.getScaleBytes()))),
+                f.getScale().isF32());
+  Value zero;
+  if (f.hasZeroPoints())
+    zero = arith::UIToFPOp::create(b, loc, b.getF32Type(),
+                                   loadByte(add(idx(layout.zeroPoints), i)));
+  return {scale, zero};
+}
+
+std::pair<Value, Value> QuantDecoder::loadLaneParams(Value row, Value k) {
+  SmallVector<Value> scales, zeros;
+  for (int64_t i = 0; i < lanes; ++i) {
+    Value group = arith::DivUIOp::create(b, loc, add(k, idx(i)),
+                                         idx(weight.format.getGroup()));
+    auto [scale, zero] = loadGroupParams(row, group);
+    scales.push_back(scale);
+    if (zero)
+      zeros.push_back(zero);
+  }
+  Value zero;
+  if (!zeros.empty())
+    zero = vector::FromElementsOp::create(b, loc, vecType, zeros);
+  return {vector::FromElementsOp::create(b, loc, vecType, scales), zero};
+}
+
+/// The int schemes: codes (int8, uint8, or nibbles of 32-element chunks
+/// as q4_0's) minus the zero point, times the group's scale.
+Value QuantDecoder::decodeInt(Value row, Value u, int64_t e) {
+  QuantFormatAttr f = weight.format;
+  bool sym = !f.hasZeroPoints();
+  Value k = add(mul(u, idx(32)), idx(e));
+  Value value;
+  if (f.getBits() == 8) {
+    Value codes = loadBytes(add(mul(row, idx(weight.k)), k), lanes);
+    value = toF32(codes, sym);
+  } else {
+    Value at =
+        add(add(mul(row, idx(weight.k / 2)), mul(u, idx(16))), idx(e % 16));
+    Value nibbles = loadNibbles(at, e >= 16);
+    value =
+        sym ? toF32(arith::SubIOp::create(b, loc, nibbles, i8Splat(8)), true)
+            : toF32(nibbles, false);
+  }
+  int64_t group = f.getGroup();
+  Value scale, zero;
+  if (group == weight.k || group % lanes == 0) {
+    auto [s, z] =
+        loadGroupParams(row, arith::DivUIOp::create(b, loc, k, idx(group)));
+    scale = splat(s);
+    zero = z ? splat(z) : Value();
+  } else {
+    std::tie(scale, zero) = loadLaneParams(row, k);
+  }
+  if (zero)
+    value = arith::SubFOp::create(b, loc, value, zero);
+  return arith::MulFOp::create(b, loc, value, scale);
+}
+
+Value QuantDecoder::decodeVector(Value row, Value u, int64_t v) {
+  int64_t e = v * lanes;
+  switch (weight.format.getScheme()) {
+  case QuantScheme::q8_0:
+    return decodeQ8_0(row, u, e);
+  case QuantScheme::q4_0:
+    return decodeQ4_0(row, u, e);
+  case QuantScheme::q4_k:
+    return decodeQ4_K(row, u, e);
+  case QuantScheme::q6_k:
+    return decodeQ6_K(row, u, e);
+  default:
+    return decodeInt(row, u, e);
+  }
+}
+
+Value QuantDecoder::decodeScalar(Value row, Value k) {
+  QuantFormatAttr f = weight.format;
+  assert(f.getBits() == 8 && !f.isGguf() && "only int8 rows have a tail");
+  Type f32 = b.getF32Type();
+  Value code = memref::LoadOp::create(
+      b, loc, bytes, ValueRange{add(mul(row, idx(weight.k)), k)});
+  bool sym = !f.hasZeroPoints();
+  Value value = sym ? arith::SIToFPOp::create(b, loc, f32, code).getResult()
+                    : arith::UIToFPOp::create(b, loc, f32, code).getResult();
+  auto [scale, zero] = loadGroupParams(
+      row, arith::DivUIOp::create(b, loc, k, idx(f.getGroup())));
+  if (zero)
+    value = arith::SubFOp::create(b, loc, value, zero);
+  return arith::MulFOp::create(b, loc, value, scale);
+}
+
+//===----------------------------------------------------------------------===//
+// packQuantizedBlock
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The GEMM's pack of a k block of a quantized rhs (see the header).
+struct QuantPanelPack {
+  OpBuilder &b;
+  Location loc;
+  const QuantizedWeight &weight;
+  QuantDecoder decoder;
+  Value pack, n0, k0, depth, cols;
+  int64_t lanes;
+
+  Value idx(int64_t v) { return indexConstant(b, loc, v); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+
+  /// Columns c0 .. c0 + lanes of the panel (weight rows n0 + c0 + r): unit
+  /// by unit, `lanes` rows decoded and transposed in registers. In a
+  /// `partial` group the rows past `cols` are read clamped to the last
+  /// weight row and replaced by zeros.
+  void packGroup(Value c0, bool partial, Value wholeUnits) {
+    int64_t unit = decoder.getUnitElements();
+    Value zero = createFloatConstantOfType(
+        b, loc, VectorType::get({lanes}, b.getF32Type()), 0.0);
+    Value firstUnit = arith::DivUIOp::create(b, loc, k0, idx(unit));
+    Value rest = arith::SubIOp::create(b, loc, cols, c0);
+    buildForLoop(b, loc, idx(0), wholeUnits, idx(1), [&](Value uu) {
+      Value u = add(firstUnit, uu);
+      for (int64_t v = 0; v < decoder.getVectorsPerUnit(); ++v) {
+        SmallVector<Value> rows;
+        for (int64_t r = 0; r < lanes; ++r) {
+          Value row = add(add(n0, c0), idx(r));
+          if (partial)
+            row = arith::MinUIOp::create(b, loc, row, idx(weight.n - 1));
+          Value vec = decoder.decodeVector(row, u, v);
+          if (partial)
+            vec = arith::SelectOp::create(
+                b, loc,
+                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, idx(r),
+                                      rest),
+                vec, zero);
+          rows.push_back(vec);
+        }
+        rows = transposeInRegisters(b, loc, rows);
+        Value j0 =
+            add(arith::MulIOp::create(b, loc, uu, idx(unit)), idx(v * lanes));
+        for (int64_t r = 0; r < lanes; ++r)
+          vector::StoreOp::create(b, loc, rows[r], pack,
+                                  ValueRange{add(j0, idx(r)), c0});
+      }
+    });
+  }
+
+  /// The elements of the block past its whole units (the end of an int8
+  /// row of K not a multiple of 32), one by one.
+  void packTail(Value from, Value paddedCols) {
+    Value c1 = idx(1);
+    Value zero = createFloatConstant(b, loc, b.getF32Type(), 0.0);
+    buildForLoop(b, loc, from, depth, c1, [&](Value j) {
+      buildForLoop(b, loc, idx(0), cols, c1, [&](Value c) {
+        Value w = decoder.decodeScalar(add(n0, c), add(k0, j));
+        memref::StoreOp::create(b, loc, w, pack, ValueRange{j, c});
+      });
+      buildForLoop(b, loc, cols, paddedCols, c1, [&](Value c) {
+        memref::StoreOp::create(b, loc, zero, pack, ValueRange{j, c});
+      });
+    });
+  }
+};
+} // namespace
+
+BlockView cpu::packQuantizedBlock(OpBuilder &b, Location loc,
+                                  const QuantizedWeight &weight, Value bytes,
+                                  Value pack, VectorType vecType, Value n0,
+                                  Value k0, Value depth, Value cols,
+                                  Value paddedCols) {
+  int64_t lanes = vecType.getNumElements();
+  assert(vecType.getElementType().isF32() && "panels of f32");
+  QuantPanelPack p{
+      b,    loc,  weight, QuantDecoder(b, loc, weight, bytes, lanes),
+      pack, n0,   k0,     depth,
+      cols, lanes};
+  int64_t unit = p.decoder.getUnitElements();
+  Value wholeUnits = arith::DivUIOp::create(b, loc, depth, p.idx(unit));
+  Value step = p.idx(lanes);
+  Value fullCols = arith::SubIOp::create(
+      b, loc, cols, arith::RemUIOp::create(b, loc, cols, step));
+  buildForLoop(b, loc, p.idx(0), fullCols, step,
+               [&](Value c0) { p.packGroup(c0, false, wholeUnits); });
+  Value partial =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, fullCols, cols);
+  scf::IfOp::create(b, loc, partial, [&](OpBuilder &, Location) {
+    p.packGroup(fullCols, true, wholeUnits);
+    scf::YieldOp::create(b, loc);
+  });
+  if (weight.k % unit)
+    p.packTail(arith::MulIOp::create(b, loc, wholeUnits, p.idx(unit)),
+               paddedCols);
+  return BlockView{pack, {}, p.idx(0), nullptr};
+}

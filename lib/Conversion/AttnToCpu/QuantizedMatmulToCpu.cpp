@@ -1,0 +1,289 @@
+//===- QuantizedMatmulToCpu.cpp - attn.quantized_matmul -------------------===//
+//
+// x . W^T for a weight W [N, K] stored quantized (#attn.quant,
+// docs/quantization.md). The input's batch dims and M are one dim of rows
+// R; the weight is never dequantized into a float copy:
+//
+// - R <= kQuantGemvMaxRows (a decode step): a GEMV that streams each
+//   weight row's units (blocks) once per group of input rows,
+//   dequantizes them in vector registers (QuantDecoder) and multiplies
+//   them as they come:
+//
+//     scf.forall (blocks of nb weight rows; an scf.for for a small weight)
+//       for each group of nr weight rows of the block
+//         for each group of mr input rows (static remainder groups)
+//           scf.for over the units of K: per vector of the unit, nr
+//             decoded weight vectors, mr input vectors, mr x nr FMAs into
+//             f32 accumulators (two chains each for a tile of fewer than
+//             4 products)
+//           the accumulators reduced, the last K % 32 elements of an
+//           int8 row one by one, each output rounded once
+//
+// - more rows (prefill): the register-tiled GEMM of GemmToCpu.cpp, whose
+//   pack step dequantizes each k block of nc weight rows into its f32
+//   panel (packQuantizedBlock): per work item, the weight's block is
+//   dequantized once into a kc x nc panel in cache and serves every row of
+//   the work item.
+//
+// A dynamic R chooses at run time.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GemmToCpu.h"
+
+#include "attn/Codegen/Cpu/Emitter.h"
+#include "attn/Codegen/Cpu/LoweringUtils.h"
+#include "attn/Codegen/Cpu/QuantBlocks.h"
+
+#include "attn/Conversion/AttnToCpu/AttnToCpu.h"
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::cpu;
+
+namespace {
+
+/// Rows (batch dims x M) up to which the product runs as the GEMV: a
+/// decode step's few tokens. More rows reuse a dequantized panel enough to
+/// pay for writing it.
+constexpr int64_t kQuantGemvMaxRows = 8;
+
+/// The weight size (bytes) from which the GEMV's blocks of rows run in
+/// parallel (below it, one thread reads the weight in about the time of
+/// waking another).
+constexpr int64_t kQuantGemvParallelMinBytes = 1 << 16;
+
+class QuantGemvLowering : Emitter {
+public:
+  QuantGemvLowering(OpBuilder &b, Location loc, const QuantizedWeight &weight,
+                    const Target &target, RankedTensorType resultType)
+      : Emitter(b, loc, b.getF32Type(), target.getLanes(b.getF32Type())),
+        weight(weight), resultType(resultType), lanes(vecType.getDimSize(0)),
+        mr(target.getVectorRegisters() >= 32 ? 8 : 4) {}
+
+  /// The [R, N] product of `x` [R, K] (R = `rows`) and the weight's
+  /// `bytes`.
+  Value emit(Value x, Value bytes, Value rows);
+
+private:
+  /// Input rows i0 .. i0 + rows times weight rows c0 .. c0 + cols.
+  struct Tile {
+    Value i0, c0;
+    int64_t rows, cols;
+  };
+  /// Weight rows per tile and per work item.
+  static constexpr int64_t nr = 2, nb = 32;
+
+  /// x[row, col ..] in f32: a vector of `lanes`, or one element.
+  Value loadX(Value row, Value col, bool vector);
+  void emitWorkItem(Value item);
+  void emitTile(const Tile &t);
+  /// The tile's dot products over the whole units of K, one f32 each.
+  SmallVector<Value> emitUnits(const Tile &t);
+
+  const QuantizedWeight &weight;
+  RankedTensorType resultType;
+  int64_t lanes;
+  /// Input rows per tile: 8 x nr accumulators fit AVX-512's 32 registers
+  /// with the decoded vectors, 4 x nr AVX2's 16.
+  int64_t mr;
+  std::optional<QuantDecoder> decoder;
+  Value xBuf, outBuf, m;
+};
+
+} // namespace
+
+Value QuantGemvLowering::emit(Value x, Value bytes, Value rows) {
+  xBuf = toBuffer(x);
+  Value wBuf = toBuffer(bytes);
+  decoder.emplace(b, loc, weight, wBuf, lanes);
+  m = rows;
+  SmallVector<OpFoldResult> sizes = {
+      resultType.isDynamicDim(0) ? OpFoldResult(rows)
+                                 : b.getIndexAttr(resultType.getDimSize(0)),
+      b.getIndexAttr(weight.n)};
+  outBuf = allocAligned(b, loc, resultType.getElementType(), sizes);
+  Value items = idx(llvm::divideCeil(weight.n, nb));
+  int64_t weightBytes = cast<ShapedType>(bytes.getType()).getDimSize(0);
+  if (weightBytes < kQuantGemvParallelMinBytes) {
+    forLoop(idx(0), items, idx(1), [&](Value item) { emitWorkItem(item); });
+  } else {
+    auto forall = scf::ForallOp::create(b, loc, ArrayRef<OpFoldResult>{items},
+                                        ValueRange{}, std::nullopt);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(forall.getBody()->getTerminator());
+    emitWorkItem(forall.getInductionVars()[0]);
+  }
+  return bufferization::ToTensorOp::create(b, loc, resultType, outBuf,
+                                           /*restrict=*/true,
+                                           /*writable=*/true);
+}
+
+Value QuantGemvLowering::loadX(Value row, Value col, bool vector) {
+  if (!vector)
+    return castFloat(
+        b, loc, memref::LoadOp::create(b, loc, xBuf, ValueRange{row, col}), ct);
+  Type et = cast<MemRefType>(xBuf.getType()).getElementType();
+  Value v = vector::LoadOp::create(b, loc, VectorType::get({lanes}, et), xBuf,
+                                   ValueRange{row, col});
+  return castFloat(b, loc, v, vecType);
+}
+
+void QuantGemvLowering::emitWorkItem(Value item) {
+  Value n0 = mul(item, idx(nb));
+  Value n1 = minu(add(n0, idx(nb)), idx(weight.n));
+  forGroups(n0, n1, nr, [&](Value c0, int64_t cols) {
+    forGroups(idx(0), m, mr, [&](Value i0, int64_t rows) {
+      emitTile(Tile{i0, c0, rows, cols});
+    });
+  });
+}
+
+SmallVector<Value> QuantGemvLowering::emitUnits(const Tile &t) {
+  // Enough independent FMA chains to cover the FMA latency.
+  int64_t chains = t.rows * t.cols >= 4 ? 1 : 2;
+  int64_t unit = decoder->getUnitElements();
+  Value zero = createFloatConstantOfType(b, loc, vecType, 0.0);
+  SmallVector<Value> init(t.rows * t.cols * chains, zero);
+  auto loop = scf::ForOp::create(
+      b, loc, idx(0), idx(decoder->getWholeUnits()), idx(1), init,
+      [&](OpBuilder &, Location, Value u, ValueRange acc) {
+        SmallVector<Value> next(acc);
+        Value k0 = mul(u, idx(unit));
+        for (int64_t v = 0; v < decoder->getVectorsPerUnit(); ++v) {
+          SmallVector<Value> w;
+          for (int64_t c = 0; c < t.cols; ++c)
+            w.push_back(decoder->decodeVector(add(t.c0, idx(c)), u, v));
+          Value col = add(k0, idx(v * lanes));
+          for (int64_t r = 0; r < t.rows; ++r) {
+            Value x = loadX(add(t.i0, idx(r)), col, true);
+            for (int64_t c = 0; c < t.cols; ++c) {
+              int64_t a = (r * t.cols + c) * chains + v % chains;
+              next[a] = vector::FMAOp::create(b, loc, x, w[c], next[a]);
+            }
+          }
+        }
+        scf::YieldOp::create(b, loc, next);
+      });
+  SmallVector<Value> dots;
+  for (int64_t p = 0; p < t.rows * t.cols; ++p) {
+    Value sum = loop.getResult(p * chains);
+    for (int64_t j = 1; j < chains; ++j)
+      sum = arith::AddFOp::create(b, loc, sum, loop.getResult(p * chains + j));
+    dots.push_back(vector::ReductionOp::create(b, loc,
+                                               vector::CombiningKind::ADD, sum,
+                                               arith::FastMathFlags::reassoc));
+  }
+  return dots;
+}
+
+void QuantGemvLowering::emitTile(const Tile &t) {
+  SmallVector<Value> dots = emitUnits(t);
+  int64_t whole = decoder->getWholeUnits() * decoder->getUnitElements();
+  if (whole < weight.k) {
+    // The last K % 32 elements of an int8 row, one by one.
+    auto tail = scf::ForOp::create(
+        b, loc, idx(whole), idx(weight.k), idx(1), dots,
+        [&](OpBuilder &, Location, Value k, ValueRange acc) {
+          SmallVector<Value> w, next;
+          for (int64_t c = 0; c < t.cols; ++c)
+            w.push_back(decoder->decodeScalar(add(t.c0, idx(c)), k));
+          for (int64_t r = 0; r < t.rows; ++r) {
+            Value x = loadX(add(t.i0, idx(r)), k, false);
+            for (int64_t c = 0; c < t.cols; ++c)
+              next.push_back(arith::AddFOp::create(
+                  b, loc, acc[r * t.cols + c],
+                  arith::MulFOp::create(b, loc, x, w[c])));
+          }
+          scf::YieldOp::create(b, loc, next);
+        });
+    dots = SmallVector<Value>(tail.getResults());
+  }
+  Type et = resultType.getElementType();
+  for (int64_t r = 0; r < t.rows; ++r)
+    for (int64_t c = 0; c < t.cols; ++c)
+      memref::StoreOp::create(
+          b, loc, castFloat(b, loc, dots[r * t.cols + c], et), outBuf,
+          ValueRange{add(t.i0, idx(r)), add(t.c0, idx(c))});
+}
+
+namespace {
+
+/// attn.quantized_matmul: the rows of every batch as one [R, K] matrix,
+/// the GEMV or the GEMM on it, the result's batch dims again.
+struct QuantizedMatmulOpLowering : OpRewritePattern<QuantizedMatmulOp> {
+  QuantizedMatmulOpLowering(MLIRContext *ctx,
+                            const AttnCpuLoweringOptions &options)
+      : OpRewritePattern(ctx), target(options.target) {}
+
+  LogicalResult matchAndRewrite(QuantizedMatmulOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType inType = op.getInput().getType();
+    int64_t rank = inType.getRank();
+    SmallVector<ReassociationIndices> merge = {
+        llvm::to_vector(llvm::seq<int64_t>(0, rank - 1)), {rank - 1}};
+    Value x = op.getInput();
+    if (rank > 2)
+      x = tensor::CollapseShapeOp::create(rewriter, loc, x, merge);
+    auto xType = cast<RankedTensorType>(x.getType());
+    auto flatType = RankedTensorType::get({xType.getDimSize(0), op.getN()},
+                                          inType.getElementType());
+    Value rows = getDimSize(rewriter, loc, x, 0);
+    QuantizedWeight weight{op.getFormat(), op.getN(), op.getK()};
+    auto gemv = [&](OpBuilder &b, Location l) {
+      return QuantGemvLowering(b, l, weight, target, flatType)
+          .emit(x, op.getWeight(), rows);
+    };
+    auto gemm = [&](OpBuilder &b, Location l) {
+      GemmOperands g{x, op.getWeight(), nullptr, nullptr, flatType, {}};
+      g.resultSizes = {rows, arith::ConstantIndexOp::create(b, l, op.getN())};
+      g.quantizedRhs = &weight;
+      return buildGemm(b, l, g, target);
+    };
+    Value flat;
+    if (!flatType.isDynamicDim(0)) {
+      flat = flatType.getDimSize(0) <= kQuantGemvMaxRows ? gemv(rewriter, loc)
+                                                         : gemm(rewriter, loc);
+    } else {
+      Value few = arith::CmpIOp::create(
+          rewriter, loc, arith::CmpIPredicate::ule, rows,
+          arith::ConstantIndexOp::create(rewriter, loc, kQuantGemvMaxRows));
+      auto branch = scf::IfOp::create(
+          rewriter, loc, few,
+          [&](OpBuilder &b, Location l) {
+            scf::YieldOp::create(b, l, gemv(b, l));
+          },
+          [&](OpBuilder &b, Location l) {
+            scf::YieldOp::create(b, l, gemm(b, l));
+          });
+      flat = branch.getResult(0);
+    }
+    if (rank > 2) {
+      SmallVector<OpFoldResult> shape;
+      for (int64_t i = 0; i < rank - 1; ++i)
+        shape.push_back(
+            getAsOpFoldResult(getDimSize(rewriter, loc, op.getInput(), i)));
+      shape.push_back(rewriter.getIndexAttr(op.getN()));
+      flat = tensor::ExpandShapeOp::create(rewriter, loc, op.getType(), flat,
+                                           merge, shape);
+    }
+    rewriter.replaceOp(op, flat);
+    return success();
+  }
+
+  cpu::Target target;
+};
+
+} // namespace
+
+void mlir::attn::populateAttnQuantizedMatmulToCpuPatterns(
+    RewritePatternSet &patterns, const AttnCpuLoweringOptions &options) {
+  patterns.add<QuantizedMatmulOpLowering>(patterns.getContext(), options);
+}
