@@ -81,8 +81,8 @@ int64_t QuantFormatAttr::getScaleBytes() const {
   return getScale().getIntOrFloatBitWidth() / 8;
 }
 
-FailureOr<QuantFormatAttr::Layout>
-QuantFormatAttr::getLayout(int64_t n, int64_t k) const {
+FailureOr<QuantFormatAttr::Layout> QuantFormatAttr::getLayout(int64_t n,
+                                                              int64_t k) const {
   auto mul = [](std::optional<int64_t> a, int64_t b) -> std::optional<int64_t> {
     return a ? llvm::checkedMul(*a, b) : std::nullopt;
   };
@@ -131,8 +131,8 @@ QuantFormatAttr::verify(function_ref<InFlightDiagnostic()> emitError,
       return emitError() << "#attn.quant<" << name << "> has fixed blocks of "
                          << block << " elements, not group = " << group;
     if (!scale.isF16())
-      return emitError() << "#attn.quant<" << name
-                         << "> has f16 scales, not " << scale;
+      return emitError() << "#attn.quant<" << name << "> has f16 scales, not "
+                         << scale;
     return success();
   }
   if (group <= 0)
@@ -234,9 +234,9 @@ static LogicalResult verifyMatmulShapes(QuantizedMatmulOp op) {
                                "K]), got shape "
                             << shapeString(in.getShape());
   if (in.getElementType() != out.getElementType())
-    return op.emitOpError() << "result element type " << out.getElementType()
-                            << " differs from the input's "
-                            << in.getElementType();
+    return op.emitOpError()
+           << "result element type " << out.getElementType()
+           << " differs from the input's " << in.getElementType();
   if (ShapedType::isDynamic(op.getK()))
     return op.emitOpError() << "K (the input's last dim) must be static, "
                                "got input shape "
@@ -253,8 +253,7 @@ static LogicalResult verifyMatmulShapes(QuantizedMatmulOp op) {
     return op.emitOpError()
            << "result shape " << shapeString(out.getShape())
            << " is not [batch..., M, N] for the input shape "
-           << shapeString(in.getShape())
-           << " (the same dims but the last)";
+           << shapeString(in.getShape()) << " (the same dims but the last)";
   return success();
 }
 
@@ -278,8 +277,8 @@ LogicalResult QuantizedMatmulOp::verify() {
                          << " does not fit in 64 bits";
   if (weight.getDimSize(0) != layout->bytes)
     return emitOpError() << "'weight' has " << weight.getDimSize(0)
-                         << " bytes, but " << format << " lays out an [N, K] = ["
-                         << n << ", " << k << "] weight in " << layout->bytes
-                         << " bytes";
+                         << " bytes, but " << format
+                         << " lays out an [N, K] = [" << n << ", " << k
+                         << "] weight in " << layout->bytes << " bytes";
   return success();
 }
