@@ -17,6 +17,12 @@ logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
 
 "$root/scripts/install-deps.sh" || exit 1
+# The lit suite's quantized-weight tests build their inputs with the
+# attnfuse package (numpy, torch; they report UNSUPPORTED without them).
+case " $stages " in
+  *" lit "*|*" python "*|*" sanitize "*)
+    "$root/scripts/install-python-deps.sh" || exit 1 ;;
+esac
 start=$(date +%s)
 "$root/scripts/build.sh" || exit 1
 echo "build: $(( $(date +%s) - start )) s"

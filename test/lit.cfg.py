@@ -2,6 +2,7 @@
 # lit configuration for the AttnFuse tests.
 
 import os
+import sys
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -63,3 +64,27 @@ if "amx_tile" in _flags and "amx_bf16" in _flags:
     config.available_features.add("host-amx")
 if os.path.exists("/dev/nvidia0") or os.environ.get("ATTN_HAVE_GPU") == "1":
     config.available_features.add("cuda-gpu")
+
+
+# A Python with numpy and torch (the Python front end's: pinned by
+# scripts/install-python-deps.sh) for tests whose inputs come from the
+# attnfuse package (quantized weights): %torch_python, feature python-torch.
+# lit itself may run on a Python without them (Debian's lit).
+def _find_torch_python():
+    import shutil
+    import subprocess
+    candidates = [os.environ.get("ATTN_TEST_PYTHON"),
+                  shutil.which("python3", path=config.environment.get("PATH")),
+                  sys.executable]
+    for python in candidates:
+        if python and subprocess.run(
+                [python, "-c", "import numpy, torch"],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0:
+            return python
+    return None
+
+
+_torch_python = _find_torch_python()
+if _torch_python:
+    config.available_features.add("python-torch")
+    config.substitutions.append(("%torch_python", _torch_python))

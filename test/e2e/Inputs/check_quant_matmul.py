@@ -1,0 +1,209 @@
+"""Runs attn.quantized_matmul through attn-run for every scheme, on odd
+sizes, and compares every element with a float64 reference of the exactly
+dequantized weight (attnfuse.quant.reference_linear).
+
+  check_quant_matmul.py ATTN_RUN TMPDIR [--only SCHEME,...] [attn-run options...]
+
+Weights: q8_0, q4_0 and the int schemes are quantized from random normal
+matrices with attnfuse.quant.quantize; q4_k and q6_k (which attnfuse.quant
+does not quantize) are random valid blocks (finite f16 scales, any codes).
+Inputs are uniform in [-1, 1], bf16 inputs rounded to bf16 first, so that
+the reference sees the operands the compiled code sees. An element passes
+if |out - ref| <= RTOL * sum_k |x_k W_nk| (the f32 accumulation), plus half
+an ulp of |ref| in the result type for bf16 and f16 results (one rounding).
+Prints one line per failing case and a summary line.
+"""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import torch
+
+from attnfuse import quant
+
+RTOL = 1e-5
+ULP = {"f32": 0.0, "bf16": 2.0 ** -8, "f16": 2.0 ** -11}
+TORCH = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}
+
+# (scheme, N, K, group, scale dtype): the weights. K = one block (32) and
+# several (96, 160; two super-blocks for the k-quants), N = 37 (not a
+# multiple of any vector's lanes or of the GEMV's row groups); int8 rows of
+# K = 100 end with 4 elements past the last chunk of 32, and groups of 20
+# or 40 span vectors of some widths.
+WEIGHTS = [
+    ("q8_0", 37, 32, None, None), ("q8_0", 37, 96, None, None),
+    ("q8_0", 37, 160, None, None),
+    ("q4_0", 37, 32, None, None), ("q4_0", 37, 96, None, None),
+    ("q4_0", 37, 160, None, None),
+    ("q4_k", 37, 256, None, None), ("q4_k", 37, 512, None, None),
+    ("q6_k", 37, 256, None, None), ("q6_k", 37, 512, None, None),
+    ("int8_sym", 37, 96, -1, "f32"), ("int8_sym", 37, 100, -1, "f16"),
+    ("int8_sym", 37, 160, 32, "f16"),
+    ("int8_asym", 37, 160, 40, "f16"), ("int8_asym", 37, 100, 20, "f32"),
+    ("int8_asym", 37, 32, -1, "f32"),
+    ("int4_sym", 37, 96, 32, "f16"), ("int4_sym", 37, 160, -1, "f32"),
+    ("int4_asym", 37, 160, 32, "f32"), ("int4_asym", 37, 256, 128, "f16"),
+    ("int4_asym", 37, 32, -1, "f16"),
+]
+# Input shapes (with `?` for dynamic dims: the run gives the sizes) and
+# element types, for each weight: decode (R <= 8 rows) and prefill
+# (the GEMM's dequantized panels), batch dims, a dynamic M on both sides
+# of the choice.
+INPUTS = [
+    ((1, "K"), "f32"), ((3, "K"), "bf16"), ((8, "K"), "f32"),
+    ((33, "K"), "bf16"), ((1, "K"), "bf16"), ((33, "K"), "f32"),
+]
+# Extra inputs of some weights: batch dims, dynamic rows, f16.
+EXTRA = {
+    ("q4_0", 96): [((2, 4, "K"), "f32"), ((2, 17, "K"), "bf16"),
+                   (("?", "K"), "f32", (5,)), (("?", "K"), "f32", (40,)),
+                   ((3, "K"), "f16")],
+    ("q6_k", 256): [((2, "?", "K"), "bf16", (2, 3)),
+                    ((2, "?", "K"), "bf16", (2, 20))],
+    ("int8_asym", 100): [(("?", "K"), "f32", (9,)), ((2, 3, "K"), "f16")],
+    ("int4_asym", 256): [((1, 1, 1, "K"), "bf16"), ((4, 10, "K"), "f32")],
+}
+# Larger weights whose GEMV rows run in parallel (over 64 KiB) and whose
+# GEMM has several column blocks.
+LARGE = [("q8_0", 520, 256, None, None), ("int4_asym", 600, 512, 128, "f16"),
+         ("q4_k", 300, 768, None, None)]
+LARGE_INPUTS = [((1, "K"), "f32"), ((40, "K"), "bf16")]
+
+
+def f16_bytes(values):
+    return np.asarray(values, dtype="<f2").view(np.uint8).reshape(-1, 2)
+
+
+def random_kquant(scheme, n, k, rng):
+    """Random valid q4_k / q6_k blocks: f16 scales of a sensible size, any
+    codes and sub-block scales."""
+    blocks = n * k // 256
+    if scheme == "q4_k":
+        b = rng.integers(0, 256, size=(blocks, 144), dtype=np.uint8)
+        b[:, 0:2] = f16_bytes(rng.uniform(0.001, 0.01, blocks))
+        b[:, 2:4] = f16_bytes(rng.uniform(0.001, 0.01, blocks))
+    else:
+        b = rng.integers(0, 256, size=(blocks, 210), dtype=np.uint8)
+        b[:, 208:210] = f16_bytes(rng.uniform(-0.005, 0.005, blocks))
+    return quant.QuantizedTensor(b.reshape(-1), (n, k), quant.get_scheme(scheme))
+
+
+def make_weight(spec, rng):
+    scheme, n, k, group, scale = spec
+    if scheme in ("q4_k", "q6_k"):
+        return random_kquant(scheme, n, k, rng)
+    w = torch.from_numpy(rng.standard_normal((n, k)).astype(np.float32))
+    return quant.quantize(w, scheme, group, scale_dtype=scale)
+
+
+def format_attr(qt):
+    s = qt.scheme
+    if s.is_gguf:
+        return "#attn.quant<%s>" % s.name
+    return "#attn.quant<%s, group = %d, scale = %s>" % (
+        s.name, qt.group_size, s.scale_dtype)
+
+
+def write_case(path, qt, shape, dtype):
+    n, k = qt.shape
+    ins = "x".join(str(d) for d in shape)
+    outs = "x".join(str(d) for d in shape[:-1] + (n,))
+    nbytes = qt.nbytes
+    text = (
+        "func.func @f(%%x: tensor<%sx%s>, %%w: tensor<%dxi8>) -> tensor<%sx%s> {\n"
+        "  %%y = attn.quantized_matmul %%x, %%w {format = %s}\n"
+        "      : (tensor<%sx%s>, tensor<%dxi8>) -> tensor<%sx%s>\n"
+        "  return %%y : tensor<%sx%s>\n}\n" % (
+            ins, dtype, nbytes, outs, dtype, format_attr(qt), ins, dtype,
+            nbytes, outs, dtype, outs, dtype))
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def save_input(path, x, dtype):
+    if dtype == "bf16":
+        np.save(path, x.view(torch.int16).numpy().view(np.uint16))
+    else:
+        np.save(path, x.numpy())
+
+
+def load_output(path, dtype):
+    y = np.load(path)
+    if dtype == "bf16":
+        return torch.from_numpy(y.view(np.int16)).view(torch.bfloat16).double()
+    return torch.from_numpy(y).double()
+
+
+def check_case(run, tmp, name, qt, shape, dtype, sizes, rng):
+    k = qt.shape[1]
+    shape = tuple(k if d == "K" else d for d in shape)
+    concrete = list(shape)
+    dyn = iter(sizes)
+    concrete = tuple(next(dyn) if d == "?" else d for d in shape)
+    x = torch.from_numpy(rng.uniform(-1, 1, concrete).astype(np.float32))
+    x = x.to(TORCH[dtype])
+    base = os.path.join(tmp, name)
+    write_case(base + ".mlir", qt, shape, dtype)
+    save_input(base + ".x.npy", x, dtype)
+    np.save(base + ".w.npy", qt.data.view(np.int8))
+    cmd = run + [base + ".mlir", "--entry", "f", "--input", "0=" + base + ".x.npy",
+                 "--input", "1=" + base + ".w.npy", "--output", "0=" + base + ".y.npy"]
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0:
+        return "%s: attn-run failed: %s" % (name, done.stderr.strip())
+    y = load_output(base + ".y.npy", dtype)
+    ref = quant.reference_linear(x, qt)
+    bound = x.double().abs() @ quant.dequantize(qt).double().abs().T
+    tol = RTOL * bound + ULP[dtype] * ref.abs() + 1e-30
+    if tuple(y.shape) != tuple(ref.shape):
+        return "%s: shape %s, expected %s" % (name, tuple(y.shape), tuple(ref.shape))
+    err = (y - ref).abs()
+    bad = int((~(err <= tol)).sum())
+    if bad:
+        worst = float((err / tol).max())
+        return "%s: %d of %d elements off (worst %.3g x tol)" % (
+            name, bad, err.numel(), worst)
+    return None
+
+
+def cases():
+    for spec in WEIGHTS + LARGE:
+        inputs = LARGE_INPUTS if spec in LARGE else INPUTS
+        for entry in inputs + EXTRA.get((spec[0], spec[2]), []):
+            shape, dtype = entry[0], entry[1]
+            sizes = entry[2] if len(entry) > 2 else ()
+            yield spec, shape, dtype, sizes
+
+
+def main():
+    run_tool, tmp = sys.argv[1], sys.argv[2]
+    rest = sys.argv[3:]
+    only = None
+    if rest[:1] == ["--only"]:
+        only, rest = set(rest[1].split(",")), rest[2:]
+    run = [run_tool] + rest
+    rng = np.random.default_rng(48)
+    weights = {}
+    count = failures = 0
+    for spec, shape, dtype, sizes in cases():
+        if only and spec[0] not in only:
+            continue
+        if spec not in weights:
+            weights[spec] = make_weight(spec, rng)
+        qt = weights[spec]
+        name = "%s_n%d_k%d_g%s_%s_%s_%s" % (
+            spec[0], spec[1], spec[2], spec[3], spec[4],
+            "x".join(str(d) for d in shape), dtype)
+        name += "".join("_%d" % s for s in sizes)
+        problem = check_case(run, tmp, name, qt, shape, dtype, sizes, rng)
+        count += 1
+        if problem:
+            failures += 1
+            print("FAIL " + problem)
+    print("quantized_matmul: %d cases, %d failures" % (count, failures))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
