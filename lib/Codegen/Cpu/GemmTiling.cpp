@@ -14,10 +14,10 @@ using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::cpu;
 
-GemmTiling cpu::getBaseTiling(Type ct, int64_t vectorBits) {
+GemmTiling cpu::getBaseTiling(Type ct, const Target &target) {
   GemmTiling t;
-  t.lanes = getVectorLanes(ct, vectorBits);
-  t.nv = vectorBits >= 512 ? 4 : 2;
+  t.lanes = target.getLanes(ct);
+  t.nv = target.getAccumulatorRegisters() / t.mr;
   // The panel's columns are whole register tiles.
   t.nc = llvm::alignTo(t.nc, t.nv * t.lanes);
   return t;
@@ -42,7 +42,7 @@ bool cpu::isAmxPanelType(ShapedType type) {
 RankedTensorType cpu::getPackedRhsType(Type element, int64_t k, int64_t n,
                                        const Target &target) {
   Type f32 = Float32Type::get(element.getContext());
-  GemmTiling t = getBaseTiling(f32, target.vectorBits);
+  GemmTiling t = getBaseTiling(f32, target);
   // The blocks' extents for a static product, as emitWorkItem sizes them.
   int64_t kc = std::max<int64_t>(1, std::min(t.kc, k));
   int64_t nc = std::max<int64_t>(

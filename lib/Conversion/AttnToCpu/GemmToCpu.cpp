@@ -73,7 +73,7 @@ ProductKernels getGemmKernels(const GemmOperands &g, const Target &target) {
 
 GemmTiling chooseGemmTiling(const GemmOperands &g, const Target &target) {
   Type ct = getComputeType(g.resultType.getElementType());
-  GemmTiling t = getBaseTiling(ct, target.vectorBits);
+  GemmTiling t = getBaseTiling(ct, target);
   t.pairDot = getGemmKernels(g, target).vector == VectorKernel::PairDot;
   if (g.rhsPacked) {
     // The blocks are the panels' (getPackedRhsType chose them); bf16 pairs

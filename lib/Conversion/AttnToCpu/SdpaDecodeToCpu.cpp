@@ -557,12 +557,10 @@ Value cpu::lowerSdpaDecode(OpBuilder &b, Location loc, SdpaOp op,
                            const AttnCpuLoweringOptions &options) {
   DecodeTiling t;
   t.lanes = options.target.getLanes(plan.computeType);
-  // 32 vector registers with AVX-512, 16 below (loads and a broadcast
-  // need the rest).
-  bool manyRegisters =
-      t.lanes * plan.computeType.getIntOrFloatBitWidth() >= 512;
-  t.pvColVecs = manyRegisters ? 8 : 4;
-  t.pvAccumulators = manyRegisters ? 24 : 12;
+  // The p.v tile: the accumulator registers, in rows of up to a third of
+  // them.
+  t.pvAccumulators = options.target.getAccumulatorRegisters();
+  t.pvColVecs = t.pvAccumulators / 3;
   if (options.blockKV > 0)
     t.blockKV = options.blockKV;
   return DecodeLowering(b, loc, op, plan, t).emit();

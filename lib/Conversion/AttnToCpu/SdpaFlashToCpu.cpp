@@ -289,11 +289,11 @@ static FlashTiling chooseFlashTiling(const SdpaPlan &plan,
                                      const AttnCpuLoweringOptions &options) {
   FlashTiling t;
   t.lanes = options.target.getLanes(plan.computeType);
-  bool manyRegisters = options.target.getVectorRegisters() >= 32;
+  int64_t accumulators = options.target.getAccumulatorRegisters();
   t.qkKeys = 4;
-  t.qkRowVecs = manyRegisters ? 6 : 3;
+  t.qkRowVecs = accumulators / t.qkKeys;
   t.pvRows = 6;
-  t.pvColVecs = manyRegisters ? 4 : 2;
+  t.pvColVecs = accumulators / t.pvRows;
   int64_t rowTile = t.qkRowVecs * t.lanes;
   int64_t blockQ =
       options.blockQ > 0 ? options.blockQ : std::max<int64_t>(96, rowTile);

@@ -43,8 +43,9 @@ struct GemmTiling {
   bool amx = false;
 };
 
-/// The tiling of a GEMM computing in `ct` with vectors of `vectorBits`.
-GemmTiling getBaseTiling(Type ct, int64_t vectorBits);
+/// The tiling of a GEMM computing in `ct` on `target`: mr rows x the
+/// vectors of columns its accumulator registers hold.
+GemmTiling getBaseTiling(Type ct, const Target &target);
 
 /// The tiling of the AMX path: whole 2 x 2 tile steps per row block, the
 /// fallback's cache blocks otherwise.

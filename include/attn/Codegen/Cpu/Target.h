@@ -74,6 +74,12 @@ struct Target {
 
   /// The number of vector registers: 32 with AVX-512, 16 below.
   int64_t getVectorRegisters() const { return vectorBits >= 512 ? 32 : 16; }
+  /// The vector registers a register tile keeps its accumulators in: three
+  /// quarters of them (a step's loads and broadcasts need the rest). Every
+  /// register tile (GEMM, flash q.k^T and p.v, decode p.v) is sized from it.
+  int64_t getAccumulatorRegisters() const {
+    return getVectorRegisters() * 3 / 4;
+  }
   /// Elements of `elementType` per vector register, at least 1.
   int64_t getLanes(Type elementType) const;
   /// Whether the vector width is one the lowering generates code for.
