@@ -107,8 +107,16 @@ Value QuantDecoder::decodeQ4_0(Value row, Value u, int64_t e) {
   Value base = mul(block, idx(18));
   Value d = loadFloat(base, false);
   Value nibbles = loadNibbles(add(base, idx(2 + e % 16)), e >= 16);
-  Value q = arith::SubIOp::create(b, loc, nibbles, i8Splat(8));
-  return arith::MulFOp::create(b, loc, toF32(q, true), splat(d));
+  return scaleOffsetCodes(toF32(nibbles, false), splat(d));
+}
+
+/// f32(u - 8) * d as one FMA: u * d + (-8 * d). The product -8 * d is
+/// exact (a power of 2), and so is u * d - 8 * d before the FMA's one
+/// rounding: the value of the subtraction and the product, bit for bit.
+Value QuantDecoder::scaleOffsetCodes(Value codes, Value d) {
+  Value minus8 = arith::MulFOp::create(
+      b, loc, d, createFloatConstantOfType(b, loc, vecType, -8.0));
+  return vector::FMAOp::create(b, loc, codes, d, minus8);
 }
 
 /// q4_k: `f16 d; f16 dmin; u8 scales[12]; u8 qs[128]`; sub-block s = e / 32
@@ -218,10 +226,7 @@ Value QuantDecoder::decodeInt(Value row, Value u, int64_t e) {
   } else {
     Value at =
         add(add(mul(row, idx(weight.k / 2)), mul(u, idx(16))), idx(e % 16));
-    Value nibbles = loadNibbles(at, e >= 16);
-    value =
-        sym ? toF32(arith::SubIOp::create(b, loc, nibbles, i8Splat(8)), true)
-            : toF32(nibbles, false);
+    value = toF32(loadNibbles(at, e >= 16), false);
   }
   int64_t group = f.getGroup();
   Value scale, zero;
@@ -233,6 +238,8 @@ Value QuantDecoder::decodeInt(Value row, Value u, int64_t e) {
   } else {
     std::tie(scale, zero) = loadLaneParams(row, k);
   }
+  if (f.getBits() == 4 && sym)
+    return scaleOffsetCodes(value, scale);
   if (zero)
     value = arith::SubFOp::create(b, loc, value, zero);
   return arith::MulFOp::create(b, loc, value, scale);
@@ -252,6 +259,23 @@ Value QuantDecoder::decodeVector(Value row, Value u, int64_t v) {
   default:
     return decodeInt(row, u, e);
   }
+}
+
+int64_t QuantDecoder::getUnitBytes() const {
+  QuantFormatAttr f = weight.format;
+  if (f.isGguf())
+    return f.getBlockBytes() * (unit / f.getGroup());
+  return unit * f.getBits() / 8;
+}
+
+void QuantDecoder::prefetchUnits(Value row, Value u, int64_t count) {
+  int64_t size = getUnitBytes();
+  Value start = add(mul(row, idx(weight.k / unit * size)), mul(u, idx(size)));
+  for (int64_t offset = 0; offset < count * size; offset += 64)
+    memref::PrefetchOp::create(b, loc, bytes,
+                               ValueRange{add(start, idx(offset))},
+                               /*isWrite=*/false, /*localityHint=*/2,
+                               /*isDataCache=*/true);
 }
 
 Value QuantDecoder::decodeScalar(Value row, Value k) {

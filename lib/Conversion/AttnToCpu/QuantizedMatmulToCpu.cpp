@@ -64,8 +64,9 @@ public:
   QuantGemvLowering(OpBuilder &b, Location loc, const QuantizedWeight &weight,
                     const Target &target, RankedTensorType resultType)
       : Emitter(b, loc, b.getF32Type(), target.getLanes(b.getF32Type())),
-        weight(weight), resultType(resultType), lanes(vecType.getDimSize(0)),
-        mr(target.getVectorRegisters() >= 32 ? 8 : 4) {}
+        weight(weight), resultType(resultType), lanes(vecType.getDimSize(0)) {
+    chooseTile(target);
+  }
 
   /// The [R, N] product of `x` [R, K] (R = `rows`) and the weight's
   /// `bytes`.
@@ -77,30 +78,59 @@ private:
     Value i0, c0;
     int64_t rows, cols;
   };
-  /// Weight rows per tile and per work item.
-  static constexpr int64_t nr = 2, nb = 32;
+  /// Weight rows per work item.
+  static constexpr int64_t nb = 32;
 
+  /// mr and nr: up to half the vector registers as accumulators (the
+  /// other half holds decoded weights and inputs), all the rows of a
+  /// static count in one tile (each weight vector is decoded once per
+  /// tile) and as many weight rows as fit beside them.
+  void chooseTile(const Target &target);
   /// x[row, col ..] in f32: a vector of `lanes`, or one element.
   Value loadX(Value row, Value col, bool vector);
   void emitWorkItem(Value item);
   void emitTile(const Tile &t);
   /// The tile's dot products over the whole units of K, one f32 each.
   SmallVector<Value> emitUnits(const Tile &t);
+  /// acc += the tile's products over unit `u` (`chains` accumulators per
+  /// product, vector v of the unit into chain v % chains).
+  void accumulateUnit(const Tile &t, Value u, SmallVectorImpl<Value> &acc,
+                      int64_t chains);
 
   const QuantizedWeight &weight;
   RankedTensorType resultType;
   int64_t lanes;
-  /// Input rows per tile: 8 x nr accumulators fit AVX-512's 32 registers
-  /// with the decoded vectors, 4 x nr AVX2's 16.
-  int64_t mr;
+  /// Input rows and weight rows per tile.
+  int64_t mr = 1, nr = 1;
   std::optional<QuantDecoder> decoder;
   Value xBuf, outBuf, m;
 };
 
 } // namespace
 
+void QuantGemvLowering::chooseTile(const Target &target) {
+  int64_t accumulators = target.getVectorRegisters() / 2;
+  int64_t rows = resultType.getDimSize(0);
+  mr = ShapedType::isDynamic(rows)
+           ? kQuantGemvMaxRows / 2
+           : std::clamp<int64_t>(rows, 1, kQuantGemvMaxRows);
+  mr = std::min(mr, accumulators);
+  nr = std::clamp<int64_t>(accumulators / mr, 1, 4);
+}
+
 Value QuantGemvLowering::emit(Value x, Value bytes, Value rows) {
   xBuf = toBuffer(x);
+  if (cast<MemRefType>(xBuf.getType()).getElementType() != ct) {
+    // bf16 and f16 rows widened once (R x K, small) rather than for each
+    // weight row that reads them.
+    Value wide = alloc({resultType.isDynamicDim(0)
+                            ? OpFoldResult(rows)
+                            : b.getIndexAttr(resultType.getDimSize(0)),
+                        b.getIndexAttr(weight.k)});
+    packBlock(b, loc, BlockView{xBuf, {}, nullptr, nullptr}, wide, vecType,
+              rows, idx(weight.k), idx(weight.k));
+    xBuf = wide;
+  }
   Value wBuf = toBuffer(bytes);
   decoder.emplace(b, loc, weight, wBuf, lanes);
   m = rows;
@@ -145,37 +175,65 @@ void QuantGemvLowering::emitWorkItem(Value item) {
   });
 }
 
+void QuantGemvLowering::accumulateUnit(const Tile &t, Value u,
+                                       SmallVectorImpl<Value> &acc,
+                                       int64_t chains) {
+  Value k0 = mul(u, idx(decoder->getUnitElements()));
+  for (int64_t v = 0; v < decoder->getVectorsPerUnit(); ++v) {
+    SmallVector<Value> w;
+    for (int64_t c = 0; c < t.cols; ++c)
+      w.push_back(decoder->decodeVector(add(t.c0, idx(c)), u, v));
+    Value col = add(k0, idx(v * lanes));
+    for (int64_t r = 0; r < t.rows; ++r) {
+      Value x = loadX(add(t.i0, idx(r)), col, true);
+      for (int64_t c = 0; c < t.cols; ++c) {
+        int64_t a = (r * t.cols + c) * chains + v % chains;
+        acc[a] = vector::FMAOp::create(b, loc, x, w[c], acc[a]);
+      }
+    }
+  }
+}
+
 SmallVector<Value> QuantGemvLowering::emitUnits(const Tile &t) {
   // Enough independent FMA chains to cover the FMA latency.
   int64_t chains = t.rows * t.cols >= 4 ? 1 : 2;
-  int64_t unit = decoder->getUnitElements();
   Value zero = createFloatConstantOfType(b, loc, vecType, 0.0);
   SmallVector<Value> init(t.rows * t.cols * chains, zero);
-  auto loop = scf::ForOp::create(
-      b, loc, idx(0), idx(decoder->getWholeUnits()), idx(1), init,
-      [&](OpBuilder &, Location, Value u, ValueRange acc) {
+  // Units in steps of whole 64-byte lines of codes (a unit of q4_0 is 18
+  // bytes: 3 per step), each step prefetching the rows of the tile after
+  // next at its position (GemvToCpu.cpp prefetches the same way): the
+  // hardware prefetchers alone stream the weight well below the memory's
+  // rate, and a prefetch per unit would issue several per line. Past the
+  // last row the addresses are out of the weight; a prefetch never faults.
+  int64_t group = std::max<int64_t>(1, 64 / decoder->getUnitBytes());
+  int64_t whole = decoder->getWholeUnits();
+  int64_t grouped = whole / group * group;
+  auto steps = scf::ForOp::create(
+      b, loc, idx(0), idx(grouped), idx(group), init,
+      [&](OpBuilder &, Location, Value u0, ValueRange acc) {
         SmallVector<Value> next(acc);
-        Value k0 = mul(u, idx(unit));
-        for (int64_t v = 0; v < decoder->getVectorsPerUnit(); ++v) {
-          SmallVector<Value> w;
-          for (int64_t c = 0; c < t.cols; ++c)
-            w.push_back(decoder->decodeVector(add(t.c0, idx(c)), u, v));
-          Value col = add(k0, idx(v * lanes));
-          for (int64_t r = 0; r < t.rows; ++r) {
-            Value x = loadX(add(t.i0, idx(r)), col, true);
-            for (int64_t c = 0; c < t.cols; ++c) {
-              int64_t a = (r * t.cols + c) * chains + v % chains;
-              next[a] = vector::FMAOp::create(b, loc, x, w[c], next[a]);
-            }
-          }
-        }
+        for (int64_t c = 0; c < t.cols; ++c)
+          decoder->prefetchUnits(add(t.c0, idx(2 * t.cols + c)), u0, group);
+        for (int64_t g = 0; g < group; ++g)
+          accumulateUnit(t, add(u0, idx(g)), next, chains);
         scf::YieldOp::create(b, loc, next);
       });
+  SmallVector<Value> sums(steps.getResults());
+  if (grouped < whole) {
+    auto rest =
+        scf::ForOp::create(b, loc, idx(grouped), idx(whole), idx(1), sums,
+                           [&](OpBuilder &, Location, Value u, ValueRange acc) {
+                             SmallVector<Value> next(acc);
+                             accumulateUnit(t, u, next, chains);
+                             scf::YieldOp::create(b, loc, next);
+                           });
+    sums.assign(rest.getResults().begin(), rest.getResults().end());
+  }
   SmallVector<Value> dots;
   for (int64_t p = 0; p < t.rows * t.cols; ++p) {
-    Value sum = loop.getResult(p * chains);
+    Value sum = sums[p * chains];
     for (int64_t j = 1; j < chains; ++j)
-      sum = arith::AddFOp::create(b, loc, sum, loop.getResult(p * chains + j));
+      sum = arith::AddFOp::create(b, loc, sum, sums[p * chains + j]);
     dots.push_back(vector::ReductionOp::create(b, loc,
                                                vector::CombiningKind::ADD, sum,
                                                arith::FastMathFlags::reassoc));

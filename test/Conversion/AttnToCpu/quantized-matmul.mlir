@@ -10,13 +10,16 @@
 
 // q4_0, one row: per block the f16 scale (two bytes, bitcast, widened),
 // the 16 bytes of nibbles (low: and 0x0F, elements 0..15; high: shift right
-// by 4, elements 16..31), minus 8, converted and scaled, then FMAs with the
-// input's row. The only buffer is the result.
+// by 4, elements 16..31), converted and scaled as u * d - 8 * d (one FMA,
+// the exact value of (u - 8) * d), then FMAs with the input's row; the
+// rows of the tile after next are prefetched. The only buffer is the
+// result.
 // CHECK-LABEL: func.func @decode_q4_0(
 // CHECK-NOT: memref.alloc
 // CHECK: memref.alloc() {alignment = 64 : i64} : memref<1x37xf32>
 // CHECK-NOT: memref.alloc
 // CHECK: scf.for
+// CHECK: memref.prefetch %{{.*}}, read, locality<2>, data : memref<1998xi8, strided<[1], offset: ?>>
 // CHECK: vector.load %{{.*}} : memref<1998xi8, strided<[1], offset: ?>>, vector<2xi8>
 // CHECK: vector.bitcast %{{.*}} : vector<2xi8> to vector<1xf16>
 // CHECK: arith.extf %{{.*}} : f16 to f32
@@ -24,11 +27,10 @@
 // YMM: %[[B:.*]] = vector.load %{{.*}} : memref<1998xi8, strided<[1], offset: ?>>, vector<8xi8>
 // XMM: %[[B:.*]] = vector.load %{{.*}} : memref<1998xi8, strided<[1], offset: ?>>, vector<4xi8>
 // CHECK: arith.andi %[[B]], %{{.*}}
-// CHECK: arith.subi
-// ZMM: arith.sitofp %{{.*}} : vector<16xi8> to vector<16xf32>
-// YMM: arith.sitofp %{{.*}} : vector<8xi8> to vector<8xf32>
-// XMM: arith.sitofp %{{.*}} : vector<4xi8> to vector<4xf32>
-// CHECK: arith.mulf
+// ZMM: arith.uitofp %{{.*}} : vector<16xi8> to vector<16xf32>
+// YMM: arith.uitofp %{{.*}} : vector<8xi8> to vector<8xf32>
+// XMM: arith.uitofp %{{.*}} : vector<4xi8> to vector<4xf32>
+// CHECK: vector.fma
 // CHECK: vector.fma
 // CHECK: arith.shrui
 // CHECK: vector.reduction <add>

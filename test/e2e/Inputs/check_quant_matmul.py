@@ -180,8 +180,10 @@ def main():
     run_tool, tmp = sys.argv[1], sys.argv[2]
     rest = sys.argv[3:]
     only = None
-    if rest[:1] == ["--only"]:
-        only, rest = set(rest[1].split(",")), rest[2:]
+    if "--only" in rest:
+        at = rest.index("--only")
+        only = set(rest[at + 1].split(","))
+        rest = rest[:at] + rest[at + 2:]
     run = [run_tool] + rest
     rng = np.random.default_rng(48)
     weights = {}

@@ -58,6 +58,12 @@ public:
   /// W[row, k] as an f32 scalar, for the elements past the whole units
   /// (int8 schemes only: the others have none).
   Value decodeScalar(Value row, Value k);
+  /// The bytes of one unit of a row's codes (GGUF: its blocks, scales
+  /// included).
+  int64_t getUnitBytes() const;
+  /// Prefetches (into L2) the codes of units u .. u + count of `row`, one
+  /// prefetch per 64 bytes.
+  void prefetchUnits(Value row, Value u, int64_t count);
 
 private:
   Value idx(int64_t v);
@@ -76,6 +82,9 @@ private:
   Value i8Splat(int64_t v);
   /// f32 of an i8 vector, signed or unsigned.
   Value toF32(Value codes, bool isSigned);
+  /// (codes - 8) * d for vectors of 4-bit codes in f32 and of their
+  /// scale, rounded once.
+  Value scaleOffsetCodes(Value codes, Value d);
 
   Value decodeQ8_0(Value row, Value u, int64_t e);
   Value decodeQ4_0(Value row, Value u, int64_t e);
