@@ -19,7 +19,7 @@ import threading
 
 import torch
 
-from . import kvcache
+from . import kvcache, sampling
 from .compiler import (BACKENDS, PackedWeight, build_library,
                        packed_arguments)
 from .errors import AttnFuseError, BusyError, InputError
@@ -330,30 +330,30 @@ class Generator:
 
     def _chooser(self, sample, temperature, top_k, top_p, repetition_penalty,
                  logits_processor, seed, mask):
-        """The step's token choice: transformers' processors (repetition
-        penalty, which skips each row's left padding as transformers'
-        does, the caller's `logits_processor`, then with sampling the
-        temperature, top-k and top-p warpers), then argmax or a draw."""
-        import transformers as tf
-        processors = tf.LogitsProcessorList()
+        """The step's token choice: transformers' processors as
+        attnfuse.sampling computes them (repetition penalty, which skips
+        each row's left padding as transformers' does, the caller's
+        `logits_processor`, then with sampling the temperature, top-k and
+        top-p warpers), then argmax or a draw."""
+        processors = []
         penalty = self._option("repetition_penalty", repetition_penalty)
         if penalty is not None and penalty != 1.0:
             # transformers' generate passes the padding's lengths (the
             # first attention-mask 1 of each row): pad ids are no repeats.
             padding = (mask != 0).int().argmax(dim=1)
-            processors.append(tf.RepetitionPenaltyLogitsProcessor(
-                penalty, prompt_ignore_length=padding))
+            processors.append(sampling.repetition_penalty(penalty, padding))
         processors.extend(logits_processor or [])
         if sample:
             temp = self._option("temperature", temperature)
             k = self._option("top_k", top_k)
             p = self._option("top_p", top_p)
             if temp is not None and temp != 1.0:
-                processors.append(tf.TemperatureLogitsWarper(temp))
+                processors.append(sampling.temperature(temp))
             if k is not None and k != 0:
-                processors.append(tf.TopKLogitsWarper(top_k=k))
+                processors.append(sampling.top_k(k))
             if p is not None and p < 1.0:
-                processors.append(tf.TopPLogitsWarper(top_p=p))
+                processors.append(sampling.top_p(p))
+        processors = sampling.chain(processors)
         rng = None
         if sample and seed is not None:
             rng = torch.Generator().manual_seed(seed)
