@@ -18,6 +18,7 @@ import torch.utils._pytree as pytree
 from .errors import AttnFuseError, InPlaceError
 from .exporter import Exported, export_program, storage_span, torch_export
 from .mlir import TensorType
+from .progress import Progress, stage_of
 from .runtime import CompiledFunction
 from .sources import source_line
 from .tools import run_tool, tool_identity
@@ -33,11 +34,13 @@ def cache_dir() -> Path:
 
 
 def _export(module, example_inputs, dynamic_shapes, constants,
-            train_dropout, example_kwargs=None) -> Exported:
-    program = torch_export(module, example_inputs, dynamic_shapes,
-                           example_kwargs)
-    return export_program(program, constants=constants,
-                          train_dropout=train_dropout)
+            train_dropout, example_kwargs=None, progress=None) -> Exported:
+    with stage_of(progress, "torch.export"):
+        program = torch_export(module, example_inputs, dynamic_shapes,
+                               example_kwargs)
+    with stage_of(progress, "MLIR"):
+        return export_program(program, constants=constants,
+                              train_dropout=train_dropout)
 
 
 def _atomic_write(path: Path, data: bytes):
@@ -91,14 +94,15 @@ def _ensure_dir(d: Path):
 
 
 def build_library(mlir_text: str, backend: str = "auto",
-                  extra_args=()) -> tuple[Path, bool]:
+                  extra_args=(), progress=None) -> tuple[Path, bool]:
     """Compiles MLIR text to a shared library in the cache, keyed by the
     SHA-256 of the text (without the numbers of torch.fx's generated file
     names in its locations), the options and the compiler binary. Each
     library has a stamp (key, the function signature, the compiler's
     identity, the library's size and SHA-256) that is checked before a
     cached library is used. Returns the library's path and whether it came
-    from the cache."""
+    from the cache. `progress`: the compile's Progress, told of the cache
+    hit or the attn-compile run."""
     compiler = tool_identity("attn-compile")
     key_src = "\n".join([_key_text(mlir_text), backend, *extra_args,
                          compiler])
@@ -110,15 +114,18 @@ def build_library(mlir_text: str, backend: str = "auto",
     manifest = "--prepack-weights" in extra_args
     if d.is_dir() and lib.exists() and _valid_entry(lib, stamp_path, want) \
             and (not manifest or lib.with_suffix(".weights.json").exists()):
+        if progress is not None:
+            progress.note(f"cache hit {lib.name}")
         return lib, True
     _ensure_dir(d)
     with tempfile.TemporaryDirectory(dir=d) as tmp:
         src = Path(tmp) / "module.mlir"
         src.write_text(mlir_text)
         out = Path(tmp) / "module.so"
-        run_tool("attn-compile", [src, "-o", out, "--emit=so",
-                                  f"--backend={backend}", *extra_args],
-                 what="attn-compile")
+        with stage_of(progress, "attn-compile"):
+            run_tool("attn-compile", [src, "-o", out, "--emit=so",
+                                      f"--backend={backend}", *extra_args],
+                     what="attn-compile")
         _atomic_write(d / f"{key}.h", out.with_suffix(".h").read_bytes())
         _atomic_write(d / f"{key}.mlir", mlir_text.encode())
         if manifest:
@@ -422,7 +429,7 @@ def _bump_version(t: torch.Tensor):
 
 def compile(module, example_inputs, target="cpu", backend="auto",
             dynamic_shapes=None, constants=False, train_dropout="error",
-            example_kwargs=None, prepack_weights=False):
+            example_kwargs=None, prepack_weights=False, progress=None):
     """Exports `module` (see `export`), fuses and compiles it ahead of time
     with `attn-compile` into a shared library (cached by content hash, so a
     second call does not recompile), loads it and returns a CompiledModule.
@@ -433,19 +440,24 @@ def compile(module, example_inputs, target="cpu", backend="auto",
     ones where the target's GEMMs multiply bf16 pairs) are packed
     once into the GEMM's panels (`attn-compile --prepack-weights`), which
     saves the packing on every call and keeps a packed copy of each such
-    weight beside the module's own (docs/python.md)."""
+    weight beside the module's own (docs/python.md). `progress`: show the
+    stages on stderr (True), never (False), or as ATTNFUSE_PROGRESS and
+    whether stderr is a terminal say (None; attnfuse.progress); they are
+    logged on the "attnfuse" logger either way."""
     if target not in TARGETS:
         raise AttnFuseError(f"target {target!r} is not supported by the "
                             f"Python front end (supported: {TARGETS})")
     if backend not in BACKENDS:
         raise AttnFuseError(f"backend must be one of {BACKENDS}, not "
                             f"{backend!r}")
-    exported = _export(module, example_inputs, dynamic_shapes, constants,
-                       train_dropout, example_kwargs)
-    extra = ["--prepack-weights"] if prepack_weights else []
-    lib, hit = build_library(exported.mlir, backend, extra)
-    return CompiledModule(exported, lib, hit, module,
-                          list(example_kwargs or {}))
+    with Progress("compile", progress) as p:
+        exported = _export(module, example_inputs, dynamic_shapes,
+                           constants, train_dropout, example_kwargs, p)
+        extra = ["--prepack-weights"] if prepack_weights else []
+        lib, hit = build_library(exported.mlir, backend, extra, p)
+        with p.stage("load"):
+            return CompiledModule(exported, lib, hit, module,
+                                  list(example_kwargs or {}))
 
 
 @dataclass

@@ -25,6 +25,7 @@ from .compiler import (BACKENDS, PackedWeight, build_library,
 from .errors import AttnFuseError, BusyError, InputError
 from .exporter import export_program, torch_export
 from .pages import advise_huge_pages
+from .progress import Progress, stage_of
 from .runtime import BoundCall, CompiledFunction
 
 # Generation-config fields this loop implements (the others must keep
@@ -481,7 +482,8 @@ def compile_generator(model, max_batch: int = 1, max_cache_len: int = 256,
                       dtype=None, decode_lengths=(1,),
                       backend: str = "auto",
                       prepack_weights: bool = False,
-                      huge_pages: bool = True) -> Generator:
+                      huge_pages: bool = True,
+                      progress=None) -> Generator:
     """Compiles a transformers causal LM (`model.config`,
     `model.generation_config`, logits out) for generation: one library with
     `prefill` and one `decode_<L>` per L in `decode_lengths` (1 by default;
@@ -495,7 +497,8 @@ def compile_generator(model, max_batch: int = 1, max_cache_len: int = 256,
     the weights the steps read and the cache are advised onto 2 MiB
     transparent huge pages (attnfuse.pages; a decode step streams every
     weight, and on 4 KiB pages it takes a TLB miss per 4 KiB); the bytes
-    the kernel moved are `Generator.huge_page_bytes`. Returns a
+    the kernel moved are `Generator.huge_page_bytes`. `progress`: show
+    the stages on stderr or not (`attnfuse.compile`'s option). Returns a
     Generator."""
     if backend not in BACKENDS:
         raise AttnFuseError(f"backend must be one of {BACKENDS}")
@@ -509,27 +512,44 @@ def compile_generator(model, max_batch: int = 1, max_cache_len: int = 256,
             decode_lengths[-1] > max_cache_len:
         raise AttnFuseError(f"decode_lengths {decode_lengths}: each must be "
                             f"in 1..max_cache_len")
-    cache = _allocate_cache(model, max_batch, max_cache_len)
-    steps = _step_modules(model, cache, decode_lengths)
+    with Progress("compile_generator", progress) as p:
+        generator = _compile_steps(model, max_batch, max_cache_len,
+                                   decode_lengths, backend, prepack_weights,
+                                   p)
+        if huge_pages:
+            with p.stage("huge pages"):
+                entries = [generator._prefill, *generator._decode.values()]
+                streamed = [t for e in entries for t in e.weights.values()]
+                streamed += [t for layer in generator.cache for t in layer]
+                generator.huge_page_bytes = advise_huge_pages(streamed)
+    return generator
+
+
+def _compile_steps(model, max_batch, max_cache_len, decode_lengths, backend,
+                   prepack_weights, progress) -> Generator:
+    """compile_generator's work: the cache, each step exported, one library
+    for all of them, each step bound to its weights."""
+    with progress.stage("allocate the cache"):
+        cache = _allocate_cache(model, max_batch, max_cache_len)
+        steps = _step_modules(model, cache, decode_lengths)
     # Only the prefill step's weights are marked for packing: a decode
     # step's few rows read each weight once, as stored, at the memory's
     # rate.
     exported = {name: _export_step(step, name, cache, max_batch,
                                    max_cache_len,
-                                   prepack_weights and name == "prefill")
+                                   prepack_weights and name == "prefill",
+                                   progress)
                 for name, step in steps.items()}
     extra = ["--prepack-weights"] if prepack_weights else []
-    library, _ = build_library(_link(exported.values()), backend, extra)
+    library, _ = build_library(_link(exported.values()), backend, extra,
+                               progress)
     entries = {}
-    for name, exp in exported.items():
-        key = "prefill" if name == "prefill" else int(name.split("_")[1])
-        entries[key] = _bind(exp, library, steps[name], cache)
+    with progress.stage("bind the weights"):
+        for name, exp in exported.items():
+            key = "prefill" if name == "prefill" else int(name.split("_")[1])
+            entries[key] = _bind(exp, library, steps[name], cache)
     generator = Generator(model, library, entries, cache, max_batch,
                           max_cache_len)
-    if huge_pages:
-        streamed = [t for e in entries.values() for t in e.weights.values()]
-        streamed += [t for layer in cache for t in layer]
-        generator.huge_page_bytes = advise_huge_pages(streamed)
     return generator
 
 
@@ -584,7 +604,7 @@ def _step_modules(model, cache, decode_lengths):
 
 
 def _export_step(step, name, cache, max_batch, max_cache_len,
-                 mark_weights=False):
+                 mark_weights=False, progress=None):
     """torch.export of one step with a dynamic batch (up to max_batch) and
     a dynamic number of positions, then the MLIR of `@name` (its
     parameters marked as weights to prepack with `mark_weights`)."""
@@ -617,8 +637,11 @@ def _export_step(step, name, cache, max_batch, max_cache_len,
               "position_ids": torch.arange(n - L, n).expand(b, L).contiguous(),
               "keys": [k[:b].clone() for k, _ in cache],
               "values": [v[:b].clone() for _, v in cache]}
-    program = torch_export(step, (), dynamic, kwargs)
-    return export_program(program, func_name=name, mark_weights=mark_weights)
+    with stage_of(progress, f"torch.export {name}"):
+        program = torch_export(step, (), dynamic, kwargs)
+    with stage_of(progress, f"MLIR {name}"):
+        return export_program(program, func_name=name,
+                              mark_weights=mark_weights)
 
 
 def _link(exported) -> str:
