@@ -9,13 +9,15 @@
 //   dequantizes them in vector registers (QuantDecoder) and multiplies
 //   them as they come:
 //
+//     bf16/f16 input rows widened to f32 once
 //     scf.forall (blocks of nb weight rows; an scf.for for a small weight)
 //       for each group of nr weight rows of the block
-//         for each group of mr input rows (static remainder groups)
-//           scf.for over the units of K: per vector of the unit, nr
-//             decoded weight vectors, mr input vectors, mr x nr FMAs into
-//             f32 accumulators (two chains each for a tile of fewer than
-//             4 products)
+//         for each group of mr input rows (all of a static count)
+//           scf.for over the units of K, in steps of whole 64-byte lines
+//             of codes: the rows of the tile after next prefetched; per
+//             vector of a unit, nr decoded weight vectors, mr input
+//             vectors, mr x nr FMAs into f32 accumulators (two chains
+//             each for a tile of fewer than 4 products)
 //           the accumulators reduced, the last K % 32 elements of an
 //           int8 row one by one, each output rounded once
 //
