@@ -1,0 +1,145 @@
+"""Decode GEMVs (one row) of a 0.5B Llama's MLP projections with quantized
+weights (attn.quantized_matmul) against the same product with bf16
+weights (linalg.matmul of x and W^T, the GEMV of GemvToCpu.cpp): the
+weight bytes and weights read per second. Not a test.
+
+  python3 bench/quant_gemv.py [--threads 1 2] [--repeat 50] [--rounds 3]
+      [--shapes 5632x1024 1024x5632] [--mb 96] [--attn-run build/bin/attn-run]
+
+Each timed call multiplies one row by L distinct copies of the weight
+(separate buffers, about --mb MiB in all: more than the L3, so that they
+stream from memory as a model's layers do) and returns the L results;
+GB/s = L x the weight's bytes / the median time of a call (attn-run
+--repeat), the fastest of --rounds interleaved rounds. The activations are bf16 (the results bf16, or f32 for the bf16
+GEMV, as the exporter's nn.Linear); q8_0 and q4_0 are llama.cpp's blocks,
+int4_sym has f16 scales per group of 128.
+"""
+import argparse
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "python"))
+from attnfuse import quant  # noqa: E402
+
+SCHEMES = [("bf16", None), ("q8_0", None), ("q4_0", None), ("int4_sym", 128)]
+
+
+def quant_module(qt, copies):
+    n, k = qt.shape
+    s = qt.scheme
+    fmt = (f"#attn.quant<{s.name}>" if s.is_gguf else
+           f"#attn.quant<{s.name}, group = {qt.group_size}, scale = {s.scale_dtype}>")
+    x, w, y = f"tensor<1x{k}xbf16>", f"tensor<{qt.nbytes}xi8>", f"tensor<1x{n}xbf16>"
+    args = ", ".join(f"%w{i}: {w}" for i in range(copies))
+    body = "".join(
+        f"  %y{i} = attn.quantized_matmul %x, %w{i} {{format = {fmt}}} "
+        f": ({x}, {w}) -> {y}\n" for i in range(copies))
+    results = ", ".join(f"%y{i}" for i in range(copies))
+    return (f"func.func @main(%x: {x}, {args}) -> ({', '.join([y] * copies)}) {{\n"
+            f"{body}  return {results} : {', '.join([y] * copies)}\n}}\n")
+
+
+def bf16_module(n, k, copies):
+    x, w, wt = f"tensor<1x{k}xbf16>", f"tensor<{n}x{k}xbf16>", f"tensor<{k}x{n}xbf16>"
+    acc = f"tensor<1x{n}xf32>"
+    args = ", ".join(f"%w{i}: {w}" for i in range(copies))
+    body = (f"  %z = arith.constant 0.0 : f32\n  %e = tensor.empty() : {acc}\n"
+            f"  %i = linalg.fill ins(%z : f32) outs(%e : {acc}) -> {acc}\n")
+    for i in range(copies):
+        body += (f"  %t{i} = tensor.empty() : {wt}\n"
+                 f"  %wt{i} = linalg.transpose ins(%w{i} : {w}) outs(%t{i} : {wt}) "
+                 f"permutation = [1, 0]\n"
+                 f"  %y{i} = linalg.matmul ins(%x, %wt{i} : {x}, {wt}) "
+                 f"outs(%i : {acc}) -> {acc}\n")
+    results = ", ".join(f"%y{i}" for i in range(copies))
+    return (f"func.func @main(%x: {x}, {args}) -> ({', '.join([acc] * copies)}) {{\n"
+            f"{body}  return {results} : {', '.join([acc] * copies)}\n}}\n")
+
+
+def measure(attn_run, tmp, name, module, weight_npy, copies, threads, repeat):
+    """The median time of a call (attn-run --repeat), in seconds."""
+    path = os.path.join(tmp, name + ".mlir")
+    Path(path).write_text(module)
+    cmd = [attn_run, path, "--entry", "main", f"--num-threads={threads}",
+           "--repeat", str(repeat), "--input", "0=" + os.path.join(tmp, "x.npy")]
+    for i in range(copies):
+        cmd += ["--input", f"{i + 1}={weight_npy}"]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+    return float(re.search(r"time: median=([0-9.]+) ms", out).group(1)) * 1e-3
+
+
+def prepare(a, tmp, n, k, w, scheme, group):
+    """Writes the weight's .npy; returns (module, .npy path, bytes, copies)."""
+    npy = os.path.join(tmp, f"w_{scheme}_{n}x{k}.npy")
+    if scheme == "bf16":
+        nbytes = n * k * 2
+        np.save(npy, w.to(torch.bfloat16).view(torch.int16).numpy().view(np.uint16))
+    else:
+        qt = quant.quantize(w, scheme, group)
+        nbytes = qt.nbytes
+        np.save(npy, qt.data.view(np.int8))
+    copies = max(1, math.ceil(a.mb * 2 ** 20 / nbytes))
+    module = bf16_module(n, k, copies) if scheme == "bf16" else quant_module(qt, copies)
+    return module, npy, nbytes, copies
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    p.add_argument("--shapes", nargs="+", default=["5632x1024", "1024x5632"])
+    p.add_argument("--repeat", type=int, default=50)
+    p.add_argument("--rounds", type=int, default=3,
+                   help="interleaved rounds over every configuration; the "
+                        "fastest round's median counts (the host is shared)")
+    p.add_argument("--mb", type=float, default=96)
+    p.add_argument("--attn-run", default=str(Path(__file__).resolve().parent.parent
+                                             / "build" / "bin" / "attn-run"))
+    a = p.parse_args()
+    rng = np.random.default_rng(0)
+    with tempfile.TemporaryDirectory() as tmp:
+        configs = []
+        for shape in a.shapes:
+            n, k = (int(d) for d in shape.split("x"))
+            w = torch.from_numpy(rng.standard_normal((n, k)).astype(np.float32))
+            x = torch.from_numpy(rng.uniform(-1, 1, (1, k)).astype(np.float32))
+            np.save(os.path.join(tmp, f"x_{k}.npy"),
+                    x.to(torch.bfloat16).view(torch.int16).numpy().view(np.uint16))
+            for scheme, group in SCHEMES:
+                for threads in a.threads:
+                    configs.append(((n, k), scheme, group, threads,
+                                    prepare(a, tmp, n, k, w, scheme, group)))
+        best = {}
+        for _ in range(a.rounds):
+            for (n, k), scheme, group, threads, (module, npy, nbytes, copies) in configs:
+                os.replace(os.path.join(tmp, f"x_{k}.npy"), os.path.join(tmp, "x.npy"))
+                t = measure(a.attn_run, tmp, f"{scheme}_{n}x{k}", module, npy,
+                            copies, threads, a.repeat)
+                os.replace(os.path.join(tmp, "x.npy"), os.path.join(tmp, f"x_{k}.npy"))
+                key = ((n, k), scheme, threads)
+                best[key] = min(best.get(key, t), t)
+        print("| N x K | weights | bytes | copies | threads | ms per call | GB/s "
+              "| G weights/s | weights/s / bf16's |")
+        print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+        for (n, k), scheme, group, threads, (module, npy, nbytes, copies) in configs:
+            t = best[((n, k), scheme, threads)]
+            gbs = copies * nbytes / t / 1e9
+            base = best[((n, k), "bf16", threads)]
+            base_gbs = math.ceil(a.mb * 2 ** 20 / (n * k * 2)) * n * k * 2 / base / 1e9
+            label = scheme + ("" if group is None else f" g{group}")
+            weights = copies * n * k / t / 1e9
+            base_weights = base_gbs / 2
+            print(f"| {n} x {k} | {label} | {nbytes} | {copies} | {threads} | "
+                  f"{t * 1e3:.3f} | {gbs:.1f} | {weights:.1f} | "
+                  f"{weights / base_weights:.2f} |")
+
+
+if __name__ == "__main__":
+    main()
