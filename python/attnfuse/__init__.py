@@ -9,7 +9,9 @@ ahead-of-time compiled callables out.
 upstream linalg/tensor/arith); `compile` fuses it with `attn-opt
 --attn-fuse-sdpa`, compiles it with `attn-compile` into a cached shared
 library and loads it with ctypes; `explain` lists which attention blocks
-fused and why the others did not, at their Python source lines. Importing
+fused and why the others did not, at their Python source lines;
+`CompiledModule.save` and `Generator.save` write a package directory that
+`load` gives back in another process. Importing
 the package registers the `torch.compile(model, backend="attnfuse")`
 backend. The tools are found as `attnfuse.tools` says (ATTNFUSE_TOOLS_DIR,
 else the checkout's build/bin, else PATH).
@@ -18,14 +20,17 @@ else the checkout's build/bin, else PATH).
 from .compiler import (CompiledModule, Explanation, Remark, compile,
                        count_sdpa, explain, export, fuse)
 from .errors import (AttnFuseError, BusyError, ExportError, InPlaceError,
-                     InputError, RunTimeCheckError, ToolError)
+                     InputError, PackageError, RunTimeCheckError, ToolError)
 from .generation import Generator, compile_generator
+from .loading import load
+from .package import VERSION as __version__
 from .tools import find_tool
 from . import dynamo as _dynamo
 
 _dynamo.register()
 
 __all__ = ["compile", "export", "explain", "fuse", "count_sdpa", "find_tool",
-           "compile_generator", "CompiledModule", "Explanation", "Generator",
-           "Remark", "AttnFuseError", "BusyError", "ExportError",
-           "InPlaceError", "InputError", "RunTimeCheckError", "ToolError"]
+           "compile_generator", "load", "CompiledModule", "Explanation",
+           "Generator", "Remark", "AttnFuseError", "BusyError",
+           "ExportError", "InPlaceError", "InputError", "PackageError",
+           "RunTimeCheckError", "ToolError"]

@@ -15,9 +15,12 @@ import numpy as np
 import torch
 import torch.utils._pytree as pytree
 
-from .errors import AttnFuseError, InPlaceError
+from .errors import AttnFuseError, InPlaceError, PackageError
 from .exporter import Exported, export_program, storage_span, torch_export
 from .mlir import TensorType
+from .package import (FORMAT, FORMAT_VERSION, Package, WeightsWriter,
+                      arg_record, bounds_of, compiler_identity, entry_record,
+                      library_string, target_record, write_package)
 from .progress import Progress, stage_of
 from .runtime import CompiledFunction
 from .sources import source_line
@@ -181,18 +184,12 @@ class CompiledModule:
 
     def __init__(self, exported: Exported, library: Path, cache_hit: bool,
                  module=None, kwarg_names=()):
-        self.exported = exported
-        self.mlir = exported.mlir
-        self.library_path = str(library)
+        self._attach(exported, library, kwarg_names)
         self.cache_hit = cache_hit
-        self._kwarg_names = list(kwarg_names)
-        self._fn = CompiledFunction(str(library), exported.func_name,
-                                    exported.results)
         state = {}
         program = exported.program
         state.update(program.state_dict)
         state.update(program.constants)
-        self._owners = {}
         if module is not None and isinstance(module, torch.nn.Module):
             # The live tensors, not the export's snapshot: where each one
             # is an attribute of a submodule.
@@ -206,12 +203,107 @@ class CompiledModule:
                        for s in exported.args
                        if s.kind not in ("input", "static")
                        and s.name not in self._owners}
-        self._packed = {}
         for entry in packed_arguments(library, exported.func_name):
             self._packed[entry["arg"]] = PackedWeight(str(library), entry)
         for i in self._packed:
             spec = exported.args[i]
             self._packed[i].get(self._state(i, spec))
+        self._compiler = compiler_identity()
+
+    def _attach(self, exported, library, kwarg_names):
+        """What every CompiledModule has: the function's description (an
+        export, or a package's PackagedSignature), the library's entry
+        point and the keyword inputs' names; no state bound yet."""
+        self.exported = exported
+        self.mlir = exported.mlir
+        self.library_path = str(library)
+        self.package_path = None
+        self.cache_hit = False
+        self._kwarg_names = list(kwarg_names)
+        self._fn = CompiledFunction(str(library), exported.func_name,
+                                    exported.results)
+        self._owners = {}
+        self._bound = {}
+        self._packed = {}
+        # Argument position -> prepacked panels read from a package (fixed:
+        # the weight they were packed from is not in the package).
+        self._panels = {}
+        self._compiler = None
+
+    @classmethod
+    def from_package(cls, package: Package) -> "CompiledModule":
+        """The CompiledModule a package of kind "module" holds (attnfuse.load
+        reads and checks it first): its state mapped from weights.bin, its
+        prepacked weights as the panels saved."""
+        m = package.manifest
+        where = package.path / "manifest.json"
+        section = _module_section(m, where)
+        if len(m["entries"]) != 1:
+            raise PackageError(where, f"a module package has one entry "
+                               f"point, not {len(m['entries'])}")
+        sig = package.signatures()[m["entries"][0]["name"]]
+        sig.outputs = [tuple(o) for o in section["outputs"]]
+        sig.out_spec = _out_spec_of(section["out_spec"], where)
+        self = cls.__new__(cls)
+        self._attach(sig, package.open_library(), section["kwargs"])
+        self.package_path = str(package.path)
+        self._compiler = m["compiler"]
+        tensors = package.tensors()
+        for i, arg in enumerate(sig.args):
+            if arg.tensor is None:
+                continue
+            if arg.packed:
+                self._panels[i] = tensors[arg.tensor]
+            else:
+                self._bound[arg.name] = tensors[arg.tensor]
+        missing = [a.name for a in sig.args if a.kind not in
+                   ("input", "static") and a.tensor is None]
+        if missing:
+            raise PackageError(where, f"state arguments without a tensor: "
+                               f"{', '.join(missing)}")
+        return self
+
+    def save(self, path) -> Path:
+        """Writes the module as a package directory `path` (replacing a
+        package there): the library, its header, the state it is bound to
+        now (the module's current parameters and buffers; prepacked
+        weights as their packed panels) in weights.bin, and manifest.json
+        (attnfuse.package). `attnfuse.load(path)` gives it back in any
+        process, without the module's code. Returns the path."""
+        writer = WeightsWriter()
+        args = []
+        for i, spec in enumerate(self.exported.args):
+            if spec.kind in ("input", "static"):
+                args.append(arg_record(spec))
+                continue
+            packed_type = None
+            if i in self._panels or i in self._packed:
+                t = self._panels[i] if i in self._panels else \
+                    self._packed[i].get(self._state(i, spec))
+                packed_type = TensorType(tuple(t.shape), t.dtype)
+            else:
+                t = self._state(i, spec)
+                self._check(i, spec, t, {})
+            args.append(arg_record(spec, writer.add(spec.name, t),
+                                   packed_type))
+        func = self.exported.func_name
+        signature = library_string(self._fn.library,
+                                   f"attn_signature_{func}")
+        program = getattr(self.exported, "program", None)
+        dims = bounds_of(program.range_constraints) if program is not None \
+            else dict(self.exported.dims)
+        manifest = {
+            "format": FORMAT, "format_version": FORMAT_VERSION,
+            "kind": "module",
+            "compiler": self._compiler or compiler_identity(),
+            "target": target_record(self.library_path),
+            "entries": [entry_record(func, args, self.exported.results,
+                                     signature, dims)],
+            "module": {"kwargs": self._kwarg_names,
+                       "outputs": [list(o) for o in self.exported.outputs],
+                       "out_spec": _out_spec_text(self.exported.out_spec)}}
+        return write_package(path, manifest, Path(self.library_path),
+                             Path(self.header_path), writer)
 
     def _state(self, i: int, spec) -> torch.Tensor:
         """The tensor bound to state argument `i`: the module's current
@@ -272,6 +364,9 @@ class CompiledModule:
             if spec.kind == "static":
                 next(user)  # the graph is specialised on its value
                 tensors.append(None)
+                continue
+            if i in self._panels:
+                tensors.append(self._panels[i])
                 continue
             t = next(user) if spec.kind == "input" else self._state(i, spec)
             if not isinstance(t, torch.Tensor):
@@ -336,6 +431,72 @@ class CompiledModule:
             except Exception:  # an output structure we cannot rebuild
                 pass
         return out[0] if len(out) == 1 else tuple(out)
+
+
+def _out_spec_text(spec):
+    """The output structure as text (torch's pytree serialization), or None
+    where it cannot be written (a namedtuple without a registered name):
+    a loaded module then returns the flat outputs as a tuple."""
+    if spec is None:
+        return None
+    try:
+        return pytree.treespec_dumps(spec)
+    except Exception:  # noqa: BLE001 - a node type without a name
+        return None
+
+
+def _out_spec_of(text, where):
+    """The output structure a package recorded. A node type that a library
+    registers when imported (transformers' ModelOutput classes) has its
+    module imported first; where that fails, the outputs come back flat
+    with a warning."""
+    if text is None:
+        return None
+    try:
+        return pytree.treespec_loads(text)
+    except Exception:  # noqa: BLE001 - a type not registered yet
+        pass
+    import importlib
+    for name in set(re.findall(r'\\?"type\\?": \\?"([\w.]+)', text)):
+        module = name.rpartition(".")[0]
+        if module and module != "builtins":
+            try:
+                importlib.import_module(module)
+            except ImportError:
+                pass
+    try:
+        return pytree.treespec_loads(text)
+    except Exception as e:  # noqa: BLE001
+        warnings.warn(f"attnfuse: {where}: the module's output structure "
+                      f"cannot be rebuilt here ({e}); calls return the "
+                      f"flat outputs as a tuple")
+        return None
+
+
+def _module_section(m: dict, where) -> dict:
+    """The `module` section of a manifest, schema-checked."""
+    section = m["module"]
+    kwargs = section.get("kwargs")
+    outputs = section.get("outputs")
+    spec = section.get("out_spec", 0)
+    if not (isinstance(kwargs, list) and all(isinstance(k, str)
+                                             for k in kwargs)):
+        raise PackageError(where, "module.kwargs must be a list of names")
+    if not (isinstance(outputs, list) and all(
+            isinstance(o, list) and len(o) == 2 and o[0] in ("result", "arg")
+            and isinstance(o[1], int) and not isinstance(o[1], bool)
+            for o in outputs)):
+        raise PackageError(where, "module.outputs must be a list of "
+                           "[\"result\" or \"arg\", index]")
+    if not (spec is None or isinstance(spec, str)):
+        raise PackageError(where, "module.out_spec must be a string or null")
+    n_args = len(m["entries"][0]["args"]) if m["entries"] else 0
+    n_results = len(m["entries"][0]["results"]) if m["entries"] else 0
+    for kind, j in outputs:
+        if not 0 <= j < (n_results if kind == "result" else n_args):
+            raise PackageError(where, f"module.outputs names {kind} {j}, "
+                               f"which the entry point does not have")
+    return section
 
 
 def packed_arguments(library: Path, func_name: str) -> list:

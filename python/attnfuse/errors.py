@@ -42,3 +42,16 @@ class InPlaceError(AttnFuseError, RuntimeError):
     """A tensor the compiled module writes in place cannot be written: a
     leaf that requires grad, with grad mode on (eager PyTorch raises a
     RuntimeError for the module's in-place op)."""
+
+
+class PackageError(AttnFuseError):
+    """A saved package (`CompiledModule.save`, `Generator.save`) cannot be
+    loaded or written: a file missing, truncated or changed since it was
+    saved, a manifest edited by hand or of another format, a package from
+    another attnfuse version, code for CPU features this host lacks, a
+    library that does not match its manifest. The message names the file
+    and what is wrong; `path` is that file (or the package directory)."""
+
+    def __init__(self, path, message: str):
+        super().__init__(f"{path}: {message}")
+        self.path = str(path)

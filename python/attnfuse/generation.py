@@ -14,16 +14,23 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import json
 import operator
 import threading
+from pathlib import Path
 
 import torch
 
 from . import kvcache, sampling
 from .compiler import (BACKENDS, PackedWeight, build_library,
                        packed_arguments)
-from .errors import AttnFuseError, BusyError, InputError
+from .errors import AttnFuseError, BusyError, InputError, PackageError
 from .exporter import export_program, torch_export
+from .mlir import TensorType
+from .package import (FORMAT, FORMAT_VERSION, Package, WeightsWriter,
+                      arg_record, bounds_of, compiler_identity, dtype_name,
+                      dtype_of, entry_record, library_string, target_record,
+                      write_package)
 from .pages import advise_huge_pages
 from .progress import Progress, stage_of
 from .runtime import BoundCall, CompiledFunction
@@ -92,10 +99,16 @@ class Generator:
     or from `generate`'s progress callback) is a BusyError."""
 
     def __init__(self, model, library, entries, cache, max_batch,
-                 max_cache_len):
+                 max_cache_len, generation_config=None, defaults=None):
         self.model = model
         self.library_path = str(library)
-        self.generation_config = copy.deepcopy(model.generation_config)
+        self.package_path = None
+        if generation_config is None:
+            generation_config = copy.deepcopy(model.generation_config)
+        self.generation_config = generation_config
+        # transformers' global generation defaults (a package's; None: read
+        # from transformers when needed).
+        self._defaults = defaults
         self.max_batch = max_batch
         self.max_cache_len = max_cache_len
         self.cache = cache  # [(keys, values)] per layer
@@ -106,6 +119,8 @@ class Generator:
         self.huge_page_bytes = 0
         # Held by the call using the cache (`_exclusive`).
         self._lock = threading.Lock()
+        # The compiler's identity for `save` (a package's, or the tools').
+        self._compiler = None
 
     @property
     def decode_lengths(self) -> tuple:
@@ -241,7 +256,9 @@ class Generator:
         if value is None:
             value = getattr(self.generation_config, name, None)
         if value is None:
-            value = _global_defaults().get(name)
+            defaults = self._defaults if self._defaults is not None \
+                else _global_defaults()
+            value = defaults.get(name)
         return value
 
     def _generate(self, input_ids, attention_mask, max_new_tokens, do_sample,
@@ -377,6 +394,219 @@ class Generator:
                     f"which attnfuse's generate does not implement "
                     f"(supported: {', '.join(_SUPPORTED_PROCESSORS)}); "
                     f"reset it to its default")
+
+    # ---- packages -----------------------------------------------------------
+    def _entries(self) -> dict:
+        """Step ("prefill" or a decode length) -> _Entry."""
+        return {"prefill": self._prefill, **self._decode}
+
+    def streamed_tensors(self) -> list:
+        """The weights the steps read and the cache: what a decode step
+        streams from memory."""
+        tensors = [t for e in self._entries().values()
+                   for t in e.weights.values()]
+        return tensors + [t for layer in self.cache for t in layer]
+
+    @property
+    def config(self) -> dict:
+        """The model's config as a dict (a package's, or the model's)."""
+        if self.model is None:
+            return dict(self._config)
+        return json.loads(self.model.config.to_json_string(use_diff=False))
+
+    def save(self, path) -> Path:
+        """Writes the generator as a package directory `path` (replacing a
+        package there): the library with every step, the weights the steps
+        read now (prefill's prepacked weights as their panels) in
+        weights.bin, and manifest.json with the steps' signatures, the
+        cache's shape, the model's config and its generation defaults
+        (attnfuse.package). `attnfuse.load(path)` gives back a Generator
+        that generates the same tokens, in any process, without the model
+        or transformers. The KV cache is not saved (each generation starts
+        from position 0). Returns the path."""
+        writer = WeightsWriter()
+        entries = [_entry_manifest(step, entry, writer)
+                   for step, entry in self._entries().items()]
+        defaults = self._defaults if self._defaults is not None \
+            else _global_defaults()
+        manifest = {
+            "format": FORMAT, "format_version": FORMAT_VERSION,
+            "kind": "generator",
+            "compiler": self._compiler or compiler_identity(),
+            "target": target_record(self.library_path),
+            "entries": entries,
+            "generator": {
+                "max_batch": self.max_batch,
+                "max_cache_len": self.max_cache_len,
+                "dtype": dtype_name(self.dtype),
+                "cache": [{"keys": list(k.shape), "values": list(v.shape),
+                           "dtype": dtype_name(k.dtype)}
+                          for k, v in self.cache],
+                "config": self.config,
+                "generation_config": _json_safe(
+                    self.generation_config.to_dict()),
+                "generation_defaults": _json_safe(defaults)}}
+        return write_package(path, manifest, Path(self.library_path),
+                             Path(self.library_path).with_suffix(".h"),
+                             writer)
+
+    @classmethod
+    def from_package(cls, package: Package) -> "Generator":
+        """The Generator a package of kind "generator" holds (attnfuse.load
+        reads and checks it first): the steps bound to weights mapped from
+        weights.bin and to a new zeroed cache; generation options
+        resolved from the saved generation config and defaults, without
+        transformers."""
+        m = package.manifest
+        where = package.path / "manifest.json"
+        g = _generator_section(m, where)
+        cache = []
+        # On this thread: torch's OpenMP team, woken for a parallel fill,
+        # would contend with the library's.
+        with _serial_torch():
+            for layer in g["cache"]:
+                dtype = dtype_of(layer["dtype"], where)
+                cache.append((torch.zeros(layer["keys"], dtype=dtype),
+                              torch.zeros(layer["values"], dtype=dtype)))
+        library = package.open_library()
+        tensors = package.tensors()
+        sigs = package.signatures()
+        entries = {}
+        for e in m["entries"]:
+            sig = sigs[e["name"]]
+            _check_step_arguments(sig, e, cache, where)
+            fn = CompiledFunction(library, sig.func_name, sig.results)
+            weights = {i: tensors[a.tensor] for i, a in enumerate(sig.args)
+                       if a.tensor is not None}
+            entries[e["step"]] = _Entry(sig, fn, weights, e["inputs"],
+                                        e["cache_args"], cache)
+        generator = cls(None, library, entries, cache, g["max_batch"],
+                        g["max_cache_len"],
+                        GenerationDefaults(g["generation_config"]),
+                        dict(g["generation_defaults"]))
+        generator.package_path = str(package.path)
+        generator._compiler = m["compiler"]
+        generator._config = dict(g["config"])
+        generator.huge_page_bytes = advise_huge_pages(
+            [t for layer in cache for t in layer])
+        return generator
+
+
+class GenerationDefaults:
+    """A package's generation config: its fields as attributes (None for
+    a field it does not set), as Generator reads transformers'
+    GenerationConfig."""
+
+    def __init__(self, values: dict):
+        self._values = dict(values)
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return self._values.get(name)
+
+    def to_dict(self) -> dict:
+        return dict(self._values)
+
+
+def _json_safe(values: dict) -> dict:
+    """`values` as JSON can hold them (a value JSON cannot write becomes
+    its text)."""
+    return json.loads(json.dumps(values, default=str))
+
+
+def _entry_manifest(step, entry, writer) -> dict:
+    """The manifest entry of one step: its arguments (weights added to
+    `writer`; prepacked ones as their current panels), the positions of
+    its token inputs and of the cache's keys and values."""
+    func = entry.exported.func_name
+    args = []
+    for i, spec in enumerate(entry.exported.args):
+        if i not in entry.weights:
+            args.append(arg_record(spec))
+            continue
+        t, packed_type = entry.weights[i], None
+        if i in entry.packed:
+            packer, weight = entry.packed[i]
+            t = packer.get(weight)
+        if getattr(spec, "packed", False) or i in entry.packed:
+            packed_type = TensorType(tuple(t.shape), t.dtype)
+        key = f"{spec.name}#packed" if packed_type else spec.name
+        args.append(arg_record(spec, writer.add(key, t), packed_type))
+    signature = library_string(entry.fn.library, f"attn_signature_{func}")
+    program = getattr(entry.exported, "program", None)
+    dims = bounds_of(program.range_constraints) if program is not None \
+        else dict(entry.exported.dims)
+    record = entry_record(func, args, entry.exported.results, signature,
+                          dims)
+    record.update(step=step, inputs=list(entry.inputs),
+                  cache_args=list(entry.cache_inputs))
+    return record
+
+
+def _generator_section(m: dict, where) -> dict:
+    """The `generator` section of a manifest and the generator fields of
+    its entries, schema-checked."""
+    g = m["generator"]
+    ints = ("max_batch", "max_cache_len")
+    for key in ints:
+        if not isinstance(g.get(key), int) or isinstance(g.get(key), bool) \
+                or g[key] < 1:
+            raise PackageError(where, f"generator.{key} must be a positive "
+                               f"integer")
+    for key in ("config", "generation_config", "generation_defaults"):
+        if not isinstance(g.get(key), dict):
+            raise PackageError(where, f"generator.{key} must be an object")
+    cache = g.get("cache")
+    if not isinstance(cache, list) or not cache or not all(
+            isinstance(c, dict) and isinstance(c.get("dtype"), str) and
+            all(isinstance(c.get(k), list) and len(c[k]) == 4 and
+                all(isinstance(d, int) and d >= 0 for d in c[k])
+                for k in ("keys", "values")) for c in cache):
+        raise PackageError(where, "generator.cache must list each layer's "
+                           "keys and values shapes (4 sizes) and dtype")
+    steps = [e.get("step") for e in m["entries"]]
+    if "prefill" not in steps or len(set(map(str, steps))) != len(steps) or \
+            not all(s == "prefill" or (isinstance(s, int) and s >= 1)
+                    for s in steps):
+        raise PackageError(where, f"entries' steps {steps}: a prefill and "
+                           f"distinct decode lengths")
+    for e in m["entries"]:
+        for key, n in (("inputs", 3), ("cache_args", 2 * len(cache))):
+            v = e.get(key)
+            if not (isinstance(v, list) and len(v) == n and all(
+                    isinstance(i, int) and 0 <= i < len(e["args"])
+                    for i in v)):
+                raise PackageError(where, f"entry {e['name']}: {key} must "
+                                   f"be {n} argument positions")
+    return g
+
+
+def _check_step_arguments(sig, entry, cache, where):
+    """The step's cache arguments are the cache's layers (batch dim
+    dynamic, the others the cache's), written in place; its token
+    inputs are int64 inputs; every other argument has a tensor."""
+    tensors = [k for k, _ in cache] + [v for _, v in cache]
+    for i, t in zip(entry["cache_args"], tensors):
+        a = sig.args[i]
+        batch = a.dims[0] if a.dims else None
+        if a.kind != "input" or not a.written or a.type.dtype != t.dtype \
+                or list(a.dims[1:]) != list(t.shape[1:]) or \
+                (isinstance(batch, int) and batch != t.shape[0]):
+            raise PackageError(where, f"entry {entry['name']}: argument "
+                               f"{i} ({a.name}) is not a cache layer "
+                               f"{dtype_name(t.dtype)} [batch, "
+                               f"{', '.join(map(str, t.shape[1:]))}]")
+    for i in entry["inputs"]:
+        a = sig.args[i]
+        if a.kind != "input" or a.type.dtype != torch.int64:
+            raise PackageError(where, f"entry {entry['name']}: argument {i} "
+                               f"({a.name}) is not an int64 input")
+    used = set(entry["inputs"]) | set(entry["cache_args"])
+    for i, a in enumerate(sig.args):
+        if i not in used and a.tensor is None:
+            raise PackageError(where, f"entry {entry['name']}: argument {i} "
+                               f"({a.name}) has no tensor in weights.bin")
 
 
 @contextlib.contextmanager
@@ -518,10 +748,8 @@ def compile_generator(model, max_batch: int = 1, max_cache_len: int = 256,
                                    p)
         if huge_pages:
             with p.stage("huge pages"):
-                entries = [generator._prefill, *generator._decode.values()]
-                streamed = [t for e in entries for t in e.weights.values()]
-                streamed += [t for layer in generator.cache for t in layer]
-                generator.huge_page_bytes = advise_huge_pages(streamed)
+                generator.huge_page_bytes = advise_huge_pages(
+                    generator.streamed_tensors())
     return generator
 
 
@@ -550,6 +778,7 @@ def _compile_steps(model, max_batch, max_cache_len, decode_lengths, backend,
             entries[key] = _bind(exp, library, steps[name], cache)
     generator = Generator(model, library, entries, cache, max_batch,
                           max_cache_len)
+    generator._compiler = compiler_identity()
     return generator
 
 
