@@ -2,7 +2,11 @@
 sizes, and compares every element with a float64 reference of the exactly
 dequantized weight (attnfuse.quant.reference_linear).
 
-  check_quant_matmul.py ATTN_RUN TMPDIR [--only SCHEME,...] [attn-run options...]
+  check_quant_matmul.py ATTN_RUN TMPDIR [--only SCHEME,...]
+      [--aot ATTN_COMPILE] [options...]
+
+The options go to attn-run (JIT), or with --aot to attn-compile, which
+builds a library per case that attn-run then runs (--so).
 
 Weights: q8_0, q4_0 and the int schemes are quantized from random normal
 matrices with attnfuse.quant.quantize; q4_k and q6_k (which attnfuse.quant
@@ -135,7 +139,24 @@ def load_output(path, dtype):
     return torch.from_numpy(y).double()
 
 
-def check_case(run, tmp, name, qt, shape, dtype, sizes, rng):
+def run_case(tools, base):
+    """Compiles (with --aot) and runs the case at `base`; returns the
+    failing process or None."""
+    run_tool, compile_tool, options = tools
+    io = ["--input", "0=" + base + ".x.npy", "--input", "1=" + base + ".w.npy",
+          "--output", "0=" + base + ".y.npy"]
+    cmds = [[run_tool, base + ".mlir", "--entry", "f"] + io + options]
+    if compile_tool:
+        cmds = [[compile_tool, base + ".mlir", "-o", base + ".so"] + options,
+                [run_tool, base + ".mlir", "--entry", "f", "--so", base + ".so"] + io]
+    for cmd in cmds:
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        if done.returncode != 0:
+            return done
+    return None
+
+
+def check_case(tools, tmp, name, qt, shape, dtype, sizes, rng):
     k = qt.shape[1]
     shape = tuple(k if d == "K" else d for d in shape)
     concrete = list(shape)
@@ -147,11 +168,10 @@ def check_case(run, tmp, name, qt, shape, dtype, sizes, rng):
     write_case(base + ".mlir", qt, shape, dtype)
     save_input(base + ".x.npy", x, dtype)
     np.save(base + ".w.npy", qt.data.view(np.int8))
-    cmd = run + [base + ".mlir", "--entry", "f", "--input", "0=" + base + ".x.npy",
-                 "--input", "1=" + base + ".w.npy", "--output", "0=" + base + ".y.npy"]
-    done = subprocess.run(cmd, capture_output=True, text=True)
-    if done.returncode != 0:
-        return "%s: attn-run failed: %s" % (name, done.stderr.strip())
+    failed = run_case(tools, base)
+    if failed:
+        return "%s: %s failed: %s" % (name, os.path.basename(failed.args[0]),
+                                      failed.stderr.strip())
     y = load_output(base + ".y.npy", dtype)
     ref = quant.reference_linear(x, qt)
     bound = x.double().abs() @ quant.dequantize(qt).double().abs().T
@@ -184,7 +204,12 @@ def main():
         at = rest.index("--only")
         only = set(rest[at + 1].split(","))
         rest = rest[:at] + rest[at + 2:]
-    run = [run_tool] + rest
+    compile_tool = None
+    if "--aot" in rest:
+        at = rest.index("--aot")
+        compile_tool = rest[at + 1]
+        rest = rest[:at] + rest[at + 2:]
+    tools = (run_tool, compile_tool, rest)
     rng = np.random.default_rng(48)
     weights = {}
     count = failures = 0
@@ -198,7 +223,7 @@ def main():
             spec[0], spec[1], spec[2], spec[3], spec[4],
             "x".join(str(d) for d in shape), dtype)
         name += "".join("_%d" % s for s in sizes)
-        problem = check_case(run, tmp, name, qt, shape, dtype, sizes, rng)
+        problem = check_case(tools, tmp, name, qt, shape, dtype, sizes, rng)
         count += 1
         if problem:
             failures += 1
