@@ -261,6 +261,11 @@ LogicalResult QuantizedMatmulOp::verify() {
   if (failed(verifyMatmulShapes(*this)))
     return failure();
   QuantFormatAttr format = getFormat();
+  // An attribute built in C++ without getChecked has not been verified.
+  if (failed(QuantFormatAttr::verify([&] { return emitOpError(); },
+                                     format.getScheme(), format.getGroup(),
+                                     format.getScale())))
+    return failure();
   int64_t n = getN(), k = getK();
   if (k % format.getGroup())
     return emitOpError() << "K = " << k << " is not a multiple of the group of "
