@@ -83,10 +83,10 @@ private:
   /// Weight rows per work item.
   static constexpr int64_t nb = 32;
 
-  /// mr and nr: up to half the vector registers as accumulators (the
+  /// mr and nr: mr x nr accumulators in half the vector registers (the
   /// other half holds decoded weights and inputs), all the rows of a
   /// static count in one tile (each weight vector is decoded once per
-  /// tile) and as many weight rows as fit beside them.
+  /// tile) and as many weight rows (up to 4) as fit beside them.
   void chooseTile(const Target &target);
   /// x[row, col ..] in f32: a vector of `lanes`, or one element.
   Value loadX(Value row, Value col, bool vector);
@@ -111,7 +111,10 @@ private:
 } // namespace
 
 void QuantGemvLowering::chooseTile(const Target &target) {
-  int64_t accumulators = target.getVectorRegisters() / 2;
+  // Two thirds of the target's accumulator registers (half of all): the
+  // decoded weight vectors of a step, their scales and offsets take more
+  // registers than a GEMM step's loads and broadcasts.
+  int64_t accumulators = target.getAccumulatorRegisters() * 2 / 3;
   int64_t rows = resultType.getDimSize(0);
   mr = ShapedType::isDynamic(rows)
            ? kQuantGemvMaxRows / 2
