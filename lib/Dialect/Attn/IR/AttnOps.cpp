@@ -32,8 +32,7 @@ bool mlir::attn::isAttnFloatType(Type type) {
   return type.isF16() || type.isBF16() || type.isF32() || type.isF64();
 }
 
-/// Prints a shape as `2x8x?x64` (`scalar` for rank 0), for diagnostics.
-static std::string shapeStr(ArrayRef<int64_t> shape) {
+std::string mlir::attn::formatShape(ArrayRef<int64_t> shape) {
   if (shape.empty())
     return "scalar";
   std::string s;
@@ -149,9 +148,9 @@ static LogicalResult verifyResultType(Operation *op, RankedTensorType expected,
   // tensor.cast says it explicitly.
   if (expected.getShape() != actualType.getShape())
     return op->emitOpError()
-           << "result shape " << shapeStr(actualType.getShape())
+           << "result shape " << formatShape(actualType.getShape())
            << " does not match the expected "
-           << shapeStr(expected.getShape());
+           << formatShape(expected.getShape());
   return success();
 }
 
@@ -188,8 +187,8 @@ static LogicalResult verifyBroadcast(Operation *op, ArrayRef<Value> operands,
     FailureOr<SmallVector<int64_t>> b = broadcastShapes(shape, type.getShape());
     if (failed(b))
       return op->emitOpError()
-             << "shape " << shapeStr(type.getShape()) << " of '" << name
-             << "' does not broadcast with " << shapeStr(shape) << " (from "
+             << "shape " << formatShape(type.getShape()) << " of '" << name
+             << "' does not broadcast with " << formatShape(shape) << " (from "
              << seen << ")";
     shape = *b;
     seen += (seen.empty() ? "'" : ", '") + name.str() + "'";
@@ -229,10 +228,10 @@ LogicalResult MatmulOp::verify() {
   auto rhs = cast<RankedTensorType>(getRhs().getType());
   if (lhs.getRank() < 2)
     return emitOpError() << "'lhs' must have rank >= 2, got shape "
-                         << shapeStr(lhs.getShape());
+                         << formatShape(lhs.getShape());
   if (rhs.getRank() < 2)
     return emitOpError() << "'rhs' must have rank >= 2, got shape "
-                         << shapeStr(rhs.getShape());
+                         << formatShape(rhs.getShape());
   if (lhs.getElementType() != rhs.getElementType())
     return emitOpError() << "element types differ: 'lhs' is "
                          << lhs.getElementType() << " but 'rhs' is "
@@ -241,15 +240,15 @@ LogicalResult MatmulOp::verify() {
   int64_t k1 = rhs.getShape()[rhs.getRank() - 2];
   if (!sameStaticOrDynamic(k0, k1))
     return emitOpError() << "contraction dims differ: 'lhs' "
-                         << shapeStr(lhs.getShape()) << " has " << k0
-                         << " columns but 'rhs' " << shapeStr(rhs.getShape())
+                         << formatShape(lhs.getShape()) << " has " << k0
+                         << " columns but 'rhs' " << formatShape(rhs.getShape())
                          << " has " << k1 << " rows";
   RankedTensorType expected = inferMatmulType(lhs, rhs);
   if (!expected)
     return emitOpError() << "batch dims of 'lhs' ("
-                         << shapeStr(lhs.getShape().drop_back(2))
+                         << formatShape(lhs.getShape().drop_back(2))
                          << ") and 'rhs' ("
-                         << shapeStr(rhs.getShape().drop_back(2))
+                         << formatShape(rhs.getShape().drop_back(2))
                          << ") do not broadcast";
   return verifyResultType(*this, expected, getType());
 }
@@ -401,9 +400,9 @@ LogicalResult MaskedFillOp::verify() {
       broadcastShapes(input.getShape(), mask.getShape());
   if (failed(b) || !isCompatibleShape(*b, input.getShape()) ||
       mask.getRank() > input.getRank())
-    return emitOpError() << "'mask' of shape " << shapeStr(mask.getShape())
+    return emitOpError() << "'mask' of shape " << formatShape(mask.getShape())
                          << " does not broadcast to the input shape "
-                         << shapeStr(input.getShape());
+                         << formatShape(input.getShape());
   if (getType() != input)
     return emitOpError() << "result type " << getType()
                          << " differs from the input type " << input;
@@ -457,9 +456,9 @@ LogicalResult SafeSoftmaxOp::verify() { return verifySoftmax(*this); }
 LogicalResult CastOp::verify() {
   auto input = getInput().getType();
   if (input.getShape() != getType().getShape())
-    return emitOpError() << "result shape " << shapeStr(getType().getShape())
+    return emitOpError() << "result shape " << formatShape(getType().getShape())
                          << " differs from the input shape "
-                         << shapeStr(input.getShape());
+                         << formatShape(input.getShape());
   return success();
 }
 
@@ -552,13 +551,13 @@ static LogicalResult verifyPackedPanels(Operation *op, RankedTensorType packed,
                        "2 * nc] tensor with kc, nc >= 1, got "
                      : "packed panels must be a static [NB, KB, kc, nc] "
                        "tensor with kc, nc >= 1, got ")
-           << shapeStr(p);
+           << formatShape(p);
   int64_t kc = pairs ? 2 * p[2] : p[2], nc = pairs ? p[3] / 2 : p[3];
   int64_t nb = llvm::divideCeil(n, nc), kb = llvm::divideCeil(k, kc);
   if (p[0] != nb || p[1] != kb)
     return op->emitOpError()
-           << "packed panels " << shapeStr(p) << " do not cover a [K, N] = "
-           << shapeStr({k, n}) << " operand in blocks of kc = " << kc
+           << "packed panels " << formatShape(p) << " do not cover a [K, N] = "
+           << formatShape({k, n}) << " operand in blocks of kc = " << kc
            << " and nc = " << nc << " (expected " << nb << "x" << kb
            << "x" << p[2] << "x" << p[3] << ")";
   return success();
@@ -568,7 +567,7 @@ LogicalResult PackWeightOp::verify() {
   auto weight = getWeight().getType();
   if (weight.getRank() != 2 || !weight.hasStaticShape())
     return emitOpError() << "needs a static 2-D weight, got "
-                         << shapeStr(weight.getShape());
+                         << formatShape(weight.getShape());
   int64_t k = weight.getDimSize(getTransposed() ? 1 : 0);
   int64_t n = weight.getDimSize(getTransposed() ? 0 : 1);
   return verifyPackedPanels(*this, getPacked().getType(),
@@ -579,7 +578,7 @@ LogicalResult UnpackWeightOp::verify() {
   auto result = getType();
   if (result.getRank() != 2 || !result.hasStaticShape())
     return emitOpError() << "needs a static 2-D result, got "
-                         << shapeStr(result.getShape());
+                         << formatShape(result.getShape());
   return verifyPackedPanels(*this, getPacked().getType(),
                             result.getElementType(), result.getDimSize(0),
                             result.getDimSize(1));
@@ -594,16 +593,16 @@ LogicalResult ReshapeOp::verify() {
   auto result = getType();
   if (!input.hasStaticShape() || !result.hasStaticShape())
     return emitOpError() << "needs static shapes (input "
-                         << shapeStr(input.getShape()) << ", result "
-                         << shapeStr(result.getShape()) << ")";
+                         << formatShape(input.getShape()) << ", result "
+                         << formatShape(result.getShape()) << ")";
   if (input.getElementType() != result.getElementType())
     return emitOpError() << "result element type " << result.getElementType()
                          << " differs from the input element type "
                          << input.getElementType();
   if (input.getNumElements() != result.getNumElements())
-    return emitOpError() << "result " << shapeStr(result.getShape()) << " has "
+    return emitOpError() << "result " << formatShape(result.getShape()) << " has "
                          << result.getNumElements() << " elements, the input "
-                         << shapeStr(input.getShape()) << " has "
+                         << formatShape(input.getShape()) << " has "
                          << input.getNumElements();
   return success();
 }
@@ -758,9 +757,9 @@ static LogicalResult verifyBroadcastsToScores(SdpaOp op, Value operand,
   FailureOr<SmallVector<int64_t>> b = broadcastShapes(scores, type.getShape());
   if (type.getRank() < 1 || type.getRank() > static_cast<int64_t>(scores.size()) ||
       failed(b) || !isCompatibleShape(*b, scores))
-    return op.emitOpError() << what << " of shape " << shapeStr(type.getShape())
+    return op.emitOpError() << what << " of shape " << formatShape(type.getShape())
                             << " does not broadcast to the scores shape "
-                            << shapeStr(scores);
+                            << formatShape(scores);
   return success();
 }
 
@@ -832,13 +831,13 @@ LogicalResult SdpaOp::verify() {
   if (rank < 2)
     return emitOpError() << "'query' must have rank >= 2 ([..., L, E]), got "
                             "shape "
-                         << shapeStr(q.getShape());
+                         << formatShape(q.getShape());
   if (k.getRank() != rank || v.getRank() != rank)
     return emitOpError() << "'query', 'key' and 'value' must have the same "
                             "rank, got shapes "
-                         << shapeStr(q.getShape()) << ", "
-                         << shapeStr(k.getShape()) << " and "
-                         << shapeStr(v.getShape());
+                         << formatShape(q.getShape()) << ", "
+                         << formatShape(k.getShape()) << " and "
+                         << formatShape(v.getShape());
   Type et = q.getElementType();
   if (k.getElementType() != et || v.getElementType() != et)
     return emitOpError() << "'query', 'key' and 'value' must share one "
@@ -851,17 +850,17 @@ LogicalResult SdpaOp::verify() {
   if (!sameStaticOrDynamic(ks[rank - 1], e))
     return emitOpError() << "'key' head dim " << ks[rank - 1]
                          << " differs from the 'query' head dim " << e
-                         << " (query " << shapeStr(qs) << ", key "
-                         << shapeStr(ks) << ")";
+                         << " (query " << formatShape(qs) << ", key "
+                         << formatShape(ks) << ")";
   if (!sameStaticOrDynamic(vs[rank - 2], s))
     return emitOpError() << "'value' sequence length " << vs[rank - 2]
                          << " differs from the 'key' sequence length " << s
-                         << " (key " << shapeStr(ks) << ", value "
-                         << shapeStr(vs) << ")";
+                         << " (key " << formatShape(ks) << ", value "
+                         << formatShape(vs) << ")";
   for (int64_t i = 0; i < rank - 2; ++i) {
     if (!sameStaticOrDynamic(ks[i], vs[i]))
       return emitOpError() << "'key' and 'value' batch dims differ: "
-                           << shapeStr(ks) << " vs " << shapeStr(vs);
+                           << formatShape(ks) << " vs " << formatShape(vs);
     if (ShapedType::isDynamic(qs[i]) || ShapedType::isDynamic(ks[i]) ||
         ks[i] == qs[i] || ks[i] == 1)
       continue;

@@ -209,22 +209,6 @@ void QuantFormatAttr::print(AsmPrinter &printer) const {
 // QuantizedMatmulOp
 //===----------------------------------------------------------------------===//
 
-/// A shape as `2x?x64`, for diagnostics.
-static std::string shapeString(ArrayRef<int64_t> shape) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  llvm::interleave(
-      shape, os,
-      [&](int64_t d) {
-        if (ShapedType::isDynamic(d))
-          os << "?";
-        else
-          os << d;
-      },
-      "x");
-  return s;
-}
-
 /// The input and result shapes: [batch..., M, K] and [batch..., M, N], K
 /// and N static and positive.
 static LogicalResult verifyMatmulShapes(QuantizedMatmulOp op) {
@@ -232,7 +216,7 @@ static LogicalResult verifyMatmulShapes(QuantizedMatmulOp op) {
   if (in.getRank() < 2)
     return op.emitOpError() << "'input' must have rank >= 2 ([batch..., M, "
                                "K]), got shape "
-                            << shapeString(in.getShape());
+                            << formatShape(in.getShape());
   if (in.getElementType() != out.getElementType())
     return op.emitOpError()
            << "result element type " << out.getElementType()
@@ -240,20 +224,20 @@ static LogicalResult verifyMatmulShapes(QuantizedMatmulOp op) {
   if (ShapedType::isDynamic(op.getK()))
     return op.emitOpError() << "K (the input's last dim) must be static, "
                                "got input shape "
-                            << shapeString(in.getShape());
+                            << formatShape(in.getShape());
   if (ShapedType::isDynamic(op.getN()))
     return op.emitOpError() << "N (the result's last dim) must be static, "
                                "got result shape "
-                            << shapeString(out.getShape());
+                            << formatShape(out.getShape());
   if (op.getK() == 0 || op.getN() == 0)
     return op.emitOpError() << "N and K must be positive, got [N, K] = ["
                             << op.getN() << ", " << op.getK() << "]";
   if (out.getRank() != in.getRank() ||
       in.getShape().drop_back() != out.getShape().drop_back())
     return op.emitOpError()
-           << "result shape " << shapeString(out.getShape())
+           << "result shape " << formatShape(out.getShape())
            << " is not [batch..., M, N] for the input shape "
-           << shapeString(in.getShape()) << " (the same dims but the last)";
+           << formatShape(in.getShape()) << " (the same dims but the last)";
   return success();
 }
 
@@ -274,7 +258,7 @@ LogicalResult QuantizedMatmulOp::verify() {
   if (weight.getRank() != 1 || !weight.hasStaticShape())
     return emitOpError() << "'weight' must be a static 1-D tensor of bytes, "
                             "got shape "
-                         << shapeString(weight.getShape());
+                         << formatShape(weight.getShape());
   FailureOr<QuantFormatAttr::Layout> layout = format.getLayout(n, k);
   if (failed(layout))
     return emitOpError() << "the size of an [N, K] = [" << n << ", " << k

@@ -12,6 +12,8 @@
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include <string>
+
 namespace mlir::attn {
 
 /// NumPy broadcast of two shapes (dynamic dims broadcast with anything but a
@@ -27,6 +29,9 @@ RankedTensorType inferElementwiseType(ArrayRef<Value> operands);
 
 /// True for f16, bf16, f32 and f64.
 bool isAttnFloatType(Type type);
+
+/// A shape as `2x8x?x64` (`scalar` for rank 0), for diagnostics.
+std::string formatShape(ArrayRef<int64_t> shape);
 
 /// The type elementwise arithmetic on `elementType` computes in: f32 for
 /// f16/bf16 (and f32), f64 for f64. Results round to the element type once.
