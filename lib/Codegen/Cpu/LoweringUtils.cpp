@@ -470,3 +470,22 @@ void cpu::buildForLoop(OpBuilder &b, Location loc, Value lo, Value hi,
                        scf::YieldOp::create(b, loc);
                      });
 }
+
+Value cpu::buildRowCountChoice(OpBuilder &b, Location loc, int64_t staticRows,
+                               Value rows, int64_t maxRows, RowsBuilderFn few,
+                               RowsBuilderFn many) {
+  if (!ShapedType::isDynamic(staticRows))
+    return staticRows <= maxRows ? few(b, loc) : many(b, loc);
+  Value fits = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::ule, rows,
+      arith::ConstantIndexOp::create(b, loc, maxRows));
+  auto branch = scf::IfOp::create(
+      b, loc, fits,
+      [&](OpBuilder &nested, Location l) {
+        scf::YieldOp::create(nested, l, few(nested, l));
+      },
+      [&](OpBuilder &nested, Location l) {
+        scf::YieldOp::create(nested, l, many(nested, l));
+      });
+  return branch.getResult(0);
+}

@@ -245,21 +245,8 @@ struct LinalgMatmulLowering : OpRewritePattern<LinalgOpTy> {
       g.rhsTransposed = true;
       return buildGemm(b, l, g, target);
     };
-    int64_t rows = gemm.resultType.getDimSize(0);
-    if (!ShapedType::isDynamic(rows))
-      return rows <= kGemvMaxRows ? gemv(rewriter, loc) : full(rewriter, loc);
-    Value few = arith::CmpIOp::create(
-        rewriter, loc, arith::CmpIPredicate::ule, gemm.resultSizes[0],
-        arith::ConstantIndexOp::create(rewriter, loc, kGemvMaxRows));
-    auto branch = scf::IfOp::create(
-        rewriter, loc, few,
-        [&](OpBuilder &b, Location l) {
-          scf::YieldOp::create(b, l, gemv(b, l));
-        },
-        [&](OpBuilder &b, Location l) {
-          scf::YieldOp::create(b, l, full(b, l));
-        });
-    return branch.getResult(0);
+    return buildRowCountChoice(rewriter, loc, gemm.resultType.getDimSize(0),
+                               gemm.resultSizes[0], kGemvMaxRows, gemv, full);
   }
 
   cpu::Target target;

@@ -310,24 +310,9 @@ struct QuantizedMatmulOpLowering : OpRewritePattern<QuantizedMatmulOp> {
       g.quantizedRhs = &weight;
       return buildGemm(b, l, g, target);
     };
-    Value flat;
-    if (!flatType.isDynamicDim(0)) {
-      flat = flatType.getDimSize(0) <= kQuantGemvMaxRows ? gemv(rewriter, loc)
-                                                         : gemm(rewriter, loc);
-    } else {
-      Value few = arith::CmpIOp::create(
-          rewriter, loc, arith::CmpIPredicate::ule, rows,
-          arith::ConstantIndexOp::create(rewriter, loc, kQuantGemvMaxRows));
-      auto branch = scf::IfOp::create(
-          rewriter, loc, few,
-          [&](OpBuilder &b, Location l) {
-            scf::YieldOp::create(b, l, gemv(b, l));
-          },
-          [&](OpBuilder &b, Location l) {
-            scf::YieldOp::create(b, l, gemm(b, l));
-          });
-      flat = branch.getResult(0);
-    }
+    Value flat =
+        buildRowCountChoice(rewriter, loc, flatType.getDimSize(0), rows,
+                            kQuantGemvMaxRows, gemv, gemm);
     if (rank > 2) {
       SmallVector<OpFoldResult> shape;
       for (int64_t i = 0; i < rank - 1; ++i)

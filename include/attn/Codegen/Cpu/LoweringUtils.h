@@ -91,6 +91,15 @@ Value allocAligned(OpBuilder &b, Location loc, Type elementType,
 void buildForLoop(OpBuilder &b, Location loc, Value lo, Value hi, Value step,
                   function_ref<void(Value)> body);
 
+/// A value built by `few` when a row count is at most `maxRows`, by `many`
+/// otherwise: chosen here for a static count (`staticRows`), by an scf.if
+/// on `rows` at run time for a dynamic one. What a product lowering uses to
+/// pick its few-rows kernel (a GEMV) over its GEMM.
+using RowsBuilderFn = function_ref<Value(OpBuilder &, Location)>;
+Value buildRowCountChoice(OpBuilder &b, Location loc, int64_t staticRows,
+                          Value rows, int64_t maxRows, RowsBuilderFn few,
+                          RowsBuilderFn many);
+
 /// tensor.empty of `type` with the given dynamic sizes.
 Value createEmpty(OpBuilder &b, Location loc, RankedTensorType type,
                   ValueRange dynamicSizes);
