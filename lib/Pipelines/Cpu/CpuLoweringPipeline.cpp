@@ -52,7 +52,8 @@ static void addAttnToTensorPasses(OpPassManager &pm,
   lowerOptions.backend = options.backend;
   lowerOptions.blockQ = options.blockQ;
   lowerOptions.blockKV = options.blockKV;
-  setTargetOptions(lowerOptions, options.getTarget());
+  cpu::Target target = options.getTarget();
+  setTargetOptions(lowerOptions, target);
   lowerOptions.positionBound = options.positionBound;
   // Before the lowering, which puts each op's code where the op was, that is
   // between the op's two trace calls.
@@ -75,7 +76,7 @@ static void addAttnToTensorPasses(OpPassManager &pm,
     pm.addPass(createAttnCpuOutlineKernels());
   // With amx the lowering declares the runtime's attnrt_amx_available in
   // the module, so it runs on the module rather than on each function.
-  if (options.getTarget().amx)
+  if (target.amx)
     pm.addPass(createAttnLowerToCpu(lowerOptions));
   else
     pm.addNestedPass<func::FuncOp>(createAttnLowerToCpu(lowerOptions));
@@ -205,8 +206,9 @@ static void addNarrowFloatPasses(OpPassManager &pm,
   emulate.sourceTypeStrs = {"f16", "bf16"};
   pm.addPass(arith::createArithEmulateUnsupportedFloats(emulate));
   AttnCpuExpandNarrowFloatsOptions narrow;
-  narrow.expandF16 = !options.getTarget().f16c;
-  narrow.nativeBf16 = options.getTarget().nativeBf16;
+  cpu::Target target = options.getTarget();
+  narrow.expandF16 = !target.f16c;
+  narrow.nativeBf16 = target.nativeBf16;
   pm.addPass(createAttnCpuExpandNarrowFloats(narrow));
   // The rest of arith-expand (bf16 conversions are expanded above).
   pm.addPass(arith::createArithExpandOpsPass());
