@@ -262,8 +262,8 @@ static Value reshapeBack(OpBuilder &b, Location loc, Value x,
       x = tensor::CollapseShapeOp::create(b, loc, x,
                                           expand.getReassociationIndices());
     } else if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(op)) {
-      x = tensor::ExpandShapeOp::create(
-          b, loc, source, x, collapse.getReassociationIndices(), sizes);
+      x = buildExpandShape(b, loc, source, x,
+                           collapse.getReassociationIndices(), sizes);
     } else {
       Value shape = tensor::FromElementsOp::create(
           b, loc, getValueOrCreateConstantIndexOp(b, loc, sizes));

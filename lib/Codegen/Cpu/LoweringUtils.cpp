@@ -75,6 +75,20 @@ Value cpu::getDimSize(OpBuilder &b, Location loc, Value tensor, int64_t dim) {
   return tensor::DimOp::create(b, loc, tensor, dim);
 }
 
+Value cpu::buildExpandShape(OpBuilder &b, Location loc, RankedTensorType type,
+                            Value x, ArrayRef<ReassociationIndices> groups,
+                            ArrayRef<OpFoldResult> sizes) {
+  bool splitsDynamic = llvm::any_of(groups, [&](const ReassociationIndices &g) {
+    return llvm::count_if(g, [&](int64_t d) { return type.isDynamicDim(d); }) >
+           1;
+  });
+  if (!splitsDynamic)
+    return tensor::ExpandShapeOp::create(b, loc, type, x, groups, sizes);
+  Value shape = tensor::FromElementsOp::create(
+      b, loc, getValueOrCreateConstantIndexOp(b, loc, sizes));
+  return tensor::ReshapeOp::create(b, loc, type, x, shape);
+}
+
 AffineMap cpu::getBroadcastMap(RankedTensorType operandType,
                                ArrayRef<int64_t> resultShape, unsigned numLoops,
                                unsigned firstLoop, MLIRContext *ctx) {

@@ -319,8 +319,7 @@ struct QuantizedMatmulOpLowering : OpRewritePattern<QuantizedMatmulOp> {
         shape.push_back(
             getAsOpFoldResult(getDimSize(rewriter, loc, op.getInput(), i)));
       shape.push_back(rewriter.getIndexAttr(op.getN()));
-      flat = tensor::ExpandShapeOp::create(rewriter, loc, op.getType(), flat,
-                                           merge, shape);
+      flat = buildExpandShape(rewriter, loc, op.getType(), flat, merge, shape);
     }
     rewriter.replaceOp(op, flat);
     return success();

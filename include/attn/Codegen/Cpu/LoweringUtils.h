@@ -34,6 +34,15 @@ double roundToType(Type type, double value);
 /// The size of `dim` of `tensor` (a constant index when static).
 Value getDimSize(OpBuilder &b, Location loc, Value tensor, int64_t dim);
 
+/// tensor.expand_shape of `x` to `type` (`sizes`: the result's sizes), or
+/// the same reshape as tensor.reshape where a group splits one dim into
+/// several dynamic dims (rows [B * T] back to [B, T]): MLIR 22's
+/// expand-strided-metadata crashes on the memref.expand_shape of such a
+/// group.
+Value buildExpandShape(OpBuilder &b, Location loc, RankedTensorType type,
+                       Value x, ArrayRef<ReassociationIndices> groups,
+                       ArrayRef<OpFoldResult> sizes);
+
 /// The indexing map of an operand of type `operandType` into a loop nest
 /// over `resultRank` dims (the operand's dims are aligned to the trailing
 /// loop dims, NumPy style). Static size-1 dims that broadcast against a
