@@ -22,6 +22,8 @@ from .compiler import (CompiledModule, Explanation, Remark, compile,
 from .errors import (AttnFuseError, BusyError, ExportError, InPlaceError,
                      InputError, PackageError, RunTimeCheckError, ToolError)
 from .generation import Generator, compile_generator
+from .gguf_file import GGUFError, compile_generator_from_gguf
+from .quantized_weights import dequantized_model
 from .loading import load
 from .package import VERSION as __version__
 from .tools import find_tool
@@ -30,7 +32,8 @@ from . import dynamo as _dynamo
 _dynamo.register()
 
 __all__ = ["compile", "export", "explain", "fuse", "count_sdpa", "find_tool",
-           "compile_generator", "load", "CompiledModule", "Explanation",
+           "compile_generator", "compile_generator_from_gguf",
+           "dequantized_model", "GGUFError", "load", "CompiledModule", "Explanation",
            "Generator", "Remark", "AttnFuseError", "BusyError",
            "ExportError", "InPlaceError", "InputError", "PackageError",
            "RunTimeCheckError", "ToolError"]

@@ -22,6 +22,7 @@ from .package import (FORMAT, FORMAT_VERSION, Package, WeightsWriter,
                       arg_record, bounds_of, compiler_identity, entry_record,
                       library_string, target_record, write_package)
 from .progress import Progress, stage_of
+from .quantized_weights import QuantizedWeight, weight_plan
 from .runtime import CompiledFunction
 from .sources import source_line
 from .tools import run_tool, tool_identity
@@ -37,13 +38,14 @@ def cache_dir() -> Path:
 
 
 def _export(module, example_inputs, dynamic_shapes, constants,
-            train_dropout, example_kwargs=None, progress=None) -> Exported:
+            train_dropout, example_kwargs=None, progress=None,
+            weights=None) -> Exported:
     with stage_of(progress, "torch.export"):
         program = torch_export(module, example_inputs, dynamic_shapes,
                                example_kwargs)
     with stage_of(progress, "MLIR"):
         return export_program(program, constants=constants,
-                              train_dropout=train_dropout)
+                              train_dropout=train_dropout, weights=weights)
 
 
 def _atomic_write(path: Path, data: bytes):
@@ -180,10 +182,13 @@ class CompiledModule:
     the GEMM's packed panels (its weights manifest lists them): each is
     packed by the library's pack entry point when the module is bound, and
     packed again before a call that finds the weight replaced or written
-    since (its `data_ptr()` or `_version` changed)."""
+    since (its `data_ptr()` or `_version` changed). Weights read quantized
+    (`compile(..., weights=...)`) are quantized in the same way: when the
+    module is bound, and again after a write; `quantized` maps their
+    names to the QuantizedTensors passed."""
 
     def __init__(self, exported: Exported, library: Path, cache_hit: bool,
-                 module=None, kwarg_names=()):
+                 module=None, kwarg_names=(), weights=None):
         self._attach(exported, library, kwarg_names)
         self.cache_hit = cache_hit
         state = {}
@@ -205,10 +210,27 @@ class CompiledModule:
                        and s.name not in self._owners}
         for entry in packed_arguments(library, exported.func_name):
             self._packed[entry["arg"]] = PackedWeight(str(library), entry)
+        for i, spec in enumerate(exported.args):
+            if spec.quant is not None:
+                given = weights.given.get(spec.name) if weights else None
+                q = QuantizedWeight(spec.name, spec.quant, spec.weight_shape,
+                                    given)
+                if given is not None:
+                    self._panels[i] = q.get(None)
+                else:
+                    self._packed[i] = q
+                self._quantized[i] = q
         for i in self._packed:
             spec = exported.args[i]
             self._packed[i].get(self._state(i, spec))
         self._compiler = compiler_identity()
+
+    @property
+    def quantized(self) -> dict:
+        """{parameter name: the QuantizedTensor passed for it} of the
+        weights read quantized (`attnfuse.dequantized_model` makes the
+        float model that computes the same)."""
+        return {q.name: q.tensor for q in self._quantized.values()}
 
     def _attach(self, exported, library, kwarg_names):
         """What every CompiledModule has: the function's description (an
@@ -225,9 +247,12 @@ class CompiledModule:
         self._owners = {}
         self._bound = {}
         self._packed = {}
-        # Argument position -> prepacked panels read from a package (fixed:
-        # the weight they were packed from is not in the package).
+        # Argument position -> prepacked panels read from a package, or a
+        # quantized weight given as bytes (fixed: the weight they were
+        # made from is not here).
         self._panels = {}
+        # Argument position -> QuantizedWeight (also in _packed or _panels).
+        self._quantized = {}
         self._compiler = None
 
     @classmethod
@@ -280,7 +305,8 @@ class CompiledModule:
             if i in self._panels or i in self._packed:
                 t = self._panels[i] if i in self._panels else \
                     self._packed[i].get(self._state(i, spec))
-                packed_type = TensorType(tuple(t.shape), t.dtype)
+                if i not in self._quantized:
+                    packed_type = TensorType(tuple(t.shape), t.dtype)
             else:
                 t = self._state(i, spec)
                 self._check(i, spec, t, {})
@@ -372,9 +398,12 @@ class CompiledModule:
             if not isinstance(t, torch.Tensor):
                 raise AttnFuseError(f"argument {i} ({spec.name}) is not a "
                                     f"tensor")
-            self._check(i, spec, t, symbols)
-            if i in self._packed:
-                t = self._packed[i].get(t)
+            if i in self._quantized:
+                t = self._packed[i].get(t)  # checks the float weight
+            else:
+                self._check(i, spec, t, symbols)
+                if i in self._packed:
+                    t = self._packed[i].get(t)
             if spec.written and t.requires_grad and t.is_leaf and \
                     torch.is_grad_enabled():
                 # What eager PyTorch raises for the module's in-place write.
@@ -590,7 +619,8 @@ def _bump_version(t: torch.Tensor):
 
 def compile(module, example_inputs, target="cpu", backend="auto",
             dynamic_shapes=None, constants=False, train_dropout="error",
-            example_kwargs=None, prepack_weights=False, progress=None):
+            example_kwargs=None, prepack_weights=False, weights=None,
+            group_size=None, progress=None):
     """Exports `module` (see `export`), fuses and compiles it ahead of time
     with `attn-compile` into a shared library (cached by content hash, so a
     second call does not recompile), loads it and returns a CompiledModule.
@@ -601,7 +631,12 @@ def compile(module, example_inputs, target="cpu", backend="auto",
     ones where the target's GEMMs multiply bf16 pairs) are packed
     once into the GEMM's panels (`attn-compile --prepack-weights`), which
     saves the packing on every call and keeps a packed copy of each such
-    weight beside the module's own (docs/python.md). `progress`: show the
+    weight beside the module's own (docs/python.md). `weights`: read the
+    linear layers' weights quantized, "int8" or "int4" (NNCF's INT8_ASYM
+    and INT4_SYM), another scheme of attnfuse.quant ("q4_0", "int4_asym",
+    ...), or {parameter name: QuantizedTensor}; `group_size` overrides
+    the scheme's group (attnfuse.quantized_weights, docs/quantization.md).
+    `progress`: show the
     stages on stderr (True), never (False), or as ATTNFUSE_PROGRESS and
     whether stderr is a terminal say (None; attnfuse.progress); they are
     logged on the "attnfuse" logger either way."""
@@ -611,14 +646,15 @@ def compile(module, example_inputs, target="cpu", backend="auto",
     if backend not in BACKENDS:
         raise AttnFuseError(f"backend must be one of {BACKENDS}, not "
                             f"{backend!r}")
+    plan = weight_plan(weights, group_size)
     with Progress("compile", progress) as p:
         exported = _export(module, example_inputs, dynamic_shapes,
-                           constants, train_dropout, example_kwargs, p)
+                           constants, train_dropout, example_kwargs, p, plan)
         extra = ["--prepack-weights"] if prepack_weights else []
         lib, hit = build_library(exported.mlir, backend, extra, p)
         with p.stage("load"):
             return CompiledModule(exported, lib, hit, module,
-                                  list(example_kwargs or {}))
+                                  list(example_kwargs or {}), plan)
 
 
 @dataclass

@@ -27,9 +27,10 @@ import torch
 import torch.fx
 
 from . import mlir
-from .errors import ExportError
+from .errors import AttnFuseError, ExportError
 from .mlir import FunctionBuilder, TensorType, Value
 from .ops import handler_of
+from .quantized_weights import scheme_for
 from .sources import describe, location
 from .values import Const, SymSize
 
@@ -78,6 +79,10 @@ class ArgSpec:
     # The module writes it in place: the compiled function writes the
     # caller's tensor (`bufferization.writable = true` and a state result).
     written: bool = False
+    # A weight read quantized (attnfuse.quantized_weights): its scheme and
+    # its [N, K] shape; `type` is then its bytes, an i8 tensor.
+    quant: object = None
+    weight_shape: tuple = ()
 
 
 def _arg_attrs(spec: ArgSpec, mark_weights: bool = True) -> str:
@@ -87,7 +92,7 @@ def _arg_attrs(spec: ArgSpec, mark_weights: bool = True) -> str:
     `mark_weights` is off)."""
     if spec.written:
         return " {bufferization.writable = true}"
-    if spec.kind == "parameter" and mark_weights:
+    if spec.kind == "parameter" and mark_weights and spec.quant is None:
         return " {attn.weight}"
     return ""
 
@@ -177,13 +182,17 @@ class Exporter:
     what handlers share: the builder, the values, the mask bookkeeping."""
 
     def __init__(self, program, constants, train_dropout: str,
-                 mark_weights: bool = True):
+                 mark_weights: bool = True, weights=None):
         if train_dropout not in TRAIN_DROPOUT_POLICIES:
             raise ValueError(f"train_dropout must be one of "
                              f"{TRAIN_DROPOUT_POLICIES}, not {train_dropout!r}")
         self.program = program
         self.constants = constants
         self.mark_weights = mark_weights
+        # The WeightPlan of `weights=` (None: every weight as stored), and
+        # the quantized weight arguments: SSA name -> their format attribute.
+        self.weights = weights
+        self.quantized: dict = {}
         self.train_dropout = train_dropout
         self.b = FunctionBuilder()
         self.env: dict = {}
@@ -324,12 +333,31 @@ class Exporter:
             type_ = TensorType.of(fake)
             type_.elt  # raises for unsupported element types
             n = sum(1 for s, v in self.args if v is not None)
-            value = Value(f"%arg{n}", type_)
-            self.args.append((ArgSpec(kind, name, type_, type_.dims, written),
-                              value))
+            spec = ArgSpec(kind, name, type_, type_.dims, written)
+            if kind == "parameter" and not written:
+                self._quantize(spec, node, fake)
+            value = Value(f"%arg{n}", spec.type)
+            if spec.quant is not None:
+                self.quantized[value.name] = spec.quant.mlir_attr(
+                    spec.weight_shape[1])
+            self.args.append((spec, value))
             self.env[node] = value
             if written:
                 self.written.add(value.name)
+
+    def _quantize(self, spec: ArgSpec, node, fake):
+        """Makes `spec` a quantized weight where the WeightPlan says so:
+        its type becomes the bytes of its layout."""
+        try:
+            scheme = scheme_for(self.weights, spec.name, node, fake.shape)
+        except AttnFuseError as e:
+            self.fail(str(e))
+        if scheme is None:
+            return
+        shape = tuple(int(d) for d in fake.shape)
+        spec.quant, spec.weight_shape = scheme, shape
+        spec.type = TensorType((scheme.nbytes(*shape),), torch.int8)
+        spec.dims = spec.type.dims
 
     def _bind_symbols(self):
         """Each symbol of a dynamic dim gets `tensor.dim` of the first
@@ -581,11 +609,13 @@ class Exporter:
 
 
 def export_program(program, func_name="forward", constants=False,
-                   train_dropout="error", mark_weights=True) -> Exported:
+                   train_dropout="error", mark_weights=True,
+                   weights=None) -> Exported:
     """ExportedProgram -> Exported (see `attnfuse.export`). With
     `mark_weights` off, parameters are not marked `attn.weight`, so that
     `attn-compile --prepack-weights` leaves this function's weights as
-    stored."""
+    stored. `weights`: a WeightPlan (attnfuse.quantized_weights) of the
+    weights read quantized, None for none."""
     try:
         program = program.run_decompositions(decomposition_table())
     except Exception as e:  # torch's own message says what it could not do
@@ -593,7 +623,7 @@ def export_program(program, func_name="forward", constants=False,
         raise ExportError(f"torch.export's decomposition failed: "
                           f"{type(e).__name__}: {e}") from e
     return Exporter(program, constants, train_dropout,
-                    mark_weights).run(func_name)
+                    mark_weights, weights).run(func_name)
 
 
 def storage_span(t: torch.Tensor):

@@ -33,6 +33,7 @@ from .package import (FORMAT, FORMAT_VERSION, Package, WeightsWriter,
                       write_package)
 from .pages import advise_huge_pages
 from .progress import Progress, stage_of
+from .quantized_weights import QuantizedWeight, weight_plan
 from .runtime import BoundCall, CompiledFunction
 
 # Generation-config fields this loop implements (the others must keep
@@ -121,6 +122,8 @@ class Generator:
         self._lock = threading.Lock()
         # The compiler's identity for `save` (a package's, or the tools').
         self._compiler = None
+        # Parameter name -> QuantizedWeight of the weights read quantized.
+        self._quantizers = {}
 
     @property
     def decode_lengths(self) -> tuple:
@@ -408,6 +411,15 @@ class Generator:
         return tensors + [t for layer in self.cache for t in layer]
 
     @property
+    def quantized(self) -> dict:
+        """{parameter name: the QuantizedTensor the steps read} of the
+        weights read quantized (`compile_generator(..., weights=...)`);
+        `attnfuse.dequantized_model(model, generator.quantized)` is the
+        float model that computes the same."""
+        return {name.removeprefix(_MODEL): q.tensor
+                for name, q in self._quantizers.items()}
+
+    @property
     def config(self) -> dict:
         """The model's config as a dict (a package's, or the model's)."""
         if self.model is None:
@@ -529,7 +541,8 @@ def _entry_manifest(step, entry, writer) -> dict:
         if i in entry.packed:
             packer, weight = entry.packed[i]
             t = packer.get(weight)
-        if getattr(spec, "packed", False) or i in entry.packed:
+        if getattr(spec, "packed", False) or (
+                i in entry.packed and getattr(spec, "quant", None) is None):
             packed_type = TensorType(tuple(t.shape), t.dtype)
         key = f"{spec.name}#packed" if packed_type else spec.name
         args.append(arg_record(spec, writer.add(key, t), packed_type))
@@ -713,6 +726,7 @@ def compile_generator(model, max_batch: int = 1, max_cache_len: int = 256,
                       backend: str = "auto",
                       prepack_weights: bool = False,
                       huge_pages: bool = True,
+                      weights=None, group_size=None,
                       progress=None) -> Generator:
     """Compiles a transformers causal LM (`model.config`,
     `model.generation_config`, logits out) for generation: one library with
@@ -727,11 +741,14 @@ def compile_generator(model, max_batch: int = 1, max_cache_len: int = 256,
     the weights the steps read and the cache are advised onto 2 MiB
     transparent huge pages (attnfuse.pages; a decode step streams every
     weight, and on 4 KiB pages it takes a TLB miss per 4 KiB); the bytes
-    the kernel moved are `Generator.huge_page_bytes`. `progress`: show
-    the stages on stderr or not (`attnfuse.compile`'s option). Returns a
-    Generator."""
+    the kernel moved are `Generator.huge_page_bytes`. `weights`,
+    `group_size`: the linear layers' weights read quantized, as in
+    `attnfuse.compile` (one quantized copy shared by every step;
+    `Generator.quantized`). `progress`: show the stages on stderr or not
+    (`attnfuse.compile`'s option). Returns a Generator."""
     if backend not in BACKENDS:
         raise AttnFuseError(f"backend must be one of {BACKENDS}")
+    plan = weight_plan(weights, group_size)
     if max_batch < 1 or max_cache_len < 2:
         raise AttnFuseError("max_batch must be >= 1 and max_cache_len >= 2")
     model = model.eval()
@@ -745,7 +762,7 @@ def compile_generator(model, max_batch: int = 1, max_cache_len: int = 256,
     with Progress("compile_generator", progress) as p:
         generator = _compile_steps(model, max_batch, max_cache_len,
                                    decode_lengths, backend, prepack_weights,
-                                   p)
+                                   p, plan)
         if huge_pages:
             with p.stage("huge pages"):
                 generator.huge_page_bytes = advise_huge_pages(
@@ -754,32 +771,42 @@ def compile_generator(model, max_batch: int = 1, max_cache_len: int = 256,
 
 
 def _compile_steps(model, max_batch, max_cache_len, decode_lengths, backend,
-                   prepack_weights, progress) -> Generator:
+                   prepack_weights, progress, plan=None) -> Generator:
     """compile_generator's work: the cache, each step exported, one library
     for all of them, each step bound to its weights."""
     with progress.stage("allocate the cache"):
         cache = _allocate_cache(model, max_batch, max_cache_len)
         steps = _step_modules(model, cache, decode_lengths)
+    plan = plan.prefixed(_MODEL) if plan is not None else None
     # Only the prefill step's weights are marked for packing: a decode
     # step's few rows read each weight once, as stored, at the memory's
     # rate.
     exported = {name: _export_step(step, name, cache, max_batch,
                                    max_cache_len,
                                    prepack_weights and name == "prefill",
-                                   progress)
+                                   progress, plan)
                 for name, step in steps.items()}
     extra = ["--prepack-weights"] if prepack_weights else []
     library, _ = build_library(_link(exported.values()), backend, extra,
                                progress)
     entries = {}
+    # Parameter name -> QuantizedWeight, shared by the steps: one
+    # quantized copy of each weight.
+    quantizers = {}
     with progress.stage("bind the weights"):
         for name, exp in exported.items():
             key = "prefill" if name == "prefill" else int(name.split("_")[1])
-            entries[key] = _bind(exp, library, steps[name], cache)
+            entries[key] = _bind(exp, library, steps[name], cache, plan,
+                                 quantizers)
     generator = Generator(model, library, entries, cache, max_batch,
                           max_cache_len)
     generator._compiler = compiler_identity()
+    generator._quantizers = quantizers
     return generator
+
+
+# The prefix of the model's parameter names in a step module's.
+_MODEL = "model."
 
 
 def _allocate_cache(model, max_batch, max_cache_len):
@@ -833,7 +860,7 @@ def _step_modules(model, cache, decode_lengths):
 
 
 def _export_step(step, name, cache, max_batch, max_cache_len,
-                 mark_weights=False, progress=None):
+                 mark_weights=False, progress=None, plan=None):
     """torch.export of one step with a dynamic batch (up to max_batch) and
     a dynamic number of positions, then the MLIR of `@name` (its
     parameters marked as weights to prepack with `mark_weights`)."""
@@ -870,7 +897,7 @@ def _export_step(step, name, cache, max_batch, max_cache_len,
         program = torch_export(step, (), dynamic, kwargs)
     with stage_of(progress, f"MLIR {name}"):
         return export_program(program, func_name=name,
-                              mark_weights=mark_weights)
+                              mark_weights=mark_weights, weights=plan)
 
 
 def _link(exported) -> str:
@@ -883,11 +910,15 @@ def _link(exported) -> str:
     return "module {\n" + "\n".join(bodies) + "\n}\n"
 
 
-def _bind(exported, library, step, cache) -> _Entry:
+def _bind(exported, library, step, cache, plan=None,
+          quantizers=None) -> _Entry:
     """The entry point with the step module's weights bound by reference
-    (the same tensors for every entry point) and the positions of its
-    inputs: input_ids, attention_mask, position_ids, then the cache's keys
-    and values per layer, as torch.export flattens them."""
+    (the same tensors for every entry point; a weight read quantized
+    through its QuantizedWeight in `quantizers`, shared by the entry
+    points) and the positions of its inputs: input_ids, attention_mask,
+    position_ids, then the cache's keys and values per layer, as
+    torch.export flattens them."""
+    quantizers = {} if quantizers is None else quantizers
     fn = CompiledFunction(str(library), exported.func_name, exported.results)
     state = dict(step.named_parameters(remove_duplicate=False))
     state.update(step.named_buffers(remove_duplicate=False))
@@ -905,7 +936,16 @@ def _bind(exported, library, step, cache) -> _Entry:
             t = state[spec.name].detach()
             if not t.is_contiguous() or t.device.type != "cpu":
                 raise AttnFuseError(f"{spec.name} must be a dense CPU tensor")
-            if position in packers:
+            if spec.quant is not None:
+                q = quantizers.get(spec.name)
+                if q is None:
+                    given = plan.given.get(spec.name) if plan else None
+                    q = quantizers[spec.name] = QuantizedWeight(
+                        spec.name, spec.quant, spec.weight_shape, given)
+                if not q.given:
+                    packed[position] = (q, t)
+                t = q.get(t)
+            elif position in packers:
                 # The detached view shares the parameter's version counter:
                 # a write after compiling is seen and packed again.
                 packed[position] = (packers[position], t)

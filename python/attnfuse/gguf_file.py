@@ -301,6 +301,44 @@ class GGUFFile:
         self._check_complete(weights, expected, model, config)
         return weights
 
+    def model(self, dtype=torch.float32, dequantize: bool = False):
+        """(transformers causal LM of the file's config, {parameter name:
+        QuantizedTensor}): every `nn.Linear` weight stored quantized is in
+        the dict, as stored (packed, mapped from the file), and its
+        parameter in the model is left uninitialised (allocated, never
+        written, so it takes no memory) unless `dequantize` fills it with
+        the dequantized values (the float reference). Other tensors (float
+        ones, and quantized ones that are not a linear layer's weight, such
+        as the token embeddings) are loaded into the model in `dtype`,
+        dequantized where stored quantized."""
+        from transformers import AutoModelForCausalLM
+        config = self.config()
+        weights = self.hf_weights()
+        with _uninitialised_weights():
+            try:
+                model = AutoModelForCausalLM.from_config(config, dtype=dtype)
+            except Exception as e:  # transformers' model construction
+                raise GGUFError(f"{self.path}: no transformers causal-LM "
+                                f"model for {type(config).__name__}: "
+                                f"{e}") from e
+        model.eval()
+        linear = _linear_weights(model)
+        params = dict(model.named_parameters(remove_duplicate=False))
+        given = {}
+        with torch.no_grad():
+            for name, w in weights.items():
+                p = params.get(name)
+                if p is None:
+                    continue
+                if w.quantized and name in linear:
+                    given[name] = w.value
+                    if dequantize:
+                        p.copy_(w.value.dequantize().to(dtype))
+                else:
+                    value = w.value.dequantize() if w.quantized else w.value
+                    p.copy_(value.to(dtype))
+        return model, given
+
     def _check_block_count(self, config) -> None:
         """The layer count the metadata states against the file's `blk.N.`
         tensors, before a model of that many layers is built."""
@@ -391,6 +429,52 @@ class GGUFFile:
         keys = ("hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads",
                 "num_key_value_heads", "head_dim", "vocab_size")
         return ", ".join(f"{k}={getattr(config, k)}" for k in keys if hasattr(config, k))
+
+
+def _linear_weights(model) -> set:
+    """The parameter names of `nn.Linear` weights that no other kind of
+    module also holds (a LM head tied to the embeddings is not one)."""
+    holders = {}
+    for mod_name, module in model.named_modules(remove_duplicate=False):
+        for attr, p in module.named_parameters(recurse=False):
+            name = f"{mod_name}.{attr}" if mod_name else attr
+            linear = isinstance(module, torch.nn.Linear) and attr == "weight"
+            holders.setdefault(id(p), []).append((name, linear))
+    return {name for names in holders.values() if all(l for _, l in names)
+            for name, _ in names}
+
+
+def _uninitialised_weights():
+    """transformers' context in which a model's parameters are allocated
+    but not initialised (from_pretrained's); a no-op where this version
+    of transformers has none (the model is then initialised first)."""
+    import contextlib
+    try:
+        from transformers.initialization import no_init_weights
+    except ImportError:  # pragma: no cover - other transformers versions
+        return contextlib.nullcontext()
+    return no_init_weights()
+
+
+def compile_generator_from_gguf(path: Union[str, os.PathLike], max_batch: int = 1,
+                                max_cache_len: int = 256, dtype=torch.float32,
+                                **options):
+    """A Generator for the causal LM in GGUF file `path`: the model built
+    from the file's metadata with transformers' GGUF mapping, every linear
+    layer's weight read as the file stores it (q8_0, q4_0, q4_k, q6_k:
+    memory-mapped, never dequantized or copied; float types as floats),
+    the other weights loaded in `dtype` (the activations' and the KV
+    cache's type: float32 or bfloat16). `options` are
+    `attnfuse.compile_generator`'s (decode_lengths, backend, huge_pages,
+    progress). A file attnfuse cannot read is a GGUFError naming the file
+    and the tensor."""
+    from .generation import compile_generator
+    if "weights" in options or "group_size" in options:
+        raise TypeError("compile_generator_from_gguf reads the weights as "
+                        "the file stores them: no weights= or group_size=")
+    model, given = GGUFFile(path).model(dtype)
+    return compile_generator(model, max_batch, max_cache_len,
+                             weights=given, **options)
 
 
 def load_gguf(path: Union[str, os.PathLike]):

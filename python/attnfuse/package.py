@@ -368,12 +368,21 @@ def arg_record(spec, tensor_key=None, packed_type=None) -> dict:
     PackagedArg), with the weights.bin key of its value (state) and, for a
     prepacked weight, the panels' type the function takes instead."""
     t = packed_type or spec.type
-    return {"name": spec.name, "kind": spec.kind,
-            "dtype": dtype_name(t.dtype) if t is not None else None,
-            "shape": [dim_text(d) for d in (t.dims if packed_type else
-                                             spec.dims)],
-            "written": bool(spec.written), "tensor": tensor_key,
-            "packed": packed_type is not None}
+    record = {"name": spec.name, "kind": spec.kind,
+              "dtype": dtype_name(t.dtype) if t is not None else None,
+              "shape": [dim_text(d) for d in (t.dims if packed_type else
+                                               spec.dims)],
+              "written": bool(spec.written), "tensor": tensor_key,
+              "packed": packed_type is not None}
+    scheme = getattr(spec, "quant", None)
+    if scheme is not None:
+        # A weight read quantized: the bytes of its [N, K] layout.
+        n, k = spec.weight_shape
+        record["quantized"] = {"scheme": scheme.name,
+                               "group_size": scheme.resolved_group_size(k),
+                               "scale_dtype": scheme.scale_dtype,
+                               "weight_shape": [n, k]}
+    return record
 
 
 def entry_record(name: str, args: list, results, signature: str,

@@ -204,6 +204,15 @@ class QuantScheme:
             raise ValueError(f"{what}: {self.name} per-channel groups need K a multiple "
                              f"of 32, got K={k}")
 
+    def mlir_attr(self, k: int) -> str:
+        """The `#attn.quant<...>` attribute of an [N, K] weight in this
+        scheme (attn.quantized_matmul's `format`; the GGUF schemes print
+        without their fixed group and scale)."""
+        if self.is_gguf:
+            return f"#attn.quant<{self.name}>"
+        return (f"#attn.quant<{self.name}, group = {self.resolved_group_size(k)}, "
+                f"scale = {self.scale_dtype}>")
+
     def row_bytes(self, k: int) -> int:
         """GGUF: bytes per row. int schemes: bytes of one row of codes."""
         if self.is_gguf:

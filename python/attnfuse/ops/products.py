@@ -89,9 +89,15 @@ def matmul_onto(ex, x: Value, wt: Value, init: Value | None,
 @handles(aten.linear.default)
 def linear(ex, x, weight, bias=None):
     """x[..., K] . weight[N, K]^T + bias[N]: the weight transposed once to
-    [K, N], then matmul_onto."""
+    [K, N], then matmul_onto; a weight read quantized is
+    attn.quantized_matmul's, plus the bias."""
     out = ex.out_type()
     x, w = ex.tensor(x), ex.tensor(weight)
+    fmt = ex.quantized.get(w.name)
+    if fmt is not None:
+        y = ex.b.attn("quantized_matmul", [x, w], out,
+                      attrs=[f"format = {fmt}"])
+        return y if bias is None else binary(ex, "add", y, bias, out)
     if not mlir.is_float(out.dtype) or w.type.rank != 2:
         ex.unsupported("linear needs a float 2-D weight")
     n, k = w.type.dims

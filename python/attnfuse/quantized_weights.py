@@ -1,0 +1,227 @@
+"""Which weights a compiled model reads quantized, and the bytes it reads.
+
+`attnfuse.compile(..., weights=...)` and `compile_generator(...,
+weights=...)` take one of:
+
+- None (the default): every weight as stored.
+- A scheme name (`attnfuse.quant`): "int8" is int8_asym per output
+  channel and "int4" is int4_sym in groups of 128 (NNCF's defaults for
+  its INT8_ASYM and INT4_SYM modes); "int8_sym", "int8_asym",
+  "int4_sym", "int4_asym", "q8_0" and "q4_0" name a scheme itself.
+  `group_size` overrides the group of the int schemes (-1: one group per
+  output channel). Every parameter whose only uses are as the weight of
+  `nn.Linear` (`aten.linear` on an input of rank >= 2) is quantized with
+  it when the module is bound, and again after the parameter is written
+  or replaced (as prepacked weights are packed again). The LM head is an
+  `nn.Linear` and is quantized too unless it is tied to the embeddings.
+- A dict {parameter name: QuantizedTensor}: those parameters are read as
+  given (a GGUF file's tensors; `attnfuse.compile_generator_from_gguf`),
+  the others as stored. Each must be an `nn.Linear` weight of the given
+  tensor's shape.
+
+What stays float: norms, biases, embeddings and anything else that is
+not read as an `nn.Linear` weight (a tied LM head, GPT-2's Conv1D
+`addmm`, the MoE experts' grouped products). A scheme whose group does
+not divide a weight's K is an AttnFuseError naming the parameter.
+
+The compiled function takes each quantized weight as its bytes (an i8
+tensor of the layout's size, docs/quantization.md) and reads it with
+`attn.quantized_matmul`. `dequantized_model` gives the float model that
+computes what the compiled one does (the reference for tests and for
+measuring what quantization costs).
+"""
+
+from __future__ import annotations
+
+import copy
+import warnings
+from dataclasses import dataclass, field
+from typing import Optional
+
+import numpy as np
+import torch
+
+from .errors import AttnFuseError
+from .quant import QuantizedTensor, QuantScheme, get_scheme, quantize
+
+aten = torch.ops.aten
+
+# Short names -> (scheme, default group size).
+ALIASES = {"int8": ("int8_asym", None), "int4": ("int4_sym", None)}
+LINEAR_INPUT_DTYPES = (torch.float32, torch.bfloat16, torch.float16)
+
+
+@dataclass
+class WeightPlan:
+    """What `weights=` asks for: a scheme for the float weights chosen at
+    export, and weights given already quantized (by parameter name)."""
+    scheme: Optional[QuantScheme] = None
+    given: dict = field(default_factory=dict)
+
+    def prefixed(self, prefix: str) -> "WeightPlan":
+        """The plan for a module that holds this one's under `prefix`
+        (a generator's step modules hold the model as `model.`)."""
+        return WeightPlan(self.scheme, {prefix + name: qt
+                                        for name, qt in self.given.items()})
+
+
+def weight_plan(weights, group_size=None) -> Optional[WeightPlan]:
+    """The WeightPlan of a `weights=` argument (None: all float)."""
+    if weights is None:
+        if group_size is not None:
+            raise AttnFuseError("group_size is given without weights=: pass "
+                                "weights='int4' (or another scheme) too")
+        return None
+    if isinstance(weights, dict):
+        if group_size is not None:
+            raise AttnFuseError("group_size applies to a scheme name, not to "
+                                "weights given as QuantizedTensors")
+        for name, qt in weights.items():
+            if not isinstance(qt, QuantizedTensor):
+                raise AttnFuseError(f"weights[{name!r}] is a "
+                                    f"{type(qt).__name__}, not a "
+                                    f"QuantizedTensor")
+        return WeightPlan(given=dict(weights))
+    if isinstance(weights, QuantScheme):
+        name, default_group = weights, None
+    elif isinstance(weights, str):
+        name, default_group = ALIASES.get(weights.lower(),
+                                          (weights.lower(), None))
+    else:
+        raise AttnFuseError(f"weights must be None, a scheme name or a dict "
+                            f"of QuantizedTensors, not {weights!r}")
+    try:
+        scheme = get_scheme(name, group_size if group_size is not None
+                            else default_group)
+    except ValueError as e:
+        raise AttnFuseError(f"weights={weights!r}: {e} (short names: "
+                            f"{', '.join(ALIASES)})") from None
+    if scheme.name in ("q4_k", "q6_k"):
+        raise AttnFuseError(f"weights={weights!r}: {scheme.name} weights "
+                            f"come only from GGUF files (there is no "
+                            f"quantizer for it); use q4_0, int4 or int8")
+    return WeightPlan(scheme=scheme)
+
+
+def linear_weight_only(node) -> bool:
+    """Whether the graph reads placeholder `node` only as the weight of
+    aten.linear on float inputs of rank >= 2 (what attn.quantized_matmul
+    computes)."""
+    users = list(node.users)
+    if not users:
+        return False
+    for u in users:
+        if u.op != "call_function" or u.target != aten.linear.default:
+            return False
+        args = list(u.args) + [u.kwargs.get("bias")]
+        if len(u.args) < 2 or args[1] is not node or args[0] is node or \
+                (len(args) > 2 and args[2] is node):
+            return False
+        x = getattr(args[0], "meta", {}).get("val")
+        if not isinstance(x, torch.Tensor) or x.dim() < 2 or \
+                x.dtype not in LINEAR_INPUT_DTYPES:
+            return False
+    return True
+
+
+def scheme_for(plan: Optional[WeightPlan], name: str, node, shape) -> \
+        Optional[QuantScheme]:
+    """The scheme parameter `name` (placeholder `node`, of `shape`) is
+    read in, None for float; an AttnFuseError where the plan cannot be
+    kept (a given tensor of another shape or use, a group that does not
+    divide K)."""
+    if plan is None:
+        return None
+    given = plan.given.get(name)
+    if given is None and plan.scheme is None:
+        return None
+    if not linear_weight_only(node):
+        if given is not None:
+            raise AttnFuseError(
+                f"parameter {name} is given quantized ({given.scheme.name}) "
+                f"but the module reads it other than as an nn.Linear weight; "
+                f"give it as a float tensor")
+        return None
+    shape = tuple(int(d) for d in shape)
+    if given is not None:
+        if given.shape != shape:
+            raise AttnFuseError(f"parameter {name} is {list(shape)}, the "
+                                f"quantized tensor given for it "
+                                f"{list(given.shape)}")
+        return given.scheme
+    try:
+        plan.scheme.check_shape(shape, f"parameter {name}")
+    except ValueError as e:
+        hint = ("its blocks are fixed: use an int scheme with a group_size "
+                "that divides K" if plan.scheme.is_gguf else
+                "pass a group_size that divides every linear layer's input "
+                "size (-1: one group per output channel)")
+        raise AttnFuseError(f"weights={plan.scheme.name}: {e}; {hint}") \
+            from None
+    return plan.scheme
+
+
+def as_argument(qt: QuantizedTensor) -> torch.Tensor:
+    """The bytes of `qt` as the i8 tensor the compiled function takes (a
+    view: no copy, also of a read-only file mapping, which the function
+    only reads)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # not writable
+        return torch.from_numpy(qt.data.view(np.int8))
+
+
+class QuantizedWeight:
+    """One weight argument read quantized: `get(weight)` gives the bytes to
+    pass for the float `weight` (quantized again when it is another tensor
+    than last time or was written since), or the bytes given (`given`),
+    which do not depend on any float weight. `tensor` is the
+    QuantizedTensor last passed."""
+
+    def __init__(self, name: str, scheme: QuantScheme, shape,
+                 given: Optional[QuantizedTensor] = None):
+        self.name = name
+        self.scheme = scheme
+        self.shape = tuple(shape)
+        self.tensor = given
+        self.given = given is not None
+        self._bytes = as_argument(given) if given is not None else None
+        self._source = None
+        self._key = None
+
+    def get(self, weight: Optional[torch.Tensor]) -> torch.Tensor:
+        if self.given:
+            return self._bytes
+        key = (weight.data_ptr(), weight._version, weight.stride())
+        if self._bytes is None or key != self._key:
+            if tuple(weight.shape) != self.shape or \
+                    not weight.is_floating_point():
+                raise AttnFuseError(
+                    f"{self.name} is {tuple(weight.shape)} {weight.dtype}, "
+                    f"compiled for a float {self.shape} weight")
+            with torch.no_grad():
+                qt = quantize(weight, self.scheme, name=self.name)
+            self.tensor, self._bytes = qt, as_argument(qt)
+            # Held, so that its storage cannot be reused by a new weight
+            # at the same address.
+            self._source, self._key = weight, key
+        return self._bytes
+
+
+def dequantized_model(model: torch.nn.Module, quantized: dict):
+    """A copy of `model` whose parameters named in `quantized` ({name:
+    QuantizedTensor}, a compiled module's or generator's `quantized`)
+    hold their dequantized values in the parameter's dtype: eager PyTorch
+    on it computes what the compiled model computes."""
+    out = copy.deepcopy(model)
+    params = dict(out.named_parameters(remove_duplicate=False))
+    with torch.no_grad():
+        for name, qt in quantized.items():
+            p = params.get(name)
+            if p is None:
+                raise AttnFuseError(f"the model has no parameter {name}")
+            p.copy_(qt.dequantize().to(p.dtype))
+    return out
+
+
+__all__ = ["WeightPlan", "weight_plan", "QuantizedWeight",
+           "dequantized_model", "ALIASES"]

@@ -1,0 +1,288 @@
+"""Models with quantized weights: `compile(..., weights=...)`,
+`compile_generator(..., weights=...)` and `compile_generator_from_gguf`
+against eager PyTorch running the dequantized weights
+(`attnfuse.dequantized_model`): logits within 1e-4 relative in f32, greedy
+tokens equal to transformers' `generate`, for Llama, Qwen2, Mistral (a
+window that decoding runs past), Gemma-2 and Phi-3 built from their
+configs (tiny random weights, fixed seeds), each with a different scheme;
+a GGUF file written here with the `gguf` package (q8_0, q4_0, q4_k and
+q6_k tensors) compiled as stored; the choice of weights (linear layers
+only; tied heads and embeddings float), packages, re-quantizing after a
+write, and the refusals."""
+
+import functools
+
+import numpy as np
+import pytest
+import torch
+
+import attnfuse
+from attnfuse import dequantized_model
+from attnfuse.quant import QuantizedTensor, quantize
+
+T = pytest.importorskip("transformers")
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
+
+VOCAB = 100
+NEW_TOKENS = 10
+_GQA = dict(num_hidden_layers=2, hidden_size=64, num_attention_heads=4,
+            num_key_value_heads=2, intermediate_size=96,
+            max_position_embeddings=64)
+
+# name: (model builder, weights=, group_size=)
+MODELS = {
+    "llama": (lambda: T.LlamaForCausalLM(T.LlamaConfig(vocab_size=VOCAB,
+                                                       **_GQA)),
+              "int4", 32),
+    "qwen2": (lambda: T.Qwen2ForCausalLM(T.Qwen2Config(
+        vocab_size=VOCAB, tie_word_embeddings=False, **_GQA)), "q8_0", None),
+    "mistral": (lambda: T.MistralForCausalLM(T.MistralConfig(
+        vocab_size=VOCAB, sliding_window=4, **_GQA)), "int8", None),
+    "gemma2": (lambda: T.Gemma2ForCausalLM(T.Gemma2Config(
+        vocab_size=VOCAB, head_dim=16, sliding_window=4,
+        attn_implementation="eager", **_GQA)), "q4_0", None),
+    "phi3": (lambda: T.Phi3ForCausalLM(T.Phi3Config(
+        vocab_size=VOCAB, pad_token_id=0, bos_token_id=1, eos_token_id=2,
+        **_GQA)), "int4_asym", 32),
+}
+
+
+def build(name, dtype=torch.float32):
+    torch.manual_seed(0)
+    return MODELS[name][0]().eval().to(dtype)
+
+
+@functools.lru_cache(maxsize=None)
+def compiled(name, dtype=torch.float32):
+    model = build(name, dtype)
+    _, weights, group = MODELS[name]
+    generator = attnfuse.compile_generator(model, max_batch=3,
+                                           max_cache_len=32,
+                                           weights=weights, group_size=group)
+    return model, generator, dequantized_model(model, generator.quantized)
+
+
+def prompts(batch, seed=1):
+    """Token ids [batch, 7] and a left-padded mask (row 0 by 3)."""
+    g = torch.Generator().manual_seed(seed)
+    ids = torch.randint(3, VOCAB, (batch, 7), generator=g)
+    mask = torch.ones(batch, 7, dtype=torch.int64)
+    mask[0, :3] = 0
+    return ids, mask
+
+
+def linear_weights(model):
+    return {f"{n}.weight" for n, m in model.named_modules()
+            if isinstance(m, torch.nn.Linear)}
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_generator_equals_the_dequantized_model(name):
+    model, generator, reference = compiled(name)
+    # Every linear layer's weight, and nothing else, is read quantized.
+    tied = model.config.get_text_config().tie_word_embeddings
+    want = linear_weights(model) - ({"lm_head.weight"} if tied else set())
+    assert set(generator.quantized) == want
+    scheme = generator.quantized["model.layers.0.mlp.down_proj.weight"].scheme
+    assert scheme.name == attnfuse.quantized_weights.weight_plan(
+        MODELS[name][1], MODELS[name][2]).scheme.name
+    # The quantization changed the model's results (the test can fail).
+    ids, mask = prompts(3)
+    with torch.no_grad():
+        float_logits = model(ids, attention_mask=mask).logits[:, -1]
+        ref = reference(ids, attention_mask=mask).logits[:, -1]
+    assert (float_logits - ref).abs().max() > 1e-3
+    positions = (mask.cumsum(-1) - 1).clamp(min=0)
+    ours = generator.prefill(ids, mask, positions)
+    scale = ref.abs().max()
+    assert (ours - ref).abs().max() <= 1e-4 * scale, (ours - ref).abs().max()
+    for batch in (1, 3):
+        ids, mask = prompts(batch, seed=batch)
+        if batch == 1:
+            mask = torch.ones_like(ids)
+        got = generator.generate(ids, attention_mask=mask,
+                                 max_new_tokens=NEW_TOKENS, do_sample=False)
+        with torch.no_grad():
+            want_ids = reference.generate(ids, attention_mask=mask,
+                                          max_new_tokens=NEW_TOKENS,
+                                          do_sample=False)
+        assert torch.equal(got, want_ids), (got, want_ids)
+
+
+def test_bf16_generator_matches_the_dequantized_model():
+    model, generator, reference = compiled("llama", torch.bfloat16)
+    ids, mask = prompts(3)
+    positions = (mask.cumsum(-1) - 1).clamp(min=0)
+    ours = generator.prefill(ids, mask, positions).float()
+    with torch.no_grad():
+        ref = reference(ids, attention_mask=mask).logits[:, -1].float()
+        exact = dequantized_model(model.float(), generator.quantized)
+        exact_logits = exact(ids, attention_mask=mask).logits[:, -1]
+    # Within what eager bf16 itself differs from the f32 computation.
+    eager_error = (ref - exact_logits).abs().max()
+    assert (ours - exact_logits).abs().max() <= 3 * eager_error + 1e-3
+
+
+def test_compiled_module_reads_linear_weights_quantized():
+    """compile(weights=...) of a whole model: the MLIR reads every linear
+    weight with attn.quantized_matmul; logits equal the dequantized model
+    (a left-padded batch); a package of it loads and computes the same."""
+    torch.manual_seed(0)
+    model = T.LlamaForCausalLM(T.LlamaConfig(vocab_size=VOCAB, use_cache=False,
+                                             **_GQA)).eval()
+    ids, mask = prompts(2)
+    compiled_model = attnfuse.compile(model, (ids,),
+                                      example_kwargs={"attention_mask": mask},
+                                      weights="int8")
+    assert compiled_model.mlir.count("attn.quantized_matmul") == 15
+    assert compiled_model.mlir.count("linalg.matmul") == 0
+    reference = dequantized_model(model, compiled_model.quantized)
+    with torch.no_grad():
+        want = reference(ids, attention_mask=mask).logits
+    got = compiled_model(ids, attention_mask=mask).logits
+    assert (got - want).abs().max() <= 1e-4 * want.abs().max()
+
+
+def test_package_of_a_quantized_module(tmp_path):
+    torch.manual_seed(0)
+    lin = torch.nn.Sequential(torch.nn.Linear(64, 48), torch.nn.GELU(),
+                              torch.nn.Linear(48, 32, bias=False)).eval()
+    x = torch.randn(3, 64)
+    with pytest.raises(attnfuse.ExportError, match=r"parameter 2\.weight: "
+                       r"group size 32 of int4_sym does not divide K=48.*"
+                       r"pass a group_size that divides"):
+        attnfuse.compile(lin, (x,), weights="int4", group_size=32)
+    c = attnfuse.compile(lin, (x,), weights="int8")
+    c.save(tmp_path / "pkg")
+    import json
+    manifest = json.loads((tmp_path / "pkg" / "manifest.json").read_text())
+    quantized = [a for a in manifest["entries"][0]["args"] if "quantized" in a]
+    assert [a["name"] for a in quantized] == ["0.weight", "2.weight"]
+    assert quantized[0]["quantized"] == {
+        "scheme": "int8_asym", "group_size": 64, "scale_dtype": "f32",
+        "weight_shape": [48, 64]}
+    assert quantized[0]["dtype"] == "int8"
+    # Quantized bytes, not floats, are what the package holds.
+    nbytes = c.quantized["0.weight"].nbytes
+    assert quantized[0]["shape"] == [nbytes] and nbytes < 48 * 64 * 2
+    loaded = attnfuse.load(tmp_path / "pkg")
+    assert torch.equal(loaded(x), c(x))
+
+
+def test_a_written_weight_is_quantized_again():
+    torch.manual_seed(0)
+    lin = torch.nn.Linear(64, 16).eval()
+    x = torch.randn(4, 64)
+    c = attnfuse.compile(lin, (x,), weights="q8_0")
+    before = c(x)
+    with torch.no_grad():
+        lin.weight.mul_(2)
+    after = c(x)
+    want = dequantized_model(lin, {"weight": quantize(lin.weight, "q8_0")})(x)
+    assert not torch.allclose(before, after)
+    assert (after - want).abs().max() <= 1e-5 * want.abs().max()
+
+
+def test_tied_head_and_embeddings_stay_float():
+    torch.manual_seed(0)
+    model = T.LlamaForCausalLM(T.LlamaConfig(
+        vocab_size=VOCAB, use_cache=False, tie_word_embeddings=True,
+        **_GQA)).eval()
+    ids = torch.randint(0, VOCAB, (1, 5))
+    c = attnfuse.compile(model, (ids,), weights="q4_0")
+    assert "lm_head.weight" not in c.quantized
+    assert "model.embed_tokens.weight" not in c.quantized
+    assert len(c.quantized) == 14
+
+
+def test_refusals():
+    torch.manual_seed(0)
+    lin = torch.nn.Linear(48, 8).eval()
+    x = torch.randn(2, 48)
+    with pytest.raises(attnfuse.ExportError,
+                       match=r"weights=q4_0: parameter weight: block size 32 "
+                             r"of q4_0 does not divide K=48.*its blocks are "
+                             r"fixed"):
+        attnfuse.compile(lin, (x,), weights="q4_0")
+    with pytest.raises(attnfuse.AttnFuseError,
+                       match="q4_k weights come only from GGUF files"):
+        attnfuse.compile(lin, (x,), weights="q4_k")
+    with pytest.raises(attnfuse.AttnFuseError,
+                       match="unknown quantization scheme 'int3'"):
+        attnfuse.compile(lin, (x,), weights="int3")
+    with pytest.raises(attnfuse.AttnFuseError,
+                       match="group_size is given without weights="):
+        attnfuse.compile(lin, (x,), group_size=32)
+    with pytest.raises(attnfuse.AttnFuseError,
+                       match=r"weights\['weight'\] is a Parameter, not a "
+                             r"QuantizedTensor"):
+        attnfuse.compile(lin, (x,), weights={"weight": lin.weight})
+    emb = torch.nn.Embedding(10, 32)
+    given = {"weight": quantize(torch.randn(10, 32), "q8_0")}
+    with pytest.raises(attnfuse.ExportError,
+                       match="parameter weight is given quantized .q8_0. but "
+                             "the module reads it other than as an "
+                             "nn.Linear weight"):
+        attnfuse.compile(emb, (torch.tensor([[1, 2]]),), weights=given)
+    lin32 = torch.nn.Linear(32, 8)
+    with pytest.raises(attnfuse.ExportError,
+                       match=r"parameter weight is \[8, 32\], the quantized "
+                             r"tensor given for it \[10, 32\]"):
+        attnfuse.compile(lin32, (torch.randn(2, 32),), weights=given)
+
+
+# ---- GGUF ------------------------------------------------------------------
+
+gguf = pytest.importorskip("gguf")
+
+
+@pytest.fixture(scope="module")
+def gguf_model(tmp_path_factory):
+    from test_gguf import write_llama
+    cfg = T.LlamaConfig(
+        vocab_size=64, hidden_size=256, intermediate_size=512,
+        num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+        max_position_embeddings=128, tie_word_embeddings=False)
+    torch.manual_seed(48)
+    model = T.LlamaForCausalLM(cfg).eval()
+    path = tmp_path_factory.mktemp("gguf") / "tiny-llama.gguf"
+    write_llama(path, model)
+    return path
+
+
+def test_generator_from_gguf_reads_the_file_as_stored(gguf_model):
+    generator = attnfuse.compile_generator_from_gguf(gguf_model, max_batch=2,
+                                                     max_cache_len=32)
+    from attnfuse.gguf_file import GGUFFile
+    reference, given = GGUFFile(gguf_model).model(dequantize=True)
+    kinds = {name: qt.scheme.name for name, qt in generator.quantized.items()}
+    # Layer 0 q8_0, layer 1 q4_0 with q/k in q4_k/q6_k (test_gguf's file);
+    # the head is stored in BF16 and stays float.
+    assert kinds["model.layers.0.mlp.up_proj.weight"] == "q8_0"
+    assert kinds["model.layers.1.mlp.up_proj.weight"] == "q4_0"
+    assert kinds["model.layers.1.self_attn.q_proj.weight"] == "q4_k"
+    assert kinds["model.layers.1.self_attn.k_proj.weight"] == "q6_k"
+    assert len(kinds) == 14 and "lm_head.weight" not in kinds
+    # The bytes passed are the file's mapping, not a copy (except the
+    # rows of q/k, which transformers' conversion reorders).
+    up = generator.quantized["model.layers.0.mlp.up_proj.weight"]
+    assert isinstance(up.data.base, np.memmap) or isinstance(
+        getattr(up.data.base, "base", None), np.memmap)
+    ids, mask = prompts(2)
+    ids = ids % 64
+    with torch.no_grad():
+        want = reference.generate(ids, attention_mask=mask,
+                                  max_new_tokens=NEW_TOKENS, do_sample=False)
+    got = generator.generate(ids, attention_mask=mask,
+                             max_new_tokens=NEW_TOKENS, do_sample=False)
+    assert torch.equal(got, want), (got, want)
+
+
+def test_gguf_model_linear_parameters_are_not_loaded(gguf_model):
+    from attnfuse.gguf_file import GGUFFile
+    model, given = GGUFFile(gguf_model).model()
+    assert all(isinstance(qt, QuantizedTensor) for qt in given.values())
+    assert set(given) == {n for n in linear_weights(model)
+                          if n != "lm_head.weight"}
+    with pytest.raises(TypeError, match="no weights= or group_size="):
+        attnfuse.compile_generator_from_gguf(gguf_model, weights="int8")
