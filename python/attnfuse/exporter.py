@@ -709,8 +709,34 @@ def _distinct_inputs(example_inputs) -> tuple:
     return tuple(out)
 
 
+def _check_plain_state(module):
+    """Refuses parameters and buffers that are tensor subclasses: a
+    torchao-quantized weight (AffineQuantizedTensor and the like) or any
+    other, whose export AttnFuse cannot map."""
+    if not isinstance(module, torch.nn.Module):
+        return
+    state = list(module.named_parameters(remove_duplicate=False))
+    state += list(module.named_buffers(remove_duplicate=False))
+    for name, t in state:
+        cls = type(t.data)
+        if cls is torch.Tensor:
+            continue
+        if cls.__module__.split(".")[0] == "torchao":
+            raise ExportError(
+                f"parameter {name} is a {cls.__name__} (weights quantized by "
+                f"torchao), which AttnFuse does not compile; compile the float "
+                f"model with attnfuse's own quantization instead: "
+                f"weights='int8_sym' (per output channel, as torchao's int8 "
+                f"weight-only) or weights='int4_asym', group_size=128 (as its "
+                f"int4 weight-only), docs/quantization.md")
+        raise ExportError(f"parameter or buffer {name} is a tensor subclass "
+                          f"{cls.__module__}.{cls.__name__}, which AttnFuse "
+                          f"does not compile; give the module plain tensors")
+
+
 def torch_export(module, example_inputs, dynamic_shapes=None,
                  example_kwargs=None):
+    _check_plain_state(module)
     if not isinstance(example_inputs, tuple):
         example_inputs = tuple(example_inputs)
     kwargs = dict(example_kwargs or {})

@@ -231,6 +231,32 @@ def test_refusals():
         attnfuse.compile(lin32, (torch.randn(2, 32),), weights=given)
 
 
+def test_tensor_subclass_weights_are_refused():
+    """A torchao-quantized weight (a tensor subclass from torchao, here a
+    stand-in of that module's name: torchao is not a CI dependency) says
+    what to use instead; any other subclass is refused as such."""
+    lin = torch.nn.Linear(32, 8).eval()
+
+    class AffineQuantizedTensor(torch.Tensor):
+        pass
+    AffineQuantizedTensor.__module__ = "torchao.dtypes.affine_quantized_tensor"
+    lin.weight = torch.nn.Parameter(
+        lin.weight.detach().as_subclass(AffineQuantizedTensor))
+    with pytest.raises(attnfuse.ExportError,
+                       match=r"parameter weight is a AffineQuantizedTensor "
+                             r"\(weights quantized by torchao\).*"
+                             r"weights='int8_sym'"):
+        attnfuse.compile(lin, (torch.randn(2, 32),))
+
+    class Other(torch.Tensor):
+        pass
+    lin.weight = torch.nn.Parameter(lin.weight.detach().as_subclass(Other))
+    with pytest.raises(attnfuse.ExportError,
+                       match=r"weight is a tensor subclass .*Other, which "
+                             r"AttnFuse does not compile"):
+        attnfuse.compile(lin, (torch.randn(2, 32),))
+
+
 # ---- GGUF ------------------------------------------------------------------
 
 gguf = pytest.importorskip("gguf")
