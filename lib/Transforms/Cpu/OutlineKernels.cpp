@@ -50,7 +50,7 @@ static bool isLinalgOnTensors(Operation *op) {
 
 /// Ops whose lowering is big enough that one copy per form pays for a call.
 static bool isOutlinedKernelOp(Operation *op, bool linalgOps) {
-  if (isa<attn::SdpaOp, attn::MatmulOp>(op))
+  if (isa<attn::SdpaOp, attn::MatmulOp, attn::QuantizedMatmulOp>(op))
     return true;
   if (isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op))
     return isLinalgOnTensors(op);

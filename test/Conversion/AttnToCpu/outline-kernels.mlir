@@ -325,3 +325,29 @@ func.func @negative_transposes(%x: tensor<1x13x3x8xf32>, %y: tensor<1x3x8x13xf32
   %o1 = attn.sdpa %q, %kt, %w, %m : (tensor<1x3x13x8xf32>, tensor<1x3x13x8xf32>, tensor<1x3x13x8xf32>, tensor<1x1x13x13xi1>) -> tensor<1x3x13x8xf32>
   return %o0, %o1, %q : tensor<1x3x13x8xf32>, tensor<1x3x13x8xf32>, tensor<1x3x13x8xf32>
 }
+
+// -----
+
+// Quantized products of one form (input type, weight size, format) are one
+// kernel, called once per layer; a form that occurs once stays where it is
+// (with min-uses=1 it is a kernel of its own).
+// CHECK-LABEL: func.func @quantized_layers
+// CHECK-SAME: %[[X:[^:]+]]: tensor<?x64xf32>, %[[W0:[^:]+]]: tensor<2304xi8>, %[[W1:[^:]+]]: tensor<2304xi8>, %[[W2:[^:]+]]: tensor<4352xi8>
+// CHECK: %[[A:.+]] = call @attn_kernel_attn_quantized_matmul(%[[X]], %[[W0]]) : (tensor<?x64xf32>, tensor<2304xi8>) -> tensor<?x64xf32>
+// CHECK-NEXT: %[[B:.+]] = call @attn_kernel_attn_quantized_matmul(%[[A]], %[[W1]])
+// CHECK-NEXT: attn.quantized_matmul %[[B]], %[[W2]] {format = #attn.quant<q8_0>}
+// CHECK: func.func private @attn_kernel_attn_quantized_matmul(%[[L:.+]]: tensor<?x64xf32>, %[[R:.+]]: tensor<2304xi8>) -> tensor<?x64xf32>
+// CHECK-SAME: attn.kernel
+// CHECK-NEXT: attn.quantized_matmul %[[L]], %[[R]] {format = #attn.quant<int4_sym, group = 32, scale = f16>}
+// CHECK-NOT: func.func private
+// ONCE-LABEL: func.func @quantized_layers
+// ONCE-COUNT-2: call @attn_kernel_attn_quantized_matmul(
+// ONCE-NEXT: call @attn_kernel_attn_quantized_matmul_
+// ONCE-NOT: attn.quantized_matmul %
+// ONCE-COUNT-2: func.func private @attn_kernel_attn_quantized_matmul
+func.func @quantized_layers(%x: tensor<?x64xf32>, %w0: tensor<2304xi8>, %w1: tensor<2304xi8>, %w2: tensor<4352xi8>) -> tensor<?x64xf32> {
+  %a = attn.quantized_matmul %x, %w0 {format = #attn.quant<int4_sym, group = 32, scale = f16>} : (tensor<?x64xf32>, tensor<2304xi8>) -> tensor<?x64xf32>
+  %b = attn.quantized_matmul %a, %w1 {format = #attn.quant<int4_sym, group = 32, scale = f16>} : (tensor<?x64xf32>, tensor<2304xi8>) -> tensor<?x64xf32>
+  %c = attn.quantized_matmul %b, %w2 {format = #attn.quant<q8_0>} : (tensor<?x64xf32>, tensor<4352xi8>) -> tensor<?x64xf32>
+  return %c : tensor<?x64xf32>
+}
