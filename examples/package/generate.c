@@ -121,9 +121,10 @@ int main(int argc, char **argv) {
       attn_package_manifest_length(pkg, "generator.cache", &layers))
     return report("the manifest");
   if (prompt < 1 || maxNew < 0 || prompt + maxNew > cacheLen) {
-    fprintf(stderr, "generate: %lld prompt tokens + %lld new ones must fit "
-            "the cache of %lld\n", (long long)prompt, (long long)maxNew,
-            (long long)cacheLen);
+    fprintf(stderr,
+            "generate: %lld prompt tokens + %lld new ones must fit "
+            "the cache of %lld\n",
+            (long long)prompt, (long long)maxNew, (long long)cacheLen);
     return 2;
   }
   int64_t total = prompt + maxNew;

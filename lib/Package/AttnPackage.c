@@ -62,12 +62,20 @@ fail(attn_status status, const char *format, ...) {
 const char *attn_package_last_error(void) { return tError; }
 
 const char *attn_status_name(attn_status status) {
-  static const char *const kNames[] = {
-      "ATTN_OK",           "ATTN_ERROR_ARGUMENT", "ATTN_ERROR_IO",
-      "ATTN_ERROR_PACKAGE", "ATTN_ERROR_VERSION", "ATTN_ERROR_TARGET",
-      "ATTN_ERROR_LIBRARY", "ATTN_ERROR_DTYPE",   "ATTN_ERROR_SHAPE",
-      "ATTN_ERROR_UNBOUND", "ATTN_ERROR_CHECK",   "ATTN_ERROR_STATE",
-      "ATTN_ERROR_NOT_FOUND", "ATTN_ERROR_MEMORY"};
+  static const char *const kNames[] = {"ATTN_OK",
+                                       "ATTN_ERROR_ARGUMENT",
+                                       "ATTN_ERROR_IO",
+                                       "ATTN_ERROR_PACKAGE",
+                                       "ATTN_ERROR_VERSION",
+                                       "ATTN_ERROR_TARGET",
+                                       "ATTN_ERROR_LIBRARY",
+                                       "ATTN_ERROR_DTYPE",
+                                       "ATTN_ERROR_SHAPE",
+                                       "ATTN_ERROR_UNBOUND",
+                                       "ATTN_ERROR_CHECK",
+                                       "ATTN_ERROR_STATE",
+                                       "ATTN_ERROR_NOT_FOUND",
+                                       "ATTN_ERROR_MEMORY"};
   unsigned i = (unsigned)status;
   return i < sizeof(kNames) / sizeof(kNames[0]) ? kNames[i] : "ATTN_ERROR_?";
 }
@@ -81,11 +89,16 @@ static const struct {
   const char *mlir; /* the element type of the library's signature */
   size_t size;
 } kDtypes[] = {
-    [ATTN_FLOAT32] = {"float32", "f32", 4}, [ATTN_FLOAT16] = {"float16", "f16", 2},
-    [ATTN_BFLOAT16] = {"bfloat16", "bf16", 2}, [ATTN_FLOAT64] = {"float64", "f64", 8},
-    [ATTN_BOOL] = {"bool", "i1", 1},        [ATTN_INT8] = {"int8", "i8", 1},
-    [ATTN_UINT8] = {"uint8", "i8", 1},      [ATTN_INT16] = {"int16", "i16", 2},
-    [ATTN_INT32] = {"int32", "i32", 4},     [ATTN_INT64] = {"int64", "i64", 8},
+    [ATTN_FLOAT32] = {"float32", "f32", 4},
+    [ATTN_FLOAT16] = {"float16", "f16", 2},
+    [ATTN_BFLOAT16] = {"bfloat16", "bf16", 2},
+    [ATTN_FLOAT64] = {"float64", "f64", 8},
+    [ATTN_BOOL] = {"bool", "i1", 1},
+    [ATTN_INT8] = {"int8", "i8", 1},
+    [ATTN_UINT8] = {"uint8", "i8", 1},
+    [ATTN_INT16] = {"int16", "i16", 2},
+    [ATTN_INT32] = {"int32", "i32", 4},
+    [ATTN_INT64] = {"int64", "i64", 8},
 };
 #define NUM_DTYPES ((int)(sizeof(kDtypes) / sizeof(kDtypes[0])))
 
@@ -245,10 +258,9 @@ static attn_status readFile(const char *path, size_t limit, char **text,
                             size_t *size, const char *missing) {
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
-    return errno == ENOENT
-               ? fail(ATTN_ERROR_IO, "%s: missing%s", path, missing)
-               : fail(ATTN_ERROR_IO, "%s: cannot be read: %s", path,
-                      strerror(errno));
+    return errno == ENOENT ? fail(ATTN_ERROR_IO, "%s: missing%s", path, missing)
+                           : fail(ATTN_ERROR_IO, "%s: cannot be read: %s", path,
+                                  strerror(errno));
   struct stat st;
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
       (size_t)st.st_size > limit) {
@@ -296,18 +308,18 @@ static const AttnJson *field(Opener *o, const AttnJson *obj, const char *key,
   }
   const AttnJson *v = attnJsonGet(obj, key);
   if (!v) {
-    fail(ATTN_ERROR_PACKAGE, "%s: %s has no '%s'", o->manifestPath,
-         o->context, key);
+    fail(ATTN_ERROR_PACKAGE, "%s: %s has no '%s'", o->manifestPath, o->context,
+         key);
     return NULL;
   }
   if ((nullable && v->kind == ATTN_JSON_NULL) ||
       (v->kind == kind && (kind != ATTN_JSON_NUMBER || v->isInteger)))
     return v;
   fail(ATTN_ERROR_PACKAGE, "%s: %s.%s must be %s%s%s", o->manifestPath,
-       o->context, key, kind == ATTN_JSON_NUMBER ? "an integer" : kindName(kind),
-       nullable ? " or null" : "", kind == ATTN_JSON_NUMBER && v->kind == kind
-                                       ? " within 64 bits"
-                                       : "");
+       o->context, key,
+       kind == ATTN_JSON_NUMBER ? "an integer" : kindName(kind),
+       nullable ? " or null" : "",
+       kind == ATTN_JSON_NUMBER && v->kind == kind ? " within 64 bits" : "");
   return NULL;
 }
 
@@ -334,7 +346,8 @@ static int isCName(const char *s) {
   return 1;
 }
 
-/*---- steps of open -----------------------------------------------------------*/
+/*---- steps of open
+ * -----------------------------------------------------------*/
 
 static attn_status readManifest(Opener *o, const char *dir) {
   attn_package *p = o->package;
@@ -346,10 +359,10 @@ static attn_status readManifest(Opener *o, const char *dir) {
   if (!joinPath(o->manifestPath, dir, "manifest.json"))
     return fail(ATTN_ERROR_IO, "%s: path too long", dir);
   size_t size;
-  attn_status s = readFile(o->manifestPath, MAX_MANIFEST_BYTES,
-                           &p->manifestText, &size,
-                           ": not an attnfuse package (CompiledModule.save "
-                           "or Generator.save writes one)");
+  attn_status s =
+      readFile(o->manifestPath, MAX_MANIFEST_BYTES, &p->manifestText, &size,
+               ": not an attnfuse package (CompiledModule.save "
+               "or Generator.save writes one)");
   if (s != ATTN_OK)
     return s;
   char error[256];
@@ -484,14 +497,17 @@ static attn_status checkFiles(Opener *o, char *library) {
     const AttnJson *f = &files->items[r];
     setContext(o, "files.%.60s", role);
     const char *name = stringField(o, f, "name");
-    const AttnJson *size = name ? field(o, f, "size", ATTN_JSON_NUMBER, 0) : NULL;
+    const AttnJson *size =
+        name ? field(o, f, "size", ATTN_JSON_NUMBER, 0) : NULL;
     const char *sha = size ? stringField(o, f, "sha256") : NULL;
     if (!sha)
       return ATTN_ERROR_PACKAGE;
     if (strchr(name, '/') || !*name || strcmp(name, ".") == 0 ||
         strcmp(name, "..") == 0)
-      return fail(ATTN_ERROR_PACKAGE, "%s: files.%s.name '%.60s' is not a "
-                  "file name", o->manifestPath, role, name);
+      return fail(ATTN_ERROR_PACKAGE,
+                  "%s: files.%s.name '%.60s' is not a "
+                  "file name",
+                  o->manifestPath, role, name);
     char path[PATH_MAX];
     if (!joinPath(path, p->dir, name))
       return fail(ATTN_ERROR_IO, "%s: path too long", p->dir);
@@ -593,7 +609,8 @@ static attn_status checkTensors(Opener *o, const AttnJson **tensorsOut) {
     const AttnJson *t = &tensors->items[i];
     setContext(o, "tensors['%.80s']", key);
     const char *dtype = stringField(o, t, "dtype");
-    const AttnJson *shape = dtype ? field(o, t, "shape", ATTN_JSON_ARRAY, 0) : NULL;
+    const AttnJson *shape =
+        dtype ? field(o, t, "shape", ATTN_JSON_ARRAY, 0) : NULL;
     const AttnJson *offset =
         shape ? field(o, t, "offset", ATTN_JSON_NUMBER, 0) : NULL;
     const AttnJson *nbytes =
@@ -605,9 +622,12 @@ static attn_status checkTensors(Opener *o, const AttnJson **tensorsOut) {
     int32_t rank;
     size_t bytes;
     if (d < 0)
-      return fail(ATTN_ERROR_PACKAGE, "%s: tensor '%.80s': unknown dtype "
-                  "'%.40s'", o->manifestPath, key, dtype);
-    if (!intList(shape, dims, &rank) || !byteSize(dims, rank, kDtypes[d].size, &bytes) ||
+      return fail(ATTN_ERROR_PACKAGE,
+                  "%s: tensor '%.80s': unknown dtype "
+                  "'%.40s'",
+                  o->manifestPath, key, dtype);
+    if (!intList(shape, dims, &rank) ||
+        !byteSize(dims, rank, kDtypes[d].size, &bytes) ||
         nbytes->integer != (int64_t)bytes || offset->integer < 0 ||
         offset->integer % WEIGHTS_ALIGNMENT ||
         (uint64_t)offset->integer > p->weightsSize ||
@@ -625,23 +645,54 @@ static const struct {
   const char *llvm;
   const char *cpuinfo;
 } kCpuFlags[] = {
-    {"64bit", "lm"}, {"cmov", "cmov"}, {"cx8", "cx8"}, {"cx16", "cx16"},
-    {"mmx", "mmx"}, {"fxsr", "fxsr"}, {"sahf", "lahf_lm"},
-    {"popcnt", "popcnt"}, {"movbe", "movbe"}, {"lzcnt", "abm"},
-    {"bmi", "bmi1"}, {"bmi2", "bmi2"}, {"tbm", "tbm"}, {"adx", "adx"},
-    {"prfchw", "3dnowprefetch"}, {"sse", "sse"}, {"sse2", "sse2"},
-    {"sse3", "pni"}, {"ssse3", "ssse3"}, {"sse4.1", "sse4_1"},
-    {"sse4.2", "sse4_2"}, {"crc32", "sse4_2"}, {"sse4a", "sse4a"},
-    {"aes", "aes"}, {"pclmul", "pclmulqdq"}, {"sha", "sha_ni"},
-    {"avx", "avx"}, {"avx2", "avx2"}, {"fma", "fma"}, {"fma4", "fma4"},
-    {"xop", "xop"}, {"f16c", "f16c"}, {"gfni", "gfni"}, {"vaes", "vaes"},
-    {"vpclmulqdq", "vpclmulqdq"}, {"avxvnni", "avx_vnni"},
-    {"avx512f", "avx512f"}, {"avx512bw", "avx512bw"},
-    {"avx512cd", "avx512cd"}, {"avx512dq", "avx512dq"},
-    {"avx512vl", "avx512vl"}, {"avx512ifma", "avx512ifma"},
-    {"avx512vbmi", "avx512vbmi"}, {"avx512vbmi2", "avx512_vbmi2"},
-    {"avx512vnni", "avx512_vnni"}, {"avx512bitalg", "avx512_bitalg"},
-    {"avx512vpopcntdq", "avx512_vpopcntdq"}, {"avx512bf16", "avx512_bf16"},
+    {"64bit", "lm"},
+    {"cmov", "cmov"},
+    {"cx8", "cx8"},
+    {"cx16", "cx16"},
+    {"mmx", "mmx"},
+    {"fxsr", "fxsr"},
+    {"sahf", "lahf_lm"},
+    {"popcnt", "popcnt"},
+    {"movbe", "movbe"},
+    {"lzcnt", "abm"},
+    {"bmi", "bmi1"},
+    {"bmi2", "bmi2"},
+    {"tbm", "tbm"},
+    {"adx", "adx"},
+    {"prfchw", "3dnowprefetch"},
+    {"sse", "sse"},
+    {"sse2", "sse2"},
+    {"sse3", "pni"},
+    {"ssse3", "ssse3"},
+    {"sse4.1", "sse4_1"},
+    {"sse4.2", "sse4_2"},
+    {"crc32", "sse4_2"},
+    {"sse4a", "sse4a"},
+    {"aes", "aes"},
+    {"pclmul", "pclmulqdq"},
+    {"sha", "sha_ni"},
+    {"avx", "avx"},
+    {"avx2", "avx2"},
+    {"fma", "fma"},
+    {"fma4", "fma4"},
+    {"xop", "xop"},
+    {"f16c", "f16c"},
+    {"gfni", "gfni"},
+    {"vaes", "vaes"},
+    {"vpclmulqdq", "vpclmulqdq"},
+    {"avxvnni", "avx_vnni"},
+    {"avx512f", "avx512f"},
+    {"avx512bw", "avx512bw"},
+    {"avx512cd", "avx512cd"},
+    {"avx512dq", "avx512dq"},
+    {"avx512vl", "avx512vl"},
+    {"avx512ifma", "avx512ifma"},
+    {"avx512vbmi", "avx512vbmi"},
+    {"avx512vbmi2", "avx512_vbmi2"},
+    {"avx512vnni", "avx512_vnni"},
+    {"avx512bitalg", "avx512_bitalg"},
+    {"avx512vpopcntdq", "avx512_vpopcntdq"},
+    {"avx512bf16", "avx512_bf16"},
     {"avx512fp16", "avx512_fp16"},
     {"avx512vp2intersect", "avx512_vp2intersect"},
 };
@@ -676,8 +727,10 @@ static attn_status checkTarget(Opener *o, const char *library) {
     return ATTN_ERROR_PACKAGE;
   struct utsname host;
   if (uname(&host) != 0 || strcmp(host.machine, machine) != 0)
-    return fail(ATTN_ERROR_TARGET, "%s: was compiled for %.40s; this host is "
-                "%s", library, machine, host.machine);
+    return fail(ATTN_ERROR_TARGET,
+                "%s: was compiled for %.40s; this host is "
+                "%s",
+                library, machine, host.machine);
   char *cpuinfo = NULL;
   size_t size = 0;
   int fd = open("/proc/cpuinfo", O_RDONLY | O_CLOEXEC);
@@ -695,7 +748,7 @@ static attn_status checkTarget(Opener *o, const char *library) {
   }
   const char *flags = NULL;
   size_t flagsLen = 0;
-  for (size_t i = 0; cpuinfo && i < size; ) {
+  for (size_t i = 0; cpuinfo && i < size;) {
     const char *line = cpuinfo + i;
     const char *end = memchr(line, '\n', size - i);
     size_t len = end ? (size_t)(end - line) : size - i;
@@ -711,21 +764,26 @@ static attn_status checkTarget(Opener *o, const char *library) {
   }
   if (!flags) {
     free(cpuinfo);
-    return fail(ATTN_ERROR_TARGET, "%s: cannot read this host's CPU features "
-                "(/proc/cpuinfo) to check that it can run the code", library);
+    return fail(ATTN_ERROR_TARGET,
+                "%s: cannot read this host's CPU features "
+                "(/proc/cpuinfo) to check that it can run the code",
+                library);
   }
   char missing[512] = "";
   for (size_t i = 0; i < requires->count; ++i) {
     const AttnJson *r = &requires->items[i];
     const char *flag = NULL;
     for (size_t k = 0; r->kind == ATTN_JSON_STRING &&
-                       k < sizeof(kCpuFlags) / sizeof(kCpuFlags[0]); ++k)
+                       k < sizeof(kCpuFlags) / sizeof(kCpuFlags[0]);
+         ++k)
       if (strcmp(kCpuFlags[k].llvm, r->string) == 0)
         flag = kCpuFlags[k].cpuinfo;
     if (!flag) {
       free(cpuinfo);
-      return fail(ATTN_ERROR_PACKAGE, "%s: target.requires[%zu] is not a "
-                  "checked CPU feature", o->manifestPath, i);
+      return fail(ATTN_ERROR_PACKAGE,
+                  "%s: target.requires[%zu] is not a "
+                  "checked CPU feature",
+                  o->manifestPath, i);
     }
     if (!hasFlag(flags, flagsLen, flag)) {
       size_t len = strlen(missing);
@@ -776,10 +834,9 @@ static attn_status checkOmpNumThreads(void) {
 static void typeText(const Arg *a, char *out, size_t size) {
   size_t len = (size_t)snprintf(out, size, "tensor<");
   for (int32_t i = 0; i < a->rank && len < size; ++i)
-    len += (size_t)(a->dims[i] < 0
-                        ? snprintf(out + len, size - len, "?x")
-                        : snprintf(out + len, size - len, "%lldx",
-                                   (long long)a->dims[i]));
+    len += (size_t)(a->dims[i] < 0 ? snprintf(out + len, size - len, "?x")
+                                   : snprintf(out + len, size - len, "%lldx",
+                                              (long long)a->dims[i]));
   if (len < size)
     snprintf(out + len, size - len, "%s>", kDtypes[a->dtype].mlir);
 }
@@ -860,8 +917,10 @@ static attn_status readArg(Opener *o, attn_entry *e, const AttnJson *rec,
       continue;
     }
     if (d->kind != ATTN_JSON_STRING)
-      return fail(ATTN_ERROR_PACKAGE, "%s: %s.shape[%d] must be a size or "
-                  "the name of a dynamic dim", o->manifestPath, o->context, i);
+      return fail(ATTN_ERROR_PACKAGE,
+                  "%s: %s.shape[%d] must be a size or "
+                  "the name of a dynamic dim",
+                  o->manifestPath, o->context, i);
     a->dims[i] = -1;
     a->dimMin[i] = 0;
     a->dimMax[i] = INT64_MAX;
@@ -893,14 +952,17 @@ static attn_status readEntry(Opener *o, size_t index, const AttnJson *rec,
   const char *signature = name ? stringField(o, rec, "signature") : NULL;
   const AttnJson *dims =
       signature ? field(o, rec, "dims", ATTN_JSON_OBJECT, 0) : NULL;
-  const AttnJson *args = dims ? field(o, rec, "args", ATTN_JSON_ARRAY, 0) : NULL;
+  const AttnJson *args =
+      dims ? field(o, rec, "args", ATTN_JSON_ARRAY, 0) : NULL;
   const AttnJson *results =
       args ? field(o, rec, "results", ATTN_JSON_ARRAY, 0) : NULL;
   if (!results)
     return ATTN_ERROR_PACKAGE;
   if (!isCName(name) || strlen(name) > 200)
-    return fail(ATTN_ERROR_PACKAGE, "%s: entries[%zu].name '%.60s' is not a "
-                "C name", o->manifestPath, index, name);
+    return fail(ATTN_ERROR_PACKAGE,
+                "%s: entries[%zu].name '%.60s' is not a "
+                "C name",
+                o->manifestPath, index, name);
   for (size_t k = 0; k < dims->count; ++k) {
     setContext(o, "entries[%zu].dims['%.60s']", index, dims->keys[k].string);
     if (!field(o, &dims->items[k], "min", ATTN_JSON_NUMBER, 1) ||
@@ -935,8 +997,10 @@ static attn_status readEntry(Opener *o, size_t index, const AttnJson *rec,
     while (k < 4 && strcmp(kKinds[k], kind) != 0)
       ++k;
     if (k == 4)
-      return fail(ATTN_ERROR_PACKAGE, "%s: %s.kind '%.40s' is not one this "
-                  "reader knows", o->manifestPath, o->context, kind);
+      return fail(ATTN_ERROR_PACKAGE,
+                  "%s: %s.kind '%.40s' is not one this "
+                  "reader knows",
+                  o->manifestPath, o->context, kind);
     Arg *a = &e->args[e->numArgs++];
     a->kind = (attn_arg_kind)k;
     a->written = written->boolean;
@@ -953,13 +1017,15 @@ static attn_status readEntry(Opener *o, size_t index, const AttnJson *rec,
     int32_t trank;
     const AttnJson *tdtype = t ? attnJsonGet(t, "dtype") : NULL;
     if (!t)
-      return fail(ATTN_ERROR_PACKAGE, "%s/weights.bin: %s argument %.80s is "
+      return fail(ATTN_ERROR_PACKAGE,
+                  "%s/weights.bin: %s argument %.80s is "
                   "bound to tensor '%.80s', which the file does not hold",
                   p->dir, name, argName, tensor->string);
-    if (!intList(attnJsonGet(t, "shape"), tdims, &trank) ||
-        trank != a->rank || memcmp(tdims, a->dims, (size_t)trank * 8) != 0 ||
+    if (!intList(attnJsonGet(t, "shape"), tdims, &trank) || trank != a->rank ||
+        memcmp(tdims, a->dims, (size_t)trank * 8) != 0 ||
         strcmp(tdtype->string, kDtypes[a->dtype].name) != 0)
-      return fail(ATTN_ERROR_PACKAGE, "%s/weights.bin: tensor '%.80s' is not "
+      return fail(ATTN_ERROR_PACKAGE,
+                  "%s/weights.bin: tensor '%.80s' is not "
                   "of the dtype and shape that %s argument %.80s takes",
                   p->dir, tensor->string, name, argName);
     a->nbytes = (size_t)attnJsonGet(t, "nbytes")->integer;
@@ -1028,13 +1094,17 @@ static attn_status openLibrary(Opener *o, const char *path) {
   size_t cpuLen = strlen(cpu);
   if (!recorded || strncmp(recorded, cpu, cpuLen) != 0 ||
       recorded[cpuLen] != '\n' || strcmp(recorded + cpuLen + 1, features) != 0)
-    return fail(ATTN_ERROR_PACKAGE, "%s: records another target than the "
+    return fail(ATTN_ERROR_PACKAGE,
+                "%s: records another target than the "
                 "manifest's (the library or the manifest is not the "
-                "package's)", path);
+                "package's)",
+                path);
   p->callPacked = (CallPacked)dlsym(p->library, "attnrt_call_packed");
   if (!p->callPacked)
-    return fail(ATTN_ERROR_LIBRARY, "%s: has no attnrt_call_packed (not a "
-                "library attn-compile linked with its runtime)", path);
+    return fail(ATTN_ERROR_LIBRARY,
+                "%s: has no attnrt_call_packed (not a "
+                "library attn-compile linked with its runtime)",
+                path);
   const AttnJson *entries = attnJsonGet(p->manifest, "entries");
   for (int64_t i = 0; i < p->numEntries; ++i) {
     attn_entry *e = &p->entries[i];
@@ -1044,16 +1114,19 @@ static attn_status openLibrary(Opener *o, const char *path) {
     snprintf(symbol, sizeof(symbol), "attn_packed_%s", e->name);
     *(void **)&e->function = dlsym(p->library, symbol);
     if (!signature || !e->function)
-      return fail(ATTN_ERROR_PACKAGE, "%s: has no entry point %s (no "
-                  "attn_signature_%s or attn_packed_%s)", path, e->name,
-                  e->name, e->name);
+      return fail(ATTN_ERROR_PACKAGE,
+                  "%s: has no entry point %s (no "
+                  "attn_signature_%s or attn_packed_%s)",
+                  path, e->name, e->name, e->name);
     const char *want = attnJsonGet(&entries->items[i], "signature")->string;
     if (strcmp(signature, want) != 0)
-      return fail(ATTN_ERROR_PACKAGE, "%s: records the signature '%.300s' for "
-                  "%s; the manifest says '%.300s'", path, signature, e->name,
-                  want);
+      return fail(ATTN_ERROR_PACKAGE,
+                  "%s: records the signature '%.300s' for "
+                  "%s; the manifest says '%.300s'",
+                  path, signature, e->name, want);
     if (!signatureMatches(e, signature))
-      return fail(ATTN_ERROR_PACKAGE, "%s: entry %s: its arguments and "
+      return fail(ATTN_ERROR_PACKAGE,
+                  "%s: entry %s: its arguments and "
                   "results are not those of the library's '%.300s'",
                   o->manifestPath, e->name, signature);
   }
@@ -1079,8 +1152,8 @@ attn_status attn_package_open_flags(const char *dir, unsigned flags,
   o->flags = flags;
   char *library = malloc(PATH_MAX);
   const AttnJson *tensors = NULL;
-  attn_status s = library ? readManifest(o, dir) : fail(ATTN_ERROR_MEMORY,
-                                                        "out of memory");
+  attn_status s =
+      library ? readManifest(o, dir) : fail(ATTN_ERROR_MEMORY, "out of memory");
   if (s == ATTN_OK)
     s = checkCompiler(o);
   if (s == ATTN_OK)
@@ -1128,7 +1201,8 @@ attn_status attn_package_close(attn_package *package) {
     return ATTN_OK;
   int64_t live = __atomic_load_n(&package->liveCalls, __ATOMIC_SEQ_CST);
   if (live)
-    return fail(ATTN_ERROR_STATE, "attn_package_close: %lld calls of the "
+    return fail(ATTN_ERROR_STATE,
+                "attn_package_close: %lld calls of the "
                 "package are live (attn_call_free them first)",
                 (long long)live);
   freePackage(package);
@@ -1154,9 +1228,10 @@ int64_t attn_package_num_entries(const attn_package *package) {
 const attn_entry *attn_package_entry(const attn_package *package,
                                      int64_t index) {
   if (!package || index < 0 || index >= package->numEntries) {
-    fail(ATTN_ERROR_ARGUMENT, "attn_package_entry: no entry %lld (the "
-         "package has %lld)", (long long)index,
-         package ? (long long)package->numEntries : 0LL);
+    fail(ATTN_ERROR_ARGUMENT,
+         "attn_package_entry: no entry %lld (the "
+         "package has %lld)",
+         (long long)index, package ? (long long)package->numEntries : 0LL);
     return NULL;
   }
   return &package->entries[index];
@@ -1167,8 +1242,10 @@ const attn_entry *attn_package_entry_named(const attn_package *package,
   for (int64_t i = 0; package && name && i < package->numEntries; ++i)
     if (strcmp(package->entries[i].name, name) == 0)
       return &package->entries[i];
-  fail(ATTN_ERROR_ARGUMENT, "attn_package_entry_named: the package has no "
-       "entry '%.100s'", name ? name : "(null)");
+  fail(ATTN_ERROR_ARGUMENT,
+       "attn_package_entry_named: the package has no "
+       "entry '%.100s'",
+       name ? name : "(null)");
   return NULL;
 }
 
@@ -1204,8 +1281,8 @@ static const AttnJson *manifestAt(const attn_package *package,
       v = NULL;
   }
   if (!v || v->kind == ATTN_JSON_NULL || *s) {
-    fail(ATTN_ERROR_NOT_FOUND, "the manifest has no value at '%.200s'%s",
-         path, v ? " (it is null)" : "");
+    fail(ATTN_ERROR_NOT_FOUND, "the manifest has no value at '%.200s'%s", path,
+         v ? " (it is null)" : "");
     return NULL;
   }
   return v;
@@ -1217,22 +1294,25 @@ attn_status attn_package_manifest_int(const attn_package *package,
   if (!v)
     return package && path ? ATTN_ERROR_NOT_FOUND : ATTN_ERROR_ARGUMENT;
   if (v->kind != ATTN_JSON_NUMBER || !v->isInteger)
-    return fail(ATTN_ERROR_NOT_FOUND, "the manifest's '%.200s' is not an "
-                "integer", path);
+    return fail(ATTN_ERROR_NOT_FOUND,
+                "the manifest's '%.200s' is not an "
+                "integer",
+                path);
   if (value)
     *value = v->integer;
   return ATTN_OK;
 }
 
 attn_status attn_package_manifest_string(const attn_package *package,
-                                         const char *path,
-                                         const char **value) {
+                                         const char *path, const char **value) {
   const AttnJson *v = manifestAt(package, path);
   if (!v)
     return package && path ? ATTN_ERROR_NOT_FOUND : ATTN_ERROR_ARGUMENT;
   if (v->kind != ATTN_JSON_STRING)
-    return fail(ATTN_ERROR_NOT_FOUND, "the manifest's '%.200s' is not a "
-                "string", path);
+    return fail(ATTN_ERROR_NOT_FOUND,
+                "the manifest's '%.200s' is not a "
+                "string",
+                path);
   if (value)
     *value = v->string;
   return ATTN_OK;
@@ -1244,8 +1324,10 @@ attn_status attn_package_manifest_length(const attn_package *package,
   if (!v)
     return package && path ? ATTN_ERROR_NOT_FOUND : ATTN_ERROR_ARGUMENT;
   if (v->kind != ATTN_JSON_ARRAY && v->kind != ATTN_JSON_OBJECT)
-    return fail(ATTN_ERROR_NOT_FOUND, "the manifest's '%.200s' is neither a "
-                "list nor an object", path);
+    return fail(ATTN_ERROR_NOT_FOUND,
+                "the manifest's '%.200s' is neither a "
+                "list nor an object",
+                path);
   if (length)
     *length = (int64_t)v->count;
   return ATTN_OK;
@@ -1294,8 +1376,10 @@ static void describe(const Arg *a, attn_arg_info *info) {
 attn_status attn_entry_arg(const attn_entry *entry, int64_t index,
                            attn_arg_info *info) {
   if (!entry || !info || index < 0 || index >= entry->numArgs)
-    return fail(ATTN_ERROR_ARGUMENT, "attn_entry_arg: no argument %lld of "
-                "%s", (long long)index, entry ? entry->name : "(null entry)");
+    return fail(ATTN_ERROR_ARGUMENT,
+                "attn_entry_arg: no argument %lld of "
+                "%s",
+                (long long)index, entry ? entry->name : "(null entry)");
   describe(&entry->args[index], info);
   return ATTN_OK;
 }
@@ -1303,9 +1387,10 @@ attn_status attn_entry_arg(const attn_entry *entry, int64_t index,
 attn_status attn_entry_output_info(const attn_entry *entry, int64_t index,
                                    attn_arg_info *info) {
   if (!entry || !info || index < 0 || index >= entry->numOutputs)
-    return fail(ATTN_ERROR_ARGUMENT, "attn_entry_output_info: no output %lld "
-                "of %s", (long long)index,
-                entry ? entry->name : "(null entry)");
+    return fail(ATTN_ERROR_ARGUMENT,
+                "attn_entry_output_info: no output %lld "
+                "of %s",
+                (long long)index, entry ? entry->name : "(null entry)");
   describe(&entry->outputs[index], info);
   return ATTN_OK;
 }
@@ -1384,8 +1469,8 @@ attn_status attn_call_create(const attn_entry *entry, attn_call **call) {
   c->owned = calloc(2 * (size_t)entry->numOutputs + 1, sizeof(void *));
   int ok = c->bindings && c->outputs && c->owned;
   for (int64_t i = 0; ok && i < entry->numArgs; ++i)
-    ok = (c->bindings[i].dims = calloc((size_t)entry->args[i].rank + 1,
-                                       sizeof(int64_t))) != NULL;
+    ok = (c->bindings[i].dims =
+              calloc((size_t)entry->args[i].rank + 1, sizeof(int64_t))) != NULL;
   for (int64_t i = 0; ok && i < entry->numOutputs; ++i)
     ok = (c->outputs[i].dims = calloc((size_t)entry->outputs[i].rank + 1,
                                       sizeof(int64_t))) != NULL;
@@ -1420,39 +1505,46 @@ attn_status attn_call_bind(attn_call *call, int64_t index, attn_dtype dtype,
   Binding *b = &call->bindings[index];
   const char *entry = call->entry->name;
   if ((unsigned)dtype >= NUM_DTYPES)
-    return fail(ATTN_ERROR_DTYPE, "%s argument %.100s takes %s, not dtype "
-                "value %d", entry, a->name, kDtypes[a->dtype].name,
-                (int)dtype);
+    return fail(ATTN_ERROR_DTYPE,
+                "%s argument %.100s takes %s, not dtype "
+                "value %d",
+                entry, a->name, kDtypes[a->dtype].name, (int)dtype);
   if (dtype != a->dtype)
-    return fail(ATTN_ERROR_DTYPE, "%s argument %.100s takes %s, not %s",
-                entry, a->name, kDtypes[a->dtype].name, kDtypes[dtype].name);
+    return fail(ATTN_ERROR_DTYPE, "%s argument %.100s takes %s, not %s", entry,
+                a->name, kDtypes[a->dtype].name, kDtypes[dtype].name);
   char want[MAX_RANK * 24], got[MAX_RANK * 24];
   formatDims(want, sizeof(want), a->dims, a->rank);
   if (rank != a->rank || (rank && !dims))
-    return fail(ATTN_ERROR_SHAPE, "%s argument %.100s takes rank %d %s, not "
-                "rank %d", entry, a->name, a->rank, want, rank);
+    return fail(ATTN_ERROR_SHAPE,
+                "%s argument %.100s takes rank %d %s, not "
+                "rank %d",
+                entry, a->name, a->rank, want, rank);
   formatDims(got, sizeof(got), dims, rank);
   for (int32_t i = 0; i < rank; ++i) {
     if (dims[i] < 0 || (a->dims[i] >= 0 && dims[i] != a->dims[i]))
       return fail(ATTN_ERROR_SHAPE, "%s argument %.100s takes %s, not %s",
                   entry, a->name, want, got);
     if (dims[i] < a->dimMin[i] || dims[i] > a->dimMax[i])
-      return fail(ATTN_ERROR_SHAPE, "%s argument %.100s %s: dim %d (%s) must "
-                  "lie in [%lld, %lld]", entry, a->name, got, i,
-                  call->entry->symbols[a->symbol[i]],
+      return fail(ATTN_ERROR_SHAPE,
+                  "%s argument %.100s %s: dim %d (%s) must "
+                  "lie in [%lld, %lld]",
+                  entry, a->name, got, i, call->entry->symbols[a->symbol[i]],
                   (long long)a->dimMin[i], (long long)a->dimMax[i]);
   }
   size_t bytes;
   if (!byteSize(dims, rank, kDtypes[a->dtype].size, &bytes))
-    return fail(ATTN_ERROR_SHAPE, "%s argument %.100s: %s %s has more than "
-                "2^63 bytes", entry, a->name, kDtypes[a->dtype].name, got);
+    return fail(ATTN_ERROR_SHAPE,
+                "%s argument %.100s: %s %s has more than "
+                "2^63 bytes",
+                entry, a->name, kDtypes[a->dtype].name, got);
   if (bytes != nbytes)
-    return fail(ATTN_ERROR_SHAPE, "%s argument %.100s: %s %s is %zu bytes, "
-                "not the %zu given", entry, a->name, kDtypes[a->dtype].name,
-                got, bytes, nbytes);
+    return fail(ATTN_ERROR_SHAPE,
+                "%s argument %.100s: %s %s is %zu bytes, "
+                "not the %zu given",
+                entry, a->name, kDtypes[a->dtype].name, got, bytes, nbytes);
   if (!data && nbytes)
-    return fail(ATTN_ERROR_ARGUMENT, "%s argument %.100s: data is NULL",
-                entry, a->name);
+    return fail(ATTN_ERROR_ARGUMENT, "%s argument %.100s: data is NULL", entry,
+                a->name);
   if (rank)
     memcpy(b->dims, dims, (size_t)rank * sizeof(int64_t));
   b->data = data;
@@ -1509,8 +1601,8 @@ static int ownedAlready(const attn_call *call, void *p) {
 /* Output `i` from its result descriptor `d`: the library's buffer in place
  * where it allocated a dense one, else a dense copy (a constant, an
  * argument returned as it is, a strided view). */
-static attn_status takeOutput(attn_call *call, const Binding *args,
-                              int64_t i, const int64_t *d) {
+static attn_status takeOutput(attn_call *call, const Binding *args, int64_t i,
+                              const int64_t *d) {
   const attn_entry *e = call->entry;
   const Arg *r = &e->outputs[i];
   Output *out = &call->outputs[i];
@@ -1528,11 +1620,13 @@ static attn_status takeOutput(attn_call *call, const Binding *args,
     call->owned[call->numOwned++] = allocated;
   for (int32_t k = 0; k < r->rank; ++k)
     if (sizes[k] < 0 || (r->dims[k] >= 0 && sizes[k] != r->dims[k]))
-      return fail(ATTN_ERROR_PACKAGE, "%s: output %lld has sizes its "
-                  "manifest's type does not allow", e->name, (long long)i);
+      return fail(ATTN_ERROR_PACKAGE,
+                  "%s: output %lld has sizes its "
+                  "manifest's type does not allow",
+                  e->name, (long long)i);
   if (!byteSize(sizes, r->rank, elem, &bytes))
-    return fail(ATTN_ERROR_PACKAGE, "%s: output %lld is too large",
-                e->name, (long long)i);
+    return fail(ATTN_ERROR_PACKAGE, "%s: output %lld is too large", e->name,
+                (long long)i);
   memcpy(out->dims, sizes, (size_t)r->rank * sizeof(int64_t));
   out->nbytes = bytes;
   out->data = NULL;
@@ -1592,8 +1686,10 @@ attn_status attn_call_run(attn_call *call) {
       args[i].dims = a->dims;
       args[i].nbytes = a->nbytes;
     } else {
-      s = fail(ATTN_ERROR_UNBOUND, "%s argument %.100s is not bound "
-               "(attn_call_bind)", e->name, a->name);
+      s = fail(ATTN_ERROR_UNBOUND,
+               "%s argument %.100s is not bound "
+               "(attn_call_bind)",
+               e->name, a->name);
       break;
     }
     /* Dims of one name agree across the arguments. */
@@ -1605,10 +1701,12 @@ attn_status attn_call_run(attn_call *call) {
         values[sym] = args[i].dims[k];
         from[sym] = i;
       } else if (values[sym] != args[i].dims[k]) {
-        s = fail(ATTN_ERROR_SHAPE, "%s: dim %d of argument %.100s is %lld; "
-                 "argument %.100s gives %s = %lld", e->name, k, a->name,
-                 (long long)args[i].dims[k], e->args[from[sym]].name,
-                 e->symbols[sym], (long long)values[sym]);
+        s = fail(ATTN_ERROR_SHAPE,
+                 "%s: dim %d of argument %.100s is %lld; "
+                 "argument %.100s gives %s = %lld",
+                 e->name, k, a->name, (long long)args[i].dims[k],
+                 e->args[from[sym]].name, e->symbols[sym],
+                 (long long)values[sym]);
         break;
       }
     }
@@ -1617,9 +1715,10 @@ attn_status attn_call_run(attn_call *call) {
   for (int64_t i = 0; s == ATTN_OK && i < e->numArgs; ++i)
     for (int64_t j = 0; s == ATTN_OK && j < e->numArgs; ++j)
       if (i != j && e->args[i].written && overlaps(&args[i], &args[j]))
-        s = fail(ATTN_ERROR_ARGUMENT, "%s argument %.100s is written in place "
-                 "and shares memory with argument %.100s", e->name,
-                 e->args[i].name, e->args[j].name);
+        s = fail(ATTN_ERROR_ARGUMENT,
+                 "%s argument %.100s is written in place "
+                 "and shares memory with argument %.100s",
+                 e->name, e->args[i].name, e->args[j].name);
   if (s == ATTN_OK) {
     /* packed[i] -> pointers[i] -> descriptor i; the results' first. */
     size_t at = resultWords;
@@ -1683,7 +1782,8 @@ attn_status attn_call_output(const attn_call *call, int64_t index,
                 (long long)index, call ? " of " : "",
                 call ? call->entry->name : " (call is NULL)");
   if (!call->hasOutputs)
-    return fail(ATTN_ERROR_STATE, "attn_call_output: %s has not run "
+    return fail(ATTN_ERROR_STATE,
+                "attn_call_output: %s has not run "
                 "(attn_call_run) since its last failure or creation",
                 call->entry->name);
   const Arg *r = &call->entry->outputs[index];

@@ -185,9 +185,9 @@ static int parseNumber(Parser *p, AttnJson *out) {
     if (nan && p->pos != start)
       return fail(p, "invalid number");
     p->pos += nan ? 3 : 8;
-    out->number = nan ? __builtin_nan("") : p->pos - start == 9
-                                                ? -__builtin_inf()
-                                                : __builtin_inf();
+    out->number = nan                   ? __builtin_nan("")
+                  : p->pos - start == 9 ? -__builtin_inf()
+                                        : __builtin_inf();
     out->raw = p->text + start;
     out->rawLen = p->pos - start;
     return 1;
@@ -291,10 +291,10 @@ static int sortKeys(Parser *p, AttnJson *v) {
       size_t hi = lo + 2 * width < n ? lo + 2 * width : n;
       size_t i = lo, j = mid, k = lo;
       while (i < mid && j < hi)
-        tmp[k++] = compareKeys(&v->keys[v->sorted[j]],
-                               &v->keys[v->sorted[i]]) < 0
-                       ? v->sorted[j++]
-                       : v->sorted[i++];
+        tmp[k++] =
+            compareKeys(&v->keys[v->sorted[j]], &v->keys[v->sorted[i]]) < 0
+                ? v->sorted[j++]
+                : v->sorted[i++];
       while (i < mid)
         tmp[k++] = v->sorted[i++];
       while (j < hi)

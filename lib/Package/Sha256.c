@@ -34,13 +34,13 @@ static void compress(uint32_t state[8], const unsigned char *block) {
     uint32_t s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
     w[i] = w[i - 16] + s0 + w[i - 7] + s1;
   }
-  uint32_t a = state[0], b = state[1], c = state[2], d = state[3],
-           e = state[4], f = state[5], g = state[6], h = state[7];
+  uint32_t a = state[0], b = state[1], c = state[2], d = state[3], e = state[4],
+           f = state[5], g = state[6], h = state[7];
   for (int i = 0; i < 64; ++i) {
     uint32_t t1 = h + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) +
                   ((e & f) ^ (~e & g)) + kRound[i] + w[i];
-    uint32_t t2 =
-        (rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
+    uint32_t t2 = (rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) +
+                  ((a & b) ^ (a & c) ^ (b & c));
     h = g;
     g = f;
     f = e;
@@ -98,7 +98,8 @@ void attnSha256FinishHex(AttnSha256 *ctx, char hex[65]) {
   attnSha256Update(ctx, pad, padLen + 8);
   static const char kHex[] = "0123456789abcdef";
   for (int i = 0; i < 32; ++i) {
-    unsigned char byte = (unsigned char)(ctx->state[i / 4] >> (24 - 8 * (i % 4)));
+    unsigned char byte =
+        (unsigned char)(ctx->state[i / 4] >> (24 - 8 * (i % 4)));
     hex[2 * i] = kHex[byte >> 4];
     hex[2 * i + 1] = kHex[byte & 15];
   }

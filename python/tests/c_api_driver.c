@@ -100,8 +100,8 @@ static int bindArg(attn_call *call, char *spec, void **buffer) {
   return s == ATTN_OK ? 0 : report(s);
 }
 
-static int run(attn_package *pkg, const char *name, const char *out,
-               int argc, char **argv) {
+static int run(attn_package *pkg, const char *name, const char *out, int argc,
+               char **argv) {
   attn_call *call;
   attn_status s = attn_call_create(attn_package_entry_named(pkg, name), &call);
   if (s != ATTN_OK)
@@ -113,7 +113,7 @@ static int run(attn_package *pkg, const char *name, const char *out,
   if (rc == 0 && (s = attn_call_run(call)) != ATTN_OK)
     rc = report(s);
   for (int64_t i = 0; rc == 0 && i < attn_entry_num_outputs(
-                                          attn_package_entry_named(pkg, name));
+                                         attn_package_entry_named(pkg, name));
        ++i) {
     attn_tensor t;
     if ((s = attn_call_output(call, i, &t)) != ATTN_OK) {

@@ -54,18 +54,20 @@ extern "C" {
 
 typedef enum {
   ATTN_OK = 0,
-  ATTN_ERROR_ARGUMENT,  /* a NULL pointer, an index out of range, no such name */
-  ATTN_ERROR_IO,        /* a file missing or unreadable, a failed mapping */
-  ATTN_ERROR_PACKAGE,   /* a malformed, edited, truncated or foreign file */
-  ATTN_ERROR_VERSION,   /* another format version, attnfuse version or ABI */
-  ATTN_ERROR_TARGET,    /* another machine, or CPU features the host lacks */
-  ATTN_ERROR_LIBRARY,   /* model.so cannot be loaded or lacks a symbol */
-  ATTN_ERROR_DTYPE,     /* a bound buffer of another dtype */
-  ATTN_ERROR_SHAPE,     /* another rank, size, byte size or dynamic dim bound */
-  ATTN_ERROR_UNBOUND,   /* an argument neither bound by the call nor the package */
-  ATTN_ERROR_CHECK,     /* a run-time check of the compiled code failed */
-  ATTN_ERROR_STATE,     /* out of order: an output before a run, a busy close */
-  ATTN_ERROR_NOT_FOUND, /* a manifest path that is absent, null or of another type */
+  ATTN_ERROR_ARGUMENT, /* a NULL pointer, an index out of range, no such name */
+  ATTN_ERROR_IO,       /* a file missing or unreadable, a failed mapping */
+  ATTN_ERROR_PACKAGE,  /* a malformed, edited, truncated or foreign file */
+  ATTN_ERROR_VERSION,  /* another format version, attnfuse version or ABI */
+  ATTN_ERROR_TARGET,   /* another machine, or CPU features the host lacks */
+  ATTN_ERROR_LIBRARY,  /* model.so cannot be loaded or lacks a symbol */
+  ATTN_ERROR_DTYPE,    /* a bound buffer of another dtype */
+  ATTN_ERROR_SHAPE,    /* another rank, size, byte size or dynamic dim bound */
+  ATTN_ERROR_UNBOUND,  /* an argument neither bound by the call nor the package
+                        */
+  ATTN_ERROR_CHECK,    /* a run-time check of the compiled code failed */
+  ATTN_ERROR_STATE,    /* out of order: an output before a run, a busy close */
+  ATTN_ERROR_NOT_FOUND, /* a manifest path that is absent, null or of another
+                           type */
   ATTN_ERROR_MEMORY,    /* out of memory */
 } attn_status;
 
@@ -141,9 +143,11 @@ enum {
 
 /// Opens the package directory `dir` (all checks above; the weights'
 /// SHA-256 included). On success `*package` is set; on failure it is NULL.
-ATTN_PACKAGE_API attn_status attn_package_open(const char *dir, attn_package **package);
-ATTN_PACKAGE_API attn_status attn_package_open_flags(const char *dir, unsigned flags,
-                                    attn_package **package);
+ATTN_PACKAGE_API attn_status attn_package_open(const char *dir,
+                                               attn_package **package);
+ATTN_PACKAGE_API attn_status attn_package_open_flags(const char *dir,
+                                                     unsigned flags,
+                                                     attn_package **package);
 /// Unloads the library and unmaps the weights. ATTN_ERROR_STATE (and
 /// nothing closed) while a call of the package is live; NULL is ignored.
 ATTN_PACKAGE_API attn_status attn_package_close(attn_package *package);
@@ -152,39 +156,41 @@ ATTN_PACKAGE_API attn_status attn_package_close(attn_package *package);
 ATTN_PACKAGE_API const char *attn_package_kind(const attn_package *package);
 ATTN_PACKAGE_API int64_t attn_package_num_entries(const attn_package *package);
 /// Entry `index`, or NULL (ATTN_ERROR_ARGUMENT) outside [0, num_entries).
-ATTN_PACKAGE_API const attn_entry *attn_package_entry(const attn_package *package,
-                                     int64_t index);
+ATTN_PACKAGE_API const attn_entry *
+attn_package_entry(const attn_package *package, int64_t index);
 /// The entry named `name` (a module's "forward"; a generator's "prefill",
 /// "decode_1", ...), or NULL.
-ATTN_PACKAGE_API const attn_entry *attn_package_entry_named(const attn_package *package,
-                                           const char *name);
+ATTN_PACKAGE_API const attn_entry *
+attn_package_entry_named(const attn_package *package, const char *name);
 
 /// A value of the manifest by its path, dot-separated keys and array
 /// indices ("generator.max_cache_len", "generator.cache.0.keys.1").
 /// ATTN_ERROR_NOT_FOUND where it is absent, null or of another type.
-ATTN_PACKAGE_API attn_status attn_package_manifest_int(const attn_package *package,
-                                      const char *path, int64_t *value);
-ATTN_PACKAGE_API attn_status attn_package_manifest_string(const attn_package *package,
-                                         const char *path,
-                                         const char **value);
+ATTN_PACKAGE_API attn_status attn_package_manifest_int(
+    const attn_package *package, const char *path, int64_t *value);
+ATTN_PACKAGE_API attn_status attn_package_manifest_string(
+    const attn_package *package, const char *path, const char **value);
 /// The number of elements of an array or members of an object.
-ATTN_PACKAGE_API attn_status attn_package_manifest_length(const attn_package *package,
-                                         const char *path, int64_t *length);
+ATTN_PACKAGE_API attn_status attn_package_manifest_length(
+    const attn_package *package, const char *path, int64_t *length);
 
 ATTN_PACKAGE_API const char *attn_entry_name(const attn_entry *entry);
 /// The arguments the library takes, in order (a module's arguments that
 /// export fixed, the manifest's "static" ones, are not among them).
 ATTN_PACKAGE_API int64_t attn_entry_num_args(const attn_entry *entry);
-ATTN_PACKAGE_API attn_status attn_entry_arg(const attn_entry *entry, int64_t index,
-                           attn_arg_info *info);
+ATTN_PACKAGE_API attn_status attn_entry_arg(const attn_entry *entry,
+                                            int64_t index, attn_arg_info *info);
 /// The index of the argument named `name`, or -1 (ATTN_ERROR_ARGUMENT).
-ATTN_PACKAGE_API int64_t attn_entry_arg_index(const attn_entry *entry, const char *name);
+ATTN_PACKAGE_API int64_t attn_entry_arg_index(const attn_entry *entry,
+                                              const char *name);
 ATTN_PACKAGE_API int64_t attn_entry_num_outputs(const attn_entry *entry);
-ATTN_PACKAGE_API attn_status attn_entry_output_info(const attn_entry *entry, int64_t index,
-                                   attn_arg_info *info);
+ATTN_PACKAGE_API attn_status attn_entry_output_info(const attn_entry *entry,
+                                                    int64_t index,
+                                                    attn_arg_info *info);
 
 /// A call of `entry`: its bindings and its outputs.
-ATTN_PACKAGE_API attn_status attn_call_create(const attn_entry *entry, attn_call **call);
+ATTN_PACKAGE_API attn_status attn_call_create(const attn_entry *entry,
+                                              attn_call **call);
 /// Frees the call and its outputs; NULL is ignored.
 ATTN_PACKAGE_API void attn_call_free(attn_call *call);
 
@@ -194,14 +200,14 @@ ATTN_PACKAGE_API void attn_call_free(attn_call *call);
 /// its dynamic dims and nbytes (ATTN_ERROR_SHAPE); at the run, that dims
 /// of one name agree across arguments. The buffer is written only where
 /// the argument is `written`, and must not overlap another argument then.
-ATTN_PACKAGE_API attn_status attn_call_bind(attn_call *call, int64_t index, attn_dtype dtype,
-                           int32_t rank, const int64_t *dims, void *data,
-                           size_t nbytes);
+ATTN_PACKAGE_API attn_status attn_call_bind(attn_call *call, int64_t index,
+                                            attn_dtype dtype, int32_t rank,
+                                            const int64_t *dims, void *data,
+                                            size_t nbytes);
 /// attn_call_bind of the argument named `name`.
-ATTN_PACKAGE_API attn_status attn_call_bind_named(attn_call *call, const char *name,
-                                 attn_dtype dtype, int32_t rank,
-                                 const int64_t *dims, void *data,
-                                 size_t nbytes);
+ATTN_PACKAGE_API attn_status attn_call_bind_named(
+    attn_call *call, const char *name, attn_dtype dtype, int32_t rank,
+    const int64_t *dims, void *data, size_t nbytes);
 
 /// Runs the entry on the bound arguments; the outputs of the previous run
 /// are freed. On ATTN_ERROR_CHECK the buffers the compiled code had
@@ -210,8 +216,9 @@ ATTN_PACKAGE_API attn_status attn_call_run(attn_call *call);
 
 /// Output `index` of the last successful run; valid until the next run or
 /// attn_call_free.
-ATTN_PACKAGE_API attn_status attn_call_output(const attn_call *call, int64_t index,
-                             attn_tensor *output);
+ATTN_PACKAGE_API attn_status attn_call_output(const attn_call *call,
+                                              int64_t index,
+                                              attn_tensor *output);
 
 #ifdef __cplusplus
 }
