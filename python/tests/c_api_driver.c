@@ -3,11 +3,16 @@
  *
  *   describe DIR               prints the entries, their arguments and
  *                              outputs, one line each
- *   run DIR ENTRY OUT [NAME=DTYPE:DIMS:FILE]...
+ *   run DIR ENTRY OUT [NAME=DTYPE:DIMS:FILE]... [-- NAME=...]...
  *                              binds each argument NAME to the bytes of FILE
  *                              (DIMS "2x5x32", "-" for rank 0; the byte size
  *                              is the file's), runs ENTRY and writes output i
- *                              to OUT<i>.bin, its dtype and dims on stdout
+ *                              to OUT<i>.bin, its dtype and dims on stdout;
+ *                              each group after "--" binds again and runs the
+ *                              same call again, also after a failure
+ *   threads DIR                runs a generator's prefill on 4 threads at
+ *                              once, a call and a KV cache each, and
+ *                              compares their logits with one thread's
  *   misuse DIR                 calls the API out of order and with bad
  *                              arguments; each must fail with a message
  *
@@ -16,6 +21,7 @@
 
 #include "attn/Package/AttnPackage.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,41 +109,121 @@ static int bindArg(attn_call *call, char *spec, void **buffer) {
 static int run(attn_package *pkg, const char *name, const char *out, int argc,
                char **argv) {
   attn_call *call;
-  attn_status s = attn_call_create(attn_package_entry_named(pkg, name), &call);
+  const attn_entry *entry = attn_package_entry_named(pkg, name);
+  attn_status s = attn_call_create(entry, &call);
   if (s != ATTN_OK)
     return report(s);
   void **buffers = calloc((size_t)argc + 1, sizeof(void *));
   int rc = 0;
-  for (int i = 0; i < argc && rc == 0; ++i)
-    rc = bindArg(call, argv[i], &buffers[i]);
-  if (rc == 0 && (s = attn_call_run(call)) != ATTN_OK)
-    rc = report(s);
-  for (int64_t i = 0; rc == 0 && i < attn_entry_num_outputs(
-                                         attn_package_entry_named(pkg, name));
-       ++i) {
-    attn_tensor t;
-    if ((s = attn_call_output(call, i, &t)) != ATTN_OK) {
-      rc = report(s);
-      break;
+  for (int start = 0; start <= argc;) {
+    int end = start, group = 0;
+    while (end < argc && strcmp(argv[end], "--") != 0)
+      ++end;
+    for (int i = start; i < end && group == 0; ++i)
+      group = bindArg(call, argv[i], &buffers[i]);
+    if (group == 0 && (s = attn_call_run(call)) != ATTN_OK)
+      group = report(s);
+    for (int64_t i = 0; group == 0 && i < attn_entry_num_outputs(entry); ++i) {
+      attn_tensor t;
+      if ((s = attn_call_output(call, i, &t)) != ATTN_OK) {
+        group = report(s);
+        break;
+      }
+      char path[4096];
+      snprintf(path, sizeof(path), "%s%lld.bin", out, (long long)i);
+      FILE *f = fopen(path, "wb");
+      if (!f || fwrite(t.data, 1, t.nbytes, f) != t.nbytes) {
+        fprintf(stderr, "cannot write '%s'\n", path);
+        group = 2;
+      }
+      if (f)
+        fclose(f);
+      printf("output %lld %s ", (long long)i, attn_dtype_name(t.dtype));
+      printDims(t.dims, t.rank);
+      printf("\n");
     }
-    char path[4096];
-    snprintf(path, sizeof(path), "%s%lld.bin", out, (long long)i);
-    FILE *f = fopen(path, "wb");
-    if (!f || fwrite(t.data, 1, t.nbytes, f) != t.nbytes) {
-      fprintf(stderr, "cannot write '%s'\n", path);
-      rc = 2;
-    }
-    if (f)
-      fclose(f);
-    printf("output %lld %s ", (long long)i, attn_dtype_name(t.dtype));
-    printDims(t.dims, t.rank);
-    printf("\n");
+    rc = rc ? rc : group;
+    start = end + 1;
   }
   attn_call_free(call);
   for (int i = 0; i < argc; ++i)
     free(buffers[i]);
   free(buffers);
   return rc;
+}
+
+/* One thread of `threads`: its own call and KV cache (batch 1, the
+ * prefill's cache shapes), 20 prefills of the prompt; its last logits. */
+typedef struct {
+  const attn_entry *entry;
+  float logits[4096];
+  int64_t vocab;
+  attn_status status;
+} Worker;
+
+static void *prefillLoop(void *arg) {
+  Worker *w = arg;
+  int64_t ids[4] = {5, 17, 42, 9}, mask[4] = {1, 1, 1, 1},
+          positions[4] = {0, 1, 2, 3}, dims[2] = {1, 4};
+  void *cache[64] = {0};
+  attn_call *call;
+  attn_status s = attn_call_create(w->entry, &call);
+  int64_t numCache = 0;
+  for (int64_t i = 0; s == ATTN_OK && i < attn_entry_num_args(w->entry); ++i) {
+    attn_arg_info info;
+    attn_entry_arg(w->entry, i, &info);
+    if (!info.written || numCache == 64)
+      continue;
+    int64_t shape[8] = {1};
+    size_t bytes = attn_dtype_size(info.dtype);
+    for (int32_t d = 1; d < info.rank && d < 8; ++d)
+      bytes *= (size_t)(shape[d] = info.dims[d]);
+    cache[numCache] = calloc(1, bytes);
+    s = attn_call_bind(call, i, info.dtype, info.rank, shape, cache[numCache++],
+                       bytes);
+  }
+  const char *names[3] = {"input_ids", "attention_mask", "position_ids"};
+  int64_t *values[3] = {ids, mask, positions};
+  for (int k = 0; s == ATTN_OK && k < 3; ++k)
+    s = attn_call_bind_named(call, names[k], ATTN_INT64, 2, dims, values[k],
+                             sizeof(ids));
+  attn_tensor t = {0};
+  for (int r = 0; s == ATTN_OK && r < 20; ++r)
+    if ((s = attn_call_run(call)) == ATTN_OK)
+      s = attn_call_output(call, 0, &t);
+  if (s == ATTN_OK && t.nbytes <= sizeof(w->logits)) {
+    memcpy(w->logits, t.data, t.nbytes);
+    w->vocab = (int64_t)(t.nbytes / sizeof(float));
+  }
+  w->status = s;
+  attn_call_free(call);
+  for (int64_t i = 0; i < numCache; ++i)
+    free(cache[i]);
+  return NULL;
+}
+
+static int threads(attn_package *pkg) {
+  enum { N = 4 };
+  static Worker one, many[N];
+  one.entry = attn_package_entry_named(pkg, "prefill");
+  prefillLoop(&one);
+  if (one.status != ATTN_OK)
+    return report(one.status);
+  pthread_t ids[N];
+  for (int i = 0; i < N; ++i) {
+    many[i].entry = one.entry;
+    pthread_create(&ids[i], NULL, prefillLoop, &many[i]);
+  }
+  int bad = 0;
+  for (int i = 0; i < N; ++i) {
+    pthread_join(ids[i], NULL);
+    bad |= many[i].status != ATTN_OK || many[i].vocab != one.vocab ||
+           memcmp(many[i].logits, one.logits,
+                  (size_t)one.vocab * sizeof(float)) != 0;
+  }
+  printf("%d threads, %lld logits: %s\n", N, (long long)one.vocab,
+         bad ? "differ" : "equal");
+  return bad;
 }
 
 /* Each misuse must fail with a status and a message; prints them. */
@@ -185,7 +271,7 @@ static int misuse(attn_package *pkg) {
 
 int main(int argc, char **argv) {
   if (argc < 3) {
-    fprintf(stderr, "usage: %s describe|run|misuse DIR ...\n", argv[0]);
+    fprintf(stderr, "usage: %s describe|run|threads|misuse DIR ...\n", argv[0]);
     return 2;
   }
   attn_package *pkg;
@@ -197,6 +283,8 @@ int main(int argc, char **argv) {
     rc = describe(pkg);
   else if (strcmp(argv[1], "run") == 0 && argc >= 5)
     rc = run(pkg, argv[3], argv[4], argc - 5, argv + 5);
+  else if (strcmp(argv[1], "threads") == 0)
+    rc = threads(pkg);
   else if (strcmp(argv[1], "misuse") == 0)
     return misuse(pkg);
   else

@@ -168,6 +168,7 @@ def test_entries_and_arguments_are_the_manifests(programs, generator):
 
 def write_inputs(tmp_path, **tensors):
     """NAME=DTYPE:DIMS:FILE arguments of the driver for `tensors`."""
+    tmp_path.mkdir(exist_ok=True)
     out = []
     for name, t in tensors.items():
         file = tmp_path / f"{name}.bin"
@@ -201,6 +202,36 @@ def test_module_from_c_equals_python(programs, module, tmp_path):
         got = np.fromfile(tmp_path / f"out{b}_0.bin", dtype=np.float32)
         torch.testing.assert_close(torch.from_numpy(got).view(b, 6, 16),
                                    want, rtol=0, atol=0)
+
+
+def test_threads_share_a_package(programs, generator):
+    """Four threads run prefill at once, each with its own call and
+    cache, and get one thread's logits."""
+    _, path = generator
+    r = run(programs["driver"], "threads", path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.strip() == "4 threads, 100 logits: equal"
+
+
+def test_call_recovers_from_a_failed_check(programs, generator, tmp_path):
+    """A token id out of the vocabulary fails the compiled code's check;
+    the same call then runs the good prompt and gives the generator's
+    prefill logits."""
+    gen, path = generator
+    bad = write_inputs(tmp_path / "bad", **step(torch.tensor([[5, 1000, 42,
+                                                               9]])),
+                       **cache(1))
+    good = write_inputs(tmp_path, **step(IDS), **cache(1))
+    r = run(programs["driver"], "run", path, "prefill", tmp_path / "out",
+            *bad, "--", *good)
+    assert r.returncode == 3
+    assert r.stderr.startswith("ATTN_ERROR_CHECK: prefill: run-time check "
+                               "failed: "), r.stderr
+    assert r.stdout.strip() == "output 0 float32 [1,100]"
+    got = np.fromfile(tmp_path / "out0.bin", dtype=np.float32)
+    want = gen.prefill(**step(IDS))
+    torch.testing.assert_close(torch.from_numpy(got).view(1, 100), want,
+                               rtol=0, atol=0)
 
 
 def test_api_misuse_is_a_status(programs, generator):
