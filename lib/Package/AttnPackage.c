@@ -358,7 +358,7 @@ static attn_status readManifest(Opener *o, const char *dir) {
     return fail(ATTN_ERROR_IO, "%s: not a directory", dir);
   if (!joinPath(o->manifestPath, dir, "manifest.json"))
     return fail(ATTN_ERROR_IO, "%s: path too long", dir);
-  size_t size;
+  size_t size = 0;
   attn_status s =
       readFile(o->manifestPath, MAX_MANIFEST_BYTES, &p->manifestText, &size,
                ": not an attnfuse package (CompiledModule.save "

@@ -263,13 +263,18 @@ static int reserve(Parser *p, AttnJson *v, size_t *capacity) {
   return 1;
 }
 
-/* Byte order of two decoded keys (UTF-8: code point order). */
-static int compareKeys(const AttnJson *a, const AttnJson *b) {
-  size_t n = a->stringLen < b->stringLen ? a->stringLen : b->stringLen;
-  int c = memcmp(a->string, b->string, n);
+/* Byte order of two strings (UTF-8: code point order). */
+static int compareBytes(const char *a, size_t aLen, const char *b,
+                        size_t bLen) {
+  int c = memcmp(a, b, aLen < bLen ? aLen : bLen);
   if (c)
     return c;
-  return a->stringLen < b->stringLen ? -1 : a->stringLen > b->stringLen;
+  return aLen < bLen ? -1 : aLen > bLen;
+}
+
+/* Byte order of two decoded keys. */
+static int compareKeys(const AttnJson *a, const AttnJson *b) {
+  return compareBytes(a->string, a->stringLen, b->string, b->stringLen);
 }
 
 /* Sorts an object's keys (its `sorted` index) and refuses duplicates. */
@@ -413,11 +418,11 @@ void attnJsonFree(AttnJson *value) {
 const AttnJson *attnJsonGet(const AttnJson *object, const char *key) {
   if (!object || object->kind != ATTN_JSON_OBJECT)
     return NULL;
-  AttnJson probe = {.string = (char *)key, .stringLen = strlen(key)};
-  size_t lo = 0, hi = object->count;
+  size_t keyLen = strlen(key), lo = 0, hi = object->count;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
-    int c = compareKeys(&object->keys[object->sorted[mid]], &probe);
+    const AttnJson *k = &object->keys[object->sorted[mid]];
+    int c = compareBytes(k->string, k->stringLen, key, keyLen);
     if (c == 0)
       return &object->items[object->sorted[mid]];
     if (c < 0)
