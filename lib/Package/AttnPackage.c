@@ -455,6 +455,53 @@ static int hashFd(int fd, char hex[65]) {
   return 1;
 }
 
+/* The SHA-256 of each chunk of weights.bin against the manifest's, on one
+ * thread per core (as Python's load): a large model's weights take seconds
+ * on one. */
+typedef struct {
+  const char *data;
+  size_t size;
+  size_t chunk;
+  int64_t numChunks;
+  const AttnJson *digests;
+  int64_t next; /* atomic: the next chunk to hash */
+  int mismatch; /* atomic */
+} ChunkCheck;
+
+static void *hashChunks(void *arg) {
+  ChunkCheck *c = arg;
+  for (;;) {
+    int64_t i = __atomic_fetch_add(&c->next, 1, __ATOMIC_RELAXED);
+    if (i >= c->numChunks || __atomic_load_n(&c->mismatch, __ATOMIC_RELAXED))
+      return NULL;
+    size_t start = (size_t)i * c->chunk;
+    size_t n = c->size - start < c->chunk ? c->size - start : c->chunk;
+    AttnSha256 ctx;
+    char hex[65];
+    attnSha256Init(&ctx);
+    attnSha256Update(&ctx, c->data + start, n);
+    attnSha256FinishHex(&ctx, hex);
+    if (strcmp(hex, c->digests->items[i].string) != 0)
+      __atomic_store_n(&c->mismatch, 1, __ATOMIC_RELAXED);
+  }
+}
+
+/* Whether every chunk has its digest. */
+static int checkChunks(ChunkCheck *c) {
+  enum { MAX_THREADS = 64 };
+  pthread_t threads[MAX_THREADS];
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  int64_t want = c->numChunks < cores ? c->numChunks : cores;
+  int started = 0;
+  while (started + 1 < want && started < MAX_THREADS &&
+         pthread_create(&threads[started], NULL, hashChunks, c) == 0)
+    ++started;
+  hashChunks(c); /* this thread too, and alone where none started */
+  for (int i = 0; i < started; ++i)
+    pthread_join(threads[i], NULL);
+  return !c->mismatch;
+}
+
 /* Each file present with its recorded size and SHA-256 (weights.bin's
  * chunks only without ATTN_PACKAGE_SKIP_WEIGHTS_SHA256); maps
  * weights.bin. `library` receives model.so's path. */
@@ -564,21 +611,14 @@ static attn_status checkFiles(Opener *o, char *library) {
     close(fd);
     if (o->flags & ATTN_PACKAGE_SKIP_WEIGHTS_SHA256)
       continue;
-    size_t step = (size_t)chunk->integer;
-    for (int64_t c = 0; c < numChunks; ++c) {
-      size_t start = (size_t)c * step;
-      size_t n = p->weightsSize - start < step ? p->weightsSize - start : step;
-      AttnSha256 ctx;
-      char hex[65];
-      attnSha256Init(&ctx);
-      attnSha256Update(&ctx, (const char *)p->weights + start, n);
-      attnSha256FinishHex(&ctx, hex);
-      if (strcmp(hex, digests->items[c].string) != 0)
-        return fail(ATTN_ERROR_PACKAGE,
-                    "%s: was changed after it was saved (the SHA-256 of a "
-                    "chunk is not the manifest's)",
-                    path);
-    }
+    ChunkCheck check = {p->weights, p->weightsSize, (size_t)chunk->integer,
+                        numChunks,  digests,        0,
+                        0};
+    if (!checkChunks(&check))
+      return fail(ATTN_ERROR_PACKAGE,
+                  "%s: was changed after it was saved (the SHA-256 of a "
+                  "chunk is not the manifest's)",
+                  path);
   }
   return ATTN_OK;
 }

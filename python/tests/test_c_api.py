@@ -367,6 +367,29 @@ def test_missing_truncated_and_foreign_files(programs, generator, module,
     refused(programs, pkg, "ATTN_ERROR_IO", "missing: not an attnfuse package")
 
 
+def test_weights_are_checked_in_chunks(programs, generator, tmp_path):
+    """weights.bin re-signed in 4 KiB chunks (hashed on several threads):
+    it opens, and one changed byte of its last chunk is refused."""
+    pkg = copy_package(generator[1], tmp_path)
+    weights = pkg / "weights.bin"
+    size = weights.stat().st_size
+
+    def chunks(m):
+        m["files"]["weights"].update(
+            chunk_size=4096,
+            chunk_sha256=package.chunk_sha256(weights, size, 4096))
+    edit(pkg, chunks)
+    assert len(json.loads((pkg / "manifest.json").read_text())["files"][
+        "weights"]["chunk_sha256"]) > 16
+    r = run(programs["driver"], "describe", pkg)
+    assert r.returncode == 0, r.stderr
+    data = bytearray(weights.read_bytes())
+    data[-1] ^= 1
+    weights.write_bytes(bytes(data))
+    refused(programs, pkg, "ATTN_ERROR_PACKAGE",
+            "weights.bin: was changed after it was saved")
+
+
 def test_edited_manifests(programs, generator, tmp_path):
     """By hand (the checksum sees it), or re-signed to reach the check
     behind it: the versions, the fields, the library's records, the
