@@ -1481,9 +1481,9 @@ void attn_call_free(attn_call *call) {
   if (!call)
     return;
   freeOutputs(call);
-  for (int64_t i = 0; i < call->entry->numArgs; ++i)
+  for (int64_t i = 0; call->bindings && i < call->entry->numArgs; ++i)
     free(call->bindings[i].dims);
-  for (int64_t i = 0; i < call->entry->numOutputs; ++i)
+  for (int64_t i = 0; call->outputs && i < call->entry->numOutputs; ++i)
     free(call->outputs[i].dims);
   free(call->bindings);
   free(call->outputs);
@@ -1753,8 +1753,9 @@ attn_status attn_call_run(attn_call *call) {
   }
   /* A buffer written in place overlaps no other argument. */
   for (int64_t i = 0; s == ATTN_OK && i < e->numArgs; ++i)
-    for (int64_t j = 0; s == ATTN_OK && j < e->numArgs; ++j)
-      if (i != j && e->args[i].written && overlaps(&args[i], &args[j]))
+    for (int64_t j = 0; s == ATTN_OK && e->args[i].written && j < e->numArgs;
+         ++j)
+      if (i != j && overlaps(&args[i], &args[j]))
         s = fail(ATTN_ERROR_ARGUMENT,
                  "%s argument %.100s is written in place "
                  "and shares memory with argument %.100s",

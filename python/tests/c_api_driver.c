@@ -263,8 +263,51 @@ static int misuse(attn_package *pkg) {
          ATTN_ERROR_NOT_FOUND);
   EXPECT(attn_package_manifest_length(pkg, "entries.0.name", NULL),
          ATTN_ERROR_NOT_FOUND);
+  /* Every input bound to zeros (dynamic dims at their least), then two
+   * arguments written in place to one buffer. */
+  void *zeros[1024] = {0};
+  int64_t written[2] = {-1, -1};
+  for (int64_t i = 0; i < attn_entry_num_args(entry) && i < 1024; ++i) {
+    attn_entry_arg(entry, i, &info);
+    if (info.bound)
+      continue;
+    int64_t dims[64];
+    size_t bytes = attn_dtype_size(info.dtype);
+    for (int32_t d = 0; d < info.rank; ++d)
+      bytes *= (size_t)(dims[d] = info.dims[d] >= 0     ? info.dims[d]
+                                  : info.dim_min[d] > 0 ? info.dim_min[d]
+                                                        : 1);
+    zeros[i] = calloc(1, bytes);
+    EXPECT(
+        attn_call_bind(call, i, info.dtype, info.rank, dims, zeros[i], bytes),
+        ATTN_OK);
+    if (info.written && written[0] < 0)
+      written[0] = i;
+    else if (info.written && written[1] < 0)
+      written[1] = i;
+  }
+  if (written[1] >= 0) {
+    attn_entry_arg(entry, written[1], &info);
+    int64_t dims[64];
+    size_t bytes = attn_dtype_size(info.dtype);
+    for (int32_t d = 0; d < info.rank; ++d)
+      bytes *= (size_t)(dims[d] = info.dims[d] >= 0     ? info.dims[d]
+                                  : info.dim_min[d] > 0 ? info.dim_min[d]
+                                                        : 1);
+    EXPECT(attn_call_bind(call, written[1], info.dtype, info.rank, dims,
+                          zeros[written[0]], bytes),
+           ATTN_OK);
+    EXPECT(attn_call_run(call), ATTN_ERROR_ARGUMENT);
+    EXPECT(attn_call_bind(call, written[1], info.dtype, info.rank, dims,
+                          zeros[written[1]], bytes),
+           ATTN_OK);
+  }
+  EXPECT(attn_call_run(call), ATTN_OK);
+  EXPECT(attn_call_output(call, 0, &t), ATTN_OK);
   EXPECT(attn_package_close(pkg), ATTN_ERROR_STATE);
   attn_call_free(call);
+  for (int i = 0; i < 1024; ++i)
+    free(zeros[i]);
   EXPECT(attn_package_close(pkg), ATTN_OK);
   return bad;
 }

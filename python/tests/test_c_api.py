@@ -239,6 +239,9 @@ def test_api_misuse_is_a_status(programs, generator):
     r = run(programs["driver"], "misuse", path)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "ATTN_ERROR_STATE" in r.stdout and "ATTN_ERROR_UNBOUND" in r.stdout
+    assert re.search(r"attn_call_run\(call\) -> ATTN_ERROR_ARGUMENT: prefill "
+                     r"argument keys_0 is written in place and shares memory "
+                     r"with argument keys_1", r.stdout), r.stdout
 
 
 def test_header_reads_this_packages_format():
