@@ -5,17 +5,21 @@ library's sources in a temporary directory (no CMake build needed).
 
 A Llama generator (2 layers, hidden 32, vocab 100) saved by
 Generator.save: the example's greedy tokens equal generator.generate's
-(prompts of 1, 4 and 9 tokens). A plain module saved by
-CompiledModule.save (one entry, a dynamic batch and a buffer it writes in
-place): run from C, its outputs equal the compiled module's. Then the
-bad input of a C caller (wrong dtype, rank, size, byte size, a dynamic dim
-out of its bounds or disagreeing between arguments, an unbound argument, an
-out-of-range token id that fails the compiled code's run-time check) and
-broken packages (missing, truncated, changed or foreign files, a manifest
-edited by hand or re-signed with another version, machine or CPU feature,
-a manifest damaged at random): each a non-zero status with its name and a
-message, never a crash."""
+(prompts of 1, 4 and 9 tokens), also from two processes at once on
+read-only files; four threads run one package at once. Plain modules saved
+by CompiledModule.save (one entry, a dynamic batch, a buffer written in
+place; f32, f32 with prepacked weights, bf16): run from C, their outputs
+equal the compiled module's. Then the bad input of a C caller (wrong dtype,
+rank, size, byte size, a dynamic dim out of its bounds or disagreeing
+between arguments, an unbound argument, two written arguments on one
+buffer, an out-of-range token id that fails the compiled code's run-time
+check, after which the call runs again) and broken packages (missing,
+truncated, changed or foreign files, a manifest edited by hand or re-signed
+with another version, field, machine, CPU feature, signature or tensor
+table, a manifest damaged at random): each a non-zero status with its name
+and a message, never a crash."""
 
+import functools
 import json
 import os
 import random
@@ -101,17 +105,34 @@ class Attend(torch.nn.Module):
         return self.out(a.transpose(1, 2).reshape(b, t, 16)) + bias
 
 
-@pytest.fixture(scope="module")
-def module(tmp_path_factory):
+MODULES = {"float32": (torch.float32, False),
+           "float32-prepacked": (torch.float32, True),
+           "bfloat16": (torch.bfloat16, False)}
+
+
+@functools.lru_cache(maxsize=None)
+def saved_module(variant, root):
     """(the compiled module, the directory it was saved to)."""
+    dtype, prepack = MODULES[variant]
     torch.manual_seed(0)
-    model = Attend().eval()
+    model = Attend().eval().to(dtype)
     batch = torch.export.Dim("batch", min=1, max=4)
     compiled = attnfuse.compile(
-        model, (torch.randn(2, 6, 16), torch.randn(16)),
-        dynamic_shapes={"x": {0: batch}, "bias": None})
-    path = compiled.save(tmp_path_factory.mktemp("module") / "attend")
+        model, (torch.randn(2, 6, 16).to(dtype), torch.randn(16).to(dtype)),
+        dynamic_shapes={"x": {0: batch}, "bias": None},
+        prepack_weights=prepack)
+    path = compiled.save(Path(root) / variant)
     return compiled, path
+
+
+@pytest.fixture(scope="module")
+def module_root(tmp_path_factory):
+    return str(tmp_path_factory.mktemp("modules"))
+
+
+@pytest.fixture
+def module(module_root):
+    return saved_module("float32", module_root)
 
 
 def run(program, *args):
@@ -143,6 +164,28 @@ def test_example_greedy_tokens_are_the_generators(programs, generator,
     assert [int(t) for t in r.stdout.split()] == want[0].tolist()
 
 
+def test_two_processes_at_once_from_read_only_files(programs, generator,
+                                                   tmp_path):
+    gen, path = generator
+    pkg = copy_package(path, tmp_path)
+    for p in [*pkg.iterdir(), pkg]:
+        p.chmod(0o555 if p.is_dir() else 0o444)
+    try:
+        procs = [subprocess.Popen([str(programs["generate"]), str(pkg),
+                                   "--max-new-tokens", str(NEW_TOKENS),
+                                   *map(str, IDS[0].tolist())],
+                                  stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True)
+                 for _ in range(2)]
+        outs = [p.communicate(timeout=120) for p in procs]
+    finally:
+        pkg.chmod(0o755)
+    want = gen.generate(IDS, max_new_tokens=NEW_TOKENS, do_sample=False)
+    for p, (out, err) in zip(procs, outs):
+        assert p.returncode == 0, err
+        assert [int(t) for t in out.split()] == want[0].tolist()
+
+
 def test_entries_and_arguments_are_the_manifests(programs, generator):
     _, path = generator
     r = run(programs["driver"], "describe", path)
@@ -167,41 +210,53 @@ def test_entries_and_arguments_are_the_manifests(programs, generator):
 
 
 def write_inputs(tmp_path, **tensors):
-    """NAME=DTYPE:DIMS:FILE arguments of the driver for `tensors`."""
+    """NAME=DTYPE:DIMS:FILE arguments of the driver for `tensors` (their
+    bytes: bf16 as its bit patterns)."""
     tmp_path.mkdir(exist_ok=True)
     out = []
     for name, t in tensors.items():
         file = tmp_path / f"{name}.bin"
-        t.contiguous().numpy().tofile(file)
+        t.contiguous().reshape(-1).view(torch.uint8).numpy().tofile(file)
         dims = "x".join(map(str, t.shape)) or "-"
         out.append(f"{name}={str(t.dtype).removeprefix('torch.')}:{dims}:"
                    f"{file}")
     return out
 
 
-def test_module_from_c_equals_python(programs, module, tmp_path):
-    """The one entry of a saved plain module, run from C at two batch
-    sizes, gives the compiled module's output; its buffer is the
-    package's (bound, written in place on the package's own copy)."""
-    compiled, path = module
+def read_output(file, dtype, shape):
+    data = bytearray(Path(file).read_bytes())
+    return torch.frombuffer(data, dtype=torch.uint8).view(dtype).view(shape)
+
+
+@pytest.mark.parametrize("variant", list(MODULES))
+def test_module_from_c_equals_python(programs, module_root, tmp_path,
+                                     variant):
+    """The one entry of a saved plain module (f32, f32 with prepacked
+    weights, bf16), run from C at two batch sizes, gives the compiled module's
+    output; its buffer is the package's (bound, written in place on the
+    package's own copy)."""
+    compiled, path = saved_module(variant, module_root)
+    dtype, prepack = MODULES[variant]
+    name = str(dtype).removeprefix("torch.")
     entry = json.loads((path / "manifest.json").read_text())["entries"][0]
     r = run(programs["driver"], "describe", path)
     assert r.returncode == 0, r.stderr
     assert f"entry {entry['name']} " in r.stdout
-    assert re.search(r"arg steps buffer float32 \[1\] 1 1", r.stdout), r.stdout
+    assert re.search(rf"arg steps buffer {name} \[1\] 1 1", r.stdout), \
+        r.stdout
+    assert any(a["packed"] for a in entry["args"]) == prepack
     for b in (1, 3):
         g = torch.Generator().manual_seed(b)
-        x, bias = torch.randn(b, 6, 16, generator=g), torch.randn(16,
-                                                                  generator=g)
+        x = torch.randn(b, 6, 16, generator=g).to(dtype)
+        bias = torch.randn(16, generator=g).to(dtype)
         want = compiled(x, bias)
         r = run(programs["driver"], "run", path, entry["name"],
                 tmp_path / f"out{b}_",
                 *write_inputs(tmp_path, x=x, bias=bias))
         assert r.returncode == 0, r.stderr
-        assert r.stdout.strip() == f"output 0 float32 [{b},6,16]"
-        got = np.fromfile(tmp_path / f"out{b}_0.bin", dtype=np.float32)
-        torch.testing.assert_close(torch.from_numpy(got).view(b, 6, 16),
-                                   want, rtol=0, atol=0)
+        assert r.stdout.strip() == f"output 0 {name} [{b},6,16]"
+        got = read_output(tmp_path / f"out{b}_0.bin", dtype, (b, 6, 16))
+        assert torch.equal(got, want)
 
 
 def test_threads_share_a_package(programs, generator):
