@@ -1104,6 +1104,7 @@ static attn_status readEntry(Opener *o, size_t index, const AttnJson *rec,
   for (size_t j = 0; j < results->count; ++j) {
     setContext(o, "entries[%zu].results[%zu]", index, j);
     Arg *r = &e->outputs[e->numOutputs++];
+    r->kind = ATTN_ARG_OUTPUT;
     char label[32];
     snprintf(label, sizeof(label), "output%zu", j);
     if (!(r->name = copyString(label)))

@@ -32,7 +32,8 @@ static int report(attn_status status) {
   return 3;
 }
 
-static const char *kKinds[] = {"input", "parameter", "buffer", "constant"};
+static const char *kKinds[] = {"input", "parameter", "buffer", "constant",
+                               "output"};
 
 static void printDims(const int64_t *dims, int32_t rank) {
   printf("[");
@@ -58,7 +59,7 @@ static int describe(attn_package *pkg) {
     }
     for (int64_t i = 0; i < attn_entry_num_outputs(entry); ++i) {
       attn_entry_output_info(entry, i, &info);
-      printf("output %s ", attn_dtype_name(info.dtype));
+      printf("%s %s ", kKinds[info.kind], attn_dtype_name(info.dtype));
       printDims(info.dims, info.rank);
       printf("\n");
     }

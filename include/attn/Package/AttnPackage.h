@@ -54,21 +54,32 @@ extern "C" {
 
 typedef enum {
   ATTN_OK = 0,
-  ATTN_ERROR_ARGUMENT, /* a NULL pointer, an index out of range, no such name */
-  ATTN_ERROR_IO,       /* a file missing or unreadable, a failed mapping */
-  ATTN_ERROR_PACKAGE,  /* a malformed, edited, truncated or foreign file */
-  ATTN_ERROR_VERSION,  /* another format version, attnfuse version or ABI */
-  ATTN_ERROR_TARGET,   /* another machine, or CPU features the host lacks */
-  ATTN_ERROR_LIBRARY,  /* model.so cannot be loaded or lacks a symbol */
-  ATTN_ERROR_DTYPE,    /* a bound buffer of another dtype */
-  ATTN_ERROR_SHAPE,    /* another rank, size, byte size or dynamic dim bound */
-  ATTN_ERROR_UNBOUND,  /* an argument neither bound by the call nor the package
-                        */
-  ATTN_ERROR_CHECK,    /* a run-time check of the compiled code failed */
-  ATTN_ERROR_STATE,    /* out of order: an output before a run, a busy close */
-  ATTN_ERROR_NOT_FOUND, /* a manifest path that is absent, null or of another
-                           type */
-  ATTN_ERROR_MEMORY,    /* out of memory */
+  /// A NULL pointer, an index out of range, no such name.
+  ATTN_ERROR_ARGUMENT,
+  /// A file missing or unreadable, a failed mapping.
+  ATTN_ERROR_IO,
+  /// A malformed, edited, truncated or foreign file.
+  ATTN_ERROR_PACKAGE,
+  /// Another format version, attnfuse version or ABI.
+  ATTN_ERROR_VERSION,
+  /// Another machine, or CPU features the host lacks.
+  ATTN_ERROR_TARGET,
+  /// model.so cannot be loaded or lacks a symbol.
+  ATTN_ERROR_LIBRARY,
+  /// A bound buffer of another dtype.
+  ATTN_ERROR_DTYPE,
+  /// Another rank, size or byte size; a dynamic dim out of its bounds.
+  ATTN_ERROR_SHAPE,
+  /// An argument bound neither by the call nor by the package.
+  ATTN_ERROR_UNBOUND,
+  /// A run-time check of the compiled code failed.
+  ATTN_ERROR_CHECK,
+  /// Out of order: an output before a run, a close with live calls.
+  ATTN_ERROR_STATE,
+  /// A manifest path that is absent, null or of another type.
+  ATTN_ERROR_NOT_FOUND,
+  /// Out of memory.
+  ATTN_ERROR_MEMORY,
 } attn_status;
 
 /// Element types, as the manifest names them (float32, ..., int64). f16 and
@@ -87,12 +98,14 @@ typedef enum {
 } attn_dtype;
 
 /// What an argument is: a user input, or state the package binds from
-/// weights.bin (a parameter, a buffer, a constant folded at export).
+/// weights.bin (a parameter, a buffer, a constant folded at export); or an
+/// output.
 typedef enum {
   ATTN_ARG_INPUT,
   ATTN_ARG_PARAMETER,
   ATTN_ARG_BUFFER,
   ATTN_ARG_CONSTANT,
+  ATTN_ARG_OUTPUT,
 } attn_arg_kind;
 
 typedef struct attn_package attn_package;
