@@ -927,7 +927,7 @@ static int signatureMatches(const attn_entry *e, const char *recorded) {
 
 /* An argument or a result record of an entry into `a`; `dimsObj` is the
  * entry's `dims`. */
-static attn_status readArg(Opener *o, attn_entry *e, const AttnJson *rec,
+static attn_status readArg(Opener *o, const AttnJson *rec,
                            const AttnJson *dimsObj, Arg *a, int isOutput) {
   const AttnJson *dtype = field(o, rec, "dtype", ATTN_JSON_STRING, !isOutput);
   const AttnJson *shape =
@@ -978,7 +978,6 @@ static attn_status readArg(Opener *o, attn_entry *e, const AttnJson *rec,
       a->symbol[i] = (int64_t)k;
     }
   }
-  (void)e;
   return ATTN_OK;
 }
 
@@ -1046,7 +1045,7 @@ static attn_status readEntry(Opener *o, size_t index, const AttnJson *rec,
     a->written = written->boolean;
     if (!(a->name = copyString(argName)))
       return fail(ATTN_ERROR_MEMORY, "out of memory");
-    attn_status s = readArg(o, e, ar, dims, a, 0);
+    attn_status s = readArg(o, ar, dims, a, 0);
     if (s != ATTN_OK)
       return s;
     if (tensor->kind == ATTN_JSON_NULL)
@@ -1109,11 +1108,10 @@ static attn_status readEntry(Opener *o, size_t index, const AttnJson *rec,
     snprintf(label, sizeof(label), "output%zu", j);
     if (!(r->name = copyString(label)))
       return fail(ATTN_ERROR_MEMORY, "out of memory");
-    attn_status s = readArg(o, e, &results->items[j], dims, r, 1);
+    attn_status s = readArg(o, &results->items[j], dims, r, 1);
     if (s != ATTN_OK)
       return s;
   }
-  (void)signature;
   return ATTN_OK;
 }
 
