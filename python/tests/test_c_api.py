@@ -299,12 +299,18 @@ def test_api_misuse_is_a_status(programs, generator):
                      r"with argument keys_1", r.stdout), r.stdout
 
 
-def test_header_reads_this_packages_format():
+def test_reader_reads_this_packages_format():
     text = HEADER.read_text()
     assert f"#define ATTN_PACKAGE_FORMAT_VERSION {package.FORMAT_VERSION}\n" \
         in text
     assert f'#define ATTN_PACKAGE_ATTNFUSE_VERSION "{package.VERSION}"' in text
     assert f'#define ATTN_PACKAGE_ABI "{package.ABI}"' in text
+    # The CPU features it checks are load's, with the same cpuinfo flags.
+    source = SOURCES[0].read_text()
+    table = source[source.index("kCpuFlags[] = {"):]
+    table = table[:table.index("};")]
+    assert dict(re.findall(r'\{"([^"]+)", "([^"]+)"\}', table)) == \
+        package.CPUINFO_FLAGS
 
 
 # ---------------------------------------------------------------------------
