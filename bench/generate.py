@@ -25,6 +25,55 @@ transformers (bench/setup-venv.sh):
 
 `--size tiny` checks the harness end to end in a minute or two. A peer
 that is missing or fails gets its error in the table instead of numbers.
+
+Quantized cells (`--weights`, a comma list; the default `bf16` is the
+float cells above, one per `--dtypes`):
+
+- `q8_0`, `q4_0`, `q4_k_m`: one GGUF file per scheme, read by both peers
+  as it is: llama.cpp's `convert_hf_to_gguf.py --outtype q8_0` for Q8_0;
+  for Q4_0 and Q4_K_M llama.cpp's own quantizer
+  (`llama_cpp.llama_model_quantize`, default parameters, ftype 2 and 15,
+  in a process of its own) on the converter's f32 file, so the file holds
+  what llama-quantize writes (for Q4_0 its LM head in Q6_K; Q4_K_M mixes
+  Q4_K and Q6_K; both fall back to other types, Q8_0 and Q5_0, for rows
+  that are not a multiple of 256, as in `--size tiny`: attnfuse refuses
+  Q5_0).
+  llama.cpp loads it as in the float cells; attnfuse compiles it with
+  `attnfuse.compile_generator_from_gguf(file, max_batch, max_cache_len,
+  dtype=<--quant-dtype>)`. llama.cpp repacks such weights at load (AMX
+  tiles, interleaved Q4_0 rows) unless `--llama-repack off` (its
+  `use_extra_bufts`; the Xeon-AMX VM segfaulted with it, issue 48).
+- `int8`, `int4`: `attnfuse.compile_generator(model, weights="int8_asym")`
+  (per output channel, NNCF's INT8_ASYM) and `weights="int4_sym",
+  group_size=<--group-size>` (NNCF's INT4_SYM); the peer is OpenVINO with
+  NNCF's weight compression of the same checkpoint through optimum-intel
+  (`OVModelForCausalLM`, `OVWeightQuantizationConfig(bits=8, sym=False)`
+  / `(bits=4, sym=True, group_size, ratio=1, all_layers=True)`: every
+  linear layer, the LM head included, as attnfuse does; NNCF also
+  compresses the embeddings), `INFERENCE_PRECISION_HINT` the cell's
+  activation dtype, its KV cache in OpenVINO's default precision, where
+  `nncf` and `optimum-intel` are installed: bench/setup-venv.sh does not
+  install them (no optimum-intel release fits the pinned transformers and
+  OpenVINO 2026), and the peer's row says so. llama.cpp has no such cell.
+
+A quantized cell's activations and KV cache are `--quant-dtype` (f32, as
+llama.cpp computes). Its decode step reads, per step: every linear
+weight in its quantized layout (`attnfuse.quant` scheme `.nbytes(N, K)`:
+codes, scales, zero points; for a GGUF cell each tensor's own type), one
+embedding row per sequence in float, the norms in float and the KV cache
+at the mean length. For each peer that can give logits (attnfuse,
+llama.cpp, OpenVINO) the table has the max |logit| difference of one
+prefill (1 x min(--prefill) tokens) from the dequantized float model in
+f32 eager PyTorch: `attnfuse.dequantized_model(model,
+generator.quantized)` for int cells, `GGUFFile(file).model(
+dequantize=True)` for GGUF cells (llama.cpp's differs more: it quantizes
+the activations to 8 bits). The last column is attnfuse's tokens/s over
+llama.cpp's in the same cell (float and GGUF cells). Peak RSS is not
+reported: every peer runs in this one process.
+
+    PYTHONPATH=python /work/bench-venv/bin/python bench/generate.py --size 0.5b \
+      --weights bf16,q8_0,q4_0,q4_k_m,int8,int4 --dtypes bf16 --threads 2 \
+      --peers attnfuse-prepack,llama.cpp,openvino-nncf [--llama-repack off]
 """
 
 from __future__ import annotations
@@ -52,6 +101,12 @@ SIZES = {
     "1b": (2048, 16, 32, 8, 8192, 32000),
 }
 DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16}
+# --weights: "bf16" stands for the float cells (--dtypes); GGUF schemes
+# (llama.cpp's quantizer ftype, None: written by the converter itself);
+# attnfuse int schemes (NNCF's modes).
+GGUF_WEIGHTS = {"q8_0": None, "q4_0": 2, "q4_k_m": 15}
+INT_WEIGHTS = {"int8": "int8_asym", "int4": "int4_sym"}
+WEIGHTS = ("bf16",) + tuple(GGUF_WEIGHTS) + tuple(INT_WEIGHTS)
 
 
 def llama(size, seed=0):
@@ -78,6 +133,72 @@ def step_bytes(model, batch, mean_length, dtype):
     cache = 2 * cfg.num_hidden_layers * cfg.num_key_value_heads * head_dim \
         * mean_length * batch
     return (weights + cache) * size
+
+
+def quant_step_bytes(model, linear_bytes, batch, mean_length, dtype,
+                     params=True):
+    """Bytes a decode step of a quantized cell reads: `linear_bytes`
+    ({parameter name: bytes of its quantized layout}) once, one embedding
+    row per sequence and every other parameter (norms; any weight left
+    float) in `dtype`, and the cached keys and values of `mean_length`
+    positions in `dtype` (params=False: the embedding rows and the cache
+    only)."""
+    size = torch.empty((), dtype=dtype).element_size()
+    total = sum(linear_bytes.values())
+    for n, p in model.named_parameters():
+        if n in linear_bytes or not (params or "embed_tokens" in n):
+            continue
+        total += (batch * p.shape[-1] if "embed_tokens" in n
+                  else p.numel()) * size
+    cfg = model.config
+    head_dim = cfg.hidden_size // cfg.num_attention_heads
+    cache = 2 * cfg.num_hidden_layers * cfg.num_key_value_heads * head_dim \
+        * mean_length * batch
+    return total + cache * size
+
+
+def gguf_step_bytes(path, model, batch, mean_length, dtype):
+    """Bytes a decode step of a GGUF cell reads: every tensor of the file
+    but the token embeddings as stored (a block type attnfuse knows by
+    its scheme's nbytes(N, K), which is the file's size of it; any other
+    type, and the float norms, at the file's size), one embedding row
+    per sequence and the KV cache in `dtype`. Read with the gguf package,
+    not attnfuse's reader, so that a file attnfuse refuses still gets
+    its llama.cpp row."""
+    from gguf import GGUFReader
+    from attnfuse.quant import get_scheme
+    size = torch.empty((), dtype=dtype).element_size()
+    total = 0
+    for t in GGUFReader(str(path)).tensors:
+        if t.name == "token_embd.weight":
+            continue
+        try:
+            scheme = get_scheme(t.tensor_type.name.lower())
+        except ValueError:
+            scheme = None
+        if scheme is not None and len(t.shape) == 2:
+            k, n = (int(x) for x in t.shape)  # ggml's order: row length first
+            total += scheme.nbytes(n, k)
+        else:
+            total += int(t.n_bytes)
+    return total + quant_step_bytes(model, {}, batch, mean_length, dtype,
+                                    params=False)
+
+
+def linear_bytes(model, kind, args):
+    """{parameter name: bytes} of the linear weights an int cell reads:
+    every nn.Linear weight of `model` in the cell's scheme."""
+    from attnfuse.quant import get_scheme
+    scheme = get_scheme(INT_WEIGHTS[kind], int_group_size(kind, args))
+    return {f"{m}.weight": scheme.nbytes(*mod.weight.shape)
+            for m, mod in model.named_modules()
+            if isinstance(mod, torch.nn.Linear)}
+
+
+def int_group_size(kind, args):
+    """int8: one group per output channel (NNCF's INT8_ASYM); int4:
+    --group-size."""
+    return None if kind == "int8" else args.group_size
 
 
 def triad(threads, n=1 << 25, rounds=10):
@@ -127,6 +248,9 @@ class Peer:
     name = "?"
     batches = None  # the batch sizes it can run, None: all
     warmup = False  # one untimed call per shape first (compiles per shape)
+    cells = ("float",)  # "float" and the --weights schemes it runs
+    weights = "float"  # the cell's, set before setup
+    gguf = None  # a GGUF cell's file, set before setup
 
     def setup(self, model, dtype, args):
         pass
@@ -138,19 +262,45 @@ class Peer:
 class AttnFuse(Peer):
     name = "attnfuse"
     prepack = False
+    cells = ("float",) + tuple(GGUF_WEIGHTS) + tuple(INT_WEIGHTS)
 
     def setup(self, model, dtype, args):
         import attnfuse
+        size = dict(max_batch=max(args.batches), max_cache_len=max(
+            max(args.prefill), args.prompt + args.new) + 1)
         t = time.perf_counter()
-        self.gen = attnfuse.compile_generator(
-            model, max_batch=max(args.batches),
-            max_cache_len=max(max(args.prefill), args.prompt + args.new) + 1,
-            dtype=dtype, prepack_weights=self.prepack)
+        if self.gguf is not None:
+            self.gen = attnfuse.compile_generator_from_gguf(
+                self.gguf, dtype=dtype, prepack_weights=self.prepack, **size)
+        elif self.weights in INT_WEIGHTS:
+            self.gen = attnfuse.compile_generator(
+                model, dtype=dtype, prepack_weights=self.prepack,
+                weights=INT_WEIGHTS[self.weights],
+                group_size=int_group_size(self.weights, args), **size)
+            self.model = model
+        else:
+            self.gen = attnfuse.compile_generator(
+                model, dtype=dtype, prepack_weights=self.prepack, **size)
         self.compile_s = time.perf_counter() - t
 
     def generate(self, ids, new):
         return self.gen.generate(ids, max_new_tokens=new, do_sample=False,
                                  eos_token_id=[])
+
+    def logits(self, ids):
+        """The last position's logits [B, V] of one prefill of `ids`."""
+        t = ids.shape[1]
+        return self.gen.prefill(ids, torch.ones_like(ids),
+                                torch.arange(t).expand_as(ids))
+
+    def reference(self):
+        """The f32 eager model that computes what the generator does."""
+        import attnfuse
+        if self.gguf is not None:
+            from attnfuse.gguf_file import GGUFFile
+            return GGUFFile(self.gguf).model(dequantize=True)[0]
+        return attnfuse.dequantized_model(self.model.float(),
+                                          self.gen.quantized)
 
 
 class AttnFusePrepacked(AttnFuse):
@@ -226,32 +376,36 @@ class LlamaCpp(Peer):
     above 1 are not measured."""
     name = "llama.cpp"
     batches = (1,)
+    cells = ("float",) + tuple(GGUF_WEIGHTS)
 
     def setup(self, model, dtype, args):
-        import subprocess
         import llama_cpp
-        convert = Path(args.llama_convert) / "convert_hf_to_gguf.py"
-        if not convert.exists():
-            raise RuntimeError(f"{convert} is missing (bench/setup-venv.sh "
-                               f"extracts it)")
-        d = Path(args.workdir)
-        src = d / "hf"
-        save_checkpoint(model, src)
-        kind = {torch.float32: "f32", torch.bfloat16: "bf16"}[dtype]
-        out = d / f"model-{kind}.gguf"
-        if not out.exists():
-            subprocess.run([sys.executable, str(convert), str(src),
-                            "--outfile", str(out), "--outtype", kind],
-                           check=True, capture_output=True)
+        out = self.gguf or gguf_file(
+            model, {torch.float32: "f32", torch.bfloat16: "bf16"}[dtype],
+            args)
         self.n_ctx = max(max(args.prefill), args.prompt + args.new) + 8
         # The weights stay mapped from the page cache (in huge pages where
         # the kernel put them) and locked there: with every peer loaded at
         # once, memory runs low, and the kernel could evict parts of the
         # file that each decode step would then fault back in.
-        self.llm = llama_cpp.Llama(
-            str(out), n_ctx=self.n_ctx, n_batch=self.n_ctx,
-            n_ubatch=min(self.n_ctx, 512), n_threads=args.threads,
-            n_threads_batch=args.threads, use_mlock=True, verbose=False)
+        low = llama_cpp.llama_cpp
+        defaults = low.llama_model_default_params
+
+        def model_params():
+            # --llama-repack off: llama.cpp's extra buffer types (weights
+            # repacked at load: AMX tiles, Q4_0 interleaved rows) off, as
+            # llama-cli's --no-repack; Llama() has no argument for it.
+            params = defaults()
+            params.use_extra_bufts = args.llama_repack == "on"
+            return params
+        low.llama_model_default_params = model_params
+        try:
+            self.llm = llama_cpp.Llama(
+                str(out), n_ctx=self.n_ctx, n_batch=self.n_ctx,
+                n_ubatch=min(self.n_ctx, 512), n_threads=args.threads,
+                n_threads_batch=args.threads, use_mlock=True, verbose=False)
+        finally:
+            low.llama_model_default_params = defaults
 
     def generate(self, ids, new):
         import numpy as np
@@ -262,15 +416,81 @@ class LlamaCpp(Peer):
         llm.eval([int(i) for i in ids[0]])
         out = []
         for i in range(new):
-            token = int(np.argmax(llm.scores[llm.n_tokens - 1]))
+            token = int(np.argmax(self.last_logits()))
             out.append(token)
             if i + 1 < new:
                 llm.eval([token])
         return out
 
+    def last_logits(self):
+        """The logits of the last token evaluated: `Llama.scores` holds
+        them only with logits_all=True (0.3.36 writes no row otherwise)."""
+        import numpy as np
+        return np.ctypeslib.as_array(self.llm._ctx.get_logits_ith(-1),
+                                     shape=(self.llm.n_vocab(),))
+
+    def logits(self, ids):
+        llm = self.llm
+        llm.reset()
+        llm.eval([int(i) for i in ids[0]])
+        return torch.from_numpy(self.last_logits().copy())[None]
+
+
+class OpenVINONNCF(Peer):
+    """OpenVINO with NNCF's weight compression, through optimum-intel
+    (int8: INT8_ASYM per output channel; int4: INT4_SYM in groups of
+    --group-size, every linear layer)."""
+    name = "openvino-nncf"
+    cells = tuple(INT_WEIGHTS)
+
+    def setup(self, model, dtype, args):
+        import importlib.metadata as meta
+        try:
+            from optimum.intel.utils.import_utils import \
+                is_openvino_available
+        except ImportError as e:
+            raise RuntimeError(
+                f"optimum-intel is not installed ({e}); bench/setup-venv.sh "
+                f"says why") from None
+        if not is_openvino_available():
+            versions = {n: meta.version(n) for n in (
+                "optimum-intel", "openvino", "transformers")}
+            raise RuntimeError(
+                "optimum-intel {optimum-intel} does not find OpenVINO "
+                "{openvino} (no release supports both it and transformers "
+                "{transformers}: bench/setup-venv.sh)".format_map(versions))
+        from optimum.intel import OVModelForCausalLM, \
+            OVWeightQuantizationConfig
+        src = Path(args.workdir) / "hf"
+        save_checkpoint(model, src)
+        if self.weights == "int8":
+            q = OVWeightQuantizationConfig(bits=8, sym=False)
+        else:
+            q = OVWeightQuantizationConfig(
+                bits=4, sym=True, group_size=args.group_size, ratio=1.0,
+                all_layers=True)
+        hint = {torch.float32: "f32", torch.bfloat16: "bf16"}[dtype]
+        t = time.perf_counter()
+        self.model = OVModelForCausalLM.from_pretrained(
+            str(src), export=True, quantization_config=q, ov_config={
+                "INFERENCE_NUM_THREADS": str(args.threads),
+                "INFERENCE_PRECISION_HINT": hint,
+                "PERFORMANCE_HINT": "LATENCY", "CACHE_DIR": ""})
+        self.compile_s = time.perf_counter() - t
+
+    def generate(self, ids, new):
+        return self.model.generate(
+            ids, attention_mask=torch.ones_like(ids), max_new_tokens=new,
+            min_new_tokens=new, do_sample=False)
+
+    def logits(self, ids):
+        out = self.model(input_ids=ids, attention_mask=torch.ones_like(ids))
+        return out.logits[:, -1]
+
 
 PEERS = {p.name: p for p in (AttnFuse, AttnFusePrepacked, Transformers,
-                             TransformersCompiled, CTranslate2, LlamaCpp)}
+                             TransformersCompiled, CTranslate2, LlamaCpp,
+                             OpenVINONNCF)}
 
 
 def vocabulary(size):
@@ -303,11 +523,62 @@ def save_checkpoint(model, path: Path):
     copy.deepcopy(model).float().save_pretrained(path)
 
 
+def gguf_file(model, kind, args):
+    """The GGUF file of `model` in `kind` (f32, bf16, q8_0: llama.cpp's
+    convert_hf_to_gguf.py; q4_0, q4_k_m: llama.cpp's quantizer on the f32
+    file), written once per run into --workdir."""
+    import subprocess
+    d = Path(args.workdir)
+    out = d / f"model-{kind}.gguf"
+    if out.exists():
+        return out
+    if kind in ("f32", "bf16", "q8_0"):
+        convert = Path(args.llama_convert) / "convert_hf_to_gguf.py"
+        if not convert.exists():
+            raise RuntimeError(f"{convert} is missing (bench/setup-venv.sh "
+                               f"extracts it)")
+        src = d / "hf"
+        save_checkpoint(model, src)
+        run = subprocess.run([sys.executable, str(convert), str(src),
+                              "--outfile", str(out), "--outtype", kind],
+                             capture_output=True, text=True)
+    else:
+        # In a process of its own: a ggml assertion aborts the process.
+        source = gguf_file(model, "f32", args)
+        run = subprocess.run([sys.executable, "-c", QUANTIZE, str(source),
+                              str(out), str(GGUF_WEIGHTS[kind]),
+                              str(args.threads)],
+                             capture_output=True, text=True)
+    if run.returncode != 0 or not out.exists():
+        out.unlink(missing_ok=True)
+        tail = (run.stderr or run.stdout).strip().splitlines()[-3:]
+        raise RuntimeError(f"writing {out.name} failed (exit "
+                           f"{run.returncode}): {' / '.join(tail)}")
+    return out
+
+
+# llama-quantize's work through llama-cpp-python: input, output, ftype,
+# threads; default parameters otherwise (as llama-quantize without flags).
+QUANTIZE = """
+import ctypes, sys
+import llama_cpp
+llama_cpp.llama_backend_init()
+params = llama_cpp.llama_model_quantize_default_params()
+params.ftype = int(sys.argv[3])
+params.nthread = int(sys.argv[4])
+rc = llama_cpp.llama_model_quantize(sys.argv[1].encode(),
+                                    sys.argv[2].encode(),
+                                    ctypes.byref(params))
+sys.exit(rc)
+"""
+
+
 # ---- the run ----------------------------------------------------------------
-def measure(peers, model, dtype, args):
+def measure(peers, model, dtype, args, nbytes=None):
     """Every cell (phase, batch, T) for all `peers` (name -> Peer) at
     once, their rounds interleaved (timed). Returns name -> rows, or the
-    exception that stopped the peer."""
+    exception that stopped the peer. `nbytes(batch, mean_length)`: the
+    bytes a decode step reads (default: step_bytes, float weights)."""
     rows = {name: [] for name in peers}
     vocab = model.config.vocab_size
 
@@ -333,6 +604,8 @@ def measure(peers, model, dtype, args):
                 if not isinstance(t, Exception)}
 
     def progress(what, tps):
+        if not tps:
+            return
         print(f"# {what}: " + ", ".join(f"{n} {v:.1f}" for n, v in
                                        tps.items()) + " tokens/s",
               file=sys.stderr, flush=True)
@@ -347,7 +620,9 @@ def measure(peers, model, dtype, args):
         ids = prompt(b, args.prompt, vocab)
         one = cell(ids, 1, b)
         full = cell(ids, args.new, b)
-        moved = step_bytes(model, b, args.prompt + args.new // 2, dtype)
+        mean = args.prompt + args.new // 2
+        moved = nbytes(b, mean) if nbytes else \
+            step_bytes(model, b, mean, dtype)
         tps = {}
         for name in one.keys() & full.keys():
             step = (full[name] - one[name]) / (args.new - 1)
@@ -361,7 +636,15 @@ def measure(peers, model, dtype, args):
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--size", choices=SIZES, default="tiny")
-    p.add_argument("--dtypes", default="f32,bf16")
+    p.add_argument("--dtypes", default="f32,bf16",
+                   help="the float cells' dtypes (--weights bf16)")
+    p.add_argument("--weights", default="bf16",
+                   help=f"cells, a comma list of {','.join(WEIGHTS)}: bf16 "
+                   f"the float cells of --dtypes, the others quantized")
+    p.add_argument("--quant-dtype", choices=DTYPES, default="f32",
+                   help="the quantized cells' activations and KV cache")
+    p.add_argument("--group-size", type=int, default=128,
+                   help="int4's group (attnfuse and NNCF)")
     p.add_argument("--batches", default="1,8")
     p.add_argument("--prefill", default="128,1024")
     p.add_argument("--prompt", type=int, default=512)
@@ -374,9 +657,21 @@ def main():
     p.add_argument("--llama-convert", default=os.environ.get(
         "ATTNFUSE_LLAMA_CONVERT", str(Path(sys.prefix) / "llama.cpp")),
         help="llama.cpp's tree with convert_hf_to_gguf.py")
+    p.add_argument("--llama-repack", choices=("on", "off"), default="on",
+                   help="llama.cpp's weight repacking at load (its extra "
+                   "buffer types: AMX, interleaved Q4_0); off where it "
+                   "crashes (the Xeon-AMX VM, issue 48)")
     args = p.parse_args()
     args.batches = [int(x) for x in args.batches.split(",")]
     args.prefill = [int(x) for x in args.prefill.split(",")]
+    weights = args.weights.split(",")
+    for w in weights:
+        if w not in WEIGHTS:
+            p.error(f"--weights {w}: one of {', '.join(WEIGHTS)}")
+    names = args.peers.split(",")
+    for n in names:
+        if n not in PEERS:
+            p.error(f"--peers {n}: one of {', '.join(PEERS)}")
     os.environ.setdefault("OMP_NUM_THREADS", str(args.threads))
     torch.set_num_threads(args.threads)
     bw = triad(args.threads)
@@ -386,11 +681,16 @@ def main():
     base = llama(args.size)
     params = sum(p.numel() for p in base.parameters())
     print(f"# llama {args.size}: {params / 1e6:.0f}M parameters")
-    print("| dtype | peer | phase | batch | T | tokens/s | decode GB/s "
-          "(of triad) |\n|---|---|---|---|---|---|---|", flush=True)
+    print("| weights | dtype | peer | phase | batch | T | tokens/s | decode "
+          "GB/s (of triad) | attnfuse / llama.cpp |\n"
+          "|---|---|---|---|---|---|---|---|---|", flush=True)
     results = []
-    for dname in args.dtypes.split(","):
-        results += run_dtype(args.peers.split(","), dname, base, bw, args)
+    for w in weights:
+        if w == "bf16":
+            for dname in args.dtypes.split(","):
+                results += run_cell(names, "float", dname, base, bw, args)
+        else:
+            results += run_cell(names, w, args.quant_dtype, base, bw, args)
     late = triad(args.threads)
     print(f"# triad at the end {late:.1f} GB/s")
     if args.json:
@@ -398,39 +698,126 @@ def main():
             {"triad_gbs": [bw, late], "rows": results}))
 
 
-def run_dtype(names, dname, base, bw, args):
-    """Every peer at one dtype, set up one after the other and measured
-    together: their markdown rows, peer by peer."""
+def first_line(e):
+    text = str(e).strip()
+    return f"{type(e).__name__}: {text.splitlines()[0][:300] if text else ''}"
+
+
+def logit_difference(peers, reference, args):
+    """{peer name: (max |logits - reference's|, max |reference logits|)}
+    of one prefill of 1 x min(--prefill) tokens, for each peer with
+    `logits`, or the exception."""
+    ids = prompt(1, min(args.prefill), reference.config.vocab_size, seed=2)
+    with torch.no_grad():
+        ref = reference(ids).logits[:, -1].double()
+    out = {}
+    for name, peer in peers.items():
+        if not hasattr(peer, "logits"):
+            continue
+        try:
+            with torch.no_grad():
+                got = peer.logits(ids).double()
+            out[name] = (float((got - ref).abs().max()),
+                         float(ref.abs().max()))
+        except Exception as e:  # noqa: BLE001 - a table entry
+            traceback.print_exc(limit=2)
+            out[name] = e
+    return out
+
+
+def run_cell(names, kind, dname, base, bw, args):
+    """Every peer that runs `kind` cells ("float" or a --weights scheme)
+    at dtype `dname`, set up one after the other and measured together:
+    their markdown rows, peer by peer."""
     dtype = DTYPES[dname]
+    label = dname if kind == "float" else kind
+    names = [n for n in names if kind in PEERS[n].cells]
     peers, failed = {}, {}
+    path, nbytes, cell_error = None, None, None
+    if kind != "float":
+        try:
+            if kind in GGUF_WEIGHTS:
+                # A fresh f32 model: `base` is in the last float cell's dtype.
+                path = gguf_file(llama(args.size), kind, args)
+                mb = path.stat().st_size / 1e6
+                print(f"# {kind}: {path.name}, {mb:.1f} MB", flush=True)
+                nbytes = (lambda b, mean: gguf_step_bytes(
+                    path, base, b, mean, dtype))
+            else:
+                moved = linear_bytes(base, kind, args)
+                nbytes = (lambda b, mean: quant_step_bytes(
+                    base, moved, b, mean, dtype))
+            step = nbytes(1, args.prompt + args.new // 2)
+            print(f"# {kind}: a batch-1 decode step reads {step / 1e6:.1f} "
+                  f"MB", flush=True)
+        except Exception as e:  # the cell's file or layout: every peer's
+            traceback.print_exc(limit=2)
+            cell_error = e
     for name in names:
+        if cell_error is not None:
+            failed[name] = cell_error
+            continue
         peer = PEERS[name]()
+        peer.weights, peer.gguf = kind, path
         try:
             peer.setup(llama(args.size), dtype, args)
             peers[name] = peer
         except Exception as e:  # a peer's failure is a table entry
             traceback.print_exc(limit=2)
             failed[name] = e
-    rows = measure(peers, base.to(dtype), dtype, args)
+    diffs = {}
+    if kind != "float" and peers:
+        # The reference: attnfuse's (the dequantized weights it reads);
+        # llama.cpp and OpenVINO are compared with the same model.
+        ref_peer = next((p for p in peers.values()
+                         if hasattr(p, "reference")), None)
+        try:
+            if ref_peer is None:
+                raise RuntimeError("no attnfuse peer to give the "
+                                   "dequantized model")
+            reference = ref_peer.reference().float().eval()
+            diffs = logit_difference(peers, reference, args)
+            del reference
+        except Exception as e:  # noqa: BLE001
+            traceback.print_exc(limit=2)
+            diffs = {name: e for name in peers}
+    rows = measure(peers, base.to(dtype) if kind == "float" else base,
+                   dtype, args, nbytes)
+    llama_tps = {}
+    got_llama = rows.get("llama.cpp")
+    if not isinstance(got_llama, Exception):
+        llama_tps = {(k, b, t): tps for k, b, t, tps, _ in got_llama or []}
     results = []
     for name in names:
         got = failed.get(name, rows.get(name))
         if isinstance(got, Exception):
-            msg = str(got).splitlines()[0] if str(got) else ""
-            print(f"| {dname} | {name} | not run: {type(got).__name__}: "
-                  f"{msg} | | | | |", flush=True)
-            results.append((dname, name, "error", str(got)))
+            print(f"| {label} | {dname} | {name} | not run: "
+                  f"{first_line(got)} | | | | | |", flush=True)
+            results.append((label, dname, name, "error", str(got)))
             continue
-        for kind, b, t, tps, gbs in got:
+        for phase, b, t, tps, gbs in got:
             share = f"{gbs:.1f} ({gbs / bw:.0%})" if gbs else ""
-            print(f"| {dname} | {name} | {kind} | {b} | {t} | {tps:.1f} | "
-                  f"{share} |", flush=True)
-            results.append((dname, name, kind, b, t, tps, gbs))
+            theirs = llama_tps.get((phase, b, t))
+            ratio = f"{tps / theirs:.2f}" if theirs and \
+                name.startswith("attnfuse") else ""
+            print(f"| {label} | {dname} | {name} | {phase} | {b} | {t} | "
+                  f"{tps:.1f} | {share} | {ratio} |", flush=True)
+            results.append((label, dname, name, phase, b, t, tps, gbs))
         compile_s = getattr(peers[name], "compile_s", None)
         if compile_s:
-            print(f"| {dname} | {name} | compile {compile_s:.0f} s | | | | |",
-                  flush=True)
+            print(f"| {label} | {dname} | {name} | compile {compile_s:.0f} s "
+                  f"| | | | | |", flush=True)
+        diff = diffs.get(name)
+        if isinstance(diff, Exception):
+            print(f"| {label} | {dname} | {name} | logits: not compared: "
+                  f"{first_line(diff)} | | | | | |", flush=True)
+        elif diff is not None:
+            print(f"| {label} | {dname} | {name} | max abs logit difference "
+                  f"from the dequantized model {diff[0]:.2e} (max abs logit "
+                  f"{diff[1]:.2f}) | | | | | |", flush=True)
+            results.append((label, dname, name, "logit_diff", *diff))
     return results
+
 
 if __name__ == "__main__":
     main()

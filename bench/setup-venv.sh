@@ -30,6 +30,13 @@ for pkg in ctranslate2==4.8.5 onnx==1.23.2 onnxscript==0.7.2 \
     status=1
   fi
 done
+# Not installed: NNCF's weight compression through optimum-intel (the
+# OpenVINO int8/int4 peer of bench/generate.py --weights). With the pinned
+# transformers 5.23 no optimum-intel release works with OpenVINO 2026:
+# 2.2.0 requires transformers<5.6, and 1.15.0, the newest release pip
+# resolves next to 5.23, imports openvino.runtime, which OpenVINO 2026 no
+# longer has (so optimum.intel reports OpenVINO missing). generate.py
+# reports the peer as not run, with the reason.
 install_llama_cpp() {
   src=$venv/src
   mkdir -p "$src"
@@ -65,7 +72,7 @@ fi
 "$venv/bin/python" - <<'PY'
 import importlib
 for name in ("torch", "transformers", "ctranslate2", "onnx", "onnxscript",
-             "onnxruntime", "openvino", "llama_cpp"):
+             "onnxruntime", "openvino", "gguf", "llama_cpp"):
     try:
         module = importlib.import_module(name)
         print(f"{name} {getattr(module, '__version__', '?')}")
