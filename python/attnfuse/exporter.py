@@ -193,6 +193,7 @@ class Exporter:
         # the quantized weight arguments: SSA name -> their format attribute.
         self.weights = weights
         self.quantized: dict = {}
+        self.quantized_rows: dict = {}  # SSA name -> N
         self.train_dropout = train_dropout
         self.b = FunctionBuilder()
         self.env: dict = {}
@@ -340,6 +341,7 @@ class Exporter:
             if spec.quant is not None:
                 self.quantized[value.name] = spec.quant.mlir_attr(
                     spec.weight_shape[1])
+                self.quantized_rows[value.name] = spec.weight_shape[0]
             self.args.append((spec, value))
             self.env[node] = value
             if written:

@@ -303,14 +303,15 @@ class GGUFFile:
 
     def model(self, dtype=torch.float32, dequantize: bool = False):
         """(transformers causal LM of the file's config, {parameter name:
-        QuantizedTensor}): every `nn.Linear` weight stored quantized is in
-        the dict, as stored (packed, mapped from the file), and its
+        QuantizedTensor}): every `nn.Linear` weight and `nn.Embedding`
+        table stored quantized is in the dict (under each name of a tied
+        parameter), as stored (packed, mapped from the file), and its
         parameter in the model is left uninitialised (allocated, never
         written, so it takes no memory) unless `dequantize` fills it with
         the dequantized values (the float reference). Other tensors (float
-        ones, and quantized ones that are not a linear layer's weight, such
-        as the token embeddings) are loaded into the model in `dtype`,
-        dequantized where stored quantized."""
+        ones, and quantized ones that another kind of module reads) are
+        loaded into the model in `dtype`, dequantized where stored
+        quantized."""
         from transformers import AutoModelForCausalLM
         config = self.config()
         weights = self.hf_weights()
@@ -321,22 +322,31 @@ class GGUFFile:
                 raise GGUFError(f"{self.path}: no transformers causal-LM "
                                 f"model for {type(config).__name__}: "
                                 f"{e}") from e
+        # Uninitialised, the model has not tied its head to the embeddings
+        # either (transformers ties them in init_weights).
+        model.tie_weights()
         model.eval()
-        linear = _linear_weights(model)
+        aliases = _quantizable_weights(model)
         params = dict(model.named_parameters(remove_duplicate=False))
-        given = {}
+        given, loaded = {}, set()
         with torch.no_grad():
             for name, w in weights.items():
                 p = params.get(name)
                 if p is None:
                     continue
-                if w.quantized and name in linear:
-                    given[name] = w.value
+                loaded.add(id(p))
+                if w.quantized and name in aliases:
+                    given.update({alias: w.value for alias in aliases[name]})
                     if dequantize:
                         p.copy_(w.value.dequantize().to(dtype))
                 else:
                     value = w.value.dequantize() if w.quantized else w.value
                     p.copy_(value.to(dtype))
+        unloaded = sorted(n for n, p in params.items() if id(p) not in loaded)
+        if unloaded:
+            raise GGUFError(f"{self.path}: no tensor for {unloaded[0]} of the "
+                            f"model the metadata describes "
+                            f"({self._config_summary(config)})")
         return model, given
 
     def _check_block_count(self, config) -> None:
@@ -431,17 +441,24 @@ class GGUFFile:
         return ", ".join(f"{k}={getattr(config, k)}" for k in keys if hasattr(config, k))
 
 
-def _linear_weights(model) -> set:
-    """The parameter names of `nn.Linear` weights that no other kind of
-    module also holds (a LM head tied to the embeddings is not one)."""
+def _quantizable_weights(model) -> dict:
+    """{name: every name of that parameter} for the parameters that only
+    `nn.Linear` (as its weight) and `nn.Embedding` (as its table) modules
+    hold: those attn.quantized_matmul and attn.quantized_embedding read
+    (a LM head tied to the embeddings is one, under two names)."""
     holders = {}
     for mod_name, module in model.named_modules(remove_duplicate=False):
         for attr, p in module.named_parameters(recurse=False):
             name = f"{mod_name}.{attr}" if mod_name else attr
-            linear = isinstance(module, torch.nn.Linear) and attr == "weight"
-            holders.setdefault(id(p), []).append((name, linear))
-    return {name for names in holders.values() if all(l for _, l in names)
-            for name, _ in names}
+            ok = isinstance(module, (torch.nn.Linear, torch.nn.Embedding)) \
+                and attr == "weight"
+            holders.setdefault(id(p), []).append((name, ok))
+    out = {}
+    for names in holders.values():
+        if all(ok for _, ok in names):
+            every = [name for name, _ in names]
+            out.update({name: every for name in every})
+    return out
 
 
 def _uninitialised_weights():
@@ -473,8 +490,17 @@ def compile_generator_from_gguf(path: Union[str, os.PathLike], max_batch: int = 
         raise TypeError("compile_generator_from_gguf reads the weights as "
                         "the file stores them: no weights= or group_size=")
     model, given = GGUFFile(path).model(dtype)
-    return compile_generator(model, max_batch, max_cache_len,
-                             weights=given, **options)
+    generator = compile_generator(model, max_batch, max_cache_len,
+                                  weights=given, **options)
+    # Every tensor left packed must be read packed: its float parameter
+    # was never loaded.
+    read = {id(qt) for qt in generator.quantized.values()}
+    unread = sorted(name for name, qt in given.items() if id(qt) not in read)
+    if unread:
+        raise GGUFError(f"{path}: the compiled model reads {unread[0]} "
+                        f"other than as a linear layer's weight or an "
+                        f"embedding table, which attnfuse cannot read packed")
+    return generator
 
 
 def load_gguf(path: Union[str, os.PathLike]):

@@ -10,23 +10,24 @@ weights=...)` take one of:
   "int4_sym", "int4_asym", "q8_0" and "q4_0" name a scheme itself.
   `group_size` overrides the group of the int schemes (-1: one group per
   output channel). Every parameter whose only uses are as the weight of
-  `nn.Linear` (`aten.linear` on an input of rank >= 2) is quantized with
-  it when the module is bound, and again after the parameter is written
-  or replaced (as prepacked weights are packed again). The LM head is an
-  `nn.Linear` and is quantized too unless it is tied to the embeddings.
+  `nn.Linear` (`aten.linear` on an input of rank >= 2) or the table of
+  `nn.Embedding` is quantized with it when the module is bound, and again
+  after the parameter is written or replaced (as prepacked weights are
+  packed again): the LM head, the token embeddings, and the two as one
+  tensor where they are tied.
 - A dict {parameter name: QuantizedTensor}: those parameters are read as
   given (a GGUF file's tensors; `attnfuse.compile_generator_from_gguf`),
-  the others as stored. Each must be an `nn.Linear` weight of the given
-  tensor's shape.
+  the others as stored. Each must be an `nn.Linear` weight or an
+  `nn.Embedding` table of the given tensor's shape.
 
-What stays float: norms, biases, embeddings and anything else that is
-not read as an `nn.Linear` weight (a tied LM head, GPT-2's Conv1D
-`addmm`, the MoE experts' grouped products). A scheme whose group does
-not divide a weight's K is an AttnFuseError naming the parameter.
+What stays float: norms, biases, position embeddings added by index
+arithmetic, and anything else not read as one of those two (GPT-2's
+Conv1D `addmm`, the MoE experts' grouped products). A scheme whose group
+does not divide a weight's K is an AttnFuseError naming the parameter.
 
 The compiled function takes each quantized weight as its bytes (an i8
 tensor of the layout's size, docs/quantization.md) and reads it with
-`attn.quantized_matmul`. `dequantized_model` gives the float model that
+`attn.quantized_matmul` and `attn.quantized_embedding`. `dequantized_model` gives the float model that
 computes what the compiled one does (the reference for tests and for
 measuring what quantization costs).
 """
@@ -103,15 +104,30 @@ def weight_plan(weights, group_size=None) -> Optional[WeightPlan]:
     return WeightPlan(scheme=scheme)
 
 
-def linear_weight_only(node) -> bool:
+def _embedding_table(u, node) -> bool:
+    """Whether `u` is aten.embedding reading placeholder `node` as its
+    table (attn.quantized_embedding)."""
+    return u.target == aten.embedding.default and len(u.args) >= 2 and \
+        u.args[0] is node and u.args[1] is not node
+
+
+def quantizable_uses(node) -> bool:
     """Whether the graph reads placeholder `node` only as the weight of
     aten.linear on float inputs of rank >= 2 (what attn.quantized_matmul
-    computes)."""
+    computes) or as the table of aten.embedding (attn.quantized_embedding):
+    a LM head tied to the embeddings reads one quantized tensor."""
     users = list(node.users)
     if not users:
         return False
     for u in users:
-        if u.op != "call_function" or u.target != aten.linear.default:
+        if u.op != "call_function":
+            return False
+        if _embedding_table(u, node):
+            table = node.meta.get("val")
+            if getattr(table, "dtype", None) not in LINEAR_INPUT_DTYPES:
+                return False
+            continue
+        if u.target != aten.linear.default:
             return False
         args = list(u.args) + [u.kwargs.get("bias")]
         if len(u.args) < 2 or args[1] is not node or args[0] is node or \
@@ -135,12 +151,16 @@ def scheme_for(plan: Optional[WeightPlan], name: str, node, shape) -> \
     given = plan.given.get(name)
     if given is None and plan.scheme is None:
         return None
-    if not linear_weight_only(node):
+    if not node.users:
+        # Read by nothing (a tied tensor lifted under both names): a given
+        # one is passed as it is, there being no float value to pass.
+        return given.scheme if given is not None else None
+    if not quantizable_uses(node):
         if given is not None:
             raise AttnFuseError(
                 f"parameter {name} is given quantized ({given.scheme.name}) "
-                f"but the module reads it other than as an nn.Linear weight; "
-                f"give it as a float tensor")
+                f"but the module reads it other than as an nn.Linear weight "
+                f"or an nn.Embedding table; give it as a float tensor")
         return None
     shape = tuple(int(d) for d in shape)
     if given is not None:
@@ -223,5 +243,5 @@ def dequantized_model(model: torch.nn.Module, quantized: dict):
     return out
 
 
-__all__ = ["WeightPlan", "weight_plan", "QuantizedWeight",
+__all__ = ["WeightPlan", "weight_plan", "QuantizedWeight", "quantizable_uses",
            "dequantized_model", "ALIASES"]

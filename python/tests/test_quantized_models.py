@@ -76,13 +76,31 @@ def linear_weights(model):
             if isinstance(m, torch.nn.Linear)}
 
 
+def quantizable_tensors(model):
+    """{id: names} of the linear layers' weights and embedding tables."""
+    out = {}
+    for n, m in model.named_modules(remove_duplicate=False):
+        if isinstance(m, (torch.nn.Linear, torch.nn.Embedding)):
+            out.setdefault(id(m.weight), set()).add(f"{n}.weight")
+    return out
+
+
+def assert_reads_every_table_quantized(model, quantized):
+    """Each linear weight and embedding table is read quantized (under
+    either name of a tied head and embedding), and nothing else."""
+    tensors = quantizable_tensors(model)
+    every = set().union(*tensors.values())
+    assert set(quantized) <= every, set(quantized) - every
+    for names in tensors.values():
+        assert names & set(quantized), names
+
+
 @pytest.mark.parametrize("name", list(MODELS))
 def test_generator_equals_the_dequantized_model(name):
     model, generator, reference = compiled(name)
-    # Every linear layer's weight, and nothing else, is read quantized.
-    tied = model.config.get_text_config().tie_word_embeddings
-    want = linear_weights(model) - ({"lm_head.weight"} if tied else set())
-    assert set(generator.quantized) == want
+    # Every linear layer's weight and the embeddings, and nothing else,
+    # are read quantized.
+    assert_reads_every_table_quantized(model, generator.quantized)
     scheme = generator.quantized["model.layers.0.mlp.down_proj.weight"].scheme
     assert scheme.name == attnfuse.quantized_weights.weight_plan(
         MODELS[name][1], MODELS[name][2]).scheme.name
@@ -183,16 +201,43 @@ def test_a_written_weight_is_quantized_again():
     assert (after - want).abs().max() <= 1e-5 * want.abs().max()
 
 
-def test_tied_head_and_embeddings_stay_float():
+def test_tied_head_and_embeddings_read_one_quantized_table():
+    """A LM head tied to the embeddings is one quantized tensor that the
+    head's product and the embedding's lookup (attn.quantized_embedding)
+    both read; a token id out of range fails the lookup's check."""
     torch.manual_seed(0)
     model = T.LlamaForCausalLM(T.LlamaConfig(
         vocab_size=VOCAB, use_cache=False, tie_word_embeddings=True,
         **_GQA)).eval()
     ids = torch.randint(0, VOCAB, (1, 5))
     c = attnfuse.compile(model, (ids,), weights="q4_0")
-    assert "lm_head.weight" not in c.quantized
-    assert "model.embed_tokens.weight" not in c.quantized
-    assert len(c.quantized) == 14
+    assert_reads_every_table_quantized(model, c.quantized)
+    assert len(c.quantized) == 15
+    assert c.mlir.count("attn.quantized_embedding") == 1
+    assert c.mlir.count("attn.quantized_matmul") == 15
+    with torch.no_grad():
+        want = dequantized_model(model, c.quantized)(ids).logits
+    got = c(ids).logits
+    assert (got - want).abs().max() <= 1e-4 * want.abs().max()
+    for bad in (VOCAB, -1):
+        with pytest.raises(attnfuse.RunTimeCheckError,
+                           match="index out of range"):
+            c(torch.tensor([[1, 2, bad, 3, 4]]))
+    assert torch.equal(c(ids).logits, got)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("weights", ["q8_0", "q4_0", "int8", "int4_asym"])
+def test_embedding_rows_are_the_dequantized_rows(weights, dtype):
+    """attn.quantized_embedding: each row exactly the dequantized row,
+    rounded once to the table's dtype; any index shape."""
+    torch.manual_seed(0)
+    emb = torch.nn.Embedding(40, 96).eval().to(dtype)
+    ids = torch.randint(0, 40, (2, 3, 5))
+    c = attnfuse.compile(emb, (ids,), weights=weights,
+                         group_size=32 if weights == "int4_asym" else None)
+    want = dequantized_model(emb, c.quantized)(ids)
+    assert torch.equal(c(ids), want)
 
 
 def test_refusals():
@@ -217,13 +262,22 @@ def test_refusals():
                        match=r"weights\['weight'\] is a Parameter, not a "
                              r"QuantizedTensor"):
         attnfuse.compile(lin, (x,), weights={"weight": lin.weight})
-    emb = torch.nn.Embedding(10, 32)
+    class Transposed(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.weight = torch.nn.Parameter(torch.randn(10, 32))
+
+        def forward(self, x):
+            return x @ self.weight.t()
     given = {"weight": quantize(torch.randn(10, 32), "q8_0")}
     with pytest.raises(attnfuse.ExportError,
                        match="parameter weight is given quantized .q8_0. but "
                              "the module reads it other than as an "
-                             "nn.Linear weight"):
-        attnfuse.compile(emb, (torch.tensor([[1, 2]]),), weights=given)
+                             "nn.Linear weight or an nn.Embedding table"):
+        attnfuse.compile(Transposed(), (torch.randn(2, 32),), weights=given)
+    # The same module with weights="q8_0": that weight stays float.
+    assert attnfuse.compile(Transposed(), (torch.randn(2, 32),),
+                            weights="q8_0").quantized == {}
     lin32 = torch.nn.Linear(32, 8)
     with pytest.raises(attnfuse.ExportError,
                        match=r"parameter weight is \[8, 32\], the quantized "
@@ -288,6 +342,7 @@ def test_generator_from_gguf_reads_the_file_as_stored(gguf_model):
     assert kinds["model.layers.1.mlp.up_proj.weight"] == "q4_0"
     assert kinds["model.layers.1.self_attn.q_proj.weight"] == "q4_k"
     assert kinds["model.layers.1.self_attn.k_proj.weight"] == "q6_k"
+    # The embedding is F16 in this file: float.
     assert len(kinds) == 14 and "lm_head.weight" not in kinds
     # The bytes passed are the file's mapping, not a copy (except the
     # rows of q/k, which transformers' conversion reorders).
@@ -301,6 +356,35 @@ def test_generator_from_gguf_reads_the_file_as_stored(gguf_model):
                                   max_new_tokens=NEW_TOKENS, do_sample=False)
     got = generator.generate(ids, attention_mask=mask,
                              max_new_tokens=NEW_TOKENS, do_sample=False)
+    assert torch.equal(got, want), (got, want)
+
+
+def test_gguf_tied_q8_0_embeddings_read_packed(tmp_path):
+    """A GGUF file without output.weight (the head tied to token_embd)
+    whose token_embd is q8_0: the one packed table serves the lookup and
+    the head."""
+    from test_gguf import TYPES, write_llama
+    from attnfuse.gguf_file import GGUFFile
+    cfg = T.LlamaConfig(
+        vocab_size=64, hidden_size=256, intermediate_size=512,
+        num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+        max_position_embeddings=128, tie_word_embeddings=False)
+    torch.manual_seed(3)
+    source = T.LlamaForCausalLM(cfg).eval()
+    types = dict(TYPES)
+    types["model.embed_tokens.weight"] = gguf.GGMLQuantizationType.Q8_0
+    path = tmp_path / "tied-q8.gguf"
+    write_llama(path, source, types=types, drop=("output.weight",))
+    generator = attnfuse.compile_generator_from_gguf(path, max_cache_len=32)
+    reference, given = GGUFFile(path).model(dequantize=True)
+    assert set(given) >= {"model.embed_tokens.weight", "lm_head.weight"}
+    assert given["lm_head.weight"] is given["model.embed_tokens.weight"]
+    assert_reads_every_table_quantized(reference, generator.quantized)
+    ids = torch.randint(0, 64, (1, 6))
+    with torch.no_grad():
+        want = reference.generate(ids, attention_mask=torch.ones_like(ids),
+                                  max_new_tokens=NEW_TOKENS, do_sample=False)
+    got = generator.generate(ids, max_new_tokens=NEW_TOKENS, do_sample=False)
     assert torch.equal(got, want), (got, want)
 
 

@@ -174,6 +174,7 @@ struct AttnLowerToCpuPass
     RewritePatternSet patterns(&getContext());
     populateAttnMatmulToCpuPatterns(patterns, *options);
     populateAttnQuantizedMatmulToCpuPatterns(patterns, *options);
+    populateAttnQuantizedEmbeddingToCpuPatterns(patterns, *options);
     populateAttnElementwiseToCpuPatterns(patterns);
     populateAttnSoftmaxToCpuPatterns(patterns);
     populateAttnReshapeToCpuPatterns(patterns);

@@ -40,6 +40,13 @@ def embedding(ex, weight, indices, padding_idx=-1, scale_grad=False,
               sparse=False):
     out = ex.out_type()
     w = ex.tensor(weight)
+    fmt = ex.quantized.get(w.name)
+    if fmt is not None:
+        # A table read quantized: its rows dequantized as they are looked
+        # up, the indices checked as below.
+        rows = ex.quantized_rows[w.name]
+        return ex.b.attn("quantized_embedding", [ex.tensor(indices), w], out,
+                         attrs=[f"format = {fmt}", f"num_rows = {rows} : i64"])
     if isinstance(indices, Const) and w.type.rank == 2:
         relative = relative_embedding(ex, w, indices.value, out)
         if relative is not None:

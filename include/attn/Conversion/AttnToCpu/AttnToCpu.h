@@ -99,6 +99,9 @@ void populateAttnElementwiseToCpuPatterns(RewritePatternSet &patterns);
 /// attn.quantized_matmul (QuantizedMatmulToCpu.cpp).
 void populateAttnQuantizedMatmulToCpuPatterns(
     RewritePatternSet &patterns, const AttnCpuLoweringOptions &options);
+/// attn.quantized_embedding (QuantizedEmbeddingToCpu.cpp).
+void populateAttnQuantizedEmbeddingToCpuPatterns(
+    RewritePatternSet &patterns, const AttnCpuLoweringOptions &options);
 
 /// Lowers the elementwise attn ops in `root` (those of
 /// populateAttnElementwiseToCpuPatterns) to generics, then rewrites the

@@ -241,33 +241,61 @@ static LogicalResult verifyMatmulShapes(QuantizedMatmulOp op) {
   return success();
 }
 
-LogicalResult QuantizedMatmulOp::verify() {
-  if (failed(verifyMatmulShapes(*this)))
-    return failure();
-  QuantFormatAttr format = getFormat();
-  // An attribute built in C++ without getChecked has not been verified.
-  if (failed(QuantFormatAttr::verify([&] { return emitOpError(); },
+/// The format (an attribute built in C++ without getChecked is unverified)
+/// and the weight's bytes: a static 1-D tensor of the layout's size for an
+/// [n, k] weight, k a multiple of the group.
+static LogicalResult verifyQuantizedWeight(Operation *op,
+                                           QuantFormatAttr format,
+                                           RankedTensorType weight, int64_t n,
+                                           int64_t k) {
+  if (failed(QuantFormatAttr::verify([&] { return op->emitOpError(); },
                                      format.getScheme(), format.getGroup(),
                                      format.getScale())))
     return failure();
-  int64_t n = getN(), k = getK();
   if (k % format.getGroup())
-    return emitOpError() << "K = " << k << " is not a multiple of the group of "
-                         << format.getGroup() << " elements of " << format;
-  RankedTensorType weight = getWeight().getType();
+    return op->emitOpError() << "K = " << k
+                             << " is not a multiple of the group of "
+                             << format.getGroup() << " elements of " << format;
   if (weight.getRank() != 1 || !weight.hasStaticShape())
-    return emitOpError() << "'weight' must be a static 1-D tensor of bytes, "
-                            "got shape "
-                         << formatShape(weight.getShape());
+    return op->emitOpError() << "'weight' must be a static 1-D tensor of "
+                                "bytes, got shape "
+                             << formatShape(weight.getShape());
   FailureOr<QuantFormatAttr::Layout> layout = format.getLayout(n, k);
   if (failed(layout))
-    return emitOpError() << "the size of an [N, K] = [" << n << ", " << k
-                         << "] weight in " << format
-                         << " does not fit in 64 bits";
+    return op->emitOpError() << "the size of an [N, K] = [" << n << ", " << k
+                             << "] weight in " << format
+                             << " does not fit in 64 bits";
   if (weight.getDimSize(0) != layout->bytes)
-    return emitOpError() << "'weight' has " << weight.getDimSize(0)
-                         << " bytes, but " << format
-                         << " lays out an [N, K] = [" << n << ", " << k
-                         << "] weight in " << layout->bytes << " bytes";
+    return op->emitOpError() << "'weight' has " << weight.getDimSize(0)
+                             << " bytes, but " << format
+                             << " lays out an [N, K] = [" << n << ", " << k
+                             << "] weight in " << layout->bytes << " bytes";
   return success();
+}
+
+LogicalResult QuantizedMatmulOp::verify() {
+  if (failed(verifyMatmulShapes(*this)))
+    return failure();
+  return verifyQuantizedWeight(*this, getFormat(), getWeight().getType(),
+                               getN(), getK());
+}
+
+//===----------------------------------------------------------------------===//
+// QuantizedEmbeddingOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult QuantizedEmbeddingOp::verify() {
+  RankedTensorType indices = getIndices().getType(), out = getType();
+  if (out.getRank() != indices.getRank() + 1 ||
+      out.getShape().drop_back() != indices.getShape())
+    return emitOpError() << "result shape " << formatShape(out.getShape())
+                         << " is not the indices' shape "
+                         << formatShape(indices.getShape())
+                         << " followed by K";
+  if (ShapedType::isDynamic(getK()) || getK() == 0)
+    return emitOpError() << "K (the result's last dim) must be static and "
+                            "positive, got result shape "
+                         << formatShape(out.getShape());
+  return verifyQuantizedWeight(*this, getFormat(), getWeight().getType(),
+                               getN(), getK());
 }

@@ -593,6 +593,51 @@ def Attn_QuantizedMatmulOp : Attn_Op<"quantized_matmul", [Pure]> {
 }
 
 //===----------------------------------------------------------------------===//
+// attn.quantized_embedding
+//===----------------------------------------------------------------------===//
+
+def Attn_QuantizedEmbeddingOp : Attn_Op<"quantized_embedding", [Pure]> {
+  let summary = "rows of a quantized [N, K] table (nn.Embedding's lookup)";
+  let description = [{
+    `nn.Embedding` (`aten.embedding`) on a quantized table: `weight` holds
+    the bytes of an `[N, K]` table (N = `num_rows`) exactly as
+    docs/quantization.md lays them out for `format`, as a static 1-D `i8`
+    tensor of the layout's size (attn.quantized_matmul's weights: one
+    tensor serves both, a LM head tied to the embeddings); `indices` is an
+    integer tensor of any shape (dims may be dynamic); the result is
+    `indices`' shape followed by K (static), in f32, bf16 or f16.
+
+    `result[i..., k] = W[indices[i...], k]`, the row dequantized exactly
+    (docs/quantization.md) and rounded once to the element type. An index
+    outside `[0, N)` (negative ones included, as `nn.Embedding` refuses
+    them) fails a run-time check ("index out of range"). The verifier
+    checks what attn.quantized_matmul's checks of the format and the
+    weight's size, and that the result's shape is the indices' and K.
+
+    ```mlir
+    %e = attn.quantized_embedding %ids, %table
+        {format = #attn.quant<q8_0>, num_rows = 32000 : i64}
+        : (tensor<1x?xi64>, tensor<34816000xi8>) -> tensor<1x?x1024xf32>
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[I32, I64]>:$indices,
+                       RankedTensorOf<[I8]>:$weight,
+                       Attn_QuantFormatAttr:$format,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$num_rows);
+  let results = (outs RankedTensorOf<[F16, BF16, F32]>:$result);
+  let assemblyFormat = [{
+    $indices `,` $weight attr-dict `:` functional-type(operands, results)
+  }];
+  let extraClassDeclaration = [{
+    /// N: the table's rows.
+    int64_t getN() { return getNumRows(); }
+    /// K: a row's elements (the result's last dim).
+    int64_t getK() { return getType().getShape().back(); }
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // attn.reshape
 //===----------------------------------------------------------------------===//
 
