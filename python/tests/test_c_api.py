@@ -164,6 +164,23 @@ def test_example_greedy_tokens_are_the_generators(programs, generator,
     assert [int(t) for t in r.stdout.split()] == want[0].tolist()
 
 
+def test_quantized_generator_from_c(programs, tmp_path):
+    """A generator whose weights are read quantized (int4 projections and
+    LM head, a q8_0 embedding table: i8 arguments) runs from C with the
+    Python generator's tokens."""
+    gen = attnfuse.compile_generator(llama(), max_batch=1, max_cache_len=32,
+                                     weights="int4", group_size=32)
+    assert len(gen.quantized) == 16
+    path = gen.save(tmp_path / "llama-int4")
+    prompt = [5, 17, 42, 8]
+    r = run(programs["generate"], path, "--max-new-tokens", NEW_TOKENS,
+            *prompt)
+    assert r.returncode == 0, r.stderr
+    want = gen.generate(torch.tensor([prompt]), max_new_tokens=NEW_TOKENS,
+                        do_sample=False)
+    assert [int(t) for t in r.stdout.split()] == want[0].tolist()
+
+
 def test_two_processes_at_once_from_read_only_files(programs, generator,
                                                    tmp_path):
     gen, path = generator
