@@ -138,3 +138,62 @@ def test_header_declares_the_written_arguments():
     header = open(compiled.header_path).read()
     assert "Written in place: arg0" in header
     assert "attn_memref_f32_1d *arg0, const attn_memref_f32_1d *arg1" in header
+
+
+class _FrameMask(torch.nn.Module):
+    """transformers' Wav2Vec2 frame mask: one index per row, written with
+    two index tensors."""
+
+    def forward(self, x, lengths):
+        mask = torch.zeros(x.shape[0], x.shape[1], dtype=x.dtype)
+        mask[(torch.arange(x.shape[0]), lengths - 1)] = 1
+        return x * mask.flip([-1]).cumsum(-1).flip([-1]).bool()
+
+
+class _TwoIndices(torch.nn.Module):
+    """x[:, i, j] = v: index tensors on adjacent dims 1 and 2 that
+    broadcast ([3, 1] and [2] to [3, 2])."""
+
+    def forward(self, x, i, j, v):
+        x = x.clone()
+        x[:, i, j] = v
+        return x
+
+
+def test_index_put_with_several_index_tensors():
+    x = torch.randn(3, 10)
+    lengths = torch.tensor([10, 4, 7])
+    c = attnfuse.compile(_FrameMask(), (x, lengths))
+    assert torch.equal(c(x, lengths), _FrameMask()(x, lengths))
+    assert torch.equal(c(x, torch.tensor([1, 1, 10])),
+                       _FrameMask()(x, torch.tensor([1, 1, 10])))
+    x = torch.randn(2, 5, 6, 3)
+    i, j = torch.tensor([[0], [-1], [2]]), torch.tensor([1, -2])
+    v = torch.randn(3, 2, 3)
+    c = attnfuse.compile(_TwoIndices(), (x, i, j, v))
+    assert torch.equal(c(x, i, j, v), _TwoIndices()(x, i, j, v))
+    # Each component is checked against its own dim (a flat index in range
+    # is not enough), negative ones from the end, as eager's IndexError.
+    for bad_i, bad_j in ((torch.tensor([[0], [5], [2]]), j),
+                         (i, torch.tensor([1, 6])),
+                         (i, torch.tensor([1, -7]))):
+        with pytest.raises(IndexError):
+            _TwoIndices()(x, bad_i, bad_j, v)
+        with pytest.raises(attnfuse.RunTimeCheckError,
+                           match="index out of range"):
+            c(x, bad_i, bad_j, v)
+    assert torch.equal(c(x, i, j, v), _TwoIndices()(x, i, j, v))
+
+
+def test_index_put_on_dims_that_are_not_adjacent_is_refused():
+    class Apart(torch.nn.Module):
+        def forward(self, x, i, j):
+            x = x.clone()
+            x[i, :, j] = 0.0
+            return x
+    with pytest.raises(attnfuse.ExportError,
+                       match="index_put with index tensors on dims that are "
+                             "not adjacent"):
+        attnfuse.export(Apart(), (torch.randn(3, 4, 5), torch.tensor([0]),
+                                  torch.tensor([1])))
+

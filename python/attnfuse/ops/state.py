@@ -12,9 +12,9 @@ from __future__ import annotations
 import torch
 
 from .. import mlir
-from ..mlir import TensorType, Value
+from ..mlir import INDEX, TensorType, Value
 from .registry import handles
-from .views import reshape_to
+from .views import plain_dim, reshape_to
 
 aten = torch.ops.aten
 
@@ -144,10 +144,12 @@ def index_put(ex, x, indices, values, accumulate=False):
     x = ex.tensor(x)
     out = ex.out_type()
     given = [(d, i) for d, i in enumerate(indices) if i is not None]
-    if len(given) != 1:
-        ex.unsupported("index_put with more than one index tensor")
     if accumulate:
         ex.unsupported("index_put with accumulate=True")
+    if not given:
+        ex.unsupported("index_put without an index tensor")
+    if len(given) > 1:
+        return _index_put_several(ex, x, given, values, out)
     dim, idx = given[0]
     idx = ex.tensor(idx)
     if idx.type.dtype == torch.bool:
@@ -166,3 +168,62 @@ def index_put(ex, x, indices, values, accumulate=False):
         vals = reshape_to(ex, vals, TensorType(
             out.dims[:dim] + (n,) + out.dims[dim + 1:], out.dtype))
     return ex.b.scatter_rows(x, vals, idx, dim)
+
+
+def _index_put_several(ex, x, given, values, out):
+    """index_put with index tensors on adjacent dims d .. d + k - 1
+    (`mask[(arange(B), lengths - 1)] = 1`): they broadcast to one shape S,
+    and x[..., i1[s], ..., ik[s], ...] = values[..., s, ...]. Those dims
+    are collapsed into one and each s's components into one row index
+    (each normalised from the end and checked against its own dim: an
+    index out of range becomes one the row write's check refuses), then
+    the one-index form writes the rows."""
+    dims = [d for d, _ in given]
+    d0, k = dims[0], len(dims)
+    if dims != list(range(d0, d0 + k)):
+        ex.unsupported("index_put with index tensors on dims that are not "
+                       "adjacent (the indexed dims then move to the front)")
+    idxs = [ex.tensor(i) for _, i in given]
+    if any(mlir.is_float(i.type.dtype) or i.type.dtype == torch.bool
+           for i in idxs):
+        ex.unsupported("index_put with boolean or float index tensors "
+                       "among several")
+    fakes = [a.meta["val"] for a in ex.node.args[1] if a is not None]
+    shape = tuple(mlir.as_dim(d) for d in
+                  torch.broadcast_shapes(*(f.shape for f in fakes)))
+    n = 1
+    for d in shape:
+        n = n * d
+    n = plain_dim(n)
+    largest = torch.iinfo(torch.int64).max
+
+    def flat_index(b, *components):
+        zero = b.constant(0, INDEX)
+        flat, bad = None, None
+        for j, c in enumerate(components):
+            size = b.dim(x, d0 + j)
+            i = b.convert(c, INDEX)
+            i = b.select(b.cmp("lt", i, zero), b.arith("addi", i, size), i)
+            out_of_range = b.arith("ori", b.cmp("lt", i, zero),
+                                   b.cmp("ge", i, size))
+            bad = out_of_range if bad is None else \
+                b.arith("ori", bad, out_of_range)
+            flat = i if flat is None else \
+                b.arith("addi", b.arith("muli", flat, size), i)
+        flat = b.convert(flat, torch.int64)
+        return b.select(bad, b.constant(largest, torch.int64), flat)
+    rows = ex.map(idxs, TensorType((n,) if len(shape) == 1 else shape,
+                                   torch.int64), flat_index)
+    if len(shape) != 1:
+        rows = reshape_to(ex, rows, TensorType((n,), torch.int64))
+    merged = 1
+    for d in out.dims[d0:d0 + k]:
+        merged = merged * d
+    collapsed = TensorType(out.dims[:d0] + (plain_dim(merged),) +
+                           out.dims[d0 + k:], out.dtype)
+    vals = _as_type(ex, values, TensorType(
+        out.dims[:d0] + shape + out.dims[d0 + k:], out.dtype))
+    vals = reshape_to(ex, vals, collapsed.with_dims(
+        out.dims[:d0] + (n,) + out.dims[d0 + k:]))
+    written = ex.b.scatter_rows(reshape_to(ex, x, collapsed), vals, rows, d0)
+    return reshape_to(ex, written, out)
