@@ -178,3 +178,21 @@ def test_results_use_the_library_buffers_for_as_long_as_they_live():
     assert torch.equal(row, x[3] * 2)
     assert torch.equal(tail, (x * 2)[1:])
     assert torch.equal(t, (x + 1).t())
+
+
+def test_explain_reports_softmaxes_with_attention_sinks():
+    """GPT-OSS joins each head's sink logit to the scores before the
+    softmax and drops its column after: not fused (attn.sdpa has no sink),
+    and explain says so for each layer instead of reporting nothing."""
+    T = pytest.importorskip("transformers")
+    torch.manual_seed(0)
+    model = T.GptOssForCausalLM(T.GptOssConfig(
+        vocab_size=100, hidden_size=32, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, head_dim=8,
+        intermediate_size=32, num_local_experts=4, num_experts_per_tok=2,
+        use_cache=False, attn_implementation="eager")).eval()
+    e = attnfuse.explain(model, (torch.randint(0, 100, (1, 8)),))
+    assert len(e.fused) == 0 and len(e.not_fused) == 2
+    for r in e.not_fused:
+        assert r.file.endswith("modeling_gpt_oss.py")
+        assert "attention weights feed 'tensor.extract_slice'" in r.message

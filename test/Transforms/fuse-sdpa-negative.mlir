@@ -234,3 +234,24 @@ func.func @negative_dynamic_key_batch_broadcasts_query(%q: tensor<1x8x16x64xf32>
   %o = attn.matmul %p, %v : (tensor<?x8x16x16xf32>, tensor<?x8x16x64xf32>) -> tensor<?x8x16x64xf32>
   return %o : tensor<?x8x16x64xf32>
 }
+
+// -----
+
+// Attention sinks (GPT-OSS): the scores joined with one more logit per
+// head (torch.cat: an insert_slice), the softmax over both, the sink's
+// column dropped before p . v. Not fused, and the remark says so.
+// CHECK-LABEL: func.func @negative_sinks
+// CHECK-NOT: attn.sdpa
+// CHECK: attn.softmax
+func.func @negative_sinks(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>, %sinks: tensor<1x2x8x1xf32>) -> tensor<1x2x8x16xf32> {
+  %kt = attn.transpose %k dims(-2, -1) : tensor<1x2x8x16xf32> -> tensor<1x2x16x8xf32>
+  %s = attn.matmul %q, %kt : (tensor<1x2x8x16xf32>, tensor<1x2x16x8xf32>) -> tensor<1x2x8x8xf32>
+  %e = tensor.empty() : tensor<1x2x8x9xf32>
+  %c0 = tensor.insert_slice %s into %e[0, 0, 0, 0] [1, 2, 8, 8] [1, 1, 1, 1] : tensor<1x2x8x8xf32> into tensor<1x2x8x9xf32>
+  %c1 = tensor.insert_slice %sinks into %c0[0, 0, 0, 8] [1, 2, 8, 1] [1, 1, 1, 1] : tensor<1x2x8x1xf32> into tensor<1x2x8x9xf32>
+  // expected-remark @+1 {{not fused: attention weights feed 'tensor.extract_slice', not a matmul}}
+  %p = attn.softmax %c1 dim(-1) : tensor<1x2x8x9xf32>
+  %p8 = tensor.extract_slice %p[0, 0, 0, 0] [1, 2, 8, 8] [1, 1, 1, 1] : tensor<1x2x8x9xf32> to tensor<1x2x8x8xf32>
+  %o = attn.matmul %p8, %v : (tensor<1x2x8x8xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  return %o : tensor<1x2x8x16xf32>
+}

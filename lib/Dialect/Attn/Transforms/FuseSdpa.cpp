@@ -269,9 +269,12 @@ static bool comesFromMatmul(Value v, int depth) {
     return false;
   if (isa<MatmulOp>(def))
     return true;
+  // tensor.insert_slice: torch.cat of the scores with other logits
+  // (attention sinks).
   if (depth == 0 ||
       !isa<MulOp, DivOp, AddOp, SubOp, MaskedFillOp, WhereOp, CastOp, ReshapeOp,
-           tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def))
+           tensor::ExpandShapeOp, tensor::CollapseShapeOp,
+           tensor::InsertSliceOp>(def))
     return false;
   return llvm::any_of(def->getOperands(), [&](Value operand) {
     return comesFromMatmul(operand, depth - 1);
@@ -279,8 +282,9 @@ static bool comesFromMatmul(Value v, int depth) {
 }
 
 /// The rule for remarks: a softmax is plausibly attention when its input
-/// comes from a matmul through at most 6 elementwise ops, or its result
-/// feeds a matmul directly or through one dropout/cast/mul/div.
+/// comes from a matmul through at most 6 elementwise ops, reshapes or
+/// concatenations, or its result feeds a matmul directly or through one
+/// dropout/cast/mul/div/reshape/slice (a sink's column dropped).
 bool mlir::attn::isPlausiblyAttention(SoftmaxOpInterface softmax) {
   if (comesFromMatmul(softmax.getInput(), 6))
     return true;
@@ -288,7 +292,7 @@ bool mlir::attn::isPlausiblyAttention(SoftmaxOpInterface softmax) {
     if (isa<MatmulOp>(user))
       return true;
     if (isa<DropoutOp, CastOp, MulOp, DivOp, ReshapeOp, tensor::ExpandShapeOp,
-            tensor::CollapseShapeOp>(user) &&
+            tensor::CollapseShapeOp, tensor::ExtractSliceOp>(user) &&
         llvm::any_of(user->getUsers(),
                      [](Operation *u) { return isa<MatmulOp>(u); }))
       return true;
