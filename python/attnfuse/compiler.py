@@ -647,6 +647,11 @@ def compile(module, example_inputs, target="cpu", backend="auto",
         raise AttnFuseError(f"backend must be one of {BACKENDS}, not "
                             f"{backend!r}")
     plan = weight_plan(weights, group_size)
+    if plan is not None and constants not in (False, None, "buffers"):
+        raise AttnFuseError(f"weights={weights!r} reads the parameters as "
+                            f"quantized arguments, and constants="
+                            f"{constants!r} folds them into the module: use "
+                            f"one or the other")
     with Progress("compile", progress) as p:
         exported = _export(module, example_inputs, dynamic_shapes,
                            constants, train_dropout, example_kwargs, p, plan)

@@ -259,6 +259,9 @@ def test_refusals():
                        match="group_size is given without weights="):
         attnfuse.compile(lin, (x,), group_size=32)
     with pytest.raises(attnfuse.AttnFuseError,
+                       match="constants=True folds them into the module"):
+        attnfuse.compile(lin, (x,), weights="int8", constants=True)
+    with pytest.raises(attnfuse.AttnFuseError,
                        match=r"weights\['weight'\] is a Parameter, not a "
                              r"QuantizedTensor"):
         attnfuse.compile(lin, (x,), weights={"weight": lin.weight})
