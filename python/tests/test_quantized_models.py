@@ -319,17 +319,21 @@ def test_tensor_subclass_weights_are_refused():
 gguf = pytest.importorskip("gguf")
 
 
+def gguf_source(seed):
+    """The float Llama a GGUF file of test_gguf's layout is written from
+    (hidden 256: whole k-quant super-blocks)."""
+    torch.manual_seed(seed)
+    return T.LlamaForCausalLM(T.LlamaConfig(
+        vocab_size=64, hidden_size=256, intermediate_size=512,
+        num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+        max_position_embeddings=128, tie_word_embeddings=False)).eval()
+
+
 @pytest.fixture(scope="module")
 def gguf_model(tmp_path_factory):
     from test_gguf import write_llama
-    cfg = T.LlamaConfig(
-        vocab_size=64, hidden_size=256, intermediate_size=512,
-        num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
-        max_position_embeddings=128, tie_word_embeddings=False)
-    torch.manual_seed(48)
-    model = T.LlamaForCausalLM(cfg).eval()
     path = tmp_path_factory.mktemp("gguf") / "tiny-llama.gguf"
-    write_llama(path, model)
+    write_llama(path, gguf_source(48))
     return path
 
 
@@ -368,12 +372,7 @@ def test_gguf_tied_q8_0_embeddings_read_packed(tmp_path):
     the head."""
     from test_gguf import TYPES, write_llama
     from attnfuse.gguf_file import GGUFFile
-    cfg = T.LlamaConfig(
-        vocab_size=64, hidden_size=256, intermediate_size=512,
-        num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
-        max_position_embeddings=128, tie_word_embeddings=False)
-    torch.manual_seed(3)
-    source = T.LlamaForCausalLM(cfg).eval()
+    source = gguf_source(3)
     types = dict(TYPES)
     types["model.embed_tokens.weight"] = gguf.GGMLQuantizationType.Q8_0
     path = tmp_path / "tied-q8.gguf"
