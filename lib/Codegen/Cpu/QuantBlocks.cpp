@@ -107,16 +107,14 @@ Value QuantDecoder::decodeQ4_0(Value row, Value u, int64_t e) {
   Value base = mul(block, idx(18));
   Value d = loadFloat(base, false);
   Value nibbles = loadNibbles(add(base, idx(2 + e % 16)), e >= 16);
-  return scaleOffsetCodes(toF32(nibbles, false), splat(d));
+  return arith::MulFOp::create(b, loc, centredNibbles(nibbles), splat(d));
 }
 
-/// f32(u - 8) * d as one FMA: u * d + (-8 * d). The product -8 * d is
-/// exact (a power of 2), and so is u * d - 8 * d before the FMA's one
-/// rounding: the value of the subtraction and the product, bit for bit.
-Value QuantDecoder::scaleOffsetCodes(Value codes, Value d) {
-  Value minus8 = arith::MulFOp::create(
-      b, loc, d, createFloatConstantOfType(b, loc, vecType, -8.0));
-  return vector::FMAOp::create(b, loc, codes, d, minus8);
+/// f32(u - 8) of 4-bit codes u: the subtraction on the bytes (in -8..7),
+/// then a signed conversion; the scale is one product after it, per
+/// vector, with nothing per block but the scale's broadcast.
+Value QuantDecoder::centredNibbles(Value nibbles) {
+  return toF32(arith::SubIOp::create(b, loc, nibbles, i8Splat(8)), true);
 }
 
 /// q4_k: `f16 d; f16 dmin; u8 scales[12]; u8 qs[128]`; sub-block s = e / 32
@@ -226,7 +224,8 @@ Value QuantDecoder::decodeInt(Value row, Value u, int64_t e) {
   } else {
     Value at =
         add(add(mul(row, idx(weight.k / 2)), mul(u, idx(16))), idx(e % 16));
-    value = toF32(loadNibbles(at, e >= 16), false);
+    Value nibbles = loadNibbles(at, e >= 16);
+    value = sym ? centredNibbles(nibbles) : toF32(nibbles, false);
   }
   int64_t group = f.getGroup();
   Value scale, zero;
@@ -238,8 +237,6 @@ Value QuantDecoder::decodeInt(Value row, Value u, int64_t e) {
   } else {
     std::tie(scale, zero) = loadLaneParams(row, k);
   }
-  if (f.getBits() == 4 && sym)
-    return scaleOffsetCodes(value, scale);
   if (zero)
     value = arith::SubFOp::create(b, loc, value, zero);
   return arith::MulFOp::create(b, loc, value, scale);

@@ -10,8 +10,9 @@
 
 // q4_0, one row: per block the f16 scale (two bytes, bitcast, widened),
 // the 16 bytes of nibbles (low: and 0x0F, elements 0..15; high: shift right
-// by 4, elements 16..31), converted and scaled as u * d - 8 * d (one FMA,
-// the exact value of (u - 8) * d), then FMAs with the input's row; the
+// by 4, elements 16..31), centred on the bytes (u - 8, in -8..7),
+// converted signed and scaled ((u - 8) * d, one product), then FMAs with
+// the input's row; the
 // rows of the tile after next are prefetched. The only buffer is the
 // result.
 // CHECK-LABEL: func.func @decode_q4_0(
@@ -26,11 +27,12 @@
 // ZMM: %[[B:.*]] = vector.load %{{.*}} : memref<1998xi8, strided<[1], offset: ?>>, vector<16xi8>
 // YMM: %[[B:.*]] = vector.load %{{.*}} : memref<1998xi8, strided<[1], offset: ?>>, vector<8xi8>
 // XMM: %[[B:.*]] = vector.load %{{.*}} : memref<1998xi8, strided<[1], offset: ?>>, vector<4xi8>
-// CHECK: arith.andi %[[B]], %{{.*}}
-// ZMM: arith.uitofp %{{.*}} : vector<16xi8> to vector<16xf32>
-// YMM: arith.uitofp %{{.*}} : vector<8xi8> to vector<8xf32>
-// XMM: arith.uitofp %{{.*}} : vector<4xi8> to vector<4xf32>
-// CHECK: vector.fma
+// CHECK: %[[U:.*]] = arith.andi %[[B]], %{{.*}}
+// CHECK: arith.subi %[[U]], %{{.*}}
+// ZMM: arith.sitofp %{{.*}} : vector<16xi8> to vector<16xf32>
+// YMM: arith.sitofp %{{.*}} : vector<8xi8> to vector<8xf32>
+// XMM: arith.sitofp %{{.*}} : vector<4xi8> to vector<4xf32>
+// CHECK: arith.mulf
 // CHECK: vector.fma
 // CHECK: arith.shrui
 // CHECK: vector.reduction <add>

@@ -82,9 +82,8 @@ private:
   Value i8Splat(int64_t v);
   /// f32 of an i8 vector, signed or unsigned.
   Value toF32(Value codes, bool isSigned);
-  /// (codes - 8) * d for vectors of 4-bit codes in f32 and of their
-  /// scale, rounded once.
-  Value scaleOffsetCodes(Value codes, Value d);
+  /// f32(u - 8) for a vector of 4-bit codes u (i8 in 0..15).
+  Value centredNibbles(Value nibbles);
 
   Value decodeQ8_0(Value row, Value u, int64_t e);
   Value decodeQ4_0(Value row, Value u, int64_t e);
