@@ -24,8 +24,6 @@ GemmTiling cpu::getBaseTiling(Type ct, const Target &target) {
 }
 
 GemmTiling cpu::getAmxTiling(GemmTiling t) {
-  t.amx = true;
-  t.pairDot = false;
   t.mr = kAmxBlock;
   t.mc = llvm::alignTo(t.mc, kAmxBlock);
   t.nc = llvm::alignTo(t.nc, kAmxBlock);
