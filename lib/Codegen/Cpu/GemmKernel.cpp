@@ -80,6 +80,59 @@ Value cpu::viewPackedPanels(OpBuilder &b, Location loc, Value mem,
   return groupPanels(b, loc, mem);
 }
 
+/// The FMA kernels' pack step: the block at (k0, n0) of `mem` (its
+/// transpose with `transposed`; `batch` its batch indices) into the
+/// compute-type panel `panel`, columns zero-padded to `paddedCols`.
+static BlockView packWidenedRhs(OpBuilder &b, Location loc, Value mem,
+                                ArrayRef<Value> batch, Value n0, Value k0,
+                                bool transposed, Value panel,
+                                VectorType vecType, Value depth, Value cols,
+                                Value paddedCols) {
+  SmallVector<Value> prefix(batch);
+  if (transposed)
+    return packTransposedBlock(b, loc, BlockView{mem, prefix, n0, k0}, panel,
+                               vecType, depth, cols, paddedCols);
+  return packBlock(b, loc, BlockView{mem, prefix, k0, n0}, panel, vecType,
+                   depth, cols, paddedCols);
+}
+
+/// The pair and AMX kernels' pack step: the same block into the bf16 pair
+/// panel `panel` (grouped where `groupRows` is set).
+static BlockView packPairRhs(OpBuilder &b, Location loc, Value mem,
+                             ArrayRef<Value> batch, Value n0, Value k0,
+                             bool transposed, Value panel, int64_t lanes,
+                             Value depth, Value cols, Value paddedCols,
+                             int64_t groupRows) {
+  SmallVector<Value> prefix(batch);
+  BlockView rhs = transposed ? BlockView{mem, prefix, n0, k0}
+                             : BlockView{mem, prefix, k0, n0};
+  return packPairBlock(b, loc, rhs, panel, lanes, depth, cols, paddedCols,
+                       transposed, groupRows);
+}
+
+void cpu::packRhsPanel(OpBuilder &b, Location loc, const PackedPanel &panel,
+                       int64_t lanes, Value source, Value n0, Value k0,
+                       bool transposed, Value depth, Value cols) {
+  Type element = cast<MemRefType>(panel.view.getType()).getElementType();
+  bool pairs = element.isBF16();
+  int64_t nc = pairs ? panel.width / 2 : panel.width;
+  auto idx = [&](int64_t v) { return indexConstant(b, loc, v); };
+  Value filled = depth;
+  if (pairs) {
+    packPairRhs(b, loc, source, {}, n0, k0, transposed, panel.view, lanes,
+                depth, cols, idx(nc), panel.groupRows);
+    filled = arith::CeilDivUIOp::create(b, loc, depth, idx(2));
+  } else {
+    packWidenedRhs(b, loc, source, {}, n0, k0, transposed, panel.view,
+                   VectorType::get({lanes}, element), depth, cols, idx(nc));
+  }
+  // The rows (pairs) past K in the last k block, which the GEMM never
+  // reads, zeroed so that the packed tensor is fully defined.
+  auto rowType = VectorType::get({pairs ? 2 * lanes : lanes}, element);
+  zeroRows(b, loc, BlockView{panel.view, {}, nullptr, nullptr, panel.groupRows},
+           rowType, filled, idx(panel.rows), idx(panel.width));
+}
+
 namespace {
 
 /// FMA register tiles (mr rows x nv vectors) on compute-type panels: the
@@ -214,12 +267,9 @@ BlockView FmaGemmKernel::packPanel(const GemmWorkItem &w, Value k0,
                                    Value depth) {
   if (ops.rhsPacked)
     return prepackedPanel(w.colBlock, k0);
-  if (ops.rhsTransposed)
-    return packTransposedBlock(b, loc,
-                               BlockView{ops.rhs, w.rhsBatch, w.n0, k0},
-                               w.panel, vecType, depth, w.cols, w.paddedCols);
-  return packBlock(b, loc, BlockView{ops.rhs, w.rhsBatch, k0, w.n0}, w.panel,
-                   vecType, depth, w.cols, w.paddedCols);
+  return packWidenedRhs(b, loc, ops.rhs, w.rhsBatch, w.n0, k0,
+                        ops.rhsTransposed, w.panel, vecType, depth, w.cols,
+                        w.paddedCols);
 }
 
 void FmaGemmKernel::forEachTile(const GemmWorkItem &w, TileFn tile) {
@@ -263,11 +313,9 @@ BlockView PairGemmKernel::packPanel(const GemmWorkItem &w, Value k0,
                                     Value depth) {
   if (ops.rhsPacked)
     return prepackedPanel(w.colBlock, k0);
-  BlockView rhs = ops.rhsTransposed
-                      ? BlockView{ops.rhs, w.rhsBatch, w.n0, k0}
-                      : BlockView{ops.rhs, w.rhsBatch, k0, w.n0};
-  return packPairBlock(b, loc, rhs, w.panel, t.lanes, depth, w.cols,
-                       w.paddedCols, ops.rhsTransposed);
+  return packPairRhs(b, loc, ops.rhs, w.rhsBatch, w.n0, k0, ops.rhsTransposed,
+                     w.panel, t.lanes, depth, w.cols, w.paddedCols,
+                     /*groupRows=*/0);
 }
 
 /// One x86vector.avx512.dot per accumulator and pair of k; an odd depth's
@@ -355,12 +403,9 @@ void AmxGemmKernel::emitKBlock(const GemmWorkItem &w, Value k0, Value depth,
     rhsPanel = prepackedPanel(w.colBlock, k0);
     next = nextPrepackedPanel(rhsPanel);
   } else {
-    BlockView rhs = ops.rhsTransposed
-                        ? BlockView{ops.rhs, w.rhsBatch, w.n0, k0}
-                        : BlockView{ops.rhs, w.rhsBatch, k0, w.n0};
-    rhsPanel = packPairBlock(b, loc, rhs, w.panel, t.lanes, depth, w.cols,
-                             w.paddedCols, ops.rhsTransposed,
-                             w.panelGroupRows);
+    rhsPanel = packPairRhs(b, loc, ops.rhs, w.rhsBatch, w.n0, k0,
+                           ops.rhsTransposed, w.panel, t.lanes, depth,
+                           w.cols, w.paddedCols, w.panelGroupRows);
     // Pairs past the depth: zero in both operands (0 * garbage may be NaN).
     zeroRows(b, loc, rhsPanel, zeroVec,
              arith::CeilDivUIOp::create(b, loc, depth, idx(2)),

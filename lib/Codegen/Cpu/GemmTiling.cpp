@@ -61,6 +61,13 @@ RankedTensorType cpu::getPackedRhsType(Type element, int64_t k, int64_t n,
   return RankedTensorType::get({nb, kb, kc, nc}, f32);
 }
 
+GemmTiling cpu::getPackedRhsTiling(GemmTiling t, ShapedType type) {
+  bool pairs = type.getElementType().isBF16();
+  t.kc = pairs ? 2 * type.getDimSize(2) : type.getDimSize(2);
+  t.nc = pairs ? type.getDimSize(3) / 2 : type.getDimSize(3);
+  return t;
+}
+
 bool cpu::isPackedRhsLowerable(RankedTensorType type, const Target &target) {
   Type element = type.getElementType();
   int64_t lanes = target.getLanes(Float32Type::get(type.getContext()));

@@ -37,7 +37,6 @@
 #include "attn/Codegen/Cpu/Emitter.h"
 #include "attn/Codegen/Cpu/GemmKernel.h"
 #include "attn/Codegen/Cpu/LoweringUtils.h"
-#include "attn/Codegen/Cpu/PairDotTile.h"
 
 #include "attn/Conversion/AttnToCpu/AttnToCpu.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -62,13 +61,8 @@ Type elementType(Value v) {
 GemmTiling chooseGemmTiling(const GemmOperands &g, const Target &target) {
   Type ct = getComputeType(g.resultType.getElementType());
   GemmTiling t = getBaseTiling(ct, target);
-  if (g.rhsPacked) {
-    // bf16 pairs hold half the rows and twice the columns.
-    ArrayRef<int64_t> shape = cast<ShapedType>(g.rhs.getType()).getShape();
-    bool pairs = elementType(g.rhs).isBF16();
-    t.kc = pairs ? 2 * shape[2] : shape[2];
-    t.nc = pairs ? shape[3] / 2 : shape[3];
-  }
+  if (g.rhsPacked)
+    return getPackedRhsTiling(t, cast<ShapedType>(g.rhs.getType()));
   return t;
 }
 
@@ -409,8 +403,8 @@ Value cpu::buildGemm(OpBuilder &b, Location loc, const GemmOperands &operands,
 
 namespace {
 /// attn.pack_weight's loops: one work item per panel, each packed by the
-/// GEMM's own pack code (packBlock, packTransposedBlock, or packPairBlock
-/// for bf16 pairs) into its slice of the result.
+/// pack code of the GEMM kernel that reads it (packRhsPanel) into its
+/// slice of the result.
 class PackWeightLowering : Emitter {
 public:
   PackWeightLowering(OpBuilder &b, Location loc, int64_t lanes)
@@ -450,11 +444,11 @@ private:
                  int64_t n, int64_t k, bool transposed, int64_t groupRows) {
     ArrayRef<int64_t> shape = outType.getShape();
     int64_t lanes = vecType.getNumElements();
-    bool pairs = outType.getElementType().isBF16();
-    // The panel's rows and columns as stored: kc / 2 pairs x 2 * nc for
-    // bf16 pairs.
+    // The panel's rows and columns as stored (kc / 2 pairs x 2 * nc for
+    // bf16 pairs) and its blocks.
     int64_t rows = shape[2], width = shape[3];
-    int64_t kc = pairs ? 2 * rows : rows, nc = pairs ? width / 2 : width;
+    GemmTiling blocks = getPackedRhsTiling(GemmTiling(), outType);
+    int64_t kc = blocks.kc, nc = blocks.nc;
     Value j = ivs[0], kb = ivs[1];
     Value n0 = mul(j, idx(nc)), k0 = mul(kb, idx(kc));
     Value depth = minu(arith::SubIOp::create(b, loc, idx(k), k0), idx(kc));
@@ -474,26 +468,9 @@ private:
                                b.getIndexAttr(viewWidth)},
         ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1),
                                b.getIndexAttr(1), b.getIndexAttr(1)});
-    BlockView panelView{panel, {}, nullptr, nullptr, groupRows};
-    Value filled = depth;
-    if (pairs) {
-      BlockView view = transposed ? BlockView{source, {}, n0, k0}
-                                  : BlockView{source, {}, k0, n0};
-      packPairBlock(b, loc, view, panel, lanes, depth, cols, idx(nc),
-                    transposed, groupRows);
-      filled = arith::CeilDivUIOp::create(b, loc, depth, idx(2));
-    } else if (transposed) {
-      packTransposedBlock(b, loc, BlockView{source, {}, n0, k0}, panel,
-                          vecType, depth, cols, idx(nc));
-    } else {
-      packBlock(b, loc, BlockView{source, {}, k0, n0}, panel, vecType, depth,
-                cols, idx(nc));
-    }
-    // The rows (pairs) past K in the last k block, which the GEMM never
-    // reads, zeroed so that the packed tensor is fully defined.
-    auto rowType = VectorType::get({pairs ? 2 * lanes : lanes},
-                                   outType.getElementType());
-    zeroRows(b, loc, panelView, rowType, filled, idx(rows), idx(width));
+    PackedPanel packed{panel, rows, width, groupRows};
+    packRhsPanel(b, loc, packed, lanes, source, n0, k0, transposed, depth,
+                 cols);
   }
 };
 } // namespace

@@ -124,6 +124,25 @@ int64_t getBlockExtent(Value size, int64_t most, int64_t align);
 Value viewPackedPanels(OpBuilder &b, Location loc, Value mem,
                        ShapedType type, int64_t &groupRows);
 
+/// A prepacked panel (getPackedRhsType) as attn.pack_weight fills it: a
+/// 2-D view of its `rows` x `width` elements as stored (of its grouped rows
+/// where `groupRows` is set).
+struct PackedPanel {
+  Value view;
+  int64_t rows = 0, width = 0;
+  int64_t groupRows = 0;
+};
+
+/// attn.pack_weight's step: packs the block at (k0, n0) of the [k, n]
+/// operand `source` (of its [n, k] transpose with `transposed`), `depth` x
+/// `cols` elements, into `panel` with the pack code of the kernel that
+/// reads such panels (bf16 pairs: the pair and AMX kernels'; f32: the FMA
+/// kernel's, in vectors of `lanes`), columns zero-padded to the panel's,
+/// and zeroes its rows past the depth.
+void packRhsPanel(OpBuilder &b, Location loc, const PackedPanel &panel,
+                  int64_t lanes, Value source, Value n0, Value k0,
+                  bool transposed, Value depth, Value cols);
+
 } // namespace mlir::attn::cpu
 
 #endif // ATTN_CODEGEN_CPU_GEMMKERNEL_H

@@ -64,6 +64,11 @@ bool isAmxPanelType(ShapedType type);
 RankedTensorType getPackedRhsType(Type element, int64_t k, int64_t n,
                                   const Target &target);
 
+/// `t` with the k and column blocks of prepacked panels of `type`
+/// (getPackedRhsType's kc and nc: bf16 pairs hold half the rows and twice
+/// the columns).
+GemmTiling getPackedRhsTiling(GemmTiling t, ShapedType type);
+
 /// Whether the GEMM on `target` can read panels of `type`: f32 with nc
 /// whole vectors, or bf16 pairs with nc whole vectors where the target
 /// multiplies pairs (bf16Dot).
