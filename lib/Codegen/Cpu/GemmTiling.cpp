@@ -24,8 +24,6 @@ GemmTiling cpu::getBaseTiling(Type ct, const Target &target) {
 }
 
 GemmTiling cpu::getAmxTiling(GemmTiling t) {
-  t.amx = true;
-  t.pairDot = false;
   t.mr = kAmxBlock;
   t.mc = llvm::alignTo(t.mc, kAmxBlock);
   t.nc = llvm::alignTo(t.nc, kAmxBlock);
@@ -61,6 +59,13 @@ RankedTensorType cpu::getPackedRhsType(Type element, int64_t k, int64_t n,
         {nb, kb, static_cast<int64_t>(llvm::divideCeil(kc, 2)), 2 * nc},
         element);
   return RankedTensorType::get({nb, kb, kc, nc}, f32);
+}
+
+GemmTiling cpu::getPackedRhsTiling(GemmTiling t, ShapedType type) {
+  bool pairs = type.getElementType().isBF16();
+  t.kc = pairs ? 2 * type.getDimSize(2) : type.getDimSize(2);
+  t.nc = pairs ? type.getDimSize(3) / 2 : type.getDimSize(3);
+  return t;
 }
 
 bool cpu::isPackedRhsLowerable(RankedTensorType type, const Target &target) {

@@ -49,8 +49,9 @@ struct GemmOperands {
   /// attn.quantized_matmul) in this format, or null. The one hook of
   /// quantized weights into the GEMM: where a transposed rhs would be
   /// packed, each k block of the panel is dequantized from the bytes
-  /// instead (packQuantizedBlock, QuantBlocks.h); the rest of the GEMM is
-  /// unchanged. 2-D products with an f32 compute type, FMA path only.
+  /// instead (packQuantizedBlock, QuantBlocks.h: the panel pack of
+  /// GemmKernel's quantized FMA kernel); the rest of the GEMM is
+  /// unchanged. 2-D products with an f32 compute type.
   const QuantizedWeight *quantizedRhs = nullptr;
 };
 
@@ -72,16 +73,14 @@ Value buildPackWeight(OpBuilder &b, Location loc, Value weight,
                       int64_t vectorBits);
 
 /// Emits the product as a register-blocked GEMM in the vector dialect on
-/// buffers (packed rhs panels, an mr x nv FMA register tile, work items over
-/// batch x row blocks x column blocks in an scf.forall) sized for vectors
-/// of the target's width. A transposed rhs is transposed while it is packed, with
-/// no copy of the whole operand. With `bf16Dot` (a target with
-/// AVX512-BF16), a bf16 x bf16 product accumulated in f32 multiplies pairs
-/// of k with x86vector.avx512.dot on pair-packed panels (PairDotTile.h);
-/// other types keep the FMA tile. With `amx` (a target with AMX-BF16), a
-/// bf16 x bf16 product accumulated in f32 runs on AMX tiles (AmxTile.h)
-/// when attnrt_amx_available() returns 1 (checked once per product), and
-/// the code above otherwise. Returns the result tensor.
+/// buffers (packed rhs panels, work items over batch x row blocks x column
+/// blocks in an scf.forall) sized for vectors of the target's width, on
+/// the kernel (GemmKernel.h) the target offers for the element types: FMA
+/// register tiles, bf16 pair dots where the target multiplies pairs, or
+/// AMX tiles where it has them, when attnrt_amx_available() returns 1
+/// (checked once per product), and the vector kernel otherwise. A
+/// transposed rhs is transposed while it is packed, with no copy of the
+/// whole operand. Returns the result tensor.
 Value buildGemm(OpBuilder &b, Location loc, const GemmOperands &operands,
                 const Target &target);
 

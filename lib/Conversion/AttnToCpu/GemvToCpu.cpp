@@ -17,40 +17,31 @@
 // The weight rows stream from memory once and stay in L1 for the other
 // groups of lhs rows; each vector load feeds nr or mr FMAs.
 //
-// Where the target's vector kernel for bf16 is pair dots, a bf16 x bf16
-// product in f32 multiplies the rows as they are stored: each step loads
-// 2 x lanes bf16 of a weight row and of an lhs row and adds their pair
-// products with one x86vector.avx512.dot (vdpbf16ps), instead of widening
-// both rows to f32 for the FMA (two instructions per vector of each, which
-// make a decode step compute-bound; bench/RESULTS.md, "Decode steps").
+// The instruction family of the steps is the kernel's (GemvKernel.h):
+// FMAs on rows widened to the compute type, or bf16 pair dots on the rows
+// as stored. A kernel on tiles (AMX) multiplies blocks of weight rows by
+// all the lhs rows at once, behind the runtime's permission check:
 //
-// With `amx`, a bf16 product accumulated in f32 whose weight has at least
-// 32 rows and whole 32-k steps runs on AMX tiles where the runtime allows
-// them (buildAmxBranch): the transposed product
-// out^T = W . lhs^T, the weight read in place as A tiles (16 rows x 32 k),
-// the lhs rows packed once per call into pairs of k as the B tile (16
-// columns, zero past M), two 16 x 16 C tiles per block of 32 weight rows;
-// the last N % 32 weight rows take the vector dot products.
-// One tdpbf16ps per KiB of weight: the product runs at the rate the weight
-// streams from memory, for 1 to 16 rows alike.
+//   lhs rows packed once for the tiles
+//   scf.forall (blocks of weight rows; an scf.for for a small weight)
+//     acc = the block's products on tiles
+//     out[m, n0 + j] = init[m, n0 + j] + acc[j, m], rounded once
+//   the last N % block weight rows as the vector code's last work item
 //
 //===----------------------------------------------------------------------===//
 
 #include "GemvToCpu.h"
 
-#include "attn/Codegen/Cpu/AmxTile.h"
 #include "attn/Codegen/Cpu/Emitter.h"
+#include "attn/Codegen/Cpu/GemvKernel.h"
 #include "attn/Codegen/Cpu/LoweringUtils.h"
-#include "attn/Codegen/Cpu/PairDotTile.h"
 #include "attn/Codegen/Cpu/RegisterTile.h"
 
-#include "mlir/Dialect/AMX/AMXDialect.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
-#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -65,7 +56,7 @@ public:
       : Emitter(b, loc, getComputeType(g.resultType.getElementType()),
                 target.getLanes(getComputeType(g.resultType.getElementType()))),
         g(g), lanes(vecType.getDimSize(0)),
-        kernels(target.getProductKernels(
+        productKernels(target.getProductKernels(
             cast<ShapedType>(g.lhs.getType()).getElementType(),
             cast<ShapedType>(g.rhs.getType()).getElementType(), ct)) {}
 
@@ -92,8 +83,8 @@ private:
            type.getNumElements() < kGemvParallelMinElements;
   }
 
-  /// Element type `from` converted to the compute type (vector or scalar).
-  Value load(Value mem, Value row, Value col, bool vector);
+  /// mem[row, col] converted to the compute type.
+  Value load(Value mem, Value row, Value col);
 
   /// Runs `body(item)` for item in [0, items): in parallel, or in order for
   /// a small weight.
@@ -101,18 +92,11 @@ private:
   /// init[row, col] (or the fill value, or 0) in the compute type.
   Value startValue(Value row, Value col);
 
-  /// Whether both operands' rows are contiguous (what the tiles and the
-  /// pair loads read).
-  bool hasDenseRows() const;
-  /// Whether the AMX path applies: the target offers tiles for the element
-  /// types, a static [N, K] weight of at least 32 rows and whole 32-k
-  /// steps, dense rows.
-  bool isAmxProduct() const;
-  /// Whether the vector dot products multiply bf16 pairs: the target's
-  /// vector kernel for the element types, dense rows.
-  bool isPairProduct() const;
-  void emitAmx();
-  void emitAmxWorkItem(Value item, Value pairs);
+  /// The product on `kernel`: blocks of weight rows on its tiles, if it
+  /// has them, else the vector work items.
+  void emitProduct();
+  /// Out[m, n0 + j] = start + acc[j, m] for the tile block at n0.
+  void emitTileItem(Value item, Value packedRows);
 
   void emitWorkItem(Value item);
   void emitTile(const Tile &t);
@@ -121,29 +105,21 @@ private:
   const GemmOperands &g;
   int64_t lanes;
   /// What the target offers for the product's element types.
-  ProductKernels kernels;
-  /// isPairProduct(), set by emit().
-  bool pairs = false;
+  ProductKernels productKernels;
+  /// The operands as the kernels read them; set by emit().
+  GemvKernelOperands ops;
+  /// The kernel whose code is being emitted.
+  GemvKernel *kernel = nullptr;
   Value lhsBuf, rhsBuf, initBuf, outBuf, m, n, k;
   /// Writes the results (after the epilogue's consumers); set by emit().
   std::optional<ResultStore> results;
 };
 
-/// Steps (32 k each) per block of AMX code whose C tiles stay in registers
-/// (tiles cannot cross blocks): their load and store are 4 KiB per 16 KiB
-/// of weight.
-constexpr int64_t kGemvAmxGroup = 16;
-
 } // namespace
 
-Value GemvLowering::load(Value mem, Value row, Value col, bool vector) {
-  Type et = cast<MemRefType>(mem.getType()).getElementType();
-  if (!vector)
-    return castFloat(
-        b, loc, memref::LoadOp::create(b, loc, mem, ValueRange{row, col}), ct);
-  Value v = vector::LoadOp::create(b, loc, VectorType::get({lanes}, et), mem,
-                                   ValueRange{row, col});
-  return castFloat(b, loc, v, vecType);
+Value GemvLowering::load(Value mem, Value row, Value col) {
+  return castFloat(
+      b, loc, memref::LoadOp::create(b, loc, mem, ValueRange{row, col}), ct);
 }
 
 Value GemvLowering::emit() {
@@ -161,20 +137,13 @@ Value GemvLowering::emit() {
                            ? OpFoldResult(size)
                            : b.getIndexAttr(g.resultType.getDimSize(i)));
   outBuf = allocAligned(b, loc, g.resultType.getElementType(), outSizes);
-  pairs = isPairProduct();
-  auto vectorCode = [&] {
-    forItems(arith::CeilDivUIOp::create(b, loc, n, idx(nb)),
-             [&](Value item) { emitWorkItem(item); });
-  };
-  if (isAmxProduct())
-    buildAmxBranch(b, loc, [&](bool onTiles) {
-      if (onTiles)
-        emitAmx();
-      else
-        vectorCode();
-    });
-  else
-    vectorCode();
+  ops = GemvKernelOperands{lhsBuf, rhsBuf, m};
+  std::unique_ptr<GemvKernel> chosen =
+      GemvKernel::create(b, loc, ct, lanes, ops, productKernels);
+  chosen->emitVersions([&](GemvKernel &version) {
+    kernel = &version;
+    emitProduct();
+  });
   return bufferization::ToTensorOp::create(b, loc, g.resultType, outBuf,
                                            /*restrict=*/true,
                                            /*writable=*/true);
@@ -194,111 +163,37 @@ void GemvLowering::forItems(Value items, function_ref<void(Value)> body) {
 
 Value GemvLowering::startValue(Value row, Value col) {
   if (initBuf)
-    return load(initBuf, row, col, false);
+    return load(initBuf, row, col);
   return g.initValue ? castFloat(b, loc, g.initValue, ct) : fconst(0.0);
 }
 
-bool GemvLowering::hasDenseRows() const {
-  return cast<MemRefType>(lhsBuf.getType()).isLastDimUnitStride() &&
-         cast<MemRefType>(rhsBuf.getType()).isLastDimUnitStride();
-}
-
-bool GemvLowering::isAmxProduct() const {
-  auto weight = cast<ShapedType>(g.rhs.getType());
-  return kernels.amxTiles && weight.hasStaticShape() &&
-         weight.getDimSize(0) >= kAmxBlock && weight.getDimSize(1) > 0 &&
-         weight.getDimSize(1) % kAmxStepK == 0 && hasDenseRows();
-}
-
-bool GemvLowering::isPairProduct() const {
-  return kernels.vector == VectorKernel::PairDot && hasDenseRows();
-}
-
-/// The lhs rows (at most 16) in pairs of k, the B tiles of every step:
-/// pairs[p, 2 r + e] = lhs[r, 2 p + e], zero for r >= M; then the blocks
-/// of 32 weight rows.
-void GemvLowering::emitAmx() {
-  static_assert(kGemvMaxRows <= kAmxTileCols,
-                "the callers' rows fit one B tile's columns");
-  auto weight = cast<ShapedType>(g.rhs.getType());
-  int64_t pairRows = weight.getDimSize(1) / 2;
-  Type bf16 = b.getBF16Type();
-  Value pairs = allocAligned(
-      b, loc, bf16,
-      {b.getIndexAttr(pairRows), b.getIndexAttr(2 * kAmxTileCols)});
-  auto rowType = VectorType::get({2 * kAmxTileCols}, bf16);
-  Value zero = createFloatConstantOfType(b, loc, rowType, 0.0);
-  forLoop(idx(0), idx(pairRows), idx(1), [&](Value p) {
-    vector::StoreOp::create(b, loc, zero, pairs, ValueRange{p, idx(0)});
-  });
-  auto pairType = VectorType::get({2}, bf16);
-  forLoop(idx(0), m, idx(1), [&](Value r) {
-    Value col = mul(r, idx(2));
-    forLoop(idx(0), idx(pairRows), idx(1), [&](Value p) {
-      Value v = vector::LoadOp::create(b, loc, pairType, lhsBuf,
-                                       ValueRange{r, mul(p, idx(2))});
-      vector::StoreOp::create(b, loc, v, pairs, ValueRange{p, col});
-    });
-  });
-  // The blocks of 32 weight rows on tiles; the last N % 32 rows (a
-  // vocabulary of 50257) as the vector code's last work item (nb = 32).
-  static_assert(nb == kAmxBlock, "one vector work item per tile block");
-  int64_t blocks = weight.getDimSize(0) / kAmxBlock;
-  forItems(idx(blocks), [&](Value item) { emitAmxWorkItem(item, pairs); });
-  if (weight.getDimSize(0) % kAmxBlock)
+void GemvLowering::emitProduct() {
+  int64_t blockRows = kernel->getTileBlockRows();
+  if (!blockRows) {
+    forItems(arith::CeilDivUIOp::create(b, loc, n, idx(nb)),
+             [&](Value item) { emitWorkItem(item); });
+    return;
+  }
+  static_assert(kGemvMaxRows <= kGemvTileMaxRows,
+                "the callers' rows fit the tile kernels'");
+  Value packedRows = kernel->packTileRows();
+  // The blocks of weight rows on tiles; the last N % blockRows rows (a
+  // vocabulary of 50257) as the vector code's last work item.
+  assert(blockRows == nb && "one vector work item per tile block");
+  int64_t rows = cast<ShapedType>(g.rhs.getType()).getDimSize(0);
+  int64_t blocks = rows / blockRows;
+  forItems(idx(blocks),
+           [&](Value item) { emitTileItem(item, packedRows); });
+  if (rows % blockRows)
     emitWorkItem(idx(blocks));
 }
 
-/// Weight rows n0 .. n0 + 32 times the packed lhs: two C tiles (16 weight
-/// rows x 16 lhs rows each) over every step, stored into acc [32, 16]
-/// between blocks of kGemvAmxGroup steps, then written transposed:
-/// out[r, n0 + j] = init + acc[j, r].
-void GemvLowering::emitAmxWorkItem(Value item, Value pairs) {
-  int64_t steps = cast<ShapedType>(g.rhs.getType()).getDimSize(1) / kAmxStepK;
-  Type f32 = b.getF32Type(), bf16 = b.getBF16Type();
-  auto cType = amx::TileType::get({kAmxTileRows, kAmxTileCols}, f32);
-  auto abType = amx::TileType::get({kAmxTileRows, kAmxStepK}, bf16);
-  Value n0 = mul(item, idx(kAmxBlock));
-  Value acc = allocAligned(
-      b, loc, f32, {b.getIndexAttr(kAmxBlock), b.getIndexAttr(kAmxTileCols)});
-  auto block = [&](Value s0, int64_t count, bool zeroC) {
-    Value c[2];
-    for (int64_t t = 0; t < 2; ++t)
-      c[t] = zeroC ? amx::TileZeroOp::create(b, loc, cType).getResult()
-                   : amx::TileLoadOp::create(
-                         b, loc, cType, acc,
-                         ValueRange{idx(t * kAmxTileRows), idx(0)})
-                         .getResult();
-    for (int64_t u = 0; u < count; ++u) {
-      Value s = add(s0, idx(u));
-      Value x = amx::TileLoadOp::create(
-          b, loc, abType, pairs,
-          ValueRange{mul(s, idx(kAmxStepK / 2)), idx(0)});
-      for (int64_t t = 0; t < 2; ++t) {
-        Value w = amx::TileLoadOp::create(
-            b, loc, abType, rhsBuf,
-            ValueRange{add(n0, idx(t * kAmxTileRows)),
-                       mul(s, idx(kAmxStepK))});
-        c[t] = amx::TileMulFOp::create(b, loc, cType, w, x, c[t]);
-      }
-    }
-    for (int64_t t = 0; t < 2; ++t)
-      amx::TileStoreOp::create(b, loc, acc,
-                               ValueRange{idx(t * kAmxTileRows), idx(0)},
-                               c[t]);
-  };
-  // Steps are static: a first block from zero tiles, whole blocks, the
-  // rest.
-  int64_t group = std::min(steps, kGemvAmxGroup);
-  int64_t whole = steps / group * group;
-  block(idx(0), group, /*zeroC=*/true);
-  if (whole > group)
-    forLoop(idx(group), idx(whole), idx(group),
-            [&](Value s0) { block(s0, group, false); });
-  if (whole < steps)
-    block(idx(whole), steps - whole, false);
+void GemvLowering::emitTileItem(Value item, Value packedRows) {
+  int64_t blockRows = kernel->getTileBlockRows();
+  Value n0 = mul(item, idx(blockRows));
+  Value acc = kernel->emitTileBlock(n0, packedRows);
   forLoop(idx(0), m, idx(1), [&](Value r) {
-    forLoop(idx(0), idx(kAmxBlock), idx(1), [&](Value j) {
+    forLoop(idx(0), idx(blockRows), idx(1), [&](Value j) {
       // One statement each: the order of the ops is the order written.
       Value col = add(n0, j);
       Value start = startValue(r, col);
@@ -327,13 +222,9 @@ SmallVector<Value> GemvLowering::emitVectorPart(const Tile &t, int64_t u,
                                                 Value vecEnd) {
   Value zero = createFloatConstantOfType(b, loc, vecType, 0.0);
   SmallVector<Value> init(t.rows * t.cols * u, zero);
-  int64_t width = pairs ? 2 * lanes : lanes;
-  auto pairType = VectorType::get({width}, b.getBF16Type());
-  auto loadStep = [&](Value mem, Value row, Value col) -> Value {
-    if (pairs)
-      return vector::LoadOp::create(b, loc, pairType, mem,
-                                    ValueRange{row, col});
-    return load(mem, row, col, true);
+  int64_t width = kernel->getStepElements();
+  auto loadStep = [&](Value mem, Value row, Value col) {
+    return kernel->loadStep(mem, row, col);
   };
   // The weight rows of the next tile (the rows after this tile's, in
   // memory order) are prefetched into L2 beside this tile's loads, so that
@@ -367,11 +258,7 @@ SmallVector<Value> GemvLowering::emitVectorPart(const Tile &t, int64_t u,
                                add(k0, idx(j * width)));
             for (int64_t c = 0; c < t.cols; ++c) {
               int64_t a = (r * t.cols + c) * u + j;
-              next[a] =
-                  pairs ? Value(x86vector::DotBF16Op::create(
-                              b, loc, vecType, acc[a], x, w[c * u + j]))
-                        : Value(vector::FMAOp::create(b, loc, x, w[c * u + j],
-                                                      acc[a]));
+              next[a] = kernel->accumulate(acc[a], x, w[c * u + j]);
             }
           }
         scf::YieldOp::create(b, loc, next);
@@ -391,7 +278,7 @@ SmallVector<Value> GemvLowering::emitVectorPart(const Tile &t, int64_t u,
 void GemvLowering::emitTile(const Tile &t) {
   // Enough independent FMA chains to cover the FMA latency.
   int64_t u = t.rows * t.cols >= 4 ? 1 : 2;
-  Value step = idx(u * (pairs ? 2 * lanes : lanes));
+  Value step = idx(u * kernel->getStepElements());
   Value vecEnd = arith::SubIOp::create(
       b, loc, k, arith::RemUIOp::create(b, loc, k, step));
   SmallVector<Value> dots = emitVectorPart(t, u, vecEnd);
@@ -401,9 +288,9 @@ void GemvLowering::emitTile(const Tile &t) {
       [&](OpBuilder &, Location, Value j, ValueRange acc) {
         SmallVector<Value> w, next;
         for (int64_t c = 0; c < t.cols; ++c)
-          w.push_back(load(rhsBuf, add(t.c0, idx(c)), j, false));
+          w.push_back(load(rhsBuf, add(t.c0, idx(c)), j));
         for (int64_t r = 0; r < t.rows; ++r) {
-          Value x = load(lhsBuf, add(t.i0, idx(r)), j, false);
+          Value x = load(lhsBuf, add(t.i0, idx(r)), j);
           for (int64_t c = 0; c < t.cols; ++c)
             next.push_back(arith::AddFOp::create(
                 b, loc, acc[r * t.cols + c],

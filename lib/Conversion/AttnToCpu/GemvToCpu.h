@@ -25,14 +25,13 @@ constexpr int64_t kGemvParallelMinElements = 1 << 16;
 /// read from memory once, in place, with no transposed copy and no
 /// packing; work items are blocks of weight rows, in parallel for a
 /// weight of kGemvParallelMinElements or more. Accumulates in the
-/// compute type and rounds once. With `bf16Dot`, a bf16 x bf16 product in
-/// f32 multiplies the rows' bf16 pairs with vdpbf16ps as they are stored
-/// (no widening). With `amx` (a target with AMX-BF16), a
-/// bf16 x bf16 product in f32 of a static weight with N >= 32 and K a
-/// multiple of 32 reads the weight's blocks of 32 rows as AMX A tiles where
-/// attnrt_amx_available() allows (the lhs rows packed once into pairs of k
-/// as the B tiles; the last N % 32 rows and the other case on vectors).
-/// Returns the result tensor.
+/// compute type and rounds once. The steps are the kernel's (GemvKernel.h)
+/// for the target and element types: FMAs on widened rows, or bf16 pair
+/// dots (vdpbf16ps) on the rows as stored; a bf16 x bf16 product in f32 of
+/// a static weight with N >= 32 and K a multiple of 32 reads the weight's
+/// blocks of 32 rows as AMX A tiles where the target has them and
+/// attnrt_amx_available() allows (the last N % 32 rows and the other case
+/// on vectors). Returns the result tensor.
 Value buildTransposedGemv(OpBuilder &b, Location loc,
                           const GemmOperands &operands,
                           const Target &target);

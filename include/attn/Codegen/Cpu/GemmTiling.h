@@ -1,9 +1,9 @@
 //===- GemmTiling.h - the blocking of CPU GEMMs and panels ------*- C++ -*-===//
 //
-// One description of how a GEMM is blocked (register tile, cache blocks,
-// the instruction family of the inner kernel) and of the layout of the
-// panels it packs, shared by the GEMM lowering and attn-cpu-prepack-weights
-// (which packs weights ahead of time in exactly that layout).
+// One description of how a GEMM is blocked (register tile, cache blocks)
+// and of the layout of the panels it packs, shared by the GEMM's kernels
+// (GemmKernel.h) and attn-cpu-prepack-weights (which packs weights ahead of
+// time in exactly that layout).
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,12 +35,6 @@ struct GemmTiling {
   /// Row blocks are split below mc (down to minRows) only to make at least
   /// minItems work items.
   int64_t minRows = 48, minItems = 4;
-  /// bf16 x bf16 with x86vector.avx512.dot on pair-packed panels
-  /// (PairDotTile.h) instead of FMAs on widened ones.
-  bool pairDot = false;
-  /// bf16 x bf16 on AMX tiles (AmxTile.h): blocks padded to 32 rows and
-  /// columns, the lhs packed in bf16 per k block.
-  bool amx = false;
 };
 
 /// The tiling of a GEMM computing in `ct` on `target`: mr rows x the
@@ -69,6 +63,11 @@ bool isAmxPanelType(ShapedType type);
 /// attn.pack_weight use this one layout.
 RankedTensorType getPackedRhsType(Type element, int64_t k, int64_t n,
                                   const Target &target);
+
+/// `t` with the k and column blocks of prepacked panels of `type`
+/// (getPackedRhsType's kc and nc: bf16 pairs hold half the rows and twice
+/// the columns).
+GemmTiling getPackedRhsTiling(GemmTiling t, ShapedType type);
 
 /// Whether the GEMM on `target` can read panels of `type`: f32 with nc
 /// whole vectors, or bf16 pairs with nc whole vectors where the target

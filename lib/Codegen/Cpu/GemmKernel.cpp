@@ -1,0 +1,474 @@
+//===- GemmKernel.cpp - the instruction families of the CPU GEMM ----------===//
+//
+// FmaGemmKernel: per k block the rhs block packed into a compute-type
+// panel (columns zero-padded to whole vectors; a transposed rhs is
+// transposed in registers on the way), a narrow lhs widened into lhsPack,
+// then for each nv-vector column group and each group of mr rows an FMA
+// register tile (RegisterTile.h). QuantizedGemmKernel packs its panel by
+// dequantizing the weight's bytes (packQuantizedBlock). PairGemmKernel
+// keeps the panel in bf16 pairs of k, reads the lhs pairs in place and
+// does one x86vector.avx512.dot per accumulator and pair of k
+// (PairDotTile.h). AmxGemmKernel pads its blocks to whole tiles and runs
+// 2 x 2 C tiles at a time (AmxTile.h), behind the run-time permission
+// check, with the vector kernel as its fallback.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Codegen/Cpu/GemmKernel.h"
+
+#include "attn/Codegen/Cpu/AmxTile.h"
+#include "attn/Codegen/Cpu/PairDotTile.h"
+#include "attn/Codegen/Cpu/QuantBlocks.h"
+
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::cpu;
+
+GemmKernel::~GemmKernel() = default;
+
+BlockView GemmKernel::prepackedPanel(Value colBlock, Value k0) {
+  return BlockView{ops.rhs,
+                   {colBlock, arith::DivUIOp::create(b, loc, k0, idx(t.kc))},
+                   nullptr,
+                   nullptr,
+                   ops.panelGroupRows};
+}
+
+int64_t cpu::getBlockExtent(Value size, int64_t most, int64_t align) {
+  std::optional<int64_t> c = getConstantIntValue(size);
+  int64_t e = c ? std::min(most, (int64_t)llvm::alignTo(*c, align)) : most;
+  return std::max<int64_t>(e, 1);
+}
+
+/// The grouped view of pair panels `mem` ([..., kc / 2, 2 * nc], dense):
+/// [..., (2 * nc / kPanelGroup) * kc / 2, kPanelGroup] over the same
+/// memory, each panel's column groups one after the other (read through
+/// a BlockView whose groupRows is kc / 2).
+static Value groupPanels(OpBuilder &b, Location loc, Value mem) {
+  auto type = cast<MemRefType>(mem.getType());
+  int64_t rank = type.getRank();
+  SmallVector<ReassociationIndices> merge;
+  for (int64_t i = 0; i < rank - 2; ++i)
+    merge.push_back({i});
+  merge.push_back({rank - 2, rank - 1});
+  Value flat = memref::CollapseShapeOp::create(b, loc, mem, merge);
+  SmallVector<int64_t> shape(type.getShape());
+  int64_t elements = shape[rank - 2] * shape[rank - 1];
+  shape.pop_back();
+  shape.back() = elements / kPanelGroup;
+  shape.push_back(kPanelGroup);
+  SmallVector<OpFoldResult> sizes = llvm::map_to_vector(
+      shape, [&](int64_t v) -> OpFoldResult { return b.getIndexAttr(v); });
+  auto flatType = cast<MemRefType>(flat.getType());
+  MemRefType resultType = memref::ExpandShapeOp::computeExpandedType(
+                              flatType, shape, merge)
+                              .value();
+  return memref::ExpandShapeOp::create(b, loc, resultType, flat, merge,
+                                       sizes);
+}
+
+Value cpu::viewPackedPanels(OpBuilder &b, Location loc, Value mem,
+                            ShapedType type, int64_t &groupRows) {
+  groupRows = 0;
+  if (!isAmxPanelType(type))
+    return mem;
+  groupRows = type.getDimSize(2);
+  return groupPanels(b, loc, mem);
+}
+
+/// The FMA kernels' pack step: the block at (k0, n0) of `mem` (its
+/// transpose with `transposed`; `batch` its batch indices) into the
+/// compute-type panel `panel`, columns zero-padded to `paddedCols`.
+static BlockView packWidenedRhs(OpBuilder &b, Location loc, Value mem,
+                                ArrayRef<Value> batch, Value n0, Value k0,
+                                bool transposed, Value panel,
+                                VectorType vecType, Value depth, Value cols,
+                                Value paddedCols) {
+  SmallVector<Value> prefix(batch);
+  if (transposed)
+    return packTransposedBlock(b, loc, BlockView{mem, prefix, n0, k0}, panel,
+                               vecType, depth, cols, paddedCols);
+  return packBlock(b, loc, BlockView{mem, prefix, k0, n0}, panel, vecType,
+                   depth, cols, paddedCols);
+}
+
+/// The pair and AMX kernels' pack step: the same block into the bf16 pair
+/// panel `panel` (grouped where `groupRows` is set).
+static BlockView packPairRhs(OpBuilder &b, Location loc, Value mem,
+                             ArrayRef<Value> batch, Value n0, Value k0,
+                             bool transposed, Value panel, int64_t lanes,
+                             Value depth, Value cols, Value paddedCols,
+                             int64_t groupRows) {
+  SmallVector<Value> prefix(batch);
+  BlockView rhs = transposed ? BlockView{mem, prefix, n0, k0}
+                             : BlockView{mem, prefix, k0, n0};
+  return packPairBlock(b, loc, rhs, panel, lanes, depth, cols, paddedCols,
+                       transposed, groupRows);
+}
+
+void cpu::packRhsPanel(OpBuilder &b, Location loc, const PackedPanel &panel,
+                       int64_t lanes, Value source, Value n0, Value k0,
+                       bool transposed, Value depth, Value cols) {
+  Type element = cast<MemRefType>(panel.view.getType()).getElementType();
+  bool pairs = element.isBF16();
+  int64_t nc = pairs ? panel.width / 2 : panel.width;
+  auto idx = [&](int64_t v) { return indexConstant(b, loc, v); };
+  Value filled = depth;
+  if (pairs) {
+    packPairRhs(b, loc, source, {}, n0, k0, transposed, panel.view, lanes,
+                depth, cols, idx(nc), panel.groupRows);
+    filled = arith::CeilDivUIOp::create(b, loc, depth, idx(2));
+  } else {
+    packWidenedRhs(b, loc, source, {}, n0, k0, transposed, panel.view,
+                   VectorType::get({lanes}, element), depth, cols, idx(nc));
+  }
+  // The rows (pairs) past K in the last k block, which the GEMM never
+  // reads, zeroed so that the packed tensor is fully defined.
+  auto rowType = VectorType::get({pairs ? 2 * lanes : lanes}, element);
+  zeroRows(b, loc, BlockView{panel.view, {}, nullptr, nullptr, panel.groupRows},
+           rowType, filled, idx(panel.rows), idx(panel.width));
+}
+
+namespace {
+
+/// FMA register tiles (mr rows x nv vectors) on compute-type panels: the
+/// rhs block packed (or transposed) into the panel, a narrow lhs widened
+/// into lhsPack once per k block.
+class FmaGemmKernel : public GemmKernel {
+public:
+  using GemmKernel::GemmKernel;
+  void allocate(GemmWorkItem &w) override;
+  void emitKBlock(const GemmWorkItem &w, Value k0, Value depth, bool first,
+                  GemmBlockOutputFn output) override;
+
+protected:
+  /// The per-call panel of kcRows x ncCols elements.
+  virtual Value allocatePanel(int64_t kcRows, int64_t ncCols) {
+    return alloc({b.getIndexAttr(kcRows), b.getIndexAttr(ncCols)});
+  }
+  /// Whether the lhs is widened into lhsPack: a narrow lhs (bf16, f16).
+  /// The register tile then broadcasts compute-type scalars straight from
+  /// memory instead of converting each one in a general register and
+  /// moving it to a vector (a shuffle-port uop per broadcast, on the port
+  /// that AVX-512 FMAs share).
+  virtual bool widensLhs() const {
+    return cast<MemRefType>(ops.lhs.getType()).getElementType() != ct;
+  }
+  /// The rhs block at k0 as a panel: packed into w.panel, or prepacked.
+  virtual BlockView packPanel(const GemmWorkItem &w, Value k0, Value depth);
+  /// acc[i, c] += sum_{j < depth} lhs[i, j] * panel[j, c] for the work
+  /// item's rows and column vectors.
+  virtual void emitPanel(const GemmWorkItem &w, const BlockView &lhs,
+                         const BlockView &panel, Value depth);
+
+  using TileFn = function_ref<SmallVector<Value>(
+      ArrayRef<Value> rowOf, ArrayRef<Value> colOf, ArrayRef<Value> init)>;
+  /// For each register tile of the work item's rows and column vectors:
+  /// loads its accumulators from acc, lets `tile` update them and stores
+  /// them back.
+  void forEachTile(const GemmWorkItem &w, TileFn tile);
+};
+
+/// FMA tiles on panels dequantized from a quantized weight's bytes.
+class QuantizedGemmKernel : public FmaGemmKernel {
+public:
+  using FmaGemmKernel::FmaGemmKernel;
+
+protected:
+  BlockView packPanel(const GemmWorkItem &w, Value k0, Value depth) override {
+    return packQuantizedBlock(b, loc, *ops.quantizedRhs, ops.rhs, w.panel,
+                              vecType, w.n0, k0, depth, w.cols, w.paddedCols);
+  }
+};
+
+/// AVX512-BF16 pair dots on bf16 panels in pairs of k; the lhs pairs are
+/// read in place.
+class PairGemmKernel : public FmaGemmKernel {
+public:
+  using FmaGemmKernel::FmaGemmKernel;
+
+protected:
+  /// A pair-packed panel holds bf16 pairs: half the rows, twice the
+  /// columns.
+  Value allocatePanel(int64_t kcRows, int64_t ncCols) override {
+    return allocAligned(b, loc, b.getBF16Type(),
+                        {b.getIndexAttr(llvm::divideCeil(kcRows, 2)),
+                         b.getIndexAttr(2 * ncCols)});
+  }
+  bool widensLhs() const override { return false; }
+  BlockView packPanel(const GemmWorkItem &w, Value k0, Value depth) override;
+  void emitPanel(const GemmWorkItem &w, const BlockView &lhs,
+                 const BlockView &panel, Value depth) override;
+};
+
+/// AMX tiles on bf16 pair panels grouped into 32-wide column groups, the
+/// lhs read in place where its block is whole tiles, else packed; blocks
+/// padded to whole tiles (32 rows, 32 columns, 32 k). The vector kernel
+/// runs where the process may not use the tiles.
+class AmxGemmKernel : public GemmKernel {
+public:
+  AmxGemmKernel(OpBuilder &b, Location loc, Type ct,
+                const GemmKernelOperands &operands, const GemmTiling &t,
+                std::unique_ptr<GemmKernel> fallback)
+      : GemmKernel(b, loc, ct, operands, t), fallback(std::move(fallback)) {}
+
+  void emitVersions(function_ref<void(GemmKernel &)> emit) override {
+    // One check per product.
+    buildAmxBranch(b, loc, [&](bool onTiles) {
+      emit(onTiles ? *this : *fallback);
+    });
+  }
+  bool fusesOutput() const override { return true; }
+  void allocate(GemmWorkItem &w) override;
+  void emitKBlock(const GemmWorkItem &w, Value k0, Value depth, bool first,
+                  GemmBlockOutputFn output) override;
+
+private:
+  /// The prepacked panel after `panel` in memory: the next k block's, or
+  /// the next column block's first (after the last panel: the last column
+  /// block's first, so that the view stays in bounds).
+  BlockView nextPrepackedPanel(const BlockView &panel);
+
+  std::unique_ptr<GemmKernel> fallback;
+};
+
+} // namespace
+
+void FmaGemmKernel::allocate(GemmWorkItem &w) {
+  Value lanes = idx(t.lanes);
+  w.colVecs = arith::CeilDivUIOp::create(b, loc, w.cols, lanes);
+  w.paddedCols = mul(w.colVecs, lanes);
+  // The blocks' buffers, no larger than a static product needs.
+  int64_t mcRows = getBlockExtent(ops.m, llvm::alignTo(t.mc, t.mr), t.mr);
+  int64_t kcRows = getBlockExtent(ops.k, t.kc, 1);
+  int64_t ncCols = getBlockExtent(ops.n, t.nc, t.lanes);
+  w.acc = alloc({b.getIndexAttr(mcRows), b.getIndexAttr(ncCols)});
+  // Prepacked panels need no buffer of their own.
+  if (!ops.rhsPacked)
+    w.panel = allocatePanel(kcRows, ncCols);
+  if (widensLhs())
+    w.lhsPack = alloc({b.getIndexAttr(mcRows), b.getIndexAttr(kcRows)});
+}
+
+void FmaGemmKernel::emitKBlock(const GemmWorkItem &w, Value k0, Value depth,
+                               bool first, GemmBlockOutputFn output) {
+  BlockView lhs{ops.lhs, w.lhsBatch, w.m0, k0};
+  BlockView panel = packPanel(w, k0, depth);
+  if (w.lhsPack)
+    lhs = packBlock(b, loc, lhs, w.lhsPack, vecType, w.rows, depth, depth);
+  emitPanel(w, lhs, panel, depth);
+}
+
+BlockView FmaGemmKernel::packPanel(const GemmWorkItem &w, Value k0,
+                                   Value depth) {
+  if (ops.rhsPacked)
+    return prepackedPanel(w.colBlock, k0);
+  return packWidenedRhs(b, loc, ops.rhs, w.rhsBatch, w.n0, k0,
+                        ops.rhsTransposed, w.panel, vecType, depth, w.cols,
+                        w.paddedCols);
+}
+
+void FmaGemmKernel::forEachTile(const GemmWorkItem &w, TileFn tile) {
+  forGroups(idx(0), w.colVecs, t.nv, [&](Value v0, int64_t nv) {
+    SmallVector<Value> colOf;
+    for (int64_t v = 0; v < nv; ++v)
+      colOf.push_back(mul(add(v0, idx(v)), idx(t.lanes)));
+    forGroups(idx(0), w.rows, t.mr, [&](Value i0, int64_t mr) {
+      SmallVector<Value> rowOf, init;
+      for (int64_t r = 0; r < mr; ++r)
+        rowOf.push_back(add(i0, idx(r)));
+      for (int64_t r = 0; r < mr; ++r)
+        for (int64_t v = 0; v < nv; ++v)
+          init.push_back(vector::LoadOp::create(
+              b, loc, vecType, w.acc, ValueRange{rowOf[r], colOf[v]}));
+      SmallVector<Value> next = tile(rowOf, colOf, init);
+      for (int64_t r = 0; r < mr; ++r)
+        for (int64_t v = 0; v < nv; ++v)
+          vector::StoreOp::create(b, loc, next[r * nv + v], w.acc,
+                                  ValueRange{rowOf[r], colOf[v]});
+    });
+  });
+}
+
+void FmaGemmKernel::emitPanel(const GemmWorkItem &w, const BlockView &lhs,
+                              const BlockView &panel, Value depth) {
+  forEachTile(w, [&](ArrayRef<Value> rowOf, ArrayRef<Value> colOf,
+                     ArrayRef<Value> init) {
+    return buildRegisterTile(
+        b, loc, depth, init, rowOf.size(), colOf.size(),
+        [&](int64_t r, Value j) {
+          return loadElement(b, loc, lhs, rowOf[r], j, ct);
+        },
+        [&](int64_t v, Value j) {
+          return loadVector(b, loc, panel, vecType, j, colOf[v]);
+        });
+  });
+}
+
+BlockView PairGemmKernel::packPanel(const GemmWorkItem &w, Value k0,
+                                    Value depth) {
+  if (ops.rhsPacked)
+    return prepackedPanel(w.colBlock, k0);
+  return packPairRhs(b, loc, ops.rhs, w.rhsBatch, w.n0, k0, ops.rhsTransposed,
+                     w.panel, t.lanes, depth, w.cols, w.paddedCols,
+                     /*groupRows=*/0);
+}
+
+/// One x86vector.avx512.dot per accumulator and pair of k; an odd depth's
+/// last k pairs the lhs element with zero (its neighbour may be out of
+/// bounds).
+void PairGemmKernel::emitPanel(const GemmWorkItem &w, const BlockView &lhs,
+                               const BlockView &panel, Value depth) {
+  Value fullPairs = arith::DivUIOp::create(b, loc, depth, idx(2));
+  Value pairs = arith::CeilDivUIOp::create(b, loc, depth, idx(2));
+  auto pairVec = VectorType::get({2 * t.lanes}, b.getBF16Type());
+  forEachTile(w, [&](ArrayRef<Value> rowOf, ArrayRef<Value> colOf,
+                     ArrayRef<Value> init) {
+    auto loadB = [&](int64_t v, Value p) {
+      return loadVector(b, loc, panel, pairVec, p, mul(colOf[v], idx(2)));
+    };
+    auto pairsFrom = [&](Value lo, Value hi, ArrayRef<Value> start,
+                         bool last) {
+      return buildPairDotTile(
+          b, loc, lo, hi, start, rowOf.size(), colOf.size(),
+          [&](int64_t r, Value p) {
+            return loadPairBroadcast(b, loc, lhs, t.lanes, rowOf[r], p, last);
+          },
+          loadB);
+    };
+    SmallVector<Value> tile = pairsFrom(idx(0), fullPairs, init, false);
+    return pairsFrom(fullPairs, pairs, tile, true);
+  });
+}
+
+/// Static buffers (amx.tile_load reads their row stride), no larger than a
+/// static product needs, whole tiles; the per-call panel grouped as
+/// prepacked ones are. Padding rows of acc are computed and never stored.
+void AmxGemmKernel::allocate(GemmWorkItem &w) {
+  auto padded = [&](Value size, int64_t to) {
+    return mul(arith::CeilDivUIOp::create(b, loc, size, idx(to)), idx(to));
+  };
+  w.paddedRows = padded(w.rows, kAmxBlock);
+  w.paddedCols = padded(w.cols, kAmxBlock);
+  auto extent = [&](Value size, int64_t most) {
+    return std::max(getBlockExtent(size, most, kAmxBlock), kAmxBlock);
+  };
+  int64_t mcRows = extent(ops.m, t.mc), kcCols = extent(ops.k, t.kc),
+          ncCols = extent(ops.n, t.nc);
+  Type bf16 = b.getBF16Type();
+  w.acc = alloc({b.getIndexAttr(mcRows), b.getIndexAttr(ncCols)});
+  w.panelGroupRows = kcCols / 2;
+  if (!ops.rhsPacked)
+    w.panel = allocAligned(
+        b, loc, bf16,
+        {b.getIndexAttr(kcCols / 2 * (2 * ncCols / kPanelGroup)),
+         b.getIndexAttr(kPanelGroup)});
+  w.lhsPack = allocAligned(
+      b, loc, bf16, {b.getIndexAttr(mcRows), b.getIndexAttr(kcCols)});
+}
+
+BlockView AmxGemmKernel::nextPrepackedPanel(const BlockView &panel) {
+  auto type = cast<MemRefType>(ops.rhs.getType());
+  Value colBlock = panel.prefix[0], kb = add(panel.prefix[1], idx(1));
+  Value sameCol = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, kb,
+                                        idx(type.getDimSize(1)));
+  Value nextCol = minu(add(colBlock, idx(1)), idx(type.getDimSize(0) - 1));
+  return BlockView{
+      ops.rhs,
+      {arith::SelectOp::create(b, loc, sameCol, colBlock, nextCol),
+       arith::SelectOp::create(b, loc, sameCol, kb, idx(0))},
+      nullptr,
+      nullptr,
+      ops.panelGroupRows};
+}
+
+/// Per k block, the rhs block pair-packed into the panel (or read in place
+/// from prepacked panels, zero-padded by the pack) and the lhs rows read in
+/// place where the block is whole tiles, else copied into a bf16 block,
+/// both zero-padded to whole tiles, then 2 x 2 C tiles at a time updated in
+/// acc.
+void AmxGemmKernel::emitKBlock(const GemmWorkItem &w, Value k0, Value depth,
+                               bool first, GemmBlockOutputFn output) {
+  Type bf16 = b.getBF16Type();
+  // 64-byte rows of bf16 zeros for the padding.
+  auto zeroVec = VectorType::get({kAmxBlock}, bf16);
+  Value steps = arith::CeilDivUIOp::create(b, loc, depth, idx(kAmxStepK));
+  Value paddedDepth = mul(steps, idx(kAmxStepK));
+  BlockView rhsPanel, next;
+  if (ops.rhsPacked) {
+    rhsPanel = prepackedPanel(w.colBlock, k0);
+    next = nextPrepackedPanel(rhsPanel);
+  } else {
+    rhsPanel = packPairRhs(b, loc, ops.rhs, w.rhsBatch, w.n0, k0,
+                           ops.rhsTransposed, w.panel, t.lanes, depth,
+                           w.cols, w.paddedCols, w.panelGroupRows);
+    // Pairs past the depth: zero in both operands (0 * garbage may be NaN).
+    zeroRows(b, loc, rhsPanel, zeroVec,
+             arith::CeilDivUIOp::create(b, loc, depth, idx(2)),
+             mul(steps, idx(kAmxStepK / 2)), mul(w.paddedCols, idx(2)));
+  }
+  BlockView lhs{ops.lhs, w.lhsBatch, w.m0, k0};
+  auto afterBlock = [&](Value i0, Value j0) { output(i0, j0, kAmxBlock); };
+  auto product = [&](const BlockView &a) {
+    buildAmxBlockProduct(
+        b, loc, a, rhsPanel, w.acc, w.paddedRows, w.paddedCols, steps,
+        t.kc / kAmxStepK, first, next,
+        output ? function_ref<void(Value, Value)>(afterBlock) : nullptr);
+  };
+  auto packed = [&] {
+    packBlock(b, loc, lhs, w.lhsPack, VectorType::get({t.lanes}, bf16),
+              w.rows, depth, paddedDepth);
+    zeroRows(b, loc, BlockView{w.lhsPack}, zeroVec, w.rows, w.paddedRows,
+             paddedDepth);
+    product(BlockView{w.lhsPack, {}, nullptr, nullptr});
+  };
+  // The lhs can be read in place where its rows are contiguous bf16.
+  if (!cast<MemRefType>(ops.lhs.getType()).isLastDimUnitStride()) {
+    packed();
+    return;
+  }
+  // Whole tiles of the lhs (32-row blocks, 32-k steps) are read in place as
+  // A tiles; a block with padding is packed.
+  Value whole = arith::AndIOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, w.rows,
+                            w.paddedRows),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, depth,
+                            paddedDepth));
+  auto branch = scf::IfOp::create(b, loc, TypeRange{}, whole,
+                                  /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(branch.thenBlock());
+  product(lhs);
+  b.setInsertionPointToStart(branch.elseBlock());
+  packed();
+}
+
+std::unique_ptr<GemmKernel>
+GemmKernel::create(OpBuilder &b, Location loc, Type ct,
+                   const GemmKernelOperands &operands, const GemmTiling &base,
+                   ProductKernels kernels) {
+  if (operands.quantizedRhs) {
+    assert(kernels.vector == VectorKernel::Fma && !kernels.amxTiles &&
+           base.kc % kMaxQuantUnit == 0 &&
+           "a quantized rhs is dequantized into f32 panels of whole units");
+    return std::unique_ptr<GemmKernel>(
+        new QuantizedGemmKernel(b, loc, ct, operands, base));
+  }
+  std::unique_ptr<GemmKernel> vector;
+  if (kernels.vector == VectorKernel::PairDot)
+    vector.reset(new PairGemmKernel(b, loc, ct, operands, base));
+  else
+    vector.reset(new FmaGemmKernel(b, loc, ct, operands, base));
+  // Prepacked panels are on tiles only where they are whole tiles
+  // (getPackedRhsType for an AMX target).
+  if (!kernels.amxTiles ||
+      (operands.rhsPacked && !operands.panelGroupRows))
+    return vector;
+  return std::make_unique<AmxGemmKernel>(b, loc, ct, operands,
+                                         getAmxTiling(base), std::move(vector));
+}
