@@ -502,6 +502,85 @@ static int checkChunks(ChunkCheck *c) {
   return !c->mismatch;
 }
 
+/* The package's file of `role` (record `f`: name, size, sha256), opened
+   into `*fd` (`path` its path, `*bytes` its size, `*sha` the recorded
+   SHA-256): a plain file name, present, a regular file of the recorded
+   size. */
+static attn_status openRecorded(Opener *o, const char *role,
+                                const AttnJson *f, char *path, int *fd,
+                                int64_t *bytes, const char **sha) {
+  attn_package *p = o->package;
+  setContext(o, "files.%.60s", role);
+  const char *name = stringField(o, f, "name");
+  const AttnJson *size = name ? field(o, f, "size", ATTN_JSON_NUMBER, 0) : NULL;
+  *sha = size ? stringField(o, f, "sha256") : NULL;
+  if (!*sha)
+    return ATTN_ERROR_PACKAGE;
+  if (strchr(name, '/') || !*name || strcmp(name, ".") == 0 ||
+      strcmp(name, "..") == 0)
+    return fail(ATTN_ERROR_PACKAGE,
+                "%s: files.%s.name '%.60s' is not a "
+                "file name",
+                o->manifestPath, role, name);
+  if (!joinPath(path, p->dir, name))
+    return fail(ATTN_ERROR_IO, "%s: path too long", p->dir);
+  *fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (*fd < 0)
+    return errno == ENOENT
+               ? fail(ATTN_ERROR_IO, "%s: missing (the package's %s)", path,
+                      role)
+               : fail(ATTN_ERROR_IO, "%s: cannot be read: %s", path,
+                      strerror(errno));
+  struct stat st;
+  if (fstat(*fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(*fd);
+    return fail(ATTN_ERROR_IO, "%s: not a regular file", path);
+  }
+  if ((int64_t)st.st_size != size->integer) {
+    close(*fd);
+    return fail(ATTN_ERROR_PACKAGE,
+                "%s: is %s: %lld bytes, the manifest records %lld", path,
+                (int64_t)st.st_size < size->integer
+                    ? "truncated or not the package's"
+                    : "not the package's",
+                (long long)st.st_size, (long long)size->integer);
+  }
+  *bytes = (int64_t)st.st_size;
+  return ATTN_OK;
+}
+
+/* weights.bin (open as `fd`, `bytes` long) mapped read-only and private:
+   the library never writes it (tensors it writes in place are copied,
+   checkState); each chunk's SHA-256 checked unless
+   ATTN_PACKAGE_SKIP_WEIGHTS_SHA256. Closes `fd`. */
+static attn_status mapWeights(Opener *o, int fd, const char *path,
+                              int64_t bytes, const AttnJson *chunk,
+                              const AttnJson *digests, int64_t numChunks) {
+  attn_package *p = o->package;
+  p->weightsSize = (size_t)bytes;
+  if (p->weightsSize) {
+    void *m = mmap(NULL, p->weightsSize, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (m == MAP_FAILED) {
+      close(fd);
+      return fail(ATTN_ERROR_IO, "%s: cannot be mapped: %s", path,
+                  strerror(errno));
+    }
+    p->weights = m;
+  }
+  close(fd);
+  if (o->flags & ATTN_PACKAGE_SKIP_WEIGHTS_SHA256)
+    return ATTN_OK;
+  ChunkCheck check = {p->weights, p->weightsSize, (size_t)chunk->integer,
+                      numChunks,  digests,        0,
+                      0};
+  if (!checkChunks(&check))
+    return fail(ATTN_ERROR_PACKAGE,
+                "%s: was changed after it was saved (the SHA-256 of a "
+                "chunk is not the manifest's)",
+                path);
+  return ATTN_OK;
+}
+
 /* Each file present with its recorded size and SHA-256 (weights.bin's
  * chunks only without ATTN_PACKAGE_SKIP_WEIGHTS_SHA256); maps
  * weights.bin. `library` receives model.so's path. */
@@ -541,84 +620,33 @@ static attn_status checkFiles(Opener *o, char *library) {
                   o->manifestPath, i);
   for (size_t r = 0; r < files->count; ++r) {
     const char *role = files->keys[r].string;
-    const AttnJson *f = &files->items[r];
-    setContext(o, "files.%.60s", role);
-    const char *name = stringField(o, f, "name");
-    const AttnJson *size =
-        name ? field(o, f, "size", ATTN_JSON_NUMBER, 0) : NULL;
-    const char *sha = size ? stringField(o, f, "sha256") : NULL;
-    if (!sha)
-      return ATTN_ERROR_PACKAGE;
-    if (strchr(name, '/') || !*name || strcmp(name, ".") == 0 ||
-        strcmp(name, "..") == 0)
-      return fail(ATTN_ERROR_PACKAGE,
-                  "%s: files.%s.name '%.60s' is not a "
-                  "file name",
-                  o->manifestPath, role, name);
     char path[PATH_MAX];
-    if (!joinPath(path, p->dir, name))
-      return fail(ATTN_ERROR_IO, "%s: path too long", p->dir);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-      return errno == ENOENT
-                 ? fail(ATTN_ERROR_IO, "%s: missing (the package's %s)", path,
-                        role)
-                 : fail(ATTN_ERROR_IO, "%s: cannot be read: %s", path,
-                        strerror(errno));
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-      close(fd);
-      return fail(ATTN_ERROR_IO, "%s: not a regular file", path);
-    }
-    if ((int64_t)st.st_size != size->integer) {
-      close(fd);
-      return fail(ATTN_ERROR_PACKAGE,
-                  "%s: is %s: %lld bytes, the manifest records %lld", path,
-                  (int64_t)st.st_size < size->integer
-                      ? "truncated or not the package's"
-                      : "not the package's",
-                  (long long)st.st_size, (long long)size->integer);
-    }
-    int isWeights = strcmp(role, "weights") == 0;
-    if (!isWeights) {
-      char hex[65];
-      int read = hashFd(fd, hex);
-      close(fd);
-      if (!read)
-        return fail(ATTN_ERROR_IO, "%s: cannot be read: %s", path,
-                    strerror(errno));
-      if (strcmp(hex, sha) != 0)
-        return fail(ATTN_ERROR_PACKAGE,
-                    "%s: was changed after it was saved (its SHA-256 is not "
-                    "the manifest's)",
-                    path);
-      if (strcmp(role, "library") == 0)
-        memcpy(library, path, PATH_MAX);
+    int64_t bytes = 0;
+    int fd = -1;
+    const char *sha = NULL;
+    attn_status s =
+        openRecorded(o, role, &files->items[r], path, &fd, &bytes, &sha);
+    if (s != ATTN_OK)
+      return s;
+    if (strcmp(role, "weights") == 0) {
+      s = mapWeights(o, fd, path, bytes, chunk, digests, numChunks);
+      if (s != ATTN_OK)
+        return s;
       continue;
     }
-    /* Mapped read-only and private: the library never writes weights.bin
-     * (tensors it writes in place are copied, checkState). */
-    p->weightsSize = (size_t)st.st_size;
-    if (p->weightsSize) {
-      void *m = mmap(NULL, p->weightsSize, PROT_READ, MAP_PRIVATE, fd, 0);
-      if (m == MAP_FAILED) {
-        close(fd);
-        return fail(ATTN_ERROR_IO, "%s: cannot be mapped: %s", path,
-                    strerror(errno));
-      }
-      p->weights = m;
-    }
+    char hex[65];
+    int read = hashFd(fd, hex);
     close(fd);
-    if (o->flags & ATTN_PACKAGE_SKIP_WEIGHTS_SHA256)
-      continue;
-    ChunkCheck check = {p->weights, p->weightsSize, (size_t)chunk->integer,
-                        numChunks,  digests,        0,
-                        0};
-    if (!checkChunks(&check))
+    if (!read)
+      return fail(ATTN_ERROR_IO, "%s: cannot be read: %s", path,
+                  strerror(errno));
+    if (strcmp(hex, sha) != 0)
       return fail(ATTN_ERROR_PACKAGE,
-                  "%s: was changed after it was saved (the SHA-256 of a "
-                  "chunk is not the manifest's)",
+                  "%s: was changed after it was saved (its SHA-256 is not "
+                  "the manifest's)",
                   path);
+    if (strcmp(role, "library") == 0)
+      memcpy(library, path, PATH_MAX);
   }
   return ATTN_OK;
 }
@@ -1692,11 +1720,120 @@ static attn_status takeOutput(attn_call *call, const Binding *args, int64_t i,
   return ATTN_OK;
 }
 
+/* args[i] = the buffer of argument i (the call's binding, else the
+   package's state), with the dims of one name agreeing across the
+   arguments (values[sym], from[sym]: a dim's value and the argument it was
+   first read from). */
+static attn_status gatherArguments(const attn_call *call, Binding *args,
+                                   int64_t *values, int64_t *from) {
+  const attn_entry *e = call->entry;
+  for (int64_t k = 0; k < e->numSymbols; ++k)
+    values[k] = -1;
+  for (int64_t i = 0; i < e->numArgs; ++i) {
+    const Arg *a = &e->args[i];
+    if (call->bindings[i].bound) {
+      args[i] = call->bindings[i];
+    } else if (a->state) {
+      args[i].data = a->state;
+      args[i].dims = a->dims;
+      args[i].nbytes = a->nbytes;
+    } else {
+      return fail(ATTN_ERROR_UNBOUND,
+                  "%s argument %.100s is not bound "
+                  "(attn_call_bind)",
+                  e->name, a->name);
+    }
+    for (int32_t k = 0; k < a->rank; ++k) {
+      int64_t sym = a->symbol[k];
+      if (sym < 0)
+        continue;
+      if (values[sym] < 0) {
+        values[sym] = args[i].dims[k];
+        from[sym] = i;
+      } else if (values[sym] != args[i].dims[k]) {
+        return fail(ATTN_ERROR_SHAPE,
+                    "%s: dim %d of argument %.100s is %lld; "
+                    "argument %.100s gives %s = %lld",
+                    e->name, k, a->name, (long long)args[i].dims[k],
+                    e->args[from[sym]].name, e->symbols[sym],
+                    (long long)values[sym]);
+      }
+    }
+  }
+  /* A buffer written in place overlaps no other argument. */
+  for (int64_t i = 0; i < e->numArgs; ++i)
+    for (int64_t j = 0; e->args[i].written && j < e->numArgs; ++j)
+      if (i != j && overlaps(&args[i], &args[j]))
+        return fail(ATTN_ERROR_ARGUMENT,
+                    "%s argument %.100s is written in place "
+                    "and shares memory with argument %.100s",
+                    e->name, e->args[i].name, e->args[j].name);
+  return ATTN_OK;
+}
+
+/* Runs the entry on `args` through the packed calling convention:
+   packed[i] -> pointers[i] -> descriptor i, the results' descriptors
+   first (`resultWords` words of `descriptors`). */
+static attn_status invokePacked(const attn_entry *e, const Binding *args,
+                                int64_t *descriptors, void **pointers,
+                                void **packed, size_t resultWords) {
+  attn_package *p = e->package;
+  size_t at = resultWords;
+  int64_t n = 0;
+  if (e->numOutputs) {
+    pointers[0] = descriptors;
+    packed[n++] = &pointers[0];
+  }
+  for (int64_t i = 0; i < e->numArgs; ++i) {
+    const Arg *a = &e->args[i];
+    int64_t *d = descriptors + at;
+    d[0] = d[1] = (int64_t)(uintptr_t)args[i].data;
+    d[2] = 0;
+    int64_t stride = 1;
+    for (int32_t k = a->rank - 1; k >= 0; --k) {
+      d[3 + k] = args[i].dims[k];
+      d[3 + a->rank + k] = stride;
+      stride *= args[i].dims[k] ? args[i].dims[k] : 1;
+    }
+    at += 3 + 2 * (size_t)a->rank;
+    pointers[n] = d;
+    packed[n] = &pointers[n];
+    ++n;
+  }
+  char message[MESSAGE_SIZE];
+  if (e->writesState)
+    pthread_mutex_lock(&p->stateLock);
+  int failed = p->callPacked(e->function, packed, message, sizeof(message));
+  if (e->writesState)
+    pthread_mutex_unlock(&p->stateLock);
+  if (failed)
+    return fail(ATTN_ERROR_CHECK, "%s: run-time check failed: %s", e->name,
+                message);
+  return ATTN_OK;
+}
+
+/* The call's outputs from the results' descriptors (none on failure). */
+static attn_status collectOutputs(attn_call *call, const Binding *args,
+                                  const int64_t *descriptors) {
+  attn_status s = ATTN_OK;
+  size_t at = 0;
+  for (int64_t i = 0; i < call->entry->numOutputs; ++i) {
+    attn_status t = takeOutput(call, args, i, descriptors + at);
+    if (t != ATTN_OK && s == ATTN_OK)
+      s = t;
+    at += 3 + 2 * (size_t)call->entry->outputs[i].rank;
+  }
+  if (s != ATTN_OK)
+    freeOutputs(call);
+  else
+    call->hasOutputs = 1;
+  return s;
+}
+
 attn_status attn_call_run(attn_call *call) {
   if (!call)
     return fail(ATTN_ERROR_ARGUMENT, "attn_call_run: call is NULL");
   const attn_entry *e = call->entry;
-  attn_package *p = e->package;
   freeOutputs(call);
   /* Every argument's buffer: the call's, else the package's. */
   Binding *args = calloc((size_t)e->numArgs + 1, sizeof(Binding));
@@ -1714,98 +1851,12 @@ attn_status attn_call_run(attn_call *call) {
   attn_status s = ATTN_OK;
   if (!args || !values || !from || !descriptors || !pointers || !packed)
     s = fail(ATTN_ERROR_MEMORY, "out of memory");
-  for (int64_t k = 0; s == ATTN_OK && k < e->numSymbols; ++k)
-    values[k] = -1;
-  for (int64_t i = 0; s == ATTN_OK && i < e->numArgs; ++i) {
-    const Arg *a = &e->args[i];
-    if (call->bindings[i].bound) {
-      args[i] = call->bindings[i];
-    } else if (a->state) {
-      args[i].data = a->state;
-      args[i].dims = a->dims;
-      args[i].nbytes = a->nbytes;
-    } else {
-      s = fail(ATTN_ERROR_UNBOUND,
-               "%s argument %.100s is not bound "
-               "(attn_call_bind)",
-               e->name, a->name);
-      break;
-    }
-    /* Dims of one name agree across the arguments. */
-    for (int32_t k = 0; k < a->rank; ++k) {
-      int64_t sym = a->symbol[k];
-      if (sym < 0)
-        continue;
-      if (values[sym] < 0) {
-        values[sym] = args[i].dims[k];
-        from[sym] = i;
-      } else if (values[sym] != args[i].dims[k]) {
-        s = fail(ATTN_ERROR_SHAPE,
-                 "%s: dim %d of argument %.100s is %lld; "
-                 "argument %.100s gives %s = %lld",
-                 e->name, k, a->name, (long long)args[i].dims[k],
-                 e->args[from[sym]].name, e->symbols[sym],
-                 (long long)values[sym]);
-        break;
-      }
-    }
-  }
-  /* A buffer written in place overlaps no other argument. */
-  for (int64_t i = 0; s == ATTN_OK && i < e->numArgs; ++i)
-    for (int64_t j = 0; s == ATTN_OK && e->args[i].written && j < e->numArgs;
-         ++j)
-      if (i != j && overlaps(&args[i], &args[j]))
-        s = fail(ATTN_ERROR_ARGUMENT,
-                 "%s argument %.100s is written in place "
-                 "and shares memory with argument %.100s",
-                 e->name, e->args[i].name, e->args[j].name);
-  if (s == ATTN_OK) {
-    /* packed[i] -> pointers[i] -> descriptor i; the results' first. */
-    size_t at = resultWords;
-    int64_t n = 0;
-    if (e->numOutputs) {
-      pointers[0] = descriptors;
-      packed[n++] = &pointers[0];
-    }
-    for (int64_t i = 0; i < e->numArgs; ++i) {
-      const Arg *a = &e->args[i];
-      int64_t *d = descriptors + at;
-      d[0] = d[1] = (int64_t)(uintptr_t)args[i].data;
-      d[2] = 0;
-      int64_t stride = 1;
-      for (int32_t k = a->rank - 1; k >= 0; --k) {
-        d[3 + k] = args[i].dims[k];
-        d[3 + a->rank + k] = stride;
-        stride *= args[i].dims[k] ? args[i].dims[k] : 1;
-      }
-      at += 3 + 2 * (size_t)a->rank;
-      pointers[n] = d;
-      packed[n] = &pointers[n];
-      ++n;
-    }
-    char message[MESSAGE_SIZE];
-    if (e->writesState)
-      pthread_mutex_lock(&p->stateLock);
-    int failed = p->callPacked(e->function, packed, message, sizeof(message));
-    if (e->writesState)
-      pthread_mutex_unlock(&p->stateLock);
-    if (failed)
-      s = fail(ATTN_ERROR_CHECK, "%s: run-time check failed: %s", e->name,
-               message);
-  }
-  if (s == ATTN_OK) {
-    size_t at = 0;
-    for (int64_t i = 0; i < e->numOutputs; ++i) {
-      attn_status t = takeOutput(call, args, i, descriptors + at);
-      if (t != ATTN_OK && s == ATTN_OK)
-        s = t;
-      at += 3 + 2 * (size_t)e->outputs[i].rank;
-    }
-    if (s != ATTN_OK)
-      freeOutputs(call);
-    else
-      call->hasOutputs = 1;
-  }
+  if (s == ATTN_OK)
+    s = gatherArguments(call, args, values, from);
+  if (s == ATTN_OK)
+    s = invokePacked(e, args, descriptors, pointers, packed, resultWords);
+  if (s == ATTN_OK)
+    s = collectOutputs(call, args, descriptors);
   free(args);
   free(values);
   free(from);
