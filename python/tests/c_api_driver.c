@@ -227,6 +227,17 @@ static int threads(attn_package *pkg) {
   return bad;
 }
 
+/* dims: the argument's shape with each dynamic dim at its least (1
+   where unbounded below); returns its bytes. */
+static size_t leastShape(const attn_arg_info *info, int64_t *dims) {
+  size_t bytes = attn_dtype_size(info->dtype);
+  for (int32_t d = 0; d < info->rank; ++d)
+    bytes *= (size_t)(dims[d] = info->dims[d] >= 0     ? info->dims[d]
+                                : info->dim_min[d] > 0 ? info->dim_min[d]
+                                                       : 1);
+  return bytes;
+}
+
 /* Each misuse must fail with a status and a message; prints them. */
 static int misuse(attn_package *pkg) {
   int bad = 0;
@@ -273,11 +284,7 @@ static int misuse(attn_package *pkg) {
     if (info.bound)
       continue;
     int64_t dims[64];
-    size_t bytes = attn_dtype_size(info.dtype);
-    for (int32_t d = 0; d < info.rank; ++d)
-      bytes *= (size_t)(dims[d] = info.dims[d] >= 0     ? info.dims[d]
-                                  : info.dim_min[d] > 0 ? info.dim_min[d]
-                                                        : 1);
+    size_t bytes = leastShape(&info, dims);
     zeros[i] = calloc(1, bytes);
     EXPECT(
         attn_call_bind(call, i, info.dtype, info.rank, dims, zeros[i], bytes),
@@ -290,11 +297,7 @@ static int misuse(attn_package *pkg) {
   if (written[1] >= 0) {
     attn_entry_arg(entry, written[1], &info);
     int64_t dims[64];
-    size_t bytes = attn_dtype_size(info.dtype);
-    for (int32_t d = 0; d < info.rank; ++d)
-      bytes *= (size_t)(dims[d] = info.dims[d] >= 0     ? info.dims[d]
-                                  : info.dim_min[d] > 0 ? info.dim_min[d]
-                                                        : 1);
+    size_t bytes = leastShape(&info, dims);
     EXPECT(attn_call_bind(call, written[1], info.dtype, info.rank, dims,
                           zeros[written[0]], bytes),
            ATTN_OK);
