@@ -36,16 +36,6 @@ using namespace mlir::attn::cpu;
 
 namespace {
 
-/// `v` (f32, scalar or vector) rounded to `type`'s element type.
-static Value roundTo(OpBuilder &b, Location loc, Value v, Type elementType) {
-  if (elementType.isF32())
-    return v;
-  Type to = elementType;
-  if (auto vec = dyn_cast<VectorType>(v.getType()))
-    to = VectorType::get(vec.getShape(), elementType);
-  return arith::TruncFOp::create(b, loc, to, v);
-}
-
 /// The row index indices[r] as an index, checked to lie in [0, n) and
 /// clamped to 0 past it (no read outside the table after a failed check).
 static Value checkedRow(OpBuilder &b, Location loc, Value indices, Value r,
@@ -141,14 +131,16 @@ struct QuantizedEmbeddingOpLowering
         for (int64_t v = 0; v < decoder.getVectorsPerUnit(); ++v) {
           Value k = arith::AddIOp::create(b, loc, base, idx(v * lanes));
           vector::StoreOp::create(
-              b, loc, roundTo(b, loc, decoder.decodeVector(i, u, v), et),
+              b, loc,
+              castFloat(b, loc, decoder.decodeVector(i, u, v),
+                        VectorType::get({lanes}, et)),
               out, ValueRange{r, k});
         }
       });
       for (int64_t k = decoder.getWholeUnits() * unit; k < weight.k; ++k)
         memref::StoreOp::create(
-            b, loc, roundTo(b, loc, decoder.decodeScalar(i, idx(k)), et), out,
-            ValueRange{r, idx(k)});
+            b, loc, castFloat(b, loc, decoder.decodeScalar(i, idx(k)), et),
+            out, ValueRange{r, idx(k)});
     });
     return bufferization::ToTensorOp::create(b, loc, flatType, out,
                                              /*restrict=*/true,
