@@ -15,7 +15,12 @@ transformers' `generate` (eager), `generate` with the static cache and
 
 Every peer is set up first, then each measurement runs once per peer in
 turn, `--rounds` times, and the best of each peer's rounds counts: the
-peers share the host's quiet and busy spells.
+peers share the host's quiet and busy spells. Run it on a quiet machine
+only: llama.cpp's threads spin-wait at every barrier, so with two threads
+on a two-core host that anything else is using its rounds collapse
+(measured with a compile running beside it, `--size small`: Q4_0 prefill
+1869 tokens/s on one thread, 30 on two); best-of-rounds does not undo
+that. Record `uptime` with the table.
 
 Not part of CI. The peers live in a venv that sees the pinned torch and
 transformers (bench/setup-venv.sh):
