@@ -194,6 +194,9 @@ class Exporter:
         self.weights = weights
         self.quantized: dict = {}
         self.quantized_rows: dict = {}  # SSA name -> N
+        # The [E, N, K] stacks among them (experts): SSA name -> (shape,
+        # bytes from one matrix to the next, bytes of a matrix).
+        self.quantized_stacks: dict = {}
         self.train_dropout = train_dropout
         self.b = FunctionBuilder()
         self.env: dict = {}
@@ -340,8 +343,13 @@ class Exporter:
             value = Value(f"%arg{n}", spec.type)
             if spec.quant is not None:
                 self.quantized[value.name] = spec.quant.mlir_attr(
-                    spec.weight_shape[1])
-                self.quantized_rows[value.name] = spec.weight_shape[0]
+                    spec.weight_shape[-1])
+                self.quantized_rows[value.name] = spec.weight_shape[-2]
+                if len(spec.weight_shape) == 3:
+                    matrix = spec.weight_shape[1:]
+                    self.quantized_stacks[value.name] = (
+                        spec.weight_shape, spec.quant.matrix_stride(*matrix),
+                        spec.quant.nbytes(*matrix))
             self.args.append((spec, value))
             self.env[node] = value
             if written:

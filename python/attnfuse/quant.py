@@ -188,13 +188,15 @@ class QuantScheme:
         return k if self.group_size is None else self.group_size
 
     def check_shape(self, shape, what: str = "weight") -> None:
-        """Raise ValueError unless a [N, K] weight fits this scheme."""
-        if len(shape) != 2:
-            raise ValueError(f"{what}: {self.name} quantizes 2-D [N, K] weights, "
-                             f"got shape {tuple(shape)}")
-        n, k = (int(d) for d in shape)
-        if n <= 0 or k <= 0:
+        """Raise ValueError unless a [N, K] weight (or a stack [E, N, K] of
+        them: a mixture of experts' weights) fits this scheme."""
+        if len(shape) not in (2, 3):
+            raise ValueError(f"{what}: {self.name} quantizes 2-D [N, K] weights "
+                             f"(or 3-D [E, N, K] stacks of them), got shape "
+                             f"{tuple(shape)}")
+        if any(int(d) <= 0 for d in shape):
             raise ValueError(f"{what}: empty shape {tuple(shape)}")
+        n, k = (int(d) for d in shape[-2:])
         g = self.resolved_group_size(k)
         if k % g:
             unit = "block" if self.is_gguf else "group"
@@ -232,8 +234,20 @@ class QuantScheme:
             out["nbytes"] = out["zero_points"] + n * groups
         return out
 
-    def nbytes(self, n: int, k: int) -> int:
-        return self.sections(n, k)["nbytes"]
+    def matrix_stride(self, n: int, k: int) -> int:
+        """Bytes from one matrix of a stack to the next: GGUF's matrices
+        follow each other unpadded (a GGUF file's [E, N, K] tensor, as
+        llama.cpp stores experts); an int scheme's layout is rounded up to
+        a multiple of 64 (zero padding), as its sections are."""
+        size = self.sections(n, k)["nbytes"]
+        return size if self.is_gguf else _align(size)
+
+    def nbytes(self, *shape: int) -> int:
+        """Bytes of an [N, K] weight, or of an [E, N, K] stack: E matrices,
+        matrix e at byte e * matrix_stride(N, K)."""
+        if len(shape) == 3:
+            return int(shape[0]) * self.matrix_stride(*shape[1:])
+        return self.sections(*shape)["nbytes"]
 
 
 def get_scheme(name: Union[str, QuantScheme], group_size: Optional[int] = None,
@@ -274,7 +288,10 @@ GGUF_SCHEMES = {s.ggml_type: s for s in (Q8_0, Q4_0, Q4_K, Q6_K)}
 class QuantizedTensor:
     """A quantized [N, K] weight: `data` is the 1-D uint8 buffer in the
     scheme's layout (possibly a read-only memory-mapped view of a file),
-    `shape` is (N, K), `scheme` says how to read it."""
+    `shape` is (N, K), `scheme` says how to read it. A stack of E such
+    weights (a mixture of experts' [E, N, K] parameter) has shape (E, N,
+    K) and holds the matrices' layouts one after another,
+    `QuantScheme.matrix_stride` apart; `matrix(e)` is one of them."""
 
     data: np.ndarray
     shape: tuple
@@ -295,15 +312,35 @@ class QuantizedTensor:
 
     @property
     def group_size(self) -> int:
-        return self.scheme.resolved_group_size(self.shape[1])
+        return self.scheme.resolved_group_size(self.shape[-1])
+
+    @property
+    def is_stack(self) -> bool:
+        return len(self.shape) == 3
+
+    def matrix(self, e: int) -> "QuantizedTensor":
+        """Matrix `e` of a stack (a view of its bytes)."""
+        if not self.is_stack:
+            raise ValueError("matrix(): not a stack of matrices")
+        n, k = self.shape[1:]
+        if not 0 <= e < self.shape[0]:
+            raise ValueError(f"matrix {e} of a stack of {self.shape[0]}")
+        start = e * self.scheme.matrix_stride(n, k)
+        return QuantizedTensor(self.data[start:start + self.scheme.nbytes(n, k)],
+                               (n, k), self.scheme)
 
     @property
     def num_groups(self) -> int:
-        return self.shape[1] // self.group_size
+        return self.shape[-1] // self.group_size
 
     @property
     def nbytes(self) -> int:
         return self.data.size
+
+    def _need_matrix(self, what: str) -> None:
+        if self.is_stack:
+            raise ValueError(f"a stack of {self.shape[0]} matrices: read its "
+                             f"{what} per matrix (matrix(e))")
 
     def _section(self, name: str, size: int) -> np.ndarray:
         start = self.scheme.sections(*self.shape)[name]
@@ -311,6 +348,7 @@ class QuantizedTensor:
 
     def rows(self) -> np.ndarray:
         """The codes as [N, row_bytes] uint8 (GGUF: the rows of blocks)."""
+        self._need_matrix("rows")
         n, k = self.shape
         rb = self.scheme.row_bytes(k)
         return self._section("codes", n * rb).reshape(n, rb)
@@ -318,6 +356,7 @@ class QuantizedTensor:
     def scales(self) -> np.ndarray:
         """int schemes: the [N, G] scales as stored (f16 or f32)."""
         self._need_int("scales")
+        self._need_matrix("scales")
         n, g = self.shape[0], self.num_groups
         raw = self._section("scales", n * g * _SCALE_BYTES[self.scheme.scale_dtype])
         return raw.view(_SCALE_NP[self.scheme.scale_dtype]).reshape(n, g)
@@ -325,6 +364,7 @@ class QuantizedTensor:
     def zero_points(self) -> Optional[np.ndarray]:
         """int asym schemes: the [N, G] uint8 zero points (None when sym)."""
         self._need_int("zero points")
+        self._need_matrix("zero points")
         if self.scheme.symmetric:
             return None
         n, g = self.shape[0], self.num_groups
@@ -338,6 +378,7 @@ class QuantizedTensor:
         """A copy whose row n is this tensor's row perm[n]. Rows are
         independent in every layout (blocks and groups run along K), so this
         is exact: dequantize(t.permute_rows(p)) == dequantize(t)[p]."""
+        self._need_matrix("rows")
         perm = np.asarray(perm, dtype=np.int64)
         n = self.shape[0]
         if perm.shape != (n,) or not np.array_equal(np.sort(perm), np.arange(n)):
@@ -379,7 +420,8 @@ def _as_float32_matrix(weight, scheme: QuantScheme, name: str) -> np.ndarray:
 
 def quantize(weight, scheme: Union[str, QuantScheme], group_size: Optional[int] = None,
              *, scale_dtype: Optional[str] = None, name: str = "") -> QuantizedTensor:
-    """Quantize a float [N, K] weight (data-free, round-to-nearest).
+    """Quantize a float [N, K] weight (data-free, round-to-nearest), or
+    each matrix of an [E, N, K] stack.
 
     scheme: a name or a QuantScheme; group_size / scale_dtype override the
     scheme's (int schemes; -1 = per output channel). `name` labels errors.
@@ -388,6 +430,13 @@ def quantize(weight, scheme: Union[str, QuantScheme], group_size: Optional[int] 
     """
     scheme = get_scheme(scheme, group_size, scale_dtype)
     w = _as_float32_matrix(weight, scheme, name)
+    if w.ndim == 3:
+        out = np.zeros(scheme.nbytes(*w.shape), dtype=np.uint8)
+        stride = scheme.matrix_stride(*w.shape[1:])
+        for e, m in enumerate(w):
+            data = quantize(m, scheme, name=f"{name or 'weight'}[{e}]").data
+            out[e * stride:e * stride + data.size] = data
+        return QuantizedTensor(out, w.shape, scheme)
     if scheme.is_gguf:
         data = _quantize_gguf(w, scheme, name or "weight")
     else:
@@ -549,9 +598,11 @@ def _dequantize_int(qt: QuantizedTensor) -> np.ndarray:
 
 def dequantize(qt: QuantizedTensor) -> torch.Tensor:
     """The exact float32 [N, K] values a kernel computes from `qt`'s bytes
-    (formulas in the module docstring)."""
+    (formulas in the module docstring); [E, N, K] for a stack."""
     if not isinstance(qt, QuantizedTensor):
         raise ValueError(f"expected a QuantizedTensor, got {type(qt).__name__}")
+    if qt.is_stack:
+        return torch.stack([dequantize(qt.matrix(e)) for e in range(qt.shape[0])])
     n, k = qt.shape
     if qt.scheme.is_gguf:
         blocks = qt.rows().reshape(-1, _GGUF_BLOCK_BYTES[qt.scheme.name])
@@ -565,6 +616,8 @@ def reference_linear(x: torch.Tensor, qt: QuantizedTensor,
                      bias: Optional[torch.Tensor] = None) -> torch.Tensor:
     """float64 reference of `x @ W.T + bias` for the dequantized weight W:
     x is [..., K]; returns float64 [..., N]. For testing kernels."""
+    if qt.is_stack:
+        raise ValueError("reference_linear: an [N, K] weight, not a stack")
     n, k = qt.shape
     if x.shape[-1] != k:
         raise ValueError(f"input's last dimension {x.shape[-1]} != weight's K={k}")

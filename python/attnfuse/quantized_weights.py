@@ -20,9 +20,15 @@ weights=...)` take one of:
   the others as stored. Each must be an `nn.Linear` weight or an
   `nn.Embedding` table of the given tensor's shape.
 
+The experts of a mixture of experts (an [E, N, K] parameter that
+grouped products read expert by expert, transformers' `grouped_mm`
+experts) are quantized too: one stack of E quantized [N, K] matrices.
+Its router (a linear layer whose scores reach a top-k) stays float, as
+llama.cpp keeps `ffn_gate_inp`.
+
 What stays float: norms, biases, position embeddings added by index
-arithmetic, and anything else not read as one of those two (GPT-2's
-Conv1D `addmm`, the MoE experts' grouped products). A scheme whose group
+arithmetic, and anything else not read as one of those (GPT-2's Conv1D
+`addmm`, experts read another way). A scheme whose group
 does not divide a weight's K is an AttnFuseError naming the parameter.
 
 The compiled function takes each quantized weight as its bytes (an i8
@@ -111,14 +117,94 @@ def _embedding_table(u, node) -> bool:
         u.args[0] is node and u.args[1] is not node
 
 
+# The grouped products of a mixture of experts (ops/products.py), rows x
+# weights[e] with the weight its argument 1.
+GROUPED_PRODUCTS = ("aten._grouped_mm.default",
+                    "transformers.grouped_mm_fallback.default")
+
+
+def _float_rows(x, rank: int) -> bool:
+    x = getattr(x, "meta", {}).get("val")
+    return isinstance(x, torch.Tensor) and x.dim() >= rank and \
+        x.dtype in LINEAR_INPUT_DTYPES
+
+
+def _expert_uses(node) -> bool:
+    """Whether the graph reads the 3-D placeholder `node` ([E, N, K]: each
+    expert's nn.Linear weight) only through a swap of its last two dims
+    that only grouped products read as their weights: each expert's
+    matrix is then an [N, K] weight of attn.quantized_matmul."""
+    for u in node.users:
+        if u.op != "call_function" or u.args[0] is not node:
+            return False
+        if u.target == aten.transpose.int:
+            swap = sorted(int(d) % 3 for d in u.args[1:3])
+        elif u.target == aten.permute.default:
+            swap = [1, 2] if [int(d) % 3 for d in u.args[1]] == [0, 2, 1] \
+                else None
+        else:
+            return False
+        if swap != [1, 2] or not u.users:
+            return False
+        for g in u.users:
+            if g.op != "call_function" or \
+                    str(g.target) not in GROUPED_PRODUCTS:
+                return False
+            args = list(g.args) + [None] * (5 - len(g.args))
+            offs, bias, out_dtype = (args[2] if args[2] is not None else
+                                     g.kwargs.get("offs"),
+                                     args[3] if args[3] is not None else
+                                     g.kwargs.get("bias"),
+                                     args[4] if args[4] is not None else
+                                     g.kwargs.get("out_dtype"))
+            if args[1] is not u or args[0] is u or offs is None or \
+                    bias is not None or out_dtype is not None or \
+                    not _float_rows(args[0], 2):
+                return False
+    return True
+
+
+_PRODUCTS = (aten.linear.default, aten.mm.default, aten.bmm.default,
+             aten.matmul.default, aten.addmm.default)
+
+
+def is_router(node, depth: int = 6) -> bool:
+    """Whether a product reading placeholder `node` gives scores that
+    reach aten.topk within `depth` steps that are not themselves products:
+    a mixture of experts' router, which `weights=` keeps float (as
+    llama.cpp keeps ffn_gate_inp): it is small, and a rounded score can
+    send a token to another expert."""
+    frontier = [u for u in node.users if u.op == "call_function" and
+                u.target in _PRODUCTS]
+    seen = set(frontier)
+    for _ in range(depth):
+        nxt = []
+        for n in frontier:
+            for u in n.users:
+                if u in seen or u.op != "call_function" or \
+                        u.target in _PRODUCTS:
+                    continue
+                if u.target == aten.topk.default:
+                    return True
+                seen.add(u)
+                nxt.append(u)
+        frontier = nxt
+    return False
+
+
 def quantizable_uses(node) -> bool:
     """Whether the graph reads placeholder `node` only as the weight of
     aten.linear on float inputs of rank >= 2 (what attn.quantized_matmul
     computes) or as the table of aten.embedding (attn.quantized_embedding):
-    a LM head tied to the embeddings reads one quantized tensor."""
+    a LM head tied to the embeddings reads one quantized tensor. A 3-D
+    parameter qualifies where grouped products read each of its matrices
+    as an nn.Linear weight (the experts of a mixture of experts)."""
     users = list(node.users)
     if not users:
         return False
+    val = node.meta.get("val")
+    if getattr(val, "dim", lambda: 0)() == 3:
+        return _expert_uses(node)
     for u in users:
         if u.op != "call_function":
             return False
@@ -133,9 +219,7 @@ def quantizable_uses(node) -> bool:
         if len(u.args) < 2 or args[1] is not node or args[0] is node or \
                 (len(args) > 2 and args[2] is node):
             return False
-        x = getattr(args[0], "meta", {}).get("val")
-        if not isinstance(x, torch.Tensor) or x.dim() < 2 or \
-                x.dtype not in LINEAR_INPUT_DTYPES:
+        if not _float_rows(args[0], 2):
             return False
     return True
 
@@ -169,6 +253,8 @@ def scheme_for(plan: Optional[WeightPlan], name: str, node, shape) -> \
                                 f"quantized tensor given for it "
                                 f"{list(given.shape)}")
         return given.scheme
+    if is_router(node):
+        return None
     try:
         plan.scheme.check_shape(shape, f"parameter {name}")
     except ValueError as e:

@@ -293,6 +293,38 @@ def test_reference_linear():
         Q.reference_linear(x, qt, torch.randn(12))
 
 
+@pytest.mark.parametrize("scheme,group", [("q8_0", None), ("q4_0", None),
+                                          ("int8_sym", None),
+                                          ("int8_asym", 32),
+                                          ("int4_sym", 32),
+                                          ("int4_asym", 64)])
+def test_stacks_are_their_matrices_back_to_back(scheme, group):
+    """An [E, N, K] stack (experts): matrix e is the quantization of w[e],
+    at byte e * matrix_stride (GGUF: unpadded, as a GGUF file stores a 3-D
+    tensor; int schemes: rounded up to 64, zeros between)."""
+    w = torch.randn(3, 24, 64)
+    qt = quantize(w, scheme, group)
+    sch = qt.scheme
+    size = sch.nbytes(24, 64)
+    stride = sch.matrix_stride(24, 64)
+    assert stride == (size if sch.is_gguf else -(-size // 64) * 64)
+    assert qt.shape == (3, 24, 64) and qt.nbytes == 3 * stride
+    for e in range(3):
+        one = quantize(w[e], scheme, group)
+        assert np.array_equal(qt.data[e * stride:e * stride + size], one.data)
+        assert not qt.data[e * stride + size:(e + 1) * stride].any()
+        assert np.array_equal(qt.matrix(e).data, one.data)
+    assert torch.equal(qt.dequantize(),
+                       torch.stack([quantize(w[e], scheme, group).dequantize()
+                                    for e in range(3)]))
+    with pytest.raises(ValueError, match="per matrix"):
+        qt.rows()
+    with pytest.raises(ValueError, match="not a stack"):
+        quantize(w[0], scheme, group).matrix(0)
+    with pytest.raises(ValueError, match="takes"):
+        Q.QuantizedTensor(qt.data[:-1].copy(), qt.shape, sch)
+
+
 def test_validation_errors():
     w = torch.randn(16, 100)
     with pytest.raises(ValueError, match=r"blk\.0\.attn_q.*group size 128 of int4_sym does not divide K=100.*\[16, 100\]"):
@@ -301,10 +333,14 @@ def test_validation_errors():
         quantize(w, "q8_0")
     with pytest.raises(ValueError, match="group size 24 of int8_sym does not divide K=100"):
         quantize(w, "int8_sym", 24)
-    with pytest.raises(ValueError, match="2-D"):
-        quantize(torch.randn(2, 3, 64), "q8_0")
+    with pytest.raises(ValueError, match=r"2-D \[N, K\] weights \(or 3-D"):
+        quantize(torch.randn(2, 2, 3, 64), "q8_0")
     with pytest.raises(ValueError, match="2-D"):
         quantize(torch.randn(64), "int8_sym")
+    with pytest.raises(ValueError, match="w: holds NaN"):
+        quantize(torch.stack([torch.ones(4, 64),
+                              torch.full((4, 64), float("nan"))]),
+                 "int8_sym", name="w")
     with pytest.raises(ValueError, match="floating-point"):
         quantize(torch.ones(4, 64, dtype=torch.int32), "int8_sym")
     with pytest.raises(ValueError, match="NaN or infinite"):

@@ -44,6 +44,13 @@ MODELS = {
     "phi3": (lambda: T.Phi3ForCausalLM(T.Phi3Config(
         vocab_size=VOCAB, pad_token_id=0, bos_token_id=1, eos_token_id=2,
         **_GQA)), "int4_asym", 32),
+    # Mixture of experts: the experts' [E, N, K] parameters (grouped
+    # products) read quantized as stacks, beside a shared expert's and the
+    # router's linear layers.
+    "qwen2_moe": (lambda: T.Qwen2MoeForCausalLM(T.Qwen2MoeConfig(
+        vocab_size=VOCAB, num_experts=4, num_experts_per_tok=2,
+        moe_intermediate_size=32, shared_expert_intermediate_size=32,
+        **_GQA)), "int4", 32),
 }
 
 
@@ -77,18 +84,30 @@ def linear_weights(model):
 
 
 def quantizable_tensors(model):
-    """{id: names} of the linear layers' weights and embedding tables."""
+    """{id: names} of the linear layers' weights, embedding tables and
+    experts' stacks of weights."""
     out = {}
     for n, m in model.named_modules(remove_duplicate=False):
         if isinstance(m, (torch.nn.Linear, torch.nn.Embedding)):
             out.setdefault(id(m.weight), set()).add(f"{n}.weight")
+    for n, p in model.named_parameters():
+        if ".experts." in n and p.dim() == 3:
+            out.setdefault(id(p), set()).add(n)
     return out
+
+
+def routers(model):
+    """The routers of a mixture of experts (kept float)."""
+    return {n for n, p in model.named_parameters()
+            if n.endswith("mlp.gate.weight")}
 
 
 def assert_reads_every_table_quantized(model, quantized):
     """Each linear weight and embedding table is read quantized (under
-    either name of a tied head and embedding), and nothing else."""
-    tensors = quantizable_tensors(model)
+    either name of a tied head and embedding), and nothing else; the
+    routers of a mixture of experts stay float."""
+    tensors = {i: names for i, names in quantizable_tensors(model).items()
+               if not names & routers(model)}
     every = set().union(*tensors.values())
     assert set(quantized) <= every, set(quantized) - every
     for names in tensors.values():
@@ -101,7 +120,10 @@ def test_generator_equals_the_dequantized_model(name):
     # Every linear layer's weight and the embeddings, and nothing else,
     # are read quantized.
     assert_reads_every_table_quantized(model, generator.quantized)
-    scheme = generator.quantized["model.layers.0.mlp.down_proj.weight"].scheme
+    down = [n for n in generator.quantized if "layers.0.mlp" in n and
+            "down_proj" in n]
+    assert down
+    scheme = generator.quantized[down[0]].scheme
     assert scheme.name == attnfuse.quantized_weights.weight_plan(
         MODELS[name][1], MODELS[name][2]).scheme.name
     # The quantization changed the model's results (the test can fail).
@@ -238,6 +260,82 @@ def test_embedding_rows_are_the_dequantized_rows(weights, dtype):
                          group_size=32 if weights == "int4_asym" else None)
     want = dequantized_model(emb, c.quantized)(ids)
     assert torch.equal(c(ids), want)
+
+
+def _mixtral_block(dtype, hidden=64, inner=96):
+    from transformers.models.mixtral.modeling_mixtral import \
+        MixtralSparseMoeBlock
+    cfg = T.MixtralConfig(num_local_experts=4, num_experts_per_tok=2,
+                          hidden_size=hidden, intermediate_size=inner)
+    cfg._experts_implementation = "grouped_mm"
+    torch.manual_seed(0)
+    block = MixtralSparseMoeBlock(cfg).eval()
+    for p in block.parameters():
+        torch.nn.init.normal_(p, std=0.3)
+    return block.to(dtype)
+
+
+@pytest.mark.parametrize("weights,group,dtype", [
+    ("q4_0", None, torch.float32), ("q8_0", None, torch.float32),
+    ("int8", None, torch.float32), ("int4_asym", 32, torch.float32),
+    ("int4", 32, torch.bfloat16)])
+def test_experts_read_quantized(weights, group, dtype):
+    """A mixture of experts' [E, N, K] parameters are read as quantized
+    stacks, one attn.quantized_matmul per expert in the loop over groups,
+    for every token count (dynamic): results equal the block on the
+    dequantized weights."""
+    block = _mixtral_block(dtype)
+    tokens = torch.export.Dim("tokens", min=1, max=64)
+    c = attnfuse.compile(block, (torch.randn(2, 7, 64).to(dtype),),
+                         dynamic_shapes=({1: tokens},), weights=weights,
+                         group_size=group)
+    stacks = {n: qt for n, qt in c.quantized.items() if qt.is_stack}
+    assert sorted(stacks) == ["experts.down_proj", "experts.gate_up_proj"]
+    assert stacks["experts.down_proj"].shape == (4, 64, 96)
+    # The router stays float; one product per stack in the loop.
+    assert sorted(c.quantized) == sorted(stacks)
+    assert c.mlir.count("attn.quantized_matmul") == 2
+    reference = dequantized_model(block, c.quantized)
+    # f32 on the same dequantized weights (the bf16 case's exact result).
+    exact = dequantized_model(block, c.quantized).float()
+    for n in (7, 1, 40):
+        x = torch.randn(2, n, 64).to(dtype)
+        with torch.no_grad():
+            want, plain = reference(x), block(x)
+        got = c(x)
+        scale = want.float().abs().max()
+        if dtype == torch.float32:
+            assert (got - want).abs().max() <= 1e-5 * scale
+        else:
+            with torch.no_grad():
+                ref32 = exact(x.float())
+            eager_error = (want.float() - ref32).abs().max()
+            assert (got.float() - ref32).abs().max() <= \
+                2 * eager_error + 1e-2 * scale
+        # Quantizing changed the result (the comparison can fail).
+        assert (plain.float() - want.float()).abs().max() > 1e-4 * scale
+
+
+def test_experts_read_other_ways_stay_float():
+    """A 3-D parameter read other than by grouped products (here one
+    expert's matrix indexed and multiplied) is not quantized."""
+    class Indexed(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = torch.nn.Parameter(torch.randn(4, 32, 64))
+            self.proj = torch.nn.Linear(64, 32, bias=False)
+
+        def forward(self, x):
+            return torch.nn.functional.linear(x, self.w[1]) + self.proj(x)
+
+    m = Indexed().eval()
+    x = torch.randn(3, 64)
+    c = attnfuse.compile(m, (x,), weights="int8")
+    assert sorted(c.quantized) == ["proj.weight"]
+    reference = dequantized_model(m, c.quantized)
+    with torch.no_grad():
+        want = reference(x)
+    assert (c(x) - want).abs().max() <= 1e-5 * want.abs().max()
 
 
 def test_refusals():

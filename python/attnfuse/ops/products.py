@@ -181,6 +181,8 @@ def _grouped_mm(ex, x, w, offs, out: TensorType) -> Value:
     per group on the f32 (f64) accumulator."""
     w_arg = ex.node.args[1]
     x, w, offs = ex.tensor(x), ex.tensor(w), ex.tensor(offs)
+    if w.name in ex.quantized_stacks:
+        return _quantized_grouped_mm(ex, x, w, offs, out)
     if x.type.rank != 2 or w.type.rank != 3 or offs.type.rank != 1 or \
             not mlir.is_float(out.dtype) or mlir.is_float(offs.type.dtype):
         ex.unsupported("grouped products other than 2-D rows x 3-D weights "
@@ -238,6 +240,47 @@ def _grouped_mm(ex, x, w, offs, out: TensorType) -> Value:
     if out.dtype == acc_dtype:
         return y
     return ex.map([y], out, lambda bb, a: bb.convert(a, out.dtype))
+
+
+def _quantized_grouped_mm(ex, x: Value, w: Value, offs: Value,
+                          out: TensorType) -> Value:
+    """_grouped_mm with the experts read quantized: `w` is the bytes of an
+    [E, N, K] stack (attnfuse.quant), whose matrix e, at byte e * stride,
+    is group e's attn.quantized_matmul weight; its result (rounded once to
+    the rows' element type, as the float path rounds its f32 sums) fills
+    the group's rows, the rows after the last offset 0."""
+    (groups, n, k), stride, nbytes = ex.quantized_stacks[w.name]
+    rows_dim, xk = x.type.dims
+    if xk != k or x.type.dtype != out.dtype:
+        ex.unsupported(f"a grouped product of {x.type} rows with quantized "
+                       f"[{groups}, {n}, {k}] experts giving {out.dtype}")
+    b = ex.b
+    acc_t = TensorType((rows_dim, n), out.dtype)
+    zeros = b.fill(0, acc_t)
+    zero, one, count_g = b.index(0), b.index(1), b.index(groups)
+    stride_c, rows = b.index(stride), b.index(rows_dim)
+    loop, e, acc = b.fresh(), b.fresh(), b.fresh()
+    b.lines.append(f"    {loop} = scf.for {e} = {zero} to {count_g} step "
+                   f"{one} iter_args({acc} = {zeros.name}) -> ({acc_t}) {{")
+    start, count = _group_rows(ex, offs, e, rows)
+    rows_t = f"tensor<?x{k}x{x.type.elt}>"
+    part_t = f"tensor<?x{n}x{x.type.elt}>"
+    bytes_t = f"tensor<{nbytes}xi8>"
+    xs, off, wb, y, new = (b.fresh() for _ in range(5))
+    body = [
+        f"{xs} = tensor.extract_slice {x.name}[{start}, 0] [{count}, {k}] "
+        f"[1, 1] : {x.type} to {rows_t}",
+        f"{off} = arith.muli {e}, {stride_c} : index",
+        f"{wb} = tensor.extract_slice {w.name}[{off}] [{nbytes}] [1] : "
+        f"{w.type} to {bytes_t}",
+        f'{y} = "attn.quantized_matmul"({xs}, {wb}) {{format = '
+        f'{ex.quantized[w.name]}}} : ({rows_t}, {bytes_t}) -> {part_t}',
+        f"{new} = tensor.insert_slice {y} into {acc}[{start}, 0] "
+        f"[{count}, {n}] [1, 1] : {part_t} into {acc_t}",
+        f"scf.yield {new} : {acc_t}"]
+    b.lines.extend(f"      {line} {b.loc}" for line in body)
+    b.lines.append(f"    }} {b.loc}")
+    return Value(loop, acc_t)
 
 
 @handles("transformers.grouped_mm_fallback.default")

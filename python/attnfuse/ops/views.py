@@ -213,6 +213,11 @@ def linalg_permute(ex, x: Value, perm, out: TensorType) -> Value:
 def transpose(ex, x, dim0, dim1):
     out = ex.out_type()
     x = ex.tensor(x)
+    if x.name in ex.quantized_stacks:
+        # The experts' weights read quantized: only grouped products read
+        # this swap, taking each matrix as an nn.Linear weight
+        # (quantized_weights._expert_uses; ops/products.py).
+        return x
     r = x.type.rank
     d0, d1 = dim0 % max(r, 1), dim1 % max(r, 1)
     if d0 == d1:
@@ -238,6 +243,11 @@ def transpose(ex, x, dim0, dim1):
 @handles(aten.permute.default)
 def permute(ex, x, dims):
     x = ex.tensor(x)
+    if x.name in ex.quantized_stacks:
+        # The experts' weights read quantized: only grouped products read
+        # this swap, taking each matrix as an nn.Linear weight
+        # (quantized_weights._expert_uses; ops/products.py).
+        return x
     r = x.type.rank
     perm = [d % r for d in dims]
     moved = [i for i in range(r) if perm[i] != i]
