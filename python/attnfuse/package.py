@@ -376,12 +376,14 @@ def arg_record(spec, tensor_key=None, packed_type=None) -> dict:
               "packed": packed_type is not None}
     scheme = getattr(spec, "quant", None)
     if scheme is not None:
-        # A weight read quantized: the bytes of its [N, K] layout.
-        n, k = spec.weight_shape
+        # A weight read quantized: the bytes of its [N, K] layout (or of
+        # an [E, N, K] stack of them).
+        shape = [int(d) for d in spec.weight_shape]
         record["quantized"] = {"scheme": scheme.name,
-                               "group_size": scheme.resolved_group_size(k),
+                               "group_size":
+                                   scheme.resolved_group_size(shape[-1]),
                                "scale_dtype": scheme.scale_dtype,
-                               "weight_shape": [n, k]}
+                               "weight_shape": shape}
     return record
 
 

@@ -11,6 +11,7 @@ only; tied heads and embeddings float), packages, re-quantizing after a
 write, and the refusals."""
 
 import functools
+import json
 
 import numpy as np
 import pytest
@@ -279,7 +280,7 @@ def _mixtral_block(dtype, hidden=64, inner=96):
     ("q4_0", None, torch.float32), ("q8_0", None, torch.float32),
     ("int8", None, torch.float32), ("int4_asym", 32, torch.float32),
     ("int4", 32, torch.bfloat16)])
-def test_experts_read_quantized(weights, group, dtype):
+def test_experts_read_quantized(weights, group, dtype, tmp_path):
     """A mixture of experts' [E, N, K] parameters are read as quantized
     stacks, one attn.quantized_matmul per expert in the loop over groups,
     for every token count (dynamic): results equal the block on the
@@ -314,6 +315,16 @@ def test_experts_read_quantized(weights, group, dtype):
                 2 * eager_error + 1e-2 * scale
         # Quantizing changed the result (the comparison can fail).
         assert (plain.float() - want.float()).abs().max() > 1e-4 * scale
+    # A package holds the stacks' bytes and records their [E, N, K] shape.
+    c.save(tmp_path / "moe")
+    loaded = attnfuse.load(tmp_path / "moe")
+    x = torch.randn(2, 5, 64).to(dtype)
+    assert torch.equal(loaded(x), c(x))
+    manifest = json.loads((tmp_path / "moe" / "manifest.json").read_text())
+    shapes = sorted(a["quantized"]["weight_shape"]
+                    for e in manifest["entries"] for a in e["args"]
+                    if a.get("quantized"))
+    assert shapes == [[4, 64, 96], [4, 192, 64]]
 
 
 def test_experts_read_other_ways_stay_float():
