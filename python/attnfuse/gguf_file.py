@@ -19,6 +19,13 @@ blocks, exact because blocks run along K; one that changes values or
 columns of a quantized tensor is refused. Float tensors (F32, F16, BF16)
 come back as float32 torch tensors, as transformers loads them.
 
+A mixture of experts' tensors (`blk.N.ffn_{gate,up,down}_exps`, [E, N, K]
+in torch order) are stacks: `ffn_down_exps` stays a mapped view; the
+gate and up stacks, which transformers merges into one `gate_up_proj`
+([E, 2N, K]: each expert's gate rows, then its up rows), are merged the
+same way byte for byte (a copy of those two tensors, still packed; both
+must have one type).
+
 Every problem with a file (truncated, not GGUF, an unknown or unsupported
 ggml type, an architecture transformers cannot read, tensor shapes that
 disagree with the metadata, missing tensors) raises `GGUFError`, naming the
@@ -28,6 +35,7 @@ file and the tensor.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Optional, Union
@@ -156,13 +164,14 @@ class GGUFTensor:
                          f"which attnfuse does not read (supported: {', '.join(SUPPORTED_TYPES)})")
 
     def to_quantized(self) -> QuantizedTensor:
-        """The packed tensor over the mapped bytes (no copy)."""
+        """The packed tensor over the mapped bytes (no copy): an [N, K]
+        matrix, or an [E, N, K] stack (experts: matrices back to back)."""
         if self.type_id not in GGUF_SCHEMES:
             raise self._unsupported()
-        if len(self.shape) != 2:
+        if len(self.shape) not in (2, 3):
             raise GGUFError(f"{self.file}: tensor {self.name!r} is a {len(self.shape)}-D "
                             f"{self.ggml_type} tensor {list(self.shape)}; attnfuse reads "
-                            "quantized 2-D [N, K] matrices only")
+                            "quantized 2-D [N, K] matrices and 3-D [E, N, K] stacks only")
         return QuantizedTensor(self.data.reshape(-1), self.shape, GGUF_SCHEMES[self.type_id])
 
     def to_numpy(self) -> np.ndarray:
@@ -263,15 +272,32 @@ class GGUFFile:
                             "weight-conversion GGUF loader, which attnfuse does not follow yet")
         try:
             parsed = load_gguf_checkpoint(self.path, return_tensors=False)["config"]
+            self._expert_sizes(arch, parsed, CONFIG_MAPPING[parsed["model_type"]])
             config = CONFIG_MAPPING[parsed["model_type"]].from_dict(dict(parsed))
         except Exception as e:  # transformers' parsing and config validation
             raise GGUFError(f"{self.path}: architecture {arch!r} is not supported by "
                             f"transformers' GGUF support: {type(e).__name__}: {e}") from e
         return parsed, config
 
+    # GGUF keys of experts' sizes that transformers' GGUF config mapping
+    # leaves out (so Qwen2/3-MoE files got the config class's default
+    # moe_intermediate_size, whatever the file holds): config attribute.
+    _EXPERT_SIZES = {"expert_feed_forward_length": "moe_intermediate_size",
+                     "expert_shared_feed_forward_length": "shared_expert_intermediate_size"}
+
+    def _expert_sizes(self, arch: str, parsed: dict, config_class) -> None:
+        """Fills the experts' sizes transformers does not read into
+        `parsed`, where its config class has them."""
+        defaults = config_class()
+        for key, attr in self._EXPERT_SIZES.items():
+            field = self._reader.fields.get(f"{arch}.{key}")
+            if field is not None and attr not in parsed and hasattr(defaults, attr):
+                parsed[attr] = int(self._contents(key, field))
+
     def config(self):
         """The transformers config the metadata describes (what
-        `AutoConfig.from_pretrained(dir, gguf_file=name)` gives)."""
+        `AutoConfig.from_pretrained(dir, gguf_file=name)` gives, plus the
+        experts' sizes it leaves out: `_EXPERT_SIZES`)."""
         return self._config_parts[1]
 
     def hf_weights(self) -> dict:
@@ -286,9 +312,11 @@ class GGUFFile:
         processor = TENSOR_PROCESSORS.get(self.architecture, TensorProcessor)(config=parsed)
         mapping = get_gguf_hf_weights_map(model, processor)
         expected = {k: tuple(v.shape) for k, v in model.state_dict().items()}
-        weights = {}
-        for tensor in self.tensors.values():
-            weight = self._convert(tensor, processor, mapping)
+        weights, halves = {}, {}
+        converted = [self._convert(t, processor, mapping, halves)
+                     for t in self.tensors.values()]
+        converted += [self._merge_gate_up(hf, parts) for hf, parts in halves.items()]
+        for tensor, weight in converted:
             if weight is None:
                 continue
             want = expected.get(weight.hf_name)
@@ -303,9 +331,10 @@ class GGUFFile:
 
     def model(self, dtype=torch.float32, dequantize: bool = False):
         """(transformers causal LM of the file's config, {parameter name:
-        QuantizedTensor}): every `nn.Linear` weight and `nn.Embedding`
-        table stored quantized is in the dict (under each name of a tied
-        parameter), as stored (packed, mapped from the file), and its
+        QuantizedTensor}): every `nn.Linear` weight, `nn.Embedding`
+        table and experts' stack stored quantized is in the dict (under
+        each name of a tied parameter), as stored (packed, mapped from the
+        file; the merged gate/up experts a packed copy), and its
         parameter in the model is left uninitialised (allocated, never
         written, so it takes no memory) unless `dequantize` fills it with
         the dequantized values (the float reference). Other tensors (float
@@ -335,8 +364,10 @@ class GGUFFile:
                 if p is None:
                     continue
                 loaded.add(id(p))
-                if w.quantized and name in aliases:
-                    given.update({alias: w.value for alias in aliases[name]})
+                if w.quantized and (name in aliases or w.value.is_stack):
+                    # A stack: the experts' [E, N, K] parameter, which the
+                    # compiled model's grouped products read quantized.
+                    given.update({alias: w.value for alias in aliases.get(name, [name])})
                     if dequantize:
                         p.copy_(w.value.dequantize().to(dtype))
                 else:
@@ -368,7 +399,60 @@ class GGUFFile:
             raise GGUFError(f"{self.path}: no transformers causal-LM model for "
                             f"{type(config).__name__}: {e}") from e
 
-    def _convert(self, tensor: GGUFTensor, processor, mapping) -> Optional[GGUFWeight]:
+    def _convert(self, tensor: GGUFTensor, processor, mapping, halves):
+        """(tensor, its GGUFWeight as transformers maps it), the weight None
+        when it maps to no parameter (transformers skips those too) or is
+        half of a merged experts' stack (kept in `halves` by HF name)."""
+        pattern = getattr(processor, "GGUF_MOE_WEIGHTS_PATTERN", None)
+        m = re.fullmatch(pattern, tensor.name) if pattern is not None else None
+        if m is not None and m["name"] in mapping:
+            return tensor, self._experts(tensor, m["w"], mapping[m["name"]], halves)
+        return tensor, self._convert_one(tensor, processor, mapping)
+
+    def _experts(self, tensor: GGUFTensor, which: str, hf_name: str, halves):
+        """An experts' stack [E, N, K]: down as it is, gate and up kept
+        until both are read (`_merge_gate_up`)."""
+        if len(tensor.shape) != 3:
+            raise GGUFError(f"{self.path}: tensor {tensor.name!r} holds experts, "
+                            f"so it must be 3-D [E, N, K], not {list(tensor.shape)}")
+        if not tensor.supported:
+            raise tensor._unsupported()
+        if which != "down":
+            parts = halves.setdefault(hf_name, {})
+            if which in parts:
+                raise GGUFError(f"{self.path}: two ffn_{which}_exps tensors for "
+                                f"{hf_name}")
+            parts[which] = tensor
+            return None
+        value = tensor.to_quantized() if tensor.quantized else \
+            torch.from_numpy(tensor.to_numpy().reshape(tensor.shape))
+        return GGUFWeight(hf_name, tensor.name, tensor.ggml_type, value)
+
+    def _merge_gate_up(self, hf_name: str, parts: dict):
+        """transformers' gate_up_proj [E, 2N, K] from ffn_gate_exps and
+        ffn_up_exps [E, N, K]: expert e's gate rows, then its up rows; for
+        quantized stacks the rows of blocks, exactly."""
+        if set(parts) != {"gate", "up"}:
+            have = next(iter(parts.values()))
+            missing = ({"gate", "up"} - set(parts)).pop()
+            raise GGUFError(f"{self.path}: tensor {have.name!r} has no ffn_{missing}_exps "
+                            f"beside it ({hf_name} needs both)")
+        gate, up = parts["gate"], parts["up"]
+        if gate.shape != up.shape or gate.type_id != up.type_id:
+            raise GGUFError(f"{self.path}: {gate.name!r} ({gate.ggml_type} {list(gate.shape)}) "
+                            f"and {up.name!r} ({up.ggml_type} {list(up.shape)}) differ; "
+                            f"{hf_name} merges them, so they need one type and shape")
+        e, n, k = gate.shape
+        if gate.quantized:
+            g, u = gate.to_quantized(), up.to_quantized()
+            data = np.concatenate([g.data.reshape(e, -1), u.data.reshape(e, -1)], axis=1)
+            value = QuantizedTensor(data.reshape(-1), (e, 2 * n, k), g.scheme)
+        else:
+            value = torch.from_numpy(np.concatenate(
+                [gate.to_numpy().reshape(gate.shape), up.to_numpy().reshape(up.shape)], axis=1))
+        return gate, GGUFWeight(hf_name, f"{gate.name}+{up.name}", gate.ggml_type, value)
+
+    def _convert_one(self, tensor: GGUFTensor, processor, mapping) -> Optional[GGUFWeight]:
         """One file tensor as transformers maps it, or None when it maps to
         no parameter (transformers skips those too)."""
         kwargs = {"tensor_key_mapping": mapping, "parsed_parameters": {"tensors": {}, "config": {}}}

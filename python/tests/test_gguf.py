@@ -363,3 +363,142 @@ def test_corrupt_headers_raise_gguferror(tiny, tmp_path):
         except GGUFError:
             outcomes.add("error")
     assert "error" in outcomes
+
+
+# A mixture of experts (Qwen3-MoE): the experts as [E, N, K] stacks, gate
+# and up in separate tensors that transformers merges into gate_up_proj.
+MOE_LEAVES = [("self_attn.q_proj.weight", "attn_q.weight"),
+              ("self_attn.k_proj.weight", "attn_k.weight"),
+              ("self_attn.v_proj.weight", "attn_v.weight"),
+              ("self_attn.o_proj.weight", "attn_output.weight"),
+              ("self_attn.q_norm.weight", "attn_q_norm.weight"),
+              ("self_attn.k_norm.weight", "attn_k_norm.weight"),
+              ("input_layernorm.weight", "attn_norm.weight"),
+              ("post_attention_layernorm.weight", "ffn_norm.weight"),
+              ("mlp.gate.weight", "ffn_gate_inp.weight"),
+              ("mlp.experts.down_proj", "ffn_down_exps.weight")]
+
+
+def qwen3_moe():
+    cfg = transformers.Qwen3MoeConfig(
+        vocab_size=64, hidden_size=64, intermediate_size=96, moe_intermediate_size=64,
+        num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, head_dim=16,
+        num_experts=4, num_experts_per_tok=2, norm_topk_prob=True,
+        max_position_embeddings=64, tie_word_embeddings=False)
+    torch.manual_seed(3)
+    model = transformers.Qwen3MoeForCausalLM(cfg).eval()
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if "norm" in name:
+                p.uniform_(0.5, 1.5)
+            elif "experts" in name:
+                p.normal_(0, 0.05)
+    return model
+
+
+def write_qwen3_moe(path, model, kinds, up_kind=None, drop=()):
+    """`model` as llama.cpp's converter writes Qwen3-MoE: matrices in
+    kinds[0] (layer 0) and kinds[1] (layer 1), norms and routers F32."""
+    cfg = model.config
+    w = gguf.GGUFWriter(str(path), "qwen3moe")
+    for key, value in dict(
+            context_length=cfg.max_position_embeddings, embedding_length=cfg.hidden_size,
+            block_count=cfg.num_hidden_layers, feed_forward_length=cfg.intermediate_size,
+            head_count=cfg.num_attention_heads, head_count_kv=cfg.num_key_value_heads,
+            key_length=cfg.head_dim, value_length=cfg.head_dim,
+            rope_freq_base=cfg.rope_parameters["rope_theta"], layer_norm_rms_eps=cfg.rms_norm_eps,
+            vocab_size=cfg.vocab_size, expert_count=cfg.num_experts,
+            expert_used_count=cfg.num_experts_per_tok,
+            expert_feed_forward_length=cfg.moe_intermediate_size).items():
+        getattr(w, f"add_{key}")(value)
+    sd = {k: v.numpy() for k, v in model.state_dict().items()}
+    tensors = {"token_embd.weight": sd["model.embed_tokens.weight"],
+               "output_norm.weight": sd["model.norm.weight"], "output.weight": sd["lm_head.weight"]}
+    inner = cfg.moe_intermediate_size
+    for i in range(cfg.num_hidden_layers):
+        for hf, g in MOE_LEAVES:
+            tensors[f"blk.{i}.{g}"] = sd[f"model.layers.{i}.{hf}"]
+        gate_up = sd[f"model.layers.{i}.mlp.experts.gate_up_proj"]
+        tensors[f"blk.{i}.ffn_gate_exps.weight"] = gate_up[:, :inner]
+        tensors[f"blk.{i}.ffn_up_exps.weight"] = gate_up[:, inner:]
+    for name, x in tensors.items():
+        if name in drop:
+            continue
+        kind = GGML.F32
+        if x.ndim >= 2 and "gate_inp" not in name and "token_embd" not in name:
+            kind = kinds[0] if name.startswith("blk.0.") else kinds[1]
+            if up_kind is not None and "ffn_up_exps" in name:
+                kind = up_kind
+        x = np.ascontiguousarray(x, dtype=np.float32)
+        if kind == GGML.F32:
+            w.add_tensor(name, x)
+        else:
+            w.add_tensor(name, gguf.quants.quantize(x, kind), raw_dtype=kind)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
+@pytest.fixture(scope="module")
+def moe_file(tmp_path_factory):
+    model = qwen3_moe()
+    path = tmp_path_factory.mktemp("gguf") / "tiny-moe.gguf"
+    write_qwen3_moe(path, model, (GGML.Q8_0, GGML.Q4_0))
+    return model, path
+
+
+def test_moe_experts_read_as_stacks(moe_file):
+    """The experts' tensors as [E, N, K] stacks: down_proj a view of the
+    file, gate_up_proj the gate and up stacks merged per expert, each equal
+    to the source weights after the same quantization; the config's
+    expert size is the file's (transformers leaves it at its default)."""
+    model, path = moe_file
+    f = GGUFFile(path)
+    assert f.config().moe_intermediate_size == 64
+    weights = f.hf_weights()
+    for i, kind in enumerate((GGML.Q8_0, GGML.Q4_0)):
+        down = weights[f"model.layers.{i}.mlp.experts.down_proj"]
+        assert isinstance(down.value, QuantizedTensor) and down.value.is_stack
+        assert not down.value.data.flags.owndata  # the file's bytes
+        gate_up = weights[f"model.layers.{i}.mlp.experts.gate_up_proj"]
+        assert gate_up.value.shape == (4, 128, 64)
+        for name, wq in (("down_proj", down), ("gate_up_proj", gate_up)):
+            src = model.state_dict()[f"model.layers.{i}.mlp.experts.{name}"].numpy()
+            want = gguf.quants.dequantize(gguf.quants.quantize(src, kind), kind)
+            assert np.array_equal(dequantize(wq.value).numpy(), want), name
+    # The router stays the file's F32 values.
+    assert torch.equal(weights["model.layers.0.mlp.gate.weight"].value,
+                       model.state_dict()["model.layers.0.mlp.gate.weight"])
+
+
+def test_moe_generator_from_gguf_equals_the_dequantized_model(moe_file):
+    import attnfuse
+    _, path = moe_file
+    generator = attnfuse.compile_generator_from_gguf(path, max_batch=2, max_cache_len=32)
+    stacks = [n for n, qt in generator.quantized.items() if qt.is_stack]
+    assert len(stacks) == 4
+    reference, _ = GGUFFile(path).model(dequantize=True)
+    ids = torch.randint(0, 64, (2, 6), generator=torch.Generator().manual_seed(0))
+    mask = torch.ones_like(ids)
+    mask[0, :2] = 0
+    got = generator.generate(ids, attention_mask=mask, max_new_tokens=6, do_sample=False)
+    with torch.no_grad():
+        want = reference.generate(ids, attention_mask=mask, max_new_tokens=6, do_sample=False)
+    assert torch.equal(got, want)
+
+
+def test_moe_gate_and_up_of_different_types(tmp_path):
+    model = qwen3_moe()
+    path = tmp_path / "mixed.gguf"
+    write_qwen3_moe(path, model, (GGML.Q8_0, GGML.Q8_0), up_kind=GGML.Q4_0)
+    with pytest.raises(GGUFError, match=r"ffn_gate_exps.*Q8_0.*ffn_up_exps.*Q4_0.*one type"):
+        GGUFFile(path).hf_weights()
+
+
+def test_moe_up_missing(tmp_path):
+    model = qwen3_moe()
+    path = tmp_path / "noup.gguf"
+    write_qwen3_moe(path, model, (GGML.Q8_0, GGML.Q8_0), drop=("blk.1.ffn_up_exps.weight",))
+    with pytest.raises(GGUFError, match=r"blk\.1\.ffn_gate_exps.*no ffn_up_exps"):
+        GGUFFile(path).hf_weights()
