@@ -691,10 +691,12 @@ class NestedCompiledModule:
                              f"NestedTensor inputs at positions "
                              f"{list(self.positions)}")
         offsets = varlen.nested_offsets(args)
-        padded, lengths = varlen.pad_inputs(args, offsets)
+        with varlen.serial_torch():
+            padded, lengths = varlen.pad_inputs(args, offsets)
         out = self.padded(*padded, lengths)
-        return varlen.repack_outputs(out, offsets,
-                                     padded[self.positions[0]].shape[1])
+        with varlen.serial_torch():
+            return varlen.repack_outputs(
+                out, offsets, padded[self.positions[0]].shape[1])
 
 
 def _tolerance(dtype) -> float:
