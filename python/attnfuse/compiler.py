@@ -674,15 +674,15 @@ def compile(module, example_inputs, target="cpu", backend="auto",
 class NestedCompiledModule:
     """A module compiled for jagged NestedTensor inputs (attnfuse.varlen):
     called with NestedTensors at the positions it was compiled with, it
-    pads them, runs the compiled padded module with the sequence lengths
-    and returns its `[B, L, ...]` outputs as NestedTensors with the
-    inputs' offsets. `padded` is the CompiledModule of the padded module
-    (its `mlir` holds the attn.sdpa with lengths)."""
+    runs the compiled packed module on their values (the tokens back to
+    back) and returns its outputs over the tokens as NestedTensors with
+    the inputs' offsets. `packed` is the CompiledModule of the packed
+    module (its `mlir` holds the attn.sdpa with lengths)."""
 
-    def __init__(self, padded: CompiledModule, positions: tuple[int, ...]):
-        self.padded = padded
+    def __init__(self, packed: CompiledModule, positions: tuple[int, ...]):
+        self.packed = packed
         self.positions = positions
-        self.mlir = padded.mlir
+        self.mlir = packed.mlir
 
     def __call__(self, *args):
         if tuple(n for n, x in enumerate(args)
@@ -690,13 +690,11 @@ class NestedCompiledModule:
             raise InputError(f"this module was compiled for jagged "
                              f"NestedTensor inputs at positions "
                              f"{list(self.positions)}")
-        offsets = varlen.nested_offsets(args)
         with varlen.serial_torch():
-            padded, lengths = varlen.pad_inputs(args, offsets)
-        out = self.padded(*padded, lengths)
+            inputs, offsets = varlen.pack_inputs(args)
+        out = self.packed(*inputs)
         with varlen.serial_torch():
-            return varlen.repack_outputs(
-                out, offsets, padded[self.positions[0]].shape[1])
+            return varlen.repack_outputs(out, offsets)
 
 
 def _tolerance(dtype) -> float:
@@ -706,19 +704,19 @@ def _tolerance(dtype) -> float:
 def _compile_nested(module, example_inputs, dynamic_shapes=None,
                     example_kwargs=None, **options) -> NestedCompiledModule:
     """compile() of a module called with jagged NestedTensors (see
-    attnfuse.varlen): the padded module with lengths, checked on the
-    example against eager PyTorch on each sequence alone."""
+    attnfuse.varlen): the packed module with lengths reaching its
+    attention, checked on the example against eager PyTorch on each
+    sequence alone."""
     if dynamic_shapes is not None or example_kwargs:
         raise AttnFuseError("with NestedTensor inputs, compile takes no "
                             "dynamic_shapes (the batch and the padded "
                             "length are dynamic) and no example_kwargs")
-    offsets = varlen.nested_offsets(example_inputs)
     positions = tuple(n for n, x in enumerate(example_inputs)
                       if varlen.is_jagged(x))
-    padded, lengths = varlen.pad_inputs(example_inputs, offsets)
-    inner = compile(varlen.PaddedModule(module, positions), padded +
-                    (lengths,), dynamic_shapes=varlen.dynamic_padded_shapes(
-                        padded, positions), **options)
+    inputs, offsets = varlen.pack_inputs(example_inputs)
+    inner = compile(varlen.PackedModule(module, positions), inputs,
+                    dynamic_shapes=varlen.dynamic_packed_shapes(
+                        example_inputs, positions), **options)
     nested = NestedCompiledModule(inner, positions)
     _check_nested(module, nested, example_inputs, offsets)
     return nested
@@ -747,7 +745,7 @@ def _check_nested(module, nested, example_inputs, offsets):
             if g.shape != w.shape or not torch.allclose(
                     g.float(), w.float(), atol=tol, rtol=tol):
                 raise AttnFuseError(
-                    f"the module on NestedTensors is not the padded module "
+                    f"the module on NestedTensors is not the packed module "
                     f"with lengths: on the example, sequence {b} differs "
                     f"from eager PyTorch on that sequence alone (an op "
                     f"other than scaled_dot_product_attention mixes "

@@ -12,19 +12,21 @@ row its mask removes entirely).
 
 torch.export cannot take NestedTensors. `compile` of a module whose example
 inputs include jagged NestedTensors (`torch.nested.nested_tensor(...,
-layout=torch.jagged)`) therefore exports the module on the padded batch
-(`NestedTensor.to_padded_tensor(0)`, `[B, max length, ...]`, batch and
-length dynamic) plus the sequence lengths, with every
-F.scaled_dot_product_attention the module calls replaced by
-varlen_attention with those lengths (a TorchFunctionMode while torch.export
-traces). The compiled callable pads the NestedTensor inputs the same way
-and returns each output that keeps the padded `[B, L, ...]` layout as a
-NestedTensor with the input's offsets. This is exact when every op of the
-module other than the attention treats tokens independently (projections,
-norms, elementwise ops, views that split or merge feature dims), as the
-tutorial's CausalSelfAttention does; `compile` checks it on the example
-inputs against eager PyTorch on the NestedTensors and refuses a module for
-which they differ (a sequence-mixing op such as a mean over tokens).
+layout=torch.jagged)`) therefore exports the module on their values, the
+tokens of all sequences back to back (`[T, ...]`, run as a batch of one:
+the projections compute the real tokens only), with three more inputs
+that describe the batch (`packing_indices`); every
+F.scaled_dot_product_attention the module calls (a TorchFunctionMode while
+torch.export traces) gathers its query, key and value into the padded
+`[B, H, L, E]`, runs varlen_attention with the sequence lengths and
+gathers the result back to the tokens. The compiled callable returns each
+output over the tokens as a NestedTensor with the input's offsets. This is
+exact when every op of the module other than the attention treats tokens
+independently (projections, norms, elementwise ops, views that split or
+merge feature dims), as the tutorial's CausalSelfAttention does; `compile`
+checks it on the example inputs against eager PyTorch on each sequence
+alone and refuses a module for which they differ (a sequence-mixing op
+such as a softmax over the tokens).
 """
 
 from __future__ import annotations
@@ -110,13 +112,19 @@ def is_jagged(x) -> bool:
         x.layout == torch.jagged
 
 
-class _LengthsMode(TorchFunctionMode):
-    """Calls of F.scaled_dot_product_attention become varlen_attention
-    with `lengths` for queries and keys (self-attention over the padded
-    tokens)."""
+class _PackedMode(TorchFunctionMode):
+    """Calls of F.scaled_dot_product_attention on the packed tokens
+    (`[1, H, T, E]`: the module ran on the NestedTensors' values as a batch
+    of one) become varlen_attention on the padded batch: q, k and v
+    gathered into `[B, H, L, E]` (slot (b, i) reads token
+    `unpad_index[b, i]`; slots past a sequence's length read some token of
+    the batch, which the lengths keep out), the result gathered back to
+    the tokens (token t is at slot `pad_index[t]`)."""
 
-    def __init__(self, lengths):
+    def __init__(self, unpad_index, pad_index, lengths):
         super().__init__()
+        self.unpad_index = unpad_index
+        self.pad_index = pad_index
         self.lengths = lengths
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
@@ -127,27 +135,47 @@ class _LengthsMode(TorchFunctionMode):
                  "is_causal", "scale", "enable_gqa")
         bound = dict(zip(names, args))
         bound.update(kwargs)
-        q, k = bound["query"], bound["key"]
+        q, k, v = bound["query"], bound["key"], bound["value"]
         if bound.get("dropout_p", 0.0):
             raise AttnFuseError(
                 "scaled_dot_product_attention with dropout_p > 0 on "
                 "NestedTensors is not supported (call the module in eval "
                 "mode)")
-        if q.dim() < 3 or q.shape[-2] != k.shape[-2]:
+        if bound.get("attn_mask") is not None:
+            raise AttnFuseError(
+                "scaled_dot_product_attention with an attn_mask on "
+                "NestedTensors is not supported (is_causal is)")
+        if q.dim() != 4 or q.shape[0] != 1 or \
+                not (q.shape[-2] == k.shape[-2] == v.shape[-2] ==
+                     self.pad_index.shape[0]):
             raise AttnFuseError(
                 "scaled_dot_product_attention on NestedTensors: only "
-                "self-attention over the nested tokens ([B, H, j, E] query "
-                "and key of one length) is supported")
-        return torch.ops.attnfuse.varlen_attention(
-            q, k, bound["value"], self.lengths, self.lengths,
-            bound.get("attn_mask"), bool(bound.get("is_causal", False)),
+                "self-attention over the nested tokens ([B, H, j, E] "
+                "query, key and value of one length) is supported")
+        out = torch.ops.attnfuse.varlen_attention(
+            self._pad(q), self._pad(k), self._pad(v), self.lengths,
+            self.lengths, None, bool(bound.get("is_causal", False)),
             bound.get("scale"), False)
+        # [B, H, L, Ev] -> the tokens' rows [T, H, Ev], returned as
+        # [1, H, T, Ev] laid out as SDPA's own result is.
+        b, h, L, ev = out.shape
+        rows = out.transpose(1, 2).reshape(b * L, h, ev)
+        rows = rows.index_select(0, self.pad_index)
+        return rows.transpose(0, 1).unsqueeze(0)
+
+    def _pad(self, x):
+        """`[1, H, T, E]` tokens -> `[B, H, L, E]` slots."""
+        b, L = self.unpad_index.shape
+        h, e = x.shape[1], x.shape[3]
+        slots = x[0].transpose(0, 1).index_select(
+            0, self.unpad_index.reshape(-1))  # [B L, H, E]
+        return slots.reshape(b, L, h, e).transpose(1, 2)
 
 
-class PaddedModule(torch.nn.Module):
-    """`module` on padded batches: its NestedTensor inputs arrive as
-    `[B, L, ...]` padded tensors (their positions in `nested`) and one
-    lengths tensor `[B]` last."""
+class PackedModule(torch.nn.Module):
+    """`module` on the packed tokens of NestedTensors: the inputs at
+    `nested` arrive as their values `[T, ...]` (a batch of one inside),
+    then three index tensors (see `packing_indices`)."""
 
     def __init__(self, module, nested: tuple[int, ...]):
         super().__init__()
@@ -155,9 +183,16 @@ class PaddedModule(torch.nn.Module):
         self.nested = nested
 
     def forward(self, *args):
-        *inputs, lengths = args
-        with _LengthsMode(lengths):
-            return self.module(*inputs)
+        *inputs, unpad_index, pad_index, lengths = args
+        inputs = [x.unsqueeze(0) if n in self.nested else x
+                  for n, x in enumerate(inputs)]
+        with _PackedMode(unpad_index, pad_index, lengths):
+            out = self.module(*inputs)
+        total = pad_index.shape[0]
+        return pytree.tree_map(
+            lambda t: t.squeeze(0) if isinstance(t, torch.Tensor) and
+            t.dim() >= 2 and t.shape[0] == 1 and t.shape[1] == total else t,
+            out)
 
 
 def nested_offsets(args) -> torch.Tensor:
@@ -194,40 +229,52 @@ def serial_torch():
         torch.set_num_threads(threads)
 
 
-def pad_inputs(args, offsets):
-    """The padded inputs and the lengths tensor (int64 `[B]`)."""
-    lengths = offsets.diff().to(torch.int64)
-    padded = tuple(x.to_padded_tensor(0.0) if is_jagged(x) else x
-                   for x in args)
-    return padded, lengths
-
-
-def repack_outputs(outputs, offsets, length):
-    """Each output `[B, L, ...]` with the padded batch's B and L as a
-    jagged NestedTensor of the real tokens; other outputs as they are."""
+def packing_indices(offsets):
+    """(unpad_index [B, L], pad_index [T], lengths [B]), int64, for the
+    offsets `[B + 1]` of T tokens, L the longest length: slot (b, i) of
+    the padded batch reads token `offsets[b] + i` (clamped into the
+    tokens past the sequence's end), token t is at slot
+    `b L + t - offsets[b]`."""
+    offsets = offsets.to(torch.int64)
     lengths = offsets.diff()
-    batch = lengths.numel()
+    total = int(offsets[-1])
+    if total == 0:
+        raise InputError("the NestedTensor inputs hold no token")
+    b = lengths.numel()
+    L = max(int(lengths.max()), 1)
+    i = torch.arange(L, dtype=torch.int64)
+    unpad = (offsets[:-1, None] + i).clamp(max=total - 1)
+    seq = torch.repeat_interleave(torch.arange(b, dtype=torch.int64),
+                                  lengths)
+    pad = seq * L + torch.arange(total, dtype=torch.int64) - offsets[seq]
+    return unpad, pad, lengths
+
+
+def pack_inputs(args):
+    """The NestedTensor inputs as their values, and the packing indices."""
+    offsets = nested_offsets(args)
+    values = tuple(x.values() if is_jagged(x) else x for x in args)
+    return values + packing_indices(offsets), offsets
+
+
+def repack_outputs(outputs, offsets):
+    """Each output `[T, ...]` with the inputs' T tokens as a jagged
+    NestedTensor with their offsets; other outputs as they are."""
+    total = int(offsets[-1])
 
     def repack(t):
         if not isinstance(t, torch.Tensor) or t.dim() < 2 or \
-                t.shape[0] != batch or t.shape[1] != length:
+                t.shape[0] != total:
             return t
-        values = torch.cat([t[b, :n] for b, n in
-                            enumerate(lengths.tolist())])
-        return torch.nested.nested_tensor_from_jagged(values, offsets)
+        return torch.nested.nested_tensor_from_jagged(t, offsets)
     return pytree.tree_map(repack, outputs)
 
 
-def dynamic_padded_shapes(padded, nested_positions):
-    """torch.export's dynamic_shapes for the padded module: the batch and
-    the padded length of every padded input, and the lengths' batch."""
-    batch = torch.export.Dim("batch", min=1)
-    seq = torch.export.Dim("seq", min=1)
-    shapes = []
-    for n, x in enumerate(padded):
-        if n in nested_positions:
-            shapes.append({0: batch, 1: seq})
-        else:
-            shapes.append(None)
-    shapes.append({0: batch})
+def dynamic_packed_shapes(args, nested_positions):
+    """torch.export's dynamic_shapes for the packed module: the tokens,
+    the batch and the padded length."""
+    tokens = batch = seq = torch.export.Dim.DYNAMIC
+    shapes = [{0: tokens} if n in nested_positions else None
+              for n in range(len(args))]
+    shapes += [{0: batch, 1: seq}, {0: tokens}, {0: batch}]
     return (tuple(shapes),)

@@ -130,6 +130,17 @@ def test_nested_refusals():
     c = attnfuse.compile(m, (x,))
     with pytest.raises(attnfuse.InputError, match="jagged NestedTensor"):
         c(torch.randn(2, 5, 32))
+    empty = torch.nested.nested_tensor([torch.zeros(0, 32)] * 2,
+                                       layout=torch.jagged)
+    with pytest.raises(attnfuse.InputError, match="no token"):
+        c(empty)
+    # A sequence without tokens among others: no output rows for it.
+    x0 = torch.nested.nested_tensor([torch.zeros(0, 32), torch.randn(3, 32)],
+                                    layout=torch.jagged)
+    y0 = c(x0)
+    assert torch.equal(y0.offsets(), x0.offsets())
+    with torch.no_grad():
+        assert_matches(components(y0)[1], m(components(x0)[1][None])[0])
 
     class TwoInputs(nn.Module):
         def forward(self, a, b):
@@ -139,7 +150,7 @@ def test_nested_refusals():
         attnfuse.compile(TwoInputs(), (x, y))
 
     class MixesTokens(nn.Module):
-        """A softmax over the tokens counts the padding once padded."""
+        """A softmax over the tokens mixes the sequences once packed."""
         def __init__(self):
             super().__init__()
             self.attn = CausalSelfAttention(2, 32, is_causal=True)
@@ -147,5 +158,5 @@ def test_nested_refusals():
         def forward(self, x):
             return self.attn(torch.softmax(x, dim=1))
     with pytest.raises(attnfuse.AttnFuseError,
-                       match="is not the padded module with lengths"):
+                       match="is not the packed module with lengths"):
         attnfuse.compile(MixesTokens().eval(), (x,))
