@@ -178,9 +178,15 @@ def main():
         times = {}
         for peer, fn, x in rows:
             reps = 1 if peer == "torch-nested" else args.reps
-            times[peer] = median_time(fn, x, reps)
+            try:
+                times[peer] = median_time(fn, x, reps)
+            except Exception as e:  # PyTorch's CPU NestedTensor SDPA
+                times[peer] = f"{type(e).__name__}: {str(e)[:80]}"
         base = times["attnfuse-padded"]
         for peer, _, _ in rows:
+            if isinstance(times[peer], str):
+                print(f"{name:5} {peer:22} error: {times[peer]}")
+                continue
             print(f"{name:5} {peer:22} {times[peer] * 1e3:9.2f} ms  "
                   f"(attnfuse-padded / this: {base / times[peer]:.2f}x)")
         print(f"# {name}: max |attnfuse-nested - eager per sequence| = "
