@@ -10,13 +10,16 @@ of `--batch` sequences whose lengths are the tutorial's random ones
 about 50% padding). Peers, each timed as the median of `--reps` calls
 after one warm-up call:
 
-- attnfuse-nested: attnfuse.compile on the jagged NestedTensor (the padded
-  module with sequence lengths: padded query and key blocks skipped);
+- attnfuse-nested: attnfuse.compile on the jagged NestedTensor (the
+  projections on the packed tokens, the attention on the padded batch with
+  sequence lengths: padded query and key blocks skipped);
 - attnfuse-padded: attnfuse.compile of the module on the padded dense
   batch (every padded token and score computed);
 - torch-padded: eager PyTorch on the padded batch;
-- torch-nested (`--torch-nested`): eager PyTorch on the NestedTensor (slow
-  on the CPU; non-causal only: its causal NestedTensor SDPA fails here);
+- torch-nested (`--torch-nested`, non-causal only): eager PyTorch on the
+  NestedTensor (PyTorch 2.15+cu132 on a machine without a CUDA driver
+  fails inside its NestedTensor SDPA with a CUDA driver error, reported
+  as the row's error);
 - torch.compile of the module on both (`--torch-compile`).
 
 Also prints the work ratio (padded / real: the projections' tokens and the
