@@ -15,7 +15,8 @@ import numpy as np
 import torch
 import torch.utils._pytree as pytree
 
-from .errors import AttnFuseError, InPlaceError, PackageError
+from . import varlen
+from .errors import AttnFuseError, InPlaceError, InputError, PackageError
 from .exporter import Exported, export_program, storage_span, torch_export
 from .mlir import TensorType
 from .package import (FORMAT, FORMAT_VERSION, Package, WeightsWriter,
@@ -640,6 +641,14 @@ def compile(module, example_inputs, target="cpu", backend="auto",
     stages on stderr (True), never (False), or as ATTNFUSE_PROGRESS and
     whether stderr is a terminal say (None; attnfuse.progress); they are
     logged on the "attnfuse" logger either way."""
+    if isinstance(example_inputs, tuple) and \
+            any(varlen.is_jagged(x) for x in example_inputs):
+        return _compile_nested(
+            module, example_inputs, target=target, backend=backend,
+            dynamic_shapes=dynamic_shapes, constants=constants,
+            train_dropout=train_dropout, example_kwargs=example_kwargs,
+            prepack_weights=prepack_weights, weights=weights,
+            group_size=group_size, progress=progress)
     if target not in TARGETS:
         raise AttnFuseError(f"target {target!r} is not supported by the "
                             f"Python front end (supported: {TARGETS})")
@@ -660,6 +669,87 @@ def compile(module, example_inputs, target="cpu", backend="auto",
         with p.stage("load"):
             return CompiledModule(exported, lib, hit, module,
                                   list(example_kwargs or {}), plan)
+
+
+class NestedCompiledModule:
+    """A module compiled for jagged NestedTensor inputs (attnfuse.varlen):
+    called with NestedTensors at the positions it was compiled with, it
+    runs the compiled packed module on their values (the tokens back to
+    back) and returns its outputs over the tokens as NestedTensors with
+    the inputs' offsets. `packed` is the CompiledModule of the packed
+    module (its `mlir` holds the attn.sdpa with lengths)."""
+
+    def __init__(self, packed: CompiledModule, positions: tuple[int, ...]):
+        self.packed = packed
+        self.positions = positions
+        self.mlir = packed.mlir
+
+    def __call__(self, *args):
+        if tuple(n for n, x in enumerate(args)
+                 if varlen.is_jagged(x)) != self.positions:
+            raise InputError(f"this module was compiled for jagged "
+                             f"NestedTensor inputs at positions "
+                             f"{list(self.positions)}")
+        with varlen.serial_torch():
+            inputs, offsets = varlen.pack_inputs(args)
+        out = self.packed(*inputs)
+        with varlen.serial_torch():
+            return varlen.repack_outputs(out, offsets)
+
+
+def _tolerance(dtype) -> float:
+    return {torch.float32: 1e-4, torch.float64: 1e-10}.get(dtype, 5e-2)
+
+
+def _compile_nested(module, example_inputs, dynamic_shapes=None,
+                    example_kwargs=None, **options) -> NestedCompiledModule:
+    """compile() of a module called with jagged NestedTensors (see
+    attnfuse.varlen): the packed module with lengths reaching its
+    attention, checked on the example against eager PyTorch on each
+    sequence alone."""
+    if dynamic_shapes is not None or example_kwargs:
+        raise AttnFuseError("with NestedTensor inputs, compile takes no "
+                            "dynamic_shapes (the batch and the padded "
+                            "length are dynamic) and no example_kwargs")
+    positions = tuple(n for n, x in enumerate(example_inputs)
+                      if varlen.is_jagged(x))
+    inputs, offsets = varlen.pack_inputs(example_inputs)
+    inner = compile(varlen.PackedModule(module, positions), inputs,
+                    dynamic_shapes=varlen.dynamic_packed_shapes(
+                        example_inputs, positions), **options)
+    nested = NestedCompiledModule(inner, positions)
+    _check_nested(module, nested, example_inputs, offsets)
+    return nested
+
+
+def _check_nested(module, nested, example_inputs, offsets):
+    """The compiled module against eager PyTorch on each sequence of the
+    example alone (a dense batch of one): they differ where an op other
+    than the attention mixes tokens, which padding changes."""
+    got = nested(*example_inputs)
+    got_leaves = pytree.tree_leaves(got)
+    for b, (start, end) in enumerate(zip(offsets[:-1].tolist(),
+                                         offsets[1:].tolist())):
+        if end == start:
+            continue
+        one = tuple(x.values()[start:end].unsqueeze(0)
+                    if varlen.is_jagged(x) else x for x in example_inputs)
+        with torch.no_grad():
+            want = pytree.tree_leaves(module(*one))
+        for g, w in zip(got_leaves, want):
+            if not isinstance(g, torch.Tensor):
+                continue
+            if g.is_nested:
+                g = g.values()[start:end].unsqueeze(0)
+            tol = _tolerance(w.dtype)
+            if g.shape != w.shape or not torch.allclose(
+                    g.float(), w.float(), atol=tol, rtol=tol):
+                raise AttnFuseError(
+                    f"the module on NestedTensors is not the packed module "
+                    f"with lengths: on the example, sequence {b} differs "
+                    f"from eager PyTorch on that sequence alone (an op "
+                    f"other than scaled_dot_product_attention mixes "
+                    f"tokens, or its output is not [B, j, ...])")
 
 
 @dataclass

@@ -168,6 +168,7 @@ def i64_attr(value: int) -> str:
 
 
 MASK_POLARITIES = ("keep", "drop")
+PADDING_SIDES = ("right", "left")
 
 
 @dataclass(frozen=True)
@@ -186,11 +187,15 @@ class SdpaAttrs:
     safe_softmax: bool = False
     masked_value: float | None = None
     mask_polarity: str | None = None  # one of MASK_POLARITIES
+    padding_side: str | None = None  # one of PADDING_SIDES (with lengths)
 
     def __post_init__(self):
         if self.mask_polarity not in (None, *MASK_POLARITIES):
             raise ValueError(f"mask_polarity must be one of "
                              f"{MASK_POLARITIES}, not {self.mask_polarity!r}")
+        if self.padding_side not in (None, *PADDING_SIDES):
+            raise ValueError(f"padding_side must be one of "
+                             f"{PADDING_SIDES}, not {self.padding_side!r}")
 
     def to_mlir(self) -> list[str]:
         """The `name = value` entries of the op's attribute dictionary, in
@@ -215,6 +220,9 @@ class SdpaAttrs:
         if self.mask_polarity is not None:
             attrs.append(f"mask_polarity = "
                          f"#attn.mask_polarity<{self.mask_polarity}>")
+        if self.padding_side not in (None, "right"):
+            attrs.append(f"padding_side = "
+                         f"#attn.padding_side<{self.padding_side}>")
         return attrs
 
 
@@ -470,13 +478,26 @@ class FunctionBuilder:
         return Value(result, out, AttnDef("iota", dimension=dim))
 
     def sdpa(self, q: Value, k: Value, v: Value, mask: Value | None,
-             out: TensorType, attrs: SdpaAttrs, region=None) -> Value:
+             out: TensorType, attrs: SdpaAttrs, region=None,
+             q_lengths: Value | None = None,
+             kv_lengths: Value | None = None) -> Value:
         """attn.sdpa of `q`, `k`, `v` and the optional `mask`, with the
         attributes `attrs` and the lines of a score_mod region's block, if
-        it has one."""
+        it has one; `q_lengths`/`kv_lengths`: the sequence lengths of a
+        padded batch (the op's segment sizes are then spelt out)."""
         operands = [q, k, v] + ([mask] if mask is not None else [])
-        return self.attn("sdpa", operands, out, attrs.to_mlir(),
-                         region=region)
+        attr_list = attrs.to_mlir()
+        if q_lengths is not None or kv_lengths is not None:
+            if region is not None:
+                raise ValueError("sequence lengths with a score_mod region "
+                                 "are not written by the exporter")
+            sizes = [1, 1, 1, int(mask is not None),
+                     int(q_lengths is not None), int(kv_lengths is not None),
+                     0]
+            operands += [x for x in (q_lengths, kv_lengths) if x is not None]
+            attr_list.append("operandSegmentSizes = array<i32: " +
+                             ", ".join(map(str, sizes)) + ">")
+        return self.attn("sdpa", operands, out, attr_list, region=region)
 
     # ---- index arithmetic for dynamic sizes ------------------------------
     def index(self, dim) -> str:

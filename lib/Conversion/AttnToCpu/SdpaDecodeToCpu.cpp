@@ -6,7 +6,7 @@
 // keys across work items (Flash-Decoding):
 //
 //   scf.forall (query batch dims x key splits)            partial pass
-//     per key block:
+//     per key block (with lengths: only the sequence's keys):
 //       s[r, j] = score step(sum_e q[r, e] k[j, e]) for all rows r at once
 //       (L FMA chains along e sharing each vector of the
 //       key row, one horizontal add per row), then per row the block's
@@ -84,7 +84,8 @@ private:
   void emitSingleSplitResult(ArrayRef<Value> qIdx, Value r, Value stats,
                              function_ref<SmallVector<Value>(Value)> partIdx);
   void emitScores(ArrayRef<Value> qIdx, ArrayRef<Value> kvIdx, Value kv0,
-                  Value keys, Value scores);
+                  Value keys, Value scores,
+                  const std::optional<SeqBounds> &seq);
   using PartIndexFn = function_ref<SmallVector<Value>(Value row)>;
   void emitSoftmaxStep(Value r, Value keys, Value scores, Value stats);
   void emitPv(ArrayRef<Value> kvIdx, PartIndexFn partIdx, Value kv0,
@@ -144,7 +145,8 @@ Value DecodeLowering::loadRowScalar(Value buf, ArrayRef<Value> prefix,
 /// (each vector of the key row is loaded once and feeds `rows` independent
 /// FMA chains, one horizontal add per row), then the score step.
 void DecodeLowering::emitScores(ArrayRef<Value> qIdx, ArrayRef<Value> kvIdx,
-                                Value kv0, Value keys, Value scores) {
+                                Value kv0, Value keys, Value scores,
+                                const std::optional<SeqBounds> &seq) {
   Value lanes = idx(t.lanes);
   Value vecEnd = arith::SubIOp::create(
       b, loc, plan.e, arith::RemUIOp::create(b, loc, plan.e, lanes));
@@ -208,8 +210,10 @@ void DecodeLowering::emitScores(ArrayRef<Value> qIdx, ArrayRef<Value> kvIdx,
           mod.extras.push_back(memref::LoadOp::create(
               b, loc, buf,
               scoreOperandIndices(b, loc, plan, broadcast, qIdx, row, key)));
+        Value seqKeep =
+            seq ? buildSeqKeep(b, loc, *seq, row, key) : Value();
         Value s = buildMaskedScore(b, loc, plan, op, dots[r * nk + k],
-                                   maskElem, row, key, mod);
+                                   maskElem, row, key, mod, seqKeep);
         memref::StoreOp::create(b, loc, s, scores,
                                 ValueRange{row, add(j0, idx(k))});
       }
@@ -401,10 +405,22 @@ void DecodeLowering::emitSplit(ValueRange ivs) {
     if (std::optional<int64_t> right = plan.band.right)
       end = arith::MinSIOp::create(b, loc, end, idx(rows + *right));
   }
+  // Sequence lengths: only the sequence's keys, none when every row is
+  // padding.
+  std::optional<SeqBounds> seq;
+  if (plan.hasQLengths || plan.hasKvLengths) {
+    seq = loadSeqBounds(b, loc, plan, buf.qLengths, buf.kvLengths,
+                        qIdx.front());
+    begin = arith::MaxSIOp::create(b, loc, begin, seq->kvBegin);
+    end = arith::MinSIOp::create(b, loc, end, seq->kvEnd);
+    Value live = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                       seq->qBegin, seq->qEnd);
+    end = arith::SelectOp::create(b, loc, live, end, begin);
+  }
   forLoop(begin, end, idx(t.blockKV), [&](Value kv0) {
     Value keys = arith::MinUIOp::create(
         b, loc, arith::SubIOp::create(b, loc, end, kv0), idx(t.blockKV));
-    emitScores(qIdx, kvIdx, kv0, keys, scores);
+    emitScores(qIdx, kvIdx, kv0, keys, scores, seq);
     forLoop(idx(0), idx(rows), idx(1),
             [&](Value r) { emitSoftmaxStep(r, keys, scores, stats); });
     emitPv(kvIdx, partIdx, kv0, keys, scores, stats);

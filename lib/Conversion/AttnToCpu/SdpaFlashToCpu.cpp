@@ -6,7 +6,8 @@
 //
 //   scf.forall (query batch dims x query blocks of blockQ rows)   work item
 //     pack qT[E, blockQ] = q^T of the block (f32; zero past the last row)
-//     scf.for key blocks of blockKV keys (causal, window: only the band)
+//     scf.for key blocks of blockKV keys (causal, window: only the band;
+//                  lengths: only the sequence's keys, none past its rows)
 //       [pack k/v of the block to f32 when their element type is not f32]
 //       1. scores:  sT[j, i] = hook(sum_e k[j, e] * qT[e, i])
 //          register tile: qkKeys keys (broadcast) x qkRowVecs vectors of
@@ -103,6 +104,8 @@ struct WorkItem {
   SmallVector<Value> qIdx, kvIdx;
   /// First query row of the block and the number of valid rows.
   Value row0, rows;
+  /// The sequence's real rows and keys (only with lengths).
+  std::optional<SeqBounds> seq;
   /// qT [E, blockQ], sT [blockKV, blockQ], acc [blockQ, evPadded], the
   /// running max m, sum l and rescale factor alpha [blockQ], and the max of
   /// the current key block's scores per row, blockMax [blockQ].
@@ -570,6 +573,21 @@ void FlashLowering::emitWorkItem(ValueRange ivs) {
       end = arith::MaxSIOp::create(b, loc, zero, end);
       kvEnd = arith::MinSIOp::create(b, loc, plan.s, end);
     }
+  }
+  // Sequence lengths: only the blocks of the sequence's real keys, none for
+  // a block of padded query rows (its rows end as 0: no key took part).
+  if (plan.hasQLengths || plan.hasKvLengths) {
+    w.seq = loadSeqBounds(b, loc, plan, buf.qLengths, buf.kvLengths,
+                          w.qIdx.front());
+    kvBegin = arith::MaxSIOp::create(b, loc, kvBegin, w.seq->kvBegin);
+    kvEnd = arith::MinSIOp::create(b, loc, kvEnd, w.seq->kvEnd);
+    Value live = arith::AndIOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, w.row0,
+                              w.seq->qEnd),
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
+                              add(w.row0, w.rows), w.seq->qBegin));
+    kvEnd = arith::SelectOp::create(b, loc, live, kvEnd, kvBegin);
   }
   forLoop(kvBegin, kvEnd, idx(t.blockKV),
           [&](Value kv0) { kernel->emitKeyBlock(w, kv0); });
@@ -1078,7 +1096,7 @@ Value FlashLowering::applyScoreTransforms(WorkItem &w, Value scores,
           loadOperandVector(w, buf, broadcast, Value(), rowBase, col));
   }
   Value rowVec, colVec;
-  if (!plan.band.keepsAll() || hasMod) {
+  if (!plan.band.keepsAll() || hasMod || w.seq) {
     auto indexVec = VectorType::get({t.lanes}, b.getIndexType());
     Value step = vector::StepOp::create(b, loc, indexVec);
     rowVec = arith::AddIOp::create(
@@ -1087,8 +1105,10 @@ Value FlashLowering::applyScoreTransforms(WorkItem &w, Value scores,
   }
   mod.row = rowVec;
   mod.col = colVec;
+  Value seqKeep =
+      w.seq ? buildSeqKeep(b, loc, *w.seq, rowVec, colVec) : Value();
   return buildMaskedScore(b, loc, plan, op, scores, maskVec, rowVec, colVec,
-                          mod);
+                          mod, seqKeep);
 }
 
 /// Per vector of query rows: the online-softmax statistics from the block

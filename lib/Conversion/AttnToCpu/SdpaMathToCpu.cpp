@@ -2,7 +2,7 @@
 //
 // The reference implementation of the contract: the `[..., L, S]` scores in
 // f32 (f64 for f64) as linalg.generic ops on tensors: q.k^T, the score step
-// (scale, masks, causal), softmax along S, optional dropout, p.v, rounded
+// (scale, masks, causal, sequence lengths), softmax along S, optional dropout, p.v, rounded
 // once to the element type.
 //
 //===----------------------------------------------------------------------===//
@@ -98,12 +98,29 @@ static Value emitScoreStep(OpBuilder &b, Location loc, SdpaOp op,
   for (Value in : ins)
     maps.push_back(getBroadcastMap(cast<RankedTensorType>(in.getType()),
                                    scores.type.getShape(), r, 0, ctx));
+  // The lengths of the score's sequence (query batch dim 0), last.
+  AffineMap batchMap = AffineMap::get(r, 0, getAffineDimExpr(0, ctx));
+  for (Value lengths : {op.getQLengths(), op.getKvLengths()}) {
+    if (!lengths)
+      continue;
+    ins.push_back(lengths);
+    maps.push_back(batchMap);
+  }
   maps.push_back(b.getMultiDimIdentityMap(r));
   SmallVector<utils::IteratorType> iters(r, utils::IteratorType::parallel);
   return linalg::GenericOp::create(
              b, loc, TypeRange{scores.type}, ins, ValueRange{raw}, maps, iters,
              [&](OpBuilder &b, Location l, ValueRange args) {
                ValueRange elems = args.drop_back();
+               Value qLength, kvLength;
+               if (plan.hasKvLengths) {
+                 kvLength = elems.back();
+                 elems = elems.drop_back();
+               }
+               if (plan.hasQLengths) {
+                 qLength = elems.back();
+                 elems = elems.drop_back();
+               }
                Value maskElem;
                if (op.getMask()) {
                  maskElem = elems.front();
@@ -112,17 +129,23 @@ static Value emitScoreStep(OpBuilder &b, Location loc, SdpaOp op,
                bool hasMod = op.getScoreModBlock() != nullptr;
                Value row, col;
                SmallVector<Value> batch;
-               if (!plan.band.keepsAll() || hasMod) {
+               bool lengths = plan.hasQLengths || plan.hasKvLengths;
+               if (!plan.band.keepsAll() || hasMod || lengths) {
                  row = linalg::IndexOp::create(b, l, nb);
                  col = linalg::IndexOp::create(b, l, nb + 1);
                }
                for (int64_t d = 0; hasMod && d < nb; ++d)
                  batch.push_back(linalg::IndexOp::create(b, l, d));
                ScoreModInputs mod{batch, row, col, llvm::to_vector(elems)};
+               Value seqKeep;
+               if (lengths)
+                 seqKeep = buildSeqKeep(
+                     b, l, getSeqBounds(b, l, plan, qLength, kvLength), row,
+                     col);
                linalg::YieldOp::create(
                    b, l,
                    buildMaskedScore(b, l, plan, op, args.back(), maskElem,
-                                    row, col, mod));
+                                    row, col, mod, seqKeep));
              })
       .getResult(0);
 }

@@ -7,13 +7,17 @@
 
 #include "attn/Codegen/Cpu/LoweringUtils.h"
 
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -55,6 +59,89 @@ static SmallVector<bool> getScoresBroadcast(OpBuilder &b, Location loc,
   return flags;
 }
 
+/// The run-time checks of one lengths operand (`name`, for messages): one
+/// length per sequence (a dynamic batch dim) and every length in
+/// [0, `size`]. The lowerings clamp what they read, so that no buffer is
+/// read out of bounds after a failed check.
+static void checkLengths(OpBuilder &b, Location loc, const SdpaPlan &plan,
+                         Value lengths, Value size, StringRef name) {
+  if (!lengths)
+    return;
+  Value n = getDimSize(b, loc, lengths, 0);
+  assertEqualSizes(b, loc, n, plan.qBatch[0],
+                   ("attn.sdpa: " + name +
+                    " must have one length per sequence (the query's batch "
+                    "dim 0)")
+                       .str());
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  auto loop = scf::ForOp::create(b, loc, zero, n, one);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value raw = tensor::ExtractOp::create(b, loc, lengths,
+                                        ValueRange{loop.getInductionVar()});
+  Type intType = raw.getType();
+  Value lo = arith::ConstantOp::create(b, loc, b.getIntegerAttr(intType, 0));
+  Value hi = arith::IndexCastOp::create(b, loc, intType, size);
+  Value ok = arith::AndIOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, raw, lo),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, raw, hi));
+  cf::AssertOp::create(b, loc, ok,
+                       ("attn.sdpa: a " + name +
+                        " value is out of range (below 0 or above the "
+                        "padded length)")
+                           .str());
+}
+
+SeqBounds cpu::getSeqBounds(OpBuilder &b, Location loc, const SdpaPlan &plan,
+                            Value qLength, Value kvLength) {
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  auto bounds = [&](Value length, Value size) -> std::pair<Value, Value> {
+    if (!length)
+      return {zero, size};
+    Value n = arith::IndexCastOp::create(b, loc, b.getIndexType(), length);
+    n = arith::MinSIOp::create(b, loc, arith::MaxSIOp::create(b, loc, n, zero),
+                               size);
+    if (plan.padsLeft)
+      return {arith::SubIOp::create(b, loc, size, n), size};
+    return {zero, n};
+  };
+  SeqBounds s;
+  std::tie(s.qBegin, s.qEnd) = bounds(qLength, plan.l);
+  std::tie(s.kvBegin, s.kvEnd) = bounds(kvLength, plan.s);
+  return s;
+}
+
+SeqBounds cpu::loadSeqBounds(OpBuilder &b, Location loc, const SdpaPlan &plan,
+                             Value qLengths, Value kvLengths, Value batch) {
+  auto load = [&](Value lengths) -> Value {
+    if (!lengths)
+      return Value();
+    return memref::LoadOp::create(b, loc, lengths, ValueRange{batch});
+  };
+  return getSeqBounds(b, loc, plan, load(qLengths), load(kvLengths));
+}
+
+Value cpu::buildSeqKeep(OpBuilder &b, Location loc, const SeqBounds &bounds,
+                        Value row, Value col) {
+  auto splat = [&](Value x, Value like) -> Value {
+    if (auto vt = dyn_cast<VectorType>(like.getType()))
+      return vector::BroadcastOp::create(b, loc, vt, x);
+    return x;
+  };
+  auto within = [&](Value x, Value lo, Value hi) -> Value {
+    return arith::AndIOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, x,
+                              splat(lo, x)),
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x,
+                              splat(hi, x)));
+  };
+  return arith::AndIOp::create(b, loc, within(row, bounds.qBegin, bounds.qEnd),
+                               within(col, bounds.kvBegin, bounds.kvEnd));
+}
+
 SdpaPlan cpu::buildSdpaPlan(OpBuilder &b, Location loc, SdpaOp op) {
   SdpaPlan plan;
   auto qType = op.getQuery().getType();
@@ -77,7 +164,12 @@ SdpaPlan cpu::buildSdpaPlan(OpBuilder &b, Location loc, SdpaOp op) {
   plan.maskDrops = op.maskDrops();
   plan.hasAddMask = op.hasAdditiveMask();
   plan.dropoutP = op.getDropoutP().convertToDouble();
-  plan.safeSoftmax = op.getSafeSoftmax();
+  plan.hasQLengths = op.getQLengths() != nullptr;
+  plan.hasKvLengths = op.getKvLengths() != nullptr;
+  plan.padsLeft = op.padsLeft();
+  // PyTorch's SDPA gives 0 for a row its mask removes entirely, which is
+  // what padded query rows (and rows without real keys) are.
+  plan.safeSoftmax = op.getSafeSoftmax() || op.hasLengths();
   plan.seed = getDropoutSeed(op);
 
   Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
@@ -133,6 +225,8 @@ SdpaPlan cpu::buildSdpaPlan(OpBuilder &b, Location loc, SdpaOp op) {
     assertEqualSizes(b, loc, plan.s, getDimSize(b, loc, v, rank - 2),
                      "attn.sdpa: key and value sequence lengths differ");
 
+  checkLengths(b, loc, plan, op.getQLengths(), plan.l, "q_lengths");
+  checkLengths(b, loc, plan, op.getKvLengths(), plan.s, "kv_lengths");
   if (Value mask = op.getMask())
     plan.maskBroadcast = getScoresBroadcast(b, loc, plan, op, mask);
   for (Value extra : op.getExtras())
@@ -290,7 +384,8 @@ static Value applyScoreMod(OpBuilder &b, Location loc, SdpaOp op, Value s,
 /// scalar and a vector of scores.
 Value cpu::buildMaskedScore(OpBuilder &b, Location loc, const SdpaPlan &plan,
                             SdpaOp op, Value raw, Value maskElem, Value row,
-                            Value col, const ScoreModInputs &mod) {
+                            Value col, const ScoreModInputs &mod,
+                            Value seqKeep) {
   Type type = raw.getType();
   Value scale = plan.scaleValue;
   if (scale && isa<VectorType>(type))
@@ -322,6 +417,8 @@ Value cpu::buildMaskedScore(OpBuilder &b, Location loc, const SdpaPlan &plan,
   if (std::optional<int64_t> right = plan.band.right)
     keep = both(keep, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle,
                                             col, shifted(row, *right)));
+  if (seqKeep)
+    keep = both(keep, seqKeep);
   Value fill;
   if (keep || (plan.hasBoolMask && plan.maskDrops))
     fill = createFloatConstantOfType(b, loc, type, plan.maskedValue);
@@ -378,6 +475,10 @@ SdpaBuffers mlir::attn::cpu::getSdpaBuffers(OpBuilder &b, Location loc,
   buf.v = toReadOnlyBufferThroughTranspose(b, loc, op.getValue());
   if (Value mask = op.getMask())
     buf.mask = toReadOnlyBuffer(b, loc, mask);
+  if (Value lengths = op.getQLengths())
+    buf.qLengths = toReadOnlyBuffer(b, loc, lengths);
+  if (Value lengths = op.getKvLengths())
+    buf.kvLengths = toReadOnlyBuffer(b, loc, lengths);
   for (Value extra : op.getExtras())
     buf.extras.push_back(toReadOnlyBuffer(b, loc, extra));
   RankedTensorType resultType = op.getType();

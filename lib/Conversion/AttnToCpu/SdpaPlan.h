@@ -41,7 +41,10 @@ struct SdpaPlan {
   double dropoutP = 0.0;
   int64_t seed = 0;
   /// Rows whose scores are all -inf get p = 0 (attn.safe_softmax), not NaN.
+  /// Always with sequence lengths.
   bool safeSoftmax = false;
+  /// q_lengths / kv_lengths are given; padding comes first (left).
+  bool hasQLengths = false, hasKvLengths = false, padsLeft = false;
   /// Per query batch dim: how key/value index it (and the group size).
   SmallVector<BatchIndexKind> kvKind;
   SmallVector<int64_t> kvGroup;
@@ -59,9 +62,34 @@ struct SdpaPlan {
   bool canSkipOutsideBand() const;
 };
 
+/// The real query rows [qBegin, qEnd) and keys [kvBegin, kvEnd) of one
+/// sequence of a batch with lengths (index values); a side without lengths
+/// is [0, L) or [0, S).
+struct SeqBounds {
+  Value qBegin, qEnd, kvBegin, kvEnd;
+};
+
+/// The bounds of the sequence whose lengths are `qLength` and `kvLength`
+/// (integer scalars, checked by buildSdpaPlan; null for a side without
+/// lengths), clamped to [0, L] and [0, S].
+SeqBounds getSeqBounds(OpBuilder &b, Location loc, const SdpaPlan &plan,
+                       Value qLength, Value kvLength);
+
+/// The bounds of query batch index `batch` read from the lengths buffers
+/// (null for a side without lengths).
+SeqBounds loadSeqBounds(OpBuilder &b, Location loc, const SdpaPlan &plan,
+                        Value qLengths, Value kvLengths, Value batch);
+
+/// i1 (a scalar, or a vector of the shape of `row`/`col`): true where row
+/// `row` and key `col` are both real.
+Value buildSeqKeep(OpBuilder &b, Location loc, const SeqBounds &bounds,
+                   Value row, Value col);
+
 /// The operands of one attn.sdpa as buffers, and its output.
 struct SdpaBuffers {
   Value q, k, v, mask, out;
+  /// q_lengths and kv_lengths, or null.
+  Value qLengths, kvLengths;
   /// The score_mod region's extra operands.
   SmallVector<Value> extras;
 };
@@ -102,14 +130,16 @@ struct ScoreModInputs {
 };
 
 /// The contract's score step: scale, the score_mod region, additive mask,
-/// boolean mask, causal and window. `raw` is q.k (compute type), a scalar
-/// or a vector of scores; `maskElem` (or null) the mask element(s) of the
-/// same shape; `row`/`col` the query row and key column (index, or vector
-/// of index of the same shape; only read with a band); `mod` what the
-/// region reads (only read when `op` has one).
+/// boolean mask, causal and window, sequence lengths. `raw` is q.k (compute
+/// type), a scalar or a vector of scores; `maskElem` (or null) the mask
+/// element(s) of the same shape; `row`/`col` the query row and key column
+/// (index, or vector of index of the same shape; only read with a band or
+/// `seqKeep`); `mod` what the region reads (only read when `op` has one);
+/// `seqKeep` (buildSeqKeep, or null without lengths) the real positions.
 Value buildMaskedScore(OpBuilder &b, Location loc, const SdpaPlan &plan,
                        SdpaOp op, Value raw, Value maskElem, Value row,
-                       Value col, const ScoreModInputs &mod);
+                       Value col, const ScoreModInputs &mod,
+                       Value seqKeep = Value());
 
 /// The subtrahend of the online softmax for a running max `m` (scalar or
 /// vector): `m`, or 0 when `m` is -inf, so that exp(s - m) never computes

@@ -84,6 +84,9 @@ std::string mlir::attn::getCudaUnsupportedReason(SdpaOp op) {
   }
   if (op.getDropoutP().convertToDouble() != 0.0)
     return "dropout_p > 0 (the CUDA kernels are inference kernels)";
+  if (op.hasLengths())
+    return "sequence lengths (the CUDA kernels take no q_lengths or "
+           "kv_lengths)";
   if (op.getScoreModBlock()) {
     std::string why;
     if (failed(generateCudaScoreModKernel(op, why)))

@@ -12,6 +12,7 @@ import sympy
 import torch
 
 from .. import kvcache  # noqa: F401  (defines torch.ops.attnfuse)
+from .. import varlen  # noqa: F401  (defines attnfuse::varlen_attention)
 from .. import mlir
 from ..mlir import (INDEX, Scalar, SdpaAttrs, TensorType, Value, f64_attr,
                    i64_attr)
@@ -120,19 +121,24 @@ def repeat_interleave(ex, x, repeats, dim=None, output_size=None):
 def write_sdpa(ex, q: Value, k: Value, v: Value, mask: Value | None,
                out: TensorType, scale: float, window_left=None,
                window_right=None, dropout_p=0.0, seed=None,
-               safe_softmax=True, score_mod=None) -> Value:
+               safe_softmax=True, score_mod=None, q_lengths=None,
+               kv_lengths=None, padding_side=None) -> Value:
     """The one writer of attn.sdpa. `window_right == 0` is spelt
     `is_causal` (the dialect's canonical form of that band); `seed` is
     written only with a dropout. `score_mod`: the lines of a score_mod
     region (`fn(score) -> (lines, result)` over the names of the region's
-    score argument), without extra operands."""
+    score argument), without extra operands. `q_lengths`/`kv_lengths`:
+    sequence lengths of a padded batch (`padding_side` "right" or
+    "left")."""
     attrs = SdpaAttrs(
         scale=scale, is_causal=window_right == 0,
         window_right=None if window_right == 0 else window_right,
         window_left=window_left, dropout_p=dropout_p,
-        seed=seed if dropout_p else None, safe_softmax=safe_softmax)
+        seed=seed if dropout_p else None, safe_softmax=safe_softmax,
+        padding_side=padding_side)
     if score_mod is None:
-        return ex.b.sdpa(q, k, v, mask, out, attrs)
+        return ex.b.sdpa(q, k, v, mask, out, attrs, q_lengths=q_lengths,
+                         kv_lengths=kv_lengths)
     score_type = "f64" if q.type.dtype == torch.float64 else "f32"
     indices = ", ".join(f"%i{d}: index" for d in range(out.rank))
     lines, result = score_mod("%s", score_type)
@@ -157,6 +163,34 @@ def sdpa(ex, q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False,
         check_train_dropout(ex, dropout_p)
         seed = ex.num_dropouts
         ex.num_dropouts += 1
+    mask, left, right = _mask_and_band(ex, q, attn_mask, is_causal)
+    if scale is None:
+        scale = _default_scale(ex, q.type.dims[-1])
+    return write_sdpa(ex, q, k, v, mask, out, scale, left, right, dropout_p,
+                      seed)
+
+
+@handles(torch.ops.attnfuse.varlen_attention.default)
+def varlen_attention(ex, q, k, v, q_lengths, kv_lengths, attn_mask,
+                     is_causal, scale, left):
+    """torch.ops.attnfuse.varlen_attention (attnfuse/varlen.py): SDPA of a
+    padded batch with sequence lengths, one attn.sdpa with q_lengths and
+    kv_lengths."""
+    out = ex.out_type()
+    q, k, v = ex.tensor(q), ex.tensor(k), ex.tensor(v)
+    mask, band_left, band_right = _mask_and_band(ex, q, attn_mask, is_causal)
+    lengths = [None if x is None else ex.tensor(x)
+               for x in (q_lengths, kv_lengths)]
+    if scale is None:
+        scale = _default_scale(ex, q.type.dims[-1])
+    return write_sdpa(ex, q, k, v, mask, out, scale, band_left, band_right,
+                      q_lengths=lengths[0], kv_lengths=lengths[1],
+                      padding_side="left" if left else "right")
+
+
+def _mask_and_band(ex, q, attn_mask, is_causal):
+    """SDPA's mask operand and band (window_left, window_right) from its
+    attn_mask and is_causal."""
     left = right = None
     if is_causal:
         right = 0
@@ -174,10 +208,7 @@ def sdpa(ex, q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False,
             mask = ex.tensor(attn_mask)
             if mask.type.dtype != q.type.dtype:
                 mask = ex.convert(mask, q.type.dtype)
-    if scale is None:
-        scale = _default_scale(ex, q.type.dims[-1])
-    return write_sdpa(ex, q, k, v, mask, out, scale, left, right, dropout_p,
-                      seed)
+    return mask, left, right
 
 
 def _default_scale(ex, head_dim) -> float:

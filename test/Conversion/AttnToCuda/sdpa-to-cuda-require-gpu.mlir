@@ -40,3 +40,11 @@ func.func @rank5(%r: tensor<1x2x2x16x64xf16>) -> tensor<1x2x2x16x64xf16> {
   %0 = attn.sdpa %r, %r, %r : (tensor<1x2x2x16x64xf16>, tensor<1x2x2x16x64xf16>, tensor<1x2x2x16x64xf16>) -> tensor<1x2x2x16x64xf16>
   return %0 : tensor<1x2x2x16x64xf16>
 }
+
+// -----
+
+func.func @lengths(%q: tensor<2x4x16x64xf16>, %n: tensor<2xi32>) -> tensor<2x4x16x64xf16> {
+  // expected-error @+1 {{cannot run on the GPU: sequence lengths (the CUDA kernels take no q_lengths or kv_lengths)}}
+  %0 = attn.sdpa %q, %q, %q q_lengths(%n) kv_lengths(%n) : (tensor<2x4x16x64xf16>, tensor<2x4x16x64xf16>, tensor<2x4x16x64xf16>, tensor<2xi32>, tensor<2xi32>) -> tensor<2x4x16x64xf16>
+  return %0 : tensor<2x4x16x64xf16>
+}

@@ -682,7 +682,7 @@ func.func @sdpa_generic_two_masks(%q: tensor<2x4x8xf32>, %m: tensor<4x4xi1>) {
 // Segment sizes that are given must add up (the upstream check).
 func.func @sdpa_bad_segment_sizes(%q: tensor<2x4x8xf32>, %m: tensor<4x4xi1>) {
   // expected-error @+1 {{operand count (4) does not match with the total size (5) specified in attribute 'operandSegmentSizes'}}
-  %0 = "attn.sdpa"(%q, %q, %q, %m) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1>}> : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<4x4xi1>) -> tensor<2x4x8xf32>
+  %0 = "attn.sdpa"(%q, %q, %q, %m) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 1>}> : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<4x4xi1>) -> tensor<2x4x8xf32>
   return
 }
 
@@ -724,5 +724,55 @@ func.func @sdpa_bad_polarity(%q: tensor<2x4x8xf32>, %m: tensor<4x4xi1>) {
 func.func @sdpa_polarity_not_enum(%q: tensor<2x4x8xf32>, %m: tensor<4x4xi1>) {
   // expected-error @+1 {{'attn.sdpa' op attribute 'mask_polarity' failed to satisfy constraint: keep: true = the position takes part; drop: true = masked out}}
   %0 = "attn.sdpa"(%q, %q, %q, %m) {mask_polarity = 1 : i32} : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<4x4xi1>) -> tensor<2x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @sdpa_lengths_rank(%q: tensor<16x64xf32>, %n: tensor<16xi32>) {
+  // expected-error @+1 {{'attn.sdpa' op sequence lengths need a batch dim: 'query' must have rank >= 3 ([B, ..., L, E]), got shape 16x64}}
+  %0 = attn.sdpa %q, %q, %q q_lengths(%n) : (tensor<16x64xf32>, tensor<16x64xf32>, tensor<16x64xf32>, tensor<16xi32>) -> tensor<16x64xf32>
+  return
+}
+
+// -----
+
+func.func @sdpa_lengths_shape(%q: tensor<2x4x16x64xf32>, %n: tensor<4xi32>) {
+  // expected-error @+1 {{'attn.sdpa' op 'kv_lengths' has 4 lengths, but the 'query' batch dim 0 has 2 sequences (one length per sequence)}}
+  %0 = attn.sdpa %q, %q, %q kv_lengths(%n) : (tensor<2x4x16x64xf32>, tensor<2x4x16x64xf32>, tensor<2x4x16x64xf32>, tensor<4xi32>) -> tensor<2x4x16x64xf32>
+  return
+}
+
+// -----
+
+func.func @sdpa_lengths_element_type(%q: tensor<2x4x16x64xf32>, %n: tensor<2xi16>) {
+  // expected-error @+1 {{'attn.sdpa' op operand #3 must be 1D tensor of 32-bit signless integer or 64-bit signless integer values, but got 'tensor<2xi16>'}}
+  %0 = attn.sdpa %q, %q, %q q_lengths(%n) : (tensor<2x4x16x64xf32>, tensor<2x4x16x64xf32>, tensor<2x4x16x64xf32>, tensor<2xi16>) -> tensor<2x4x16x64xf32>
+  return
+}
+
+// -----
+
+func.func @sdpa_lengths_rank_2(%q: tensor<2x4x16x64xf32>, %n: tensor<2x1xi32>) {
+  // expected-error @+1 {{'attn.sdpa' op operand #3 must be 1D tensor of 32-bit signless integer or 64-bit signless integer values, but got 'tensor<2x1xi32>'}}
+  %0 = attn.sdpa %q, %q, %q q_lengths(%n) : (tensor<2x4x16x64xf32>, tensor<2x4x16x64xf32>, tensor<2x4x16x64xf32>, tensor<2x1xi32>) -> tensor<2x4x16x64xf32>
+  return
+}
+
+// -----
+
+func.func @sdpa_lengths_finite_masked_value(%q: tensor<2x4x16x64xf32>, %n: tensor<2xi64>) {
+  // expected-error @+1 {{'attn.sdpa' op 'masked_value' must be -inf (absent) with sequence lengths, got -10000}}
+  %0 = attn.sdpa %q, %q, %q q_lengths(%n) {masked_value = -1.0e4 : f64} : (tensor<2x4x16x64xf32>, tensor<2x4x16x64xf32>, tensor<2x4x16x64xf32>, tensor<2xi64>) -> tensor<2x4x16x64xf32>
+  return
+}
+
+// -----
+
+// Without operandSegmentSizes the operands after 'value' are a mask and
+// extra operands: lengths need the segment sizes.
+func.func @sdpa_generic_lengths_without_segments(%q: tensor<2x4x8xf32>, %n: tensor<2xi32>) {
+  // expected-error @+1 {{'attn.sdpa' op operand #3 must be ranked tensor of 1-bit signless integer or 16-bit float or bfloat16 type or 32-bit float or 64-bit float values, but got 'tensor<2xi32>'}}
+  %0 = "attn.sdpa"(%q, %q, %q, %n) : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2xi32>) -> tensor<2x4x8xf32>
   return
 }

@@ -139,6 +139,21 @@ func.func @sdpa_window(%q: tensor<2x8x128x64xf16>, %k: tensor<2x8x128x64xf16>, %
   return %0, %1 : tensor<2x8x128x64xf16>, tensor<2x8x128x64xf16>
 }
 
+// CHECK-LABEL: func.func @sdpa_lengths
+// CHECK-SAME: (%[[Q:.+]]: tensor<2x8x128x64xf32>, %[[K:.+]]: tensor<2x8x128x64xf32>, %[[V:.+]]: tensor<2x8x128x64xf32>, %[[M:.+]]: tensor<2x1x1x128xi1>, %[[QL:.+]]: tensor<2xi32>, %[[KL:.+]]: tensor<?xi64>)
+// CHECK: attn.sdpa %[[Q]], %[[K]], %[[V]] q_lengths(%[[QL]]) kv_lengths(%[[QL]]) {is_causal = true} :
+// CHECK: attn.sdpa %[[Q]], %[[K]], %[[V]], %[[M]] kv_lengths(%[[KL]]) {padding_side = #attn.padding_side<left>} :
+// CHECK: attn.sdpa %[[Q]], %[[K]], %[[V]] q_lengths(%[[QL]]) extras(%[[M]]) {padding_side = #attn.padding_side<left>} :
+func.func @sdpa_lengths(%q: tensor<2x8x128x64xf32>, %k: tensor<2x8x128x64xf32>, %v: tensor<2x8x128x64xf32>, %m: tensor<2x1x1x128xi1>, %ql: tensor<2xi32>, %kl: tensor<?xi64>) -> (tensor<2x8x128x64xf32>, tensor<2x8x128x64xf32>, tensor<2x8x128x64xf32>) {
+  %0 = attn.sdpa %q, %k, %v q_lengths(%ql) kv_lengths(%ql) {is_causal = true} : (tensor<2x8x128x64xf32>, tensor<2x8x128x64xf32>, tensor<2x8x128x64xf32>, tensor<2xi32>, tensor<2xi32>) -> tensor<2x8x128x64xf32>
+  %1 = attn.sdpa %q, %k, %v, %m kv_lengths(%kl) {padding_side = #attn.padding_side<left>} : (tensor<2x8x128x64xf32>, tensor<2x8x128x64xf32>, tensor<2x8x128x64xf32>, tensor<2x1x1x128xi1>, tensor<?xi64>) -> tensor<2x8x128x64xf32>
+  %2 = attn.sdpa %q, %k, %v q_lengths(%ql) extras(%m) {padding_side = #attn.padding_side<left>} : (tensor<2x8x128x64xf32>, tensor<2x8x128x64xf32>, tensor<2x8x128x64xf32>, tensor<2xi32>, tensor<2x1x1x128xi1>) -> tensor<2x8x128x64xf32> score_mod {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index, %x: i1):
+    attn.yield %s : f32
+  }
+  return %0, %1, %2 : tensor<2x8x128x64xf32>, tensor<2x8x128x64xf32>, tensor<2x8x128x64xf32>
+}
+
 // CHECK-LABEL: func.func @iota
 // CHECK: attn.iota 0 : tensor<128x1xf32>
 // CHECK: attn.iota 2 : tensor<1x1x2048xf16>

@@ -650,11 +650,12 @@ Block *SdpaOp::getScoreModBlock() {
 void SdpaOp::build(OpBuilder &b, OperationState &state, Type result,
                    Value query, Value key, Value value, Value mask,
                    ValueRange extras, bool withScoreMod) {
-  build(b, state, result, query, key, value, mask, extras,
-        /*scale=*/FloatAttr(), /*is_causal=*/false, /*dropout_p=*/APFloat(0.0),
+  build(b, state, result, query, key, value, mask, /*q_lengths=*/Value(),
+        /*kv_lengths=*/Value(), extras, /*scale=*/FloatAttr(), /*is_causal=*/false, /*dropout_p=*/APFloat(0.0),
         /*masked_value=*/FloatAttr(), /*seed=*/IntegerAttr(),
         /*window_left=*/IntegerAttr(), /*window_right=*/IntegerAttr(),
-        /*safe_softmax=*/false, MaskPolarity::keep, withScoreMod ? 1 : 0);
+        /*safe_softmax=*/false, MaskPolarity::keep, PaddingSide::right,
+        withScoreMod ? 1 : 0);
 }
 
 SdpaOp SdpaOp::cloneWith(OpBuilder &b, const SdpaChanges &changes) {
@@ -664,9 +665,17 @@ SdpaOp SdpaOp::cloneWith(OpBuilder &b, const SdpaChanges &changes) {
   SmallVector<Value> operands{getQuery(), getKey(), getValue()};
   if (mask)
     operands.push_back(mask);
+  for (Value lengths : {getQLengths(), getKvLengths()})
+    if (lengths)
+      operands.push_back(lengths);
   llvm::append_range(operands, extras);
   Properties props = getProperties();
-  props.operandSegmentSizes = {1, 1, 1, mask ? 1 : 0,
+  props.operandSegmentSizes = {1,
+                               1,
+                               1,
+                               mask ? 1 : 0,
+                               getQLengths() ? 1 : 0,
+                               getKvLengths() ? 1 : 0,
                                static_cast<int32_t>(extras.size())};
   bool boolMask =
       mask &&
@@ -696,7 +705,8 @@ LogicalResult mlir::attn::detail::inferSdpaOperandSegments(Operation *op) {
       op->getNumOperands() < 3)
     return success(); // given (or too few operands, which is reported)
   // The region's arguments past the score and one index per score dim are
-  // the extra operands; an operand before them is the mask.
+  // the extra operands; an operand before them is the mask (lengths need
+  // the segment sizes: one integer operand could be either).
   int32_t rest = op->getNumOperands() - 3, extras = 0;
   auto query = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
   if (query && op->getNumRegions() == 1 && !op->getRegion(0).empty()) {
@@ -709,7 +719,7 @@ LogicalResult mlir::attn::detail::inferSdpaOperandSegments(Operation *op) {
            << "has " << rest << " operands after 'value' but its score_mod "
            << "region reads " << extras
            << " extra operand(s): at most one mask can precede them";
-  sizes = {1, 1, 1, rest - extras, extras};
+  sizes = {1, 1, 1, rest - extras, 0, 0, extras};
   return success();
 }
 
@@ -741,7 +751,10 @@ bool SdpaOp::hasBoolMask() {
 bool SdpaOp::hasAdditiveMask() { return getMask() && !hasBoolMask(); }
 
 Speculation::Speculatability SdpaOp::getSpeculatability() {
-  // A `?` dim is checked against its partners when the op runs.
+  // A `?` dim is checked against its partners when the op runs, and so are
+  // the values of sequence lengths.
+  if (hasLengths())
+    return Speculation::NotSpeculatable;
   bool allStatic = llvm::all_of(getOperandTypes(), [](Type t) {
     return cast<RankedTensorType>(t).hasStaticShape();
   });
@@ -823,6 +836,37 @@ static LogicalResult verifyScoreMod(SdpaOp op, ArrayRef<int64_t> scores) {
   return success();
 }
 
+/// q_lengths and kv_lengths: [B] with B the query's first dim (a batch
+/// dim), and the -inf masked value that lets padded keys take no part.
+static LogicalResult verifyLengths(SdpaOp op) {
+  if (!op.hasLengths())
+    return success();
+  ArrayRef<int64_t> qs = op.getQuery().getType().getShape();
+  if (qs.size() < 3)
+    return op.emitOpError()
+           << "sequence lengths need a batch dim: 'query' must have rank >= "
+              "3 ([B, ..., L, E]), got shape "
+           << formatShape(qs);
+  for (auto [name, lengths] :
+       {std::pair<StringRef, Value>{"q_lengths", op.getQLengths()},
+        std::pair<StringRef, Value>{"kv_lengths", op.getKvLengths()}}) {
+    if (!lengths)
+      continue;
+    int64_t n = cast<RankedTensorType>(lengths.getType()).getDimSize(0);
+    if (!sameStaticOrDynamic(n, qs[0]))
+      return op.emitOpError()
+             << "'" << name << "' has " << n << " lengths, but the 'query' "
+             << "batch dim 0 has " << qs[0]
+             << " sequences (one length per sequence)";
+  }
+  double mv = op.getEffectiveMaskedValue();
+  if (!(std::isinf(mv) && mv < 0))
+    return op.emitOpError() << "'masked_value' must be -inf (absent) with "
+                               "sequence lengths, got "
+                            << numStr(mv);
+  return success();
+}
+
 LogicalResult SdpaOp::verify() {
   auto q = getQuery().getType();
   auto k = getKey().getType();
@@ -886,6 +930,8 @@ LogicalResult SdpaOp::verify() {
       return failure();
   if (maskDrops() && !hasBoolMask())
     return emitOpError() << "'mask_polarity' drop needs a boolean mask";
+  if (failed(verifyLengths(*this)))
+    return failure();
   if (std::optional<APFloat> scale = getScale())
     if (!scale->isFinite())
       return emitOpError() << "'scale' must be finite";

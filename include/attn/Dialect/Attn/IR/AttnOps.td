@@ -679,6 +679,22 @@ def Attn_MaskPolarityAttr : EnumAttr<Attn_Dialect, Attn_MaskPolarity,
   let assemblyFormat = "`<` $value `>`";
 }
 
+def Attn_PaddingSide : I32EnumAttr<"PaddingSide",
+    "where attn.sdpa's padded layout puts the padding of a shorter sequence", [
+      I32EnumAttrCase<"right", 0>, I32EnumAttrCase<"left", 1>]> {
+  let cppNamespace = "::mlir::attn";
+  let genSpecializedAttr = 0;
+}
+
+def Attn_PaddingSideAttr : EnumAttr<Attn_Dialect, Attn_PaddingSide,
+                                    "padding_side"> {
+  let summary = "right: a sequence's tokens come first; left: they come last";
+  let assemblyFormat = "`<` $value `>`";
+}
+
+/// Per-sequence lengths of attn.sdpa's padded layout: [B] of i32 or i64.
+def Attn_LengthsTensor : TensorRankOf<[I32, I64], [1]>;
+
 /// attn.sdpa written in generic form without `operandSegmentSizes` (as other
 /// tools write it) gets its segment sizes from its operands and its
 /// score_mod region; structural, so it runs before they are checked.
@@ -741,6 +757,29 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [NoMemoryEffect, IsolatedFromAbove,
        with the same `seed` (absent: 0).
     6. `result = p . value`, rounded to the element type once.
 
+    Sequence lengths (the padded layout of a variable-length batch): with
+    `q_lengths` and/or `kv_lengths` (`[B]`, i32 or i64, B the query's first
+    dim; the operands need rank >= 3), sequence `b` holds `q_lengths[b]`
+    real query rows among the L and `kv_lengths[b]` real keys among the S,
+    the others being padding: with `padding_side = right` (the default) the
+    real rows are `i < q_lengths[b]` and the real keys `j < kv_lengths[b]`,
+    with `padding_side = left` they are `i >= L - q_lengths[b]` and
+    `j >= S - kv_lengths[b]`. A side without lengths is all real. The
+    result is exactly PyTorch's SDPA with the equivalent boolean mask
+    (`keep[b, i, j] = real row i and real key j`) intersected with
+    everything above: padded keys take no part in any row; a padded query
+    row, and a real row left with no key (a length 0, or its band or mask
+    removes every real key), is 0 (what PyTorch's SDPA returns for a row
+    its mask removes entirely: with lengths the softmax is always safe, as
+    `safe_softmax`). Indices are those of the padded layout: `is_causal`,
+    the window, the mask and the score_mod region see row `i` and key `j`
+    as above (so with left padding of equal lengths causal attention is
+    causal within each sequence). `masked_value` must stay `-inf` with
+    lengths. A length below 0 or above L (S) is a run-time error
+    ("attn.sdpa: a q_lengths (kv_lengths) value is out of range"). The CPU
+    lowerings skip the key blocks past a sequence's keys and the query
+    blocks past its rows; the CUDA lowering keeps such an op on the CPU.
+
     Batch dims: key and value share their batch dims; each equals the
     query's or is 1 (broadcast); the head dim (third from the end) may also
     divide the query's (grouped-query attention: query head `h` reads
@@ -748,7 +787,8 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [NoMemoryEffect, IsolatedFromAbove,
     broadcasts to `[..., L, S]`.
 
     The op has no memory effects. It is speculatable when every operand has
-    a static shape; a `?` dim is checked at run time (it never broadcasts),
+    a static shape and it has no lengths (their values are checked at run
+    time); a `?` dim is checked at run time (it never broadcasts),
     so such an op is not hoisted out of the code that guards it.
 
     ```mlir
@@ -762,6 +802,12 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [NoMemoryEffect, IsolatedFromAbove,
     %o3 = attn.sdpa %q, %k, %v, %pad {mask_polarity = #attn.mask_polarity<drop>}
         : (tensor<2x8x128x64xf32>, tensor<2x8x128x64xf32>, tensor<2x8x128x64xf32>,
            tensor<2x1x1x128xi1>) -> tensor<2x8x128x64xf32>
+    // A left-padded batch of 2 sequences (the generator's prompts): row i
+    // of sequence b is real iff i >= 128 - len[b]; so is key j.
+    %o5 = attn.sdpa %q, %k, %v q_lengths(%len) kv_lengths(%len)
+        {is_causal = true, padding_side = #attn.padding_side<left>}
+        : (tensor<2x8x128x64xf32>, tensor<2x8x128x64xf32>, tensor<2x8x128x64xf32>,
+           tensor<2xi32>, tensor<2xi32>) -> tensor<2x8x128x64xf32>
     // Gemma-2 soft-capping, cap * tanh(s / cap), with a padding mask that the
     // chain added in f16 (one extra operand, broadcast to the scores).
     %o4 = attn.sdpa %q, %k, %v extras(%pad) {scale = 1.0 : f64}
@@ -780,16 +826,19 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [NoMemoryEffect, IsolatedFromAbove,
     ```
 
     In generic form the operands are `query`, `key`, `value`, the optional
-    mask, then the extra operands, and the region is the op's optional only
-    region. `operandSegmentSizes` may be left out: the extra operands are
-    then as many as the region has arguments past the score and the
-    indices, and an operand between `value` and them is the mask.
+    mask, `q_lengths`, `kv_lengths`, then the extra operands, and the region
+    is the op's optional only region. `operandSegmentSizes` may be left out
+    when there are no lengths: the extra operands are then as many as the
+    region has arguments past the score and the indices, and an operand
+    between `value` and them is the mask.
   }];
   let arguments = (ins
     Attn_FloatTensor:$query,
     Attn_FloatTensor:$key,
     Attn_FloatTensor:$value,
     Optional<Attn_MaskTensor>:$mask,
+    Optional<Attn_LengthsTensor>:$q_lengths,
+    Optional<Attn_LengthsTensor>:$kv_lengths,
     Variadic<Attn_AnyTensor>:$extras,
     OptionalAttr<F64Attr>:$scale,
     DefaultValuedAttr<BoolAttr, "false">:$is_causal,
@@ -800,12 +849,16 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [NoMemoryEffect, IsolatedFromAbove,
     OptionalAttr<I64Attr>:$window_right,
     DefaultValuedAttr<BoolAttr, "false">:$safe_softmax,
     DefaultValuedAttr<Attn_MaskPolarityAttr,
-                      "::mlir::attn::MaskPolarity::keep">:$mask_polarity
+                      "::mlir::attn::MaskPolarity::keep">:$mask_polarity,
+    DefaultValuedAttr<Attn_PaddingSideAttr,
+                      "::mlir::attn::PaddingSide::right">:$padding_side
   );
   let results = (outs Attn_FloatTensor:$result);
   let regions = (region VariadicRegion<SizedRegion<1>>:$score_mod);
   let assemblyFormat = [{
-    $query `,` $key `,` $value (`,` $mask^)? (`extras` `(` $extras^ `)`)?
+    $query `,` $key `,` $value (`,` $mask^)?
+    (`q_lengths` `(` $q_lengths^ `)`)? (`kv_lengths` `(` $kv_lengths^ `)`)?
+    (`extras` `(` $extras^ `)`)?
     attr-dict `:` functional-type(operands, results)
     (`score_mod` $score_mod^)?
   }];
@@ -843,6 +896,13 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [NoMemoryEffect, IsolatedFromAbove,
     /// positions (`mask_polarity = drop`).
     bool maskDrops() {
       return getMaskPolarity() == ::mlir::attn::MaskPolarity::drop;
+    }
+    /// True when the op has q_lengths or kv_lengths (the padded layout of a
+    /// variable-length batch).
+    bool hasLengths() { return getQLengths() || getKvLengths(); }
+    /// True when the padding of a shorter sequence comes first.
+    bool padsLeft() {
+      return getPaddingSide() == ::mlir::attn::PaddingSide::left;
     }
     /// The band of keys a query row attends to, from `is_causal` and the
     /// window attributes (the intersection): key j of row i takes part iff

@@ -1,0 +1,280 @@
+"""Variable-length batches: attention with per-sequence lengths, and
+`attnfuse.compile` of modules called with jagged NestedTensors.
+
+`torch.ops.attnfuse.varlen_attention` is F.scaled_dot_product_attention on
+a padded batch `[B, H, L, E]` whose sequence b has `q_lengths[b]` real
+query rows and `kv_lengths[b]` real keys (the first ones, or with
+`left=True` the last ones). The exporter writes it as one attn.sdpa with
+`q_lengths`/`kv_lengths` operands (docs/AttnOps.md), which the CPU
+lowerings turn into skipped query and key blocks; in eager PyTorch it is
+SDPA with the equivalent boolean mask (padded rows are 0, as SDPA gives a
+row its mask removes entirely).
+
+torch.export cannot take NestedTensors. `compile` of a module whose example
+inputs include jagged NestedTensors (`torch.nested.nested_tensor(...,
+layout=torch.jagged)`) therefore exports the module on their values, the
+tokens of all sequences back to back (`[T, ...]`, run as a batch of one:
+the projections compute the real tokens only), with three more inputs
+that describe the batch (`packing_indices`); every
+F.scaled_dot_product_attention the module calls (a TorchFunctionMode while
+torch.export traces) gathers its query, key and value into the padded
+`[B, H, L, E]`, runs varlen_attention with the sequence lengths and
+gathers the result back to the tokens. The compiled callable returns each
+output over the tokens as a NestedTensor with the input's offsets. This is
+exact when every op of the module other than the attention treats tokens
+independently (projections, norms, elementwise ops, views that split or
+merge feature dims), as the tutorial's CausalSelfAttention does; `compile`
+checks it on the example inputs against eager PyTorch on each sequence
+alone and refuses a module for which they differ (a sequence-mixing op
+such as a softmax over the tokens).
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import torch
+import torch.nn.functional as F
+import torch.utils._pytree as pytree
+from torch.overrides import TorchFunctionMode
+
+from .errors import AttnFuseError, InputError
+
+
+@torch.library.custom_op("attnfuse::varlen_attention", mutates_args=())
+def varlen_attention(query: torch.Tensor, key: torch.Tensor,
+                     value: torch.Tensor, q_lengths: torch.Tensor | None,
+                     kv_lengths: torch.Tensor | None,
+                     attn_mask: torch.Tensor | None, is_causal: bool,
+                     scale: float | None, left: bool) -> torch.Tensor:
+    """SDPA of a padded batch (query `[B, H, L, E]`, key/value `[B, Hkv, S,
+    E]`, H a multiple of Hkv) with the sequence lengths (`[B]` integers,
+    None: all real): key j of row i of sequence b takes part when both are
+    real and `attn_mask` (bool, or added when float) and `is_causal` allow
+    it; a row with no key is 0. The reference; the exporter writes one
+    attn.sdpa with lengths."""
+    L, S = query.shape[-2], key.shape[-2]
+    keep = length_mask(q_lengths, kv_lengths, query.shape[0], L, S, left,
+                       query.device)
+    if is_causal:
+        keep = keep & torch.ones(L, S, dtype=torch.bool,
+                                 device=query.device).tril()
+    if attn_mask is not None and attn_mask.dtype == torch.bool:
+        keep = keep & attn_mask
+    elif attn_mask is not None:
+        keep = torch.zeros(keep.shape, dtype=query.dtype,
+                           device=query.device).masked_fill(
+                               ~keep, float("-inf")) + attn_mask
+    out = F.scaled_dot_product_attention(
+        query, key, value, attn_mask=keep, scale=scale,
+        enable_gqa=query.shape[-3] != key.shape[-3])
+    return _heads_inner(out)
+
+
+def _heads_inner(out):
+    """`out` laid out as `[B, L, H, Ev]` in memory (as SDPA's own result
+    is on the CPU), so that modules can `transpose(1, 2).view(B, L, -1)`
+    it."""
+    if out.dim() != 4:
+        return out.contiguous()
+    return out.transpose(1, 2).contiguous().transpose(1, 2)
+
+
+@varlen_attention.register_fake
+def _(query, key, value, q_lengths, kv_lengths, attn_mask, is_causal, scale,
+      left):
+    shape = query.shape[:-1] + value.shape[-1:]
+    if len(shape) != 4:
+        return query.new_empty(shape)
+    b, h, L, ev = shape
+    return query.new_empty(b, L, h, ev).transpose(1, 2)
+
+
+def length_mask(q_lengths, kv_lengths, batch, L, S, left=False,
+                device=None) -> torch.Tensor:
+    """`[B, 1, L, S]` bool: real query row and real key (the padded
+    equivalent of the lengths)."""
+    i = torch.arange(L, device=device).view(1, L, 1)
+    j = torch.arange(S, device=device).view(1, 1, S)
+    keep = torch.ones(batch, L, S, dtype=torch.bool, device=device)
+    if q_lengths is not None:
+        n = q_lengths.view(-1, 1, 1)
+        keep = keep & ((i >= L - n) if left else (i < n))
+    if kv_lengths is not None:
+        n = kv_lengths.view(-1, 1, 1)
+        keep = keep & ((j >= S - n) if left else (j < n))
+    return keep[:, None]
+
+
+# ---- jagged NestedTensors --------------------------------------------------
+def is_jagged(x) -> bool:
+    return isinstance(x, torch.Tensor) and x.is_nested and \
+        x.layout == torch.jagged
+
+
+class _PackedMode(TorchFunctionMode):
+    """Calls of F.scaled_dot_product_attention on the packed tokens
+    (`[1, H, T, E]`: the module ran on the NestedTensors' values as a batch
+    of one) become varlen_attention on the padded batch: q, k and v
+    gathered into `[B, H, L, E]` (slot (b, i) reads token
+    `unpad_index[b, i]`; slots past a sequence's length read some token of
+    the batch, which the lengths keep out), the result gathered back to
+    the tokens (token t is at slot `pad_index[t]`)."""
+
+    def __init__(self, unpad_index, pad_index, lengths):
+        super().__init__()
+        self.unpad_index = unpad_index
+        self.pad_index = pad_index
+        self.lengths = lengths
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = dict(kwargs or {})
+        if func is not F.scaled_dot_product_attention:
+            return func(*args, **kwargs)
+        names = ("query", "key", "value", "attn_mask", "dropout_p",
+                 "is_causal", "scale", "enable_gqa")
+        bound = dict(zip(names, args))
+        bound.update(kwargs)
+        q, k, v = bound["query"], bound["key"], bound["value"]
+        if bound.get("dropout_p", 0.0):
+            raise AttnFuseError(
+                "scaled_dot_product_attention with dropout_p > 0 on "
+                "NestedTensors is not supported (call the module in eval "
+                "mode)")
+        if bound.get("attn_mask") is not None:
+            raise AttnFuseError(
+                "scaled_dot_product_attention with an attn_mask on "
+                "NestedTensors is not supported (is_causal is)")
+        if q.dim() != 4 or q.shape[0] != 1 or \
+                not (q.shape[-2] == k.shape[-2] == v.shape[-2] ==
+                     self.pad_index.shape[0]):
+            raise AttnFuseError(
+                "scaled_dot_product_attention on NestedTensors: only "
+                "self-attention over the nested tokens ([B, H, j, E] "
+                "query, key and value of one length) is supported")
+        out = torch.ops.attnfuse.varlen_attention(
+            self._pad(q), self._pad(k), self._pad(v), self.lengths,
+            self.lengths, None, bool(bound.get("is_causal", False)),
+            bound.get("scale"), False)
+        # [B, H, L, Ev] -> the tokens' rows [T, H, Ev], returned as
+        # [1, H, T, Ev] laid out as SDPA's own result is.
+        b, h, L, ev = out.shape
+        rows = out.transpose(1, 2).reshape(b * L, h, ev)
+        rows = rows.index_select(0, self.pad_index)
+        return rows.transpose(0, 1).unsqueeze(0)
+
+    def _pad(self, x):
+        """`[1, H, T, E]` tokens -> `[B, H, L, E]` slots."""
+        b, L = self.unpad_index.shape
+        h, e = x.shape[1], x.shape[3]
+        slots = x[0].transpose(0, 1).index_select(
+            0, self.unpad_index.reshape(-1))  # [B L, H, E]
+        return slots.reshape(b, L, h, e).transpose(1, 2)
+
+
+class PackedModule(torch.nn.Module):
+    """`module` on the packed tokens of NestedTensors: the inputs at
+    `nested` arrive as their values `[T, ...]` (a batch of one inside),
+    then three index tensors (see `packing_indices`)."""
+
+    def __init__(self, module, nested: tuple[int, ...]):
+        super().__init__()
+        self.module = module
+        self.nested = nested
+
+    def forward(self, *args):
+        *inputs, unpad_index, pad_index, lengths = args
+        inputs = [x.unsqueeze(0) if n in self.nested else x
+                  for n, x in enumerate(inputs)]
+        with _PackedMode(unpad_index, pad_index, lengths):
+            out = self.module(*inputs)
+        total = pad_index.shape[0]
+        return pytree.tree_map(
+            lambda t: t.squeeze(0) if isinstance(t, torch.Tensor) and
+            t.dim() >= 2 and t.shape[0] == 1 and t.shape[1] == total else t,
+            out)
+
+
+def nested_offsets(args) -> torch.Tensor:
+    """The one offsets tensor the jagged NestedTensor inputs share (an
+    InputError when they differ)."""
+    offsets = None
+    for x in args:
+        if not is_jagged(x):
+            continue
+        if x.dim() < 3 or x._ragged_idx != 1:
+            raise InputError(
+                f"a NestedTensor input must be [B, j, ...] ragged in dim 1, "
+                f"got {x.dim()} dims ragged in dim {x._ragged_idx}")
+        o = x.offsets()
+        if offsets is None:
+            offsets = o
+        elif not torch.equal(o, offsets):
+            raise InputError("the NestedTensor inputs have different "
+                             "sequence lengths")
+    return offsets
+
+
+@contextlib.contextmanager
+def serial_torch():
+    """torch's own ops on the calling thread: the padding and repacking
+    copies are small, and a parallel one leaves torch's OpenMP team
+    spinning on the cores the compiled module's parallel loops (another
+    OpenMP runtime) need next (as attnfuse.generation does)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
+def packing_indices(offsets):
+    """(unpad_index [B, L], pad_index [T], lengths [B]), int64, for the
+    offsets `[B + 1]` of T tokens, L the longest length: slot (b, i) of
+    the padded batch reads token `offsets[b] + i` (clamped into the
+    tokens past the sequence's end), token t is at slot
+    `b L + t - offsets[b]`."""
+    offsets = offsets.to(torch.int64)
+    lengths = offsets.diff()
+    total = int(offsets[-1])
+    if total == 0:
+        raise InputError("the NestedTensor inputs hold no token")
+    b = lengths.numel()
+    L = max(int(lengths.max()), 1)
+    i = torch.arange(L, dtype=torch.int64)
+    unpad = (offsets[:-1, None] + i).clamp(max=total - 1)
+    seq = torch.repeat_interleave(torch.arange(b, dtype=torch.int64),
+                                  lengths)
+    pad = seq * L + torch.arange(total, dtype=torch.int64) - offsets[seq]
+    return unpad, pad, lengths
+
+
+def pack_inputs(args):
+    """The NestedTensor inputs as their values, and the packing indices."""
+    offsets = nested_offsets(args)
+    values = tuple(x.values() if is_jagged(x) else x for x in args)
+    return values + packing_indices(offsets), offsets
+
+
+def repack_outputs(outputs, offsets):
+    """Each output `[T, ...]` with the inputs' T tokens as a jagged
+    NestedTensor with their offsets; other outputs as they are."""
+    total = int(offsets[-1])
+
+    def repack(t):
+        if not isinstance(t, torch.Tensor) or t.dim() < 2 or \
+                t.shape[0] != total:
+            return t
+        return torch.nested.nested_tensor_from_jagged(t, offsets)
+    return pytree.tree_map(repack, outputs)
+
+
+def dynamic_packed_shapes(args, nested_positions):
+    """torch.export's dynamic_shapes for the packed module: the tokens,
+    the batch and the padded length."""
+    tokens = batch = seq = torch.export.Dim.DYNAMIC
+    shapes = [{0: tokens} if n in nested_positions else None
+              for n in range(len(args))]
+    shapes += [{0: batch, 1: seq}, {0: tokens}, {0: batch}]
+    return (tuple(shapes),)
