@@ -123,3 +123,24 @@ def test_omp_num_threads_list_is_accepted(monkeypatch):
     compiled = attnfuse.compile(Divide(), (a, a))
     for got, want in zip(compiled(a, a), Divide()(a, a)):
         torch.testing.assert_close(got, want)
+
+
+class Rows(torch.nn.Module):
+    def forward(self, x, i):
+        return x.index_select(0, i) * 2
+
+
+def test_index_select_checks_each_index_once_and_raises():
+    """index_select checks its indices in one pass before copying rows
+    (ops/indexing.py `_checked_indices`): an index out of range (negative
+    or past the rows) anywhere in a long index raises, and the next call
+    is right."""
+    x = torch.randn(300, 64)
+    idx = torch.randint(0, 300, (5000,), generator=torch.Generator().manual_seed(0))
+    compiled = attnfuse.compile(Rows(), (x, idx))
+    for pos, bad in [(4999, 300), (0, -1), (2500, 10 ** 6)]:
+        wrong = idx.clone()
+        wrong[pos] = bad
+        with pytest.raises(attnfuse.RunTimeCheckError, match="index out of range"):
+            compiled(x, wrong)
+    torch.testing.assert_close(compiled(x, idx), Rows()(x, idx), rtol=0, atol=0)

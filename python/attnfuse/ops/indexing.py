@@ -35,6 +35,27 @@ def _checked_index(ex, b, i, size, wrap=False):
     return idx
 
 
+def _checked_indices(ex, idx: Value, size) -> Value:
+    """The integer index tensor `idx` as int64, each index checked once
+    (`_checked_index`, against dim size[1] of tensor size[0]) and clamped
+    into range: a gather that reads rows at these indices then copies them
+    with no check per element (a check in its inner loop keeps LLVM from
+    vectorizing the copy), and reads inside the tensor even where a check
+    has failed."""
+    t = idx.type.with_dtype(torch.int64)
+
+    def body(b, a, o):
+        i = _checked_index(ex, b, a[0], size)
+        n = b.dim(size[0], size[1])
+        last = b.arith("maxsi", b.arith("subi", n, b.constant(1, INDEX)),
+                       b.constant(0, INDEX))
+        clamped = b.arith("minsi", b.arith("maxsi", i, b.constant(0, INDEX)),
+                          last)
+        return b.convert(clamped, torch.int64)
+    return ex.b.generic([idx], [mlir.identity_map(t.rank)] * 2, t,
+                        ["parallel"] * t.rank, body)
+
+
 @handles(aten.embedding.default)
 def embedding(ex, weight, indices, padding_idx=-1, scale_grad=False,
               sparse=False):
@@ -51,11 +72,11 @@ def embedding(ex, weight, indices, padding_idx=-1, scale_grad=False,
         relative = relative_embedding(ex, w, indices.value, out)
         if relative is not None:
             return relative
-    idx = ex.tensor(indices)
+    idx = _checked_indices(ex, ex.tensor(indices), (w, 0))
     r = out.rank
 
     def body(b, i):
-        row = _checked_index(ex, b, i, (w, 0))
+        row = b.convert(i, INDEX)
         return b.extract(w, [row, b.index(r - 1)])
     in_map = mlir.affine_map(r, [f"d{k}" for k in range(r - 1)])
     return ex.b.generic([idx], [in_map, mlir.identity_map(r)], out,
@@ -143,8 +164,10 @@ def index_select(ex, x, dim, index):
         ex.unsupported("index_select of a 0-d tensor")
     dim %= r
 
+    idx = _checked_indices(ex, idx, (x, dim))
+
     def body(b, a, o):
-        pos = _checked_index(ex, b, a[0], (x, dim))
+        pos = b.convert(a[0], INDEX)
         return b.extract(x, [pos if k == dim else b.index(k)
                              for k in range(r)])
     idx_map = mlir.affine_map(r, [f"d{dim}"] if idx.type.rank else [])
