@@ -478,6 +478,8 @@ def test_moe_generator_from_gguf_equals_the_dequantized_model(moe_file):
     generator = attnfuse.compile_generator_from_gguf(path, max_batch=2, max_cache_len=32)
     stacks = [n for n, qt in generator.quantized.items() if qt.is_stack]
     assert len(stacks) == 4
+    # The routers stay float (F32 in the file; weights= would keep them).
+    assert not any(n.endswith("mlp.gate.weight") for n in generator.quantized)
     reference, _ = GGUFFile(path).model(dequantize=True)
     ids = torch.randint(0, 64, (2, 6), generator=torch.Generator().manual_seed(0))
     mask = torch.ones_like(ids)
