@@ -607,6 +607,12 @@ class Exporter:
         if isinstance(val, (torch.SymInt, int)):
             size = mlir.as_dim(val)
             return Const(size) if isinstance(size, int) else SymSize(size)
+        if isinstance(val, (torch.SymBool, bool)) and node.users and all(
+                u.target in _NO_OP_OPS for u in node.users):
+            # A condition torch.export asserts (a data-dependent value's
+            # range, a check it already made at run time): nothing to
+            # compute.
+            return None
         self.unsupported()
 
 

@@ -9,6 +9,7 @@ import torch
 
 from .. import mlir
 from ..mlir import TensorType, Value, affine_map
+from ..values import Const
 from .registry import handles
 from .views import reshape_to
 
@@ -214,7 +215,11 @@ def cumsum(ex, x, dim, dtype=None):
     the sums so far (one add per element: linear in the length of
     `dim`)."""
     out = ex.out_type()
-    x = ex.tensor(x, out.dtype)
+    return prefix_sum(ex, ex.tensor(x, out.dtype), dim, out)
+
+
+def prefix_sum(ex, x: Value, dim: int, out: TensorType) -> Value:
+    """cumsum of `x` (of out's dtype) along `dim`."""
     r = x.type.rank
     if r == 0:
         return x
@@ -272,3 +277,63 @@ def cumsum(ex, x, dim, dtype=None):
     if acc_dtype == out.dtype:
         return result
     return ex.map([result], out, lambda bb, a: bb.convert(a, out.dtype))
+
+
+def _all_or_any(ex, x, dims, is_all):
+    out = ex.out_type()
+    x = ex.tensor(x, torch.bool)
+    op = "andi" if is_all else "ori"
+    acc = reduce(ex, x, _dims(x, dims), torch.bool, 1 if is_all else 0,
+                 lambda b, o, a: b.arith(op, o, a))
+    return _finish(ex, acc, out)
+
+
+@handles(aten._is_all_true.default)
+def is_all_true(ex, x):
+    """Whether every element is true: a 0-d bool. Only torch's
+    `_check_tensor_all` calls it (transformers' `torch_compilable_check`,
+    the placeholder count of a vision-language model's image tokens), and
+    its `.item()` is the check (`local_scalar_dense`)."""
+    result = _all_or_any(ex, x, None, True)
+    ex.memo[("tensor_all_check", result.name)] = True
+    return result
+
+
+@handles(aten._local_scalar_dense.default)
+def local_scalar_dense(ex, x):
+    """`.item()` of `_is_all_true`, which torch._check_tensor_all asserts:
+    a run-time check (RunTimeCheckError where it is false), after which
+    the value is true. Any other `.item()` is a data-dependent Python
+    value, not mapped."""
+    if not isinstance(x, Value) or \
+            ("tensor_all_check", x.name) not in ex.memo:
+        ex.unsupported("a tensor's value read as a Python number")
+    value = ex.b.emit(f"tensor.extract {x.name}[] : {x.type}")
+    ex.b.lines.append(f'    cf.assert {value}, "torch._check_tensor_all '
+                      f'failed: a condition the model checks is false" '
+                      f'{ex.b.loc}')
+    return Const(True)
+
+
+@handles(aten.all.default, aten.all.dim, aten.all.dims)
+def all_(ex, x, dim=None, keepdim=False):
+    return _all_or_any(ex, x, dim, True)
+
+
+@handles(aten.any.default, aten.any.dim, aten.any.dims)
+def any_(ex, x, dim=None, keepdim=False):
+    return _all_or_any(ex, x, dim, False)
+
+
+@handles(aten._assert_async.msg, aten._assert_async.default)
+def assert_async(ex, cond, message="assertion failed"):
+    """A run-time check of a 0-d tensor (torch._check_tensor_all, which
+    transformers' `torch_compilable_check` calls): where it is false the
+    call fails with the message (RunTimeCheckError)."""
+    cond = ex.tensor(cond, torch.bool)
+    if cond.type.rank != 0:
+        ex.unsupported("_assert_async of a tensor that is not 0-d")
+    value = ex.b.emit(f"tensor.extract {cond.name}[] : {cond.type}")
+    text = str(message).replace("\\", "\\\\").replace('"', '\\"')
+    ex.b.lines.append(f'    cf.assert {value}, "{text}" {ex.b.loc}')
+    return None
