@@ -312,6 +312,7 @@ def local_scalar_dense(ex, x):
     ex.b.lines.append(f'    cf.assert {value}, "torch._check_tensor_all '
                       f'failed: a condition the model checks is false" '
                       f'{ex.b.loc}')
+    ex.checked.add(ex.node)
     return Const(True)
 
 
