@@ -333,6 +333,9 @@ class Exporter:
                           f"only tensor inputs are supported")
             name = spec.target if kind != "input" else spec.arg.name
             written = node.name in self.mutations
+            if fake.is_complex():
+                self._complex_state(node, spec, kind, name, written)
+                continue
             if kind != "input" and self._fold_state(kind, name):
                 if written:
                     self.fail(f"{kind} '{name}' is written in place by the "
@@ -356,6 +359,22 @@ class Exporter:
             self.env[node] = value
             if written:
                 self.written.add(value.name)
+
+    def _complex_state(self, node, spec, kind, name, written):
+        """A complex input or state: the compiled function takes no
+        complex arguments. A buffer the module only reads (Llama-4's
+        vision rotary table) is folded into the module as the constant of
+        its (re, im) pairs (ops/complex.py); the others are refused."""
+        if kind not in ("buffer", "constant") or written:
+            what = "written in place" if written else f"a {kind}"
+            self.fail(f"{kind} {name} is complex ({what}): the compiled "
+                      f"function takes no complex arguments; pass "
+                      f"torch.view_as_real of it and view_as_complex it "
+                      f"in the module")
+        self.env[node] = Const(self._state(spec).detach())
+        self.notes.append(f"complex buffer {name} folded into the compiled "
+                          f"module as a constant (a later write to it is "
+                          f"not seen)")
 
     def _quantize(self, spec: ArgSpec, node, fake):
         """Makes `spec` a quantized weight where the WeightPlan says so:

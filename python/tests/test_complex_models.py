@@ -48,10 +48,37 @@ class ComplexResult(torch.nn.Module):
         return torch.view_as_complex(x) * 2
 
 
-def test_complex_result_is_refused():
+class ComplexBuffer(torch.nn.Module):
+    """A complex table as a buffer (Llama-4's vision rotary embedding)."""
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("table", torch.polar(
+            torch.ones(5, 2), torch.randn(5, 2)), persistent=False)
+
+    def forward(self, x):
+        return torch.view_as_real(torch.view_as_complex(x) * self.table)
+
+
+def test_complex_buffer_is_folded_and_complex_io_refused():
+    """A complex buffer the module reads is folded as the constant of its
+    pairs (the compiled function takes no complex arguments; a note says
+    so); a complex input or result is an ExportError saying what to pass
+    instead."""
+    module, x = ComplexBuffer(), torch.randn(3, 5, 2, 2)
+    compiled = attnfuse.compile(module, (x,))
+    torch.testing.assert_close(compiled(x), module(x), atol=1e-6, rtol=1e-6)
+    assert any("complex buffer table folded" in n
+               for n in compiled.exported.notes)
     with pytest.raises(attnfuse.ExportError,
                        match="complex results are not supported"):
         attnfuse.export(ComplexResult(), (torch.randn(3, 2),))
+
+    class ComplexInput(torch.nn.Module):
+        def forward(self, z):
+            return torch.view_as_real(z * 2)
+    with pytest.raises(attnfuse.ExportError,
+                       match="input z is complex.*view_as_real"):
+        attnfuse.export(ComplexInput(), (torch.randn(3, dtype=torch.cfloat),))
 
 
 def _llama4(**extra):
