@@ -148,12 +148,13 @@ def test_avg_pool2d(dtype):
 class Scatter(torch.nn.Module):
     def forward(self, x, mask, src, rows):
         return (x.masked_scatter(mask, src),
-                x.masked_scatter(rows[..., None], src))
+                x.masked_scatter(rows[..., None], src),
+                x[0].masked_scatter(mask, src))
 
 
 def test_masked_scatter():
-    """masked_scatter with a full mask and one broadcast along the last
-    dim, odd sizes; a mask with more true elements than the source has is
+    """masked_scatter with a full mask, one broadcast along the last dim
+    and one that broadcasts the input, odd sizes; a mask with more true elements than the source has is
     a run-time check failure, as in eager PyTorch."""
     x = torch.randn(3, 5, 7)
     mask = torch.rand(3, 5, 7) > 0.5

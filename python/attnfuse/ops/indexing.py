@@ -324,6 +324,8 @@ def masked_scatter(ex, x, mask, source):
         m = m * d
     if keep.type.dims != out.dims:
         keep = ex.map([keep], out.with_dtype(torch.bool), lambda b, a: a)
+    if x.type.dims != out.dims:
+        x = ex.map([x], out, lambda b, a: a)
     flat = reshape_to(ex, keep, TensorType((n,), torch.bool))
     counts = prefix_sum(ex, ex.convert(flat, torch.int64), 0,
                         TensorType((n,), torch.int64))
