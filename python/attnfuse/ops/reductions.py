@@ -316,25 +316,8 @@ def local_scalar_dense(ex, x):
     return Const(True)
 
 
-@handles(aten.all.default, aten.all.dim, aten.all.dims)
-def all_(ex, x, dim=None, keepdim=False):
-    return _all_or_any(ex, x, dim, True)
-
-
 @handles(aten.any.default, aten.any.dim, aten.any.dims)
 def any_(ex, x, dim=None, keepdim=False):
+    """Whether any element is true (torch.export writes `all` as `not
+    any(not x)`)."""
     return _all_or_any(ex, x, dim, False)
-
-
-@handles(aten._assert_async.msg, aten._assert_async.default)
-def assert_async(ex, cond, message="assertion failed"):
-    """A run-time check of a 0-d tensor (torch._check_tensor_all, which
-    transformers' `torch_compilable_check` calls): where it is false the
-    call fails with the message (RunTimeCheckError)."""
-    cond = ex.tensor(cond, torch.bool)
-    if cond.type.rank != 0:
-        ex.unsupported("_assert_async of a tensor that is not 0-d")
-    value = ex.b.emit(f"tensor.extract {cond.name}[] : {cond.type}")
-    text = str(message).replace("\\", "\\\\").replace('"', '\\"')
-    ex.b.lines.append(f'    cf.assert {value}, "{text}" {ex.b.loc}')
-    return None
