@@ -182,6 +182,9 @@ MODELS = {
         patch_sizes=[7, 3], strides=[4, 2], mlp_ratios=[2, 2])), "image"),
     # Pooling that torch.export writes with as_strided (Swin's), avg_pool2d
     # without padding in the divisor (PoolFormer's token mixer).
+    "swin": (lambda: T.SwinModel(T.SwinConfig(
+        image_size=32, patch_size=4, embed_dim=16, depths=[1, 1],
+        num_heads=[2, 2], window_size=4)), "image"),
     "swinv2": (lambda: T.Swinv2Model(T.Swinv2Config(
         image_size=32, patch_size=4, embed_dim=16, depths=[1, 1],
         num_heads=[2, 2], window_size=4)), "image"),

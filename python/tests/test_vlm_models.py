@@ -9,7 +9,7 @@ attention fused; the count check refuses a prompt whose placeholders do not
 match the image; Gemma-3 through torch.compile with no fallback. The ops
 themselves (pooling windows, padding, ceil_mode, bf16; broadcast masks,
 too short a source) against eager. Vision backbones' pooling: as_strided
-views and windows, and Swin, whose pooler torch.export writes with one."""
+views and windows, as torch.export writes Swin's adaptive pooler."""
 
 import warnings
 
@@ -190,7 +190,8 @@ class Strided(torch.nn.Module):
 def test_as_strided():
     """as_strided where its strides describe a view, overlapping windows
     or a broadcast of a contiguous tensor, and adaptive average pooling
-    (which torch.export writes with one: Swin's pooler): equal to eager.
+    (which torch.export writes with one: Swin's pooler; Swin itself is in
+    test_arch_sweep.py): equal to eager.
     A read past the end and a strided read of a non-contiguous view are
     refused."""
     x = torch.randn(3, 8)
@@ -210,20 +211,3 @@ def test_as_strided():
             return (x * 2).t().as_strided((2, 2), (1, 2))
     with pytest.raises(attnfuse.ExportError, match="not contiguous"):
         attnfuse.export(OfTranspose(), (torch.randn(4, 8),))
-
-
-def test_swin_pooler_matches_eager():
-    """Swin (windowed attention, its pooler an adaptive average pooling
-    that torch.export writes with as_strided): every attention fused."""
-    torch.manual_seed(0)
-    model = T.SwinModel(T.SwinConfig(
-        image_size=32, patch_size=4, embed_dim=16, depths=[1, 1],
-        num_heads=[2, 2], window_size=4)).eval()
-    x = torch.randn(2, 3, 32, 32)
-    compiled = attnfuse.compile(model, (x,))
-    assert attnfuse.count_sdpa(compiled.mlir) == 2
-    with torch.no_grad():
-        want = model(x)
-    got = compiled(x)
-    for key in ("last_hidden_state", "pooler_output"):
-        torch.testing.assert_close(got[key], want[key], atol=1e-4, rtol=1e-4)
