@@ -30,9 +30,10 @@ from . import mlir
 from .errors import AttnFuseError, ExportError
 from .mlir import FunctionBuilder, TensorType, Value
 from .ops import handler_of
+from .ops.complex import complex_handler_of, involves_complex
 from .quantized_weights import scheme_for
-from .sources import describe, location
-from .values import Const, SymSize
+from .sources import describe, location, remember_generated
+from .values import Complex, Const, SymSize
 
 aten = torch.ops.aten
 
@@ -139,11 +140,17 @@ def written_as(node: torch.fx.Node, depth: int = 0):
     they name the op whose result has that size. None when unknown."""
     sources = node.meta.get("from_node") or []
     if sources:
-        source = sources[0]
-        while getattr(source, "from_node", None):
-            source = source.from_node[0]
-        target = getattr(source, "target", None)
-        return target if isinstance(target, str) and target else None
+        # The first op in the chain to the start (a higher-order op, such
+        # as the `torch.no_grad()` region the node was inlined from, is not
+        # what the user wrote).
+        source, found = sources[0], None
+        while source is not None:
+            target = getattr(source, "target", None)
+            if isinstance(target, str) and "." in target:
+                found = target
+            chain = getattr(source, "from_node", None)
+            source = chain[0] if chain else None
+        return found
     if depth < 4 and _data_dependent(node):
         for arg in _flat_nodes((node.args, list(node.kwargs.values()))):
             found = written_as(arg, depth + 1)
@@ -229,6 +236,9 @@ class Exporter:
         # Values that depend only on their key, written once and reused
         # (band masks): every use comes later in the one block.
         self.memo: dict = {}
+        # Nodes whose value is a condition checked at run time, known true
+        # past the check.
+        self.checked: set = set()
 
     # ---- errors -----------------------------------------------------------
     def fail(self, message: str):
@@ -326,6 +336,9 @@ class Exporter:
                           f"only tensor inputs are supported")
             name = spec.target if kind != "input" else spec.arg.name
             written = node.name in self.mutations
+            if fake.is_complex():
+                self._complex_state(node, spec, kind, name, written)
+                continue
             if kind != "input" and self._fold_state(kind, name):
                 if written:
                     self.fail(f"{kind} '{name}' is written in place by the "
@@ -354,6 +367,22 @@ class Exporter:
             self.env[node] = value
             if written:
                 self.written.add(value.name)
+
+    def _complex_state(self, node, spec, kind, name, written):
+        """A complex input or state: the compiled function takes no
+        complex arguments. A buffer the module only reads (Llama-4's
+        vision rotary table) is folded into the module as the constant of
+        its (re, im) pairs (ops/complex.py); the others are refused."""
+        if kind not in ("buffer", "constant") or written:
+            what = "written in place" if written else f"a {kind}"
+            self.fail(f"{kind} {name} is complex ({what}): the compiled "
+                      f"function takes no complex arguments; pass "
+                      f"torch.view_as_real of it and view_as_complex it "
+                      f"in the module")
+        self.env[node] = Const(self._state(spec).detach())
+        self.notes.append(f"complex buffer {name} folded into the compiled "
+                          f"module as a constant (a later write to it is "
+                          f"not seen)")
 
     def _quantize(self, spec: ArgSpec, node, fake):
         """Makes `spec` a quantized weight where the WeightPlan says so:
@@ -538,6 +567,10 @@ class Exporter:
             v = self.env[out]
             if isinstance(v, Const) and not isinstance(v.value, torch.Tensor):
                 self.fail("non-tensor results are not supported")
+            if isinstance(v, Complex) or (isinstance(v, Const) and
+                                          v.value.is_complex()):
+                self.fail("complex results are not supported: return "
+                          "torch.view_as_real of them")
             kinds.append(("result", len(results)))
             results.append(self.tensor(v))
         return results, kinds
@@ -603,6 +636,11 @@ class Exporter:
         if target.overloadpacket is aten.sym_size:
             size = mlir.as_dim(node.meta["val"])
             return Const(size) if isinstance(size, int) else SymSize(size)
+        if involves_complex(node, args, kwargs):
+            handler = complex_handler_of(target)
+            if handler is None:
+                self.unsupported("on complex tensors")
+            return handler(self, *args, **kwargs)
         handler = handler_of(target)
         if handler is None:
             self.unsupported()
@@ -611,6 +649,13 @@ class Exporter:
     def sym_call(self, node, args):
         """Python arithmetic on sizes (operator.mul of SymInts...): the
         value is the node's symbolic result."""
+        sources = list(_flat_nodes((node.args, node.kwargs)))
+        if sources and all(isinstance(self.env[n], Const) for n in sources) \
+                and any(n in self.checked for n in sources):
+            # Arithmetic on a condition checked at run time (a `.item()`
+            # that is true past its check, ops/reductions.py): fold it.
+            self.checked.add(node)
+            return Const(node.target(*self.concrete(args)))
         val = node.meta.get("val")
         if isinstance(val, (torch.SymInt, int)):
             size = mlir.as_dim(val)
@@ -626,6 +671,7 @@ def export_program(program, func_name="forward", constants=False,
     `attn-compile --prepack-weights` leaves this function's weights as
     stored. `weights`: a WeightPlan (attnfuse.quantized_weights) of the
     weights read quantized, None for none."""
+    remember_generated(program.graph_module)
     try:
         program = program.run_decompositions(decomposition_table())
     except Exception as e:  # torch's own message says what it could not do

@@ -820,7 +820,8 @@ def _allocate_cache(model, max_batch, max_cache_len):
         model(input_ids=torch.zeros(1, 1, dtype=torch.int64),
               past_key_values=probe, use_cache=True)
     cache = []
-    for layer in probe.layers:
+    for i, layer in enumerate(probe.layers):
+        _check_kv_layer(model, i, layer)
         keys, values = getattr(layer, "keys", None), getattr(layer, "values",
                                                              None)
         if keys is None or keys.dim() != 4:
@@ -831,6 +832,37 @@ def _allocate_cache(model, max_batch, max_cache_len):
                       torch.zeros(shape + values.shape[3:],
                                   dtype=values.dtype)))
     return cache
+
+
+def _check_kv_layer(model, i, layer):
+    """Refuses a cache layer that holds a recurrent state instead of keys
+    and values (the linear-attention layers of a hybrid model, Qwen3-Next's
+    gated delta rule), naming the model's layer and what is supported."""
+    from transformers.cache_utils import LinearAttentionCacheLayerMixin
+    if not isinstance(layer, LinearAttentionCacheLayerMixin):
+        return
+    kind = ""
+    types = getattr(model.config, "layer_types", None)
+    if types and i < len(types):
+        kind = f", layer type '{types[i]}'"
+    modules = ""
+    layers = getattr(getattr(model, "model", model), "layers", None)
+    if layers is not None and i < len(layers):
+        mixers = [type(m).__name__ for n, m in layers[i].named_children()
+                  if any(k in n for k in ("attn", "attention", "mixer"))
+                  and "norm" not in n]
+        modules = f", {type(layers[i]).__name__}"
+        if mixers:
+            modules += f" with {', '.join(mixers)}"
+    raise AttnFuseError(
+        f"layer {i} of the model{modules}{kind} keeps a linear-attention "
+        f"state in the cache ({type(layer).__name__}: a convolution state "
+        f"and a recurrent state updated per token), which "
+        f"compile_generator does not support: its cache holds keys and "
+        f"values per layer (full, sliding-window and GQA attention). "
+        f"Compile the whole-sequence forward with attnfuse.compile or "
+        f"torch.compile(backend=\"attnfuse\") (use_cache=False), or "
+        f"generate with PyTorch")
 
 
 def _step_modules(model, cache, decode_lengths):

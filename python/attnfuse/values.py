@@ -20,3 +20,12 @@ class Const:
 class SymSize:
     """A dynamic size (a sympy expression); never folded."""
     expr: object
+
+
+@dataclass
+class Complex:
+    """A complex tensor, as the real tensor of its (real, imaginary) pairs
+    (`torch.view_as_real`'s layout: one trailing dim of 2); `pairs` is an
+    `mlir.Value`. The exporter maps complex ops to real arithmetic on it
+    (ops/complex.py)."""
+    pairs: object

@@ -3,7 +3,8 @@ models the CI tests do not build, from their config classes with tiny
 random weights. Decoders through `compile_generator` (greedy tokens equal
 to transformers' `generate`, a left-padded batch of 3); encoders, vision
 and audio models through `compile` (every tensor of the output against
-eager, padded positions left out)."""
+eager, padded positions left out); vision-language models with an image
+prompt through `compile`."""
 
 import os
 
@@ -179,6 +180,20 @@ MODELS = {
         num_encoder_blocks=2, depths=[1, 1], sr_ratios=[2, 1],
         hidden_sizes=[16, 32], num_attention_heads=[1, 2],
         patch_sizes=[7, 3], strides=[4, 2], mlp_ratios=[2, 2])), "image"),
+    # Pooling that torch.export writes with as_strided (Swin's), avg_pool2d
+    # without padding in the divisor (PoolFormer's token mixer).
+    "swin": (lambda: T.SwinModel(T.SwinConfig(
+        image_size=32, patch_size=4, embed_dim=16, depths=[1, 1],
+        num_heads=[2, 2], window_size=4)), "image"),
+    "swinv2": (lambda: T.Swinv2Model(T.Swinv2Config(
+        image_size=32, patch_size=4, embed_dim=16, depths=[1, 1],
+        num_heads=[2, 2], window_size=4)), "image"),
+    "donut_swin": (lambda: T.DonutSwinModel(T.DonutSwinConfig(
+        image_size=32, patch_size=4, embed_dim=16, depths=[1, 1],
+        num_heads=[2, 2], window_size=4)), "image"),
+    "poolformer": (lambda: T.PoolFormerModel(T.PoolFormerConfig(
+        hidden_sizes=[16, 32], depths=[1, 1], num_encoder_blocks=2,
+        patch_sizes=[7, 3], strides=[4, 2], padding=[2, 1])), "image"),
     "wav2vec2": (lambda: T.Wav2Vec2Model(T.Wav2Vec2Config(**_AUDIO)),
                  "audio"),
     "hubert": (lambda: T.HubertModel(T.HubertConfig(**_AUDIO)), "audio"),
@@ -212,3 +227,52 @@ def test_model_matches_eager(name):
         if keep is not None and got.shape[:2] == keep.shape:
             got, want = got[keep], want[keep]
         torch.testing.assert_close(got, want, atol=1e-4, rtol=1e-4)
+
+
+_SIGLIP = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=1,
+               num_attention_heads=4, image_size=16, patch_size=4)
+
+# Vision-language models with one 16x16 image per prompt: name: (builder,
+# image placeholder tokens per image).
+VLMS = {
+    "aya_vision": (lambda: T.AyaVisionForConditionalGeneration(
+        T.AyaVisionConfig(vision_config=T.SiglipVisionConfig(**_SIGLIP),
+                          text_config=T.CohereConfig(vocab_size=V, **_G),
+                          image_token_index=99, downsample_factor=2)), 4),
+    "internvl": (lambda: T.InternVLForConditionalGeneration(T.InternVLConfig(
+        vision_config=T.InternVLVisionConfig(
+            hidden_size=32, intermediate_size=64, num_hidden_layers=1,
+            num_attention_heads=4, image_size=[16, 16], patch_size=[4, 4]),
+        text_config=T.Qwen2Config(vocab_size=V, **_G), image_token_id=99,
+        downsample_ratio=0.5)), 4),
+    # Complex rotary embeddings in the vision tower (a complex buffer) and
+    # the language model.
+    "llama4": (lambda: T.Llama4ForConditionalGeneration(T.Llama4Config(
+        vision_config=T.Llama4VisionConfig(
+            hidden_size=32, intermediate_size=128, num_hidden_layers=1,
+            num_attention_heads=4, image_size=16, patch_size=4,
+            vision_output_dim=32, projector_input_dim=32,
+            projector_output_dim=32, pixel_shuffle_ratio=0.5),
+        text_config=T.Llama4TextConfig(
+            vocab_size=V, head_dim=8, intermediate_size_mlp=64,
+            num_local_experts=2, num_experts_per_tok=1, **_G),
+        image_token_index=99)), 4),
+}
+
+
+@pytest.mark.parametrize("name", list(VLMS))
+def test_image_prompt_matches_eager(name):
+    build, n_image = VLMS[name]
+    torch.manual_seed(0)
+    model = build().eval()
+    ids = torch.randint(3, 90, (2, n_image + 6))
+    ids[:, 1:1 + n_image] = 99
+    mask = torch.ones_like(ids)
+    mask[1, 0] = 0
+    kw = {"input_ids": ids, "attention_mask": mask,
+          "pixel_values": torch.randn(2, 3, 16, 16), "use_cache": False}
+    compiled = attnfuse.compile(model, (), example_kwargs=kw)
+    with torch.no_grad():
+        want = model(**kw).logits
+    torch.testing.assert_close(compiled(**kw).logits, want, atol=1e-4,
+                               rtol=1e-4)

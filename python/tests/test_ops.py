@@ -298,3 +298,26 @@ def test_sums_are_reassociable_prefix_sums_are_not():
     # sum, mean, layer_norm's mean and variance; cumsum's one add without.
     assert len(reassoc) == 4, adds
     assert len(adds) - len(reassoc) >= 1, adds
+
+
+class Checks(torch.nn.Module):
+    def forward(self, x):
+        torch._check_tensor_all(x.abs() < 100)
+        pos = x > 0
+        return (pos.all(), pos.any(-1), pos.all(0), pos.any(), (x * 2).sum())
+
+
+def test_all_any_and_run_time_checks():
+    """all/any (of all elements, along a dim) against eager; the check of
+    torch._check_tensor_all (transformers' torch_compilable_check) is a
+    run-time check: a false one raises RunTimeCheckError, as eager raises
+    RuntimeError."""
+    from attnfuse.errors import RunTimeCheckError
+    x = torch.randn(4, 5)
+    x[1] = x[1].abs() + 0.1
+    compiled = check(Checks(), (x,))
+    bad = torch.full((4, 5), 200.0)
+    with pytest.raises(RuntimeError):
+        Checks()(bad)
+    with pytest.raises(RunTimeCheckError, match="_check_tensor_all"):
+        compiled(bad)

@@ -3,7 +3,9 @@
 computed index, which the generated code checks against the bounds: an
 index out of range is a run-time check failure, not a wild read). Indices
 known at export time that only view the tensor (transformers'
-`padding_mask[batch_arange, kv_arange]`) become reshapes and broadcasts."""
+`padding_mask[batch_arange, kv_arange]`) become reshapes and broadcasts.
+masked_scatter (a vision-language model merging image features into its
+token embeddings) is a gather at the running count of the mask."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from ..mlir import INDEX, TensorType, Value
 from ..values import Const
 from . import positions
 from .registry import handles
+from .reductions import prefix_sum
 from .views import extract_slice, reshape_to
 
 aten = torch.ops.aten
@@ -323,3 +326,46 @@ def relative_embedding(ex, w: Value, t: torch.Tensor, out: TensorType):
         result = ex.b.attn("where", [cond, row(g), result],
                            out.with_dims(dims))
     return result if result.type.dims == out.dims else None
+
+
+@handles(aten.masked_scatter.default)
+def masked_scatter(ex, x, mask, source):
+    """x with its elements where `mask` (broadcast to x's shape) is true
+    replaced, in row-major order, by source's first elements (source read
+    flattened): element e takes source[c(e) - 1], c the running count of
+    the mask (a linear cumsum). A mask with more true elements than source
+    has is a run-time check failure (PyTorch raises the same)."""
+    out = ex.out_type()
+    x = ex.tensor(x, out.dtype)
+    keep = ex.tensor(mask, torch.bool)
+    src = ex.tensor(source, out.dtype)
+    n = 1
+    for d in out.dims:
+        n = n * d
+    m = 1
+    for d in src.type.dims:
+        m = m * d
+    if keep.type.dims != out.dims:
+        keep = ex.map([keep], out.with_dtype(torch.bool), lambda b, a: a)
+    if x.type.dims != out.dims:
+        x = ex.map([x], out, lambda b, a: a)
+    flat = reshape_to(ex, keep, TensorType((n,), torch.bool))
+    counts = prefix_sum(ex, ex.convert(flat, torch.int64), 0,
+                        TensorType((n,), torch.int64))
+    counts = reshape_to(ex, counts, out.with_dtype(torch.int64))
+    # source flattened after one zero: element c of it is source[c - 1],
+    # and every element reads a valid index (0 where the mask is false).
+    src_flat = reshape_to(ex, src, TensorType((m,), out.dtype))
+    ext = ex.b.fill(0, TensorType((m + 1,), out.dtype))
+    ext = ex.b.insert_slice(src_flat, ext, [1], [m])
+
+    def body(b, a, o):
+        at = b.select(a[1], a[2], b.constant(0, torch.int64))
+        idx = b.convert(at, INDEX)
+        b.check(b.cmp("lt", idx, b.dim(ext, 0)),
+                "masked_scatter: the mask has more true elements than "
+                "source has elements")
+        return b.select(a[1], b.extract(ext, [idx]), a[0])
+    identity = mlir.identity_map(out.rank)
+    return ex.b.generic([x, keep, counts], [identity] * 4, out,
+                        ["parallel"] * out.rank, body)

@@ -296,3 +296,114 @@ def grouped_mm(ex, x, w, offs=None, bias=None, out_dtype=None):
     if offs is None or bias is not None:
         ex.unsupported("_grouped_mm without offsets or with a bias")
     return _grouped_mm(ex, x, w, offs, ex.out_type())
+
+
+@handles(aten.linalg_solve_triangular.default)
+def solve_triangular(ex, a, rhs, upper, left=True, unitriangular=False):
+    """X with A X = B (X A = B with left=False) for triangular A [..., n,
+    n], by forward (lower) or back (upper) substitution, one row of X per
+    step of an scf.for: x_i = (b_i - sum over the solved j of a_ij x_j) /
+    a_ii, the sum in order; with `unitriangular` the diagonal is 1 and
+    not read (exact for the unit lower systems Qwen3-Next's gated delta
+    rule solves). Only the triangle is read, as LAPACK does."""
+    out = ex.out_type()
+    if out.dtype not in (torch.float32, torch.float64):
+        ex.unsupported(f"triangular solve in {out.dtype}")
+    a, rhs = ex.tensor(a, out.dtype), ex.tensor(rhs, out.dtype)
+    if not left:
+        # X A = B is A^T X^T = B^T, the other triangle.
+        def swap_dims(dims):
+            return tuple(dims[:-2]) + (dims[-1], dims[-2])
+
+        def swap(v):
+            r = v.type.rank
+            perm = list(range(r - 2)) + [r - 1, r - 2]
+            return ex.b.transpose(v, perm, v.type.with_dims(
+                swap_dims(v.type.dims)))
+        at, bt = swap(a), swap(rhs)
+        xt_type = out.with_dims(swap_dims(out.dims))
+        xt = _substitute(ex, at, bt, not upper, unitriangular, xt_type)
+        return swap(xt)
+    return _substitute(ex, a, rhs, upper, unitriangular, out)
+
+
+def _substitute(ex, a: Value, rhs: Value, upper: bool, unit: bool,
+                out: TensorType) -> Value:
+    r = out.rank
+    batch = out.dims[:-2]
+    n, k = out.dims[-2:]
+    a_type = TensorType(batch + (n, n), out.dtype)
+    if a.type.dims != a_type.dims:
+        a = ex.map([a], a_type, lambda b, x: x)
+    if rhs.type.dims != out.dims:
+        rhs = ex.map([rhs], out, lambda b, x: x)
+    b = ex.b
+    row_t = TensorType(batch + (1, k), out.dtype)
+    a_row_t = TensorType(batch + (1, n), out.dtype)
+    zero, one, count = b.index(0), b.index(1), b.index(n)
+    last = b.index(plain_dim(n - 1)) if isinstance(n, int) else \
+        b.emit(f"arith.subi {count}, {one} : index")
+    sizes_b = [d if isinstance(d, int) else b.index(d) for d in batch]
+    b.dynamic_sizes(row_t)
+    b.dynamic_sizes(a_row_t)
+    x0 = b.fill(0, out)
+    loop, t, x = b.fresh(), b.fresh(), b.fresh()
+    b.lines.append(f"    {loop} = scf.for {t} = {zero} to {count} step {one} "
+                   f"iter_args({x} = {x0.name}) -> ({out}) {{")
+    i = t
+    if upper:
+        i = b.fresh()
+        b.lines.append(f"      {i} = arith.subi {last}, {t} : index {b.loc}")
+
+    def mixed(values):
+        return "[" + ", ".join(str(v) for v in values) + "]"
+    ones = mixed([1] * r)
+    a_row, b_row = b.fresh(), b.fresh()
+    b.lines += [
+        f"      {a_row} = tensor.extract_slice {a.name}"
+        f"{mixed([0] * (r - 2) + [i, 0])} {mixed(sizes_b + [1, n if isinstance(n, int) else count])} "
+        f"{ones} : {a.type} to {a_row_t} {b.loc}",
+        f"      {b_row} = tensor.extract_slice {rhs.name}"
+        f"{mixed([0] * (r - 2) + [i, 0])} "
+        f"{mixed(sizes_b + [1, k if isinstance(k, int) else b.index(k)])} "
+        f"{ones} : {rhs.type} to {row_t} {b.loc}"]
+    a_row_v, b_row_v = Value(a_row, a_row_t), Value(b_row, row_t)
+    x_v = Value(x, out)
+    row = mlir.Scalar(i, mlir.INDEX)
+    # Loops (batch..., 0, col, j): s[.., 0, col] = b - sum over solved j
+    # (j < i lower, j > i upper) of a[.., 0, j] * x[.., j, col].
+    lead = [f"d{d}" for d in range(r - 2)]
+    j, col = f"d{r}", f"d{r - 1}"
+    one_row = f"d{r - 2}"  # the row's dim of 1
+    maps = [affine_map(r + 1, lead + [one_row, j]),
+            affine_map(r + 1, lead + [j, col]),
+            affine_map(r + 1, lead + [one_row, col])]
+    iters = ["parallel"] * r + ["reduction"]
+
+    def body(bb, args, o):
+        jj = bb.index(r)
+        solved = bb.cmp("gt" if upper else "lt", jj, row)
+        prod = bb.arith("mulf", args[0], args[1])
+        return bb.select(solved, bb.arith("subf", o, prod), o)
+    s = b.generic([a_row_v, x_v], maps, row_t, iters, body,
+                  init=b_row_v)
+    if not unit:
+        diag = b.fresh()
+        b.lines.append(
+            f"      {diag} = tensor.extract_slice {a.name}"
+            f"{mixed([0] * (r - 2) + [i, i])} {mixed(sizes_b + [1, 1])} "
+            f"{ones} : {a.type} to {TensorType(batch + (1, 1), out.dtype)} "
+            f"{b.loc}")
+        s = b.elementwise([s, Value(diag, TensorType(batch + (1, 1),
+                                                     out.dtype))], row_t,
+                          lambda bb, args, o: bb.arith("divf", args[0],
+                                                       args[1]))
+    new = b.fresh()
+    b.lines += [
+        f"      {new} = tensor.insert_slice {s.name} into {x}"
+        f"{mixed([0] * (r - 2) + [i, 0])} "
+        f"{mixed(sizes_b + [1, k if isinstance(k, int) else b.index(k)])} "
+        f"{ones} : {row_t} into {out} {b.loc}",
+        f"      scf.yield {new} : {out} {b.loc}",
+        f"    }} {b.loc}"]
+    return Value(loop, out)

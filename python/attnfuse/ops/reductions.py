@@ -9,6 +9,7 @@ import torch
 
 from .. import mlir
 from ..mlir import TensorType, Value, affine_map
+from ..values import Const
 from .registry import handles
 from .views import reshape_to
 
@@ -197,30 +198,126 @@ def min_dim(ex, x, dim, keepdim=False):
     return _extremum_and_index(ex, x, dim, False)
 
 
+def _cumsum_acc_dtype(dtype):
+    """The type PyTorch's CPU cumsum carries its running sum in
+    (`at::acc_type<T, false>`): f64 for f32 and f64, f32 for f16/bf16,
+    int64 for integers."""
+    if dtype in (torch.float32, torch.float64):
+        return torch.float64
+    return _acc_dtype(dtype)
+
+
 @handles(aten.cumsum.default)
 def cumsum(ex, x, dim, dtype=None):
-    """out[.., i, ..] = sum of x[.., k, ..] for k <= i, added in order (the
-    generic's reduction loop over k adds 0 past i, which changes nothing)."""
+    """out[.., i, ..] = x[.., 0, ..] + ... + x[.., i, ..], added in order
+    in PyTorch's accumulator type (f64 for f32) and rounded per output: an
+    scf.for along `dim` whose step k adds slice k of x to slice k - 1 of
+    the sums so far (one add per element: linear in the length of
+    `dim`)."""
     out = ex.out_type()
-    x = ex.tensor(x, out.dtype)
-    r = x.type.rank
-    dim %= r
-    acc_dtype = _acc_dtype(out.dtype)
-    loops = r + 1
-    in_map = [f"d{i}" if i != dim else f"d{r}" for i in range(r)]
-    maps = [affine_map(loops, in_map),
-            affine_map(loops, [f"d{i}" for i in range(r)])]
-    iters = ["parallel"] * r + ["reduction"]
-    init = ex.b.fill(0, out.with_dtype(acc_dtype))
-    flt = mlir.is_float(acc_dtype)
+    return prefix_sum(ex, ex.tensor(x, out.dtype), dim, out)
 
-    def body(b, a, o):
-        k, i = b.index(r), b.index(dim)
-        v = b.convert(a[0], acc_dtype)
-        s = b.arith("addf" if flt else "addi", o, v)
-        return b.select(b.cmp("le", k, i), s, o)
-    acc = ex.b.generic([x], maps, out.with_dtype(acc_dtype), iters, body,
-                       init=init)
+
+def prefix_sum(ex, x: Value, dim: int, out: TensorType) -> Value:
+    """cumsum of `x` (of out's dtype) along `dim`."""
+    r = x.type.rank
+    if r == 0:
+        return x
+    dim %= r
+    acc_dtype = _cumsum_acc_dtype(out.dtype)
+    acc_t = out.with_dtype(acc_dtype)
+    b = ex.b
+    slice_t = TensorType(tuple(1 if i == dim else d
+                               for i, d in enumerate(out.dims)), acc_dtype)
+    # Every size the loop body uses is made before it (the builder's index
+    # cache must not hand out names defined inside the loop).
+    zero, one, count = b.index(0), b.index(1), b.index(out.dims[dim])
+    sizes = [1 if i == dim else (d if isinstance(d, int) else b.index(d))
+             for i, d in enumerate(out.dims)]
+    b.dynamic_sizes(slice_t)
+    sums0 = b.empty(acc_t)
+    loop, k, sums = b.fresh(), b.fresh(), b.fresh()
+    b.lines.append(
+        f"    {loop} = scf.for {k} = {zero} to {count} step {one} "
+        f"iter_args({sums} = {sums0.name}) -> ({acc_t}) {{")
+    first, back, prev_k = b.fresh(), b.fresh(), b.fresh()
+    b.lines += [
+        f"      {first} = arith.cmpi eq, {k}, {zero} : index {b.loc}",
+        f"      {back} = arith.subi {k}, {one} : index {b.loc}",
+        f"      {prev_k} = arith.maxsi {back}, {zero} : index {b.loc}"]
+
+    def at(k_name):
+        return "[" + ", ".join(k_name if i == dim else "0"
+                               for i in range(r)) + "]"
+    size_list = "[" + ", ".join(str(s) for s in sizes) + "]"
+    ones = "[" + ", ".join("1" for _ in range(r)) + "]"
+    in_slice = slice_t.with_dtype(x.type.dtype)
+    piece, prev = b.fresh(), b.fresh()
+    b.lines += [
+        f"      {piece} = tensor.extract_slice {x.name}{at(k)} {size_list} "
+        f"{ones} : {x.type} to {in_slice} {b.loc}",
+        f"      {prev} = tensor.extract_slice {sums}{at(prev_k)} "
+        f"{size_list} {ones} : {acc_t} to {slice_t} {b.loc}"]
+    flt = mlir.is_float(acc_dtype)
+    is_first = mlir.Scalar(first, torch.bool)
+
+    def add(bb, a, o):
+        before = bb.select(is_first, bb.constant(0, acc_dtype), a[1])
+        return bb.arith("addf" if flt else "addi", before,
+                        bb.convert(a[0], acc_dtype))
+    total = b.elementwise([Value(piece, in_slice), Value(prev, slice_t)],
+                          slice_t, add)
+    new = b.fresh()
+    b.lines += [
+        f"      {new} = tensor.insert_slice {total.name} into {sums}"
+        f"{at(k)} {size_list} {ones} : {slice_t} into {acc_t} {b.loc}",
+        f"      scf.yield {new} : {acc_t} {b.loc}",
+        f"    }} {b.loc}"]
+    result = Value(loop, acc_t)
     if acc_dtype == out.dtype:
-        return acc
-    return ex.map([acc], out, lambda b, a: b.convert(a, out.dtype))
+        return result
+    return ex.map([result], out, lambda bb, a: bb.convert(a, out.dtype))
+
+
+def _all_or_any(ex, x, dims, is_all):
+    out = ex.out_type()
+    x = ex.tensor(x, torch.bool)
+    op = "andi" if is_all else "ori"
+    acc = reduce(ex, x, _dims(x, dims), torch.bool, 1 if is_all else 0,
+                 lambda b, o, a: b.arith(op, o, a))
+    return _finish(ex, acc, out)
+
+
+@handles(aten._is_all_true.default)
+def is_all_true(ex, x):
+    """Whether every element is true: a 0-d bool. Only torch's
+    `_check_tensor_all` calls it (transformers' `torch_compilable_check`,
+    the placeholder count of a vision-language model's image tokens), and
+    its `.item()` is the check (`local_scalar_dense`)."""
+    result = _all_or_any(ex, x, None, True)
+    ex.memo[("tensor_all_check", result.name)] = True
+    return result
+
+
+@handles(aten._local_scalar_dense.default)
+def local_scalar_dense(ex, x):
+    """`.item()` of `_is_all_true`, which torch._check_tensor_all asserts:
+    a run-time check (RunTimeCheckError where it is false), after which
+    the value is true. Any other `.item()` is a data-dependent Python
+    value, not mapped."""
+    if not isinstance(x, Value) or \
+            ("tensor_all_check", x.name) not in ex.memo:
+        ex.unsupported("a tensor's value read as a Python number")
+    value = ex.b.emit(f"tensor.extract {x.name}[] : {x.type}")
+    ex.b.lines.append(f'    cf.assert {value}, "torch._check_tensor_all '
+                      f'failed: a condition the model checks is false" '
+                      f'{ex.b.loc}')
+    ex.checked.add(ex.node)
+    return Const(True)
+
+
+@handles(aten.any.default, aten.any.dim, aten.any.dims)
+def any_(ex, x, dim=None, keepdim=False):
+    """Whether any element is true (torch.export writes `all` as `not
+    any(not x)`)."""
+    return _all_or_any(ex, x, dim, False)

@@ -450,3 +450,54 @@ def cat(ex, tensors, dim=0):
         result = ex.b.insert_slice(v, result, offsets, list(v.type.dims))
         offset = offset + v.type.dims[dim]
     return result
+
+
+@handles(aten.as_strided.default)
+def as_strided(ex, x, size, stride, storage_offset=None):
+    """out[i] = storage[offset + sum_k i_k * stride_k] of a tensor whose
+    elements are its storage in row-major order (checked on the traced
+    input: contiguous, from offset 0): a reshape where the strides are
+    x's own (the adaptive average pooling torch.export writes for Swin's
+    pooler), else a read of the flattened x at that affine position (a
+    window, a broadcast with stride 0). Dynamic sizes or strides, a
+    non-contiguous input (as_strided reads its storage, which a value
+    does not have) and reads past the end are refused."""
+    out = ex.out_type()
+    x = ex.tensor(x)
+    src = ex.node.args[0]
+    fake = src.meta.get("val") if hasattr(src, "meta") else None
+    offset = storage_offset or 0
+    if not all(isinstance(v, int) for v in list(size) + list(stride) +
+               [offset]) or not x.type.has_static_shape():
+        ex.unsupported("as_strided with dynamic sizes or strides")
+    if fake is None or not fake.is_contiguous() or \
+            fake.storage_offset() != 0:
+        ex.unsupported("as_strided of a view that is not contiguous from "
+                       "its storage's start (it reads the storage, which "
+                       "AttnFuse does not model)")
+    numel = 1
+    for d in x.type.dims:
+        numel *= d
+    if any(s < 0 for s in stride):
+        ex.unsupported("as_strided with negative strides")
+    if all(n > 0 for n in size):
+        last = offset + sum((n - 1) * s for n, s in zip(size, stride))
+        if last >= numel:
+            ex.fail(f"as_strided(size={list(size)}, stride={list(stride)}, "
+                    f"storage_offset={offset}) reads element {last} of a "
+                    f"tensor of {numel}")
+    contiguous, step = [], 1
+    for n in reversed(size):
+        contiguous.insert(0, step)
+        step *= n
+    view = offset == 0 and all(n == 1 or s == c for n, s, c in
+                               zip(size, stride, contiguous))
+    if view and step == numel:
+        return reshape_to(ex, x, out)
+    flat = reshape_to(ex, x, TensorType((numel,), x.type.dtype))
+    terms = [f"d{k} * {s}" for k, s in enumerate(stride) if s]
+    position = " + ".join([str(offset)] * bool(offset or not terms) + terms)
+    maps = [mlir.affine_map(out.rank, [position]),
+            mlir.identity_map(out.rank)]
+    return ex.b.generic([flat], maps, out, ["parallel"] * out.rank,
+                        lambda b, a, o: a[0])
