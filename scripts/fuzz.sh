@@ -7,9 +7,10 @@
 #   npy                  attn-run's .npy reader (round trip checked)
 #   run-input            attn-run's --entry/--shape/--input/--output handling
 #   runtime              the C runtime's descriptor checks and trace API
+#   package-json         libAttnPackage's manifest reader (lib/Package/Json.c)
 #   diff                 fused against math-path numbers through the JIT
 #   gemm                 CPU GEMM/GEMV products against a float64 reference
-# (the last five from fuzz/seeds/<target>/). Prints the executions and crash
+# (the last six from fuzz/seeds/<target>/). Prints the executions and crash
 # inputs of each target and ends with one line `fuzz: N passed, N failed,
 # N skipped`; a target passes when it ran its time without a crash, leak,
 # timeout (an input slower than the target's limit: 20 s, diff 120 s, gemm
@@ -25,7 +26,7 @@ source "$root/scripts/sanitize-common.sh"
 seconds=${1:-60}
 shift $(( $# > 0 ? 1 : 0 ))
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(parse fuse lower npy run-input runtime diff gemm)
+[ ${#targets[@]} -gt 0 ] || targets=(parse fuse lower npy run-input runtime package-json diff gemm)
 
 "$root/scripts/install-deps.sh" || exit 1
 build_sanitize --target attn-fuzzers || exit 1

@@ -18,6 +18,9 @@ pins=(
   # GGUF files (llama.cpp's format) read and written for the quantized
   # weights (python/attnfuse/gguf_file.py, quant.py; docs/quantization.md).
   "gguf==0.19.0:gguf"
+  # The wheel's build backend (python/pyproject.toml; scripts/test-wheel.sh
+  # builds the wheel without build isolation).
+  "scikit-build-core==1.1.2:scikit_build_core"
 )
 
 missing=()

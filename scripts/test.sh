@@ -4,6 +4,8 @@
 #   lit       the lit suite (dialect, passes, lowering, end to end, kernel
 #             ABI and emulator checks; GPU tests report UNSUPPORTED here)
 #   python    the attnfuse package's pytest suite (installs pinned torch)
+#   wheel     the attnfuse wheel built from the build above, installed into
+#             a fresh venv, the README's Python example run there
 #   sanitize  the lit suite again against an ASan+UBSan build of our code
 #   fuzz      each libFuzzer target for 20 s (ATTN_FUZZ_SECONDS; longer runs
 #             belong outside CI, docs/hardening.md)
@@ -12,7 +14,7 @@
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${ATTN_BUILD_DIR:-$root/build}
-stages=${ATTN_TEST_STAGES:-lit python sanitize fuzz}
+stages=${ATTN_TEST_STAGES:-lit python wheel sanitize fuzz}
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
 
@@ -20,7 +22,7 @@ trap 'rm -rf "$logs"' EXIT
 # The lit suite's quantized-weight tests build their inputs with the
 # attnfuse package (numpy, torch; they report UNSUPPORTED without them).
 case " $stages " in
-  *" lit "*|*" python "*|*" sanitize "*)
+  *" lit "*|*" python "*|*" wheel "*|*" sanitize "*)
     "$root/scripts/install-python-deps.sh" || exit 1 ;;
 esac
 start=$(date +%s)
@@ -55,6 +57,8 @@ for stage in $stages; do
     python) "$root/scripts/test-python.sh" 2>&1 | tee "$logs/$stage.raw"
             rc=${PIPESTATUS[0]}
             python_summary "$logs/$stage.raw" | tee "$logs/$stage" ;;
+    wheel) "$root/scripts/test-wheel.sh" 2>&1 | tee "$logs/$stage"
+           rc=${PIPESTATUS[0]} ;;
     sanitize) "$root/scripts/test-sanitize.sh" 2>&1 | tee "$logs/$stage"
               rc=${PIPESTATUS[0]} ;;
     fuzz) "$root/scripts/fuzz.sh" "${ATTN_FUZZ_SECONDS:-20}" 2>&1 | tee "$logs/$stage"

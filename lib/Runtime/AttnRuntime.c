@@ -30,6 +30,7 @@ static AttnrtEvent *gEvents;
 static int64_t gNumEvents;
 static int64_t gCapacity;
 static volatile int gEnabled;
+static attnrt_trace_hook volatile gHook;
 static int64_t gEpochNs = -1;
 
 static int64_t nowNs(void) {
@@ -39,6 +40,9 @@ static int64_t nowNs(void) {
 }
 
 static void record(int64_t id, int isBegin) {
+  attnrt_trace_hook hook = gHook;
+  if (hook)
+    hook(id, isBegin);
   if (!gEnabled)
     return;
   int64_t ns = nowNs();
@@ -77,6 +81,7 @@ __attribute__((destructor)) static void releaseEvents(void) {
 void attnrt_trace_begin(int64_t id) { record(id, 1); }
 void attnrt_trace_end(int64_t id) { record(id, 0); }
 void attnrt_trace_enable(int on) { gEnabled = on; }
+void attnrt_trace_set_hook(attnrt_trace_hook hook) { gHook = hook; }
 
 void attnrt_trace_reset(void) {
   pthread_mutex_lock(&gLock);

@@ -11,10 +11,12 @@ upstream linalg/tensor/arith); `compile` fuses it with `attn-opt
 library and loads it with ctypes; `explain` lists which attention blocks
 fused and why the others did not, at their Python source lines;
 `CompiledModule.save` and `Generator.save` write a package directory that
-`load` gives back in another process. Importing
+`load` gives back in another process; `compile(..., profile=True)` shows
+each op of the compiled module in torch.profiler. Importing
 the package registers the `torch.compile(model, backend="attnfuse")`
 backend. The tools are found as `attnfuse.tools` says (ATTNFUSE_TOOLS_DIR,
-else the checkout's build/bin, else PATH).
+else ATTN_BUILD_DIR/bin, else the wheel's own attnfuse/_native/bin, else
+the checkout's build/bin, else PATH).
 """
 
 from .compiler import (CompiledModule, Explanation, Remark, compile,

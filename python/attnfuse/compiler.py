@@ -621,7 +621,7 @@ def _bump_version(t: torch.Tensor):
 def compile(module, example_inputs, target="cpu", backend="auto",
             dynamic_shapes=None, constants=False, train_dropout="error",
             example_kwargs=None, prepack_weights=False, weights=None,
-            group_size=None, progress=None):
+            group_size=None, progress=None, profile=False):
     """Exports `module` (see `export`), fuses and compiles it ahead of time
     with `attn-compile` into a shared library (cached by content hash, so a
     second call does not recompile), loads it and returns a CompiledModule.
@@ -640,7 +640,11 @@ def compile(module, example_inputs, target="cpu", backend="auto",
     `progress`: show the
     stages on stderr (True), never (False), or as ATTNFUSE_PROGRESS and
     whether stderr is a terminal say (None; attnfuse.progress); they are
-    logged on the "attnfuse" logger either way."""
+    logged on the "attnfuse" logger either way. `profile=True`: each op
+    of the compiled module (each fused attention, product and elementwise
+    op, named with its Python source line) is an event in torch.profiler's
+    table and trace while it records (attnfuse.profiling; compiled with
+    trace calls and without elementwise fusion, a library of its own)."""
     if isinstance(example_inputs, tuple) and \
             any(varlen.is_jagged(x) for x in example_inputs):
         return _compile_nested(
@@ -648,13 +652,17 @@ def compile(module, example_inputs, target="cpu", backend="auto",
             dynamic_shapes=dynamic_shapes, constants=constants,
             train_dropout=train_dropout, example_kwargs=example_kwargs,
             prepack_weights=prepack_weights, weights=weights,
-            group_size=group_size, progress=progress)
+            group_size=group_size, progress=progress,
+            profile=profile)
     if target not in TARGETS:
         raise AttnFuseError(f"target {target!r} is not supported by the "
                             f"Python front end (supported: {TARGETS})")
     if backend not in BACKENDS:
         raise AttnFuseError(f"backend must be one of {BACKENDS}, not "
                             f"{backend!r}")
+    if not isinstance(profile, bool):
+        raise AttnFuseError(f"profile must be True or False, not "
+                            f"{profile!r}")
     plan = weight_plan(weights, group_size)
     if plan is not None and constants not in (False, None, "buffers"):
         raise AttnFuseError(f"weights={weights!r} reads the parameters as "
@@ -665,10 +673,15 @@ def compile(module, example_inputs, target="cpu", backend="auto",
         exported = _export(module, example_inputs, dynamic_shapes,
                            constants, train_dropout, example_kwargs, p, plan)
         extra = ["--prepack-weights"] if prepack_weights else []
+        if profile:
+            extra += ["--trace", "--trace-locations", "--trace-linalg-ops"]
         lib, hit = build_library(exported.mlir, backend, extra, p)
         with p.stage("load"):
-            return CompiledModule(exported, lib, hit, module,
-                                  list(example_kwargs or {}), plan)
+            compiled = CompiledModule(exported, lib, hit, module,
+                                      list(example_kwargs or {}), plan)
+            if profile:
+                compiled._fn.enable_profiling()
+            return compiled
 
 
 class NestedCompiledModule:

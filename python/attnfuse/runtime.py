@@ -170,6 +170,9 @@ class CompiledFunction:
         check_omp_num_threads()
         keep_freed_heap()
         self.library = ctypes.CDLL(library_path)
+        self.func_name = func_name
+        # An OpProfiler once enable_profiling() was called (profile=True).
+        self.profiler = None
         self.result_types = list(result_types)
         self._fn = ctypes.cast(getattr(self.library,
                                        f"attn_packed_{func_name}"),
@@ -186,6 +189,14 @@ class CompiledFunction:
             self._results_type = type(
                 "Results", (ctypes.Structure,),
                 {"_fields_": [(f"r{i}", d) for i, d in enumerate(descs)]})
+
+    def enable_profiling(self) -> None:
+        """Calls made while torch.profiler records show each op of the
+        library (compiled with profile=True) as an event
+        (attnfuse.profiling)."""
+        from .profiling import OpProfiler
+        if self.profiler is None:
+            self.profiler = OpProfiler(self.library, self.func_name)
 
     def __call__(self, tensors) -> list[torch.Tensor]:
         """Runs the function on contiguous CPU tensors, returns new tensors."""
@@ -208,7 +219,12 @@ class CompiledFunction:
         # One buffer per call: ctypes releases the GIL, so two threads may
         # call the same entry point at once.
         message = ctypes.create_string_buffer(_MESSAGE_SIZE)
-        if self._call(self._fn, args, message, _MESSAGE_SIZE):
+        if self.profiler is None:
+            failed = self._call(self._fn, args, message, _MESSAGE_SIZE)
+        else:
+            with self.profiler.events():
+                failed = self._call(self._fn, args, message, _MESSAGE_SIZE)
+        if failed:
             raise RunTimeCheckError(
                 "run-time check failed: "
                 + message.value.decode(errors="replace"))

@@ -7,11 +7,15 @@ bindings, so it writes MLIR as text and runs ``attn-opt`` and
 1. ``$ATTNFUSE_TOOLS_DIR/<tool>`` when that variable is set (an error if the
    tool is not there, or if the variable is empty: a set variable is never
    silently ignored);
-2. ``<checkout>/build/bin/<tool>`` when the package runs from a source
-   checkout (``python/attnfuse`` inside the AttnFuse repository, editable
-   install or ``PYTHONPATH``), or ``$ATTN_BUILD_DIR/bin`` when set, as
-   ``scripts/build.sh`` uses it;
-3. ``PATH``.
+2. ``$ATTN_BUILD_DIR/bin`` when set, as ``scripts/build.sh`` uses it;
+3. ``attnfuse/_native/bin`` inside the package, where a wheel built by
+   ``pip install ./python`` or ``python -m build --wheel ./python`` puts
+   them (with the runtime archive and the C API of packages beside, in
+   ``_native/lib`` and ``_native/include``);
+4. ``<checkout>/build/bin/<tool>`` when the package runs from a source
+   checkout (``python/attnfuse`` inside the AttnFuse repository,
+   ``PYTHONPATH``);
+5. ``PATH``.
 """
 
 from __future__ import annotations
@@ -24,12 +28,16 @@ from pathlib import Path
 from .errors import ToolError
 
 _CHECKOUT = Path(__file__).resolve().parent.parent.parent
+# What the wheel installs (python/pyproject.toml: CMake's component
+# "attnfuse" under attnfuse/_native).
+NATIVE_DIR = Path(__file__).resolve().parent / "_native"
 
 
 def _candidates(tool: str):
     build = os.environ.get("ATTN_BUILD_DIR")
     if build:
         yield Path(build) / "bin" / tool
+    yield NATIVE_DIR / "bin" / tool
     yield _CHECKOUT / "build" / "bin" / tool
 
 
@@ -53,9 +61,29 @@ def find_tool(tool: str) -> str:
     if found:
         return found
     raise ToolError(
-        f"cannot find {tool}: set ATTNFUSE_TOOLS_DIR to the directory that "
-        f"holds it, build the repository (scripts/build.sh puts it in "
-        f"build/bin), or put it on PATH")
+        f"cannot find {tool}: install the package with pip (pip install "
+        f"./python builds the tools into it), set ATTNFUSE_TOOLS_DIR to the "
+        f"directory that holds it, build the repository (scripts/build.sh "
+        f"puts it in build/bin), or put it on PATH")
+
+
+def c_api_dirs() -> tuple[str, str]:
+    """``(include_dir, lib_dir)`` of the C API of packages
+    (``attn/Package/AttnPackage.h``, ``libAttnPackage.so``) that a C
+    program compiles and links against: the wheel's ``_native``, else the
+    checkout's ``include`` and the build's ``lib`` (``$ATTN_BUILD_DIR`` or
+    ``build``). ToolError when neither has the library."""
+    candidates = [(NATIVE_DIR / "include", NATIVE_DIR / "lib")]
+    build = os.environ.get("ATTN_BUILD_DIR")
+    for b in ([Path(build)] if build else []) + [_CHECKOUT / "build"]:
+        candidates.append((_CHECKOUT / "include", b / "lib"))
+    for include, lib in candidates:
+        if ((include / "attn" / "Package" / "AttnPackage.h").is_file()
+                and (lib / "libAttnPackage.so").is_file()):
+            return str(include), str(lib)
+    raise ToolError("cannot find libAttnPackage.so and its header: install "
+                    "the package with pip (pip install ./python) or build "
+                    "the repository (scripts/build.sh)")
 
 
 def tool_identity(tool: str) -> str:

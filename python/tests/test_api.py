@@ -154,6 +154,35 @@ def test_tools_dir_must_hold_the_tools(tmp_path, monkeypatch):
         attnfuse.find_tool("attn-opt")
 
 
+def test_wheel_tools_are_found_inside_the_package(tmp_path, monkeypatch):
+    """A wheel's tools (attnfuse/_native/bin) come after ATTNFUSE_TOOLS_DIR
+    and ATTN_BUILD_DIR, before the checkout's build and PATH; its C API
+    (_native/include, _native/lib) before the checkout's."""
+    import attnfuse.tools as tools
+    native = tmp_path / "_native"
+    (native / "bin").mkdir(parents=True)
+    tool = native / "bin" / "attn-opt"
+    tool.write_text("#!/bin/sh\n")
+    tool.chmod(0o755)
+    (native / "lib").mkdir()
+    (native / "lib" / "libAttnPackage.so").write_bytes(b"")
+    (native / "include" / "attn" / "Package").mkdir(parents=True)
+    (native / "include" / "attn" / "Package" / "AttnPackage.h").write_text("")
+    monkeypatch.setattr(tools, "NATIVE_DIR", native)
+    monkeypatch.delenv("ATTNFUSE_TOOLS_DIR", raising=False)
+    monkeypatch.delenv("ATTN_BUILD_DIR", raising=False)
+    assert attnfuse.find_tool("attn-opt") == str(tool)
+    assert tools.c_api_dirs() == (str(native / "include"),
+                                  str(native / "lib"))
+    build = tmp_path / "build"
+    (build / "bin").mkdir(parents=True)
+    built = build / "bin" / "attn-opt"
+    built.write_text("#!/bin/sh\n")
+    built.chmod(0o755)
+    monkeypatch.setenv("ATTN_BUILD_DIR", str(build))
+    assert attnfuse.find_tool("attn-opt") == str(built)
+
+
 def test_results_use_the_library_buffers_for_as_long_as_they_live():
     """Results are tensors over the buffers the library allocated (no
     copy); each buffer is freed with the last tensor over it, so results

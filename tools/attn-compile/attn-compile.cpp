@@ -24,6 +24,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/IR/Constants.h"
@@ -75,6 +76,14 @@ static cl::opt<bool>
     trace(cl::cat(toolCategory), "trace",
           cl::desc("Call attnrt_trace_begin/end around every lowered op; "
                    "the object carries the span names (attn_trace_names)"));
+static cl::opt<bool> traceLocations(
+    cl::cat(toolCategory), "trace-locations",
+    cl::desc("With --trace: each span name also gives the op's source file "
+             "and line (`sdpa model.py:12`)"));
+static cl::opt<bool> traceLinalgOps(
+    cl::cat(toolCategory), "trace-linalg-ops",
+    cl::desc("With --trace: the linalg ops of function bodies (a "
+             "frontend's products and elementwise generics) are spans too"));
 static cl::opt<unsigned> optLevel(cl::cat(toolCategory), "O", cl::init(3),
                                   cl::Prefix,
                                   cl::desc("LLVM optimization level (0-3)"));
@@ -190,6 +199,32 @@ static std::string runCommand(ArrayRef<std::string> args) {
          "\n  command: " + command;
 }
 
+/// The AttnFuse runtime archive that --emit=so links: `../lib` beside this
+/// executable (the build tree's bin/ and lib/, and an installed tree such as
+/// the Python wheel's, have that layout), else where the build put it; ""
+/// after an error.
+static std::string findRuntimeArchive(const char *argv0) {
+  static int anchor;
+  std::string exe = llvm::sys::fs::getMainExecutable(argv0, &anchor);
+  if (!exe.empty()) {
+    SmallString<256> beside(llvm::sys::path::parent_path(
+        llvm::sys::path::parent_path(exe)));
+    llvm::sys::path::append(beside, "lib",
+                            llvm::sys::path::filename(ATTN_RUNTIME_ARCHIVE));
+    if (llvm::sys::fs::exists(beside))
+      return std::string(beside);
+  }
+  if (llvm::sys::fs::exists(ATTN_RUNTIME_ARCHIVE))
+    return ATTN_RUNTIME_ARCHIVE;
+  fail(llvm::Twine("the AttnFuse runtime archive is missing (looked in ../lib "
+                   "beside ") +
+       (exe.empty() ? "attn-compile" : exe) + " and at " +
+       ATTN_RUNTIME_ARCHIVE + "): rebuild or reinstall AttnFuse");
+  return "";
+}
+
+static const char *gArgv0 = "attn-compile";
+
 /// Links `objects` into the shared library `output` with the runtimes the
 /// code calls: the AttnFuse runtime (always: it exports the trace API), the
 /// MLIR C runner utils if the code calls memrefCopy, libomp if it calls
@@ -209,10 +244,14 @@ static LogicalResult linkSharedLibrary(ArrayRef<std::string> objects,
     needsOpenMP |= f.getName().starts_with("__kmpc_");
   }
 
+  std::string runtime = findRuntimeArchive(gArgv0);
+  if (runtime.empty())
+    return failure();
+
   SmallVector<std::string> args = {driver, "-shared", "-o", output.str()};
   llvm::append_range(args, objects);
-  for (StringRef a : {"-Wl,--whole-archive",
-                      ATTN_RUNTIME_ARCHIVE, "-Wl,--no-whole-archive"})
+  for (StringRef a : {StringRef("-Wl,--whole-archive"), StringRef(runtime),
+                      StringRef("-Wl,--no-whole-archive")})
     args.push_back(a.str());
   if (needsRunnerUtils) {
     StringRef lib = ATTN_MLIR_C_RUNNER_UTILS;
@@ -231,6 +270,15 @@ static LogicalResult linkSharedLibrary(ArrayRef<std::string> objects,
   }
   if (target == attn::CompileTarget::Cuda) {
 #ifdef ATTN_CUDA_RUNTIME_ARCHIVE
+    // Built-in paths into the build tree: an installed attn-compile (the
+    // Python wheel's) carries only the CPU path.
+    for (StringRef archive :
+         {ATTN_CUDA_RUNTIME_ARCHIVE, ATTN_CUDA_KERNELS_ARCHIVE})
+      if (!llvm::sys::fs::exists(archive))
+        return reportError(llvm::Twine("--target=cuda --emit=so links ") +
+                           archive +
+                           ", which is missing: use the attn-compile of the "
+                           "CMake build that made the CUDA kernels");
     StringRef cudaLibDir = ATTN_CUDA_LIBRARY_DIR;
     for (StringRef a : {"-Wl,--whole-archive", ATTN_CUDA_RUNTIME_ARCHIVE,
                         "-Wl,--no-whole-archive", ATTN_CUDA_KERNELS_ARCHIVE})
@@ -412,6 +460,8 @@ static LogicalResult lowerModule(ModuleOp module,
   attn::AttnPipelineOptions options;
   common.applyTo(options);
   options.trace = trace;
+  options.traceLocations = traceLocations;
+  options.traceLinalgOps = traceLinalgOps;
   options.target = target;
   return attn::lowerForTarget(module, options, tm);
 }
@@ -672,6 +722,7 @@ static LogicalResult emitMachineCode(ModuleOp module, EmitKind kind,
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
+  gArgv0 = argv[0];
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   attn::registerAllAttnPasses();
@@ -687,6 +738,10 @@ int main(int argc, char **argv) {
     (void)reportError(threads);
     return 1;
   }
+  if (traceLocations && !trace)
+    return fail("--trace-locations names the spans of --trace: give both");
+  if (traceLinalgOps && !trace)
+    return fail("--trace-linalg-ops adds spans to --trace: give both");
 
   // Input, and the C header from its tensor-level signatures.
   std::unique_ptr<attn::AttnInputModule> input =

@@ -39,6 +39,19 @@ struct AttnCpuPipelineOptions
   Option<bool> trace{*this, "trace",
                      llvm::cl::desc("emit attnrt_trace_begin/end calls"),
                      llvm::cl::init(false)};
+  /// With `trace`: the span names carry each op's source file and line
+  /// (attn-instrument-trace's `locations`).
+  Option<bool> traceLocations{
+      *this, "trace-locations",
+      llvm::cl::desc("with trace: span names carry the op's file and line"),
+      llvm::cl::init(false)};
+  /// With `trace`: the linalg ops of function bodies are spans too
+  /// (attn-instrument-trace's `linalg-ops`).
+  Option<bool> traceLinalgOps{
+      *this, "trace-linalg-ops",
+      llvm::cl::desc("with trace: linalg ops of function bodies are spans "
+                     "too"),
+      llvm::cl::init(false)};
   /// 1: sequential code (scf.forall -> scf.for, no OpenMP); 0: OpenMP with
   /// the runtime's default thread count; N > 1: OpenMP with N threads.
   /// OpenMP code needs libomp.so when it runs (JIT: pass it as a shared

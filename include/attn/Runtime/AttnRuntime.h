@@ -27,12 +27,23 @@ extern "C" {
 #endif
 
 /// Called by lowered code when span `id` starts / ends. Recording is off until
-/// attnrt_trace_enable(1); when off these cost one load and a branch.
+/// attnrt_trace_enable(1); when off and no hook is set these cost two loads
+/// and two branches.
 void attnrt_trace_begin(int64_t id);
 void attnrt_trace_end(int64_t id);
 
 /// Turns recording on (1) or off (0).
 void attnrt_trace_enable(int on);
+
+/// Called on the thread of the span, at once, for each begin (1) and end (0)
+/// of span `id`, whether or not recording is on: how a profiler takes the
+/// spans as they happen (the Python front end's `profile=True` opens and
+/// closes a torch.profiler event in it).
+typedef void (*attnrt_trace_hook)(int64_t id, int isBegin);
+
+/// Installs `hook` (NULL: none, the default) for all threads. A library
+/// from attn-compile --emit=so has its own.
+void attnrt_trace_set_hook(attnrt_trace_hook hook);
 
 /// Drops all recorded events.
 void attnrt_trace_reset(void);

@@ -57,8 +57,12 @@ static void addAttnToTensorPasses(OpPassManager &pm,
   lowerOptions.positionBound = options.positionBound;
   // Before the lowering, which puts each op's code where the op was, that is
   // between the op's two trace calls.
-  if (options.trace)
-    pm.addPass(createAttnInstrumentTrace());
+  if (options.trace) {
+    AttnInstrumentTraceOptions traceOptions;
+    traceOptions.locations = options.traceLocations;
+    traceOptions.linalgOps = options.traceLinalgOps;
+    pm.addPass(createAttnInstrumentTrace(traceOptions));
+  }
   // CSE runs here, on tensors, and not again before bufferization: the
   // lowering reads operands through `bufferization.to_buffer`, which is pure,
   // so CSE would merge a later GEMM's to_buffer into an earlier one, and the

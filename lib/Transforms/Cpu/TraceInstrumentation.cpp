@@ -15,6 +15,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 
@@ -39,6 +40,21 @@ static void declareTraceFunction(ModuleOp module, StringRef name) {
   fn.setPrivate();
 }
 
+/// "file:line" of the first file location in `loc` (through fused,
+/// call-site and name locations) that is not attn-opt's own input (`<stdin>`,
+/// `-`), else "".
+static std::string sourceLocation(Location loc) {
+  std::string found;
+  loc->walk([&](Location inner) {
+    auto file = dyn_cast<FileLineColLoc>(inner);
+    if (!file || file.getFilename() == "<stdin>" || file.getFilename() == "-")
+      return WalkResult::advance();
+    found = (file.getFilename().getValue() + ":" + Twine(file.getLine())).str();
+    return WalkResult::interrupt();
+  });
+  return found;
+}
+
 namespace {
 struct AttnInstrumentTracePass
     : public attn::impl::AttnInstrumentTraceBase<AttnInstrumentTracePass> {
@@ -47,9 +63,15 @@ struct AttnInstrumentTracePass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     // attn.yield belongs to its attn.sdpa's score_mod and goes with it.
+    // With linalgOps, also the linalg ops that a function runs itself (not
+    // those nested in loops): a frontend's products and elementwise
+    // generics, which the Python exporter writes in linalg.
     SmallVector<Operation *> attnOps;
     module.walk([&](Operation *op) {
-      if (isa_and_nonnull<AttnDialect>(op->getDialect()) && !isa<YieldOp>(op))
+      if ((isa_and_nonnull<AttnDialect>(op->getDialect()) &&
+           !isa<YieldOp>(op)) ||
+          (linalgOps && isa<linalg::LinalgOp>(op) &&
+           isa_and_nonnull<func::FuncOp>(op->getParentOp())))
         attnOps.push_back(op);
     });
     if (attnOps.empty())
@@ -62,7 +84,16 @@ struct AttnInstrumentTracePass
     OpBuilder b(&getContext());
     SmallVector<Attribute> names;
     for (auto [id, op] : llvm::enumerate(attnOps)) {
-      names.push_back(b.getStringAttr(op->getName().stripDialect()));
+      // attn ops by their bare names (`sdpa`), others with their dialect.
+      std::string name = isa<AttnDialect>(op->getDialect())
+                             ? op->getName().stripDialect().str()
+                             : op->getName().getStringRef().str();
+      if (locations) {
+        std::string where = sourceLocation(op->getLoc());
+        if (!where.empty())
+          name += " " + where;
+      }
+      names.push_back(b.getStringAttr(name));
       b.setInsertionPoint(op);
       Value idValue =
           arith::ConstantIntOp::create(b, op->getLoc(), b.getI64Type(), id);

@@ -18,7 +18,24 @@ def AttnInstrumentTrace : Pass<"attn-instrument-trace", "::mlir::ModuleOp"> {
     between its two calls, and the calls' unknown side effects keep later
     passes from moving it out. The runtime (lib/Runtime) records the calls
     as timed spans.
+
+    With `locations`, a name also says where the op came from: the first
+    file location of the op's location (through fused, call-site and name
+    locations; attn-opt's own `<stdin>` and `-` skipped), as
+    `sdpa model.py:12`. The Python front end's profiling
+    (`attnfuse.compile(..., profile=True)`) names its profiler events so.
+
+    With `linalg-ops`, the linalg ops directly in a function's body (the
+    products and elementwise generics that a frontend, such as the Python
+    exporter, writes in linalg; not those nested in loops) are bracketed
+    too, named with their dialect (`linalg.matmul`).
   }];
+  let options = [
+    Option<"locations", "locations", "bool", /*default=*/"false",
+           "Names carry the op's source file and line: `sdpa model.py:12`">,
+    Option<"linalgOps", "linalg-ops", "bool", /*default=*/"false",
+           "Also bracket the linalg ops of function bodies (`linalg.matmul`)">
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect"
   ];
