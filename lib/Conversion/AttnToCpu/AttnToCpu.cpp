@@ -5,6 +5,7 @@
 #include "GemmToCpu.h"
 #include "attn/Codegen/Cpu/AmxTile.h"
 #include "attn/Codegen/Cpu/LoweringUtils.h"
+#include "attn/Codegen/Cpu/QuantDotKernel.h"
 
 #include "attn/Conversion/AttnToCpu/Passes.h"
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
@@ -37,6 +38,19 @@ llvm::cl::ValuesClass mlir::attn::sdpaCpuBackendValues() {
       value(SdpaCpuBackend::Auto, "flash, or math when dropout_p > 0"),
       value(SdpaCpuBackend::Flash, "tiled online softmax, no L x S scores"),
       value(SdpaCpuBackend::Math, "materialised scores (the reference)"));
+}
+
+llvm::cl::ValuesClass mlir::attn::quantizedActivationsValues() {
+  auto value = [](QuantizedActivations q, StringRef description) {
+    return llvm::cl::OptionEnumValue{stringifyQuantizedActivations(q),
+                                     static_cast<int>(q), description};
+  };
+  return llvm::cl::values(
+      value(QuantizedActivations::None,
+            "quantized products multiply the f32 inputs (exact)"),
+      value(QuantizedActivations::Int8,
+            "decode products quantize the inputs to int8 per block of 32 "
+            "and multiply in integers (targets with VNNI)"));
 }
 
 SdpaCpuBackend mlir::attn::getSdpaCpuBackend(Operation *sdpa,
@@ -164,6 +178,10 @@ struct AttnLowerToCpuPass
     });
     if (!ok || (options->target.amx && failed(declareAmxAvailable(root))))
       return signalPassFailure();
+    if (options->target.vnni &&
+        options->quantizedActivations == QuantizedActivations::Int8 &&
+        failed(declareVnniDot(root)))
+      return signalPassFailure();
 
     // The elementwise ops first: a GEMM then finds the generics that
     // consume its result (an activation, a gate, a residual add) and applies
@@ -232,6 +250,30 @@ private:
     return success();
   }
 
+  /// Declares kVnniDotFunction in `root` (a module) where it holds an
+  /// attn.quantized_matmul, which may call it, and lacks it; nested in a
+  /// module, an error as for declareAmxAvailable.
+  static LogicalResult declareVnniDot(Operation *root) {
+    bool quantized = root->walk([](QuantizedMatmulOp) {
+                           return WalkResult::interrupt();
+                         }).wasInterrupted();
+    if (!quantized || SymbolTable::lookupNearestSymbolFrom(
+                          root, StringAttr::get(root->getContext(),
+                                                cpu::kVnniDotFunction)))
+      return success();
+    auto module = dyn_cast<ModuleOp>(root);
+    if (!module)
+      return root->emitError()
+             << "attn-lower-to-cpu: with vnni and quantized-activations=int8 "
+                "the pass must run on the module (it declares "
+             << cpu::kVnniDotFunction << ")";
+    OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
+    auto decl = func::FuncOp::create(b, module.getLoc(), cpu::kVnniDotFunction,
+                                     cpu::getVnniDotFunctionType(b.getContext()));
+    decl.setPrivate();
+    return success();
+  }
+
   /// Clones the constants that `region` uses from above into it: they stay
   /// constants in the outlined function instead of becoming arguments.
   static void sinkConstants(RewriterBase &rewriter, Region &region) {
@@ -289,6 +331,7 @@ private:
     target.vectorBits = vectorBits;
     target.bf16Dot = bf16Dot;
     target.amx = amx;
+    target.vnni = vnni;
     if (std::string error = target.validate(); !error.empty())
       return root->emitError() << "attn-lower-to-cpu: " << error;
     if (positionBound < 1 || positionBound > kDefaultPositionBound)
@@ -302,6 +345,7 @@ private:
     options.blockKV = blockKV;
     options.target = target;
     options.positionBound = positionBound;
+    options.quantizedActivations = quantizedActivations;
     return options;
   }
 };
@@ -312,4 +356,5 @@ void mlir::attn::setTargetOptions(AttnLowerToCpuOptions &options,
   options.vectorBits = target.vectorBits;
   options.bf16Dot = target.bf16Dot;
   options.amx = target.amx;
+  options.vnni = target.vnni;
 }

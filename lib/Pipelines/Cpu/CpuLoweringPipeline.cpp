@@ -34,6 +34,7 @@ cpu::Target AttnCpuPipelineOptions::getTarget() const {
   target.amx = amx;
   target.nativeBf16 = nativeBf16;
   target.f16c = !expandF16Conversions;
+  target.vnni = vnni;
   return target;
 }
 
@@ -43,6 +44,7 @@ void AttnCpuPipelineOptions::setTarget(const cpu::Target &target) {
   amx = target.amx;
   nativeBf16 = target.nativeBf16;
   expandF16Conversions = !target.f16c;
+  vnni = target.vnni;
 }
 
 /// attn ops to upstream ops on tensors, functions marked for C callers.
@@ -55,6 +57,7 @@ static void addAttnToTensorPasses(OpPassManager &pm,
   cpu::Target target = options.getTarget();
   setTargetOptions(lowerOptions, target);
   lowerOptions.positionBound = options.positionBound;
+  lowerOptions.quantizedActivations = options.quantizedActivations;
   // Before the lowering, which puts each op's code where the op was, that is
   // between the op's two trace calls.
   if (options.trace)
@@ -75,8 +78,10 @@ static void addAttnToTensorPasses(OpPassManager &pm,
   if (options.outlineKernels)
     pm.addPass(createAttnCpuOutlineKernels());
   // With amx the lowering declares the runtime's attnrt_amx_available in
-  // the module, so it runs on the module rather than on each function.
-  if (target.amx)
+  // the module, and with vnni and int8 activations the vpdpbusd intrinsic,
+  // so it runs on the module rather than on each function.
+  if (target.amx || (target.vnni && options.quantizedActivations ==
+                                        QuantizedActivations::Int8))
     pm.addPass(createAttnLowerToCpu(lowerOptions));
   else
     pm.addNestedPass<func::FuncOp>(createAttnLowerToCpu(lowerOptions));
