@@ -22,7 +22,7 @@ from .package import (FORMAT, FORMAT_VERSION, Package, WeightsWriter,
                       arg_record, bounds_of, compiler_identity, entry_record,
                       library_string, target_record, write_package)
 from .progress import Progress, stage_of
-from .quantized_weights import QuantizedWeight, weight_plan
+from .quantized_weights import QuantizedWeight, activation_args, weight_plan
 from .runtime import CompiledFunction
 from .sources import source_line
 from .tools import run_tool, tool_identity
@@ -620,7 +620,7 @@ def _bump_version(t: torch.Tensor):
 def compile(module, example_inputs, target="cpu", backend="auto",
             dynamic_shapes=None, constants=False, train_dropout="error",
             example_kwargs=None, prepack_weights=False, weights=None,
-            group_size=None, progress=None):
+            group_size=None, activations=None, progress=None):
     """Exports `module` (see `export`), fuses and compiles it ahead of time
     with `attn-compile` into a shared library (cached by content hash, so a
     second call does not recompile), loads it and returns a CompiledModule.
@@ -636,6 +636,10 @@ def compile(module, example_inputs, target="cpu", backend="auto",
     and INT4_SYM), another scheme of attnfuse.quant ("q4_0", "int4_asym",
     ...), or {parameter name: QuantizedTensor}; `group_size` overrides
     the scheme's group (attnfuse.quantized_weights, docs/quantization.md).
+    `activations="int8"`: the decode products (at most 8 rows) of the
+    quantized weights quantize their input rows to int8 per block of 32
+    and multiply in integers where the CPU has VNNI (opt-in: the numbers
+    change; None keeps the exact float path; docs/quantization.md).
     `progress`: show the
     stages on stderr (True), never (False), or as ATTNFUSE_PROGRESS and
     whether stderr is a terminal say (None; attnfuse.progress); they are
@@ -647,6 +651,7 @@ def compile(module, example_inputs, target="cpu", backend="auto",
         raise AttnFuseError(f"backend must be one of {BACKENDS}, not "
                             f"{backend!r}")
     plan = weight_plan(weights, group_size)
+    activation_flags = activation_args(activations, plan)
     if plan is not None and constants not in (False, None, "buffers"):
         raise AttnFuseError(f"weights={weights!r} reads the parameters as "
                             f"quantized arguments, and constants="
@@ -656,6 +661,7 @@ def compile(module, example_inputs, target="cpu", backend="auto",
         exported = _export(module, example_inputs, dynamic_shapes,
                            constants, train_dropout, example_kwargs, p, plan)
         extra = ["--prepack-weights"] if prepack_weights else []
+        extra += activation_flags
         lib, hit = build_library(exported.mlir, backend, extra, p)
         with p.stage("load"):
             return CompiledModule(exported, lib, hit, module,
