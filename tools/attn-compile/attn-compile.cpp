@@ -674,6 +674,9 @@ int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
+  // Inline assembly (the quantized GEMV's vpdpbusd) is assembled in
+  // the object file.
+  llvm::InitializeNativeTargetAsmParser();
   attn::registerAllAttnPasses();
   cl::HideUnrelatedOptions(toolCategory);
   cl::ParseCommandLineOptions(argc, argv,

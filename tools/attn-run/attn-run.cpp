@@ -15,7 +15,6 @@
 #include "Jit.h"
 #include "RunInputs.h"
 
-#include "attn/Codegen/Cpu/QuantDotKernel.h"
 #include "attn/Transforms/Cpu/InPlaceArguments.h"
 #include "attn/InitAttn.h"
 #include "attn/Pipelines/ToolOptions.h"
@@ -317,16 +316,14 @@ static bool isLibmFunction(StringRef name) {
 /// The functions the JIT resolves for the lowered code: the AttnFuse
 /// runtime (registered below), the allocator and memory builtins the
 /// lowering calls, the MLIR runner utils' memrefCopy, OpenMP for parallel
-/// code, libm, and the one LLVM intrinsic the lowering declares as a
-/// function (the quantized GEMV's vpdpbusd: an instruction, not a host
-/// symbol). Anything else a module declares (exit, system, ...) is
+/// code, and libm. Anything else a module declares (exit, system, ...) is
 /// refused, so that running a module cannot call arbitrary host code.
 static bool isAllowedJitSymbol(StringRef name, bool openmp) {
   static const llvm::StringSet<> exact = {
       "attnrt_trace_begin", "attnrt_trace_end", "attnrt_check_failed",
       "attnrt_check_failed_deferred", "attnrt_check_argument",
       "attnrt_amx_available", "malloc", "free", "aligned_alloc", "memcpy", "memmove", "memset", "memrefCopy"};
-  if (exact.contains(name) || name == attn::cpu::kVnniDotFunction)
+  if (exact.contains(name))
     return true;
   if (openmp && (name.starts_with("__kmpc_") || name.starts_with("omp_")))
     return true;
@@ -886,6 +883,9 @@ int main(int argc, char **argv) {
   attnrt_set_check_failure_handler(onCheckFailure);
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
+  // Inline assembly (the quantized GEMV's vpdpbusd) is assembled in
+  // the object file.
+  llvm::InitializeNativeTargetAsmParser();
   attn::registerAllAttnPasses();
   cl::HideUnrelatedOptions(toolCategory);
   cl::ParseCommandLineOptions(argc, argv, kOverview);

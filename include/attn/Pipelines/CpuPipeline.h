@@ -89,6 +89,11 @@ struct AttnCpuPipelineOptions
                     llvm::cl::desc("the target has AVX-VNNI or AVX512-VNNI "
                                    "with AVX512-VL (vpdpbusd on ymm)"),
                     llvm::cl::init(false)};
+  /// With vnni: the target has AVX-VNNI (the VEX form of vpdpbusd).
+  Option<bool> avxVnni{*this, "avx-vnni",
+                       llvm::cl::desc("with vnni: the target has AVX-VNNI "
+                                      "(vpdpbusd's VEX form)"),
+                       llvm::cl::init(false)};
   /// The quantized decode GEMV's inputs: none (f32, exact) or int8
   /// (quantized per block of 32 and multiplied in integers where the
   /// target has vnni; docs/quantization.md).

@@ -30,7 +30,7 @@ cpu::ProductKernels cpu::Target::getProductKernels(Type lhs, Type rhs,
   ProductKernels kernels;
   if (lhs.isInteger(8) && rhs.isInteger(8) && acc.isInteger(32)) {
     if (vnni)
-      kernels.vector = VectorKernel::ByteDot;
+      kernels.vector = avxVnni ? VectorKernel::ByteDotVex : VectorKernel::ByteDot;
     return kernels;
   }
   if (!lhs.isBF16() || !rhs.isBF16() || !acc.isF32())
@@ -152,7 +152,8 @@ cpu::Target cpu::getTarget(const llvm::TargetMachine &tm) {
   target.f16c = sti->checkFeatures("+f16c");
   // The 256-bit vpdpbusd: AVX-VNNI's VEX form, or AVX512-VNNI's EVEX form
   // on ymm registers (AVX512-VL).
-  target.vnni = sti->checkFeatures("+avxvnni") ||
-                sti->checkFeatures("+avx512vnni,+avx512vl");
+  target.avxVnni = sti->checkFeatures("+avxvnni");
+  target.vnni =
+      target.avxVnni || sti->checkFeatures("+avx512vnni,+avx512vl");
   return target;
 }

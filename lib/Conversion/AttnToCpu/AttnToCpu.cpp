@@ -5,7 +5,6 @@
 #include "GemmToCpu.h"
 #include "attn/Codegen/Cpu/AmxTile.h"
 #include "attn/Codegen/Cpu/LoweringUtils.h"
-#include "attn/Codegen/Cpu/QuantDotKernel.h"
 
 #include "attn/Conversion/AttnToCpu/Passes.h"
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
@@ -178,10 +177,7 @@ struct AttnLowerToCpuPass
     });
     if (!ok || (options->target.amx && failed(declareAmxAvailable(root))))
       return signalPassFailure();
-    if (options->target.vnni &&
-        options->quantizedActivations == QuantizedActivations::Int8 &&
-        failed(declareVnniDot(root)))
-      return signalPassFailure();
+
 
     // The elementwise ops first: a GEMM then finds the generics that
     // consume its result (an activation, a gate, a residual add) and applies
@@ -250,30 +246,6 @@ private:
     return success();
   }
 
-  /// Declares kVnniDotFunction in `root` (a module) where it holds an
-  /// attn.quantized_matmul, which may call it, and lacks it; nested in a
-  /// module, an error as for declareAmxAvailable.
-  static LogicalResult declareVnniDot(Operation *root) {
-    bool quantized = root->walk([](QuantizedMatmulOp) {
-                           return WalkResult::interrupt();
-                         }).wasInterrupted();
-    if (!quantized || SymbolTable::lookupNearestSymbolFrom(
-                          root, StringAttr::get(root->getContext(),
-                                                cpu::kVnniDotFunction)))
-      return success();
-    auto module = dyn_cast<ModuleOp>(root);
-    if (!module)
-      return root->emitError()
-             << "attn-lower-to-cpu: with vnni and quantized-activations=int8 "
-                "the pass must run on the module (it declares "
-             << cpu::kVnniDotFunction << ")";
-    OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
-    auto decl = func::FuncOp::create(b, module.getLoc(), cpu::kVnniDotFunction,
-                                     cpu::getVnniDotFunctionType(b.getContext()));
-    decl.setPrivate();
-    return success();
-  }
-
   /// Clones the constants that `region` uses from above into it: they stay
   /// constants in the outlined function instead of becoming arguments.
   static void sinkConstants(RewriterBase &rewriter, Region &region) {
@@ -332,6 +304,7 @@ private:
     target.bf16Dot = bf16Dot;
     target.amx = amx;
     target.vnni = vnni;
+    target.avxVnni = avxVnni;
     if (std::string error = target.validate(); !error.empty())
       return root->emitError() << "attn-lower-to-cpu: " << error;
     if (positionBound < 1 || positionBound > kDefaultPositionBound)
@@ -357,4 +330,5 @@ void mlir::attn::setTargetOptions(AttnLowerToCpuOptions &options,
   options.bf16Dot = target.bf16Dot;
   options.amx = target.amx;
   options.vnni = target.vnni;
+  options.avxVnni = target.avxVnni;
 }

@@ -35,6 +35,7 @@ cpu::Target AttnCpuPipelineOptions::getTarget() const {
   target.nativeBf16 = nativeBf16;
   target.f16c = !expandF16Conversions;
   target.vnni = vnni;
+  target.avxVnni = avxVnni;
   return target;
 }
 
@@ -45,6 +46,7 @@ void AttnCpuPipelineOptions::setTarget(const cpu::Target &target) {
   nativeBf16 = target.nativeBf16;
   expandF16Conversions = !target.f16c;
   vnni = target.vnni;
+  avxVnni = target.avxVnni;
 }
 
 /// attn ops to upstream ops on tensors, functions marked for C callers.
@@ -78,10 +80,8 @@ static void addAttnToTensorPasses(OpPassManager &pm,
   if (options.outlineKernels)
     pm.addPass(createAttnCpuOutlineKernels());
   // With amx the lowering declares the runtime's attnrt_amx_available in
-  // the module, and with vnni and int8 activations the vpdpbusd intrinsic,
-  // so it runs on the module rather than on each function.
-  if (target.amx || (target.vnni && options.quantizedActivations ==
-                                        QuantizedActivations::Int8))
+  // the module, so it runs on the module rather than on each function.
+  if (target.amx)
     pm.addPass(createAttnLowerToCpu(lowerOptions));
   else
     pm.addNestedPass<func::FuncOp>(createAttnLowerToCpu(lowerOptions));

@@ -14,13 +14,13 @@
 // BADPIPELINE: for the --quantized-activations option: Cannot find option named 'yes'!
 
 // NOVNNI-LABEL: func.func @negative_q4_0
-// NOVNNI-NOT: llvm.x86.avx512.vpdpbusd
+// NOVNNI-NOT: vpdpbusd
 // NOVNNI-NOT: xi8>, vector<32xi8>
 // NOVNNI: vector.fma
-// NOVNNI-NOT: llvm.x86.avx512.vpdpbusd
+// NOVNNI-NOT: vpdpbusd
 // NOVNNI: return
 // INT8-LABEL: func.func @negative_q4_0
-// INT8: {{(func\.)?}}call @llvm.x86.avx512.vpdpbusd.256
+// INT8: llvm.inline_asm "vpdpbusd
 func.func @negative_q4_0(%x: tensor<2x96xf32>, %w: tensor<1998xi8>) -> tensor<2x37xf32> {
   %y = attn.quantized_matmul %x, %w {format = #attn.quant<q4_0>}
       : (tensor<2x96xf32>, tensor<1998xi8>) -> tensor<2x37xf32>
@@ -30,9 +30,9 @@ func.func @negative_q4_0(%x: tensor<2x96xf32>, %w: tensor<1998xi8>) -> tensor<2x
 // -----
 
 // INT8-LABEL: func.func @negative_q4_k
-// INT8-NOT: llvm.x86.avx512.vpdpbusd
+// INT8-NOT: vpdpbusd
 // INT8: vector.fma
-// INT8-NOT: llvm.x86.avx512.vpdpbusd
+// INT8-NOT: vpdpbusd
 // INT8: return
 func.func @negative_q4_k(%x: tensor<1x256xf32>, %w: tensor<720xi8>) -> tensor<1x5xf32> {
   %y = attn.quantized_matmul %x, %w {format = #attn.quant<q4_k>}
@@ -44,9 +44,9 @@ func.func @negative_q4_k(%x: tensor<1x256xf32>, %w: tensor<720xi8>) -> tensor<1x
 
 // int8 rows of K = 100 (a tail past the last 32) and groups of 20.
 // INT8-LABEL: func.func @negative_int8_tail
-// INT8-NOT: llvm.x86.avx512.vpdpbusd
+// INT8-NOT: vpdpbusd
 // INT8: vector.fma
-// INT8-NOT: llvm.x86.avx512.vpdpbusd
+// INT8-NOT: vpdpbusd
 // INT8: return
 func.func @negative_int8_tail(%x: tensor<1x100xf32>, %w: tensor<562xi8>) -> tensor<1x5xf32> {
   %y = attn.quantized_matmul %x, %w {format = #attn.quant<int8_sym, group = 20, scale = f16>}
@@ -58,7 +58,7 @@ func.func @negative_int8_tail(%x: tensor<1x100xf32>, %w: tensor<562xi8>) -> tens
 
 // Prefill: 9 rows run the GEMM on dequantized panels.
 // INT8-LABEL: func.func @negative_prefill
-// INT8-NOT: llvm.x86.avx512.vpdpbusd
+// INT8-NOT: vpdpbusd
 // INT8: return
 func.func @negative_prefill(%x: tensor<9x96xf32>, %w: tensor<1998xi8>) -> tensor<9x37xf32> {
   %y = attn.quantized_matmul %x, %w {format = #attn.quant<q4_0>}

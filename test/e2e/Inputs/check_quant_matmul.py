@@ -97,7 +97,7 @@ INT8_WEIGHTS = [
     ("int8_asym", 37, 64, -1, "f32"), ("int8_asym", 37, 100, 20, "f32"),
     ("int4_sym", 37, 96, 32, "f16"), ("int4_asym", 37, 256, 128, "f16"),
     ("int4_asym", 37, 32, -1, "f32"), ("q4_k", 37, 256, None, None),
-    ("q8_0", 520, 256, None, None),
+    ("q8_0", 520, 256, None, None), ("int4_sym", 1000, 128, 128, "f16"),
 ]
 # Each weight runs the first two and two of the others, in turn.
 INT8_INPUTS = [

@@ -22,17 +22,6 @@
 
 namespace mlir::attn::cpu {
 
-/// The function the VNNI kernel calls: LLVM's vpdpbusd intrinsic on ymm
-/// registers, (vector<8xi32>, vector<32xi8>, vector<32xi8>) ->
-/// vector<8xi32>, declared in the module as a private func.func by
-/// attn-lower-to-cpu (which then runs on the module). A call rather than
-/// an llvm.call_intrinsic: the buffer deallocation after bufferization
-/// rejects ops of unknown memory effects, and a declaration named after an
-/// intrinsic is that intrinsic once translated to LLVM IR.
-inline constexpr StringLiteral kVnniDotFunction =
-    "llvm.x86.avx512.vpdpbusd.256";
-FunctionType getVnniDotFunctionType(MLIRContext *context);
-
 class QuantDotKernel {
 public:
   virtual ~QuantDotKernel();
@@ -42,8 +31,9 @@ public:
   static constexpr int64_t kAccLanes = 8;
 
   /// The kernel of `kernels` (Target::getProductKernels(i8, i8, i32)):
-  /// VNNI's vpdpbusd for ByteDot, or null where the target has no integer
-  /// dot product (the GEMV then multiplies in f32).
+  /// VNNI's vpdpbusd for ByteDot (EVEX) and ByteDotVex (VEX), or null
+  /// where the target has no integer dot product (the GEMV then
+  /// multiplies in f32).
   static std::unique_ptr<QuantDotKernel> create(OpBuilder &b, Location loc,
                                                 ProductKernels kernels);
 

@@ -38,8 +38,11 @@ enum class VectorKernel {
   /// AVX512-BF16's vdpbf16ps on bf16 pairs of k, accumulated in f32.
   PairDot,
   /// VNNI's vpdpbusd on u8 x s8 quads of k, accumulated in i32 (the
-  /// quantized GEMV's integer path, QuantDotKernel.h).
+  /// quantized GEMV's integer path, QuantDotKernel.h): AVX512-VNNI's EVEX
+  /// form on ymm registers (AVX512-VL).
   ByteDot,
+  /// The same with AVX-VNNI's VEX form.
+  ByteDotVex,
 };
 
 /// The kernels a product may run on a target, chosen once per op from the
@@ -80,6 +83,9 @@ struct Target {
   /// lowering's quantized-activations=int8; never otherwise: the numbers
   /// change).
   bool vnni = false;
+  /// With vnni: the target has AVX-VNNI, whose VEX form of vpdpbusd the
+  /// kernel then emits (else AVX512-VNNI's EVEX form).
+  bool avxVnni = false;
 
   /// The number of vector registers: 32 with AVX-512, 16 below.
   int64_t getVectorRegisters() const { return vectorBits >= 512 ? 32 : 16; }
@@ -107,7 +113,8 @@ struct Target {
   bool operator==(const Target &other) const {
     return vectorBits == other.vectorBits && bf16Dot == other.bf16Dot &&
            amx == other.amx && nativeBf16 == other.nativeBf16 &&
-           f16c == other.f16c && vnni == other.vnni;
+           f16c == other.f16c && vnni == other.vnni &&
+           avxVnni == other.avxVnni;
   }
 };
 

@@ -80,7 +80,8 @@ def AttnLowerToCpu : Pass<"attn-lower-to-cpu"> {
     "::mlir::tensor::TensorDialect", "::mlir::affine::AffineDialect",
     "::mlir::bufferization::BufferizationDialect",
     "::mlir::memref::MemRefDialect", "::mlir::vector::VectorDialect",
-    "::mlir::x86vector::X86VectorDialect", "::mlir::amx::AMXDialect"
+    "::mlir::x86vector::X86VectorDialect", "::mlir::amx::AMXDialect",
+    "::mlir::LLVM::LLVMDialect"
   ];
   let options = [
     Option<"backend", "backend", "::mlir::attn::SdpaCpuBackend",
@@ -110,10 +111,10 @@ def AttnLowerToCpu : Pass<"attn-lower-to-cpu"> {
     Option<"vnni", "vnni", "bool", /*default=*/"false",
            "The target has an integer dot product on 256-bit registers "
            "(AVX-VNNI, or AVX512-VNNI with AVX512-VL): vpdpbusd multiplies "
-           "u8 by s8 (the quantized GEMV with quantized-activations=int8; "
-           "with both, a module holding attn.quantized_matmul gets the "
-           "declaration of the intrinsic, so the pass must run on the "
-           "module)">,
+           "u8 by s8 (the quantized GEMV with quantized-activations=int8)">,
+    Option<"avxVnni", "avx-vnni", "bool", /*default=*/"false",
+           "With vnni: the target has AVX-VNNI, whose VEX form of vpdpbusd "
+           "the kernel emits (else AVX512-VNNI's EVEX form)">,
     Option<"quantizedActivations", "quantized-activations",
            "::mlir::attn::QuantizedActivations",
            /*default=*/"::mlir::attn::QuantizedActivations::None",
