@@ -61,6 +61,11 @@ float cells above, one per `--dtypes`):
   install them (no optimum-intel release fits the pinned transformers and
   OpenVINO 2026), and the peer's row says so. llama.cpp has no such cell.
 
+Peer `attnfuse-int8act` runs the quantized cells with
+`activations="int8"` (docs/quantization.md, "Integer activations": the
+decode products quantize their input rows to int8 per block of 32 and
+multiply in integers on a VNNI CPU, as llama.cpp does).
+
 A quantized cell's activations and KV cache are `--quant-dtype` (f32, as
 llama.cpp computes). Its decode step reads, per step: every linear
 weight in its quantized layout (`attnfuse.quant` scheme `.nbytes(N, K)`:
@@ -267,6 +272,7 @@ class Peer:
 class AttnFuse(Peer):
     name = "attnfuse"
     prepack = False
+    activations = None  # compile_generator's activations= (quantized cells)
     cells = ("float",) + tuple(GGUF_WEIGHTS) + tuple(INT_WEIGHTS)
 
     def setup(self, model, dtype, args):
@@ -276,12 +282,14 @@ class AttnFuse(Peer):
         t = time.perf_counter()
         if self.gguf is not None:
             self.gen = attnfuse.compile_generator_from_gguf(
-                self.gguf, dtype=dtype, prepack_weights=self.prepack, **size)
+                self.gguf, dtype=dtype, prepack_weights=self.prepack,
+                activations=self.activations, **size)
         elif self.weights in INT_WEIGHTS:
             self.gen = attnfuse.compile_generator(
                 model, dtype=dtype, prepack_weights=self.prepack,
                 weights=INT_WEIGHTS[self.weights],
-                group_size=int_group_size(self.weights, args), **size)
+                group_size=int_group_size(self.weights, args),
+                activations=self.activations, **size)
             self.model = model
         else:
             self.gen = attnfuse.compile_generator(
@@ -306,6 +314,14 @@ class AttnFuse(Peer):
             return GGUFFile(self.gguf).model(dequantize=True)[0]
         return attnfuse.dequantized_model(self.model.float(),
                                           self.gen.quantized)
+
+
+class AttnFuseInt8Activations(AttnFuse):
+    """The quantized cells with activations="int8": decode products of
+    int8-quantized activations in integers on a VNNI CPU (as llama.cpp)."""
+    name = "attnfuse-int8act"
+    cells = tuple(GGUF_WEIGHTS) + tuple(INT_WEIGHTS)
+    activations = "int8"
 
 
 class AttnFusePrepacked(AttnFuse):
@@ -493,7 +509,8 @@ class OpenVINONNCF(Peer):
         return out.logits[:, -1]
 
 
-PEERS = {p.name: p for p in (AttnFuse, AttnFusePrepacked, Transformers,
+PEERS = {p.name: p for p in (AttnFuse, AttnFusePrepacked,
+                             AttnFuseInt8Activations, Transformers,
                              TransformersCompiled, CTranslate2, LlamaCpp,
                              OpenVINONNCF)}
 

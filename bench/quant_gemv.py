@@ -5,6 +5,7 @@ weight bytes and weights read per second. Not a test.
 
   python3 bench/quant_gemv.py [--threads 1 2] [--repeat 50] [--rounds 3]
       [--shapes 5632x1024 1024x5632] [--mb 96] [--attn-run build/bin/attn-run]
+      [--cc cc]
 
 Each timed call multiplies one row by L distinct copies of the weight
 (separate buffers, about --mb MiB in all: more than the L3, so that they
@@ -12,7 +13,11 @@ stream from memory as a model's layers do) and returns the L results;
 GB/s = L x the weight's bytes / the median time of a call (attn-run
 --repeat), the fastest of --rounds interleaved rounds. The activations are bf16 (the results bf16, or f32 for the bf16
 GEMV, as the exporter's nn.Linear); q8_0 and q4_0 are llama.cpp's blocks,
-int4_sym has f16 scales per group of 128.
+int4_sym has f16 scales per group of 128. The rows marked "int8 act" are
+the same products compiled with --quantized-activations=int8 (integer dot
+products on a VNNI host; the f32 path, so the same numbers, elsewhere).
+Each round also runs bench/cpu_peak.c's triad (built with --cc) with each
+thread count; "% triad" is GB/s over the best triad of the run.
 """
 import argparse
 import math
@@ -29,7 +34,10 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "python"))
 from attnfuse import quant  # noqa: E402
 
-SCHEMES = [("bf16", None), ("q8_0", None), ("q4_0", None), ("int4_sym", 128)]
+# (scheme, group, --quantized-activations)
+SCHEMES = [("bf16", None, None), ("q8_0", None, None), ("q8_0", None, "int8"),
+           ("q4_0", None, None), ("q4_0", None, "int8"),
+           ("int4_sym", 128, None), ("int4_sym", 128, "int8")]
 
 
 def quant_module(qt, copies):
@@ -64,12 +72,15 @@ def bf16_module(n, k, copies):
             f"{body}  return {results} : {', '.join([acc] * copies)}\n}}\n")
 
 
-def measure(attn_run, tmp, name, module, weight_npy, copies, threads, repeat):
+def measure(attn_run, tmp, name, module, weight_npy, copies, threads, repeat,
+            activations=None):
     """The median time of a call (attn-run --repeat), in seconds."""
     path = os.path.join(tmp, name + ".mlir")
     Path(path).write_text(module)
     cmd = [attn_run, path, "--entry", "main", f"--num-threads={threads}",
            "--repeat", str(repeat), "--input", "0=" + os.path.join(tmp, "x.npy")]
+    if activations:
+        cmd.append(f"--quantized-activations={activations}")
     for i in range(copies):
         cmd += ["--input", f"{i + 1}={weight_npy}"]
     out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
@@ -102,9 +113,15 @@ def main():
     p.add_argument("--mb", type=float, default=96)
     p.add_argument("--attn-run", default=str(Path(__file__).resolve().parent.parent
                                              / "build" / "bin" / "attn-run"))
+    p.add_argument("--cc", default="cc", help="C compiler for cpu_peak.c")
     a = p.parse_args()
     rng = np.random.default_rng(0)
     with tempfile.TemporaryDirectory() as tmp:
+        peak = os.path.join(tmp, "cpu_peak")
+        subprocess.run([a.cc, "-O2", "-march=native", "-fopenmp",
+                        str(Path(__file__).resolve().parent / "cpu_peak.c"),
+                        "-o", peak], check=True)
+        triad = {}
         configs = []
         for shape in a.shapes:
             n, k = (int(d) for d in shape.split("x"))
@@ -112,32 +129,45 @@ def main():
             x = torch.from_numpy(rng.uniform(-1, 1, (1, k)).astype(np.float32))
             np.save(os.path.join(tmp, f"x_{k}.npy"),
                     x.to(torch.bfloat16).view(torch.int16).numpy().view(np.uint16))
-            for scheme, group in SCHEMES:
+            prepared = {}
+            for scheme, group, act in SCHEMES:
+                if scheme not in prepared:
+                    prepared[scheme] = prepare(a, tmp, n, k, w, scheme, group)
                 for threads in a.threads:
-                    configs.append(((n, k), scheme, group, threads,
-                                    prepare(a, tmp, n, k, w, scheme, group)))
+                    configs.append(((n, k), scheme, group, act, threads,
+                                    prepared[scheme]))
         best = {}
         for _ in range(a.rounds):
-            for (n, k), scheme, group, threads, (module, npy, nbytes, copies) in configs:
+            for threads in a.threads:
+                out = subprocess.run([peak, "triad", str(threads)],
+                                     capture_output=True, text=True,
+                                     check=True).stdout
+                triad[threads] = max(triad.get(threads, 0.0),
+                                     float(out.split()[1]))
+            for (n, k), scheme, group, act, threads, (module, npy, nbytes, copies) in configs:
                 os.replace(os.path.join(tmp, f"x_{k}.npy"), os.path.join(tmp, "x.npy"))
                 t = measure(a.attn_run, tmp, f"{scheme}_{n}x{k}", module, npy,
-                            copies, threads, a.repeat)
+                            copies, threads, a.repeat, act)
                 os.replace(os.path.join(tmp, "x.npy"), os.path.join(tmp, f"x_{k}.npy"))
-                key = ((n, k), scheme, threads)
+                key = ((n, k), scheme, act, threads)
                 best[key] = min(best.get(key, t), t)
+        print("triad: " + ", ".join(f"{t} thread(s) {g:.1f} GB/s"
+                                    for t, g in sorted(triad.items())))
         print("| N x K | weights | bytes | copies | threads | ms per call | GB/s "
-              "| G weights/s | weights/s / bf16's |")
-        print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
-        for (n, k), scheme, group, threads, (module, npy, nbytes, copies) in configs:
-            t = best[((n, k), scheme, threads)]
+              "| % triad | G weights/s | weights/s / bf16's |")
+        print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for (n, k), scheme, group, act, threads, (module, npy, nbytes, copies) in configs:
+            t = best[((n, k), scheme, act, threads)]
             gbs = copies * nbytes / t / 1e9
-            base = best[((n, k), "bf16", threads)]
+            base = best[((n, k), "bf16", None, threads)]
             base_gbs = math.ceil(a.mb * 2 ** 20 / (n * k * 2)) * n * k * 2 / base / 1e9
             label = scheme + ("" if group is None else f" g{group}")
+            label += f", {act} act" if act else ""
             weights = copies * n * k / t / 1e9
             base_weights = base_gbs / 2
             print(f"| {n} x {k} | {label} | {nbytes} | {copies} | {threads} | "
-                  f"{t * 1e3:.3f} | {gbs:.1f} | {weights:.1f} | "
+                  f"{t * 1e3:.3f} | {gbs:.1f} | {100 * gbs / triad[threads]:.0f} | "
+                  f"{weights:.1f} | "
                   f"{weights / base_weights:.2f} |")
 
 

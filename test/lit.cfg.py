@@ -62,6 +62,11 @@ if "avx512_bf16" in _flags:
     config.available_features.add("host-avx512bf16")
 if "amx_tile" in _flags and "amx_bf16" in _flags:
     config.available_features.add("host-amx")
+# vpdpbusd on ymm: AVX-VNNI, or AVX512-VNNI with AVX512-VL (cpu::Target::vnni).
+if "avx_vnni" in _flags:
+    config.available_features.add("host-avxvnni")
+if "avx512_vnni" in _flags and "avx512vl" in _flags:
+    config.available_features.add("host-avx512vnni")
 if os.path.exists("/dev/nvidia0") or os.environ.get("ATTN_HAVE_GPU") == "1":
     config.available_features.add("cuda-gpu")
 

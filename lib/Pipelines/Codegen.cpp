@@ -82,6 +82,9 @@ attn::createAttnTargetMachine(const AttnTargetOptions &options,
                               std::string &error) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
+  // Inline assembly (the quantized GEMV's vpdpbusd) is assembled in
+  // the object file.
+  llvm::InitializeNativeTargetAsmParser();
   llvm::Triple triple(llvm::sys::getProcessTriple());
   const llvm::Target *target =
       llvm::TargetRegistry::lookupTarget(triple, error);

@@ -25,6 +25,14 @@ attn::AttnToolOptions::AttnToolOptions(cl::OptionCategory &category)
                           "(OMP_NUM_THREADS, else all cores), 1 = sequential "
                           "(no OpenMP), N = N"),
                  cl::value_desc("N")),
+      quantizedActivations(
+          "quantized-activations", cl::cat(category),
+          cl::init(QuantizedActivations::None),
+          cl::desc("Inputs of quantized decode products (opt-in: the "
+                   "numbers change): none = f32 as given, int8 = quantized "
+                   "per block of 32 and multiplied in integers where the "
+                   "target has VNNI (docs/quantization.md)"),
+          quantizedActivationsValues()),
       mcpu("mcpu", cl::cat(category),
            cl::desc("Target CPU (default: the host's)")),
       mattr("mattr", cl::cat(category),
@@ -37,6 +45,7 @@ void attn::AttnToolOptions::applyTo(AttnPipelineOptions &options) const {
   options.tileAndFuse = !noTileAndFuse;
   options.backend = backend.getValue();
   options.numThreads = numThreads.getValue();
+  options.quantizedActivations = quantizedActivations.getValue();
 }
 
 LogicalResult attn::AttnToolOptions::checkThreads(std::string &error) const {

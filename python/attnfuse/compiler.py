@@ -23,7 +23,7 @@ from .package import (FORMAT, FORMAT_VERSION, Package, WeightsWriter,
                       arg_record, bounds_of, compiler_identity, entry_record,
                       library_string, target_record, write_package)
 from .progress import Progress, stage_of
-from .quantized_weights import QuantizedWeight, weight_plan
+from .quantized_weights import QuantizedWeight, activation_args, weight_plan
 from .runtime import CompiledFunction
 from .sources import source_line
 from .tools import run_tool, tool_identity
@@ -621,7 +621,8 @@ def _bump_version(t: torch.Tensor):
 def compile(module, example_inputs, target="cpu", backend="auto",
             dynamic_shapes=None, constants=False, train_dropout="error",
             example_kwargs=None, prepack_weights=False, weights=None,
-            group_size=None, progress=None, profile=False):
+            group_size=None, activations=None, progress=None,
+            profile=False):
     """Exports `module` (see `export`), fuses and compiles it ahead of time
     with `attn-compile` into a shared library (cached by content hash, so a
     second call does not recompile), loads it and returns a CompiledModule.
@@ -637,6 +638,10 @@ def compile(module, example_inputs, target="cpu", backend="auto",
     and INT4_SYM), another scheme of attnfuse.quant ("q4_0", "int4_asym",
     ...), or {parameter name: QuantizedTensor}; `group_size` overrides
     the scheme's group (attnfuse.quantized_weights, docs/quantization.md).
+    `activations="int8"`: the decode products (at most 8 rows) of the
+    quantized weights quantize their input rows to int8 per block of 32
+    and multiply in integers where the CPU has VNNI (opt-in: the numbers
+    change; None keeps the exact float path; docs/quantization.md).
     `progress`: show the
     stages on stderr (True), never (False), or as ATTNFUSE_PROGRESS and
     whether stderr is a terminal say (None; attnfuse.progress); they are
@@ -652,7 +657,7 @@ def compile(module, example_inputs, target="cpu", backend="auto",
             dynamic_shapes=dynamic_shapes, constants=constants,
             train_dropout=train_dropout, example_kwargs=example_kwargs,
             prepack_weights=prepack_weights, weights=weights,
-            group_size=group_size, progress=progress,
+            group_size=group_size, activations=activations, progress=progress,
             profile=profile)
     if target not in TARGETS:
         raise AttnFuseError(f"target {target!r} is not supported by the "
@@ -664,6 +669,7 @@ def compile(module, example_inputs, target="cpu", backend="auto",
         raise AttnFuseError(f"profile must be True or False, not "
                             f"{profile!r}")
     plan = weight_plan(weights, group_size)
+    activation_flags = activation_args(activations, plan)
     if plan is not None and constants not in (False, None, "buffers"):
         raise AttnFuseError(f"weights={weights!r} reads the parameters as "
                             f"quantized arguments, and constants="
@@ -675,6 +681,7 @@ def compile(module, example_inputs, target="cpu", backend="auto",
         extra = ["--prepack-weights"] if prepack_weights else []
         if profile:
             extra += ["--trace", "--trace-locations", "--trace-linalg-ops"]
+        extra += activation_flags
         lib, hit = build_library(exported.mlir, backend, extra, p)
         with p.stage("load"):
             compiled = CompiledModule(exported, lib, hit, module,

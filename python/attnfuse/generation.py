@@ -33,7 +33,7 @@ from .package import (FORMAT, FORMAT_VERSION, Package, WeightsWriter,
                       write_package)
 from .pages import advise_huge_pages
 from .progress import Progress, stage_of
-from .quantized_weights import QuantizedWeight, weight_plan
+from .quantized_weights import QuantizedWeight, activation_args, weight_plan
 from .runtime import BoundCall, CompiledFunction
 
 # Generation-config fields this loop implements (the others must keep
@@ -726,7 +726,7 @@ def compile_generator(model, max_batch: int = 1, max_cache_len: int = 256,
                       backend: str = "auto",
                       prepack_weights: bool = False,
                       huge_pages: bool = True,
-                      weights=None, group_size=None,
+                      weights=None, group_size=None, activations=None,
                       progress=None) -> Generator:
     """Compiles a transformers causal LM (`model.config`,
     `model.generation_config`, logits out) for generation: one library with
@@ -744,11 +744,14 @@ def compile_generator(model, max_batch: int = 1, max_cache_len: int = 256,
     the kernel moved are `Generator.huge_page_bytes`. `weights`,
     `group_size`: the linear layers' weights read quantized, as in
     `attnfuse.compile` (one quantized copy shared by every step;
-    `Generator.quantized`). `progress`: show the stages on stderr or not
+    `Generator.quantized`); `activations="int8"`: their decode products
+    multiply int8-quantized inputs in integers where the CPU has VNNI
+    (`attnfuse.compile`'s option). `progress`: show the stages on stderr or not
     (`attnfuse.compile`'s option). Returns a Generator."""
     if backend not in BACKENDS:
         raise AttnFuseError(f"backend must be one of {BACKENDS}")
     plan = weight_plan(weights, group_size)
+    activation_flags = activation_args(activations, plan)
     if max_batch < 1 or max_cache_len < 2:
         raise AttnFuseError("max_batch must be >= 1 and max_cache_len >= 2")
     model = model.eval()
@@ -762,7 +765,7 @@ def compile_generator(model, max_batch: int = 1, max_cache_len: int = 256,
     with Progress("compile_generator", progress) as p:
         generator = _compile_steps(model, max_batch, max_cache_len,
                                    decode_lengths, backend, prepack_weights,
-                                   p, plan)
+                                   p, plan, activation_flags)
         if huge_pages:
             with p.stage("huge pages"):
                 generator.huge_page_bytes = advise_huge_pages(
@@ -771,7 +774,8 @@ def compile_generator(model, max_batch: int = 1, max_cache_len: int = 256,
 
 
 def _compile_steps(model, max_batch, max_cache_len, decode_lengths, backend,
-                   prepack_weights, progress, plan=None) -> Generator:
+                   prepack_weights, progress, plan=None,
+                   activation_flags=()) -> Generator:
     """compile_generator's work: the cache, each step exported, one library
     for all of them, each step bound to its weights."""
     with progress.stage("allocate the cache"):
@@ -787,6 +791,7 @@ def _compile_steps(model, max_batch, max_cache_len, decode_lengths, backend,
                                    progress, plan)
                 for name, step in steps.items()}
     extra = ["--prepack-weights"] if prepack_weights else []
+    extra += list(activation_flags)
     library, _ = build_library(_link(exported.values()), backend, extra,
                                progress)
     entries = {}

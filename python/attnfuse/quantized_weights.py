@@ -36,6 +36,13 @@ tensor of the layout's size, docs/quantization.md) and reads it with
 `attn.quantized_matmul` and `attn.quantized_embedding`. `dequantized_model` gives the float model that
 computes what the compiled one does (the reference for tests and for
 measuring what quantization costs).
+
+`activations="int8"` (opt-in; None, the default, is the exact float
+path) lets the decode products (at most 8 rows) of q8_0, q4_0, int4_* and
+int8_* weights (K and group multiples of 32) quantize their input rows
+to int8 per block of 32 and multiply in integers, on a CPU with AVX-VNNI
+or AVX512-VNNI (`attn-compile --quantized-activations=int8`,
+docs/quantization.md); elsewhere, and for prefill, they stay float.
 """
 
 from __future__ import annotations
@@ -70,6 +77,27 @@ class WeightPlan:
         (a generator's step modules hold the model as `model.`)."""
         return WeightPlan(self.scheme, {prefix + name: qt
                                         for name, qt in self.given.items()})
+
+
+ACTIVATIONS = (None, "int8")
+
+
+def activation_args(activations, plan: Optional[WeightPlan]) -> list:
+    """The attn-compile flags of an `activations=` argument (part of the
+    library's cache key): [] for None, the int8 flag for "int8"; an
+    AttnFuseError for any other value or for "int8" without quantized
+    weights, which it would not change."""
+    if activations not in ACTIVATIONS:
+        raise AttnFuseError(f"activations={activations!r}: expected None "
+                            f"(float inputs, exact) or 'int8' (decode "
+                            f"products of quantized weights in integers)")
+    if activations is None:
+        return []
+    if plan is None:
+        raise AttnFuseError(f"activations={activations!r} applies to "
+                            f"quantized weights: pass weights='int4' (or "
+                            f"another scheme) too")
+    return [f"--quantized-activations={activations}"]
 
 
 def weight_plan(weights, group_size=None) -> Optional[WeightPlan]:

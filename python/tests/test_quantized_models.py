@@ -487,3 +487,82 @@ def test_gguf_model_linear_parameters_are_not_loaded(gguf_model):
                           if n != "lm_head.weight"}
     with pytest.raises(TypeError, match="no weights= or group_size="):
         attnfuse.compile_generator_from_gguf(gguf_model, weights="int8")
+
+
+def host_has_vnni():
+    """Whether attn-compile's host target multiplies int8 activations in
+    integers (cpu::Target::vnni: AVX-VNNI, or AVX512-VNNI with VL)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = next((line.split(":", 1)[1].split() for line in f
+                          if line.startswith("flags")), [])
+    except OSError:
+        return False
+    return "avx_vnni" in flags or ("avx512_vnni" in flags and
+                                   "avx512vl" in flags)
+
+
+INT8_ACTIVATIONS_BOUND = 2e-2
+
+
+def test_int8_activations_generate_close_to_the_dequantized_model():
+    """weights="int4", activations="int8": the decode products (here also
+    the prefill of one 7-token prompt: 7 rows) quantize their input rows
+    to int8 per block of 32. Logits within INT8_ACTIVATIONS_BOUND of the
+    largest reference logit (the activations' rounding, 1/254 of each
+    block's largest element, through two layers), and not equal to the
+    exact float path's on a VNNI host (the integer path ran), equal to it
+    within 1e-4 elsewhere (the float fallback)."""
+    model = build("llama")
+    generator = attnfuse.compile_generator(model, max_batch=1,
+                                           max_cache_len=32, weights="int4",
+                                           group_size=32, activations="int8")
+    reference = dequantized_model(model, generator.quantized)
+    ids, _ = prompts(1, seed=5)
+    mask = torch.ones_like(ids)
+    positions = (mask.cumsum(-1) - 1).clamp(min=0)
+    with torch.no_grad():
+        ref = reference(ids, attention_mask=mask).logits[:, -1]
+    ours = generator.prefill(ids, mask, positions)
+    scale = ref.abs().max()
+    err = (ours - ref).abs().max()
+    if host_has_vnni():
+        assert 1e-4 * scale < err <= INT8_ACTIVATIONS_BOUND * scale, \
+            (err, scale)
+    else:
+        assert err <= 1e-4 * scale, (err, scale)
+    got = generator.generate(ids, attention_mask=mask,
+                             max_new_tokens=NEW_TOKENS, do_sample=False)
+    assert got.shape == (1, ids.shape[1] + NEW_TOKENS)
+    assert torch.equal(got[:, :ids.shape[1]], ids)
+    assert ((got >= 0) & (got < VOCAB)).all()
+
+
+def test_activations_refusals_and_cache_key():
+    from attnfuse.quantized_weights import activation_args, weight_plan
+    lin = torch.nn.Linear(32, 8).eval()
+    x = torch.randn(2, 32)
+    with pytest.raises(attnfuse.AttnFuseError,
+                       match=r"activations='int4': expected None .float "
+                             r"inputs, exact. or 'int8'"):
+        attnfuse.compile(lin, (x,), weights="q8_0", activations="int4")
+    with pytest.raises(attnfuse.AttnFuseError,
+                       match=r"activations='int8' applies to quantized "
+                             r"weights: pass weights="):
+        attnfuse.compile(lin, (x,), activations="int8")
+    with pytest.raises(attnfuse.AttnFuseError, match="activations='fp8'"):
+        attnfuse.compile_generator(build("llama"), weights="int4",
+                                   activations="fp8")
+    # The flag is one of the library's build arguments, so part of its
+    # cache key: the two compiles are two libraries.
+    plan = weight_plan("q8_0")
+    assert activation_args(None, plan) == []
+    assert activation_args("int8", plan) == ["--quantized-activations=int8"]
+    exact = attnfuse.compile(lin, (x,), weights="q8_0")
+    int8 = attnfuse.compile(lin, (x,), weights="q8_0", activations="int8")
+    assert exact.library_path != int8.library_path
+    with torch.no_grad():
+        ref = dequantized_model(lin, exact.quantized)(x)
+    assert (exact(x) - ref).abs().max() <= 1e-5 * ref.abs().max()
+    bound = INT8_ACTIVATIONS_BOUND if host_has_vnni() else 1e-5
+    assert (int8(x) - ref).abs().max() <= bound * ref.abs().max()

@@ -725,6 +725,9 @@ int main(int argc, char **argv) {
   gArgv0 = argv[0];
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
+  // Inline assembly (the quantized GEMV's vpdpbusd) is assembled in
+  // the object file.
+  llvm::InitializeNativeTargetAsmParser();
   attn::registerAllAttnPasses();
   cl::HideUnrelatedOptions(toolCategory);
   cl::ParseCommandLineOptions(argc, argv,

@@ -883,6 +883,9 @@ int main(int argc, char **argv) {
   attnrt_set_check_failure_handler(onCheckFailure);
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
+  // Inline assembly (the quantized GEMV's vpdpbusd) is assembled in
+  // the object file.
+  llvm::InitializeNativeTargetAsmParser();
   attn::registerAllAttnPasses();
   cl::HideUnrelatedOptions(toolCategory);
   cl::ParseCommandLineOptions(argc, argv, kOverview);

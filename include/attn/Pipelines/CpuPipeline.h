@@ -26,7 +26,7 @@ namespace mlir::attn {
 struct AttnCpuPipelineOptions
     : public PassPipelineOptions<AttnCpuPipelineOptions> {
   /// The target that the options below describe (vector-bits, bf16-dot,
-  /// amx, native-bf16, expand-f16), and the reverse.
+  /// amx, native-bf16, expand-f16, vnni), and the reverse.
   cpu::Target getTarget() const;
   void setTarget(const cpu::Target &target);
 
@@ -95,6 +95,27 @@ struct AttnCpuPipelineOptions
                    llvm::cl::desc("bf16 GEMMs and attention on AMX tiles "
                                   "(target has AMX-BF16)"),
                    llvm::cl::init(false)};
+  /// The target has vpdpbusd on 256-bit registers (AVX-VNNI, or
+  /// AVX512-VNNI with AVX512-VL: the tools set it from the machine they
+  /// compile for); used only with quantized-activations=int8.
+  Option<bool> vnni{*this, "vnni",
+                    llvm::cl::desc("the target has AVX-VNNI or AVX512-VNNI "
+                                   "with AVX512-VL (vpdpbusd on ymm)"),
+                    llvm::cl::init(false)};
+  /// With vnni: the target has AVX-VNNI (the VEX form of vpdpbusd).
+  Option<bool> avxVnni{*this, "avx-vnni",
+                       llvm::cl::desc("with vnni: the target has AVX-VNNI "
+                                      "(vpdpbusd's VEX form)"),
+                       llvm::cl::init(false)};
+  /// The quantized decode GEMV's inputs: none (f32, exact) or int8
+  /// (quantized per block of 32 and multiplied in integers where the
+  /// target has vnni; docs/quantization.md).
+  Option<QuantizedActivations> quantizedActivations{
+      *this, "quantized-activations",
+      llvm::cl::desc("quantized decode products: none (f32 inputs) or int8 "
+                     "(int8 inputs per block of 32, integer dots with vnni)"),
+      llvm::cl::init(QuantizedActivations::None),
+      quantizedActivationsValues()};
   Option<int64_t> positionBound{
       *this, "position-bound",
       llvm::cl::desc("dynamic lengths with 32-bit score_mod positions"),

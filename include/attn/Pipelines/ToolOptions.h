@@ -1,7 +1,8 @@
 //===- ToolOptions.h - command-line options of the compiling tools -*- C++ -*-//
 //
 // The flags attn-compile and attn-run share (--no-fuse,
-// --no-outline-kernels, --backend, --num-threads, --mcpu, --mattr), declared
+// --no-outline-kernels, --backend, --num-threads, --quantized-activations,
+// --mcpu, --mattr), declared
 // once: each tool constructs one AttnToolOptions in its option category, then
 // builds its pipeline options and target machine from it.
 //
@@ -28,11 +29,12 @@ struct AttnToolOptions {
   llvm::cl::opt<bool> noTileAndFuse;
   llvm::cl::opt<SdpaCpuBackend> backend;
   llvm::cl::opt<unsigned> numThreads;
+  llvm::cl::opt<QuantizedActivations> quantizedActivations;
   llvm::cl::opt<std::string> mcpu;
   llvm::cl::opt<std::string> mattr;
 
-  /// Sets fuse, outline-kernels, tile-and-fuse, backend and num-threads of
-  /// `options` from the flags.
+  /// Sets fuse, outline-kernels, tile-and-fuse, backend, num-threads and
+  /// quantized-activations of `options` from the flags.
   void applyTo(AttnPipelineOptions &options) const;
 
   /// Fails with `error` set where --num-threads is above kMaxThreads.

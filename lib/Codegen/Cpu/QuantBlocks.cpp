@@ -291,6 +291,86 @@ Value QuantDecoder::decodeScalar(Value row, Value k) {
   return arith::MulFOp::create(b, loc, value, scale);
 }
 
+Value QuantDecoder::loadNibbles32(Value offset) {
+  auto type = VectorType::get({16}, b.getI8Type());
+  auto splat16 = [&](int64_t v) {
+    return arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(type, b.getI8IntegerAttr(v)));
+  };
+  Value v = loadBytes(offset, 16);
+  Value low = arith::AndIOp::create(b, loc, v, splat16(15));
+  Value high = arith::ShRUIOp::create(b, loc, v, splat16(4));
+  return vector::ShuffleOp::create(
+      b, loc, low, high, llvm::to_vector(llvm::seq<int64_t>(0, 32)));
+}
+
+bool QuantDecoder::hasIntUnits(const QuantizedWeight &weight) {
+  QuantFormatAttr f = weight.format;
+  switch (f.getScheme()) {
+  case QuantScheme::q8_0:
+  case QuantScheme::q4_0:
+    return true;
+  case QuantScheme::q4_k:
+  case QuantScheme::q6_k:
+    return false;
+  default:
+    return f.getBits() == 4 ||
+           (weight.k % 32 == 0 && f.getGroup() % 32 == 0);
+  }
+}
+
+QuantDecoder::IntUnit QuantDecoder::decodeIntUnit(Value row, Value u) {
+  assert(hasIntUnits(weight) && "a unit of 32 elements with one scale");
+  QuantFormatAttr f = weight.format;
+  Type i32 = b.getI32Type();
+  auto i32Const = [&](int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, i32, v).getResult();
+  };
+  // The sign bit flipped: c + 128 for a signed code c.
+  auto biased = [&](Value codes) {
+    auto type = cast<VectorType>(codes.getType());
+    Value bit = arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(type, b.getI8IntegerAttr(-128)));
+    return arith::XOrIOp::create(b, loc, codes, bit).getResult();
+  };
+  IntUnit unit;
+  switch (f.getScheme()) {
+  case QuantScheme::q8_0: {
+    Value base = mul(add(mul(row, idx(weight.k / 32)), u), idx(34));
+    unit.scale = loadFloat(base, false);
+    unit.codes = biased(loadBytes(add(base, idx(2)), 32));
+    unit.offset = i32Const(128);
+    return unit;
+  }
+  case QuantScheme::q4_0: {
+    Value base = mul(add(mul(row, idx(weight.k / 32)), u), idx(18));
+    unit.scale = loadFloat(base, false);
+    unit.codes = loadNibbles32(add(base, idx(2)));
+    unit.offset = i32Const(8);
+    return unit;
+  }
+  default:
+    break;
+  }
+  Value k = mul(u, idx(32));
+  Value i = add(mul(row, idx(weight.k / f.getGroup())),
+                arith::DivUIOp::create(b, loc, k, idx(f.getGroup())));
+  unit.scale =
+      loadFloat(add(idx(layout.scales), mul(i, idx(f.getScaleBytes()))),
+                f.getScale().isF32());
+  bool sym = !f.hasZeroPoints();
+  if (f.getBits() == 8) {
+    Value codes = loadBytes(add(mul(row, idx(weight.k)), k), 32);
+    unit.codes = sym ? biased(codes) : codes;
+    unit.offset = sym ? i32Const(128) : loadByte(add(idx(layout.zeroPoints), i));
+  } else {
+    unit.codes =
+        loadNibbles32(add(mul(row, idx(weight.k / 2)), mul(u, idx(16))));
+    unit.offset = sym ? i32Const(8) : loadByte(add(idx(layout.zeroPoints), i));
+  }
+  return unit;
+}
+
 //===----------------------------------------------------------------------===//
 // packQuantizedBlock
 //===----------------------------------------------------------------------===//

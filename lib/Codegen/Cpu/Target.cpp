@@ -28,6 +28,11 @@ int64_t cpu::Target::getLanes(Type elementType) const {
 cpu::ProductKernels cpu::Target::getProductKernels(Type lhs, Type rhs,
                                                    Type acc) const {
   ProductKernels kernels;
+  if (lhs.isInteger(8) && rhs.isInteger(8) && acc.isInteger(32)) {
+    if (vnni)
+      kernels.vector = avxVnni ? VectorKernel::ByteDotVex : VectorKernel::ByteDot;
+    return kernels;
+  }
   if (!lhs.isBF16() || !rhs.isBF16() || !acc.isF32())
     return kernels;
   if (bf16Dot && isPairDotWidth(getLanes(acc)))
@@ -145,5 +150,10 @@ cpu::Target cpu::getTarget(const llvm::TargetMachine &tm) {
   target.amx = targetHasAmx(tm);
   target.nativeBf16 = sti->checkFeatures("+avx512bf16");
   target.f16c = sti->checkFeatures("+f16c");
+  // The 256-bit vpdpbusd: AVX-VNNI's VEX form, or AVX512-VNNI's EVEX form
+  // on ymm registers (AVX512-VL).
+  target.avxVnni = sti->checkFeatures("+avxvnni");
+  target.vnni =
+      target.avxVnni || sti->checkFeatures("+avx512vnni,+avx512vl");
   return target;
 }

@@ -39,6 +39,19 @@ llvm::cl::ValuesClass mlir::attn::sdpaCpuBackendValues() {
       value(SdpaCpuBackend::Math, "materialised scores (the reference)"));
 }
 
+llvm::cl::ValuesClass mlir::attn::quantizedActivationsValues() {
+  auto value = [](QuantizedActivations q, StringRef description) {
+    return llvm::cl::OptionEnumValue{stringifyQuantizedActivations(q),
+                                     static_cast<int>(q), description};
+  };
+  return llvm::cl::values(
+      value(QuantizedActivations::None,
+            "quantized products multiply the f32 inputs (exact)"),
+      value(QuantizedActivations::Int8,
+            "decode products quantize the inputs to int8 per block of 32 "
+            "and multiply in integers (targets with VNNI)"));
+}
+
 SdpaCpuBackend mlir::attn::getSdpaCpuBackend(Operation *sdpa,
                                              SdpaCpuBackend passDefault) {
   if (auto name = sdpa->getAttrOfType<StringAttr>(kSdpaCpuBackendAttrName))
@@ -165,6 +178,7 @@ struct AttnLowerToCpuPass
     if (!ok || (options->target.amx && failed(declareAmxAvailable(root))))
       return signalPassFailure();
 
+
     // The elementwise ops first: a GEMM then finds the generics that
     // consume its result (an activation, a gate, a residual add) and applies
     // them as it stores (getProductConsumers).
@@ -289,6 +303,8 @@ private:
     target.vectorBits = vectorBits;
     target.bf16Dot = bf16Dot;
     target.amx = amx;
+    target.vnni = vnni;
+    target.avxVnni = avxVnni;
     if (std::string error = target.validate(); !error.empty())
       return root->emitError() << "attn-lower-to-cpu: " << error;
     if (positionBound < 1 || positionBound > kDefaultPositionBound)
@@ -302,6 +318,7 @@ private:
     options.blockKV = blockKV;
     options.target = target;
     options.positionBound = positionBound;
+    options.quantizedActivations = quantizedActivations;
     return options;
   }
 };
@@ -312,4 +329,6 @@ void mlir::attn::setTargetOptions(AttnLowerToCpuOptions &options,
   options.vectorBits = target.vectorBits;
   options.bf16Dot = target.bf16Dot;
   options.amx = target.amx;
+  options.vnni = target.vnni;
+  options.avxVnni = target.avxVnni;
 }

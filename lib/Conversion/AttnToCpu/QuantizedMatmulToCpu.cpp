@@ -21,6 +21,16 @@
 //           the accumulators reduced, the last K % 32 elements of an
 //           int8 row one by one, each output rounded once
 //
+//   With quantized-activations=int8, on a target with an integer dot
+//   product (QuantDotKernel) and a weight of units of 32 with one scale
+//   each (QuantDecoder::hasIntUnits), the rows are first quantized to int8
+//   per block of 32 (scale max|x| / 127, codes round(x * 127 / max|x|)
+//   to nearest even, and each block's sum of codes), and a unit's step is
+//   integer: per weight row its 32 codes (unsigned, with an offset) and
+//   scale, per input row an i32 dot of the codes and the row's block
+//   (QuantDotKernel::accumulate, started from -offset * sum in lane 0),
+//   converted to f32 and accumulated times weight scale * row scale.
+//
 // - more rows (prefill): the register-tiled GEMM of GemmToCpu.cpp, whose
 //   pack step dequantizes each k block of nc weight rows into its f32
 //   panel (packQuantizedBlock): per work item, the weight's block is
@@ -36,10 +46,12 @@
 #include "attn/Codegen/Cpu/Emitter.h"
 #include "attn/Codegen/Cpu/LoweringUtils.h"
 #include "attn/Codegen/Cpu/QuantBlocks.h"
+#include "attn/Codegen/Cpu/QuantDotKernel.h"
 
 #include "attn/Conversion/AttnToCpu/AttnToCpu.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -64,10 +76,17 @@ constexpr int64_t kQuantGemvParallelMinBytes = 1 << 16;
 class QuantGemvLowering : Emitter {
 public:
   QuantGemvLowering(OpBuilder &b, Location loc, const QuantizedWeight &weight,
-                    const Target &target, RankedTensorType resultType)
+                    const Target &target, RankedTensorType resultType,
+                    QuantizedActivations activations)
       : Emitter(b, loc, b.getF32Type(), target.getLanes(b.getF32Type())),
         weight(weight), resultType(resultType), lanes(vecType.getDimSize(0)) {
     chooseTile(target);
+    if (activations == QuantizedActivations::Int8 &&
+        QuantDecoder::hasIntUnits(weight)) {
+      Type i8 = b.getIntegerType(8);
+      dot = QuantDotKernel::create(
+          b, loc, target.getProductKernels(i8, i8, b.getI32Type()));
+    }
   }
 
   /// The [R, N] product of `x` [R, K] (R = `rows`) and the weight's
@@ -98,6 +117,13 @@ private:
   /// product, vector v of the unit into chain v % chains).
   void accumulateUnit(const Tile &t, Value u, SmallVectorImpl<Value> &acc,
                       int64_t chains);
+  /// The integer path: xq[r, k] (i8), xd[r, k / 32] (f32) and xs[r, k /
+  /// 32] (i32), the int8 codes, scale and code sum of each block of 32 of
+  /// the input rows.
+  void quantizeRows();
+  /// The integer path's accumulateUnit: acc (vector<8xf32>, one per
+  /// product) += f32(dot(codes - offset, xq)) * (scale * xd).
+  void accumulateIntUnit(const Tile &t, Value u, SmallVectorImpl<Value> &acc);
 
   const QuantizedWeight &weight;
   RankedTensorType resultType;
@@ -105,7 +131,10 @@ private:
   /// Input rows and weight rows per tile.
   int64_t mr = 1, nr = 1;
   std::optional<QuantDecoder> decoder;
+  /// The integer dot product, or null for the f32 path.
+  std::unique_ptr<QuantDotKernel> dot;
   Value xBuf, outBuf, m;
+  Value xq, xd, xs;
 };
 
 } // namespace
@@ -139,6 +168,8 @@ Value QuantGemvLowering::emit(Value x, Value bytes, Value rows) {
   Value wBuf = toBuffer(bytes);
   decoder.emplace(b, loc, weight, wBuf, lanes);
   m = rows;
+  if (dot)
+    quantizeRows();
   SmallVector<OpFoldResult> sizes = {
       resultType.isDynamicDim(0) ? OpFoldResult(rows)
                                  : b.getIndexAttr(resultType.getDimSize(0)),
@@ -168,6 +199,88 @@ Value QuantGemvLowering::loadX(Value row, Value col, bool vector) {
   Value v = vector::LoadOp::create(b, loc, VectorType::get({lanes}, et), xBuf,
                                    ValueRange{row, col});
   return castFloat(b, loc, v, vecType);
+}
+
+void QuantGemvLowering::quantizeRows() {
+  OpFoldResult r = resultType.isDynamicDim(0)
+                       ? OpFoldResult(m)
+                       : b.getIndexAttr(resultType.getDimSize(0));
+  int64_t blocks = weight.k / QuantDotKernel::kStepBytes;
+  Type f32 = b.getF32Type(), i32 = b.getI32Type(), i8 = b.getIntegerType(8);
+  xq = allocAligned(b, loc, i8, {r, b.getIndexAttr(weight.k)});
+  xd = allocAligned(b, loc, f32, {r, b.getIndexAttr(blocks)});
+  xs = allocAligned(b, loc, i32, {r, b.getIndexAttr(blocks)});
+  auto type = VectorType::get({QuantDotKernel::kStepBytes}, f32);
+  forLoop(idx(0), m, idx(1), [&](Value row) {
+    forLoop(idx(0), idx(blocks), idx(1), [&](Value block) {
+      Value col = mul(block, idx(QuantDotKernel::kStepBytes));
+      Value x =
+          vector::LoadOp::create(b, loc, type, xBuf, ValueRange{row, col});
+      Value amax = vector::ReductionOp::create(
+          b, loc, vector::CombiningKind::MAXNUMF,
+          math::AbsFOp::create(b, loc, x));
+      // llama.cpp's quantize_row_q8_0 (x86): d = amax / 127, codes
+      // round(x * (127 / amax)) to nearest even, 0 for a zero block.
+      Value c127 = fconst(127.0);
+      Value d = arith::DivFOp::create(b, loc, amax, c127);
+      Value nonzero = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::ONE,
+                                            amax, fconst(0.0));
+      Value id = arith::SelectOp::create(
+          b, loc, nonzero, arith::DivFOp::create(b, loc, c127, amax),
+          fconst(0.0));
+      Value scaled = arith::MulFOp::create(
+          b, loc, x, vector::BroadcastOp::create(b, loc, type, id));
+      auto i32Type = VectorType::get({QuantDotKernel::kStepBytes}, i32);
+      Value codes = arith::FPToSIOp::create(
+          b, loc, i32Type, math::RoundEvenOp::create(b, loc, scaled));
+      Value sum = vector::ReductionOp::create(
+          b, loc, vector::CombiningKind::ADD, codes);
+      vector::StoreOp::create(
+          b, loc,
+          arith::TruncIOp::create(
+              b, loc, VectorType::get({QuantDotKernel::kStepBytes}, i8),
+              codes),
+          xq, ValueRange{row, col});
+      memref::StoreOp::create(b, loc, d, xd, ValueRange{row, block});
+      memref::StoreOp::create(b, loc, sum, xs, ValueRange{row, block});
+    });
+  });
+}
+
+void QuantGemvLowering::accumulateIntUnit(const Tile &t, Value u,
+                                          SmallVectorImpl<Value> &acc) {
+  Type i32 = b.getI32Type(), i8 = b.getIntegerType(8);
+  auto accType = VectorType::get({QuantDotKernel::kAccLanes}, i32);
+  auto fType = VectorType::get({QuantDotKernel::kAccLanes}, b.getF32Type());
+  SmallVector<QuantDecoder::IntUnit> w;
+  for (int64_t c = 0; c < t.cols; ++c)
+    w.push_back(decoder->decodeIntUnit(add(t.c0, idx(c)), u));
+  Value col = mul(u, idx(QuantDotKernel::kStepBytes));
+  Value zero = arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(accType, b.getI32IntegerAttr(0)));
+  for (int64_t r = 0; r < t.rows; ++r) {
+    Value row = add(t.i0, idx(r));
+    Value x = vector::LoadOp::create(
+        b, loc, VectorType::get({QuantDotKernel::kStepBytes}, i8), xq,
+        ValueRange{row, col});
+    Value d = memref::LoadOp::create(b, loc, xd, ValueRange{row, u});
+    Value sum = memref::LoadOp::create(b, loc, xs, ValueRange{row, u});
+    for (int64_t c = 0; c < t.cols; ++c) {
+      // sum_j (code_j - offset) * x_j = sum_j code_j * x_j - offset * sum_j
+      // x_j, exact in i32 (|.| < 2^20).
+      Value correction = arith::SubIOp::create(
+          b, loc, arith::ConstantIntOp::create(b, loc, i32, 0),
+          arith::MulIOp::create(b, loc, w[c].offset, sum));
+      Value init = vector::InsertOp::create(b, loc, correction, zero,
+                                            ArrayRef<int64_t>{0});
+      Value ints = dot->accumulate(init, w[c].codes, x);
+      Value scale = arith::MulFOp::create(b, loc, w[c].scale, d);
+      int64_t a = r * t.cols + c;
+      acc[a] = vector::FMAOp::create(
+          b, loc, arith::SIToFPOp::create(b, loc, fType, ints),
+          vector::BroadcastOp::create(b, loc, fType, scale), acc[a]);
+    }
+  }
 }
 
 void QuantGemvLowering::emitWorkItem(Value item) {
@@ -200,9 +313,13 @@ void QuantGemvLowering::accumulateUnit(const Tile &t, Value u,
 }
 
 SmallVector<Value> QuantGemvLowering::emitUnits(const Tile &t) {
-  // Enough independent FMA chains to cover the FMA latency.
-  int64_t chains = t.rows * t.cols >= 4 ? 1 : 2;
-  Value zero = createFloatConstantOfType(b, loc, vecType, 0.0);
+  // Enough independent FMA chains to cover the FMA latency (the integer
+  // path has one per product: its dots' latency is in their own chains).
+  int64_t chains = t.rows * t.cols >= 4 || dot ? 1 : 2;
+  VectorType accType =
+      dot ? VectorType::get({QuantDotKernel::kAccLanes}, b.getF32Type())
+          : vecType;
+  Value zero = createFloatConstantOfType(b, loc, accType, 0.0);
   SmallVector<Value> init(t.rows * t.cols * chains, zero);
   // Units in steps of whole 64-byte lines of codes (a unit of q4_0 is 18
   // bytes: 3 per step), each step prefetching the rows of the tile after
@@ -220,7 +337,10 @@ SmallVector<Value> QuantGemvLowering::emitUnits(const Tile &t) {
         for (int64_t c = 0; c < t.cols; ++c)
           decoder->prefetchUnits(add(t.c0, idx(2 * t.cols + c)), u0, group);
         for (int64_t g = 0; g < group; ++g)
-          accumulateUnit(t, add(u0, idx(g)), next, chains);
+          if (dot)
+            accumulateIntUnit(t, add(u0, idx(g)), next);
+          else
+            accumulateUnit(t, add(u0, idx(g)), next, chains);
         scf::YieldOp::create(b, loc, next);
       });
   SmallVector<Value> sums(steps.getResults());
@@ -229,7 +349,10 @@ SmallVector<Value> QuantGemvLowering::emitUnits(const Tile &t) {
         scf::ForOp::create(b, loc, idx(grouped), idx(whole), idx(1), sums,
                            [&](OpBuilder &, Location, Value u, ValueRange acc) {
                              SmallVector<Value> next(acc);
-                             accumulateUnit(t, u, next, chains);
+                             if (dot)
+                               accumulateIntUnit(t, u, next);
+                             else
+                               accumulateUnit(t, u, next, chains);
                              scf::YieldOp::create(b, loc, next);
                            });
     sums.assign(rest.getResults().begin(), rest.getResults().end());
@@ -283,7 +406,8 @@ namespace {
 struct QuantizedMatmulOpLowering : OpRewritePattern<QuantizedMatmulOp> {
   QuantizedMatmulOpLowering(MLIRContext *ctx,
                             const AttnCpuLoweringOptions &options)
-      : OpRewritePattern(ctx), target(options.target) {}
+      : OpRewritePattern(ctx), target(options.target),
+        activations(options.quantizedActivations) {}
 
   LogicalResult matchAndRewrite(QuantizedMatmulOp op,
                                 PatternRewriter &rewriter) const override {
@@ -301,7 +425,7 @@ struct QuantizedMatmulOpLowering : OpRewritePattern<QuantizedMatmulOp> {
     Value rows = getDimSize(rewriter, loc, x, 0);
     QuantizedWeight weight{op.getFormat(), op.getN(), op.getK()};
     auto gemv = [&](OpBuilder &b, Location l) {
-      return QuantGemvLowering(b, l, weight, target, flatType)
+      return QuantGemvLowering(b, l, weight, target, flatType, activations)
           .emit(x, op.getWeight(), rows);
     };
     auto gemm = [&](OpBuilder &b, Location l) {
@@ -326,6 +450,7 @@ struct QuantizedMatmulOpLowering : OpRewritePattern<QuantizedMatmulOp> {
   }
 
   cpu::Target target;
+  QuantizedActivations activations;
 };
 
 } // namespace

@@ -34,6 +34,8 @@ cpu::Target AttnCpuPipelineOptions::getTarget() const {
   target.amx = amx;
   target.nativeBf16 = nativeBf16;
   target.f16c = !expandF16Conversions;
+  target.vnni = vnni;
+  target.avxVnni = avxVnni;
   return target;
 }
 
@@ -43,6 +45,8 @@ void AttnCpuPipelineOptions::setTarget(const cpu::Target &target) {
   amx = target.amx;
   nativeBf16 = target.nativeBf16;
   expandF16Conversions = !target.f16c;
+  vnni = target.vnni;
+  avxVnni = target.avxVnni;
 }
 
 /// attn ops to upstream ops on tensors, functions marked for C callers.
@@ -55,6 +59,7 @@ static void addAttnToTensorPasses(OpPassManager &pm,
   cpu::Target target = options.getTarget();
   setTargetOptions(lowerOptions, target);
   lowerOptions.positionBound = options.positionBound;
+  lowerOptions.quantizedActivations = options.quantizedActivations;
   // Before the lowering, which puts each op's code where the op was, that is
   // between the op's two trace calls.
   if (options.trace) {

@@ -3,10 +3,19 @@ sizes, and compares every element with a float64 reference of the exactly
 dequantized weight (attnfuse.quant.reference_linear).
 
   check_quant_matmul.py ATTN_RUN TMPDIR [--only SCHEME,...]
-      [--aot ATTN_COMPILE] [options...]
+      [--aot ATTN_COMPILE] [--activations int8 [--int8-dot]] [options...]
 
 The options go to attn-run (JIT), or with --aot to attn-compile, which
 builds a library per case that attn-run then runs (--so).
+
+--activations int8 compiles with --quantized-activations=int8 and runs
+the cases of that mode (INT8_WEIGHTS, INT8_INPUTS). With --int8-dot (the
+target has VNNI) the decode GEMVs (at most 8 rows) of the weights with
+units of 32 (q8_0, q4_0, int4_*, int8_* with K and group multiples of 32)
+are checked against the reference of the quantized activations
+(quantize_activations: the rule of docs/quantization.md, in the same f32
+operations) with RTOL_INT8; every other case, and every case without
+--int8-dot, against the exact reference as above (the f32 path).
 
 Weights: q8_0, q4_0 and the int schemes are quantized from random normal
 matrices with attnfuse.quant.quantize; q4_k and q6_k (which attnfuse.quant
@@ -27,6 +36,9 @@ import torch
 from attnfuse import quant
 
 RTOL = 1e-5
+# The integer path: exact i32 dots per block, then per block one f32
+# product of the two scales and one f32 FMA into the accumulators.
+RTOL_INT8 = 1e-6
 ULP = {"f32": 0.0, "bf16": 2.0 ** -8, "f16": 2.0 ** -11}
 TORCH = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}
 
@@ -73,6 +85,53 @@ EXTRA = {
 LARGE = [("q8_0", 520, 256, None, None), ("int4_asym", 600, 512, 128, "f16"),
          ("q4_k", 300, 768, None, None)]
 LARGE_INPUTS = [((1, "K"), "f32"), ((40, "K"), "bf16")]
+
+
+# --activations int8: M = 1..8 (static and dynamic), K of one block, N not
+# a multiple of the tile; q4_k, int8 rows with a tail and groups of 20 and
+# prefill rows stay on the f32 path.
+INT8_WEIGHTS = [
+    ("q8_0", 37, 32, None, None), ("q8_0", 37, 160, None, None),
+    ("q4_0", 37, 96, None, None), ("q4_0", 5, 32, None, None),
+    ("int8_sym", 37, 96, -1, "f32"), ("int8_sym", 37, 160, 32, "f16"),
+    ("int8_asym", 37, 64, -1, "f32"), ("int8_asym", 37, 100, 20, "f32"),
+    ("int4_sym", 37, 96, 32, "f16"), ("int4_asym", 37, 256, 128, "f16"),
+    ("int4_asym", 37, 32, -1, "f32"), ("q4_k", 37, 256, None, None),
+    ("q8_0", 520, 256, None, None), ("int4_sym", 1000, 128, 128, "f16"),
+]
+# Each weight runs the first two and two of the others, in turn.
+INT8_INPUTS = [
+    ((1, "K"), "f32"), ((8, "K"), "bf16"), ((2, "K"), "bf16"),
+    ((3, "K"), "f32"), ((5, "K"), "f16"), ((2, 3, "K"), "f32"),
+    (("?", "K"), "f32", (7,)), (("?", "K"), "f32", (9,)),
+]
+
+
+def has_int_units(qt):
+    """Whether the integer GEMV reads the weight (QuantDecoder::hasIntUnits)."""
+    s = qt.scheme
+    if s.name in ("q8_0", "q4_0"):
+        return True
+    if s.name in ("q4_k", "q6_k"):
+        return False
+    return s.bits == 4 or (qt.shape[1] % 32 == 0 and qt.group_size % 32 == 0)
+
+
+def quantize_activations(x):
+    """x [..., K] (K a multiple of 32) as the kernels quantize it, in
+    float64: per block of 32, amax = max |x|, d = f32(amax / 127), codes
+    rint(f32(x * f32(127 / amax))) (0 where amax = 0), each element code *
+    d."""
+    x32 = x.float().numpy().astype(np.float32)
+    blocks = x32.reshape(x32.shape[:-1] + (-1, 32))
+    amax = np.abs(blocks).max(axis=-1, keepdims=True)
+    with np.errstate(divide="ignore"):
+        d = amax / np.float32(127)
+        inv = np.where(amax != 0, np.float32(127) / amax, np.float32(0))
+    codes = np.rint((blocks * inv.astype(np.float32)).astype(np.float32))
+    assert np.abs(codes).max() <= 127
+    out = codes.astype(np.float64) * d.astype(np.float64)
+    return torch.from_numpy(out.reshape(x32.shape))
 
 
 def f16_bytes(values):
@@ -156,7 +215,8 @@ def run_case(tools, base):
     return None
 
 
-def check_case(tools, tmp, name, qt, shape, dtype, sizes, rng):
+def check_case(tools, tmp, name, qt, shape, dtype, sizes, rng,
+               int8_dot=False):
     k = qt.shape[1]
     shape = tuple(k if d == "K" else d for d in shape)
     concrete = list(shape)
@@ -173,9 +233,14 @@ def check_case(tools, tmp, name, qt, shape, dtype, sizes, rng):
         return "%s: %s failed: %s" % (name, os.path.basename(failed.args[0]),
                                       failed.stderr.strip())
     y = load_output(base + ".y.npy", dtype)
+    rows = int(np.prod(concrete[:-1]))
+    rtol = RTOL
+    if int8_dot and rows <= 8 and has_int_units(qt):
+        x = quantize_activations(x)
+        rtol = RTOL_INT8
     ref = quant.reference_linear(x, qt)
     bound = x.double().abs() @ quant.dequantize(qt).double().abs().T
-    tol = RTOL * bound + ULP[dtype] * ref.abs() + 1e-30
+    tol = rtol * bound + ULP[dtype] * ref.abs() + 1e-30
     if tuple(y.shape) != tuple(ref.shape):
         return "%s: shape %s, expected %s" % (name, tuple(y.shape), tuple(ref.shape))
     err = (y - ref).abs()
@@ -187,7 +252,16 @@ def check_case(tools, tmp, name, qt, shape, dtype, sizes, rng):
     return None
 
 
-def cases():
+def cases(activations):
+    if activations:
+        for i, spec in enumerate(INT8_WEIGHTS):
+            rest = INT8_INPUTS[2:]
+            picks = INT8_INPUTS[:2] + [rest[(2 * i) % len(rest)],
+                                       rest[(2 * i + 1) % len(rest)]]
+            for entry in picks:
+                yield (spec, entry[0], entry[1],
+                       entry[2] if len(entry) > 2 else ())
+        return
     for spec in WEIGHTS + LARGE:
         inputs = LARGE_INPUTS if spec in LARGE else INPUTS
         for entry in inputs + EXTRA.get((spec[0], spec[2]), []):
@@ -209,11 +283,20 @@ def main():
         at = rest.index("--aot")
         compile_tool = rest[at + 1]
         rest = rest[:at] + rest[at + 2:]
+    activations = None
+    if "--activations" in rest:
+        at = rest.index("--activations")
+        activations = rest[at + 1]
+        rest = rest[:at] + rest[at + 2:] + ["--quantized-activations=" +
+                                            activations]
+    int8_dot = "--int8-dot" in rest
+    if int8_dot:
+        rest.remove("--int8-dot")
     tools = (run_tool, compile_tool, rest)
     rng = np.random.default_rng(48)
     weights = {}
     count = failures = 0
-    for spec, shape, dtype, sizes in cases():
+    for spec, shape, dtype, sizes in cases(activations):
         if only and spec[0] not in only:
             continue
         if spec not in weights:
@@ -223,7 +306,8 @@ def main():
             spec[0], spec[1], spec[2], spec[3], spec[4],
             "x".join(str(d) for d in shape), dtype)
         name += "".join("_%d" % s for s in sizes)
-        problem = check_case(tools, tmp, name, qt, shape, dtype, sizes, rng)
+        problem = check_case(tools, tmp, name, qt, shape, dtype, sizes, rng,
+                             int8_dot)
         count += 1
         if problem:
             failures += 1

@@ -65,6 +65,22 @@ public:
   /// prefetch per 64 bytes.
   void prefetchUnits(Value row, Value u, int64_t count);
 
+  /// A unit of 32 elements as integers, for the integer dot products of
+  /// the GEMV with int8 activations: W[row, 32u + j] = f32(codes[j] -
+  /// offset) * scale exactly, with `codes` a vector<32xi8> of unsigned
+  /// codes in element order, `offset` an i32 and `scale` an f32. Signed
+  /// int8 codes (q8_0, int8_sym) come with their sign bit flipped (c + 128)
+  /// and offset 128; 4-bit codes with offset 8 (q4_0, int4_sym) or their
+  /// group's zero point (int4_asym), as int8_asym's 8-bit codes.
+  struct IntUnit {
+    Value codes, offset, scale;
+  };
+  IntUnit decodeIntUnit(Value row, Value u);
+  /// Whether decodeIntUnit reads `weight`: q8_0, q4_0, the int4 schemes,
+  /// and the int8 schemes whose K and group are multiples of 32 (one scale
+  /// per unit, no tail).
+  static bool hasIntUnits(const QuantizedWeight &weight);
+
 private:
   Value idx(int64_t v);
   Value add(Value x, Value y);
@@ -84,6 +100,9 @@ private:
   Value toF32(Value codes, bool isSigned);
   /// f32(u - 8) for a vector of 4-bit codes u (i8 in 0..15).
   Value centredNibbles(Value nibbles);
+  /// The 32 nibbles of 16 bytes at `offset` in q4_0's element order (low
+  /// nibbles, then high nibbles) as vector<32xi8> in 0..15.
+  Value loadNibbles32(Value offset);
 
   Value decodeQ8_0(Value row, Value u, int64_t e);
   Value decodeQ4_0(Value row, Value u, int64_t e);

@@ -37,6 +37,12 @@ enum class VectorKernel {
   Fma,
   /// AVX512-BF16's vdpbf16ps on bf16 pairs of k, accumulated in f32.
   PairDot,
+  /// VNNI's vpdpbusd on u8 x s8 quads of k, accumulated in i32 (the
+  /// quantized GEMV's integer path, QuantDotKernel.h): AVX512-VNNI's EVEX
+  /// form on ymm registers (AVX512-VL).
+  ByteDot,
+  /// The same with AVX-VNNI's VEX form.
+  ByteDotVex,
 };
 
 /// The kernels a product may run on a target, chosen once per op from the
@@ -71,6 +77,15 @@ struct Target {
   /// F16C converts f16 <-> f32; without it the conversions are expanded in
   /// integer code (LLVM would call compiler-rt).
   bool f16c = true;
+  /// vpdpbusd (u8 x s8 quads summed into i32 lanes) on 256-bit registers:
+  /// AVX-VNNI, or AVX512-VNNI with AVX512-VL. The quantized decode GEMV
+  /// multiplies int8-quantized activations in integers with it (with the
+  /// lowering's quantized-activations=int8; never otherwise: the numbers
+  /// change).
+  bool vnni = false;
+  /// With vnni: the target has AVX-VNNI, whose VEX form of vpdpbusd the
+  /// kernel then emits (else AVX512-VNNI's EVEX form).
+  bool avxVnni = false;
 
   /// The number of vector registers: 32 with AVX-512, 16 below.
   int64_t getVectorRegisters() const { return vectorBits >= 512 ? 32 : 16; }
@@ -88,7 +103,8 @@ struct Target {
   }
   /// The kernels of a product of `lhs` x `rhs` elements accumulated in
   /// `acc`: bf16 x bf16 in f32 multiplies pairs with bf16Dot and runs on
-  /// AMX tiles with amx; everything else runs FMAs.
+  /// AMX tiles with amx; i8 x i8 in i32 runs byte dots with vnni;
+  /// everything else runs FMAs (for i8, on the operands widened to f32).
   ProductKernels getProductKernels(Type lhs, Type rhs, Type acc) const;
   /// An empty string when the description is consistent, else what is
   /// wrong with it (for a located error of the pass that parsed it).
@@ -97,7 +113,8 @@ struct Target {
   bool operator==(const Target &other) const {
     return vectorBits == other.vectorBits && bf16Dot == other.bf16Dot &&
            amx == other.amx && nativeBf16 == other.nativeBf16 &&
-           f16c == other.f16c;
+           f16c == other.f16c && vnni == other.vnni &&
+           avxVnni == other.avxVnni;
   }
 };
 

@@ -51,7 +51,8 @@
 #include <string>
 
 /// SdpaCpuBackend (Auto, Flash, Math) with stringifySdpaCpuBackend and
-/// symbolizeSdpaCpuBackend ("auto", "flash", "math"): CpuEnums.td.
+/// symbolizeSdpaCpuBackend ("auto", "flash", "math"), and
+/// QuantizedActivations (None, Int8: "none", "int8"): CpuEnums.td.
 #include "attn/Conversion/AttnToCpu/CpuEnums.h.inc"
 
 namespace mlir::attn {
@@ -59,6 +60,8 @@ namespace mlir::attn {
 /// The values of a typed `backend` command-line option: anything else is
 /// rejected when the option is parsed.
 llvm::cl::ValuesClass sdpaCpuBackendValues();
+/// The values of a `quantized-activations` option.
+llvm::cl::ValuesClass quantizedActivationsValues();
 
 /// A discardable string attribute on an attn.sdpa ("auto", "flash" or
 /// "math") that overrides the pass's backend for that op (used to compare
@@ -90,6 +93,11 @@ struct AttnCpuLoweringOptions {
   /// See kDefaultPositionBound (a smaller one runs the 64-bit version on
   /// short lengths: tests).
   int64_t positionBound = kDefaultPositionBound;
+  /// Int8: the decode GEMV of attn.quantized_matmul quantizes its input
+  /// rows to int8 per block of 32 and multiplies in integers, on a target
+  /// with an integer dot product (Target::vnni) and a weight whose blocks
+  /// suit it; otherwise (and with None) it multiplies in f32.
+  QuantizedActivations quantizedActivations = QuantizedActivations::None;
 };
 
 /// Patterns lowering each attn op family (one file each).

@@ -16,4 +16,16 @@ def Attn_SdpaCpuBackend : I32EnumAttr<"SdpaCpuBackend",
   let genSpecializedAttr = 0;
 }
 
+// What the decode GEMV of attn.quantized_matmul does with its input rows
+// (docs/quantization.md, "Integer activations"): `none` multiplies them in
+// f32 as given; `int8` quantizes each row to int8 per block of 32 and
+// multiplies in integers where the target has an integer dot product.
+def Attn_QuantizedActivations : I32EnumAttr<"QuantizedActivations",
+    "the activations of quantized decode products", [
+      I32EnumAttrCase<"None", 0, "none">,
+      I32EnumAttrCase<"Int8", 1, "int8">]> {
+  let cppNamespace = "::mlir::attn";
+  let genSpecializedAttr = 0;
+}
+
 #endif // ATTN_CONVERSION_ATTNTOCPU_CPUENUMS_TD

@@ -27,7 +27,7 @@ namespace mlir::attn {
 #include "attn/Conversion/AttnToCpu/Passes.h.inc"
 
 /// Sets the target options of attn-lower-to-cpu (vector-bits, bf16-dot,
-/// amx) from `target`.
+/// amx, vnni) from `target`.
 void setTargetOptions(AttnLowerToCpuOptions &options,
                       const cpu::Target &target);
 

@@ -80,7 +80,8 @@ def AttnLowerToCpu : Pass<"attn-lower-to-cpu"> {
     "::mlir::tensor::TensorDialect", "::mlir::affine::AffineDialect",
     "::mlir::bufferization::BufferizationDialect",
     "::mlir::memref::MemRefDialect", "::mlir::vector::VectorDialect",
-    "::mlir::x86vector::X86VectorDialect", "::mlir::amx::AMXDialect"
+    "::mlir::x86vector::X86VectorDialect", "::mlir::amx::AMXDialect",
+    "::mlir::LLVM::LLVMDialect"
   ];
   let options = [
     Option<"backend", "backend", "::mlir::attn::SdpaCpuBackend",
@@ -107,6 +108,23 @@ def AttnLowerToCpu : Pass<"attn-lower-to-cpu"> {
            "AMX tiles when it returns 1, on the vector path otherwise (the "
            "pass must then run on the module, which gets the function's "
            "declaration)">,
+    Option<"vnni", "vnni", "bool", /*default=*/"false",
+           "The target has an integer dot product on 256-bit registers "
+           "(AVX-VNNI, or AVX512-VNNI with AVX512-VL): vpdpbusd multiplies "
+           "u8 by s8 (the quantized GEMV with quantized-activations=int8)">,
+    Option<"avxVnni", "avx-vnni", "bool", /*default=*/"false",
+           "With vnni: the target has AVX-VNNI, whose VEX form of vpdpbusd "
+           "the kernel emits (else AVX512-VNNI's EVEX form)">,
+    Option<"quantizedActivations", "quantized-activations",
+           "::mlir::attn::QuantizedActivations",
+           /*default=*/"::mlir::attn::QuantizedActivations::None",
+           "none: quantized products multiply their f32 inputs; int8: the "
+           "decode GEMV of attn.quantized_matmul quantizes each input row "
+           "to int8 per block of 32 (scale max|x| / 127, round to nearest "
+           "even) and multiplies in integers where the target has vnni and "
+           "the weight's scheme suits it (q8_0, q4_0, int4_*, int8_* with "
+           "K and the group multiples of 32), in f32 otherwise",
+           "::mlir::attn::quantizedActivationsValues()">,
     Option<"positionBound", "position-bound", "int64_t",
            /*default=*/"::mlir::attn::kDefaultPositionBound",
            "Dynamic lengths up to which a score_mod region's positions are "

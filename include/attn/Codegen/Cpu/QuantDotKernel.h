@@ -1,0 +1,54 @@
+//===- QuantDotKernel.h - integer dots of the quantized GEMV ----*- C++ -*-===//
+//
+// The instruction family of the quantized decode GEMV's integer path
+// (attn.quantized_matmul with quantized-activations=int8,
+// QuantizedMatmulToCpu.cpp): one step multiplies 32 unsigned 8-bit weight
+// codes by 32 signed 8-bit activations and adds the products, four per
+// lane, to 8 i32 lanes. The lowering keeps everything else: quantizing
+// the activations, the codes' offsets, the scales and the f32
+// accumulators. A product's kernel is chosen once, from
+// Target::getProductKernels(i8, i8, i32), by QuantDotKernel::create.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_CODEGEN_CPU_QUANTDOTKERNEL_H
+#define ATTN_CODEGEN_CPU_QUANTDOTKERNEL_H
+
+#include "attn/Codegen/Cpu/Target.h"
+
+#include "mlir/IR/Builders.h"
+
+#include <memory>
+
+namespace mlir::attn::cpu {
+
+class QuantDotKernel {
+public:
+  virtual ~QuantDotKernel();
+
+  /// Bytes of K per step and the i32 lanes of a step's accumulator.
+  static constexpr int64_t kStepBytes = 32;
+  static constexpr int64_t kAccLanes = 8;
+
+  /// The kernel of `kernels` (Target::getProductKernels(i8, i8, i32)):
+  /// VNNI's vpdpbusd for ByteDot (EVEX) and ByteDotVex (VEX), or null
+  /// where the target has no integer dot product (the GEMV then
+  /// multiplies in f32).
+  static std::unique_ptr<QuantDotKernel> create(OpBuilder &b, Location loc,
+                                                ProductKernels kernels);
+
+  /// `acc` (vector<8xi32>) plus, in lane i, sum_{j < 4} codes[4i + j] *
+  /// act[4i + j], with `codes` (vector<32xi8>) unsigned (0..255) and `act`
+  /// (vector<32xi8>) signed; exact (no saturation).
+  virtual Value accumulate(Value acc, Value codes, Value act) = 0;
+
+protected:
+  QuantDotKernel(OpBuilder &b, Location loc) : b(b), loc(loc) {}
+
+  OpBuilder &b;
+  Location loc;
+};
+
+} // namespace mlir::attn::cpu
+
+#endif // ATTN_CODEGEN_CPU_QUANTDOTKERNEL_H

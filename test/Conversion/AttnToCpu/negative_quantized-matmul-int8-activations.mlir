@@ -1,0 +1,67 @@
+// RUN: attn-opt %s --attn-lower-to-cpu="vector-bits=512 quantized-activations=int8" --split-input-file | FileCheck %s --check-prefix=NOVNNI
+// RUN: attn-opt %s --attn-lower-to-cpu="vector-bits=512 vnni=true" --split-input-file | FileCheck %s --check-prefix=NOVNNI
+// RUN: attn-opt %s --attn-lower-to-cpu="vector-bits=512 vnni=true quantized-activations=int8" --split-input-file | FileCheck %s --check-prefix=INT8
+// RUN: not attn-opt %s --attn-lower-to-cpu="quantized-activations=int4" 2>&1 | FileCheck %s --check-prefix=BADPASS
+// RUN: not attn-opt %s --attn-cpu-lowering-pipeline="quantized-activations=yes" 2>&1 | FileCheck %s --check-prefix=BADPIPELINE
+
+// What quantized-activations=int8 leaves to the f32 GEMV: a target without
+// vnni (the option alone changes nothing), vnni without the option (the
+// default, none), and, with both, the products whose weight has no units
+// of 32 with one scale (q4_k, q6_k, int8 rows of K or groups not a
+// multiple of 32) and prefill (more than 8 rows: the GEMM).
+
+// BADPASS: for the --quantized-activations option: Cannot find option named 'int4'!
+// BADPIPELINE: for the --quantized-activations option: Cannot find option named 'yes'!
+
+// NOVNNI-LABEL: func.func @negative_q4_0
+// NOVNNI-NOT: vpdpbusd
+// NOVNNI-NOT: xi8>, vector<32xi8>
+// NOVNNI: vector.fma
+// NOVNNI-NOT: vpdpbusd
+// NOVNNI: return
+// INT8-LABEL: func.func @negative_q4_0
+// INT8: llvm.inline_asm "vpdpbusd
+func.func @negative_q4_0(%x: tensor<2x96xf32>, %w: tensor<1998xi8>) -> tensor<2x37xf32> {
+  %y = attn.quantized_matmul %x, %w {format = #attn.quant<q4_0>}
+      : (tensor<2x96xf32>, tensor<1998xi8>) -> tensor<2x37xf32>
+  return %y : tensor<2x37xf32>
+}
+
+// -----
+
+// INT8-LABEL: func.func @negative_q4_k
+// INT8-NOT: vpdpbusd
+// INT8: vector.fma
+// INT8-NOT: vpdpbusd
+// INT8: return
+func.func @negative_q4_k(%x: tensor<1x256xf32>, %w: tensor<720xi8>) -> tensor<1x5xf32> {
+  %y = attn.quantized_matmul %x, %w {format = #attn.quant<q4_k>}
+      : (tensor<1x256xf32>, tensor<720xi8>) -> tensor<1x5xf32>
+  return %y : tensor<1x5xf32>
+}
+
+// -----
+
+// int8 rows of K = 100 (a tail past the last 32) and groups of 20.
+// INT8-LABEL: func.func @negative_int8_tail
+// INT8-NOT: vpdpbusd
+// INT8: vector.fma
+// INT8-NOT: vpdpbusd
+// INT8: return
+func.func @negative_int8_tail(%x: tensor<1x100xf32>, %w: tensor<562xi8>) -> tensor<1x5xf32> {
+  %y = attn.quantized_matmul %x, %w {format = #attn.quant<int8_sym, group = 20, scale = f16>}
+      : (tensor<1x100xf32>, tensor<562xi8>) -> tensor<1x5xf32>
+  return %y : tensor<1x5xf32>
+}
+
+// -----
+
+// Prefill: 9 rows run the GEMM on dequantized panels.
+// INT8-LABEL: func.func @negative_prefill
+// INT8-NOT: vpdpbusd
+// INT8: return
+func.func @negative_prefill(%x: tensor<9x96xf32>, %w: tensor<1998xi8>) -> tensor<9x37xf32> {
+  %y = attn.quantized_matmul %x, %w {format = #attn.quant<q4_0>}
+      : (tensor<9x96xf32>, tensor<1998xi8>) -> tensor<9x37xf32>
+  return %y : tensor<9x37xf32>
+}

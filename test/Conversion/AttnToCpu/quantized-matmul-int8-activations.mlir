@@ -1,0 +1,93 @@
+// RUN: attn-opt %s --attn-lower-to-cpu="vector-bits=512 vnni=true quantized-activations=int8" --canonicalize --cse --split-input-file | FileCheck %s
+// RUN: attn-opt %s --attn-lower-to-cpu="vector-bits=256 vnni=true quantized-activations=int8" --canonicalize --cse --split-input-file | FileCheck %s
+// RUN: attn-opt %s --attn-lower-to-cpu="vector-bits=256 vnni=true avx-vnni=true quantized-activations=int8" --split-input-file | FileCheck %s --check-prefix=VEX
+// RUN: attn-opt %s --attn-cpu-lowering-pipeline="vector-bits=256 vnni=true quantized-activations=int8 num-threads=2" | FileCheck %s --check-prefix=LLVM
+
+// quantized-activations=int8 on a target with vpdpbusd (vnni): the decode
+// GEMV quantizes each input row to int8 per block of 32 once per call
+// (max |x| / 127 as the block's scale, codes rounded to nearest even, the
+// block's code sum), then per unit of the weight loads its 32 codes as
+// bytes and multiplies them in integers (vpdpbusd as inline assembly,
+// AVX512-VNNI's EVEX form, or with avx-vnni AVX-VNNI's VEX form, started
+// from -offset * sum in lane 0), converts the i32 lanes to f32
+// and accumulates them times weight scale * row scale. Vectors of 8 i32
+// at every vector width.
+
+// q4_0: nibbles (offset 8), the f16 scale.
+// CHECK-LABEL: func.func @decode_q4_0(
+// CHECK-DAG: memref.alloc() {alignment = 64 : i64} : memref<2x96xi8>
+// CHECK-DAG: memref.alloc() {alignment = 64 : i64} : memref<2x3xf32>
+// CHECK-DAG: memref.alloc() {alignment = 64 : i64} : memref<2x3xi32>
+// CHECK: vector.reduction <maxnumf>, %{{.*}} : vector<32xf32> into f32
+// CHECK: math.roundeven %{{.*}} : vector<32xf32>
+// CHECK: arith.fptosi %{{.*}} : vector<32xf32> to vector<32xi32>
+// CHECK: vector.reduction <add>, %{{.*}} : vector<32xi32> into i32
+// CHECK: arith.trunci %{{.*}} : vector<32xi32> to vector<32xi8>
+// CHECK: scf.for
+// CHECK: vector.load %{{.*}} : memref<1998xi8, strided<[1], offset: ?>>, vector<16xi8>
+// CHECK: vector.shuffle %{{.*}}, %{{.*}} [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31] : vector<16xi8>, vector<16xi8>
+// CHECK: vector.load %{{.*}} : memref<2x96xi8>, vector<32xi8>
+// CHECK: llvm.inline_asm "vpdpbusd $2, $1, $0", "=x,x,x,0" %{{.*}}, %{{.*}}, %{{.*}} : (vector<32xi8>, vector<32xi8>, vector<8xi32>) -> vector<8xi32>
+// CHECK: arith.sitofp %{{.*}} : vector<8xi32> to vector<8xf32>
+// CHECK: vector.fma %{{.*}} : vector<8xf32>
+// CHECK-NOT: vector.fma %{{.*}} : vector<16xf32>
+// CHECK: return
+
+// VEX-LABEL: func.func @decode_q4_0(
+// VEX: llvm.inline_asm "{vex} vpdpbusd $2, $1, $0", "=x,x,x,0"
+func.func @decode_q4_0(%x: tensor<2x96xf32>, %w: tensor<1998xi8>) -> tensor<2x37xf32> {
+  %y = attn.quantized_matmul %x, %w {format = #attn.quant<q4_0>}
+      : (tensor<2x96xf32>, tensor<1998xi8>) -> tensor<2x37xf32>
+  return %y : tensor<2x37xf32>
+}
+
+// -----
+
+// q8_0: 32 signed codes with their sign bit flipped (xor 0x80, offset
+// 128); bf16 rows are widened, then quantized.
+// CHECK-LABEL: func.func @decode_q8_0(
+// CHECK: vector.load %{{.*}} : memref<{{[0-9]+}}xi8, strided<[1], offset: ?>>, vector<32xi8>
+// CHECK: arith.xori %{{.*}} : vector<32xi8>
+// CHECK: llvm.inline_asm "vpdpbusd $2, $1, $0"
+// CHECK: return
+func.func @decode_q8_0(%x: tensor<1x64xbf16>, %w: tensor<340xi8>) -> tensor<1x5xbf16> {
+  %y = attn.quantized_matmul %x, %w {format = #attn.quant<q8_0>}
+      : (tensor<1x64xbf16>, tensor<340xi8>) -> tensor<1x5xbf16>
+  return %y : tensor<1x5xbf16>
+}
+
+// -----
+
+// int8_asym per channel: unsigned codes as stored, the zero point as the
+// offset (a byte widened to i32).
+// CHECK-LABEL: func.func @decode_int8_asym(
+// CHECK: arith.extui %{{.*}} : i8 to i32
+// CHECK: llvm.inline_asm "vpdpbusd $2, $1, $0"
+// CHECK: return
+func.func @decode_int8_asym(%x: tensor<3x64xf32>, %w: tensor<389xi8>) -> tensor<3x5xf32> {
+  %y = attn.quantized_matmul %x, %w {format = #attn.quant<int8_asym, group = 64, scale = f32>}
+      : (tensor<3x64xf32>, tensor<389xi8>) -> tensor<3x5xf32>
+  return %y : tensor<3x5xf32>
+}
+
+// -----
+
+// A weight of 64 KiB or more: blocks of rows in parallel. Lowered to the
+// LLVM dialect, the inline assembly (no memory effects) stays in the
+// OpenMP loop's body, and no memref.alloca_scope is left around it (a
+// call there would keep one, which the loops' conversion to blocks
+// breaks).
+// CHECK-LABEL: func.func @decode_parallel(
+// CHECK: scf.forall
+// CHECK: llvm.inline_asm "vpdpbusd $2, $1, $0"
+// LLVM-LABEL: llvm.func @decode_parallel(
+// LLVM-NOT: alloca_scope
+// LLVM: omp.wsloop
+// LLVM-NOT: alloca_scope
+// LLVM: llvm.inline_asm "vpdpbusd $2, $1, $0"
+// LLVM-NOT: alloca_scope
+func.func @decode_parallel(%x: tensor<1x128xf32>, %w: tensor<66000xi8>) -> tensor<1x1000xf32> {
+  %y = attn.quantized_matmul %x, %w {format = #attn.quant<int4_sym, group = 128, scale = f16>}
+      : (tensor<1x128xf32>, tensor<66000xi8>) -> tensor<1x1000xf32>
+  return %y : tensor<1x1000xf32>
+}
