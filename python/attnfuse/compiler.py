@@ -24,7 +24,7 @@ from .package import (FORMAT, FORMAT_VERSION, Package, WeightsWriter,
                       library_string, target_record, write_package)
 from .progress import Progress, stage_of
 from .quantized_weights import QuantizedWeight, activation_args, weight_plan
-from .runtime import CompiledFunction
+from .runtime import CompiledFunction, serial_torch
 from .sources import source_line
 from .tools import run_tool, tool_identity
 
@@ -710,10 +710,10 @@ class NestedCompiledModule:
             raise InputError(f"this module was compiled for jagged "
                              f"NestedTensor inputs at positions "
                              f"{list(self.positions)}")
-        with varlen.serial_torch():
+        with serial_torch():
             inputs, offsets = varlen.pack_inputs(args)
         out = self.packed(*inputs)
-        with varlen.serial_torch():
+        with serial_torch():
             return varlen.repack_outputs(out, offsets)
 
 

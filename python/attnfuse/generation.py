@@ -34,7 +34,7 @@ from .package import (FORMAT, FORMAT_VERSION, Package, WeightsWriter,
 from .pages import advise_huge_pages
 from .progress import Progress, stage_of
 from .quantized_weights import QuantizedWeight, activation_args, weight_plan
-from .runtime import BoundCall, CompiledFunction
+from .runtime import BoundCall, CompiledFunction, serial_torch
 
 # Generation-config fields this loop implements (the others must keep
 # transformers' defaults, or generate would differ from model.generate).
@@ -314,7 +314,7 @@ class Generator:
             (pad,) = _token_ids("pad_token_id", pad, single=True)
         elif eos is not None:
             pad = int(eos[0])
-        with _serial_torch():
+        with serial_torch():
             return self._loop(input_ids, mask, steps, choose, eos, pad,
                               progress)
 
@@ -475,7 +475,7 @@ class Generator:
         cache = []
         # On this thread: torch's OpenMP team, woken for a parallel fill,
         # would contend with the library's.
-        with _serial_torch():
+        with serial_torch():
             for layer in g["cache"]:
                 dtype = dtype_of(layer["dtype"], where)
                 cache.append((torch.zeros(layer["keys"], dtype=dtype),
@@ -620,20 +620,6 @@ def _check_step_arguments(sig, entry, cache, where):
         if i not in used and a.tensor is None:
             raise PackageError(where, f"entry {entry['name']}: argument {i} "
                                f"({a.name}) has no tensor in weights.bin")
-
-
-@contextlib.contextmanager
-def _serial_torch():
-    """torch's own ops run on the calling thread while generating: the
-    loop's argmax, sampling and copies are small, and a parallel one
-    leaves torch's OpenMP team spinning on the cores that the compiled
-    steps' parallel loops (another OpenMP runtime) need next."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(threads)
 
 
 def _pick(value, default):

@@ -13,6 +13,7 @@ run-time check raises RunTimeCheckError instead of ending the process.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
 import os
@@ -21,6 +22,21 @@ import platform
 import torch
 
 from .errors import AttnFuseError, RunTimeCheckError
+
+
+@contextlib.contextmanager
+def serial_torch():
+    """torch's own ops run on the calling thread: small work between
+    compiled calls (a generator's argmax, sampling and copies; a
+    NestedTensor's padding and repacking), which in parallel would leave
+    torch's OpenMP team spinning on the cores that the compiled code's
+    parallel loops (another OpenMP runtime) need next."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
 
 _DEADBEEF = 0xDEADBEEF
 _libc = ctypes.CDLL(ctypes.util.find_library("c"))

@@ -31,8 +31,6 @@ such as a softmax over the tokens).
 
 from __future__ import annotations
 
-import contextlib
-
 import torch
 import torch.nn.functional as F
 import torch.utils._pytree as pytree
@@ -213,20 +211,6 @@ def nested_offsets(args) -> torch.Tensor:
             raise InputError("the NestedTensor inputs have different "
                              "sequence lengths")
     return offsets
-
-
-@contextlib.contextmanager
-def serial_torch():
-    """torch's own ops on the calling thread: the padding and repacking
-    copies are small, and a parallel one leaves torch's OpenMP team
-    spinning on the cores the compiled module's parallel loops (another
-    OpenMP runtime) need next (as attnfuse.generation does)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(threads)
 
 
 def packing_indices(offsets):
