@@ -173,6 +173,41 @@ def _group_rows(ex, offs: Value, e: str, rows: str) -> tuple[str, str]:
     return n["start"], n["count"]
 
 
+def _group_loop(ex, x: Value, offs: Value, groups: int, acc_t: TensorType,
+                product) -> Value:
+    """An scf.for over the groups onto `acc_t` (zeros at first): for group
+    e, rows [offs[e-1], offs[e]) of `x` (`_group_rows`), `product(e, xs,
+    slot)` gives the lines computing the group's rows of the result from
+    `xs` (those rows of x, tensor<?xKx...>) and `slot` (those rows of the
+    accumulator), and their value; it is written into the group's rows (an
+    extract/insert pair that bufferizes in place: no copy per group)."""
+    b = ex.b
+    rows_dim, k = x.type.dims
+    n = acc_t.dims[1]
+    zeros = b.fill(0, acc_t)
+    zero, one, count_g = b.index(0), b.index(1), b.index(groups)
+    rows = b.index(rows_dim)
+    loop, e, acc = b.fresh(), b.fresh(), b.fresh()
+    b.lines.append(f"    {loop} = scf.for {e} = {zero} to {count_g} step "
+                   f"{one} iter_args({acc} = {zeros.name}) -> ({acc_t}) {{")
+    start, count = _group_rows(ex, offs, e, rows)
+    rows_t = f"tensor<?x{k}x{x.type.elt}>"
+    part_t = f"tensor<?x{n}x{acc_t.elt}>"
+    xs, slot, new = b.fresh(), b.fresh(), b.fresh()
+    lines, y = product(e, (xs, rows_t), (slot, part_t))
+    body = [f"{xs} = tensor.extract_slice {x.name}[{start}, 0] [{count}, {k}]"
+            f" [1, 1] : {x.type} to {rows_t}",
+            f"{slot} = tensor.extract_slice {acc}[{start}, 0] [{count}, {n}] "
+            f"[1, 1] : {acc_t} to {part_t}",
+            *lines,
+            f"{new} = tensor.insert_slice {y} into {acc}[{start}, 0] "
+            f"[{count}, {n}] [1, 1] : {part_t} into {acc_t}",
+            f"scf.yield {new} : {acc_t}"]
+    b.lines.extend(f"      {line} {b.loc}" for line in body)
+    b.lines.append(f"    }} {b.loc}")
+    return Value(loop, acc_t)
+
+
 def _grouped_mm(ex, x, w, offs, out: TensorType) -> Value:
     """out[r] = x[r] . w[g] for the rows r of group g, rows [offs[g-1],
     offs[g]) in group order (a later group's rows overwrite an earlier
@@ -194,49 +229,33 @@ def _grouped_mm(ex, x, w, offs, out: TensorType) -> Value:
         ex.unsupported("grouped products with dynamic weight sizes")
     base, transposed = _expert_weights(ex, w_arg, w)
     acc_dtype = torch.float64 if out.dtype == torch.float64 else torch.float32
-    acc_t = TensorType((rows_dim, n), acc_dtype)
-    zeros = ex.b.fill(0, acc_t)
+    acc_elt = mlir.element_type(acc_dtype)
     b = ex.b
-    zero, one, count_g = b.index(0), b.index(1), b.index(groups)
-    rows = b.index(rows_dim)
-    loop, e, acc = b.fresh(), b.fresh(), b.fresh()
-    b.lines.append(f"    {loop} = scf.for {e} = {zero} to {count_g} step "
-                   f"{one} iter_args({acc} = {zeros.name}) -> ({acc_t}) {{")
-    start, count = _group_rows(ex, offs, e, rows)
-    dyn_part = f"tensor<?x{k}x{x.type.elt}>"
-    xs, wt, ws = b.fresh(), b.fresh(), b.fresh()
-    body = [f"{xs} = tensor.extract_slice {x.name}[{start}, 0] [{count}, {k}]"
-            f" [1, 1] : {x.type} to {dyn_part}"]
-    wt_t = f"tensor<{k}x{n}x{w.type.elt}>"
-    if transposed:
-        nk_t = f"tensor<{n}x{k}x{w.type.elt}>"
-        init = b.fresh()
-        body += [f"{ws} = tensor.extract_slice {base.name}[{e}, 0, 0] "
-                 f"[1, {n}, {k}] [1, 1, 1] : {base.type} to {nk_t}",
-                 f"{init} = tensor.empty() : {wt_t}",
-                 f"{wt} = linalg.transpose ins({ws} : {nk_t}) outs({init} : "
-                 f"{wt_t}) permutation = [1, 0]"]
-    else:
-        body.append(f"{wt} = tensor.extract_slice {w.name}[{e}, 0, 0] "
-                    f"[1, {k}, {n}] [1, 1, 1] : {w.type} to {wt_t}")
-    acc_part = f"tensor<?x{n}x{mlir.element_type(acc_dtype)}>"
-    slot, zero_f, filled, y, new = (b.fresh() for _ in range(5))
-    # The group's product goes straight into its rows of the accumulator
-    # (an extract/insert pair that bufferizes in place: no copy per group).
-    body += [
-        f"{slot} = tensor.extract_slice {acc}[{start}, 0] [{count}, {n}] "
-        f"[1, 1] : {acc_t} to {acc_part}",
-        f"{zero_f} = arith.constant {mlir.scalar_literal(0, acc_dtype)}",
-        f"{filled} = linalg.fill ins({zero_f} : {mlir.element_type(acc_dtype)})"
-        f" outs({slot} : {acc_part}) -> {acc_part}",
-        f"{y} = linalg.matmul ins({xs}, {wt} : {dyn_part}, {wt_t}) "
-        f"outs({filled} : {acc_part}) -> {acc_part}",
-        f"{new} = tensor.insert_slice {y} into {acc}[{start}, 0] "
-        f"[{count}, {n}] [1, 1] : {acc_part} into {acc_t}",
-        f"scf.yield {new} : {acc_t}"]
-    b.lines.extend(f"      {line} {b.loc}" for line in body)
-    b.lines.append(f"    }} {b.loc}")
-    y = Value(loop, acc_t)
+
+    def product(e, rows, slot):
+        (xs, rows_t), (slot, part_t) = rows, slot
+        wt, ws, zero_f, filled, y = (b.fresh() for _ in range(5))
+        wt_t = f"tensor<{k}x{n}x{w.type.elt}>"
+        if transposed:
+            nk_t = f"tensor<{n}x{k}x{w.type.elt}>"
+            init = b.fresh()
+            lines = [f"{ws} = tensor.extract_slice {base.name}[{e}, 0, 0] "
+                     f"[1, {n}, {k}] [1, 1, 1] : {base.type} to {nk_t}",
+                     f"{init} = tensor.empty() : {wt_t}",
+                     f"{wt} = linalg.transpose ins({ws} : {nk_t}) outs("
+                     f"{init} : {wt_t}) permutation = [1, 0]"]
+        else:
+            lines = [f"{wt} = tensor.extract_slice {w.name}[{e}, 0, 0] "
+                     f"[1, {k}, {n}] [1, 1, 1] : {w.type} to {wt_t}"]
+        return lines + [
+            f"{zero_f} = arith.constant {mlir.scalar_literal(0, acc_dtype)}",
+            f"{filled} = linalg.fill ins({zero_f} : {acc_elt}) outs({slot} : "
+            f"{part_t}) -> {part_t}",
+            f"{y} = linalg.matmul ins({xs}, {wt} : {rows_t}, {wt_t}) "
+            f"outs({filled} : {part_t}) -> {part_t}"], y
+
+    y = _group_loop(ex, x, offs, groups, TensorType((rows_dim, n), acc_dtype),
+                    product)
     if out.dtype == acc_dtype:
         return y
     return ex.map([y], out, lambda bb, a: bb.convert(a, out.dtype))
@@ -255,32 +274,21 @@ def _quantized_grouped_mm(ex, x: Value, w: Value, offs: Value,
         ex.unsupported(f"a grouped product of {x.type} rows with quantized "
                        f"[{groups}, {n}, {k}] experts giving {out.dtype}")
     b = ex.b
-    acc_t = TensorType((rows_dim, n), out.dtype)
-    zeros = b.fill(0, acc_t)
-    zero, one, count_g = b.index(0), b.index(1), b.index(groups)
-    stride_c, rows = b.index(stride), b.index(rows_dim)
-    loop, e, acc = b.fresh(), b.fresh(), b.fresh()
-    b.lines.append(f"    {loop} = scf.for {e} = {zero} to {count_g} step "
-                   f"{one} iter_args({acc} = {zeros.name}) -> ({acc_t}) {{")
-    start, count = _group_rows(ex, offs, e, rows)
-    rows_t = f"tensor<?x{k}x{x.type.elt}>"
-    part_t = f"tensor<?x{n}x{x.type.elt}>"
+    stride_c = b.index(stride)
     bytes_t = f"tensor<{nbytes}xi8>"
-    xs, off, wb, y, new = (b.fresh() for _ in range(5))
-    body = [
-        f"{xs} = tensor.extract_slice {x.name}[{start}, 0] [{count}, {k}] "
-        f"[1, 1] : {x.type} to {rows_t}",
-        f"{off} = arith.muli {e}, {stride_c} : index",
-        f"{wb} = tensor.extract_slice {w.name}[{off}] [{nbytes}] [1] : "
-        f"{w.type} to {bytes_t}",
-        f'{y} = "attn.quantized_matmul"({xs}, {wb}) {{format = '
-        f'{ex.quantized[w.name]}}} : ({rows_t}, {bytes_t}) -> {part_t}',
-        f"{new} = tensor.insert_slice {y} into {acc}[{start}, 0] "
-        f"[{count}, {n}] [1, 1] : {part_t} into {acc_t}",
-        f"scf.yield {new} : {acc_t}"]
-    b.lines.extend(f"      {line} {b.loc}" for line in body)
-    b.lines.append(f"    }} {b.loc}")
-    return Value(loop, acc_t)
+
+    def product(e, rows, slot):
+        (xs, rows_t), (_, part_t) = rows, slot
+        off, wb, y = b.fresh(), b.fresh(), b.fresh()
+        return [f"{off} = arith.muli {e}, {stride_c} : index",
+                f"{wb} = tensor.extract_slice {w.name}[{off}] [{nbytes}] [1] "
+                f": {w.type} to {bytes_t}",
+                f'{y} = "attn.quantized_matmul"({xs}, {wb}) {{format = '
+                f'{ex.quantized[w.name]}}} : ({rows_t}, {bytes_t}) -> '
+                f'{part_t}'], y
+
+    acc_t = TensorType((rows_dim, n), out.dtype)
+    return _group_loop(ex, x, offs, groups, acc_t, product)
 
 
 @handles("transformers.grouped_mm_fallback.default")
