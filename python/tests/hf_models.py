@@ -121,3 +121,18 @@ def inputs(name, batch=3, seq=SEQ, dtype=torch.float32, seed=0):
         kw["decoder_input_ids"] = torch.randint(3, VOCAB, (batch, seq),
                                                 generator=g)
     return (ids,), kw
+
+
+def mixtral_block(dtype=torch.float32, hidden=32, inner=48):
+    """Mixtral's sparse MoE block with transformers' grouped_mm experts
+    (top-2 of 4), weights drawn with std 0.3 (seed 0)."""
+    from transformers.models.mixtral.modeling_mixtral import \
+        MixtralSparseMoeBlock
+    cfg = T.MixtralConfig(num_local_experts=4, num_experts_per_tok=2,
+                          hidden_size=hidden, intermediate_size=inner)
+    cfg._experts_implementation = "grouped_mm"
+    torch.manual_seed(0)
+    block = MixtralSparseMoeBlock(cfg).eval()
+    for p in block.parameters():
+        torch.nn.init.normal_(p, std=0.3)
+    return block.to(dtype)

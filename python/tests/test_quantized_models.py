@@ -22,6 +22,7 @@ from attnfuse import dequantized_model
 from attnfuse.quant import QuantizedTensor, quantize
 
 T = pytest.importorskip("transformers")
+from hf_models import mixtral_block  # noqa: E402
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
 VOCAB = 100
@@ -244,19 +245,6 @@ def test_embedding_rows_are_the_dequantized_rows(weights, dtype):
     assert torch.equal(c(ids), want)
 
 
-def _mixtral_block(dtype, hidden=64, inner=96):
-    from transformers.models.mixtral.modeling_mixtral import \
-        MixtralSparseMoeBlock
-    cfg = T.MixtralConfig(num_local_experts=4, num_experts_per_tok=2,
-                          hidden_size=hidden, intermediate_size=inner)
-    cfg._experts_implementation = "grouped_mm"
-    torch.manual_seed(0)
-    block = MixtralSparseMoeBlock(cfg).eval()
-    for p in block.parameters():
-        torch.nn.init.normal_(p, std=0.3)
-    return block.to(dtype)
-
-
 @pytest.mark.parametrize("weights,group,dtype", [
     ("q4_0", None, torch.float32), ("int4_asym", 32, torch.float32),
     ("int4", 32, torch.bfloat16)])
@@ -265,7 +253,7 @@ def test_experts_read_quantized(weights, group, dtype, tmp_path):
     stacks, one attn.quantized_matmul per expert in the loop over groups,
     for every token count (dynamic): results equal the block on the
     dequantized weights."""
-    block = _mixtral_block(dtype)
+    block = mixtral_block(dtype, 64, 96)
     tokens = torch.export.Dim("tokens", min=1, max=64)
     c = attnfuse.compile(block, (torch.randn(2, 7, 64).to(dtype),),
                          dynamic_shapes=({1: tokens},), weights=weights,

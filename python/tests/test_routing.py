@@ -10,6 +10,7 @@ import torch
 import attnfuse
 
 T = pytest.importorskip("transformers")
+from hf_models import mixtral_block  # noqa: E402
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
 
@@ -128,22 +129,9 @@ def test_bf16_grouped_mm_matches_eager():
     assert not ours[9:].any()
 
 
-def _mixtral_block(dtype):
-    from transformers.models.mixtral.modeling_mixtral import \
-        MixtralSparseMoeBlock
-    cfg = T.MixtralConfig(num_local_experts=4, num_experts_per_tok=2,
-                          hidden_size=32, intermediate_size=48)
-    cfg._experts_implementation = "grouped_mm"
-    torch.manual_seed(0)
-    block = MixtralSparseMoeBlock(cfg).eval()
-    for p in block.parameters():
-        torch.nn.init.normal_(p, std=0.3)
-    return block.to(dtype)
-
-
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 def test_mixtral_block_with_a_dynamic_token_count(dtype):
-    block = _mixtral_block(dtype)
+    block = mixtral_block(dtype)
     tokens = torch.export.Dim("tokens", min=1, max=64)
     compiled = attnfuse.compile(block, (torch.randn(2, 7, 32).to(dtype),),
                                 dynamic_shapes=({1: tokens},))
@@ -158,7 +146,7 @@ def test_mixtral_block_with_a_batch_the_export_fixes():
     starts a dynamic size at 2, so the batch symbol has one value, and the
     sizes of the flattened tokens (batch x positions) still name it; they
     must use its value."""
-    block = _mixtral_block(torch.float32)
+    block = mixtral_block(torch.float32)
     batch = torch.export.Dim("batch", min=1, max=2)
     tokens = torch.export.Dim("tokens", min=1, max=64)
     compiled = attnfuse.compile(block, (torch.randn(2, 7, 32),),
