@@ -2,6 +2,8 @@
 weights, no downloads): 2 layers, hidden size 32, 4 heads, vocabulary 100,
 with `attn_implementation` "eager" or "sdpa"."""
 
+import warnings
+
 import torch
 import transformers as T
 
@@ -136,3 +138,18 @@ def mixtral_block(dtype=torch.float32, hidden=32, inner=48):
     for p in block.parameters():
         torch.nn.init.normal_(p, std=0.3)
     return block.to(dtype)
+
+
+def assert_torch_compile_matches(model, **kwargs):
+    """torch.compile(model, backend="attnfuse") on `kwargs` (use_cache off)
+    with no graph falling back to eager (a FallbackWarning is an error):
+    the logits equal eager's within 1e-4."""
+    from attnfuse.dynamo import FallbackWarning
+    torch._dynamo.reset()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FallbackWarning)
+        with torch.no_grad():
+            got = torch.compile(model, backend="attnfuse", dynamic=False)(
+                **kwargs, use_cache=False).logits
+            want = model(**kwargs, use_cache=False).logits
+    torch.testing.assert_close(got, want, atol=1e-4, rtol=1e-4)

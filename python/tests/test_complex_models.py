@@ -6,14 +6,13 @@ compiled on a left-padded batch and called with two paddings against
 eager, every attention fused; torch.compile with no fallback; greedy
 generation token for token as transformers' `generate`."""
 
-import warnings
-
 import pytest
 import torch
 
 import attnfuse
 
 T = pytest.importorskip("transformers")
+from hf_models import assert_torch_compile_matches  # noqa: E402
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning:transformers")
 
 
@@ -116,17 +115,9 @@ def test_llama4_matches_eager():
 
 
 def test_llama4_through_torch_compile():
-    from attnfuse.dynamo import FallbackWarning
-    torch._dynamo.reset()
-    model = _llama4()
     ids, mask = _batch(3, 2)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", FallbackWarning)
-        with torch.no_grad():
-            got = torch.compile(model, backend="attnfuse", dynamic=False)(
-                ids, attention_mask=mask, use_cache=False).logits
-            want = model(ids, attention_mask=mask, use_cache=False).logits
-    torch.testing.assert_close(got, want, atol=1e-4, rtol=1e-4)
+    assert_torch_compile_matches(_llama4(), input_ids=ids,
+                                 attention_mask=mask)
 
 
 def test_llama4_generation_matches_transformers():

@@ -11,14 +11,13 @@ the linear-attention layers by name. Triangular solves themselves (both
 triangles, unit diagonal, right-hand side, batch broadcast) against a
 float64 reference."""
 
-import warnings
-
 import pytest
 import torch
 
 import attnfuse
 
 T = pytest.importorskip("transformers")
+from hf_models import assert_torch_compile_matches  # noqa: E402
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
 
@@ -44,17 +43,9 @@ def _batch(pad, seed):
 
 
 def test_qwen3_next_through_torch_compile():
-    from attnfuse.dynamo import FallbackWarning
-    torch._dynamo.reset()
-    model = _qwen3_next()
     ids, mask = _batch(2, 2)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", FallbackWarning)
-        with torch.no_grad():
-            got = torch.compile(model, backend="attnfuse", dynamic=False)(
-                ids, attention_mask=mask, use_cache=False).logits
-            want = model(ids, attention_mask=mask, use_cache=False).logits
-    torch.testing.assert_close(got, want, atol=1e-4, rtol=1e-4)
+    assert_torch_compile_matches(_qwen3_next(), input_ids=ids,
+                                 attention_mask=mask)
 
 
 def test_generator_refuses_linear_attention_layers():

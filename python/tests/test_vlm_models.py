@@ -11,8 +11,6 @@ themselves (pooling windows, padding, ceil_mode, bf16; broadcast masks,
 too short a source) against eager. Vision backbones' pooling: as_strided
 views and windows, as torch.export writes Swin's adaptive pooler."""
 
-import warnings
-
 import pytest
 import torch
 import torch.nn.functional as F
@@ -21,6 +19,7 @@ import attnfuse
 from attnfuse.errors import RunTimeCheckError
 
 T = pytest.importorskip("transformers")
+from hf_models import assert_torch_compile_matches  # noqa: E402
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning:transformers")
 
 V, IMAGE = 100, 99
@@ -108,17 +107,8 @@ def test_image_prompt_matches_eager(name):
 def test_image_prompt_through_torch_compile():
     """torch.compile(backend="attnfuse") of Gemma-3 with an image: no graph
     falls back to eager."""
-    from attnfuse.dynamo import FallbackWarning
-    torch._dynamo.reset()
-    model = _build("gemma3")
-    kw = _inputs(MODELS["gemma3"][1], 2)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", FallbackWarning)
-        with torch.no_grad():
-            got = torch.compile(model, backend="attnfuse", dynamic=False)(
-                **kw, use_cache=False).logits
-            want = model(**kw, use_cache=False).logits
-    torch.testing.assert_close(got, want, atol=1e-4, rtol=1e-4)
+    assert_torch_compile_matches(_build("gemma3"),
+                                 **_inputs(MODELS["gemma3"][1], 2))
 
 
 class Pools(torch.nn.Module):
