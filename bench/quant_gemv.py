@@ -5,7 +5,7 @@ weight bytes and weights read per second. Not a test.
 
   python3 bench/quant_gemv.py [--threads 1 2] [--repeat 50] [--rounds 3]
       [--shapes 5632x1024 1024x5632] [--mb 96] [--attn-run build/bin/attn-run]
-      [--cc cc]
+      [--cc cc] [--ymm-rows]
 
 Each timed call multiplies one row by L distinct copies of the weight
 (separate buffers, about --mb MiB in all: more than the L3, so that they
@@ -16,7 +16,11 @@ GEMV, as the exporter's nn.Linear); q8_0 and q4_0 are llama.cpp's blocks,
 int4_sym has f16 scales per group of 128. The rows marked "int8 act" are
 the same products compiled with --quantized-activations=int8 (integer dot
 products on a VNNI host; the f32 path, so the same numbers, elsewhere).
-Each round also runs bench/cpu_peak.c's triad (built with --cc) with each
+With --ymm-rows, the int8 rows of the 4-bit and q8_0 weights are also
+measured with attn-run --mattr=-avx512vnni ("int8 act, ymm"): on a host
+with AVX512-VNNI and AVX-VNNI (Zen 5, Sapphire Rapids) that is the 8-lane
+step (AVX-VNNI's vpdpbusd on ymm) beside the default wide step of two
+units on zmm. Each round also runs bench/cpu_peak.c's triad (built with --cc) with each
 thread count; "% triad" is GB/s over the best triad of the run.
 """
 import argparse
@@ -79,7 +83,9 @@ def measure(attn_run, tmp, name, module, weight_npy, copies, threads, repeat,
     Path(path).write_text(module)
     cmd = [attn_run, path, "--entry", "main", f"--num-threads={threads}",
            "--repeat", str(repeat), "--input", "0=" + os.path.join(tmp, "x.npy")]
-    if activations:
+    if activations == "int8-ymm":
+        cmd += ["--quantized-activations=int8", "--mattr=-avx512vnni"]
+    elif activations:
         cmd.append(f"--quantized-activations={activations}")
     for i in range(copies):
         cmd += ["--input", f"{i + 1}={weight_npy}"]
@@ -114,7 +120,11 @@ def main():
     p.add_argument("--attn-run", default=str(Path(__file__).resolve().parent.parent
                                              / "build" / "bin" / "attn-run"))
     p.add_argument("--cc", default="cc", help="C compiler for cpu_peak.c")
+    p.add_argument("--ymm-rows", action="store_true",
+                   help="also the int8 rows with --mattr=-avx512vnni")
     a = p.parse_args()
+    schemes = SCHEMES + ([(s, g, "int8-ymm") for s, g, act in SCHEMES
+                          if act == "int8"] if a.ymm_rows else [])
     rng = np.random.default_rng(0)
     with tempfile.TemporaryDirectory() as tmp:
         peak = os.path.join(tmp, "cpu_peak")
@@ -130,7 +140,7 @@ def main():
             np.save(os.path.join(tmp, f"x_{k}.npy"),
                     x.to(torch.bfloat16).view(torch.int16).numpy().view(np.uint16))
             prepared = {}
-            for scheme, group, act in SCHEMES:
+            for scheme, group, act in schemes:
                 if scheme not in prepared:
                     prepared[scheme] = prepare(a, tmp, n, k, w, scheme, group)
                 for threads in a.threads:
@@ -162,7 +172,8 @@ def main():
             base = best[((n, k), "bf16", None, threads)]
             base_gbs = math.ceil(a.mb * 2 ** 20 / (n * k * 2)) * n * k * 2 / base / 1e9
             label = scheme + ("" if group is None else f" g{group}")
-            label += f", {act} act" if act else ""
+            label += {None: "", "int8": ", int8 act",
+                      "int8-ymm": ", int8 act, ymm"}[act]
             weights = copies * n * k / t / 1e9
             base_weights = base_gbs / 2
             print(f"| {n} x {k} | {label} | {nbytes} | {copies} | {threads} | "

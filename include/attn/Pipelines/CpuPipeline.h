@@ -107,6 +107,13 @@ struct AttnCpuPipelineOptions
                        llvm::cl::desc("with vnni: the target has AVX-VNNI "
                                       "(vpdpbusd's VEX form)"),
                        llvm::cl::init(false)};
+  /// With vnni and vector-bits=512: the target has AVX512-VNNI and
+  /// AVX512-BW (vpdpbusd on zmm).
+  Option<bool> vnni512{*this, "vnni-512",
+                       llvm::cl::desc("with vnni and vector-bits=512: the "
+                                      "target has AVX512-VNNI and AVX512-BW "
+                                      "(vpdpbusd on zmm)"),
+                       llvm::cl::init(false)};
   /// The quantized decode GEMV's inputs: none (f32, exact) or int8
   /// (quantized per block of 32 and multiplied in integers where the
   /// target has vnni; docs/quantization.md).

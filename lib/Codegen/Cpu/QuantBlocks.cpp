@@ -371,6 +371,126 @@ QuantDecoder::IntUnit QuantDecoder::decodeIntUnit(Value row, Value u) {
   return unit;
 }
 
+std::optional<int64_t>
+QuantDecoder::getFixedIntOffset(const QuantizedWeight &weight) {
+  if (!hasIntUnits(weight) || weight.format.hasZeroPoints())
+    return std::nullopt;
+  switch (weight.format.getScheme()) {
+  case QuantScheme::q8_0:
+    return 128;
+  case QuantScheme::q4_0:
+    return 8;
+  default:
+    return weight.format.getBits() == 8 ? 128 : 8;
+  }
+}
+
+Value QuantDecoder::spreadNibbles64(Value a, Value b16) {
+  // [a, a, b, b] in 128-bit lanes; the odd lanes' bytes shifted right by 4
+  // as i16 (the bits a byte takes from its neighbour are masked off).
+  SmallVector<int64_t> spread;
+  for (int64_t half : {0, 16})
+    for (int64_t copy = 0; copy < 2; ++copy)
+      for (int64_t i = 0; i < 16; ++i)
+        spread.push_back(half + i);
+  Value v = vector::ShuffleOp::create(b, loc, a, b16, spread);
+  auto i16Type = VectorType::get({32}, b.getI16Type());
+  SmallVector<int16_t> shifts;
+  for (int64_t lane = 0; lane < 4; ++lane)
+    shifts.append(8, lane % 2 ? 4 : 0);
+  Value shifted = arith::ShRUIOp::create(
+      b, loc, vector::BitCastOp::create(b, loc, i16Type, v),
+      arith::ConstantOp::create(
+          b, loc,
+          DenseElementsAttr::get(i16Type, ArrayRef<int16_t>(shifts))));
+  auto type = VectorType::get({64}, b.getI8Type());
+  return arith::AndIOp::create(
+      b, loc, vector::BitCastOp::create(b, loc, type, shifted),
+      arith::ConstantOp::create(
+          b, loc, DenseElementsAttr::get(type, b.getI8IntegerAttr(15))));
+}
+
+Value QuantDecoder::loadScalePair(Value a, Value b8, bool f32) {
+  Type ft = f32 ? Type(b.getF32Type()) : Type(b.getF16Type());
+  auto eight = VectorType::get({8}, ft);
+  auto splat = [&](Value offset) {
+    Value raw = loadBytes(offset, f32 ? 4 : 2);
+    Value one =
+        vector::BitCastOp::create(b, loc, VectorType::get({1}, ft), raw);
+    return vector::BroadcastOp::create(b, loc, eight, one).getResult();
+  };
+  Value first = splat(a), second = splat(b8);
+  Value pair = vector::ShuffleOp::create(
+      b, loc, first, second, llvm::to_vector(llvm::seq<int64_t>(0, 16)));
+  if (f32)
+    return pair;
+  return arith::ExtFOp::create(b, loc, VectorType::get({16}, b.getF32Type()),
+                               pair);
+}
+
+QuantDecoder::IntPair QuantDecoder::decodeIntPair(Value row, Value u) {
+  assert(getFixedIntOffset(weight) && "a weight with a fixed code offset");
+  QuantFormatAttr f = weight.format;
+  auto bytes64 = VectorType::get({64}, b.getI8Type());
+  auto biased = [&](Value codes) {
+    return arith::XOrIOp::create(
+               b, loc, codes,
+               arith::ConstantOp::create(
+                   b, loc,
+                   DenseElementsAttr::get(bytes64, b.getI8IntegerAttr(-128))))
+        .getResult();
+  };
+  auto concat = [&](Value x, Value y) {
+    int64_t n = cast<VectorType>(x.getType()).getNumElements();
+    return vector::ShuffleOp::create(b, loc, x, y,
+                                     llvm::to_vector(llvm::seq<int64_t>(0, 2 * n)))
+        .getResult();
+  };
+  IntPair pair;
+  switch (f.getScheme()) {
+  case QuantScheme::q8_0: {
+    Value base = mul(add(mul(row, idx(weight.k / 32)), u), idx(34));
+    Value next = add(base, idx(34));
+    pair.scales = loadScalePair(base, next, false);
+    Value first = loadBytes(add(base, idx(2)), 32);
+    Value second = loadBytes(add(next, idx(2)), 32);
+    pair.codes = biased(concat(first, second));
+    return pair;
+  }
+  case QuantScheme::q4_0: {
+    Value base = mul(add(mul(row, idx(weight.k / 32)), u), idx(18));
+    Value next = add(base, idx(18));
+    pair.scales = loadScalePair(base, next, false);
+    Value first = loadBytes(add(base, idx(2)), 16);
+    Value second = loadBytes(add(next, idx(2)), 16);
+    pair.codes = spreadNibbles64(first, second);
+    return pair;
+  }
+  default:
+    break;
+  }
+  Value k = mul(u, idx(32));
+  auto scaleAt = [&](Value kk) {
+    Value i = add(mul(row, idx(weight.k / f.getGroup())),
+                  arith::DivUIOp::create(b, loc, kk, idx(f.getGroup())));
+    return add(idx(layout.scales), mul(i, idx(f.getScaleBytes())));
+  };
+  Value firstScale = scaleAt(k), secondScale = scaleAt(add(k, idx(32)));
+  pair.scales = loadScalePair(firstScale, secondScale, f.getScale().isF32());
+  if (f.getBits() == 8) {
+    pair.codes = biased(loadBytes(add(mul(row, idx(weight.k)), k), 64));
+  } else {
+    Value v = loadBytes(add(mul(row, idx(weight.k / 2)), mul(u, idx(16))), 32);
+    auto half = [&](int64_t start) {
+      return vector::ShuffleOp::create(
+                 b, loc, v, v, llvm::to_vector(llvm::seq<int64_t>(start, start + 16)))
+          .getResult();
+    };
+    pair.codes = spreadNibbles64(half(0), half(16));
+  }
+  return pair;
+}
+
 //===----------------------------------------------------------------------===//
 // packQuantizedBlock
 //===----------------------------------------------------------------------===//

@@ -29,7 +29,9 @@ cpu::ProductKernels cpu::Target::getProductKernels(Type lhs, Type rhs,
                                                    Type acc) const {
   ProductKernels kernels;
   if (lhs.isInteger(8) && rhs.isInteger(8) && acc.isInteger(32)) {
-    if (vnni)
+    if (vnni512)
+      kernels.vector = VectorKernel::ByteDotWide;
+    else if (vnni)
       kernels.vector = avxVnni ? VectorKernel::ByteDotVex : VectorKernel::ByteDot;
     return kernels;
   }
@@ -45,6 +47,8 @@ std::string cpu::Target::validate() const {
   if (!isValidVectorBits(vectorBits))
     return ("vector-bits must be 128, 256 or 512, not " + Twine(vectorBits))
         .str();
+  if (vnni512 && (!vnni || vectorBits != 512))
+    return "vnni-512 needs vnni and vector-bits=512";
   return "";
 }
 
@@ -155,5 +159,7 @@ cpu::Target cpu::getTarget(const llvm::TargetMachine &tm) {
   target.avxVnni = sti->checkFeatures("+avxvnni");
   target.vnni =
       target.avxVnni || sti->checkFeatures("+avx512vnni,+avx512vl");
+  target.vnni512 = target.vectorBits == 512 &&
+                   sti->checkFeatures("+avx512vnni,+avx512vl,+avx512bw");
   return target;
 }

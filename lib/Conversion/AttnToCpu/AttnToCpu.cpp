@@ -305,6 +305,8 @@ private:
     target.amx = amx;
     target.vnni = vnni;
     target.avxVnni = avxVnni;
+    target.vnni512 = vnni512;
+  target.vnni512 = vnni512;
     if (std::string error = target.validate(); !error.empty())
       return root->emitError() << "attn-lower-to-cpu: " << error;
     if (positionBound < 1 || positionBound > kDefaultPositionBound)
@@ -331,4 +333,5 @@ void mlir::attn::setTargetOptions(AttnLowerToCpuOptions &options,
   options.amx = target.amx;
   options.vnni = target.vnni;
   options.avxVnni = target.avxVnni;
+  options.vnni512 = target.vnni512;
 }

@@ -30,6 +30,14 @@
 //   scale, per input row an i32 dot of the codes and the row's block
 //   (QuantDotKernel::accumulate, started from -offset * sum in lane 0),
 //   converted to f32 and accumulated times weight scale * row scale.
+//   On a wide kernel (AVX512-VNNI on zmm) a weight whose codes have a
+//   fixed offset (q8_0, q4_0, int8_sym, int4_sym) and whose rows have an
+//   even number of units steps through two units at a time: one vpdpbusd
+//   of 64 codes and 64 activations started from a per-row vector of the
+//   two blocks' -offset * sum (written once with the quantized rows),
+//   converted to f32 and accumulated times the two units' weight scales
+//   (lanes 0-7 and 8-15) times the row's two block scales, also
+//   vectors written once per call.
 //
 // - more rows (prefill): the register-tiled GEMM of GemmToCpu.cpp, whose
 //   pack step dequantizes each k block of nc weight rows into its f32
@@ -86,6 +94,9 @@ public:
       Type i8 = b.getIntegerType(8);
       dot = QuantDotKernel::create(
           b, loc, target.getProductKernels(i8, i8, b.getI32Type()));
+      wide = dot && dot->isWide() &&
+             QuantDecoder::getFixedIntOffset(weight) &&
+             weight.k / QuantDotKernel::kStepBytes % 2 == 0;
     }
   }
 
@@ -124,6 +135,10 @@ private:
   /// The integer path's accumulateUnit: acc (vector<8xf32>, one per
   /// product) += f32(dot(codes - offset, xq)) * (scale * xd).
   void accumulateIntUnit(const Tile &t, Value u, SmallVectorImpl<Value> &acc);
+  /// The wide integer path's step over units u and u + 1: acc
+  /// (vector<16xf32>, one per product) += f32(dot(codes, xq) + xinit) *
+  /// (scales * xdw).
+  void accumulateIntPair(const Tile &t, Value u, SmallVectorImpl<Value> &acc);
 
   const QuantizedWeight &weight;
   RankedTensorType resultType;
@@ -133,8 +148,14 @@ private:
   std::optional<QuantDecoder> decoder;
   /// The integer dot product, or null for the f32 path.
   std::unique_ptr<QuantDotKernel> dot;
+  /// The wide integer path (accumulateIntPair).
+  bool wide = false;
   Value xBuf, outBuf, m;
   Value xq, xd, xs;
+  /// The wide path's per-lane row scales and starting dots: xdw[r, 8b + i]
+  /// = xd[r, b], xinit[r, 8b] = -offset * xs[r, b] and xinit[r, 8b + i] =
+  /// 0 for 0 < i < 8.
+  Value xdw, xinit;
 };
 
 } // namespace
@@ -210,6 +231,12 @@ void QuantGemvLowering::quantizeRows() {
   xq = allocAligned(b, loc, i8, {r, b.getIndexAttr(weight.k)});
   xd = allocAligned(b, loc, f32, {r, b.getIndexAttr(blocks)});
   xs = allocAligned(b, loc, i32, {r, b.getIndexAttr(blocks)});
+  int64_t lanesPerBlock = QuantDotKernel::kAccLanes;
+  if (wide) {
+    xdw = allocAligned(b, loc, f32, {r, b.getIndexAttr(blocks * lanesPerBlock)});
+    xinit =
+        allocAligned(b, loc, i32, {r, b.getIndexAttr(blocks * lanesPerBlock)});
+  }
   auto type = VectorType::get({QuantDotKernel::kStepBytes}, f32);
   forLoop(idx(0), m, idx(1), [&](Value row) {
     forLoop(idx(0), idx(blocks), idx(1), [&](Value block) {
@@ -243,6 +270,23 @@ void QuantGemvLowering::quantizeRows() {
           xq, ValueRange{row, col});
       memref::StoreOp::create(b, loc, d, xd, ValueRange{row, block});
       memref::StoreOp::create(b, loc, sum, xs, ValueRange{row, block});
+      if (wide) {
+        auto laneF = VectorType::get({lanesPerBlock}, f32);
+        auto laneI = VectorType::get({lanesPerBlock}, i32);
+        Value at = mul(block, idx(lanesPerBlock));
+        vector::StoreOp::create(b, loc,
+                                vector::BroadcastOp::create(b, loc, laneF, d),
+                                xdw, ValueRange{row, at});
+        int64_t offset = *QuantDecoder::getFixedIntOffset(weight);
+        Value init = arith::MulIOp::create(
+            b, loc, sum, arith::ConstantIntOp::create(b, loc, i32, -offset));
+        Value zeros = arith::ConstantOp::create(
+            b, loc, DenseElementsAttr::get(laneI, b.getI32IntegerAttr(0)));
+        vector::StoreOp::create(
+            b, loc,
+            vector::InsertOp::create(b, loc, init, zeros, ArrayRef<int64_t>{0}),
+            xinit, ValueRange{row, at});
+      }
     });
   });
 }
@@ -283,6 +327,34 @@ void QuantGemvLowering::accumulateIntUnit(const Tile &t, Value u,
   }
 }
 
+void QuantGemvLowering::accumulateIntPair(const Tile &t, Value u,
+                                          SmallVectorImpl<Value> &acc) {
+  Type i32 = b.getI32Type(), i8 = b.getIntegerType(8), f32 = b.getF32Type();
+  auto accType = VectorType::get({QuantDotKernel::kWideAccLanes}, i32);
+  auto fType = VectorType::get({QuantDotKernel::kWideAccLanes}, f32);
+  SmallVector<QuantDecoder::IntPair> w;
+  for (int64_t c = 0; c < t.cols; ++c)
+    w.push_back(decoder->decodeIntPair(add(t.c0, idx(c)), u));
+  Value col = mul(u, idx(QuantDotKernel::kStepBytes));
+  Value lane = mul(u, idx(QuantDotKernel::kAccLanes));
+  for (int64_t r = 0; r < t.rows; ++r) {
+    Value row = add(t.i0, idx(r));
+    Value x = vector::LoadOp::create(
+        b, loc, VectorType::get({QuantDotKernel::kWideStepBytes}, i8), xq,
+        ValueRange{row, col});
+    Value init =
+        vector::LoadOp::create(b, loc, accType, xinit, ValueRange{row, lane});
+    Value d = vector::LoadOp::create(b, loc, fType, xdw, ValueRange{row, lane});
+    for (int64_t c = 0; c < t.cols; ++c) {
+      Value ints = dot->accumulate(init, w[c].codes, x);
+      Value dots = arith::SIToFPOp::create(b, loc, fType, ints);
+      Value scales = arith::MulFOp::create(b, loc, w[c].scales, d);
+      int64_t a = r * t.cols + c;
+      acc[a] = vector::FMAOp::create(b, loc, dots, scales, acc[a]);
+    }
+  }
+}
+
 void QuantGemvLowering::emitWorkItem(Value item) {
   Value n0 = mul(item, idx(nb));
   Value n1 = minu(add(n0, idx(nb)), idx(weight.n));
@@ -317,8 +389,9 @@ SmallVector<Value> QuantGemvLowering::emitUnits(const Tile &t) {
   // path has one per product: its dots' latency is in their own chains).
   int64_t chains = t.rows * t.cols >= 4 || dot ? 1 : 2;
   VectorType accType =
-      dot ? VectorType::get({QuantDotKernel::kAccLanes}, b.getF32Type())
-          : vecType;
+      wide ? VectorType::get({QuantDotKernel::kWideAccLanes}, b.getF32Type())
+      : dot ? VectorType::get({QuantDotKernel::kAccLanes}, b.getF32Type())
+            : vecType;
   Value zero = createFloatConstantOfType(b, loc, accType, 0.0);
   SmallVector<Value> init(t.rows * t.cols * chains, zero);
   // Units in steps of whole 64-byte lines of codes (a unit of q4_0 is 18
@@ -327,7 +400,11 @@ SmallVector<Value> QuantGemvLowering::emitUnits(const Tile &t) {
   // hardware prefetchers alone stream the weight well below the memory's
   // rate, and a prefetch per unit would issue several per line. Past the
   // last row the addresses are out of the weight; a prefetch never faults.
-  int64_t group = std::max<int64_t>(1, 64 / decoder->getUnitBytes());
+  // The wide path steps through pairs of units (a whole number of them
+  // per step; its rows have an even number of units).
+  int64_t perStep = wide ? 2 : 1;
+  int64_t group =
+      perStep * std::max<int64_t>(1, 64 / (perStep * decoder->getUnitBytes()));
   int64_t whole = decoder->getWholeUnits();
   int64_t grouped = whole / group * group;
   auto steps = scf::ForOp::create(
@@ -336,8 +413,10 @@ SmallVector<Value> QuantGemvLowering::emitUnits(const Tile &t) {
         SmallVector<Value> next(acc);
         for (int64_t c = 0; c < t.cols; ++c)
           decoder->prefetchUnits(add(t.c0, idx(2 * t.cols + c)), u0, group);
-        for (int64_t g = 0; g < group; ++g)
-          if (dot)
+        for (int64_t g = 0; g < group; g += perStep)
+          if (wide)
+            accumulateIntPair(t, add(u0, idx(g)), next);
+          else if (dot)
             accumulateIntUnit(t, add(u0, idx(g)), next);
           else
             accumulateUnit(t, add(u0, idx(g)), next, chains);
@@ -346,10 +425,12 @@ SmallVector<Value> QuantGemvLowering::emitUnits(const Tile &t) {
   SmallVector<Value> sums(steps.getResults());
   if (grouped < whole) {
     auto rest =
-        scf::ForOp::create(b, loc, idx(grouped), idx(whole), idx(1), sums,
+        scf::ForOp::create(b, loc, idx(grouped), idx(whole), idx(perStep), sums,
                            [&](OpBuilder &, Location, Value u, ValueRange acc) {
                              SmallVector<Value> next(acc);
-                             if (dot)
+                             if (wide)
+                               accumulateIntPair(t, u, next);
+                             else if (dot)
                                accumulateIntUnit(t, u, next);
                              else
                                accumulateUnit(t, u, next, chains);

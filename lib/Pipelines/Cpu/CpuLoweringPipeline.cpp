@@ -36,6 +36,7 @@ cpu::Target AttnCpuPipelineOptions::getTarget() const {
   target.f16c = !expandF16Conversions;
   target.vnni = vnni;
   target.avxVnni = avxVnni;
+  target.vnni512 = vnni512;
   return target;
 }
 
@@ -47,6 +48,7 @@ void AttnCpuPipelineOptions::setTarget(const cpu::Target &target) {
   expandF16Conversions = !target.f16c;
   vnni = target.vnni;
   avxVnni = target.avxVnni;
+  vnni512 = target.vnni512;
 }
 
 /// attn ops to upstream ops on tensors, functions marked for C callers.

@@ -2,6 +2,8 @@
 // RUN: attn-opt %s --attn-lower-to-cpu="vector-bits=512 vnni=true" --split-input-file | FileCheck %s --check-prefix=NOVNNI
 // RUN: attn-opt %s --attn-lower-to-cpu="vector-bits=512 vnni=true quantized-activations=int8" --split-input-file | FileCheck %s --check-prefix=INT8
 // RUN: not attn-opt %s --attn-lower-to-cpu="quantized-activations=int4" 2>&1 | FileCheck %s --check-prefix=BADPASS
+// RUN: not attn-opt %s --attn-lower-to-cpu="vector-bits=256 vnni=true vnni-512=true quantized-activations=int8" 2>&1 | FileCheck %s --check-prefix=BADWIDE
+// RUN: not attn-opt %s --attn-lower-to-cpu="vector-bits=512 vnni-512=true" 2>&1 | FileCheck %s --check-prefix=BADWIDE
 // RUN: not attn-opt %s --attn-cpu-lowering-pipeline="quantized-activations=yes" 2>&1 | FileCheck %s --check-prefix=BADPIPELINE
 
 // What quantized-activations=int8 leaves to the f32 GEMV: a target without
@@ -11,6 +13,7 @@
 // multiple of 32) and prefill (more than 8 rows: the GEMM).
 
 // BADPASS: for the --quantized-activations option: Cannot find option named 'int4'!
+// BADWIDE: error: attn-lower-to-cpu: vnni-512 needs vnni and vector-bits=512
 // BADPIPELINE: for the --quantized-activations option: Cannot find option named 'yes'!
 
 // NOVNNI-LABEL: func.func @negative_q4_0

@@ -2,6 +2,8 @@
 // RUN: attn-opt %s --attn-lower-to-cpu="vector-bits=256 vnni=true quantized-activations=int8" --canonicalize --cse --split-input-file | FileCheck %s
 // RUN: attn-opt %s --attn-lower-to-cpu="vector-bits=256 vnni=true avx-vnni=true quantized-activations=int8" --split-input-file | FileCheck %s --check-prefix=VEX
 // RUN: attn-opt %s --attn-cpu-lowering-pipeline="vector-bits=256 vnni=true quantized-activations=int8 num-threads=2" | FileCheck %s --check-prefix=LLVM
+// RUN: attn-opt %s --attn-lower-to-cpu="vector-bits=512 vnni=true vnni-512=true quantized-activations=int8" --canonicalize --cse --split-input-file | FileCheck %s --check-prefix=WIDE
+// RUN: attn-opt %s --attn-cpu-lowering-pipeline="vector-bits=512 vnni=true vnni-512=true quantized-activations=int8 num-threads=2" | FileCheck %s --check-prefix=WIDELLVM
 
 // quantized-activations=int8 on a target with vpdpbusd (vnni): the decode
 // GEMV quantizes each input row to int8 per block of 32 once per call
@@ -12,6 +14,17 @@
 // from -offset * sum in lane 0), converts the i32 lanes to f32
 // and accumulates them times weight scale * row scale. Vectors of 8 i32
 // at every vector width.
+//
+// With vnni-512 (AVX512-VNNI and AVX512-BW on 512-bit vectors), a weight
+// whose codes have a fixed offset (q8_0, q4_0, int8_sym, int4_sym) and
+// whose rows have an even number of units steps through two units at a
+// time: 64 codes (each unit's 16 bytes of nibbles spread over two 128-bit
+// lanes, the odd lanes shifted right by 4, the low nibbles kept) times 64
+// activations in one vpdpbusd on zmm ("v" operands), started from the
+// row's vector of both blocks' -offset * sum (xinit, written once with
+// the quantized rows beside the per-lane row scales), and the two units'
+// scales in lanes 0-7 and 8-15. Odd unit counts (q4_0 of K = 96) and the
+// asymmetric schemes keep the ymm step.
 
 // q4_0: nibbles (offset 8), the f16 scale.
 // CHECK-LABEL: func.func @decode_q4_0(
@@ -35,6 +48,11 @@
 
 // VEX-LABEL: func.func @decode_q4_0(
 // VEX: llvm.inline_asm "{vex} vpdpbusd $2, $1, $0", "=x,x,x,0"
+// WIDE-LABEL: func.func @decode_q4_0(
+// WIDE-NOT: vector<16xi32>
+// WIDE: llvm.inline_asm "vpdpbusd $2, $1, $0", "=v,v,v,0" %{{.*}} : (vector<32xi8>, vector<32xi8>, vector<8xi32>) -> vector<8xi32>
+// WIDE-NOT: vector<16xi32>
+// WIDE: return
 func.func @decode_q4_0(%x: tensor<2x96xf32>, %w: tensor<1998xi8>) -> tensor<2x37xf32> {
   %y = attn.quantized_matmul %x, %w {format = #attn.quant<q4_0>}
       : (tensor<2x96xf32>, tensor<1998xi8>) -> tensor<2x37xf32>
@@ -50,6 +68,26 @@ func.func @decode_q4_0(%x: tensor<2x96xf32>, %w: tensor<1998xi8>) -> tensor<2x37
 // CHECK: arith.xori %{{.*}} : vector<32xi8>
 // CHECK: llvm.inline_asm "vpdpbusd $2, $1, $0"
 // CHECK: return
+// Two units per row: the wide step. The per-lane row scales and starting
+// dots (-128 * the block's code sum in its first lane) are written with
+// the quantized rows; each step loads both units' 32 codes and f16 scales.
+// WIDE-LABEL: func.func @decode_q8_0(
+// WIDE-DAG: %[[XDW:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1x16xf32>
+// WIDE-DAG: %[[XINIT:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1x16xi32>
+// WIDE: arith.muli %{{.*}}, %c-128_i32 : i32
+// WIDE: vector.store %{{.*}}, %[[XINIT]][%{{.*}}] : memref<1x16xi32>, vector<8xi32>
+// WIDE: vector.broadcast %{{.*}} : vector<1xf16> to vector<8xf16>
+// WIDE: arith.extf %{{.*}} : vector<16xf16> to vector<16xf32>
+// WIDE: vector.shuffle %{{.*}}, %{{.*}} [0, 1, {{.*}}, 63] : vector<32xi8>, vector<32xi8>
+// WIDE: arith.xori %{{.*}} : vector<64xi8>
+// WIDE: %[[X:.*]] = vector.load %{{.*}} : memref<1x64xi8>, vector<64xi8>
+// WIDE: %[[INIT:.*]] = vector.load %[[XINIT]][%{{.*}}] : memref<1x16xi32>, vector<16xi32>
+// WIDE: %[[D:.*]] = vector.load %[[XDW]][%{{.*}}] : memref<1x16xf32>, vector<16xf32>
+// WIDE: %[[DOT:.*]] = llvm.inline_asm "vpdpbusd $2, $1, $0", "=v,v,v,0" %{{.*}}, %[[X]], %[[INIT]] : (vector<64xi8>, vector<64xi8>, vector<16xi32>) -> vector<16xi32>
+// WIDE: %[[F:.*]] = arith.sitofp %[[DOT]] : vector<16xi32> to vector<16xf32>
+// WIDE: %[[S:.*]] = arith.mulf %{{.*}}, %[[D]] : vector<16xf32>
+// WIDE: vector.fma %[[F]], %[[S]], %{{.*}} : vector<16xf32>
+// WIDE: return
 func.func @decode_q8_0(%x: tensor<1x64xbf16>, %w: tensor<340xi8>) -> tensor<1x5xbf16> {
   %y = attn.quantized_matmul %x, %w {format = #attn.quant<q8_0>}
       : (tensor<1x64xbf16>, tensor<340xi8>) -> tensor<1x5xbf16>
@@ -64,6 +102,12 @@ func.func @decode_q8_0(%x: tensor<1x64xbf16>, %w: tensor<340xi8>) -> tensor<1x5x
 // CHECK: arith.extui %{{.*}} : i8 to i32
 // CHECK: llvm.inline_asm "vpdpbusd $2, $1, $0"
 // CHECK: return
+// A zero point per group: no fixed offset, the ymm step.
+// WIDE-LABEL: func.func @decode_int8_asym(
+// WIDE-NOT: vector<64xi8>
+// WIDE: llvm.inline_asm "vpdpbusd $2, $1, $0", "=v,v,v,0" %{{.*}} : (vector<32xi8>, vector<32xi8>, vector<8xi32>) -> vector<8xi32>
+// WIDE-NOT: vector<64xi8>
+// WIDE: return
 func.func @decode_int8_asym(%x: tensor<3x64xf32>, %w: tensor<389xi8>) -> tensor<3x5xf32> {
   %y = attn.quantized_matmul %x, %w {format = #attn.quant<int8_asym, group = 64, scale = f32>}
       : (tensor<3x64xf32>, tensor<389xi8>) -> tensor<3x5xf32>
@@ -86,6 +130,18 @@ func.func @decode_int8_asym(%x: tensor<3x64xf32>, %w: tensor<389xi8>) -> tensor<
 // LLVM-NOT: alloca_scope
 // LLVM: llvm.inline_asm "vpdpbusd $2, $1, $0"
 // LLVM-NOT: alloca_scope
+// int4_sym: each unit's 16 bytes of nibbles spread to 32 codes in a
+// 128-bit lane pair (a shift right by 4 of the odd lanes as i16, then
+// the low nibbles); both units of a group of 128 share its scale.
+// WIDE-LABEL: func.func @decode_parallel(
+// WIDE: scf.forall
+// WIDE: arith.shrui %{{.*}}, %{{.*}} : vector<32xi16>
+// WIDE: arith.andi %{{.*}} : vector<64xi8>
+// WIDE: llvm.inline_asm "vpdpbusd $2, $1, $0", "=v,v,v,0" {{.*}} -> vector<16xi32>
+// WIDELLVM-LABEL: llvm.func @decode_parallel(
+// WIDELLVM-NOT: alloca_scope
+// WIDELLVM: omp.wsloop
+// WIDELLVM: llvm.inline_asm "vpdpbusd $2, $1, $0", "=v,v,v,0" {{.*}} -> vector<16xi32>
 func.func @decode_parallel(%x: tensor<1x128xf32>, %w: tensor<66000xi8>) -> tensor<1x1000xf32> {
   %y = attn.quantized_matmul %x, %w {format = #attn.quant<int4_sym, group = 128, scale = f16>}
       : (tensor<1x128xf32>, tensor<66000xi8>) -> tensor<1x1000xf32>

@@ -98,6 +98,10 @@ INT8_WEIGHTS = [
     ("int4_sym", 37, 96, 32, "f16"), ("int4_asym", 37, 256, 128, "f16"),
     ("int4_asym", 37, 32, -1, "f32"), ("q4_k", 37, 256, None, None),
     ("q8_0", 520, 256, None, None), ("int4_sym", 1000, 128, 128, "f16"),
+    # An even number of units per row: the wide (zmm) steps of two units
+    # where the target has AVX512-VNNI, a pair across two groups included.
+    ("q4_0", 37, 128, None, None), ("int8_sym", 37, 192, 64, "f16"),
+    ("int4_sym", 37, 64, 32, "f32"),
 ]
 # Each weight runs the first two and two of the others, in turn.
 INT8_INPUTS = [

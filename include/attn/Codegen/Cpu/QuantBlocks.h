@@ -18,6 +18,8 @@
 
 #include "mlir/IR/Builders.h"
 
+#include <optional>
+
 namespace mlir::attn::cpu {
 
 /// A quantized [n, k] weight (nn.Linear's layout: n rows of k elements
@@ -80,6 +82,20 @@ public:
   /// and the int8 schemes whose K and group are multiples of 32 (one scale
   /// per unit, no tail).
   static bool hasIntUnits(const QuantizedWeight &weight);
+  /// The offset of decodeIntUnit's codes where it is the same for every
+  /// unit (q8_0 and int8_sym 128, q4_0 and int4_sym 8), else none (the
+  /// asymmetric schemes' zero points).
+  static std::optional<int64_t> getFixedIntOffset(const QuantizedWeight &weight);
+
+  /// Units u and u + 1 of a row as one wide step of the integer dots (a
+  /// weight with getFixedIntOffset): `codes` is vector<64xi8>, unit u's 32
+  /// codes of decodeIntUnit then unit u + 1's; `scales` is vector<16xf32>,
+  /// unit u's scale in lanes 0-7 and unit u + 1's in lanes 8-15 (the i32
+  /// lanes of vpdpbusd on zmm that each unit's codes reach).
+  struct IntPair {
+    Value codes, scales;
+  };
+  IntPair decodeIntPair(Value row, Value u);
 
 private:
   Value idx(int64_t v);
@@ -103,6 +119,13 @@ private:
   /// The 32 nibbles of 16 bytes at `offset` in q4_0's element order (low
   /// nibbles, then high nibbles) as vector<32xi8> in 0..15.
   Value loadNibbles32(Value offset);
+  /// loadNibbles32 of two units' 16 bytes, `a` and `b` (vector<16xi8>),
+  /// as one vector<64xi8>: each 16 bytes spread over two 128-bit lanes,
+  /// the second shifted right by 4, then the low nibbles kept.
+  Value spreadNibbles64(Value a, Value b);
+  /// The scales at `a` and `b` (f16, or f32 with `f32`) as vector<16xf32>:
+  /// a's in lanes 0-7, b's in lanes 8-15.
+  Value loadScalePair(Value a, Value b, bool f32);
 
   Value decodeQ8_0(Value row, Value u, int64_t e);
   Value decodeQ4_0(Value row, Value u, int64_t e);

@@ -29,17 +29,25 @@ public:
   /// Bytes of K per step and the i32 lanes of a step's accumulator.
   static constexpr int64_t kStepBytes = 32;
   static constexpr int64_t kAccLanes = 8;
+  /// The same for a wide step (isWide()): two steps' bytes in one.
+  static constexpr int64_t kWideStepBytes = 2 * kStepBytes;
+  static constexpr int64_t kWideAccLanes = 2 * kAccLanes;
 
   /// The kernel of `kernels` (Target::getProductKernels(i8, i8, i32)):
-  /// VNNI's vpdpbusd for ByteDot (EVEX) and ByteDotVex (VEX), or null
+  /// VNNI's vpdpbusd for ByteDot (EVEX) and ByteDotVex (VEX), both on ymm,
+  /// and ByteDotWide (EVEX on zmm and ymm), or null
   /// where the target has no integer dot product (the GEMV then
   /// multiplies in f32).
   static std::unique_ptr<QuantDotKernel> create(OpBuilder &b, Location loc,
                                                 ProductKernels kernels);
 
+  /// Whether accumulate also takes wide steps (512-bit registers).
+  virtual bool isWide() const = 0;
+
   /// `acc` (vector<8xi32>) plus, in lane i, sum_{j < 4} codes[4i + j] *
   /// act[4i + j], with `codes` (vector<32xi8>) unsigned (0..255) and `act`
-  /// (vector<32xi8>) signed; exact (no saturation).
+  /// (vector<32xi8>) signed; exact (no saturation). On a wide kernel also
+  /// vector<16xi32> with vector<64xi8> operands.
   virtual Value accumulate(Value acc, Value codes, Value act) = 0;
 
 protected:

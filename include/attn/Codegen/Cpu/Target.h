@@ -43,6 +43,9 @@ enum class VectorKernel {
   ByteDot,
   /// The same with AVX-VNNI's VEX form.
   ByteDotVex,
+  /// AVX512-VNNI's EVEX form on zmm registers as well as ymm: the integer
+  /// GEMV multiplies two units of 32 per step (QuantDotKernel.h).
+  ByteDotWide,
 };
 
 /// The kernels a product may run on a target, chosen once per op from the
@@ -86,6 +89,10 @@ struct Target {
   /// With vnni: the target has AVX-VNNI, whose VEX form of vpdpbusd the
   /// kernel then emits (else AVX512-VNNI's EVEX form).
   bool avxVnni = false;
+  /// With vnni and 512-bit vectors: AVX512-VNNI with AVX512-BW, vpdpbusd
+  /// on zmm registers (the kernel then emits the EVEX form at both widths
+  /// and the GEMV steps through two units of 32 at a time).
+  bool vnni512 = false;
 
   /// The number of vector registers: 32 with AVX-512, 16 below.
   int64_t getVectorRegisters() const { return vectorBits >= 512 ? 32 : 16; }
@@ -114,7 +121,7 @@ struct Target {
     return vectorBits == other.vectorBits && bf16Dot == other.bf16Dot &&
            amx == other.amx && nativeBf16 == other.nativeBf16 &&
            f16c == other.f16c && vnni == other.vnni &&
-           avxVnni == other.avxVnni;
+           avxVnni == other.avxVnni && vnni512 == other.vnni512;
   }
 };
 

@@ -115,6 +115,12 @@ def AttnLowerToCpu : Pass<"attn-lower-to-cpu"> {
     Option<"avxVnni", "avx-vnni", "bool", /*default=*/"false",
            "With vnni: the target has AVX-VNNI, whose VEX form of vpdpbusd "
            "the kernel emits (else AVX512-VNNI's EVEX form)">,
+    Option<"vnni512", "vnni-512", "bool", /*default=*/"false",
+           "With vnni and vector-bits=512: the target has AVX512-VNNI and "
+           "AVX512-BW; the quantized GEMV's integer path multiplies two "
+           "units of 32 per vpdpbusd on zmm registers where the weight's "
+           "codes have a fixed offset (q8_0, q4_0, int8_sym, int4_sym) and "
+           "its rows an even number of units">,
     Option<"quantizedActivations", "quantized-activations",
            "::mlir::attn::QuantizedActivations",
            /*default=*/"::mlir::attn::QuantizedActivations::None",
