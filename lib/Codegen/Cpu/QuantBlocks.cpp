@@ -491,6 +491,54 @@ QuantDecoder::IntPair QuantDecoder::decodeIntPair(Value row, Value u) {
   return pair;
 }
 
+QuantDecoder::IntPair QuantDecoder::decodeQ6Groups(Value row, Value sb,
+                                                  int64_t g, int64_t count) {
+  assert(weight.format.getScheme() == QuantScheme::q6_k && g % count == 0 &&
+         g / 4 == (g + count - 1) / 4 && "groups of one half");
+  auto bytes32 = VectorType::get({32}, b.getI8Type());
+  auto splat32 = [&](int64_t v) {
+    return arith::ConstantOp::create(
+               b, loc, DenseElementsAttr::get(bytes32, b.getI8IntegerAttr(v)))
+        .getResult();
+  };
+  Value base = mul(add(mul(row, idx(weight.k / 256)), sb), idx(210));
+  Value d = loadFloat(add(base, idx(208)), false);
+  int64_t h = g / 4;
+  Value qh = loadBytes(add(base, idx(128 + 32 * h)), 32);
+  SmallVector<Value> codes, scales;
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t q = (g + i) % 4;
+    // decodeQ6_K's bits: 4 of ql (low or high nibble), 2 of qh.
+    Value ql = loadBytes(add(base, idx(64 * h + 32 * (q % 2))), 32);
+    Value low = q < 2 ? Value(arith::AndIOp::create(b, loc, ql, splat32(15)))
+                      : Value(arith::ShRUIOp::create(b, loc, ql, splat32(4)));
+    Value bits = q > 0 ? Value(arith::ShRUIOp::create(b, loc, qh, splat32(2 * q)))
+                       : qh;
+    Value high = arith::ShLIOp::create(
+        b, loc, arith::AndIOp::create(b, loc, bits, splat32(3)), splat32(4));
+    codes.push_back(arith::OrIOp::create(b, loc, low, high));
+    // The two sub-block scales of the group, each over 4 i32 lanes.
+    Value pair = loadBytes(add(base, idx(192 + 8 * h + 2 * q)), 2);
+    Value f = arith::SIToFPOp::create(
+        b, loc, VectorType::get({2}, b.getF32Type()), pair);
+    f = arith::MulFOp::create(
+        b, loc,
+        vector::BroadcastOp::create(b, loc, VectorType::get({2}, b.getF32Type()),
+                                    d),
+        f);
+    scales.push_back(vector::ShuffleOp::create(
+        b, loc, f, f, ArrayRef<int64_t>{0, 0, 0, 0, 1, 1, 1, 1}));
+  }
+  IntPair groups{codes[0], scales[0]};
+  if (count == 2) {
+    groups.codes = vector::ShuffleOp::create(
+        b, loc, codes[0], codes[1], llvm::to_vector(llvm::seq<int64_t>(0, 64)));
+    groups.scales = vector::ShuffleOp::create(
+        b, loc, scales[0], scales[1], llvm::to_vector(llvm::seq<int64_t>(0, 16)));
+  }
+  return groups;
+}
+
 //===----------------------------------------------------------------------===//
 // packQuantizedBlock
 //===----------------------------------------------------------------------===//

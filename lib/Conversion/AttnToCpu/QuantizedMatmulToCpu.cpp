@@ -37,7 +37,9 @@
 //   two blocks' -offset * sum (written once with the quantized rows),
 //   converted to f32 and accumulated times the two units' weight scales
 //   (lanes 0-7 and 8-15) times the row's two block scales, also
-//   vectors written once per call.
+//   vectors written once per call. A q6_k weight has a scale per 16
+//   elements: per 32-element group, per-lane scales and a per-lane start
+//   (-32 times each i32 lane's 4 activation codes, written once per call).
 //
 // - more rows (prefill): the register-tiled GEMM of GemmToCpu.cpp, whose
 //   pack step dequantizes each k block of nc weight rows into its f32
@@ -89,14 +91,15 @@ public:
       : Emitter(b, loc, b.getF32Type(), target.getLanes(b.getF32Type())),
         weight(weight), resultType(resultType), lanes(vecType.getDimSize(0)) {
     chooseTile(target);
+    q6 = weight.format.getScheme() == QuantScheme::q6_k;
     if (activations == QuantizedActivations::Int8 &&
-        QuantDecoder::hasIntUnits(weight)) {
+        (QuantDecoder::hasIntUnits(weight) || q6)) {
       Type i8 = b.getIntegerType(8);
       dot = QuantDotKernel::create(
           b, loc, target.getProductKernels(i8, i8, b.getI32Type()));
       wide = dot && dot->isWide() &&
-             QuantDecoder::getFixedIntOffset(weight) &&
-             weight.k / QuantDotKernel::kStepBytes % 2 == 0;
+             (q6 || (QuantDecoder::getFixedIntOffset(weight) &&
+                     weight.k / QuantDotKernel::kStepBytes % 2 == 0));
     }
   }
 
@@ -139,6 +142,10 @@ private:
   /// (vector<16xf32>, one per product) += f32(dot(codes, xq) + xinit) *
   /// (scales * xdw).
   void accumulateIntPair(const Tile &t, Value u, SmallVectorImpl<Value> &acc);
+  /// The integer path of q6_k over super-block `sb`: per 32-element group
+  /// (two per step on a wide kernel), acc += f32(dot(codes, xq) + xlane) *
+  /// (lane scales * row scale).
+  void accumulateQ6Block(const Tile &t, Value sb, SmallVectorImpl<Value> &acc);
 
   const QuantizedWeight &weight;
   RankedTensorType resultType;
@@ -148,14 +155,21 @@ private:
   std::optional<QuantDecoder> decoder;
   /// The integer dot product, or null for the f32 path.
   std::unique_ptr<QuantDotKernel> dot;
-  /// The wide integer path (accumulateIntPair).
+  /// The wide integer path (accumulateIntPair, two groups per step of
+  /// accumulateQ6Block).
   bool wide = false;
+  /// A q6_k weight: on the integer path its groups of 32 have a scale per
+  /// 16 elements, so the offset's term is per i32 lane (xlane).
+  bool q6 = false;
   Value xBuf, outBuf, m;
   Value xq, xd, xs;
   /// The wide path's per-lane row scales and starting dots: xdw[r, 8b + i]
   /// = xd[r, b], xinit[r, 8b] = -offset * xs[r, b] and xinit[r, 8b + i] =
   /// 0 for 0 < i < 8.
   Value xdw, xinit;
+  /// q6_k's starting dots: xlane[r, k / 4] = -32 * the sum of the 4 codes
+  /// of xq[r, k .. k + 3] (k a multiple of 4).
+  Value xlane;
 };
 
 } // namespace
@@ -232,11 +246,14 @@ void QuantGemvLowering::quantizeRows() {
   xd = allocAligned(b, loc, f32, {r, b.getIndexAttr(blocks)});
   xs = allocAligned(b, loc, i32, {r, b.getIndexAttr(blocks)});
   int64_t lanesPerBlock = QuantDotKernel::kAccLanes;
-  if (wide) {
+  if (wide)
     xdw = allocAligned(b, loc, f32, {r, b.getIndexAttr(blocks * lanesPerBlock)});
+  if (wide && !q6)
     xinit =
         allocAligned(b, loc, i32, {r, b.getIndexAttr(blocks * lanesPerBlock)});
-  }
+  if (q6)
+    xlane =
+        allocAligned(b, loc, i32, {r, b.getIndexAttr(blocks * lanesPerBlock)});
   auto type = VectorType::get({QuantDotKernel::kStepBytes}, f32);
   forLoop(idx(0), m, idx(1), [&](Value row) {
     forLoop(idx(0), idx(blocks), idx(1), [&](Value block) {
@@ -270,13 +287,31 @@ void QuantGemvLowering::quantizeRows() {
           xq, ValueRange{row, col});
       memref::StoreOp::create(b, loc, d, xd, ValueRange{row, block});
       memref::StoreOp::create(b, loc, sum, xs, ValueRange{row, block});
-      if (wide) {
-        auto laneF = VectorType::get({lanesPerBlock}, f32);
-        auto laneI = VectorType::get({lanesPerBlock}, i32);
-        Value at = mul(block, idx(lanesPerBlock));
+      auto laneF = VectorType::get({lanesPerBlock}, f32);
+      auto laneI = VectorType::get({lanesPerBlock}, i32);
+      Value at = mul(block, idx(lanesPerBlock));
+      if (wide)
         vector::StoreOp::create(b, loc,
                                 vector::BroadcastOp::create(b, loc, laneF, d),
                                 xdw, ValueRange{row, at});
+      if (q6) {
+        // The 4 codes of each i32 lane summed (code j of every lane as
+        // one vector, four added), times -32.
+        Value sums;
+        for (int64_t j = 0; j < 4; ++j) {
+          SmallVector<int64_t> picks;
+          for (int64_t l = 0; l < lanesPerBlock; ++l)
+            picks.push_back(4 * l + j);
+          Value part = vector::ShuffleOp::create(b, loc, codes, codes, picks);
+          sums = j ? arith::AddIOp::create(b, loc, sums, part).getResult()
+                   : part;
+        }
+        Value minus32 = arith::ConstantOp::create(
+            b, loc, DenseElementsAttr::get(laneI, b.getI32IntegerAttr(-32)));
+        vector::StoreOp::create(b, loc,
+                                arith::MulIOp::create(b, loc, sums, minus32),
+                                xlane, ValueRange{row, at});
+      } else if (wide) {
         int64_t offset = *QuantDecoder::getFixedIntOffset(weight);
         Value init = arith::MulIOp::create(
             b, loc, sum, arith::ConstantIntOp::create(b, loc, i32, -offset));
@@ -355,6 +390,44 @@ void QuantGemvLowering::accumulateIntPair(const Tile &t, Value u,
   }
 }
 
+void QuantGemvLowering::accumulateQ6Block(const Tile &t, Value sb,
+                                          SmallVectorImpl<Value> &acc) {
+  Type i32 = b.getI32Type(), i8 = b.getIntegerType(8), f32 = b.getF32Type();
+  int64_t step = wide ? 2 : 1;
+  auto accType = VectorType::get({QuantDotKernel::kAccLanes * step}, i32);
+  auto fType = VectorType::get({QuantDotKernel::kAccLanes * step}, f32);
+  auto xType = VectorType::get({QuantDotKernel::kStepBytes * step}, i8);
+  for (int64_t g = 0; g < 8; g += step) {
+    SmallVector<QuantDecoder::IntPair> w;
+    for (int64_t c = 0; c < t.cols; ++c)
+      w.push_back(decoder->decodeQ6Groups(add(t.c0, idx(c)), sb, g, step));
+    // Block (of 32) `unit` of the input rows.
+    Value unit = add(mul(sb, idx(8)), idx(g));
+    Value col = mul(unit, idx(QuantDotKernel::kStepBytes));
+    Value lane = mul(unit, idx(QuantDotKernel::kAccLanes));
+    for (int64_t r = 0; r < t.rows; ++r) {
+      Value row = add(t.i0, idx(r));
+      Value x = vector::LoadOp::create(b, loc, xType, xq, ValueRange{row, col});
+      Value init =
+          vector::LoadOp::create(b, loc, accType, xlane, ValueRange{row, lane});
+      Value d =
+          wide ? vector::LoadOp::create(b, loc, fType, xdw, ValueRange{row, lane})
+                     .getResult()
+               : vector::BroadcastOp::create(
+                     b, loc, fType,
+                     memref::LoadOp::create(b, loc, xd, ValueRange{row, unit}))
+                     .getResult();
+      for (int64_t c = 0; c < t.cols; ++c) {
+        Value ints = dot->accumulate(init, w[c].codes, x);
+        Value dots = arith::SIToFPOp::create(b, loc, fType, ints);
+        Value scales = arith::MulFOp::create(b, loc, w[c].scales, d);
+        int64_t a = r * t.cols + c;
+        acc[a] = vector::FMAOp::create(b, loc, dots, scales, acc[a]);
+      }
+    }
+  }
+}
+
 void QuantGemvLowering::emitWorkItem(Value item) {
   Value n0 = mul(item, idx(nb));
   Value n1 = minu(add(n0, idx(nb)), idx(weight.n));
@@ -402,7 +475,7 @@ SmallVector<Value> QuantGemvLowering::emitUnits(const Tile &t) {
   // last row the addresses are out of the weight; a prefetch never faults.
   // The wide path steps through pairs of units (a whole number of them
   // per step; its rows have an even number of units).
-  int64_t perStep = wide ? 2 : 1;
+  int64_t perStep = wide && !q6 ? 2 : 1;
   int64_t group =
       perStep * std::max<int64_t>(1, 64 / (perStep * decoder->getUnitBytes()));
   int64_t whole = decoder->getWholeUnits();
@@ -414,7 +487,9 @@ SmallVector<Value> QuantGemvLowering::emitUnits(const Tile &t) {
         for (int64_t c = 0; c < t.cols; ++c)
           decoder->prefetchUnits(add(t.c0, idx(2 * t.cols + c)), u0, group);
         for (int64_t g = 0; g < group; g += perStep)
-          if (wide)
+          if (q6 && dot)
+            accumulateQ6Block(t, add(u0, idx(g)), next);
+          else if (wide)
             accumulateIntPair(t, add(u0, idx(g)), next);
           else if (dot)
             accumulateIntUnit(t, add(u0, idx(g)), next);
@@ -428,7 +503,9 @@ SmallVector<Value> QuantGemvLowering::emitUnits(const Tile &t) {
         scf::ForOp::create(b, loc, idx(grouped), idx(whole), idx(perStep), sums,
                            [&](OpBuilder &, Location, Value u, ValueRange acc) {
                              SmallVector<Value> next(acc);
-                             if (wide)
+                             if (q6 && dot)
+                               accumulateQ6Block(t, u, next);
+                             else if (wide)
                                accumulateIntPair(t, u, next);
                              else if (dot)
                                accumulateIntUnit(t, u, next);

@@ -9,7 +9,7 @@
 // What quantized-activations=int8 leaves to the f32 GEMV: a target without
 // vnni (the option alone changes nothing), vnni without the option (the
 // default, none), and, with both, the products whose weight has no units
-// of 32 with one scale (q4_k, q6_k, int8 rows of K or groups not a
+// of 32 with one scale (q4_k, int8 rows of K or groups not a
 // multiple of 32) and prefill (more than 8 rows: the GEMM).
 
 // BADPASS: for the --quantized-activations option: Cannot find option named 'int4'!

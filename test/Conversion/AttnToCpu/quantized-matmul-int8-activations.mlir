@@ -147,3 +147,30 @@ func.func @decode_parallel(%x: tensor<1x128xf32>, %w: tensor<66000xi8>) -> tenso
       : (tensor<1x128xf32>, tensor<66000xi8>) -> tensor<1x1000xf32>
   return %y : tensor<1x1000xf32>
 }
+
+// -----
+
+// q6_k: per 32-element group the 6-bit codes (4 bits of ql, 2 of qh,
+// offset 32) and a scale per 16 elements, so the offset's term is per i32
+// lane: xlane, -32 times each lane's 4 activation codes, written once per
+// call; each lane's scale f32(d) * f32(sub-block scale). The ymm step per
+// group, or two groups per zmm step with vnni-512.
+// CHECK-LABEL: func.func @decode_q6_k(
+// CHECK-DAG: %[[XLANE:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1x64xi32>
+// CHECK: arith.muli %{{.*}}, %{{.*}} : vector<8xi32>
+// CHECK: vector.store %{{.*}}, %[[XLANE]][%{{.*}}] : memref<1x64xi32>, vector<8xi32>
+// CHECK: arith.ori %{{.*}} : vector<32xi8>
+// CHECK: arith.sitofp %{{.*}} : vector<2xi8> to vector<2xf32>
+// CHECK: vector.shuffle %{{.*}}, %{{.*}} [0, 0, 0, 0, 1, 1, 1, 1] : vector<2xf32>, vector<2xf32>
+// CHECK: %[[INIT:.*]] = vector.load %[[XLANE]][%{{.*}}] : memref<1x64xi32>, vector<8xi32>
+// CHECK: llvm.inline_asm "vpdpbusd $2, $1, $0", "=x,x,x,0" %{{.*}}, %{{.*}}, %[[INIT]] : (vector<32xi8>, vector<32xi8>, vector<8xi32>) -> vector<8xi32>
+// CHECK: return
+// WIDE-LABEL: func.func @decode_q6_k(
+// WIDE: %[[INIT:.*]] = vector.load %{{.*}} : memref<1x64xi32>, vector<16xi32>
+// WIDE: llvm.inline_asm "vpdpbusd $2, $1, $0", "=v,v,v,0" %{{.*}}, %{{.*}}, %[[INIT]] : (vector<64xi8>, vector<64xi8>, vector<16xi32>) -> vector<16xi32>
+// WIDE: return
+func.func @decode_q6_k(%x: tensor<1x256xf32>, %w: tensor<1050xi8>) -> tensor<1x5xf32> {
+  %y = attn.quantized_matmul %x, %w {format = #attn.quant<q6_k>}
+      : (tensor<1x256xf32>, tensor<1050xi8>) -> tensor<1x5xf32>
+  return %y : tensor<1x5xf32>
+}

@@ -102,6 +102,8 @@ INT8_WEIGHTS = [
     # where the target has AVX512-VNNI, a pair across two groups included.
     ("q4_0", 37, 128, None, None), ("int8_sym", 37, 192, 64, "f16"),
     ("int4_sym", 37, 64, 32, "f32"),
+    # q6_k: a scale per 16 elements, the offset's term per i32 lane.
+    ("q6_k", 37, 512, None, None), ("q6_k", 5, 256, None, None),
 ]
 # Each weight runs the first two and two of the others, in turn.
 INT8_INPUTS = [
@@ -112,11 +114,12 @@ INT8_INPUTS = [
 
 
 def has_int_units(qt):
-    """Whether the integer GEMV reads the weight (QuantDecoder::hasIntUnits)."""
+    """Whether the integer GEMV reads the weight (QuantDecoder::hasIntUnits,
+    and q6_k's groups)."""
     s = qt.scheme
-    if s.name in ("q8_0", "q4_0"):
+    if s.name in ("q8_0", "q4_0", "q6_k"):
         return True
-    if s.name in ("q4_k", "q6_k"):
+    if s.name == "q4_k":
         return False
     return s.bits == 4 or (qt.shape[1] % 32 == 0 and qt.group_size % 32 == 0)
 

@@ -97,6 +97,14 @@ public:
   };
   IntPair decodeIntPair(Value row, Value u);
 
+  /// q6_k's 32-element groups g .. g + count of super-block `sb` of a row
+  /// (g static, count 1 or 2 within one half of the super-block) for the
+  /// integer dots: `codes` is vector<32 count x i8> of the 6-bit codes
+  /// (0..63, offset 32) in element order; `scales` vector<8 count x f32>,
+  /// each i32 lane's scale f32(d) * f32(scales[e / 16]) of the 16
+  /// elements its 4 codes are among.
+  IntPair decodeQ6Groups(Value row, Value sb, int64_t g, int64_t count);
+
 private:
   Value idx(int64_t v);
   Value add(Value x, Value y);
