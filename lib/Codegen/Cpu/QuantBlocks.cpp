@@ -123,6 +123,14 @@ Value QuantDecoder::decodeQ4_K(Value row, Value u, int64_t e) {
   Value block = add(mul(row, idx(weight.k / 256)), u);
   Value base = mul(block, idx(144));
   int64_t s = e / 32;
+  auto [d1, m1] = loadQ4KScaleMin(base, s);
+  Value nibbles =
+      loadNibbles(add(base, idx(16 + 32 * (s / 2) + e % 32)), s % 2 == 1);
+  Value w = arith::MulFOp::create(b, loc, splat(d1), toF32(nibbles, false));
+  return arith::SubFOp::create(b, loc, w, splat(m1));
+}
+
+std::pair<Value, Value> QuantDecoder::loadQ4KScaleMin(Value base, int64_t s) {
   auto scaleByte = [&](int64_t i) { return loadByte(add(base, idx(4 + i))); };
   auto i32 = [&](int64_t v) {
     return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
@@ -151,10 +159,7 @@ Value QuantDecoder::decodeQ4_K(Value row, Value u, int64_t e) {
                                    arith::UIToFPOp::create(b, loc, f32, sc));
   Value m1 = arith::MulFOp::create(b, loc, loadFloat(add(base, idx(2)), false),
                                    arith::UIToFPOp::create(b, loc, f32, m));
-  Value nibbles =
-      loadNibbles(add(base, idx(16 + 32 * (s / 2) + e % 32)), s % 2 == 1);
-  Value w = arith::MulFOp::create(b, loc, splat(d1), toF32(nibbles, false));
-  return arith::SubFOp::create(b, loc, w, splat(m1));
+  return {d1, m1};
 }
 
 /// q6_k: `u8 ql[128]; u8 qh[64]; int8 scales[16]; f16 d`; the 32 elements
@@ -537,6 +542,40 @@ QuantDecoder::IntPair QuantDecoder::decodeQ6Groups(Value row, Value sb,
         b, loc, scales[0], scales[1], llvm::to_vector(llvm::seq<int64_t>(0, 16)));
   }
   return groups;
+}
+
+QuantDecoder::KQuantGroups
+QuantDecoder::decodeQ4KGroups(Value row, Value sb, int64_t g, int64_t count) {
+  assert(weight.format.getScheme() == QuantScheme::q4_k && g % count == 0 &&
+         "one sub-block, or the pair of one 32 bytes of codes");
+  auto bytes32 = VectorType::get({32}, b.getI8Type());
+  auto splat32 = [&](int64_t v) {
+    return arith::ConstantOp::create(
+               b, loc, DenseElementsAttr::get(bytes32, b.getI8IntegerAttr(v)))
+        .getResult();
+  };
+  auto f8 = VectorType::get({8}, b.getF32Type());
+  Value base = mul(add(mul(row, idx(weight.k / 256)), sb), idx(144));
+  Value qs = loadBytes(add(base, idx(16 + 32 * (g / 2))), 32);
+  SmallVector<Value> codes, scales, mins;
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t s = g + i;
+    codes.push_back(s % 2
+                        ? Value(arith::ShRUIOp::create(b, loc, qs, splat32(4)))
+                        : Value(arith::AndIOp::create(b, loc, qs, splat32(15))));
+    auto [d1, m1] = loadQ4KScaleMin(base, s);
+    scales.push_back(vector::BroadcastOp::create(b, loc, f8, d1));
+    mins.push_back(vector::BroadcastOp::create(b, loc, f8, m1));
+  }
+  if (count == 1)
+    return {codes[0], scales[0], mins[0]};
+  auto concat = [&](ArrayRef<Value> two) {
+    int64_t n = cast<VectorType>(two[0].getType()).getNumElements();
+    return vector::ShuffleOp::create(b, loc, two[0], two[1],
+                                     llvm::to_vector(llvm::seq<int64_t>(0, 2 * n)))
+        .getResult();
+  };
+  return {concat(codes), concat(scales), concat(mins)};
 }
 
 //===----------------------------------------------------------------------===//

@@ -92,13 +92,14 @@ public:
         weight(weight), resultType(resultType), lanes(vecType.getDimSize(0)) {
     chooseTile(target);
     q6 = weight.format.getScheme() == QuantScheme::q6_k;
+    q4k = weight.format.getScheme() == QuantScheme::q4_k;
     if (activations == QuantizedActivations::Int8 &&
-        (QuantDecoder::hasIntUnits(weight) || q6)) {
+        (QuantDecoder::hasIntUnits(weight) || q6 || q4k)) {
       Type i8 = b.getIntegerType(8);
       dot = QuantDotKernel::create(
           b, loc, target.getProductKernels(i8, i8, b.getI32Type()));
       wide = dot && dot->isWide() &&
-             (q6 || (QuantDecoder::getFixedIntOffset(weight) &&
+             (q6 || q4k || (QuantDecoder::getFixedIntOffset(weight) &&
                      weight.k / QuantDotKernel::kStepBytes % 2 == 0));
     }
   }
@@ -142,10 +143,12 @@ private:
   /// (vector<16xf32>, one per product) += f32(dot(codes, xq) + xinit) *
   /// (scales * xdw).
   void accumulateIntPair(const Tile &t, Value u, SmallVectorImpl<Value> &acc);
-  /// The integer path of q6_k over super-block `sb`: per 32-element group
-  /// (two per step on a wide kernel), acc += f32(dot(codes, xq) + xlane) *
-  /// (lane scales * row scale).
-  void accumulateQ6Block(const Tile &t, Value sb, SmallVectorImpl<Value> &acc);
+  /// The integer path of the k-quants over super-block `sb`: per
+  /// 32-element group (two per step on a wide kernel), acc += f32(dot(codes,
+  /// xq) + start) * (lane scales * row scale), start xlane for q6_k and 0
+  /// for q4_k, and for q4_k acc -= mins * xsd.
+  void accumulateKQuantBlock(const Tile &t, Value sb,
+                             SmallVectorImpl<Value> &acc);
 
   const QuantizedWeight &weight;
   RankedTensorType resultType;
@@ -156,11 +159,14 @@ private:
   /// The integer dot product, or null for the f32 path.
   std::unique_ptr<QuantDotKernel> dot;
   /// The wide integer path (accumulateIntPair, two groups per step of
-  /// accumulateQ6Block).
+  /// accumulateKQuantBlock).
   bool wide = false;
   /// A q6_k weight: on the integer path its groups of 32 have a scale per
   /// 16 elements, so the offset's term is per i32 lane (xlane).
   bool q6 = false;
+  /// A q4_k weight: codes without offset, a scale and a min per 32
+  /// elements (the min's term through xsd).
+  bool q4k = false;
   Value xBuf, outBuf, m;
   Value xq, xd, xs;
   /// The wide path's per-lane row scales and starting dots: xdw[r, 8b + i]
@@ -170,6 +176,9 @@ private:
   /// q6_k's starting dots: xlane[r, k / 4] = -32 * the sum of the 4 codes
   /// of xq[r, k .. k + 3] (k a multiple of 4).
   Value xlane;
+  /// q4_k's min terms: xsd[r, 8b] = xd[r, b] * f32(xs[r, b]) and
+  /// xsd[r, 8b + i] = 0 for 0 < i < 8.
+  Value xsd;
 };
 
 } // namespace
@@ -254,6 +263,8 @@ void QuantGemvLowering::quantizeRows() {
   if (q6)
     xlane =
         allocAligned(b, loc, i32, {r, b.getIndexAttr(blocks * lanesPerBlock)});
+  if (q4k)
+    xsd = allocAligned(b, loc, f32, {r, b.getIndexAttr(blocks * lanesPerBlock)});
   auto type = VectorType::get({QuantDotKernel::kStepBytes}, f32);
   forLoop(idx(0), m, idx(1), [&](Value row) {
     forLoop(idx(0), idx(blocks), idx(1), [&](Value block) {
@@ -294,7 +305,16 @@ void QuantGemvLowering::quantizeRows() {
         vector::StoreOp::create(b, loc,
                                 vector::BroadcastOp::create(b, loc, laneF, d),
                                 xdw, ValueRange{row, at});
-      if (q6) {
+      if (q4k) {
+        Value zeros = arith::ConstantOp::create(
+            b, loc, DenseElementsAttr::get(laneF, b.getF32FloatAttr(0)));
+        Value term = arith::MulFOp::create(
+            b, loc, d, arith::SIToFPOp::create(b, loc, f32, sum));
+        vector::StoreOp::create(
+            b, loc,
+            vector::InsertOp::create(b, loc, term, zeros, ArrayRef<int64_t>{0}),
+            xsd, ValueRange{row, at});
+      } else if (q6) {
         // The 4 codes of each i32 lane summed (code j of every lane as
         // one vector, four added), times -32.
         Value sums;
@@ -390,17 +410,24 @@ void QuantGemvLowering::accumulateIntPair(const Tile &t, Value u,
   }
 }
 
-void QuantGemvLowering::accumulateQ6Block(const Tile &t, Value sb,
-                                          SmallVectorImpl<Value> &acc) {
+void QuantGemvLowering::accumulateKQuantBlock(const Tile &t, Value sb,
+                                              SmallVectorImpl<Value> &acc) {
   Type i32 = b.getI32Type(), i8 = b.getIntegerType(8), f32 = b.getF32Type();
   int64_t step = wide ? 2 : 1;
   auto accType = VectorType::get({QuantDotKernel::kAccLanes * step}, i32);
   auto fType = VectorType::get({QuantDotKernel::kAccLanes * step}, f32);
   auto xType = VectorType::get({QuantDotKernel::kStepBytes * step}, i8);
   for (int64_t g = 0; g < 8; g += step) {
-    SmallVector<QuantDecoder::IntPair> w;
-    for (int64_t c = 0; c < t.cols; ++c)
-      w.push_back(decoder->decodeQ6Groups(add(t.c0, idx(c)), sb, g, step));
+    SmallVector<QuantDecoder::KQuantGroups> w;
+    for (int64_t c = 0; c < t.cols; ++c) {
+      Value row = add(t.c0, idx(c));
+      if (q6) {
+        QuantDecoder::IntPair p = decoder->decodeQ6Groups(row, sb, g, step);
+        w.push_back({p.codes, p.scales, nullptr});
+      } else {
+        w.push_back(decoder->decodeQ4KGroups(row, sb, g, step));
+      }
+    }
     // Block (of 32) `unit` of the input rows.
     Value unit = add(mul(sb, idx(8)), idx(g));
     Value col = mul(unit, idx(QuantDotKernel::kStepBytes));
@@ -409,7 +436,16 @@ void QuantGemvLowering::accumulateQ6Block(const Tile &t, Value sb,
       Value row = add(t.i0, idx(r));
       Value x = vector::LoadOp::create(b, loc, xType, xq, ValueRange{row, col});
       Value init =
-          vector::LoadOp::create(b, loc, accType, xlane, ValueRange{row, lane});
+          q6 ? vector::LoadOp::create(b, loc, accType, xlane,
+                                      ValueRange{row, lane})
+                   .getResult()
+             : arith::ConstantOp::create(
+                   b, loc, DenseElementsAttr::get(accType, b.getI32IntegerAttr(0)))
+                   .getResult();
+      Value minTerms =
+          q4k ? vector::LoadOp::create(b, loc, fType, xsd, ValueRange{row, lane})
+                    .getResult()
+              : Value();
       Value d =
           wide ? vector::LoadOp::create(b, loc, fType, xdw, ValueRange{row, lane})
                      .getResult()
@@ -423,6 +459,10 @@ void QuantGemvLowering::accumulateQ6Block(const Tile &t, Value sb,
         Value scales = arith::MulFOp::create(b, loc, w[c].scales, d);
         int64_t a = r * t.cols + c;
         acc[a] = vector::FMAOp::create(b, loc, dots, scales, acc[a]);
+        if (q4k)
+          acc[a] = vector::FMAOp::create(
+              b, loc, arith::NegFOp::create(b, loc, w[c].mins), minTerms,
+              acc[a]);
       }
     }
   }
@@ -475,7 +515,7 @@ SmallVector<Value> QuantGemvLowering::emitUnits(const Tile &t) {
   // last row the addresses are out of the weight; a prefetch never faults.
   // The wide path steps through pairs of units (a whole number of them
   // per step; its rows have an even number of units).
-  int64_t perStep = wide && !q6 ? 2 : 1;
+  int64_t perStep = wide && !q6 && !q4k ? 2 : 1;
   int64_t group =
       perStep * std::max<int64_t>(1, 64 / (perStep * decoder->getUnitBytes()));
   int64_t whole = decoder->getWholeUnits();
@@ -487,8 +527,8 @@ SmallVector<Value> QuantGemvLowering::emitUnits(const Tile &t) {
         for (int64_t c = 0; c < t.cols; ++c)
           decoder->prefetchUnits(add(t.c0, idx(2 * t.cols + c)), u0, group);
         for (int64_t g = 0; g < group; g += perStep)
-          if (q6 && dot)
-            accumulateQ6Block(t, add(u0, idx(g)), next);
+          if ((q6 || q4k) && dot)
+            accumulateKQuantBlock(t, add(u0, idx(g)), next);
           else if (wide)
             accumulateIntPair(t, add(u0, idx(g)), next);
           else if (dot)
@@ -503,8 +543,8 @@ SmallVector<Value> QuantGemvLowering::emitUnits(const Tile &t) {
         scf::ForOp::create(b, loc, idx(grouped), idx(whole), idx(perStep), sums,
                            [&](OpBuilder &, Location, Value u, ValueRange acc) {
                              SmallVector<Value> next(acc);
-                             if (q6 && dot)
-                               accumulateQ6Block(t, u, next);
+                             if ((q6 || q4k) && dot)
+                               accumulateKQuantBlock(t, u, next);
                              else if (wide)
                                accumulateIntPair(t, u, next);
                              else if (dot)

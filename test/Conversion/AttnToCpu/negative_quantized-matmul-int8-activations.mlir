@@ -9,7 +9,7 @@
 // What quantized-activations=int8 leaves to the f32 GEMV: a target without
 // vnni (the option alone changes nothing), vnni without the option (the
 // default, none), and, with both, the products whose weight has no units
-// of 32 with one scale (q4_k, int8 rows of K or groups not a
+// of 32 with one scale (int8 rows of K or groups not a
 // multiple of 32) and prefill (more than 8 rows: the GEMM).
 
 // BADPASS: for the --quantized-activations option: Cannot find option named 'int4'!
@@ -28,19 +28,6 @@ func.func @negative_q4_0(%x: tensor<2x96xf32>, %w: tensor<1998xi8>) -> tensor<2x
   %y = attn.quantized_matmul %x, %w {format = #attn.quant<q4_0>}
       : (tensor<2x96xf32>, tensor<1998xi8>) -> tensor<2x37xf32>
   return %y : tensor<2x37xf32>
-}
-
-// -----
-
-// INT8-LABEL: func.func @negative_q4_k
-// INT8-NOT: vpdpbusd
-// INT8: vector.fma
-// INT8-NOT: vpdpbusd
-// INT8: return
-func.func @negative_q4_k(%x: tensor<1x256xf32>, %w: tensor<720xi8>) -> tensor<1x5xf32> {
-  %y = attn.quantized_matmul %x, %w {format = #attn.quant<q4_k>}
-      : (tensor<1x256xf32>, tensor<720xi8>) -> tensor<1x5xf32>
-  return %y : tensor<1x5xf32>
 }
 
 // -----

@@ -174,3 +174,27 @@ func.func @decode_q6_k(%x: tensor<1x256xf32>, %w: tensor<1050xi8>) -> tensor<1x5
       : (tensor<1x256xf32>, tensor<1050xi8>) -> tensor<1x5xf32>
   return %y : tensor<1x5xf32>
 }
+
+// -----
+
+// q4_k: codes without offset (the low or high nibbles of a sub-block
+// pair's 32 bytes), a scale and a min per 32 elements: the dots start at
+// 0 and the min's term is one more FMA with xsd (the block's scale times
+// its code sum in the first lane, written once per call).
+// CHECK-LABEL: func.func @decode_q4_k(
+// CHECK-DAG: %[[XSD:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1x64xf32>
+// CHECK: vector.store %{{.*}}, %[[XSD]][%{{.*}}] : memref<1x64xf32>, vector<8xf32>
+// CHECK: llvm.inline_asm "vpdpbusd $2, $1, $0", "=x,x,x,0" {{.*}} -> vector<8xi32>
+// CHECK: %[[MINS:.*]] = vector.load %[[XSD]][%{{.*}}] : memref<1x64xf32>, vector<8xf32>
+// CHECK: arith.negf %{{.*}} : vector<8xf32>
+// CHECK: vector.fma %{{.*}}, %[[MINS]], %{{.*}} : vector<8xf32>
+// CHECK: return
+// WIDE-LABEL: func.func @decode_q4_k(
+// WIDE: llvm.inline_asm "vpdpbusd $2, $1, $0", "=v,v,v,0" {{.*}} : (vector<64xi8>, vector<64xi8>, vector<16xi32>) -> vector<16xi32>
+// WIDE: vector.fma %{{.*}} : vector<16xf32>
+// WIDE: return
+func.func @decode_q4_k(%x: tensor<1x256xf32>, %w: tensor<720xi8>) -> tensor<1x5xf32> {
+  %y = attn.quantized_matmul %x, %w {format = #attn.quant<q4_k>}
+      : (tensor<1x256xf32>, tensor<720xi8>) -> tensor<1x5xf32>
+  return %y : tensor<1x5xf32>
+}

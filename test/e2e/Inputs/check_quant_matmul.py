@@ -88,7 +88,7 @@ LARGE_INPUTS = [((1, "K"), "f32"), ((40, "K"), "bf16")]
 
 
 # --activations int8: M = 1..8 (static and dynamic), K of one block, N not
-# a multiple of the tile; q4_k, int8 rows with a tail and groups of 20 and
+# a multiple of the tile; int8 rows with a tail and groups of 20 and
 # prefill rows stay on the f32 path.
 INT8_WEIGHTS = [
     ("q8_0", 37, 32, None, None), ("q8_0", 37, 160, None, None),
@@ -102,8 +102,10 @@ INT8_WEIGHTS = [
     # where the target has AVX512-VNNI, a pair across two groups included.
     ("q4_0", 37, 128, None, None), ("int8_sym", 37, 192, 64, "f16"),
     ("int4_sym", 37, 64, 32, "f32"),
-    # q6_k: a scale per 16 elements, the offset's term per i32 lane.
+    # q6_k: a scale per 16 elements, the offset's term per i32 lane; q4_k
+    # a scale and a min per 32.
     ("q6_k", 37, 512, None, None), ("q6_k", 5, 256, None, None),
+    ("q4_k", 37, 512, None, None),
 ]
 # Each weight runs the first two and two of the others, in turn.
 INT8_INPUTS = [
@@ -117,10 +119,8 @@ def has_int_units(qt):
     """Whether the integer GEMV reads the weight (QuantDecoder::hasIntUnits,
     and q6_k's groups)."""
     s = qt.scheme
-    if s.name in ("q8_0", "q4_0", "q6_k"):
+    if s.name in ("q8_0", "q4_0", "q4_k", "q6_k"):
         return True
-    if s.name == "q4_k":
-        return False
     return s.bits == 4 or (qt.shape[1] % 32 == 0 and qt.group_size % 32 == 0)
 
 

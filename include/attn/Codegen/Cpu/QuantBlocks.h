@@ -104,6 +104,15 @@ public:
   /// each i32 lane's scale f32(d) * f32(scales[e / 16]) of the 16
   /// elements its 4 codes are among.
   IntPair decodeQ6Groups(Value row, Value sb, int64_t g, int64_t count);
+  /// q4_k's sub-blocks g .. g + count of super-block `sb` (g static, count
+  /// 1, or 2 with g even: the two sub-blocks of one 32 bytes of codes):
+  /// `codes` vector<32 count x i8> of the 4-bit codes (0..15, no offset),
+  /// `scales` vector<8 count x f32> each sub-block's f32(d) * sc over its
+  /// 8 lanes, `mins` the same of f32(dmin) * m: W = scale * code - min.
+  struct KQuantGroups {
+    Value codes, scales, mins;
+  };
+  KQuantGroups decodeQ4KGroups(Value row, Value sb, int64_t g, int64_t count);
 
 private:
   Value idx(int64_t v);
@@ -138,6 +147,9 @@ private:
   Value decodeQ8_0(Value row, Value u, int64_t e);
   Value decodeQ4_0(Value row, Value u, int64_t e);
   Value decodeQ4_K(Value row, Value u, int64_t e);
+  /// q4_k's f32(d) * sc and f32(dmin) * m of sub-block `s` of the
+  /// super-block at byte `base`.
+  std::pair<Value, Value> loadQ4KScaleMin(Value base, int64_t s);
   Value decodeQ6_K(Value row, Value u, int64_t e);
   Value decodeInt(Value row, Value u, int64_t e);
   /// The int schemes' scale and zero point (f32; null without one) of row

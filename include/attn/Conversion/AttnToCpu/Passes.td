@@ -128,7 +128,7 @@ def AttnLowerToCpu : Pass<"attn-lower-to-cpu"> {
            "decode GEMV of attn.quantized_matmul quantizes each input row "
            "to int8 per block of 32 (scale max|x| / 127, round to nearest "
            "even) and multiplies in integers where the target has vnni and "
-           "the weight's scheme suits it (q8_0, q4_0, q6_k, int4_*, int8_* with "
+           "the weight's scheme suits it (q8_0, q4_0, q4_k, q6_k, int4_*, int8_* with "
            "K and the group multiples of 32), in f32 otherwise",
            "::mlir::attn::quantizedActivationsValues()">,
     Option<"positionBound", "position-bound", "int64_t",
