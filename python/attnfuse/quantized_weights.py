@@ -39,10 +39,11 @@ measuring what quantization costs).
 
 `activations="int8"` (opt-in; None, the default, is the exact float
 path) lets the decode products (at most 8 rows) of q8_0, q4_0, q4_k, q6_k,
-int4_* and int8_* weights (K and group multiples of 32) quantize their input rows
-to int8 per block of 32 and multiply in integers, on a CPU with AVX-VNNI
-or AVX512-VNNI (`attn-compile --quantized-activations=int8`,
-docs/quantization.md); elsewhere, and for prefill, they stay float.
+int4_* and int8_* weights (K and group multiples of 32) quantize their
+input rows to int8 per block of 32 and multiply in integers, on a CPU with
+AVX-VNNI or AVX512-VNNI, or AVX2 for the 4- and 6-bit weights
+(`attn-compile --quantized-activations=int8`, docs/quantization.md);
+elsewhere, and for prefill, they stay float.
 """
 
 from __future__ import annotations

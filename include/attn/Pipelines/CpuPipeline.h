@@ -109,6 +109,12 @@ struct AttnCpuPipelineOptions
                        llvm::cl::init(false)};
   /// With vnni and vector-bits=512: the target has AVX512-VNNI and
   /// AVX512-BW (vpdpbusd on zmm).
+  /// The target has AVX2 (integer ops on ymm).
+  Option<bool> avx2{*this, "avx2",
+                    llvm::cl::desc("the target has AVX2 (without vnni, "
+                                   "vpmaddubsw for the quantized GEMV's "
+                                   "4- and 6-bit codes)"),
+                    llvm::cl::init(false)};
   Option<bool> vnni512{*this, "vnni-512",
                        llvm::cl::desc("with vnni and vector-bits=512: the "
                                       "target has AVX512-VNNI and AVX512-BW "

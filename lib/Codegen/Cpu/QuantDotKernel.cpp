@@ -2,6 +2,7 @@
 
 #include "attn/Codegen/Cpu/QuantDotKernel.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 
 using namespace mlir;
@@ -26,6 +27,7 @@ public:
       : QuantDotKernel(b, loc), vex(vex), wide(wide) {}
 
   bool isWide() const override { return wide; }
+  bool takesFullBytes() const override { return true; }
 
   Value accumulate(Value acc, Value codes, Value act) override {
     assert((wide || cast<VectorType>(acc.getType()).getNumElements() ==
@@ -44,6 +46,40 @@ public:
 private:
   bool vex, wide;
 };
+
+/// AVX2: vpmaddubsw multiplies u8 codes by s8 activations and adds each
+/// pair into an i16 with saturation (exact while a pair's sum fits: codes
+/// below 128, |act| <= 127, 2 * 127 * 127 < 2^15), vpmaddwd adds each pair
+/// of i16 into an i32 lane (times ones), then the lanes are added to acc:
+/// lane i gets the same 4 products as vpdpbusd's. Inline assembly for the
+/// reason above.
+class MaddDotKernel : public QuantDotKernel {
+public:
+  MaddDotKernel(OpBuilder &b, Location loc) : QuantDotKernel(b, loc) {}
+
+  bool isWide() const override { return false; }
+  bool takesFullBytes() const override { return false; }
+
+  Value accumulate(Value acc, Value codes, Value act) override {
+    auto i16Type = VectorType::get({16}, b.getI16Type());
+    auto asmOp = [&](Type type, ValueRange operands, StringRef text) {
+      return LLVM::InlineAsmOp::create(
+                 b, loc, type, operands, text, "=x,x,x",
+                 /*has_side_effects=*/false, /*is_align_stack=*/false,
+                 LLVM::tailcallkind::TailCallKind::None, LLVM::AsmDialectAttr(),
+                 ArrayAttr())
+          .getResult(0);
+    };
+    // AT&T order: vpmaddubsw b (s8), a (u8), dst.
+    Value pairs = asmOp(i16Type, ValueRange{codes, act},
+                        "vpmaddubsw $2, $1, $0");
+    Value ones = arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(i16Type, b.getI16IntegerAttr(1)));
+    Value quads =
+        asmOp(acc.getType(), ValueRange{pairs, ones}, "vpmaddwd $2, $1, $0");
+    return arith::AddIOp::create(b, loc, acc, quads);
+  }
+};
 } // namespace
 
 std::unique_ptr<QuantDotKernel>
@@ -54,5 +90,7 @@ QuantDotKernel::create(OpBuilder &b, Location loc, ProductKernels kernels) {
     return std::make_unique<VnniDotKernel>(
         b, loc, kernels.vector == VectorKernel::ByteDotVex,
         kernels.vector == VectorKernel::ByteDotWide);
+  if (kernels.vector == VectorKernel::ByteMadd)
+    return std::make_unique<MaddDotKernel>(b, loc);
   return nullptr;
 }

@@ -33,6 +33,8 @@ cpu::ProductKernels cpu::Target::getProductKernels(Type lhs, Type rhs,
       kernels.vector = VectorKernel::ByteDotWide;
     else if (vnni)
       kernels.vector = avxVnni ? VectorKernel::ByteDotVex : VectorKernel::ByteDot;
+    else if (avx2)
+      kernels.vector = VectorKernel::ByteMadd;
     return kernels;
   }
   if (!lhs.isBF16() || !rhs.isBF16() || !acc.isF32())
@@ -49,6 +51,8 @@ std::string cpu::Target::validate() const {
         .str();
   if (vnni512 && (!vnni || vectorBits != 512))
     return "vnni-512 needs vnni and vector-bits=512";
+  if (avx2 && vectorBits < 256)
+    return "avx2 needs vector-bits=256 or 512";
   return "";
 }
 
@@ -159,6 +163,7 @@ cpu::Target cpu::getTarget(const llvm::TargetMachine &tm) {
   target.avxVnni = sti->checkFeatures("+avxvnni");
   target.vnni =
       target.avxVnni || sti->checkFeatures("+avx512vnni,+avx512vl");
+  target.avx2 = sti->checkFeatures("+avx2");
   target.vnni512 = target.vectorBits == 512 &&
                    sti->checkFeatures("+avx512vnni,+avx512vl,+avx512bw");
   return target;

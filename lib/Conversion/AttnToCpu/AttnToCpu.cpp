@@ -306,7 +306,7 @@ private:
     target.vnni = vnni;
     target.avxVnni = avxVnni;
     target.vnni512 = vnni512;
-  target.vnni512 = vnni512;
+    target.avx2 = avx2;
     if (std::string error = target.validate(); !error.empty())
       return root->emitError() << "attn-lower-to-cpu: " << error;
     if (positionBound < 1 || positionBound > kDefaultPositionBound)
@@ -334,4 +334,5 @@ void mlir::attn::setTargetOptions(AttnLowerToCpuOptions &options,
   options.vnni = target.vnni;
   options.avxVnni = target.avxVnni;
   options.vnni512 = target.vnni512;
+  options.avx2 = target.avx2;
 }

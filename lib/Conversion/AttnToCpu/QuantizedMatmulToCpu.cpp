@@ -98,6 +98,11 @@ public:
       Type i8 = b.getIntegerType(8);
       dot = QuantDotKernel::create(
           b, loc, target.getProductKernels(i8, i8, b.getI32Type()));
+      // 8-bit codes (q8_0, int8_*) need a kernel exact for every byte.
+      bool fullBytes = weight.format.getScheme() == QuantScheme::q8_0 ||
+                       (!weight.format.isGguf() && weight.format.getBits() == 8);
+      if (dot && fullBytes && !dot->takesFullBytes())
+        dot.reset();
       wide = dot && dot->isWide() &&
              (q6 || q4k || (QuantDecoder::getFixedIntOffset(weight) &&
                      weight.k / QuantDotKernel::kStepBytes % 2 == 0));

@@ -37,6 +37,7 @@ cpu::Target AttnCpuPipelineOptions::getTarget() const {
   target.vnni = vnni;
   target.avxVnni = avxVnni;
   target.vnni512 = vnni512;
+  target.avx2 = avx2;
   return target;
 }
 
@@ -49,6 +50,7 @@ void AttnCpuPipelineOptions::setTarget(const cpu::Target &target) {
   vnni = target.vnni;
   avxVnni = target.avxVnni;
   vnni512 = target.vnni512;
+  avx2 = target.avx2;
 }
 
 /// attn ops to upstream ops on tensors, functions marked for C callers.

@@ -4,6 +4,7 @@
 // RUN: not attn-opt %s --attn-lower-to-cpu="quantized-activations=int4" 2>&1 | FileCheck %s --check-prefix=BADPASS
 // RUN: not attn-opt %s --attn-lower-to-cpu="vector-bits=256 vnni=true vnni-512=true quantized-activations=int8" 2>&1 | FileCheck %s --check-prefix=BADWIDE
 // RUN: not attn-opt %s --attn-lower-to-cpu="vector-bits=512 vnni-512=true" 2>&1 | FileCheck %s --check-prefix=BADWIDE
+// RUN: not attn-opt %s --attn-lower-to-cpu="vector-bits=128 avx2=true" 2>&1 | FileCheck %s --check-prefix=BADAVX2
 // RUN: not attn-opt %s --attn-cpu-lowering-pipeline="quantized-activations=yes" 2>&1 | FileCheck %s --check-prefix=BADPIPELINE
 
 // What quantized-activations=int8 leaves to the f32 GEMV: a target without
@@ -14,6 +15,7 @@
 
 // BADPASS: for the --quantized-activations option: Cannot find option named 'int4'!
 // BADWIDE: error: attn-lower-to-cpu: vnni-512 needs vnni and vector-bits=512
+// BADAVX2: error: attn-lower-to-cpu: avx2 needs vector-bits=256 or 512
 // BADPIPELINE: for the --quantized-activations option: Cannot find option named 'yes'!
 
 // NOVNNI-LABEL: func.func @negative_q4_0

@@ -3,6 +3,8 @@
 // RUN: attn-opt %s --attn-lower-to-cpu="vector-bits=256 vnni=true avx-vnni=true quantized-activations=int8" --split-input-file | FileCheck %s --check-prefix=VEX
 // RUN: attn-opt %s --attn-cpu-lowering-pipeline="vector-bits=256 vnni=true quantized-activations=int8 num-threads=2" | FileCheck %s --check-prefix=LLVM
 // RUN: attn-opt %s --attn-lower-to-cpu="vector-bits=512 vnni=true vnni-512=true quantized-activations=int8" --canonicalize --cse --split-input-file | FileCheck %s --check-prefix=WIDE
+// RUN: attn-opt %s --attn-lower-to-cpu="vector-bits=256 avx2=true quantized-activations=int8" --canonicalize --cse --split-input-file | FileCheck %s --check-prefix=AVX2
+// RUN: attn-opt %s --attn-cpu-lowering-pipeline="vector-bits=256 avx2=true quantized-activations=int8 num-threads=2" | FileCheck %s --check-prefix=AVX2LLVM
 // RUN: attn-opt %s --attn-cpu-lowering-pipeline="vector-bits=512 vnni=true vnni-512=true quantized-activations=int8 num-threads=2" | FileCheck %s --check-prefix=WIDELLVM
 
 // quantized-activations=int8 on a target with vpdpbusd (vnni): the decode
@@ -25,6 +27,11 @@
 // the quantized rows beside the per-lane row scales), and the two units'
 // scales in lanes 0-7 and 8-15. Odd unit counts (q4_0 of K = 96) and the
 // asymmetric schemes keep the ymm step.
+//
+// With avx2 and no vnni, the same steps multiply with vpmaddubsw (u8 x s8
+// pairs into saturating i16) and vpmaddwd by ones (pairs into i32 lanes),
+// added to the accumulator: exact for codes below 128, so the weights of
+// 8-bit codes (q8_0, int8_*) stay on the f32 path.
 
 // q4_0: nibbles (offset 8), the f16 scale.
 // CHECK-LABEL: func.func @decode_q4_0(
@@ -48,6 +55,11 @@
 
 // VEX-LABEL: func.func @decode_q4_0(
 // VEX: llvm.inline_asm "{vex} vpdpbusd $2, $1, $0", "=x,x,x,0"
+// AVX2-LABEL: func.func @decode_q4_0(
+// AVX2: %[[PAIRS:.*]] = llvm.inline_asm "vpmaddubsw $2, $1, $0", "=x,x,x" %{{.*}}, %{{.*}} : (vector<32xi8>, vector<32xi8>) -> vector<16xi16>
+// AVX2: %[[QUADS:.*]] = llvm.inline_asm "vpmaddwd $2, $1, $0", "=x,x,x" %[[PAIRS]], %{{.*}} : (vector<16xi16>, vector<16xi16>) -> vector<8xi32>
+// AVX2: arith.addi %{{.*}}, %[[QUADS]] : vector<8xi32>
+// AVX2: return
 // WIDE-LABEL: func.func @decode_q4_0(
 // WIDE-NOT: vector<16xi32>
 // WIDE: llvm.inline_asm "vpdpbusd $2, $1, $0", "=v,v,v,0" %{{.*}} : (vector<32xi8>, vector<32xi8>, vector<8xi32>) -> vector<8xi32>
@@ -71,6 +83,11 @@ func.func @decode_q4_0(%x: tensor<2x96xf32>, %w: tensor<1998xi8>) -> tensor<2x37
 // Two units per row: the wide step. The per-lane row scales and starting
 // dots (-128 * the block's code sum in its first lane) are written with
 // the quantized rows; each step loads both units' 32 codes and f16 scales.
+// AVX2-LABEL: func.func @decode_q8_0(
+// AVX2-NOT: inline_asm
+// AVX2: vector.fma
+// AVX2-NOT: inline_asm
+// AVX2: return
 // WIDE-LABEL: func.func @decode_q8_0(
 // WIDE-DAG: %[[XDW:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1x16xf32>
 // WIDE-DAG: %[[XINIT:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1x16xi32>
@@ -133,6 +150,10 @@ func.func @decode_int8_asym(%x: tensor<3x64xf32>, %w: tensor<389xi8>) -> tensor<
 // int4_sym: each unit's 16 bytes of nibbles spread to 32 codes in a
 // 128-bit lane pair (a shift right by 4 of the odd lanes as i16, then
 // the low nibbles); both units of a group of 128 share its scale.
+// AVX2LLVM-LABEL: llvm.func @decode_parallel(
+// AVX2LLVM-NOT: alloca_scope
+// AVX2LLVM: omp.wsloop
+// AVX2LLVM: llvm.inline_asm "vpmaddubsw $2, $1, $0"
 // WIDE-LABEL: func.func @decode_parallel(
 // WIDE: scf.forall
 // WIDE: arith.shrui %{{.*}}, %{{.*}} : vector<32xi16>
@@ -165,6 +186,8 @@ func.func @decode_parallel(%x: tensor<1x128xf32>, %w: tensor<66000xi8>) -> tenso
 // CHECK: %[[INIT:.*]] = vector.load %[[XLANE]][%{{.*}}] : memref<1x64xi32>, vector<8xi32>
 // CHECK: llvm.inline_asm "vpdpbusd $2, $1, $0", "=x,x,x,0" %{{.*}}, %{{.*}}, %[[INIT]] : (vector<32xi8>, vector<32xi8>, vector<8xi32>) -> vector<8xi32>
 // CHECK: return
+// AVX2-LABEL: func.func @decode_q6_k(
+// AVX2: llvm.inline_asm "vpmaddubsw $2, $1, $0"
 // WIDE-LABEL: func.func @decode_q6_k(
 // WIDE: %[[INIT:.*]] = vector.load %{{.*}} : memref<1x64xi32>, vector<16xi32>
 // WIDE: llvm.inline_asm "vpdpbusd $2, $1, $0", "=v,v,v,0" %{{.*}}, %{{.*}}, %[[INIT]] : (vector<64xi8>, vector<64xi8>, vector<16xi32>) -> vector<16xi32>

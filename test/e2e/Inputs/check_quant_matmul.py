@@ -3,7 +3,8 @@ sizes, and compares every element with a float64 reference of the exactly
 dequantized weight (attnfuse.quant.reference_linear).
 
   check_quant_matmul.py ATTN_RUN TMPDIR [--only SCHEME,...]
-      [--aot ATTN_COMPILE] [--activations int8 [--int8-dot]] [options...]
+      [--aot ATTN_COMPILE] [--activations int8 [--int8-dot | --int8-dot-narrow]]
+      [options...]
 
 The options go to attn-run (JIT), or with --aot to attn-compile, which
 builds a library per case that attn-run then runs (--so).
@@ -12,6 +13,9 @@ builds a library per case that attn-run then runs (--so).
 the cases of that mode (INT8_WEIGHTS, INT8_INPUTS). With --int8-dot (the
 target has VNNI) the decode GEMVs (at most 8 rows) of the weights with
 units of 32 (q8_0, q4_0, int4_*, int8_* with K and group multiples of 32)
+and of q4_k and q6_k, and with --int8-dot-narrow (AVX2 without VNNI:
+vpmaddubsw, exact for codes below 128) those of the weights whose codes
+have fewer than 8 bits (q4_0, q4_k, q6_k, int4_*),
 are checked against the reference of the quantized activations
 (quantize_activations: the rule of docs/quantization.md, in the same f32
 operations) with RTOL_INT8; every other case, and every case without
@@ -113,6 +117,13 @@ INT8_INPUTS = [
     ((3, "K"), "f32"), ((5, "K"), "f16"), ((2, 3, "K"), "f32"),
     (("?", "K"), "f32", (7,)), (("?", "K"), "f32", (9,)),
 ]
+
+
+def has_byte_codes(qt):
+    """Whether the weight's codes take 8 bits (q8_0, int8_*): AVX2's
+    integer path leaves them to the f32 one."""
+    return qt.scheme.name == "q8_0" or (not qt.scheme.is_gguf and
+                                        qt.scheme.bits == 8)
 
 
 def has_int_units(qt):
@@ -242,7 +253,8 @@ def check_case(tools, tmp, name, qt, shape, dtype, sizes, rng,
     y = load_output(base + ".y.npy", dtype)
     rows = int(np.prod(concrete[:-1]))
     rtol = RTOL
-    if int8_dot and rows <= 8 and has_int_units(qt):
+    if (int8_dot and rows <= 8 and has_int_units(qt) and
+            (int8_dot != "narrow" or not has_byte_codes(qt))):
         x = quantize_activations(x)
         rtol = RTOL_INT8
     ref = quant.reference_linear(x, qt)
@@ -299,6 +311,9 @@ def main():
     int8_dot = "--int8-dot" in rest
     if int8_dot:
         rest.remove("--int8-dot")
+    if "--int8-dot-narrow" in rest:
+        rest.remove("--int8-dot-narrow")
+        int8_dot = "narrow"
     tools = (run_tool, compile_tool, rest)
     rng = np.random.default_rng(48)
     weights = {}

@@ -35,7 +35,8 @@ public:
 
   /// The kernel of `kernels` (Target::getProductKernels(i8, i8, i32)):
   /// VNNI's vpdpbusd for ByteDot (EVEX) and ByteDotVex (VEX), both on ymm,
-  /// and ByteDotWide (EVEX on zmm and ymm), or null
+  /// and ByteDotWide (EVEX on zmm and ymm); AVX2's vpmaddubsw and vpmaddwd
+  /// for ByteMadd (codes below 128); or null
   /// where the target has no integer dot product (the GEMV then
   /// multiplies in f32).
   static std::unique_ptr<QuantDotKernel> create(OpBuilder &b, Location loc,
@@ -43,6 +44,9 @@ public:
 
   /// Whether accumulate also takes wide steps (512-bit registers).
   virtual bool isWide() const = 0;
+  /// Whether accumulate is exact for any unsigned code (0..255), or only
+  /// for codes below 128 (AVX2's saturating pairs in i16).
+  virtual bool takesFullBytes() const = 0;
 
   /// `acc` (vector<8xi32>) plus, in lane i, sum_{j < 4} codes[4i + j] *
   /// act[4i + j], with `codes` (vector<32xi8>) unsigned (0..255) and `act`

@@ -46,6 +46,9 @@ enum class VectorKernel {
   /// AVX512-VNNI's EVEX form on zmm registers as well as ymm: the integer
   /// GEMV multiplies two units of 32 per step (QuantDotKernel.h).
   ByteDotWide,
+  /// AVX2's vpmaddubsw (u8 x s8 pairs into saturating i16) and vpmaddwd
+  /// (i16 pairs into i32) on ymm: exact for codes below 128 only.
+  ByteMadd,
 };
 
 /// The kernels a product may run on a target, chosen once per op from the
@@ -93,6 +96,10 @@ struct Target {
   /// on zmm registers (the kernel then emits the EVEX form at both widths
   /// and the GEMV steps through two units of 32 at a time).
   bool vnni512 = false;
+  /// AVX2's integer instructions on ymm registers: without vnni the
+  /// quantized GEMV's integer path multiplies 4- and 6-bit codes with
+  /// vpmaddubsw and vpmaddwd (ByteMadd).
+  bool avx2 = false;
 
   /// The number of vector registers: 32 with AVX-512, 16 below.
   int64_t getVectorRegisters() const { return vectorBits >= 512 ? 32 : 16; }
@@ -121,7 +128,8 @@ struct Target {
     return vectorBits == other.vectorBits && bf16Dot == other.bf16Dot &&
            amx == other.amx && nativeBf16 == other.nativeBf16 &&
            f16c == other.f16c && vnni == other.vnni &&
-           avxVnni == other.avxVnni && vnni512 == other.vnni512;
+           avxVnni == other.avxVnni && vnni512 == other.vnni512 &&
+           avx2 == other.avx2;
   }
 };
 

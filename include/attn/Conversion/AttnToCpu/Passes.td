@@ -115,6 +115,11 @@ def AttnLowerToCpu : Pass<"attn-lower-to-cpu"> {
     Option<"avxVnni", "avx-vnni", "bool", /*default=*/"false",
            "With vnni: the target has AVX-VNNI, whose VEX form of vpdpbusd "
            "the kernel emits (else AVX512-VNNI's EVEX form)">,
+    Option<"avx2", "avx2", "bool", /*default=*/"false",
+           "The target has AVX2: without vnni, the quantized GEMV's integer "
+           "path (quantized-activations=int8) multiplies weights of 4- and "
+           "6-bit codes (q4_0, q4_k, q6_k, int4_*) with vpmaddubsw and "
+           "vpmaddwd; 8-bit codes stay on the f32 path">,
     Option<"vnni512", "vnni-512", "bool", /*default=*/"false",
            "With vnni and vector-bits=512: the target has AVX512-VNNI and "
            "AVX512-BW; the quantized GEMV's integer path multiplies two "
