@@ -6,7 +6,9 @@
 // keys across work items (Flash-Decoding):
 //
 //   scf.forall (query batch dims x key splits)            partial pass
-//     per key block (with lengths: only the sequence's keys):
+//     per key block (with lengths: only the sequence's keys; with a
+//                    boolean mask and -inf: not the blocks it removes for
+//                    every row, a left-padded cache's padding):
 //       s[r, j] = score step(sum_e q[r, e] k[j, e]) for all rows r at once
 //       (L FMA chains along e sharing each vector of the
 //       key row, one horizontal add per row), then per row the block's
@@ -420,10 +422,36 @@ void DecodeLowering::emitSplit(ValueRange ivs) {
   forLoop(begin, end, idx(t.blockKV), [&](Value kv0) {
     Value keys = arith::MinUIOp::create(
         b, loc, arith::SubIOp::create(b, loc, end, kv0), idx(t.blockKV));
-    emitScores(qIdx, kvIdx, kv0, keys, scores, seq);
-    forLoop(idx(0), idx(rows), idx(1),
-            [&](Value r) { emitSoftmaxStep(r, keys, scores, stats); });
-    emitPv(kvIdx, partIdx, kv0, keys, scores, stats);
+    auto emitBlock = [&] {
+      emitScores(qIdx, kvIdx, kv0, keys, scores, seq);
+      forLoop(idx(0), idx(rows), idx(1),
+              [&](Value r) { emitSoftmaxStep(r, keys, scores, stats); });
+      emitPv(kvIdx, partIdx, kv0, keys, scores, stats);
+    };
+    if (!plan.canSkipMaskedTiles()) {
+      emitBlock();
+      return;
+    }
+    // A key block that the boolean mask removes for every row adds nothing
+    // (canSkipMaskedTiles): the left padding of a batch's KV cache.
+    Value kept = buildAnyKeyKept(
+        b, loc, kv0, add(kv0, keys),
+        [&](OpBuilder &, Location, Value key) -> Value {
+          Value any;
+          for (int64_t r = 0; r < rows; ++r) {
+            Value elem = memref::LoadOp::create(
+                b, loc, buf.mask,
+                scoreOperandIndices(b, loc, plan, plan.maskBroadcast, qIdx,
+                                    idx(r), key));
+            Value keeps = buildMaskKeeps(b, loc, plan, elem);
+            any = any ? Value(arith::OrIOp::create(b, loc, any, keeps)) : keeps;
+          }
+          return any;
+        });
+    scf::IfOp::create(b, loc, kept, [&](OpBuilder &, Location) {
+      emitBlock();
+      scf::YieldOp::create(b, loc);
+    });
   });
   SmallVector<Value, 2> parts = {partM, partL};
   scf::IfOp::create(

@@ -8,6 +8,9 @@
 //     pack qT[E, blockQ] = q^T of the block (f32; zero past the last row)
 //     scf.for key blocks of blockKV keys (causal, window: only the band;
 //                  lengths: only the sequence's keys, none past its rows)
+//       [boolean mask with -inf: skip the block when the mask removes all
+//        of the item's rows x the block's keys, a padding mask's padded
+//        keys (maskKeepsTile; one element per key for [B, 1, 1, S])]
 //       [pack k/v of the block to f32 when their element type is not f32]
 //       1. scores:  sT[j, i] = hook(sum_e k[j, e] * qT[e, i])
 //          register tile: qkKeys keys (broadcast) x qkRowVecs vectors of
@@ -147,6 +150,7 @@ private:
 
   void emitForall();
   void emitWorkItem(ValueRange ivs);
+  Value maskKeepsTile(WorkItem &w, Value kv0);
   WorkItem allocateScratch(FlashKernel &kernel, ValueRange ivs);
   void emitInit(FlashKernel &kernel, WorkItem &w);
   BlockView keyBlock(Value source, Value pack, ArrayRef<Value> kvIdx,
@@ -589,9 +593,74 @@ void FlashLowering::emitWorkItem(ValueRange ivs) {
                               add(w.row0, w.rows), w.seq->qBegin));
     kvEnd = arith::SelectOp::create(b, loc, live, kvEnd, kvBegin);
   }
-  forLoop(kvBegin, kvEnd, idx(t.blockKV),
-          [&](Value kv0) { kernel->emitKeyBlock(w, kv0); });
+  forLoop(kvBegin, kvEnd, idx(t.blockKV), [&](Value kv0) {
+    if (!plan.canSkipMaskedTiles()) {
+      kernel->emitKeyBlock(w, kv0);
+      return;
+    }
+    // A tile that the mask removes entirely adds nothing (a padding mask's
+    // padded keys: canSkipMaskedTiles).
+    scf::IfOp::create(b, loc, maskKeepsTile(w, kv0),
+                      [&](OpBuilder &, Location) {
+                        kernel->emitKeyBlock(w, kv0);
+                        scf::YieldOp::create(b, loc);
+                      });
+  });
   emitOutput(w);
+}
+
+/// i1: whether the boolean mask keeps any position of the work item's rows
+/// at keys [kv0, kv0 + blockKV): per key one element when the mask does
+/// not vary along the rows ([B, 1, 1, S]), else the OR of the item's row
+/// vectors of its transposed copy (lanes past the item's rows, padding of
+/// the copy, ignored); keys in order, up to the first kept one.
+Value FlashLowering::maskKeepsTile(WorkItem &w, Value kv0) {
+  Value kvEnd =
+      arith::MinUIOp::create(b, loc, plan.s, add(kv0, idx(t.blockKV)));
+  return buildAnyKeyKept(
+      b, loc, kv0, kvEnd, [&](OpBuilder &, Location, Value key) -> Value {
+        if (!maskT) {
+          SmallVector<Value> indices = scoreOperandIndices(
+              b, loc, plan, plan.maskBroadcast, w.qIdx, idx(0), key);
+          return buildMaskKeeps(
+              b, loc, plan, memref::LoadOp::create(b, loc, buf.mask, indices));
+        }
+        auto boolVec = VectorType::get({t.lanes}, b.getI1Type());
+        auto indexVec = VectorType::get({t.lanes}, b.getIndexType());
+        Value none = arith::ConstantOp::create(
+            b, loc, cast<TypedAttr>(b.getZeroAttr(boolVec)));
+        auto rowsLoop = scf::ForOp::create(
+            b, loc, idx(0), w.rows, idx(t.lanes), ValueRange{none},
+            [&](OpBuilder &, Location, Value i0, ValueRange any) {
+              // The i8 copy compared as the polarity says (keep: set, drop:
+              // clear), so no inverted mask is made.
+              SmallVector<Value> indices =
+                  scoreOperandIndices(b, loc, plan, plan.maskBroadcast, w.qIdx,
+                                      add(w.row0, i0), key);
+              int64_t rank = indices.size();
+              std::swap(indices[rank - 2], indices[rank - 1]);
+              auto byteVec = VectorType::get({t.lanes}, b.getI8Type());
+              Value x = vector::LoadOp::create(b, loc, byteVec, maskT, indices);
+              Value zero = arith::ConstantOp::create(
+                  b, loc, cast<TypedAttr>(b.getZeroAttr(byteVec)));
+              Value kept = arith::CmpIOp::create(b, loc,
+                                                 plan.maskDrops
+                                                     ? arith::CmpIPredicate::eq
+                                                     : arith::CmpIPredicate::ne,
+                                                 x, zero);
+              Value lane = arith::AddIOp::create(
+                  b, loc, vector::BroadcastOp::create(b, loc, indexVec, i0),
+                  vector::StepOp::create(b, loc, indexVec));
+              Value real = arith::CmpIOp::create(
+                  b, loc, arith::CmpIPredicate::ult, lane,
+                  vector::BroadcastOp::create(b, loc, indexVec, w.rows));
+              kept = arith::AndIOp::create(b, loc, kept, real);
+              scf::YieldOp::create(
+                  b, loc, Value(arith::OrIOp::create(b, loc, any[0], kept)));
+            });
+        return vector::ReductionOp::create(b, loc, vector::CombiningKind::OR,
+                                           rowsLoop.getResult(0));
+      });
 }
 
 /// The view of a key or value block: in place, or packed into `pack` (f32,

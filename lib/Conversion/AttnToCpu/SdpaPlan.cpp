@@ -27,6 +27,43 @@ bool SdpaPlan::canSkipOutsideBand() const {
   return !band.keepsAll() && std::isinf(maskedValue) && maskedValue < 0;
 }
 
+bool SdpaPlan::canSkipMaskedTiles() const {
+  return hasBoolMask && std::isinf(maskedValue) && maskedValue < 0;
+}
+
+Value cpu::buildAnyKeyKept(
+    OpBuilder &b, Location loc, Value kv0, Value kvEnd,
+    function_ref<Value(OpBuilder &, Location, Value key)> keyKept) {
+  Value no = arith::ConstantIntOp::create(b, loc, b.getI1Type(), 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Type types[] = {b.getIndexType(), b.getI1Type()};
+  // A kept key jumps to the end: the loop's flag is the last key's.
+  auto loop = scf::WhileOp::create(
+      b, loc, types, ValueRange{kv0, no},
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value more = arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::ult,
+                                           args[0], kvEnd);
+        scf::ConditionOp::create(nb, nloc, more, args);
+      },
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value kept = keyKept(nb, nloc, args[0]);
+        Value next = arith::SelectOp::create(
+            nb, nloc, kept, kvEnd,
+            arith::AddIOp::create(nb, nloc, args[0], one));
+        scf::YieldOp::create(nb, nloc, ValueRange{next, kept});
+      });
+  return loop.getResult(1);
+}
+
+Value cpu::buildMaskKeeps(OpBuilder &b, Location loc, const SdpaPlan &plan,
+                          Value maskElem) {
+  if (!plan.maskDrops)
+    return maskElem;
+  Value one =
+      arith::ConstantOp::create(b, loc, b.getOneAttr(maskElem.getType()));
+  return arith::XOrIOp::create(b, loc, maskElem, one);
+}
+
 /// Per dim of `operand` (the mask or an extra operand, broadcast to the
 /// scores [..., L, S]): true where it broadcasts (reads index 0). Emits the
 /// run-time check that a dynamic dim equals the scores dim.

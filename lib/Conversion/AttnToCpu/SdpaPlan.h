@@ -60,6 +60,15 @@ struct SdpaPlan {
   /// masked value): their exp is exactly 0, so whole key blocks outside a
   /// query block's band can be skipped.
   bool canSkipOutsideBand() const;
+
+  /// True when a boolean mask removes positions with -inf: a (query block,
+  /// key block) tile that the mask removes entirely adds exactly nothing to
+  /// any row's online softmax (p = exp(-inf - m) = 0, alpha = 1, and a row
+  /// that no tile keeps ends as it would: m = -inf, l = 0, acc = 0), so it
+  /// can be skipped (buildAnyKeyKept). Not for a finite masked_value (a
+  /// fully masked row averages every key) nor for additive masks (a NaN or
+  /// +inf score plus -inf is NaN: the chain's row is NaN).
+  bool canSkipMaskedTiles() const;
 };
 
 /// The real query rows [qBegin, qEnd) and keys [kvBegin, kvEnd) of one
@@ -84,6 +93,19 @@ SeqBounds loadSeqBounds(OpBuilder &b, Location loc, const SdpaPlan &plan,
 /// `row` and key `col` are both real.
 Value buildSeqKeep(OpBuilder &b, Location loc, const SeqBounds &bounds,
                    Value row, Value col);
+
+/// i1: whether the boolean mask keeps any position of a tile, scanning keys
+/// [kv0, kvEnd) in order and stopping at the first key that `keyKept` (i1:
+/// the mask keeps key `key` for some row of the tile) says is kept, so that
+/// a dense mask costs one test per tile. For canSkipMaskedTiles.
+Value buildAnyKeyKept(
+    OpBuilder &b, Location loc, Value kv0, Value kvEnd,
+    function_ref<Value(OpBuilder &, Location, Value key)> keyKept);
+
+/// i1 (of the shape of `maskElem`): true where the boolean mask element
+/// `maskElem` keeps its position (mask_polarity).
+Value buildMaskKeeps(OpBuilder &b, Location loc, const SdpaPlan &plan,
+                     Value maskElem);
 
 /// The operands of one attn.sdpa as buffers, and its output.
 struct SdpaBuffers {

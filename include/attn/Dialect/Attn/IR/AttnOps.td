@@ -745,7 +745,13 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [NoMemoryEffect, IsolatedFromAbove,
        `j <= i` is `window_left = w - 1` with `is_causal`). It combines with
        `is_causal` and the mask by intersection; a window may be empty for
        some rows, which are then fully masked. With the default `-inf` the
-       lowerings skip key blocks outside the band.
+       lowerings skip key blocks outside the band, and those of a boolean
+       mask's tiles (query rows x key block) that it removes entirely (a
+       padding mask's padded keys: no lengths needed); both skips are
+       exact, since such positions add `exp(-inf) = 0` and a row that no
+       tile keeps ends as its all `-inf` scores would. An additive mask
+       (`-inf + NaN` is NaN), or a finite `masked_value` (a fully masked
+       row averages all keys), is applied to every score.
     4. `p = softmax(s)` along S. A row whose scores are all `-inf` gives NaN
        (exactly as `torch.softmax` does for the unfused chain); with a finite
        `masked_value`, a fully masked row averages `value` uniformly. With
