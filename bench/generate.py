@@ -60,6 +60,33 @@ float cells above, one per `--dtypes`):
   `nncf` and `optimum-intel` are installed: bench/setup-venv.sh does not
   install them (no optimum-intel release fits the pinned transformers and
   OpenVINO 2026), and the peer's row says so. llama.cpp has no such cell.
+  Peer `torchao` (torchao 0.18.0 in the venv, bench/setup-venv.sh)
+  quantizes the same float checkpoint, in the cell's dtype, with
+  torchao's weight-only configs, every nn.Linear (the LM head included,
+  not the embeddings): int8 `quantize_(model, Int8WeightOnlyConfig())`
+  (symmetric, per output channel: not attnfuse's asymmetric int8); int4
+  torchao's CPU route `PrototypeInt4WeightOnlyConfig(group_size=
+  --group-size)` (`Int4OpaqueTensor`, `aten._weight_int4pack_mm_for_cpu`:
+  the tinygemm scheme, asymmetric with a float scale and zero per group,
+  not attnfuse's symmetric int4; groups of 32, 64 or 128 only; a layer
+  whose N is not a multiple of 16, such as `--size tiny`'s LM head, stays
+  float and its row says so; the top-level `Int4WeightOnlyConfig` packs
+  for accelerators only). It then generates as transformers+compile does
+  (greedy `generate`, the static cache, `torch.compile(forward,
+  fullgraph=True, dynamic=False)`: a graph per shape, as the static
+  cache means, compiled in an untimed call per cell), timed as every
+  peer. On a busy two-core host its single calls vary by seconds (torch's
+  OpenMP threads wait at barriers like llama.cpp's): use `--rounds` 2 or
+  more there, and a quiet host for numbers. Its kernel for
+  int4 is made for bf16 activations: with `--quant-dtype f32` (the
+  default) its products run ~25x slower than in bf16, and the row says
+  so; `--quant-dtype bf16` is torchao's own route. Its logits (one eager
+  prefill of the quantized model) are compared with attnfuse's
+  dequantized model as the others, which then holds both schemes'
+  error, and with its own dequantized weights (each linear weight read
+  back through its kernel as the product with an identity matrix, the
+  rest of the float model in f32). torchao's `quantize_` also sets its
+  recommended Inductor options for the rest of the process.
 
 Peer `attnfuse-int8act` runs the quantized cells with
 `activations="int8"` (docs/quantization.md, "Integer activations": the
@@ -72,7 +99,7 @@ weight in its quantized layout (`attnfuse.quant` scheme `.nbytes(N, K)`:
 codes, scales, zero points; for a GGUF cell each tensor's own type), one
 embedding row per sequence in float, the norms in float and the KV cache
 at the mean length. For each peer that can give logits (attnfuse,
-llama.cpp, OpenVINO) the table has the max |logit| difference of one
+llama.cpp, OpenVINO, torchao) the table has the max |logit| difference of one
 prefill (1 x min(--prefill) tokens) from the dequantized float model in
 f32 eager PyTorch: `attnfuse.dequantized_model(model,
 generator.quantized)` for int cells, `GGUFFile(file).model(
@@ -83,7 +110,7 @@ reported: every peer runs in this one process.
 
     PYTHONPATH=python /work/bench-venv/bin/python bench/generate.py --size 0.5b \
       --weights bf16,q8_0,q4_0,q4_k_m,int8,int4 --dtypes bf16 --threads 2 \
-      --peers attnfuse-prepack,llama.cpp,openvino-nncf [--llama-repack off]
+      --peers attnfuse-prepack,llama.cpp,openvino-nncf,torchao [--llama-repack off]
 """
 
 from __future__ import annotations
@@ -509,10 +536,112 @@ class OpenVINONNCF(Peer):
         return out.logits[:, -1]
 
 
+class TorchAO(TransformersCompiled):
+    """torchao's weight-only quantization of the HF model's linear layers
+    (every nn.Linear, the LM head included), then transformers' `generate`
+    with the static cache and `torch.compile(forward, fullgraph=True)`.
+    int8: `Int8WeightOnlyConfig()` (symmetric, one scale per output
+    channel: the forward multiplies by the int8 weights converted to the
+    activation dtype, then scales). int4: torchao's CPU route,
+    `PrototypeInt4WeightOnlyConfig(group_size)` (`Int4OpaqueTensor`: the
+    tinygemm scheme, asymmetric 0..15 codes with a float scale and zero
+    per group, packed for `aten._weight_int4pack_mm_for_cpu`; the
+    top-level `Int4WeightOnlyConfig` packs for CUDA, XPU or NPU kernels)."""
+    name = "torchao"
+    cells = tuple(INT_WEIGHTS)
+    # The schemes differ from attnfuse's (int8: symmetric, not asymmetric;
+    # int4: asymmetric, not symmetric), so the common reference's row
+    # holds both quantizations' error; `own_reference` gives torchao's.
+    diff_note = " (torchao's own scheme: both quantizations differ)"
+
+    def setup(self, model, dtype, args):
+        try:
+            from torchao.quantization import Int8WeightOnlyConfig, quantize_
+        except ImportError as e:
+            raise RuntimeError(f"torchao is not installed ({e}); "
+                               f"bench/setup-venv.sh installs it") from None
+        self.notes = []
+        group = args.group_size
+        if self.weights == "int8":
+            config = Int8WeightOnlyConfig()
+
+            def fits(mod):
+                return True
+        else:
+            from torchao.prototype.quantization.int4 import \
+                PrototypeInt4WeightOnlyConfig
+            if group not in (32, 64, 128):
+                raise RuntimeError(f"torchao's CPU int4 (Int4OpaqueTensor) "
+                                   f"takes groups of 32, 64 or 128, not "
+                                   f"--group-size {group}")
+            config = PrototypeInt4WeightOnlyConfig(group_size=group)
+
+            def fits(mod):  # _convert_weight_to_int4pack_for_cpu's limits
+                return mod.out_features % 16 == 0 and \
+                    mod.in_features % group == 0
+            if dtype != torch.bfloat16:
+                self.notes.append(
+                    f"{str(dtype).replace('torch.', '')} activations: "
+                    f"aten._weight_int4pack_mm_for_cpu "
+                    f"is made for bf16 (f32 measured ~25x slower per "
+                    f"product here); --quant-dtype bf16 is torchao's route")
+        torch._dynamo.reset()  # as transformers+compile: a fresh Dynamo
+        self.size, self.dtype = args.size, dtype
+        self.model = model.to(dtype)
+        left = [n for n, m in self.model.named_modules()
+                if isinstance(m, torch.nn.Linear) and not fits(m)]
+        if left:
+            self.notes.append(
+                "left float (torchao's CPU int4 needs N % 16 == 0 and K % "
+                f"{group} == 0): {', '.join(left)}")
+        quantize_(self.model, config, filter_fn=lambda m, fqn: isinstance(
+            m, torch.nn.Linear) and fits(m))
+        self.eager_forward = self.model.forward
+        self.model.generation_config.cache_implementation = "static"
+        # A graph per shape (dynamic=False), as gpt-fast's static cache
+        # means, not Dynamo's automatic dynamic shapes (symbolic sizes from
+        # the second shape on). Each prefill length, batch and cache length
+        # is then a graph of its own: the limit is raised past the 8
+        # recompiles that would send the rest to eager (fullgraph: fail).
+        torch._dynamo.config.recompile_limit = max(
+            torch._dynamo.config.recompile_limit, 64)
+        self.model.forward = torch.compile(self.model.forward,
+                                           fullgraph=True, dynamic=False)
+        t = time.perf_counter()
+        self.generate(prompt(1, 8, self.model.config.vocab_size), 2)
+        self.compile_s = time.perf_counter() - t
+
+    def logits(self, ids):
+        """One prefill in the eager forward of the quantized model (the
+        same torchao kernels; a compiled forward without a cache would be
+        one more compile)."""
+        out = self.eager_forward(input_ids=ids,
+                                 attention_mask=torch.ones_like(ids),
+                                 use_cache=False)
+        return out.logits[:, -1]
+
+    def own_reference(self):
+        """The f32 eager model with the weights torchao's linear layers
+        compute with: each quantized weight read back as the product of
+        an identity matrix with it (the kernel's own dequantization, in
+        the cell's dtype); every other parameter from the float model."""
+        ref = llama(self.size).float()
+        mods = dict(self.model.named_modules())
+        with torch.no_grad():
+            for n, m in ref.named_modules():
+                w = getattr(mods.get(n), "weight", None)
+                if not isinstance(m, torch.nn.Linear) or \
+                        type(w) in (torch.nn.Parameter, torch.Tensor):
+                    continue  # not a linear layer, or left float
+                eye = torch.eye(m.in_features, dtype=self.dtype)
+                m.weight.copy_(torch.nn.functional.linear(eye, w).t())
+        return ref.eval()
+
+
 PEERS = {p.name: p for p in (AttnFuse, AttnFusePrepacked,
                              AttnFuseInt8Activations, Transformers,
                              TransformersCompiled, CTranslate2, LlamaCpp,
-                             OpenVINONNCF)}
+                             OpenVINONNCF, TorchAO)}
 
 
 def vocabulary(size):
@@ -803,6 +932,17 @@ def run_cell(names, kind, dname, base, bw, args):
         except Exception as e:  # noqa: BLE001
             traceback.print_exc(limit=2)
             diffs = {name: e for name in peers}
+    # A peer whose scheme is not attnfuse's (torchao) also against the
+    # weights it computes with.
+    own = {}
+    for name, peer in peers.items():
+        if hasattr(peer, "own_reference"):
+            try:
+                own.update(logit_difference(
+                    {name: peer}, peer.own_reference(), args))
+            except Exception as e:  # noqa: BLE001
+                traceback.print_exc(limit=2)
+                own[name] = e
     rows = measure(peers, base.to(dtype) if kind == "float" else base,
                    dtype, args, nbytes)
     llama_tps = {}
@@ -829,15 +969,24 @@ def run_cell(names, kind, dname, base, bw, args):
         if compile_s:
             print(f"| {label} | {dname} | {name} | compile {compile_s:.0f} s "
                   f"| | | | | |", flush=True)
-        diff = diffs.get(name)
-        if isinstance(diff, Exception):
-            print(f"| {label} | {dname} | {name} | logits: not compared: "
-                  f"{first_line(diff)} | | | | | |", flush=True)
-        elif diff is not None:
-            print(f"| {label} | {dname} | {name} | max abs logit difference "
-                  f"from the dequantized model {diff[0]:.2e} (max abs logit "
-                  f"{diff[1]:.2f}) | | | | | |", flush=True)
-            results.append((label, dname, name, "logit_diff", *diff))
+        for note in getattr(peers[name], "notes", ()):
+            print(f"| {label} | {dname} | {name} | {note} | | | | | |",
+                  flush=True)
+        note = getattr(peers[name], "diff_note", "")
+        for what, diff, key in (
+                ("the dequantized model" + note, diffs.get(name),
+                 "logit_diff"),
+                ("its own dequantized weights", own.get(name),
+                 "logit_diff_own")):
+            if isinstance(diff, Exception):
+                print(f"| {label} | {dname} | {name} | logits: not compared "
+                      f"with {what}: {first_line(diff)} | | | | | |",
+                      flush=True)
+            elif diff is not None:
+                print(f"| {label} | {dname} | {name} | max abs logit "
+                      f"difference from {what} {diff[0]:.2e} (max abs "
+                      f"logit {diff[1]:.2f}) | | | | | |", flush=True)
+                results.append((label, dname, name, key, *diff))
     return results
 
 

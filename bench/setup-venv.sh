@@ -3,7 +3,10 @@
 # (never used by CI): it sees the pinned torch and transformers of
 # scripts/install-python-deps.sh (--system-site-packages) and adds
 # CTranslate2, ONNX Runtime (with onnx and onnxscript, which
-# torch.onnx.export(dynamo=True) needs), OpenVINO and llama-cpp-python,
+# torch.onnx.export(dynamo=True) needs), OpenVINO, torchao (the int8/int4
+# weight-only peer of bench/generate.py; 0.18.0 runs with torch 2.15 on
+# CPU, its int4 through aten._weight_int4pack_mm_for_cpu) and
+# llama-cpp-python,
 # each on its own, so that one that does not install leaves the others
 # (the benchmarks report a missing peer and why). llama-cpp-python builds
 # llama.cpp from its sdist (10-20 minutes on two cores); the sdist's
@@ -24,7 +27,7 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 status=0
 for pkg in ctranslate2==4.8.5 onnx==1.23.2 onnxscript==0.7.2 \
-    onnxruntime==1.32.0 openvino==2026.4.1; do
+    onnxruntime==1.32.0 openvino==2026.4.1 torchao==0.18.0; do
   if ! "$venv/bin/pip" install -q "$pkg"; then
     echo "setup-venv: $pkg did not install" >&2
     status=1
@@ -72,7 +75,7 @@ fi
 "$venv/bin/python" - <<'PY'
 import importlib
 for name in ("torch", "transformers", "ctranslate2", "onnx", "onnxscript",
-             "onnxruntime", "openvino", "gguf", "llama_cpp"):
+             "onnxruntime", "openvino", "torchao", "gguf", "llama_cpp"):
     try:
         module = importlib.import_module(name)
         print(f"{name} {getattr(module, '__version__', '?')}")
