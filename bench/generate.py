@@ -75,9 +75,11 @@ float cells above, one per `--dtypes`):
   (greedy `generate`, the static cache, `torch.compile(forward,
   fullgraph=True, dynamic=False)`: a graph per shape, as the static
   cache means, compiled in an untimed call per cell), timed as every
-  peer. On a busy two-core host its single calls vary by seconds (torch's
-  OpenMP threads wait at barriers like llama.cpp's): use `--rounds` 2 or
-  more there, and a quiet host for numbers. Its kernel for
+  peer. Right after attnfuse's call its short calls ran tens of times
+  slower on two cores (attnfuse's pool still spinning): every timed call
+  of every peer now waits `--settle` seconds (0.3) first, untimed. On a
+  busy host its calls still vary by seconds: use a quiet host for
+  numbers. Its kernel for
   int4 is made for bf16 activations: with `--quant-dtype f32` (the
   default) its products run ~25x slower than in bf16, and the row says
   so; `--quant-dtype bf16` is torchao's own route. Its logits (one eager
@@ -252,17 +254,23 @@ def triad(threads, n=1 << 25, rounds=10):
     return 3 * n * 4 / best / 1e9
 
 
-def timed(fns, rounds):
+def timed(fns, rounds, settle=0.0):
     """The best time of each of `fns` (name -> call) over `rounds`, the
     calls taking turns round by round: on a host whose memory bandwidth
     changes by tens of percent from one minute to the next (a shared VM),
-    every peer then runs in the same spells. A call that raises drops its
-    peer: its name maps to the exception."""
+    every peer then runs in the same spells. Each call waits `settle`
+    seconds first, untimed: the previous peer's threads (attnfuse's pool,
+    an OpenMP team) spin for a while after its call, and on two cores a
+    torch peer's short calls measured tens of times slower right after
+    attnfuse's (as bench/python_models.py --settle). A call that raises
+    drops its peer: its name maps to the exception."""
     best = {name: float("inf") for name in fns}
     for _ in range(rounds):
         for name, fn in fns.items():
             if isinstance(best[name], Exception):
                 continue
+            if settle:
+                time.sleep(settle)
             t = time.perf_counter()
             try:
                 fn()
@@ -747,7 +755,7 @@ def measure(peers, model, dtype, args, nbytes=None):
                     traceback.print_exc(limit=2)
                     rows[name] = e
                     del calls[name]
-        best = timed(calls, args.rounds)
+        best = timed(calls, args.rounds, args.settle)
         for name, t in best.items():
             if isinstance(t, Exception):
                 rows[name] = t
@@ -803,6 +811,9 @@ def main():
     p.add_argument("--peers", default=",".join(PEERS))
     p.add_argument("--threads", type=int, default=os.cpu_count())
     p.add_argument("--rounds", type=int, default=2)
+    p.add_argument("--settle", type=float, default=0.3,
+                   help="seconds each timed call waits first (another "
+                   "peer's threads spin for a while after its call)")
     p.add_argument("--workdir", default=tempfile.mkdtemp(prefix="gen-bench-"))
     p.add_argument("--json", help="also write the rows here")
     p.add_argument("--llama-convert", default=os.environ.get(
