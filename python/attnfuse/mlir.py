@@ -480,21 +480,24 @@ class FunctionBuilder:
     def sdpa(self, q: Value, k: Value, v: Value, mask: Value | None,
              out: TensorType, attrs: SdpaAttrs, region=None,
              q_lengths: Value | None = None,
-             kv_lengths: Value | None = None) -> Value:
+             kv_lengths: Value | None = None,
+             sinks: Value | None = None) -> Value:
         """attn.sdpa of `q`, `k`, `v` and the optional `mask`, with the
         attributes `attrs` and the lines of a score_mod region's block, if
         it has one; `q_lengths`/`kv_lengths`: the sequence lengths of a
-        padded batch (the op's segment sizes are then spelt out)."""
+        padded batch, `sinks`: one sink logit per query head (the op's
+        segment sizes are then spelt out)."""
         operands = [q, k, v] + ([mask] if mask is not None else [])
         attr_list = attrs.to_mlir()
-        if q_lengths is not None or kv_lengths is not None:
-            if region is not None:
+        optional = (q_lengths, kv_lengths, sinks)
+        if any(x is not None for x in optional):
+            if region is not None and (q_lengths is not None or
+                                       kv_lengths is not None):
                 raise ValueError("sequence lengths with a score_mod region "
                                  "are not written by the exporter")
             sizes = [1, 1, 1, int(mask is not None),
-                     int(q_lengths is not None), int(kv_lengths is not None),
-                     0]
-            operands += [x for x in (q_lengths, kv_lengths) if x is not None]
+                     *(int(x is not None) for x in optional), 0]
+            operands += [x for x in optional if x is not None]
             attr_list.append("operandSegmentSizes = array<i32: " +
                              ", ".join(map(str, sizes)) + ">")
         return self.attn("sdpa", operands, out, attr_list, region=region)

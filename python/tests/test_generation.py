@@ -71,6 +71,11 @@ MODELS = {
         vocab_size=VOCAB, num_experts=4, num_experts_per_tok=2,
         moe_intermediate_size=32, shared_expert_intermediate_size=32,
         **_GQA)),
+    # Attention sinks (the cached attention's sinks operand), a window of
+    # 4 keys on alternate layers, a mixture of experts.
+    "gpt_oss": lambda: T.GptOssForCausalLM(T.GptOssConfig(
+        vocab_size=VOCAB, head_dim=8, num_local_experts=4,
+        num_experts_per_tok=2, sliding_window=4, **_GQA)),
     # Interleaved rotary from a position table tiled by the batch.
     "gptj": lambda: T.GPTJForCausalLM(T.GPTJConfig(
         vocab_size=VOCAB, n_layer=2, n_embd=32, n_head=4, rotary_dim=4,
