@@ -51,6 +51,18 @@ def is_float(dtype) -> bool:
     return dtype in FLOAT_DTYPES
 
 
+def attn_result_dtype(types) -> torch.dtype | None:
+    """The element type an attn elementwise op infers from its operands'
+    `TensorType`s (the dialect's rule: the first float operand of rank > 0,
+    else the first float rank-0 one). PyTorch's promotion ranks a 0-d
+    tensor above a Python scalar instead, so an op whose float operands
+    all have rank 0 may need them written otherwise to get PyTorch's
+    type."""
+    floats = [t for t in types if is_float(t.dtype)]
+    ranked = [t for t in floats if t.rank > 0] or floats
+    return ranked[0].dtype if ranked else None
+
+
 def opmath(dtype):
     """The type PyTorch's CPU kernels compute a dtype's elementwise ops in:
     f32 for f16/bf16 (rounded once at the end), else the dtype itself."""

@@ -110,6 +110,16 @@ def test_whole_model_bf16(name):
     check(name, "sdpa", torch.bfloat16, seeds=(0,))
 
 
+def test_attention_sinks_bf16():
+    """GPT-OSS in bf16 on the padded batch: transformers' eager mask is a
+    where of two 0-d bf16 tensors (exported in bf16, as PyTorch types it);
+    both attentions fuse with their sinks."""
+    compiled = check("gpt_oss", "eager", torch.bfloat16, seeds=(0,))
+    fused, _ = attnfuse.fuse(compiled.mlir)
+    assert len(re.findall(r'"attn.sdpa".*operandSegmentSizes = '
+                          r'array<i32: (?:\d+, ){6}1, ', fused)) == 2
+
+
 def test_attention_sinks_torch_compile():
     """GPT-OSS through torch.compile: one graph, no fallback, both
     attentions fused with their sinks."""

@@ -73,7 +73,7 @@ def masked_fill(ex, x, mask, value):
             m, f, a))
     if mask.name in ex.inverses:
         keep = ex.inverses[mask.name]()
-        fill = ex.scalar_operand(float(value), out.dtype)
+        fill = ex.tensor(float(value), out.dtype)
         return write_where(ex, keep, x, fill, out)
     return ex.b.attn("masked_fill", [x, mask], out,
                      [f"value = {f64_attr(value)}"])
