@@ -38,10 +38,16 @@ def outputs_of(result):
             if isinstance(t, torch.Tensor)]
 
 
-@functools.lru_cache(maxsize=None)
 def compiled_model(name, impl, dtype=torch.float32, dynamic=False):
     """dynamic: False, "batch" (dim 0 of every input) or "sequence" (dims 0
-    and 1 of the token inputs)."""
+    and 1 of the token inputs). One compilation per model and arguments,
+    however they are spelt (lru_cache keys `f(a, b)` and `f(a, b, c)`
+    apart)."""
+    return _compiled_model(name, impl, dtype, dynamic)
+
+
+@functools.lru_cache(maxsize=None)
+def _compiled_model(name, impl, dtype, dynamic):
     model = build(name, impl, dtype)
     args, kwargs = inputs(name, dtype=dtype)
     dynamic_shapes = None
