@@ -42,7 +42,8 @@ import torch
 def cached_attention(query: torch.Tensor, key: torch.Tensor,
                      value: torch.Tensor, padding: torch.Tensor,
                      scale: float, causal: bool, window: int,
-                     softcap: float) -> torch.Tensor:
+                     softcap: float,
+                     sinks: torch.Tensor | None = None) -> torch.Tensor:
     """Attention of L queries `[B, H, L, E]` over S keys `[B, Hkv, S, E]`
     (values `[B, Hkv, S, Ev]`, H a multiple of Hkv) that end at the same
     position: query i is at position `i + S - L` of the keys. Key j takes
@@ -50,8 +51,9 @@ def cached_attention(query: torch.Tensor, key: torch.Tensor,
     S - L`, and, with `window > 0`, `j > i + S - L - window` (transformers'
     sliding window). Scores are `(q . k) * scale`, soft-capped to `softcap *
     tanh(s / softcap)` when `softcap > 0`; a query with no key gives 0.
-    Returns `[B, H, L, Ev]`. This is the reference (PyTorch); the exporter
-    writes it as one attn.sdpa."""
+    `sinks` (`[H]`, GPT-OSS): one more logit per head in each softmax,
+    whose probability is dropped. Returns `[B, H, L, Ev]`. This is the
+    reference (PyTorch); the exporter writes it as one attn.sdpa."""
     b, h, L, _ = query.shape
     S = key.shape[2]
     groups = h // key.shape[1]
@@ -62,9 +64,14 @@ def cached_attention(query: torch.Tensor, key: torch.Tensor,
     if softcap > 0:
         s = softcap * torch.tanh(s / softcap)
     s = s.masked_fill(~keep, -math.inf)
-    p = torch.softmax(s, dim=-1)
-    # No key for the row: 0 (PyTorch's SDPA does the same).
-    p = torch.where(keep.any(-1, keepdim=True), p, 0.0)
+    if sinks is not None:
+        # A row with no key puts all of its probability on the sink: 0.
+        sink = sinks.float().view(1, h, 1, 1).expand(b, h, L, 1)
+        p = torch.softmax(torch.cat([s, sink], dim=-1), dim=-1)[..., :-1]
+    else:
+        p = torch.softmax(s, dim=-1)
+        # No key for the row: 0 (PyTorch's SDPA does the same).
+        p = torch.where(keep.any(-1, keepdim=True), p, 0.0)
     return torch.matmul(p, v.float()).to(query.dtype)
 
 
@@ -81,7 +88,8 @@ def _keep_mask(padding, L, S, causal, window):
 
 
 @cached_attention.register_fake
-def _(query, key, value, padding, scale, causal, window, softcap):
+def _(query, key, value, padding, scale, causal, window, softcap,
+      sinks=None):
     return query.new_empty(query.shape[:-1] + value.shape[-1:])
 
 
@@ -91,15 +99,19 @@ def attention_function(module, query, key, value, attention_mask,
     """A transformers attention function (`ALL_ATTENTION_FUNCTIONS`) over
     the static cache: the padding mask comes from the step being exported
     (the model's own mask creation is skipped), causality from the module.
-    Refuses what it cannot compute exactly (attention sinks, dropout)."""
+    Attention sinks (GPT-OSS's `s_aux`) become the op's sinks. Refuses
+    what it cannot compute exactly (position bias, dropout)."""
     step = _ACTIVE.get("step")
     if step is None:
         raise RuntimeError("the attnfuse attention function runs only inside "
                            "an attnfuse generation step")
-    for name in ("s_aux", "sinks", "position_bias"):
-        if kwargs.get(name) is not None:
-            raise NotImplementedError(
-                f"attnfuse generation: attention with {name} is not supported")
+    sinks = kwargs.get("s_aux")
+    if sinks is None:
+        sinks = kwargs.get("sinks")
+    if kwargs.get("position_bias") is not None:
+        raise NotImplementedError(
+            "attnfuse generation: attention with position_bias is not "
+            "supported")
     if dropout:
         raise NotImplementedError("attnfuse generation: attention dropout "
                                   "(call model.eval())")
@@ -115,7 +127,7 @@ def attention_function(module, query, key, value, attention_mask,
         causal = getattr(module, "is_causal", True)
     out = torch.ops.attnfuse.cached_attention(
         query, key, value, padding, float(scaling), bool(causal),
-        int(sliding_window or 0), float(softcap or 0.0))
+        int(sliding_window or 0), float(softcap or 0.0), sinks)
     return out.transpose(1, 2).contiguous(), None
 
 

@@ -51,6 +51,18 @@ def is_float(dtype) -> bool:
     return dtype in FLOAT_DTYPES
 
 
+def attn_result_dtype(types) -> torch.dtype | None:
+    """The element type an attn elementwise op infers from its operands'
+    `TensorType`s (the dialect's rule: the first float operand of rank > 0,
+    else the first float rank-0 one). PyTorch's promotion ranks a 0-d
+    tensor above a Python scalar instead, so an op whose float operands
+    all have rank 0 may need them written otherwise to get PyTorch's
+    type."""
+    floats = [t for t in types if is_float(t.dtype)]
+    ranked = [t for t in floats if t.rank > 0] or floats
+    return ranked[0].dtype if ranked else None
+
+
 def opmath(dtype):
     """The type PyTorch's CPU kernels compute a dtype's elementwise ops in:
     f32 for f16/bf16 (rounded once at the end), else the dtype itself."""
@@ -480,21 +492,24 @@ class FunctionBuilder:
     def sdpa(self, q: Value, k: Value, v: Value, mask: Value | None,
              out: TensorType, attrs: SdpaAttrs, region=None,
              q_lengths: Value | None = None,
-             kv_lengths: Value | None = None) -> Value:
+             kv_lengths: Value | None = None,
+             sinks: Value | None = None) -> Value:
         """attn.sdpa of `q`, `k`, `v` and the optional `mask`, with the
         attributes `attrs` and the lines of a score_mod region's block, if
         it has one; `q_lengths`/`kv_lengths`: the sequence lengths of a
-        padded batch (the op's segment sizes are then spelt out)."""
+        padded batch, `sinks`: one sink logit per query head (the op's
+        segment sizes are then spelt out)."""
         operands = [q, k, v] + ([mask] if mask is not None else [])
         attr_list = attrs.to_mlir()
-        if q_lengths is not None or kv_lengths is not None:
-            if region is not None:
+        optional = (q_lengths, kv_lengths, sinks)
+        if any(x is not None for x in optional):
+            if region is not None and (q_lengths is not None or
+                                       kv_lengths is not None):
                 raise ValueError("sequence lengths with a score_mod region "
                                  "are not written by the exporter")
             sizes = [1, 1, 1, int(mask is not None),
-                     int(q_lengths is not None), int(kv_lengths is not None),
-                     0]
-            operands += [x for x in (q_lengths, kv_lengths) if x is not None]
+                     *(int(x is not None) for x in optional), 0]
+            operands += [x for x in optional if x is not None]
             attr_list.append("operandSegmentSizes = array<i32: " +
                              ", ".join(map(str, sizes)) + ">")
         return self.attn("sdpa", operands, out, attr_list, region=region)

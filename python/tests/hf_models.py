@@ -54,6 +54,14 @@ ARCHS = {
                 word_embed_proj_dim=32), DECODER, 2),
     "gpt_bigcode": (_lm(T.GPTBigCodeModel, T.GPTBigCodeConfig, n_layer=2,
                         n_embd=32, n_head=4, n_positions=64), DECODER, 2),
+    # Attention sinks (one logit per head in each softmax), a sliding
+    # window on alternate layers, a mixture of experts.
+    "gpt_oss": (_lm(T.GptOssModel, T.GptOssConfig, num_hidden_layers=2,
+                    hidden_size=32, num_attention_heads=4,
+                    num_key_value_heads=2, head_dim=8, intermediate_size=32,
+                    num_local_experts=4, num_experts_per_tok=2,
+                    sliding_window=4, max_position_embeddings=64),
+                DECODER, 2),
     "bert": (_lm(T.BertModel, T.BertConfig, **_SMALL), ENCODER, 2),
     "distilbert": (_lm(T.DistilBertModel, T.DistilBertConfig, n_layers=2,
                        dim=32, n_heads=4, hidden_dim=64,
@@ -82,8 +90,11 @@ ARCHS = {
 # Gemma-2 soft-caps its scores (refused by transformers' sdpa path); BLOOM
 # and MPT have eager attention only; Falcon's ALiBi (cumsum positions) is
 # on its eager path.
+# Softmaxes that are no attention and stay: a mixture of experts' router.
+ROUTER_SOFTMAXES = {"gpt_oss": 2}
+
 IMPLS = {name: ("eager",) if name in ("gemma2", "bloom", "mpt",
-                                      "falcon_alibi")
+                                      "falcon_alibi", "gpt_oss")
          else ("eager", "sdpa")
          for name in ARCHS}
 

@@ -52,6 +52,32 @@ def test_elementwise(dtype):
     check(Elementwise(), (x, y))
 
 
+class RankZeroOperands(torch.nn.Module):
+    """Float operands without dims beside a bool mask or alone: PyTorch
+    ranks a 0-d tensor above a Python scalar, and computes add and sub with
+    the scalar rounded to the result type, mul and div with it as is."""
+
+    def forward(self, x, mask, s):
+        zero = torch.tensor(0.0, dtype=x.dtype)
+        low = torch.tensor(torch.finfo(x.dtype).min, dtype=x.dtype)
+        # transformers' eager masks: where(mask, 0-d 0, 0-d min).
+        return (torch.where(mask, zero, low), torch.where(mask, zero, 0.1),
+                x.masked_fill(mask, 0.1), 1.0 - s, 0.1 * s, s / 3.0,
+                x + 0.1, 0.1 - x, x * 0.1)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_rank_zero_operands_take_pytorchs_type_and_values(dtype):
+    x = torch.randn(2, 1, 4, 4).to(dtype) * 3
+    mask = torch.rand(2, 1, 4, 4) > 0.5
+    s = torch.tensor(0.3, dtype=dtype)
+    args = (x, mask, s)
+    module = RankZeroOperands()
+    for i, (a, e) in enumerate(zip(attnfuse.compile(module, args)(*args),
+                                   module(*args))):
+        assert a.dtype == e.dtype and torch.equal(a, e), i
+
+
 class Integers(torch.nn.Module):
     def forward(self, ids, mask):
         pos = mask.cumsum(-1) - 1

@@ -237,9 +237,11 @@ func.func @negative_dynamic_key_batch_broadcasts_query(%q: tensor<1x8x16x64xf32>
 
 // -----
 
-// Attention sinks (GPT-OSS): the scores joined with one more logit per
-// head (torch.cat: an insert_slice), the softmax over both, the sink's
-// column dropped before p . v. Not fused, and the remark says so.
+// A column joined to the scores (torch.cat: an insert_slice) that is an
+// argument [B, H, L, 1], not one value per head broadcast, the softmax over
+// both, the column dropped before p . v: no attention sinks attn.sdpa can
+// express (fuse-sdpa-sinks.mlir has those). Not fused, and the remark says
+// so.
 // CHECK-LABEL: func.func @negative_sinks
 // CHECK-NOT: attn.sdpa
 // CHECK: attn.softmax
@@ -249,7 +251,7 @@ func.func @negative_sinks(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v
   %e = tensor.empty() : tensor<1x2x8x9xf32>
   %c0 = tensor.insert_slice %s into %e[0, 0, 0, 0] [1, 2, 8, 8] [1, 1, 1, 1] : tensor<1x2x8x8xf32> into tensor<1x2x8x9xf32>
   %c1 = tensor.insert_slice %sinks into %c0[0, 0, 0, 8] [1, 2, 8, 1] [1, 1, 1, 1] : tensor<1x2x8x1xf32> into tensor<1x2x8x9xf32>
-  // expected-remark @+1 {{not fused: attention weights feed 'tensor.extract_slice', not a matmul}}
+  // expected-remark @+1 {{not fused: attention sinks: the sink column is not one value per head (broadcast from tensor<1x2x8x1xf32>, the scores have 2 heads)}}
   %p = attn.softmax %c1 dim(-1) : tensor<1x2x8x9xf32>
   %p8 = tensor.extract_slice %p[0, 0, 0, 0] [1, 2, 8, 8] [1, 1, 1, 1] : tensor<1x2x8x9xf32> to tensor<1x2x8x8xf32>
   %o = attn.matmul %p8, %v : (tensor<1x2x8x8xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>

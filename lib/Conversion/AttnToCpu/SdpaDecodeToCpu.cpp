@@ -487,12 +487,14 @@ void DecodeLowering::emitSingleSplitResult(
   Value w = math::ExpOp::create(
       b, loc, arith::SubFOp::create(b, loc, m, buildSafeMax(b, loc, m)));
   Value lw = math::FmaOp::create(b, loc, w, l, zero);
+  Value sink =
+      plan.hasSinks ? loadSink(b, loc, plan, buf.sinks, qIdx) : Value();
   forLoop(idx(0), plan.ev, idx(1), [&](Value c) {
     SmallVector<Value> indices = partIdx(r);
     indices.push_back(c);
     Value a = memref::LoadOp::create(b, loc, partAcc, indices);
     Value acc = math::FmaOp::create(b, loc, w, a, zero);
-    Value out = buildOnlineSoftmaxResult(b, loc, plan, acc, lw, m);
+    Value out = buildOnlineSoftmaxResult(b, loc, plan, acc, lw, m, sink);
     SmallVector<Value> outIdx(qIdx);
     outIdx.append({r, c});
     memref::StoreOp::create(b, loc, castFloat(b, loc, out, plan.elementType),
@@ -529,6 +531,9 @@ void DecodeLowering::emitCombine(ValueRange ivs) {
         Value ls = memref::LoadOp::create(b, loc, partL, part(sp));
         return {math::FmaOp::create(b, loc, w, ls, iter[0])};
       });
+  // The sink joins the combined row once, after the splits.
+  Value sink =
+      plan.hasSinks ? loadSink(b, loc, plan, buf.sinks, qIdx) : Value();
   forLoop(idx(0), plan.ev, idx(1), [&](Value c) {
     Value acc = reduceLoop(
         idx(0), numSplits, idx(1), ValueRange{fconst(0.0)},
@@ -539,7 +544,7 @@ void DecodeLowering::emitCombine(ValueRange ivs) {
           Value w = memref::LoadOp::create(b, loc, weights, ValueRange{sp});
           return {math::FmaOp::create(b, loc, w, a, iter[0])};
         });
-    Value out = buildOnlineSoftmaxResult(b, loc, plan, acc, l, m);
+    Value out = buildOnlineSoftmaxResult(b, loc, plan, acc, l, m, sink);
     SmallVector<Value> indices(qIdx);
     indices.append({r, c});
     memref::StoreOp::create(b, loc, castFloat(b, loc, out, plan.elementType),

@@ -1254,16 +1254,18 @@ void FlashLowering::emitPv(WorkItem &w, PvTileFn tile) {
   });
 }
 
-/// out = buildOnlineSoftmaxResult(acc, l, m) per row, rounded once to the
-/// element type.
+/// out = buildOnlineSoftmaxResult(acc, l, m) per row (the head's sink joins
+/// there), rounded once to the element type.
 void FlashLowering::emitOutput(WorkItem &w) {
   Value c0 = idx(0), c1 = idx(1);
+  Value sink =
+      plan.hasSinks ? loadSink(b, loc, plan, buf.sinks, w.qIdx) : Value();
   forLoop(c0, w.rows, c1, [&](Value i) {
     Value m = memref::LoadOp::create(b, loc, w.m, ValueRange{i});
     Value l = memref::LoadOp::create(b, loc, w.l, ValueRange{i});
     forLoop(c0, plan.ev, c1, [&](Value d) {
       Value acc = memref::LoadOp::create(b, loc, w.acc, ValueRange{i, d});
-      Value r = buildOnlineSoftmaxResult(b, loc, plan, acc, l, m);
+      Value r = buildOnlineSoftmaxResult(b, loc, plan, acc, l, m, sink);
       SmallVector<Value> indices(w.qIdx);
       indices.append({add(w.row0, i), d});
       memref::StoreOp::create(b, loc, castFloat(b, loc, r, plan.elementType),

@@ -11,6 +11,7 @@
 #include "SdpaPlan.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include <limits>
 
@@ -150,11 +151,13 @@ static Value emitScoreStep(OpBuilder &b, Location loc, SdpaOp op,
       .getResult(0);
 }
 
-/// A reduction along the last dim of `scores` into `[qBatch..., L]`.
+/// A reduction along the last dim of `scores` into `[qBatch..., L]`, from
+/// `init` in every row or, when given, the rows `initRows`.
 static Value emitRowReduction(
     OpBuilder &b, Location loc, const SdpaPlan &plan, const MathTensor &scores,
     ValueRange ins, double init,
-    function_ref<Value(OpBuilder &, Location, ValueRange)> combine) {
+    function_ref<Value(OpBuilder &, Location, ValueRange)> combine,
+    Value initRows = Value()) {
   unsigned r = plan.rank;
   MathTensor rows = getMathTensor(plan, scores.type.getShape().drop_back(),
                                   ArrayRef(scores.sizes).drop_back());
@@ -166,7 +169,9 @@ static Value emitRowReduction(
   maps.push_back(rowMap);
   SmallVector<utils::IteratorType> iters(r, utils::IteratorType::parallel);
   iters[r - 1] = utils::IteratorType::reduction;
-  Value initT = createFilled(b, loc, rows.type, rows.dynamicSizes, init);
+  Value initT = initRows ? initRows
+                         : createFilled(b, loc, rows.type, rows.dynamicSizes,
+                                        init);
   return linalg::GenericOp::create(
              b, loc, TypeRange{rows.type}, ins, ValueRange{initT}, maps, iters,
              [&](OpBuilder &b, Location l, ValueRange args) {
@@ -176,29 +181,70 @@ static Value emitRowReduction(
 }
 
 /// softmax along S (rows of all -inf become NaN, as torch.softmax; 0 with
-/// safe_softmax, as torch._safe_softmax), then
+/// safe_softmax, as torch._safe_softmax; `sinks`, when given, join each
+/// row as one more column whose probability is dropped), then
 /// dropout with attn.dropout's RNG over the [..., L, S] probabilities, so
 /// that the unfused chain softmax -> dropout -> matmul in f32 with the same
 /// seed agrees.
 static Value emitSoftmax(OpBuilder &b, Location loc, const SdpaPlan &plan,
-                         const MathTensor &scores, Value s) {
+                         const MathTensor &scores, Value s, Value sinks) {
   auto fastmath = getReassocFlags(b.getContext());
   unsigned r = plan.rank;
+  AffineMap id = b.getMultiDimIdentityMap(r);
+  AffineMap rowMap = id.getMajorSubMap(r - 1);
+  SmallVector<utils::IteratorType> rowIters(r - 1,
+                                            utils::IteratorType::parallel);
+  // With sinks, each row's max starts at its head's sink, and its sum at
+  // exp(sink - max): the sink is one more column of the softmax.
+  MathTensor rows = getMathTensor(plan, scores.type.getShape().drop_back(),
+                                  ArrayRef(scores.sizes).drop_back());
+  auto rowsFrom = [&](ValueRange ins, ArrayRef<AffineMap> inMaps,
+                      function_ref<Value(OpBuilder &, Location, ValueRange)>
+                          body) -> Value {
+    Value init = tensor::EmptyOp::create(b, loc, rows.type.getShape(),
+                                         plan.computeType, rows.dynamicSizes);
+    SmallVector<AffineMap> maps(inMaps);
+    maps.push_back(b.getMultiDimIdentityMap(r - 1));
+    return linalg::GenericOp::create(
+               b, loc, TypeRange{rows.type}, ins, ValueRange{init}, maps,
+               rowIters,
+               [&](OpBuilder &b, Location l, ValueRange args) {
+                 linalg::YieldOp::create(b, l, body(b, l, args));
+               })
+        .getResult(0);
+  };
+  Value sinkRows;
+  if (sinks)
+    sinkRows = rowsFrom(
+        ValueRange{sinks},
+        {AffineMap::get(r - 1, 0, b.getAffineDimExpr(plan.numBatch - 1))},
+        [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+          return castFloat(b, l, args[0], plan.computeType);
+        });
   Value max = emitRowReduction(
       b, loc, plan, scores, ValueRange{s},
       -std::numeric_limits<double>::infinity(),
       [](OpBuilder &b, Location l, ValueRange args) -> Value {
         return arith::MaximumFOp::create(b, l, args[0], args[1]);
-      });
+      },
+      sinkRows);
+  Value sumInit;
+  if (sinks)
+    sumInit = rowsFrom(ValueRange{sinkRows, max},
+                       {b.getMultiDimIdentityMap(r - 1),
+                        b.getMultiDimIdentityMap(r - 1)},
+                       [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+                         Value d = arith::SubFOp::create(b, l, args[0], args[1]);
+                         return math::ExpOp::create(b, l, d);
+                       });
   Value sum = emitRowReduction(
       b, loc, plan, scores, ValueRange{s, max}, 0.0,
       [&](OpBuilder &b, Location l, ValueRange args) -> Value {
         Value d = arith::SubFOp::create(b, l, args[0], args[1]);
         Value e = math::ExpOp::create(b, l, d);
         return arith::AddFOp::create(b, l, args[2], e, fastmath);
-      });
-  AffineMap id = b.getMultiDimIdentityMap(r);
-  AffineMap rowMap = id.getMajorSubMap(r - 1);
+      },
+      sumInit);
   SmallVector<utils::IteratorType> iters(r, utils::IteratorType::parallel);
   return linalg::GenericOp::create(
              b, loc, TypeRange{scores.type}, ValueRange{max, sum},
@@ -234,7 +280,7 @@ Value cpu::lowerSdpaMath(OpBuilder &b, Location loc, SdpaOp op,
   Value s = buildBatchContraction(b, loc, plan, op.getQuery(), op.getKey(),
                                   {0, 2}, {1, 2}, {0, 1}, 2, scores);
   s = emitScoreStep(b, loc, op, plan, scores, s);
-  Value p = emitSoftmax(b, loc, plan, scores, s);
+  Value p = emitSoftmax(b, loc, plan, scores, s, op.getSinks());
 
   // p.v over loops (b..., l, s, d), d innermost.
   SmallVector<Value> outSizes(plan.qBatch);

@@ -202,6 +202,7 @@ SdpaPlan cpu::buildSdpaPlan(OpBuilder &b, Location loc, SdpaOp op) {
   plan.hasAddMask = op.hasAdditiveMask();
   plan.dropoutP = op.getDropoutP().convertToDouble();
   plan.hasQLengths = op.getQLengths() != nullptr;
+  plan.hasSinks = op.getSinks() != nullptr;
   plan.hasKvLengths = op.getKvLengths() != nullptr;
   plan.padsLeft = op.padsLeft();
   // PyTorch's SDPA gives 0 for a row its mask removes entirely, which is
@@ -482,12 +483,30 @@ Value cpu::buildMaxIgnoringNaN(OpBuilder &b, Location loc, Value x, Value y) {
   return arith::SelectOp::create(b, loc, greater, x, y);
 }
 
+Value cpu::loadSink(OpBuilder &b, Location loc, const SdpaPlan &plan,
+                    Value sinks, ValueRange qIdx) {
+  Value sink = memref::LoadOp::create(b, loc, sinks, ValueRange{qIdx.back()});
+  return castFloat(b, loc, sink, plan.computeType);
+}
+
 Value cpu::buildOnlineSoftmaxResult(OpBuilder &b, Location loc,
                                     const SdpaPlan &plan, Value acc, Value l,
-                                    Value m) {
+                                    Value m, Value sink) {
   Type ct = plan.computeType;
   Value negInf =
       createFloatConstant(b, loc, ct, -std::numeric_limits<double>::infinity());
+  if (sink) {
+    // The sink as one more key with no value, folded in after the others.
+    Value newMax = buildMaxIgnoringNaN(b, loc, m, sink);
+    Value sub = buildSafeMax(b, loc, newMax);
+    Value alpha = math::ExpOp::create(b, loc,
+                                      arith::SubFOp::create(b, loc, m, sub));
+    Value ps = math::ExpOp::create(b, loc,
+                                   arith::SubFOp::create(b, loc, sink, sub));
+    acc = arith::MulFOp::create(b, loc, acc, alpha);
+    l = math::FmaOp::create(b, loc, l, alpha, ps);
+    m = newMax;
+  }
   Value allMasked =
       arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m, negInf);
   Value noKeys = arith::CmpIOp::create(
@@ -516,6 +535,8 @@ SdpaBuffers mlir::attn::cpu::getSdpaBuffers(OpBuilder &b, Location loc,
     buf.qLengths = toReadOnlyBuffer(b, loc, lengths);
   if (Value lengths = op.getKvLengths())
     buf.kvLengths = toReadOnlyBuffer(b, loc, lengths);
+  if (Value sinks = op.getSinks())
+    buf.sinks = toReadOnlyBuffer(b, loc, sinks);
   for (Value extra : op.getExtras())
     buf.extras.push_back(toReadOnlyBuffer(b, loc, extra));
   RankedTensorType resultType = op.getType();

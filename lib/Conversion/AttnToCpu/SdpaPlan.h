@@ -45,6 +45,8 @@ struct SdpaPlan {
   bool safeSoftmax = false;
   /// q_lengths / kv_lengths are given; padding comes first (left).
   bool hasQLengths = false, hasKvLengths = false, padsLeft = false;
+  /// One sink logit per query head joins each row's softmax.
+  bool hasSinks = false;
   /// Per query batch dim: how key/value index it (and the group size).
   SmallVector<BatchIndexKind> kvKind;
   SmallVector<int64_t> kvGroup;
@@ -112,6 +114,8 @@ struct SdpaBuffers {
   Value q, k, v, mask, out;
   /// q_lengths and kv_lengths, or null.
   Value qLengths, kvLengths;
+  /// The sinks ([H]), or null.
+  Value sinks;
   /// The score_mod region's extra operands.
   SmallVector<Value> extras;
 };
@@ -168,15 +172,23 @@ Value buildMaskedScore(OpBuilder &b, Location loc, const SdpaPlan &plan,
 /// -inf - -inf.
 Value buildSafeMax(OpBuilder &b, Location loc, Value m);
 
+/// The sink of the query row whose batch indices are `qIdx` (the head is
+/// the last), read from the sinks buffer in the compute type.
+Value loadSink(OpBuilder &b, Location loc, const SdpaPlan &plan,
+               Value sinks, ValueRange qIdx);
+
 /// The result element of an online softmax from a row's accumulator `acc`,
 /// sum `l` and max `m` (compute type): acc / l; where m stayed -inf (every
 /// score -inf) NaN, or with safe_softmax `acc` itself (0 when every p was
 /// 0, NaN when a NaN score passed: the max skips NaN, p does not); 0 when
-/// there are no keys (S = 0: the chain's p . v is an empty sum). The flash
-/// and decode lowerings end every row with it.
+/// there are no keys (S = 0: the chain's p . v is an empty sum). With a
+/// `sink` (loadSink; the plan has sinks) the sink joins the row once, here:
+/// M = max(m, sink), acc and l rescaled by exp(m - M), l += exp(sink - M),
+/// so a row whose scores are all -inf gives 0 (NaN only when the sink is
+/// -inf too). The flash and decode lowerings end every row with it.
 Value buildOnlineSoftmaxResult(OpBuilder &b, Location loc,
                                const SdpaPlan &plan, Value acc, Value l,
-                               Value m);
+                               Value m, Value sink = Value());
 
 /// max(x, y) as `x > y ? x : y` (one vmaxps on x86): skips a NaN `x`
 /// instead of propagating it as arith.maximumf would. A row with a NaN

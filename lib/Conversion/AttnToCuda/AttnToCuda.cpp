@@ -87,6 +87,8 @@ std::string mlir::attn::getCudaUnsupportedReason(SdpaOp op) {
   if (op.hasLengths())
     return "sequence lengths (the CUDA kernels take no q_lengths or "
            "kv_lengths)";
+  if (op.getSinks())
+    return "attention sinks (the CUDA kernels take no sinks)";
   if (op.getScoreModBlock()) {
     std::string why;
     if (failed(generateCudaScoreModKernel(op, why)))

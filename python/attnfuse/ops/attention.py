@@ -73,7 +73,7 @@ def masked_fill(ex, x, mask, value):
             m, f, a))
     if mask.name in ex.inverses:
         keep = ex.inverses[mask.name]()
-        fill = ex.scalar_operand(float(value), out.dtype)
+        fill = ex.tensor(float(value), out.dtype)
         return write_where(ex, keep, x, fill, out)
     return ex.b.attn("masked_fill", [x, mask], out,
                      [f"value = {f64_attr(value)}"])
@@ -122,14 +122,14 @@ def write_sdpa(ex, q: Value, k: Value, v: Value, mask: Value | None,
                out: TensorType, scale: float, window_left=None,
                window_right=None, dropout_p=0.0, seed=None,
                safe_softmax=True, score_mod=None, q_lengths=None,
-               kv_lengths=None, padding_side=None) -> Value:
+               kv_lengths=None, padding_side=None, sinks=None) -> Value:
     """The one writer of attn.sdpa. `window_right == 0` is spelt
     `is_causal` (the dialect's canonical form of that band); `seed` is
     written only with a dropout. `score_mod`: the lines of a score_mod
     region (`fn(score) -> (lines, result)` over the names of the region's
     score argument), without extra operands. `q_lengths`/`kv_lengths`:
     sequence lengths of a padded batch (`padding_side` "right" or
-    "left")."""
+    "left"). `sinks`: one sink logit per query head ([H])."""
     attrs = SdpaAttrs(
         scale=scale, is_causal=window_right == 0,
         window_right=None if window_right == 0 else window_right,
@@ -138,13 +138,13 @@ def write_sdpa(ex, q: Value, k: Value, v: Value, mask: Value | None,
         padding_side=padding_side)
     if score_mod is None:
         return ex.b.sdpa(q, k, v, mask, out, attrs, q_lengths=q_lengths,
-                         kv_lengths=kv_lengths)
+                         kv_lengths=kv_lengths, sinks=sinks)
     score_type = "f64" if q.type.dtype == torch.float64 else "f32"
     indices = ", ".join(f"%i{d}: index" for d in range(out.rank))
     lines, result = score_mod("%s", score_type)
     region = [f"^bb0(%s: {score_type}, {indices}):", *lines,
               f'"attn.yield"({result}) : ({score_type}) -> ()']
-    return ex.b.sdpa(q, k, v, mask, out, attrs, region=region)
+    return ex.b.sdpa(q, k, v, mask, out, attrs, region=region, sinks=sinks)
 
 
 @handles(aten.scaled_dot_product_attention.default)
@@ -283,16 +283,19 @@ def _padding_mask(ex, pad: Value, q: Value) -> Value:
 
 
 @handles(torch.ops.attnfuse.cached_attention.default)
-def cached_attention(ex, q, k, v, padding, scale, causal, window, softcap):
+def cached_attention(ex, q, k, v, padding, scale, causal, window, softcap,
+                     sinks=None):
     """torch.ops.attnfuse.cached_attention (attnfuse/kvcache.py) as one
     attn.sdpa: queries ending where the keys end. With as many queries as
     keys (prefill) that is `is_causal` (and `window_left`); one query
     (decode) takes every key, so with a window only the window's slice of
     the keys is read; other steps slice to the window and mask the band
     they need at run time. The padding mask is `[B, 1, 1, S]`;
-    soft-capping is a score_mod region."""
+    soft-capping is a score_mod region; `sinks` (GPT-OSS) the op's sinks."""
     out = ex.out_type()
     q, k, v, pad = (ex.tensor(x) for x in (q, k, v, padding))
+    if sinks is not None:
+        sinks = ex.tensor(sinks)
     L, S = q.type.dims[-2], k.type.dims[-2]
     window = int(window)
     if window > 0 and not causal:
@@ -315,4 +318,4 @@ def cached_attention(ex, q, k, v, padding, scale, causal, window, softcap):
         mask = and_all(ex, [mask, _band(ex, L, keys, window)])
     region = _softcap_region(float(softcap)) if softcap > 0 else None
     return write_sdpa(ex, q, k, v, mask, out, float(scale), left, right,
-                      score_mod=region)
+                      score_mod=region, sinks=sinks)

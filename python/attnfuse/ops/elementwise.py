@@ -7,7 +7,8 @@ computes in PyTorch's opmath type (f32 for f16/bf16) and rounds once, as
 PyTorch's CPU kernels do. Integer arithmetic is a linalg.generic of arith
 integer ops. The result dtype is the one PyTorch inferred (type promotion
 included); operands are converted to it, Python scalars and 0-d constants
-taking part at compute precision."""
+taking part at compute precision in mul and div (add and sub round them to
+the result type first, as PyTorch's CPU kernels do)."""
 
 from __future__ import annotations
 
@@ -37,9 +38,23 @@ def binary(ex, op: str, lhs, rhs, out: TensorType | None = None) -> Value:
     generic of arith integer ops otherwise."""
     out = out or ex.out_type()
     if mlir.is_float(out.dtype):
-        a = ex.scalar_operand(lhs, out.dtype)
-        b = ex.scalar_operand(rhs, out.dtype)
-        return ex.b.attn(op, [a, b], out)
+        if op in ("add", "sub"):
+            # PyTorch's CPU add and sub round a scalar operand to the
+            # result type first (the iterator's promotion); mul and div
+            # read it at compute precision.
+            a, b = ex.tensor(lhs, out.dtype), ex.tensor(rhs, out.dtype)
+        else:
+            a = ex.scalar_operand(lhs, out.dtype)
+            b = ex.scalar_operand(rhs, out.dtype)
+        if mlir.attn_result_dtype([a.type, b.type]) == out.dtype:
+            return ex.b.attn(op, [a, b], out)
+        # Rank-0 operands only, the first at compute precision (`0.5 * x`,
+        # x a 0-d bf16 tensor): the op would take that type. It computes
+        # there and rounds once to PyTorch's type, as PyTorch does.
+        wide = mlir.opmath(out.dtype)
+        result = ex.b.attn(op, [ex.convert(a, wide), ex.convert(b, wide)],
+                           out.with_dtype(wide))
+        return ex.convert(result, out.dtype)
     if out.dtype == torch.bool and op in _BOOL_OPS:
         iop = _BOOL_OPS[op]
     elif op in _INT_OPS:

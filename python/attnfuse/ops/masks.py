@@ -195,8 +195,12 @@ def where(ex, cond, a, b):
         x, y = ex.tensor(a, out.dtype), ex.tensor(b, out.dtype)
         return ex.map([cond_v, x, y], out, lambda bd, c, p, q: bd.select(
             c, p, q))
-    result = write_where(ex, cond, ex.scalar_operand(a, out.dtype),
-                         ex.scalar_operand(b, out.dtype), out)
+    # PyTorch's where converts both branches to the promoted type (the
+    # node's) before selecting: a 0-d tensor or Python scalar at compute
+    # precision would give attn.where another type where neither branch
+    # has dims (GPT-OSS's bf16 mask: where(mask, 0-d 0, 0-d min)).
+    result = write_where(ex, cond, ex.tensor(a, out.dtype),
+                         ex.tensor(b, out.dtype), out)
     scalars = [_scalar_value(ex, v) for v in (a, b)]
     if None not in scalars and isinstance(cond, Value):
         ex.selects[result.name] = (cond, terms_of(ex, cond), scalars[0],

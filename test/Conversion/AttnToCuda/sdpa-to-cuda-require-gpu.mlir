@@ -48,3 +48,11 @@ func.func @lengths(%q: tensor<2x4x16x64xf16>, %n: tensor<2xi32>) -> tensor<2x4x1
   %0 = attn.sdpa %q, %q, %q q_lengths(%n) kv_lengths(%n) : (tensor<2x4x16x64xf16>, tensor<2x4x16x64xf16>, tensor<2x4x16x64xf16>, tensor<2xi32>, tensor<2xi32>) -> tensor<2x4x16x64xf16>
   return %0 : tensor<2x4x16x64xf16>
 }
+
+// -----
+
+func.func @sinks(%q: tensor<2x4x16x64xf16>, %s: tensor<4xf32>) -> tensor<2x4x16x64xf16> {
+  // expected-error @+1 {{cannot run on the GPU: attention sinks (the CUDA kernels take no sinks)}}
+  %0 = attn.sdpa %q, %q, %q sinks(%s) : (tensor<2x4x16x64xf16>, tensor<2x4x16x64xf16>, tensor<2x4x16x64xf16>, tensor<4xf32>) -> tensor<2x4x16x64xf16>
+  return %0 : tensor<2x4x16x64xf16>
+}

@@ -90,3 +90,21 @@ func.func @sdpa_generic_segments(%q: tensor<2x4x8xf32>, %m: tensor<4x4xi1>, %x: 
   }) : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x1x4xf32>) -> tensor<2x4x8xf32>
   return %0, %1, %2 : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>
 }
+
+// operandSegmentSizes as written before attn.sdpa had sinks (7 entries) and
+// before it had lengths (5 entries) still parses; with sinks, 8 entries.
+// CHECK-LABEL: func.func @sdpa_generic_segment_versions
+// CHECK-SAME: (%[[Q:[^:]+]]: tensor<2x4x8xf32>, %[[M:[^:]+]]: tensor<4x4xi1>, %[[N:[^:]+]]: tensor<2xi32>, %[[S:[^:]+]]: tensor<2xf16>)
+// CHECK: attn.sdpa %[[Q]], %[[Q]], %[[Q]], %[[M]] kv_lengths(%[[N]]) :
+// CHECK: attn.sdpa %[[Q]], %[[Q]], %[[Q]], %[[M]] :
+// CHECK: attn.sdpa %[[Q]], %[[Q]], %[[Q]] q_lengths(%[[N]]) sinks(%[[S]]) :
+func.func @sdpa_generic_segment_versions(%q: tensor<2x4x8xf32>, %m: tensor<4x4xi1>, %n: tensor<2xi32>, %s: tensor<2xf16>)
+    -> (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>) {
+  %0 = "attn.sdpa"(%q, %q, %q, %m, %n) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 1, 0>}>
+      : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<4x4xi1>, tensor<2xi32>) -> tensor<2x4x8xf32>
+  %1 = "attn.sdpa"(%q, %q, %q, %m) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0>}>
+      : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<4x4xi1>) -> tensor<2x4x8xf32>
+  %2 = "attn.sdpa"(%q, %q, %q, %n, %s) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 1, 0, 1, 0>}>
+      : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2xi32>, tensor<2xf16>) -> tensor<2x4x8xf32>
+  return %0, %1, %2 : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>
+}

@@ -776,3 +776,43 @@ func.func @sdpa_generic_lengths_without_segments(%q: tensor<2x4x8xf32>, %n: tens
   %0 = "attn.sdpa"(%q, %q, %q, %n) : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2xi32>) -> tensor<2x4x8xf32>
   return
 }
+
+// -----
+
+func.func @sdpa_sinks_rank(%q: tensor<16x64xf32>, %s: tensor<16xf32>) {
+  // expected-error @+1 {{'attn.sdpa' op 'sinks' need a head dim: 'query' must have rank >= 3 ([..., H, L, E]), got shape 16x64}}
+  %0 = attn.sdpa %q, %q, %q sinks(%s) : (tensor<16x64xf32>, tensor<16x64xf32>, tensor<16x64xf32>, tensor<16xf32>) -> tensor<16x64xf32>
+  return
+}
+
+// -----
+
+func.func @sdpa_sinks_not_per_head(%q: tensor<2x4x16x64xf32>, %s: tensor<2xf32>) {
+  // expected-error @+1 {{'attn.sdpa' op 'sinks' has 2 elements, but the 'query' head dim (third from the end) has 4 heads (one sink per query head)}}
+  %0 = attn.sdpa %q, %q, %q sinks(%s) : (tensor<2x4x16x64xf32>, tensor<2x4x16x64xf32>, tensor<2x4x16x64xf32>, tensor<2xf32>) -> tensor<2x4x16x64xf32>
+  return
+}
+
+// -----
+
+func.func @sdpa_sinks_dropout(%q: tensor<2x4x16x64xf32>, %s: tensor<4xf32>) {
+  // expected-error @+1 {{'attn.sdpa' op 'sinks' and 'dropout_p' > 0 are not supported together}}
+  %0 = attn.sdpa %q, %q, %q sinks(%s) {dropout_p = 0.1 : f64} : (tensor<2x4x16x64xf32>, tensor<2x4x16x64xf32>, tensor<2x4x16x64xf32>, tensor<4xf32>) -> tensor<2x4x16x64xf32>
+  return
+}
+
+// -----
+
+func.func @sdpa_sinks_element_type(%q: tensor<2x4x16x64xf32>, %s: tensor<4xi32>) {
+  // expected-error @+1 {{'attn.sdpa' op operand #3 must be 1D tensor of 16-bit float or bfloat16 type or 32-bit float or 64-bit float values, but got 'tensor<4xi32>'}}
+  %0 = attn.sdpa %q, %q, %q sinks(%s) : (tensor<2x4x16x64xf32>, tensor<2x4x16x64xf32>, tensor<2x4x16x64xf32>, tensor<4xi32>) -> tensor<2x4x16x64xf32>
+  return
+}
+
+// -----
+
+func.func @sdpa_sinks_rank_2(%q: tensor<2x4x16x64xf32>, %s: tensor<4x1xf32>) {
+  // expected-error @+1 {{'attn.sdpa' op operand #3 must be 1D tensor of 16-bit float or bfloat16 type or 32-bit float or 64-bit float values, but got 'tensor<4x1xf32>'}}
+  %0 = attn.sdpa %q, %q, %q sinks(%s) : (tensor<2x4x16x64xf32>, tensor<2x4x16x64xf32>, tensor<2x4x16x64xf32>, tensor<4x1xf32>) -> tensor<2x4x16x64xf32>
+  return
+}

@@ -175,3 +175,14 @@ func.func @iota_dynamic(%l: index, %s: index) -> (tensor<?x1xf64>, tensor<?x?xf6
   %k = attn.iota 1 (%l) : tensor<?x128xf16>
   return %i, %j, %k : tensor<?x1xf64>, tensor<?x?xf64>, tensor<?x128xf16>
 }
+
+// Attention sinks: one logit per query head, with lengths and a mask.
+// CHECK-LABEL: func.func @sdpa_sinks
+// CHECK-SAME: (%[[Q:[^:]+]]: tensor<2x8x16x64xbf16>, %[[M:[^:]+]]: tensor<2x1x1x16xi1>, %[[N:[^:]+]]: tensor<2xi32>, %[[S:[^:]+]]: tensor<8xf32>)
+// CHECK: attn.sdpa %[[Q]], %[[Q]], %[[Q]] sinks(%[[S]]) {is_causal = true} :
+// CHECK: attn.sdpa %[[Q]], %[[Q]], %[[Q]], %[[M]] kv_lengths(%[[N]]) sinks(%[[S]]) :
+func.func @sdpa_sinks(%q: tensor<2x8x16x64xbf16>, %m: tensor<2x1x1x16xi1>, %n: tensor<2xi32>, %s: tensor<8xf32>) -> (tensor<2x8x16x64xbf16>, tensor<2x8x16x64xbf16>) {
+  %0 = attn.sdpa %q, %q, %q sinks(%s) {is_causal = true} : (tensor<2x8x16x64xbf16>, tensor<2x8x16x64xbf16>, tensor<2x8x16x64xbf16>, tensor<8xf32>) -> tensor<2x8x16x64xbf16>
+  %1 = attn.sdpa %q, %q, %q, %m kv_lengths(%n) sinks(%s) : (tensor<2x8x16x64xbf16>, tensor<2x8x16x64xbf16>, tensor<2x8x16x64xbf16>, tensor<2x1x1x16xi1>, tensor<2xi32>, tensor<8xf32>) -> tensor<2x8x16x64xbf16>
+  return %0, %1 : tensor<2x8x16x64xbf16>, tensor<2x8x16x64xbf16>
+}

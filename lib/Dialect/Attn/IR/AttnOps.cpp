@@ -21,6 +21,28 @@ using namespace mlir::attn;
 
 #include "attn/Dialect/Attn/IR/AttnEnums.cpp.inc"
 
+namespace mlir::attn {
+/// attn.sdpa's `operandSegmentSizes` (query, key, value, mask, q_lengths,
+/// kv_lengths, sinks, extras) as written before an operand was added: 7
+/// entries (no sinks) or 5 (mask, then extras) get 0 for the missing ones,
+/// so that generic IR other tools wrote then still parses. The generated
+/// property parser calls this unqualified; other sizes go on to MLIR's.
+static LogicalResult
+convertFromAttribute(std::array<int32_t, 8> &storage, Attribute attr,
+                     function_ref<InFlightDiagnostic()> emitError) {
+  auto sizes = dyn_cast<DenseI32ArrayAttr>(attr);
+  if (sizes && (sizes.size() == 7 || sizes.size() == 5)) {
+    ArrayRef<int32_t> old = sizes.asArrayRef();
+    storage.fill(0);
+    llvm::copy(old.take_front(sizes.size() == 7 ? 6 : 4), storage.begin());
+    storage.back() = old.back();
+    return success();
+  }
+  return mlir::convertFromAttribute(MutableArrayRef<int32_t>(storage), attr,
+                                    emitError);
+}
+} // namespace mlir::attn
+
 #define GET_OP_CLASSES
 #include "attn/Dialect/Attn/IR/AttnOps.cpp.inc"
 
@@ -651,7 +673,7 @@ void SdpaOp::build(OpBuilder &b, OperationState &state, Type result,
                    Value query, Value key, Value value, Value mask,
                    ValueRange extras, bool withScoreMod) {
   build(b, state, result, query, key, value, mask, /*q_lengths=*/Value(),
-        /*kv_lengths=*/Value(), extras, /*scale=*/FloatAttr(), /*is_causal=*/false, /*dropout_p=*/APFloat(0.0),
+        /*kv_lengths=*/Value(), /*sinks=*/Value(), extras, /*scale=*/FloatAttr(), /*is_causal=*/false, /*dropout_p=*/APFloat(0.0),
         /*masked_value=*/FloatAttr(), /*seed=*/IntegerAttr(),
         /*window_left=*/IntegerAttr(), /*window_right=*/IntegerAttr(),
         /*safe_softmax=*/false, MaskPolarity::keep, PaddingSide::right,
@@ -665,9 +687,9 @@ SdpaOp SdpaOp::cloneWith(OpBuilder &b, const SdpaChanges &changes) {
   SmallVector<Value> operands{getQuery(), getKey(), getValue()};
   if (mask)
     operands.push_back(mask);
-  for (Value lengths : {getQLengths(), getKvLengths()})
-    if (lengths)
-      operands.push_back(lengths);
+  for (Value optional : {getQLengths(), getKvLengths(), getSinks()})
+    if (optional)
+      operands.push_back(optional);
   llvm::append_range(operands, extras);
   Properties props = getProperties();
   props.operandSegmentSizes = {1,
@@ -676,6 +698,7 @@ SdpaOp SdpaOp::cloneWith(OpBuilder &b, const SdpaChanges &changes) {
                                mask ? 1 : 0,
                                getQLengths() ? 1 : 0,
                                getKvLengths() ? 1 : 0,
+                               getSinks() ? 1 : 0,
                                static_cast<int32_t>(extras.size())};
   bool boolMask =
       mask &&
@@ -706,7 +729,8 @@ LogicalResult mlir::attn::detail::inferSdpaOperandSegments(Operation *op) {
     return success(); // given (or too few operands, which is reported)
   // The region's arguments past the score and one index per score dim are
   // the extra operands; an operand before them is the mask (lengths need
-  // the segment sizes: one integer operand could be either).
+  // the segment sizes: one integer operand could be either, and so do
+  // sinks: a float [H] could be a mask).
   int32_t rest = op->getNumOperands() - 3, extras = 0;
   auto query = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
   if (query && op->getNumRegions() == 1 && !op->getRegion(0).empty()) {
@@ -719,7 +743,7 @@ LogicalResult mlir::attn::detail::inferSdpaOperandSegments(Operation *op) {
            << "has " << rest << " operands after 'value' but its score_mod "
            << "region reads " << extras
            << " extra operand(s): at most one mask can precede them";
-  sizes = {1, 1, 1, rest - extras, 0, 0, extras};
+  sizes = {1, 1, 1, rest - extras, 0, 0, 0, extras};
   return success();
 }
 
@@ -867,6 +891,32 @@ static LogicalResult verifyLengths(SdpaOp op) {
   return success();
 }
 
+/// sinks: [H], H the query's head dim (third from the end), not with
+/// dropout (the dropped-out probabilities of a softmax with a sink are not
+/// a contract we keep).
+static LogicalResult verifySinks(SdpaOp op) {
+  Value sinks = op.getSinks();
+  if (!sinks)
+    return success();
+  ArrayRef<int64_t> qs = op.getQuery().getType().getShape();
+  if (qs.size() < 3)
+    return op.emitOpError()
+           << "'sinks' need a head dim: 'query' must have rank >= 3 ([..., "
+              "H, L, E]), got shape "
+           << formatShape(qs);
+  int64_t n = cast<RankedTensorType>(sinks.getType()).getDimSize(0);
+  int64_t heads = qs[qs.size() - 3];
+  if (!sameStaticOrDynamic(n, heads))
+    return op.emitOpError()
+           << "'sinks' has " << n << " elements, but the 'query' head dim "
+           << "(third from the end) has " << heads
+           << " heads (one sink per query head)";
+  if (op.getDropoutP().convertToDouble() != 0.0)
+    return op.emitOpError() << "'sinks' and 'dropout_p' > 0 are not supported "
+                               "together";
+  return success();
+}
+
 LogicalResult SdpaOp::verify() {
   auto q = getQuery().getType();
   auto k = getKey().getType();
@@ -930,7 +980,7 @@ LogicalResult SdpaOp::verify() {
       return failure();
   if (maskDrops() && !hasBoolMask())
     return emitOpError() << "'mask_polarity' drop needs a boolean mask";
-  if (failed(verifyLengths(*this)))
+  if (failed(verifyLengths(*this)) || failed(verifySinks(*this)))
     return failure();
   if (std::optional<APFloat> scale = getScale())
     if (!scale->isFinite())

@@ -1,6 +1,9 @@
 //===- AttentionMatch.cpp - find attention chains for attn-fuse-sdpa ------===//
 //
-// `matchAttention` in four units, each a screen or two:
+// `matchAttention` in five units, each a screen or two:
+//   0. attention sinks: the scores joined with a sink column per head, an
+//      optional subtraction of the row max, the softmax, the slice that
+//      drops the sink column;
 //   1. the weights side: softmax -> [dropout] -> [cast back] -> matmul(., v);
 //   2. the chain walk: the scores matmul and every op between it and the
 //      softmax, with the users check;
@@ -14,6 +17,9 @@
 
 #include "attn/Dialect/Attn/Transforms/FuseSdpa.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/SmallString.h"
@@ -127,13 +133,225 @@ std::optional<MaskBand> MaskClassifier::classify(DenseElementsAttr attr,
 }
 
 //===----------------------------------------------------------------------===//
+// 0. Attention sinks
+//===----------------------------------------------------------------------===//
+
+/// `x` when `v` is `x - max(x)` along the last dim, the max kept as a size-1
+/// dim (`x - x.max(-1, keepdim=True).values`): a linalg.generic reducing x
+/// with arith.maximumf from -inf, reshaped to [..., 1]. Null otherwise. The
+/// softmax of it is the softmax of x (a finite shift of each row; an
+/// infinite or NaN max gives NaN either way).
+static Value peelRowMaxSubtract(Value v, Operation *&maxOp) {
+  auto sub = v.getDefiningOp<SubOp>();
+  if (!sub || sub.getLhs().getType() != v.getType())
+    return nullptr;
+  Value x = sub.getLhs(), rhs = sub.getRhs();
+  int64_t rank = tensorType(x).getRank();
+  auto rhsType = tensorType(rhs);
+  if (rhsType.getRank() != rank || rhsType.getShape().back() != 1)
+    return nullptr;
+  Value max;
+  if (auto expand = rhs.getDefiningOp<tensor::ExpandShapeOp>())
+    max = expand.getSrc();
+  else if (auto reshape = rhs.getDefiningOp<ReshapeOp>())
+    max = reshape.getInput();
+  auto generic = max ? max.getDefiningOp<linalg::GenericOp>() : nullptr;
+  if (!generic || generic.getNumDpsInputs() != 1 ||
+      generic.getNumDpsInits() != 1 ||
+      generic.getDpsInputOperand(0)->get() != x ||
+      tensorType(max).getShape() != tensorType(x).getShape().drop_back())
+    return nullptr;
+  SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
+  SmallVector<utils::IteratorType> iters = generic.getIteratorTypesArray();
+  if (!maps[0].isIdentity() ||
+      maps[1] != maps[0].getMajorSubMap(rank - 1) ||
+      iters.back() != utils::IteratorType::reduction ||
+      llvm::count(iters, utils::IteratorType::reduction) != 1)
+    return nullptr;
+  Block *body = generic.getBody();
+  auto yield = cast<linalg::YieldOp>(body->getTerminator());
+  auto maximum = yield.getValues().front().getDefiningOp<arith::MaximumFOp>();
+  if (body->getOperations().size() != 2 || !maximum ||
+      !llvm::is_contained(maximum->getOperands(), body->getArgument(0)) ||
+      !llvm::is_contained(maximum->getOperands(), body->getArgument(1)))
+    return nullptr;
+  auto fill = generic.getDpsInitOperand(0)->get().getDefiningOp<linalg::FillOp>();
+  FloatAttr init;
+  if (!fill || !matchPattern(fill.getInputs().front(), m_Constant(&init)) ||
+      !init.getValue().isInfinity() || !init.getValue().isNegative())
+    return nullptr;
+  maxOp = generic;
+  return x;
+}
+
+namespace {
+/// One piece of a concatenation along the last dim: `source` written at
+/// [offset, offset + width) of that dim, whole along the others, by
+/// `reader`.
+struct ConcatPiece {
+  Value source;
+  int64_t offset, width;
+  Operation *reader;
+};
+} // namespace
+
+/// The pieces of `v` when it is a concatenation of two tensors along its
+/// last dim (torch.cat: two tensor.insert_slice into one tensor, or
+/// tensor.concat), in order of their offsets; failure otherwise.
+static FailureOr<std::pair<ConcatPiece, ConcatPiece>>
+matchLastDimConcat(Value v) {
+  auto type = tensorType(v);
+  int64_t rank = type.getRank();
+  if (ShapedType::isDynamic(type.getShape().back()))
+    return failure();
+  int64_t n = type.getShape().back();
+  SmallVector<ConcatPiece> pieces;
+  if (auto concat = v.getDefiningOp<tensor::ConcatOp>()) {
+    if (concat.getDim() != static_cast<uint64_t>(rank - 1) ||
+        concat.getInputs().size() != 2)
+      return failure();
+    int64_t offset = 0;
+    for (Value in : concat.getInputs()) {
+      int64_t w = tensorType(in).getShape().back();
+      if (ShapedType::isDynamic(w))
+        return failure();
+      pieces.push_back({in, offset, w, concat.getOperation()});
+      offset += w;
+    }
+  } else {
+    // Two insert_slices, the first into a tensor the two overwrite whole.
+    Value x = v;
+    for (int i = 0; i < 2; ++i) {
+      auto insert = x.getDefiningOp<tensor::InsertSliceOp>();
+      if (!insert || (i == 1 && !insert->hasOneUse()) ||
+          insert.getSourceType().getRank() != rank)
+        return failure();
+      if (!llvm::all_of(insert.getStaticStrides(),
+                        [](int64_t s) { return s == 1; }))
+        return failure();
+      ArrayRef<int64_t> offsets = insert.getStaticOffsets();
+      ArrayRef<int64_t> sizes = insert.getStaticSizes();
+      for (int64_t d = 0; d < rank - 1; ++d)
+        if (offsets[d] != 0 || ShapedType::isDynamic(sizes[d]) ||
+            sizes[d] != type.getDimSize(d))
+          return failure();
+      if (ShapedType::isDynamic(offsets.back()) ||
+          ShapedType::isDynamic(sizes.back()))
+        return failure();
+      pieces.push_back({insert.getSource(), offsets.back(), sizes.back(),
+                        insert.getOperation()});
+      x = insert.getDest();
+    }
+  }
+  llvm::sort(pieces, [](const ConcatPiece &a, const ConcatPiece &b) {
+    return a.offset < b.offset;
+  });
+  if (pieces[0].offset != 0 || pieces[1].offset != pieces[0].width ||
+      pieces[0].width + pieces[1].width != n)
+    return failure();
+  return std::make_pair(pieces[0], pieces[1]);
+}
+
+/// Attention sinks: softmax([scores, sink] or [sink, scores] along the last
+/// dim, optionally minus its row max) whose only user drops the sink
+/// column, the sink broadcast from one value per head. Sets `scoresIn`,
+/// `scoresReader`, `sinks` and `sinkSlice`; leaves them when the softmax
+/// input is no such concatenation.
+static LogicalResult matchSinks(AttentionMatch &m, std::string &why) {
+  m.scoresIn = m.softmax.getInput();
+  m.scoresReader = m.softmax.getOperation();
+  Value joined = m.softmax.getInput();
+  Operation *maxOp = nullptr;
+  if (Value x = peelRowMaxSubtract(joined, maxOp)) {
+    if (!llvm::all_of(x.getUsers(), [&](Operation *user) {
+          return user == joined.getDefiningOp() || user == maxOp;
+        }))
+      return success();
+    joined = x;
+  }
+  FailureOr<std::pair<ConcatPiece, ConcatPiece>> pieces =
+      matchLastDimConcat(joined);
+  if (failed(pieces))
+    return success();
+  auto [first, second] = *pieces;
+  if (first.width != 1 && second.width != 1)
+    return success();
+  auto type = tensorType(joined);
+  int64_t rank = type.getRank();
+  if (m.softmax.getNormalizedDim() != rank - 1)
+    return success();
+  // The sink is the width-1 piece; with two, the last (the usual cat).
+  bool sinkFirst = second.width != 1;
+  ConcatPiece sink = sinkFirst ? first : second;
+  ConcatPiece scores = sinkFirst ? second : first;
+  if (rank < 3) {
+    why = "attention sinks: the scores have rank " + std::to_string(rank) +
+          " (attn.sdpa's sinks need a head dim)";
+    return failure();
+  }
+  // The weights: one slice dropping exactly the sink column.
+  Value weights = m.softmax.getResult();
+  auto slice = weights.hasOneUse()
+                   ? dyn_cast<tensor::ExtractSliceOp>(*weights.user_begin())
+                   : tensor::ExtractSliceOp();
+  if (!slice) {
+    why = "attention sinks: the softmax of the scores joined with a sink "
+          "column does not feed one slice dropping that column";
+    return failure();
+  }
+  bool dropsSink =
+      slice.getResultType().getRank() == rank &&
+      llvm::all_of(slice.getStaticStrides(),
+                   [](int64_t s) { return s == 1; }) &&
+      slice.getStaticOffsets().back() == (sinkFirst ? 1 : 0) &&
+      slice.getStaticSizes().back() == scores.width;
+  for (int64_t d = 0; dropsSink && d < rank - 1; ++d)
+    dropsSink = slice.getStaticOffsets()[d] == 0 &&
+                slice.getStaticSizes()[d] == type.getDimSize(d);
+  if (!dropsSink) {
+    why = std::string("attention sinks: the slice after the softmax does not "
+                      "drop exactly the sink column (the ") +
+          (sinkFirst ? "first" : "last") + " one)";
+    return failure();
+  }
+  // The sink column: one value per head, broadcast over the other dims.
+  Value source = sink.source;
+  while (Value s = getBroadcastSource(source))
+    source = s;
+  auto sourceType = tensorType(source);
+  int64_t sr = sourceType.getRank();
+  int64_t heads = type.getDimSize(rank - 3);
+  for (int64_t k = 0; k < sr; ++k) {
+    int64_t size = sourceType.getDimSize(k);
+    bool head = k == sr - 3;
+    if (head ? (ShapedType::isDynamic(size) || size != heads) : size != 1) {
+      why = "attention sinks: the sink column is not one value per head "
+            "(broadcast from " +
+            str(sourceType) + ", the scores have " +
+            std::to_string(heads) + " heads)";
+      return failure();
+    }
+  }
+  if (sr < 3) {
+    why = "attention sinks: the sink column is one value for every head "
+          "(attn.sdpa takes one per head)";
+    return failure();
+  }
+  m.scoresIn = scores.source;
+  m.scoresReader = scores.reader;
+  m.sinks = source;
+  m.sinkSlice = slice.getOperation();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // 1. The weights side
 //===----------------------------------------------------------------------===//
 
 /// softmax(last dim) -> [dropout] -> [cast back] -> matmul(weights, v).
 static LogicalResult matchWeightsSide(AttentionMatch &m, std::string &why) {
   SoftmaxOpInterface softmax = m.softmax;
-  int64_t rank = softmax.getInput().getType().getRank();
+  int64_t rank = tensorType(m.scoresIn).getRank();
   if (rank < 2) {
     why = "the softmax input has rank " + std::to_string(rank) + " (< 2)";
     return failure();
@@ -144,6 +362,8 @@ static LogicalResult matchWeightsSide(AttentionMatch &m, std::string &why) {
     return failure();
   }
   Value weights = softmax.getResult();
+  if (m.sinkSlice)
+    weights = m.sinkSlice->getResult(0);
   auto nextUser = [&](StringRef what) -> Operation * {
     if (!weights.hasOneUse()) {
       why = what.str() + " have " + usersText(weights);
@@ -228,7 +448,7 @@ static Value scoresOperand(Operation *op) {
 /// Finds the scores matmul and the ops between it and the softmax input (in
 /// program order), and checks that nothing else reads their values.
 static LogicalResult walkChain(AttentionMatch &m, std::string &why) {
-  Value input = m.softmax.getInput();
+  Value input = m.scoresIn;
   ArrayRef<int64_t> shape = tensorType(input).getShape();
   // Up from the softmax along the scores operand to the matmul.
   Value x = input;
@@ -295,7 +515,7 @@ static LogicalResult walkChain(AttentionMatch &m, std::string &why) {
   for (Value v : derived) {
     Operation *def = v.getDefiningOp();
     for (Operation *user : v.getUsers()) {
-      bool inside = user == m.softmax.getOperation()
+      bool inside = user == m.scoresReader
                         ? v == input
                         : llvm::is_contained(chain, user);
       if (!inside) {
@@ -318,7 +538,7 @@ static LogicalResult walkChain(AttentionMatch &m, std::string &why) {
 /// q, k (or kT), v with scalar scales peeled into `qkScale` and grouped-query
 /// repeat_interleave seen through; checks the shapes attn.sdpa represents.
 static LogicalResult bindOperands(AttentionMatch &m, std::string &why) {
-  auto scoresType = m.softmax.getInput().getType();
+  auto scoresType = tensorType(m.scoresIn);
   int64_t rank = scoresType.getRank();
   m.query = peelScalarScale(m.scoresMatmul.getLhs(), m.qkScale);
   Value kt = peelScalarScale(m.scoresMatmul.getRhs(), m.qkScale);
@@ -606,7 +826,7 @@ static LogicalResult classifyBoolMasks(AttentionMatch &m,
                                        MaskClassifier &classifier,
                                        bool &bandBeforeAdditive,
                                        std::string &why) {
-  auto scoresType = m.softmax.getInput().getType();
+  auto scoresType = tensorType(m.scoresIn);
   SmallVector<std::pair<Value, bool>> rest;
   for (auto [i, entry] : llvm::enumerate(m.boolMasks)) {
     auto [mask, keeps] = entry;
@@ -689,7 +909,7 @@ static LogicalResult checkMaskNumerics(AttentionMatch &m,
   // f16/bf16: the chain adds the mask in the element type (rounding every
   // masked score), attn.sdpa's attribute form in f32: only a constant mask
   // of small values and -inf is the same function up to rounding.
-  Type et = m.softmax.getInput().getType().getElementType();
+  Type et = tensorType(m.scoresIn).getElementType();
   if (m.additiveMask && (et.isF16() || et.isBF16()) &&
       !isConstantWhere(m.additiveMask, isSmallOrNegInf)) {
     why = "the additive mask is not a constant of values in [-16, 16] or "
@@ -765,8 +985,8 @@ static LogicalResult matchScoreModForm(AttentionMatch &m, std::string &why) {
 /// attributes: the contract applies them after the region, exactly as the
 /// chain does, and the lowerings then skip the key blocks outside the band.
 static void hoistTrailingBands(AttentionMatch &m, MaskClassifier &classifier) {
-  m.regionOutput = m.softmax.getInput();
-  auto scoresType = m.softmax.getInput().getType();
+  m.regionOutput = m.scoresIn;
+  auto scoresType = tensorType(m.scoresIn);
   while (!m.chain.empty()) {
     Operation *last = m.chain.back();
     if (last->getResult(0) != m.regionOutput ||
@@ -806,15 +1026,22 @@ FailureOr<AttentionMatch> mlir::attn::matchAttention(SoftmaxOpInterface softmax,
                                                      std::string &why) {
   AttentionMatch m;
   m.softmax = softmax;
-  m.regionOutput = softmax.getInput();
+  if (failed(matchSinks(m, why)))
+    return failure();
+  m.regionOutput = m.scoresIn;
   if (failed(matchWeightsSide(m, why)) || failed(walkChain(m, why)) ||
       failed(bindOperands(m, why)))
     return failure();
+  if (m.sinks && m.dropoutP > 0.0) {
+    why = "attention sinks with dropout (attn.sdpa takes no dropout with "
+          "sinks)";
+    return failure();
+  }
   // The attribute form needs the softmax in the scores' type (the upcast is
   // folded by normalisation) and no cast back of the weights.
   std::string attributeWhy;
   if (!m.weightsCast &&
-      softmax.getInput().getType() == m.scoresMatmul.getType() &&
+      m.scoresIn.getType() == m.scoresMatmul.getType() &&
       succeeded(matchAttributeForm(m, classifier, attributeWhy))) {
     m.form = SdpaForm::Attributes;
     return m;

@@ -195,6 +195,14 @@ FailureOr<SdpaOp> mlir::attn::fuseAttention(RewriterBase &rewriter,
   auto [mask, polarity] = attributes
                               ? buildMaskOperand(rewriter, loc, m)
                               : std::make_pair(Value(), MaskPolarity::keep);
+  // The sinks' broadcast source, [1..., H, 1, 1], as [H].
+  Value sinks = m.sinks;
+  if (sinks && cast<RankedTensorType>(sinks.getType()).getRank() != 1) {
+    ReassociationIndices all = llvm::to_vector(llvm::seq<int64_t>(
+        0, cast<RankedTensorType>(sinks.getType()).getRank()));
+    sinks = tensor::CollapseShapeOp::create(
+        rewriter, loc, sinks, ArrayRef<ReassociationIndices>{all});
+  }
   auto sdpa = SdpaOp::create(rewriter, loc, out.getType(), m.query, key,
                              m.value, mask, /*extras=*/{},
                              /*withScoreMod=*/!attributes);
@@ -209,6 +217,9 @@ FailureOr<SdpaOp> mlir::attn::fuseAttention(RewriterBase &rewriter,
   }
   sdpa.setSafeSoftmax(isa<SafeSoftmaxOp>(m.softmax));
   setBand(sdpa, m.band);
+  if (sinks)
+    rewriter.modifyOpInPlace(sdpa,
+                             [&] { sdpa.getSinksMutable().assign(sinks); });
   if (!attributes) {
     SmallVector<Value> extras;
     buildScoreModRegion(rewriter, loc, m, sdpa, extras);
@@ -218,7 +229,7 @@ FailureOr<SdpaOp> mlir::attn::fuseAttention(RewriterBase &rewriter,
   rewriter.replaceOp(out, sdpa.getResult());
   // The weights side is dead now; erase it so that the chain goes too.
   for (Operation *op : {m.weightsCast.getOperation(), m.dropout.getOperation(),
-                        m.softmax.getOperation()})
+                        m.sinkSlice, m.softmax.getOperation()})
     if (op && op->use_empty())
       rewriter.eraseOp(op);
   return sdpa;
@@ -349,13 +360,15 @@ struct AttnFuseSdpaPass
             ++fused;
             if (!explain)
               return true;
+            StringRef sinks = m.sinks ? " with attention sinks" : "";
             if (m.form == SdpaForm::Attributes)
-              m.softmax.emitRemark() << "fused into attn.sdpa (attribute form)";
+              m.softmax.emitRemark()
+                  << "fused into attn.sdpa (attribute form)" << sinks;
             else
               m.softmax.emitRemark()
                   << "fused into attn.sdpa with a score_mod region (no "
                      "attribute form: "
-                  << m.attributeFormMiss << ")";
+                  << m.attributeFormMiss << ")" << sinks;
             return true;
           });
       addAttnCanonicalizations(patterns, context);

@@ -290,11 +290,10 @@ Value mlir::attn::buildPositionScalar(OpBuilder &b, Location loc, Value v,
 // wrote them (the Python exporter writes F.scaled_dot_product_attention as
 // attn.sdpa directly).
 
-/// The input of `v` when `v` is a linalg.generic that only broadcasts it
-/// (the body yields the input element; the input map reads each dim at the
-/// result's index, NumPy-aligned, or at 0 for a static size-1 dim), else
-/// null. The input then broadcasts to whatever `v` broadcasts to.
-static Value getBroadcastSource(Value v) {
+/// The body yields the input element; the input map reads each dim at the
+/// result's index, NumPy-aligned, or at 0 for a static size-1 dim. The input
+/// then broadcasts to whatever `v` broadcasts to.
+Value mlir::attn::getBroadcastSource(Value v) {
   auto generic = v.getDefiningOp<linalg::GenericOp>();
   if (!generic || generic.getNumDpsInputs() != 1 ||
       generic.getNumDpsInits() != 1 || generic->getNumResults() != 1 ||

@@ -695,6 +695,9 @@ def Attn_PaddingSideAttr : EnumAttr<Attn_Dialect, Attn_PaddingSide,
 /// Per-sequence lengths of attn.sdpa's padded layout: [B] of i32 or i64.
 def Attn_LengthsTensor : TensorRankOf<[I32, I64], [1]>;
 
+/// attn.sdpa's attention sinks: one logit per query head, [H].
+def Attn_SinksTensor : TensorRankOf<[F16, BF16, F32, F64], [1]>;
+
 /// attn.sdpa written in generic form without `operandSegmentSizes` (as other
 /// tools write it) gets its segment sizes from its operands and its
 /// score_mod region; structural, so it runs before they are checked.
@@ -786,6 +789,21 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [NoMemoryEffect, IsolatedFromAbove,
     lowerings skip the key blocks past a sequence's keys and the query
     blocks past its rows; the CUDA lowering keeps such an op on the CPU.
 
+    Attention sinks (GPT-OSS's `sinks`, the `s_aux` of other code): with
+    `sinks` (`[H]`, any float type, H the query's head dim, third from the
+    end; the operands need rank >= 3), query head `h` has one more logit,
+    `sinks[h]`, in its softmax's denominator and no value: step 4 becomes
+    `p_j = exp(s_j - m) / (exp(sinks[h] - m) + sum_k exp(s_k - m))` with
+    `m = max(sinks[h], max_k s_k)`, the softmax of the scores with the sink
+    joined as one more column, that column then dropped (what
+    `cat([scores, sinks], -1).softmax(-1)[..., :-1]` computes). The sink is
+    read at f32 precision (f64 for f64 inputs) and is not multiplied by
+    `scale` nor seen by the mask, the band, the lengths or the score_mod
+    region. A row whose every score is masked therefore gives 0 (all of its
+    probability goes to the sink) rather than NaN; it is NaN only when the
+    sink is `-inf` too or a score is NaN. Sinks and `dropout_p > 0` are not
+    allowed together. The CUDA lowering keeps an op with sinks on the CPU.
+
     Batch dims: key and value share their batch dims; each equals the
     query's or is 1 (broadcast); the head dim (third from the end) may also
     divide the query's (grouped-query attention: query head `h` reads
@@ -814,6 +832,10 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [NoMemoryEffect, IsolatedFromAbove,
         {is_causal = true, padding_side = #attn.padding_side<left>}
         : (tensor<2x8x128x64xf32>, tensor<2x8x128x64xf32>, tensor<2x8x128x64xf32>,
            tensor<2xi32>, tensor<2xi32>) -> tensor<2x8x128x64xf32>
+    // GPT-OSS: one sink logit per query head in each softmax's denominator.
+    %o6 = attn.sdpa %q, %k, %v sinks(%sinks) {is_causal = true}
+        : (tensor<2x8x128x64xbf16>, tensor<2x8x128x64xbf16>, tensor<2x8x128x64xbf16>,
+           tensor<8xbf16>) -> tensor<2x8x128x64xbf16>
     // Gemma-2 soft-capping, cap * tanh(s / cap), with a padding mask that the
     // chain added in f16 (one extra operand, broadcast to the scores).
     %o4 = attn.sdpa %q, %k, %v extras(%pad) {scale = 1.0 : f64}
@@ -832,11 +854,13 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [NoMemoryEffect, IsolatedFromAbove,
     ```
 
     In generic form the operands are `query`, `key`, `value`, the optional
-    mask, `q_lengths`, `kv_lengths`, then the extra operands, and the region
-    is the op's optional only region. `operandSegmentSizes` may be left out
-    when there are no lengths: the extra operands are then as many as the
-    region has arguments past the score and the indices, and an operand
-    between `value` and them is the mask.
+    mask, `q_lengths`, `kv_lengths`, `sinks`, then the extra operands, and
+    the region is the op's optional only region. `operandSegmentSizes` may
+    be left out when there are no lengths and no sinks: the extra operands
+    are then as many as the region has arguments past the score and the
+    indices, and an operand between `value` and them is the mask. IR written
+    before the sinks (7 segment sizes: no `sinks` entry) or before the
+    lengths (5: mask, then extras) still parses.
   }];
   let arguments = (ins
     Attn_FloatTensor:$query,
@@ -845,6 +869,7 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [NoMemoryEffect, IsolatedFromAbove,
     Optional<Attn_MaskTensor>:$mask,
     Optional<Attn_LengthsTensor>:$q_lengths,
     Optional<Attn_LengthsTensor>:$kv_lengths,
+    Optional<Attn_SinksTensor>:$sinks,
     Variadic<Attn_AnyTensor>:$extras,
     OptionalAttr<F64Attr>:$scale,
     DefaultValuedAttr<BoolAttr, "false">:$is_causal,
@@ -864,6 +889,7 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [NoMemoryEffect, IsolatedFromAbove,
   let assemblyFormat = [{
     $query `,` $key `,` $value (`,` $mask^)?
     (`q_lengths` `(` $q_lengths^ `)`)? (`kv_lengths` `(` $kv_lengths^ `)`)?
+    (`sinks` `(` $sinks^ `)`)?
     (`extras` `(` $extras^ `)`)?
     attr-dict `:` functional-type(operands, results)
     (`score_mod` $score_mod^)?

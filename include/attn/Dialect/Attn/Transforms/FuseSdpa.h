@@ -53,7 +53,19 @@ struct AttentionMatch {
   /// attn.softmax, or attn.safe_softmax (the sdpa gets `safe_softmax`).
   SoftmaxOpInterface softmax;
   MatmulOp scoresMatmul, outputMatmul;
-  /// softmax -> [dropout] -> [cast back from the f32 upcast] -> matmul.
+  /// The scores the chain ends with: the softmax input or, with attention
+  /// sinks, the scores piece of the softmax input (`scoresReader` reads it:
+  /// the softmax, or the op joining the sink column to it).
+  Value scoresIn;
+  Operation *scoresReader = nullptr;
+  /// Attention sinks: the softmax runs over the scores joined with one
+  /// column per head (`sinks`: where that column is broadcast from, every
+  /// dim 1 but the head dim) and `sinkSlice` (tensor.extract_slice) drops
+  /// that column from the weights. Null without sinks.
+  Value sinks;
+  Operation *sinkSlice = nullptr;
+  /// softmax -> [sink slice] -> [dropout] -> [cast back from the f32
+  /// upcast] -> matmul.
   DropoutOp dropout;
   CastOp weightsCast;
   Value query, key, keyTransposed, value;
@@ -132,6 +144,11 @@ std::optional<MaskBand> bandOfPositionMask(Value mask, bool keeps,
 /// (collectPositionLeaves) to their elements.
 Value buildPositionScalar(OpBuilder &b, Location loc, Value v,
                           ValueRange indices, IRMapping &scalars);
+
+/// The input of `v` when `v` is a linalg.generic that only broadcasts it
+/// (NumPy-aligned, static size-1 dims read at 0), else null
+/// (PositionMasks.cpp).
+Value getBroadcastSource(Value v);
 
 /// Patterns on attn.sdpa operands (PositionMasks.cpp): a mask or extra
 /// operand that broadcasts a smaller tensor is read before the broadcast,
