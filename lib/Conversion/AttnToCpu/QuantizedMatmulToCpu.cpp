@@ -141,6 +141,10 @@ private:
   /// 32] (i32), the int8 codes, scale and code sum of each block of 32 of
   /// the input rows.
   void quantizeRows();
+  /// The per-lane terms of block `block` of input row `row` that the wide
+  /// and k-quant steps start from (xdw, xinit, xlane, xsd; see below), from
+  /// its codes (vector<32xi32>), scale `d` and code sum `sum`.
+  void writeLaneTerms(Value row, Value block, Value codes, Value d, Value sum);
   /// The integer path's accumulateUnit: acc (vector<8xf32>, one per
   /// product) += f32(dot(codes - offset, xq)) * (scale * xd).
   void accumulateIntUnit(const Tile &t, Value u, SmallVectorImpl<Value> &acc);
@@ -303,52 +307,58 @@ void QuantGemvLowering::quantizeRows() {
           xq, ValueRange{row, col});
       memref::StoreOp::create(b, loc, d, xd, ValueRange{row, block});
       memref::StoreOp::create(b, loc, sum, xs, ValueRange{row, block});
-      auto laneF = VectorType::get({lanesPerBlock}, f32);
-      auto laneI = VectorType::get({lanesPerBlock}, i32);
-      Value at = mul(block, idx(lanesPerBlock));
-      if (wide)
-        vector::StoreOp::create(b, loc,
-                                vector::BroadcastOp::create(b, loc, laneF, d),
-                                xdw, ValueRange{row, at});
-      if (q4k) {
-        Value zeros = arith::ConstantOp::create(
-            b, loc, DenseElementsAttr::get(laneF, b.getF32FloatAttr(0)));
-        Value term = arith::MulFOp::create(
-            b, loc, d, arith::SIToFPOp::create(b, loc, f32, sum));
-        vector::StoreOp::create(
-            b, loc,
-            vector::InsertOp::create(b, loc, term, zeros, ArrayRef<int64_t>{0}),
-            xsd, ValueRange{row, at});
-      } else if (q6) {
-        // The 4 codes of each i32 lane summed (code j of every lane as
-        // one vector, four added), times -32.
-        Value sums;
-        for (int64_t j = 0; j < 4; ++j) {
-          SmallVector<int64_t> picks;
-          for (int64_t l = 0; l < lanesPerBlock; ++l)
-            picks.push_back(4 * l + j);
-          Value part = vector::ShuffleOp::create(b, loc, codes, codes, picks);
-          sums = j ? arith::AddIOp::create(b, loc, sums, part).getResult()
-                   : part;
-        }
-        Value minus32 = arith::ConstantOp::create(
-            b, loc, DenseElementsAttr::get(laneI, b.getI32IntegerAttr(-32)));
-        vector::StoreOp::create(b, loc,
-                                arith::MulIOp::create(b, loc, sums, minus32),
-                                xlane, ValueRange{row, at});
-      } else if (wide) {
-        int64_t offset = *QuantDecoder::getFixedIntOffset(weight);
-        Value init = arith::MulIOp::create(
-            b, loc, sum, arith::ConstantIntOp::create(b, loc, i32, -offset));
-        Value zeros = arith::ConstantOp::create(
-            b, loc, DenseElementsAttr::get(laneI, b.getI32IntegerAttr(0)));
-        vector::StoreOp::create(
-            b, loc,
-            vector::InsertOp::create(b, loc, init, zeros, ArrayRef<int64_t>{0}),
-            xinit, ValueRange{row, at});
-      }
+      writeLaneTerms(row, block, codes, d, sum);
     });
   });
+}
+
+void QuantGemvLowering::writeLaneTerms(Value row, Value block, Value codes,
+                                       Value d, Value sum) {
+  Type f32 = b.getF32Type(), i32 = b.getI32Type();
+  int64_t lanes = QuantDotKernel::kAccLanes;
+  auto laneF = VectorType::get({lanes}, f32);
+  auto laneI = VectorType::get({lanes}, i32);
+  Value at = mul(block, idx(lanes));
+  // `scalar` in the first lane of a vector of zeros, stored at `buffer`.
+  auto storeFirstLane = [&](Value scalar, VectorType type, Value buffer) {
+    Value zeros =
+        arith::ConstantOp::create(b, loc, cast<TypedAttr>(b.getZeroAttr(type)));
+    vector::StoreOp::create(
+        b, loc,
+        vector::InsertOp::create(b, loc, scalar, zeros, ArrayRef<int64_t>{0}),
+        buffer, ValueRange{row, at});
+  };
+  if (wide)
+    vector::StoreOp::create(b, loc,
+                            vector::BroadcastOp::create(b, loc, laneF, d), xdw,
+                            ValueRange{row, at});
+  if (q4k) {
+    storeFirstLane(arith::MulFOp::create(
+                       b, loc, d, arith::SIToFPOp::create(b, loc, f32, sum)),
+                   laneF, xsd);
+  } else if (q6) {
+    // The 4 codes of each i32 lane summed (code j of every lane as one
+    // vector, four added), times -32.
+    Value sums;
+    for (int64_t j = 0; j < 4; ++j) {
+      SmallVector<int64_t> picks;
+      for (int64_t l = 0; l < lanes; ++l)
+        picks.push_back(4 * l + j);
+      Value part = vector::ShuffleOp::create(b, loc, codes, codes, picks);
+      sums = j ? arith::AddIOp::create(b, loc, sums, part).getResult() : part;
+    }
+    Value minus32 = arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(laneI, b.getI32IntegerAttr(-32)));
+    vector::StoreOp::create(b, loc,
+                            arith::MulIOp::create(b, loc, sums, minus32), xlane,
+                            ValueRange{row, at});
+  } else if (wide) {
+    int64_t offset = *QuantDecoder::getFixedIntOffset(weight);
+    storeFirstLane(arith::MulIOp::create(
+                       b, loc, sum,
+                       arith::ConstantIntOp::create(b, loc, i32, -offset)),
+                   laneI, xinit);
+  }
 }
 
 void QuantGemvLowering::accumulateIntUnit(const Tile &t, Value u,
