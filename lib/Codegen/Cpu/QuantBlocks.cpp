@@ -68,10 +68,32 @@ Value QuantDecoder::loadByte(Value offset) {
   return arith::ExtUIOp::create(b, loc, b.getI32Type(), x);
 }
 
-Value QuantDecoder::i8Splat(int64_t v) {
-  auto type = VectorType::get({lanes}, b.getI8Type());
+Value QuantDecoder::i8Splat(int64_t v, int64_t count) {
+  auto type = VectorType::get({count}, b.getI8Type());
   return arith::ConstantOp::create(
       b, loc, DenseElementsAttr::get(type, b.getI8IntegerAttr(v)));
+}
+
+Value QuantDecoder::concat(Value x, Value y) {
+  int64_t n = cast<VectorType>(x.getType()).getNumElements();
+  return vector::ShuffleOp::create(b, loc, x, y,
+                                   llvm::to_vector(llvm::seq<int64_t>(0, 2 * n)));
+}
+
+Value QuantDecoder::flipSignBits(Value codes) {
+  int64_t n = cast<VectorType>(codes.getType()).getNumElements();
+  return arith::XOrIOp::create(b, loc, codes, i8Splat(-128, n));
+}
+
+Value QuantDecoder::q6Codes(Value ql, Value qh, int64_t q) {
+  int64_t n = cast<VectorType>(ql.getType()).getNumElements();
+  Value low = q < 2 ? Value(arith::AndIOp::create(b, loc, ql, i8Splat(15, n)))
+                    : Value(arith::ShRUIOp::create(b, loc, ql, i8Splat(4, n)));
+  if (q > 0)
+    qh = arith::ShRUIOp::create(b, loc, qh, i8Splat(2 * q, n));
+  Value high = arith::ShLIOp::create(
+      b, loc, arith::AndIOp::create(b, loc, qh, i8Splat(3, n)), i8Splat(4, n));
+  return arith::OrIOp::create(b, loc, low, high);
 }
 
 Value QuantDecoder::loadNibbles(Value offset, bool high) {
@@ -170,14 +192,8 @@ Value QuantDecoder::decodeQ6_K(Value row, Value u, int64_t e) {
   Value base = mul(block, idx(210));
   int64_t h = e / 128, q = (e % 128) / 32, l = e % 32;
   Value ql = loadBytes(add(base, idx(64 * h + 32 * (q % 2) + l)), lanes);
-  Value low = q < 2 ? Value(arith::AndIOp::create(b, loc, ql, i8Splat(15)))
-                    : Value(arith::ShRUIOp::create(b, loc, ql, i8Splat(4)));
   Value qh = loadBytes(add(base, idx(128 + 32 * h + l)), lanes);
-  if (q > 0)
-    qh = arith::ShRUIOp::create(b, loc, qh, i8Splat(2 * q));
-  Value high = arith::ShLIOp::create(
-      b, loc, arith::AndIOp::create(b, loc, qh, i8Splat(3)), i8Splat(4));
-  Value code = arith::OrIOp::create(b, loc, low, high);
+  Value code = q6Codes(ql, qh, q);
   Value value = toF32(arith::SubIOp::create(b, loc, code, i8Splat(32)), true);
   Value scaleByte = memref::LoadOp::create(
       b, loc, bytes, ValueRange{add(base, idx(192 + e / 16))});
@@ -297,14 +313,9 @@ Value QuantDecoder::decodeScalar(Value row, Value k) {
 }
 
 Value QuantDecoder::loadNibbles32(Value offset) {
-  auto type = VectorType::get({16}, b.getI8Type());
-  auto splat16 = [&](int64_t v) {
-    return arith::ConstantOp::create(
-        b, loc, DenseElementsAttr::get(type, b.getI8IntegerAttr(v)));
-  };
   Value v = loadBytes(offset, 16);
-  Value low = arith::AndIOp::create(b, loc, v, splat16(15));
-  Value high = arith::ShRUIOp::create(b, loc, v, splat16(4));
+  Value low = arith::AndIOp::create(b, loc, v, i8Splat(15, 16));
+  Value high = arith::ShRUIOp::create(b, loc, v, i8Splat(4, 16));
   return vector::ShuffleOp::create(
       b, loc, low, high, llvm::to_vector(llvm::seq<int64_t>(0, 32)));
 }
@@ -331,19 +342,12 @@ QuantDecoder::IntUnit QuantDecoder::decodeIntUnit(Value row, Value u) {
   auto i32Const = [&](int64_t v) {
     return arith::ConstantIntOp::create(b, loc, i32, v).getResult();
   };
-  // The sign bit flipped: c + 128 for a signed code c.
-  auto biased = [&](Value codes) {
-    auto type = cast<VectorType>(codes.getType());
-    Value bit = arith::ConstantOp::create(
-        b, loc, DenseElementsAttr::get(type, b.getI8IntegerAttr(-128)));
-    return arith::XOrIOp::create(b, loc, codes, bit).getResult();
-  };
   IntUnit unit;
   switch (f.getScheme()) {
   case QuantScheme::q8_0: {
     Value base = mul(add(mul(row, idx(weight.k / 32)), u), idx(34));
     unit.scale = loadFloat(base, false);
-    unit.codes = biased(loadBytes(add(base, idx(2)), 32));
+    unit.codes = flipSignBits(loadBytes(add(base, idx(2)), 32));
     unit.offset = i32Const(128);
     return unit;
   }
@@ -366,7 +370,7 @@ QuantDecoder::IntUnit QuantDecoder::decodeIntUnit(Value row, Value u) {
   bool sym = !f.hasZeroPoints();
   if (f.getBits() == 8) {
     Value codes = loadBytes(add(mul(row, idx(weight.k)), k), 32);
-    unit.codes = sym ? biased(codes) : codes;
+    unit.codes = sym ? flipSignBits(codes) : codes;
     unit.offset = sym ? i32Const(128) : loadByte(add(idx(layout.zeroPoints), i));
   } else {
     unit.codes =
@@ -410,9 +414,7 @@ Value QuantDecoder::spreadNibbles64(Value a, Value b16) {
           DenseElementsAttr::get(i16Type, ArrayRef<int16_t>(shifts))));
   auto type = VectorType::get({64}, b.getI8Type());
   return arith::AndIOp::create(
-      b, loc, vector::BitCastOp::create(b, loc, type, shifted),
-      arith::ConstantOp::create(
-          b, loc, DenseElementsAttr::get(type, b.getI8IntegerAttr(15))));
+      b, loc, vector::BitCastOp::create(b, loc, type, shifted), i8Splat(15, 64));
 }
 
 Value QuantDecoder::loadScalePair(Value a, Value b8, bool f32) {
@@ -436,21 +438,6 @@ Value QuantDecoder::loadScalePair(Value a, Value b8, bool f32) {
 QuantDecoder::IntPair QuantDecoder::decodeIntPair(Value row, Value u) {
   assert(getFixedIntOffset(weight) && "a weight with a fixed code offset");
   QuantFormatAttr f = weight.format;
-  auto bytes64 = VectorType::get({64}, b.getI8Type());
-  auto biased = [&](Value codes) {
-    return arith::XOrIOp::create(
-               b, loc, codes,
-               arith::ConstantOp::create(
-                   b, loc,
-                   DenseElementsAttr::get(bytes64, b.getI8IntegerAttr(-128))))
-        .getResult();
-  };
-  auto concat = [&](Value x, Value y) {
-    int64_t n = cast<VectorType>(x.getType()).getNumElements();
-    return vector::ShuffleOp::create(b, loc, x, y,
-                                     llvm::to_vector(llvm::seq<int64_t>(0, 2 * n)))
-        .getResult();
-  };
   IntPair pair;
   switch (f.getScheme()) {
   case QuantScheme::q8_0: {
@@ -459,7 +446,7 @@ QuantDecoder::IntPair QuantDecoder::decodeIntPair(Value row, Value u) {
     pair.scales = loadScalePair(base, next, false);
     Value first = loadBytes(add(base, idx(2)), 32);
     Value second = loadBytes(add(next, idx(2)), 32);
-    pair.codes = biased(concat(first, second));
+    pair.codes = flipSignBits(concat(first, second));
     return pair;
   }
   case QuantScheme::q4_0: {
@@ -483,7 +470,7 @@ QuantDecoder::IntPair QuantDecoder::decodeIntPair(Value row, Value u) {
   Value firstScale = scaleAt(k), secondScale = scaleAt(add(k, idx(32)));
   pair.scales = loadScalePair(firstScale, secondScale, f.getScale().isF32());
   if (f.getBits() == 8) {
-    pair.codes = biased(loadBytes(add(mul(row, idx(weight.k)), k), 64));
+    pair.codes = flipSignBits(loadBytes(add(mul(row, idx(weight.k)), k), 64));
   } else {
     Value v = loadBytes(add(mul(row, idx(weight.k / 2)), mul(u, idx(16))), 32);
     auto half = [&](int64_t start) {
@@ -500,12 +487,6 @@ QuantDecoder::IntPair QuantDecoder::decodeQ6Groups(Value row, Value sb,
                                                   int64_t g, int64_t count) {
   assert(weight.format.getScheme() == QuantScheme::q6_k && g % count == 0 &&
          g / 4 == (g + count - 1) / 4 && "groups of one half");
-  auto bytes32 = VectorType::get({32}, b.getI8Type());
-  auto splat32 = [&](int64_t v) {
-    return arith::ConstantOp::create(
-               b, loc, DenseElementsAttr::get(bytes32, b.getI8IntegerAttr(v)))
-        .getResult();
-  };
   Value base = mul(add(mul(row, idx(weight.k / 256)), sb), idx(210));
   Value d = loadFloat(add(base, idx(208)), false);
   int64_t h = g / 4;
@@ -513,15 +494,8 @@ QuantDecoder::IntPair QuantDecoder::decodeQ6Groups(Value row, Value sb,
   SmallVector<Value> codes, scales;
   for (int64_t i = 0; i < count; ++i) {
     int64_t q = (g + i) % 4;
-    // decodeQ6_K's bits: 4 of ql (low or high nibble), 2 of qh.
     Value ql = loadBytes(add(base, idx(64 * h + 32 * (q % 2))), 32);
-    Value low = q < 2 ? Value(arith::AndIOp::create(b, loc, ql, splat32(15)))
-                      : Value(arith::ShRUIOp::create(b, loc, ql, splat32(4)));
-    Value bits = q > 0 ? Value(arith::ShRUIOp::create(b, loc, qh, splat32(2 * q)))
-                       : qh;
-    Value high = arith::ShLIOp::create(
-        b, loc, arith::AndIOp::create(b, loc, bits, splat32(3)), splat32(4));
-    codes.push_back(arith::OrIOp::create(b, loc, low, high));
+    codes.push_back(q6Codes(ql, qh, q));
     // The two sub-block scales of the group, each over 4 i32 lanes.
     Value pair = loadBytes(add(base, idx(192 + 8 * h + 2 * q)), 2);
     Value f = arith::SIToFPOp::create(
@@ -534,48 +508,32 @@ QuantDecoder::IntPair QuantDecoder::decodeQ6Groups(Value row, Value sb,
     scales.push_back(vector::ShuffleOp::create(
         b, loc, f, f, ArrayRef<int64_t>{0, 0, 0, 0, 1, 1, 1, 1}));
   }
-  IntPair groups{codes[0], scales[0]};
-  if (count == 2) {
-    groups.codes = vector::ShuffleOp::create(
-        b, loc, codes[0], codes[1], llvm::to_vector(llvm::seq<int64_t>(0, 64)));
-    groups.scales = vector::ShuffleOp::create(
-        b, loc, scales[0], scales[1], llvm::to_vector(llvm::seq<int64_t>(0, 16)));
-  }
-  return groups;
+  if (count == 1)
+    return {codes[0], scales[0]};
+  return {concat(codes[0], codes[1]), concat(scales[0], scales[1])};
 }
 
 QuantDecoder::KQuantGroups
 QuantDecoder::decodeQ4KGroups(Value row, Value sb, int64_t g, int64_t count) {
   assert(weight.format.getScheme() == QuantScheme::q4_k && g % count == 0 &&
          "one sub-block, or the pair of one 32 bytes of codes");
-  auto bytes32 = VectorType::get({32}, b.getI8Type());
-  auto splat32 = [&](int64_t v) {
-    return arith::ConstantOp::create(
-               b, loc, DenseElementsAttr::get(bytes32, b.getI8IntegerAttr(v)))
-        .getResult();
-  };
   auto f8 = VectorType::get({8}, b.getF32Type());
   Value base = mul(add(mul(row, idx(weight.k / 256)), sb), idx(144));
   Value qs = loadBytes(add(base, idx(16 + 32 * (g / 2))), 32);
   SmallVector<Value> codes, scales, mins;
   for (int64_t i = 0; i < count; ++i) {
     int64_t s = g + i;
-    codes.push_back(s % 2
-                        ? Value(arith::ShRUIOp::create(b, loc, qs, splat32(4)))
-                        : Value(arith::AndIOp::create(b, loc, qs, splat32(15))));
+    codes.push_back(
+        s % 2 ? Value(arith::ShRUIOp::create(b, loc, qs, i8Splat(4, 32)))
+              : Value(arith::AndIOp::create(b, loc, qs, i8Splat(15, 32))));
     auto [d1, m1] = loadQ4KScaleMin(base, s);
     scales.push_back(vector::BroadcastOp::create(b, loc, f8, d1));
     mins.push_back(vector::BroadcastOp::create(b, loc, f8, m1));
   }
   if (count == 1)
     return {codes[0], scales[0], mins[0]};
-  auto concat = [&](ArrayRef<Value> two) {
-    int64_t n = cast<VectorType>(two[0].getType()).getNumElements();
-    return vector::ShuffleOp::create(b, loc, two[0], two[1],
-                                     llvm::to_vector(llvm::seq<int64_t>(0, 2 * n)))
-        .getResult();
-  };
-  return {concat(codes), concat(scales), concat(mins)};
+  return {concat(codes[0], codes[1]), concat(scales[0], scales[1]),
+          concat(mins[0], mins[1])};
 }
 
 //===----------------------------------------------------------------------===//

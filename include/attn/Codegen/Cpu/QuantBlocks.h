@@ -128,7 +128,17 @@ private:
   /// 0..15.
   Value loadNibbles(Value offset, bool high);
   Value splat(Value scalar);
-  Value i8Splat(int64_t v);
+  Value i8Splat(int64_t v) { return i8Splat(v, lanes); }
+  /// vector<count x i8> of `v`.
+  Value i8Splat(int64_t v, int64_t count);
+  /// x and y (vectors of one type) as one vector of twice the elements.
+  Value concat(Value x, Value y);
+  /// Signed int8 codes with their sign bit flipped (c + 128, unsigned).
+  Value flipSignBits(Value codes);
+  /// q6_k's 6-bit codes of quarter q of a half: 4 bits of `ql` (low
+  /// nibbles for q < 2, else high) and 2 of `qh` (bits 2q, 2q + 1), any
+  /// vector width.
+  Value q6Codes(Value ql, Value qh, int64_t q);
   /// f32 of an i8 vector, signed or unsigned.
   Value toF32(Value codes, bool isSigned);
   /// f32(u - 8) for a vector of 4-bit codes u (i8 in 0..15).
