@@ -144,6 +144,33 @@ def run(run_tool, options, base, inputs, check=True):
     return subprocess.run(cmd + options, capture_output=True, text=True)
 
 
+def check_failure(done):
+    """What went wrong in an attn-run --check run `done`, or None."""
+    if done.returncode != 0 or "check:" not in done.stdout or \
+            " ok" not in done.stdout:
+        return (done.stdout + done.stderr).strip()[-400:]
+    return None
+
+
+def load_output(base, dtype):
+    got = np.load(base + ".out.npy")
+    if dtype == "bf16":
+        return torch.from_numpy(got.view(np.int16)).view(torch.bfloat16)
+    return torch.from_numpy(got)
+
+
+def compare(got, want, removed, tol, rows="a removed row"):
+    """What is wrong with `got` against the float64 `want` (within `tol`,
+    finite, the `removed` rows exactly 0), or None."""
+    err = (got.double() - want).abs()
+    if not torch.isfinite(got).all() or err.max() > tol:
+        return f"max |diff| {err.max()}"
+    if removed.any() and not torch.equal(got[removed],
+                                         torch.zeros_like(got[removed])):
+        return f"{rows} is not 0"
+    return None
+
+
 def main():
     run_tool, tmp = sys.argv[1:3]
     options = sys.argv[3:]
@@ -171,27 +198,16 @@ def main():
                 np.save(f"{base}.{n}.npy", np.array(lengths, dtype=np_int))
                 inputs.append(f"{base}.{n}.npy")
         cases += 1
-        done = run(run_tool, options, base, inputs)
-        if done.returncode != 0 or "check:" not in done.stdout or \
-                " ok" not in done.stdout:
+        error = check_failure(run(run_tool, options, base, inputs))
+        if error:
             failures += 1
-            print(f"FAIL {name}: {(done.stdout + done.stderr).strip()[-400:]}")
+            print(f"FAIL {name}: {error}")
             continue
-        got = np.load(base + ".out.npy")
-        if dtype == "bf16":
-            got = torch.from_numpy(got.view(np.int16)).view(torch.bfloat16)
-        else:
-            got = torch.from_numpy(got)
         want, removed = reference(c, q, k, v, m)
-        err = (got.double() - want).abs()
-        zero_rows = got[removed]
-        if not torch.isfinite(got).all() or err.max() > TOL[dtype]:
+        error = compare(load_output(base, dtype), want, removed, TOL[dtype])
+        if error:
             failures += 1
-            print(f"FAIL {name}: max |diff| {err.max()}")
-        elif removed.any() and not torch.equal(
-                zero_rows, torch.zeros_like(zero_rows)):
-            failures += 1
-            print(f"FAIL {name}: a removed row is not 0")
+            print(f"FAIL {name}: {error}")
         # Out of range: one past L (S), and negative.
         for bad, which in ((L + 1, "ql"), (-1, "kl")):
             lengths = ql if which == "ql" else kl

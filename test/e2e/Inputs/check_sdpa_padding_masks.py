@@ -12,14 +12,14 @@ f32 and bf16.
     check_sdpa_padding_masks.py attn-run TMPDIR [attn-run options]
 
 Prints one line per failing case and a summary line."""
-import math
 import os
 import sys
 
 import numpy as np
 import torch
 
-from check_sdpa_lengths import run, tensor_type, to_npy
+from check_sdpa_lengths import (check_failure, compare, load_output, run,
+                                tensor_type, to_npy)
 
 B, E = 4, 32
 TYPES = {"f32": torch.float32, "bf16": torch.bfloat16}
@@ -96,27 +96,19 @@ def main():
             inputs.append(f"{base}.{n}.npy")
         np.save(base + ".m.npy", (~m if drop else m).numpy())
         inputs.append(base + ".m.npy")
-        done = run(run_tool, options, base, inputs)
-        if done.returncode != 0 or "check:" not in done.stdout or \
-                " ok" not in done.stdout:
+        error = check_failure(run(run_tool, options, base, inputs))
+        if error:
             failures += 1
-            print(f"FAIL {name}: {(done.stdout + done.stderr).strip()[-400:]}")
+            print(f"FAIL {name}: {error}")
             continue
-        got = np.load(base + ".out.npy")
-        if dtype == "bf16":
-            got = torch.from_numpy(got.view(np.int16)).view(torch.bfloat16)
-        else:
-            got = torch.from_numpy(got)
         want = torch.nn.functional.scaled_dot_product_attention(
             q.double(), k.double(), v.double(), attn_mask=keep)
         removed = (~keep.any(dim=-1)).expand(B, h, L)
-        err = (got.double() - want).abs()
-        if not torch.isfinite(got).all() or err.max() > TOL[dtype]:
+        error = compare(load_output(base, dtype), want, removed, TOL[dtype],
+                        "a fully masked row")
+        if error:
             failures += 1
-            print(f"FAIL {name}: max |diff| {err.max()}")
-        elif not torch.equal(got[removed], torch.zeros_like(got[removed])):
-            failures += 1
-            print(f"FAIL {name}: a fully masked row is not 0")
+            print(f"FAIL {name}: {error}")
     print(f"sdpa padding masks: {len(CASES)} cases, {failures} failures")
 
 

@@ -13,11 +13,13 @@ element type); flash (L past the decode path's rows) and decode (L of 1 or
 Prints one line per failing case and a summary line."""
 import math
 import os
-import subprocess
 import sys
 
 import numpy as np
 import torch
+
+from check_sdpa_lengths import (check_failure, compare, load_output, run,
+                                tensor_type, to_npy)
 
 B, E = 2, 16
 TYPES = {"f32": torch.float32, "bf16": torch.bfloat16}
@@ -38,10 +40,6 @@ CASES = [
     ("decode_lengths_bf16", "bf16", "f32", 2, 300, 2, 1, False, None, False,
      [0, 211], False),
 ]
-
-
-def tensor_type(shape, dtype):
-    return "tensor<" + "x".join(str(d) for d in shape) + "x" + dtype + ">"
 
 
 def case_mlir(c):
@@ -82,12 +80,6 @@ def case_mlir(c):
     return (f"func.func @f({', '.join(args)}) -> {qt} {{\n"
             f"  %o = attn.sdpa {operands}{attr} : ({', '.join(types)}) -> "
             f"{qt}{region}\n  return %o : {qt}\n}}\n")
-
-
-def to_npy(t):
-    if t.dtype == torch.bfloat16:
-        return t.view(torch.int16).numpy().view(np.uint16)
-    return t.numpy()
 
 
 def reference(c, q, k, v, m, sinks):
@@ -145,33 +137,18 @@ def main():
         for n, t in tensors:
             np.save(f"{base}.{n}.npy", to_npy(t))
             inputs.append(f"{base}.{n}.npy")
-        cmd = [run_tool, base + ".mlir", "--entry", "f", "--check",
-               "--output", "0=" + base + ".out.npy"]
-        for n, path in enumerate(inputs):
-            cmd += ["--input", f"{n}={path}"]
-        done = subprocess.run(cmd + options, capture_output=True, text=True)
-        if done.returncode != 0 or "check:" not in done.stdout or \
-                " ok" not in done.stdout:
+        error = check_failure(run(run_tool, options, base, inputs))
+        if error:
             failures += 1
-            print(f"FAIL {name}: {(done.stdout + done.stderr).strip()[-400:]}")
+            print(f"FAIL {name}: {error}")
             continue
-        got = np.load(base + ".out.npy")
-        if dtype == "bf16":
-            got = torch.from_numpy(got.view(np.int16)).view(torch.bfloat16)
-        else:
-            got = torch.from_numpy(got)
         want, removed = reference(c, q, k, v, m, sinks)
-        err = (got.double() - want).abs()
-        zero_rows = got[removed]
-        if not removed.any():
+        error = ("no row without keys" if not removed.any() else
+                 compare(load_output(base, dtype), want, removed, TOL[dtype],
+                         "a row without keys"))
+        if error:
             failures += 1
-            print(f"FAIL {name}: no row without keys")
-        elif not torch.isfinite(got).all() or err.max() > TOL[dtype]:
-            failures += 1
-            print(f"FAIL {name}: max |diff| {err.max()}")
-        elif not torch.equal(zero_rows, torch.zeros_like(zero_rows)):
-            failures += 1
-            print(f"FAIL {name}: a row without keys is not 0")
+            print(f"FAIL {name}: {error}")
     print(f"sdpa sinks: {len(CASES)} cases, {failures} failures")
 
 
