@@ -145,6 +145,9 @@ private:
   /// and k-quant steps start from (xdw, xinit, xlane, xsd; see below), from
   /// its codes (vector<32xi32>), scale `d` and code sum `sum`.
   void writeLaneTerms(Value row, Value block, Value codes, Value d, Value sum);
+  /// acc + f32(dot->accumulate(init, codes, x)) * scale, `scale` a vector
+  /// of acc's type: the step every integer path ends with.
+  Value addScaledDot(Value acc, Value init, Value codes, Value x, Value scale);
   /// The integer path's accumulateUnit: acc (vector<8xf32>, one per
   /// product) += f32(dot(codes - offset, xq)) * (scale * xd).
   void accumulateIntUnit(const Tile &t, Value u, SmallVectorImpl<Value> &acc);
@@ -361,6 +364,13 @@ void QuantGemvLowering::writeLaneTerms(Value row, Value block, Value codes,
   }
 }
 
+Value QuantGemvLowering::addScaledDot(Value acc, Value init, Value codes,
+                                      Value x, Value scale) {
+  Value ints = dot->accumulate(init, codes, x);
+  Value dots = arith::SIToFPOp::create(b, loc, acc.getType(), ints);
+  return vector::FMAOp::create(b, loc, dots, scale, acc);
+}
+
 void QuantGemvLowering::accumulateIntUnit(const Tile &t, Value u,
                                           SmallVectorImpl<Value> &acc) {
   Type i32 = b.getI32Type(), i8 = b.getIntegerType(8);
@@ -387,12 +397,10 @@ void QuantGemvLowering::accumulateIntUnit(const Tile &t, Value u,
           arith::MulIOp::create(b, loc, w[c].offset, sum));
       Value init = vector::InsertOp::create(b, loc, correction, zero,
                                             ArrayRef<int64_t>{0});
-      Value ints = dot->accumulate(init, w[c].codes, x);
-      Value scale = arith::MulFOp::create(b, loc, w[c].scale, d);
+      Value scale = vector::BroadcastOp::create(
+          b, loc, fType, arith::MulFOp::create(b, loc, w[c].scale, d));
       int64_t a = r * t.cols + c;
-      acc[a] = vector::FMAOp::create(
-          b, loc, arith::SIToFPOp::create(b, loc, fType, ints),
-          vector::BroadcastOp::create(b, loc, fType, scale), acc[a]);
+      acc[a] = addScaledDot(acc[a], init, w[c].codes, x, scale);
     }
   }
 }
@@ -416,11 +424,9 @@ void QuantGemvLowering::accumulateIntPair(const Tile &t, Value u,
         vector::LoadOp::create(b, loc, accType, xinit, ValueRange{row, lane});
     Value d = vector::LoadOp::create(b, loc, fType, xdw, ValueRange{row, lane});
     for (int64_t c = 0; c < t.cols; ++c) {
-      Value ints = dot->accumulate(init, w[c].codes, x);
-      Value dots = arith::SIToFPOp::create(b, loc, fType, ints);
       Value scales = arith::MulFOp::create(b, loc, w[c].scales, d);
       int64_t a = r * t.cols + c;
-      acc[a] = vector::FMAOp::create(b, loc, dots, scales, acc[a]);
+      acc[a] = addScaledDot(acc[a], init, w[c].codes, x, scales);
     }
   }
 }
@@ -469,11 +475,9 @@ void QuantGemvLowering::accumulateKQuantBlock(const Tile &t, Value sb,
                      memref::LoadOp::create(b, loc, xd, ValueRange{row, unit}))
                      .getResult();
       for (int64_t c = 0; c < t.cols; ++c) {
-        Value ints = dot->accumulate(init, w[c].codes, x);
-        Value dots = arith::SIToFPOp::create(b, loc, fType, ints);
         Value scales = arith::MulFOp::create(b, loc, w[c].scales, d);
         int64_t a = r * t.cols + c;
-        acc[a] = vector::FMAOp::create(b, loc, dots, scales, acc[a]);
+        acc[a] = addScaledDot(acc[a], init, w[c].codes, x, scales);
         if (q4k)
           acc[a] = vector::FMAOp::create(
               b, loc, arith::NegFOp::create(b, loc, w[c].mins), minTerms,

@@ -100,9 +100,9 @@ func.func @decode_q4_0(%x: tensor<2x96xf32>, %w: tensor<1998xi8>) -> tensor<2x37
 // WIDE: %[[X:.*]] = vector.load %{{.*}} : memref<1x64xi8>, vector<64xi8>
 // WIDE: %[[INIT:.*]] = vector.load %[[XINIT]][%{{.*}}] : memref<1x16xi32>, vector<16xi32>
 // WIDE: %[[D:.*]] = vector.load %[[XDW]][%{{.*}}] : memref<1x16xf32>, vector<16xf32>
+// WIDE: %[[S:.*]] = arith.mulf %{{.*}}, %[[D]] : vector<16xf32>
 // WIDE: %[[DOT:.*]] = llvm.inline_asm "vpdpbusd $2, $1, $0", "=v,v,v,0" %{{.*}}, %[[X]], %[[INIT]] : (vector<64xi8>, vector<64xi8>, vector<16xi32>) -> vector<16xi32>
 // WIDE: %[[F:.*]] = arith.sitofp %[[DOT]] : vector<16xi32> to vector<16xf32>
-// WIDE: %[[S:.*]] = arith.mulf %{{.*}}, %[[D]] : vector<16xf32>
 // WIDE: vector.fma %[[F]], %[[S]], %{{.*}} : vector<16xf32>
 // WIDE: return
 func.func @decode_q8_0(%x: tensor<1x64xbf16>, %w: tensor<340xi8>) -> tensor<1x5xbf16> {
