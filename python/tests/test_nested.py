@@ -18,7 +18,7 @@ from attnfuse.varlen import length_mask
 from conftest import assert_matches
 
 # What the exporter writes for lengths on queries and keys.
-LENGTHS_SEGMENTS = "operandSegmentSizes = array<i32: 1, 1, 1, 0, 1, 1, 0>"
+LENGTHS_SEGMENTS = "operandSegmentSizes = array<i32: 1, 1, 1, 0, 1, 1, 0, 0>"
 
 
 class CausalSelfAttention(nn.Module):
