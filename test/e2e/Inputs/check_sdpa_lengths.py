@@ -97,25 +97,36 @@ def to_npy(t):
     return t.numpy()
 
 
-def reference(c, q, k, v, m):
-    """PyTorch float64 on the padded equivalent, and the rows it removes."""
-    (_, _, L, S, hq, hkv, ql, kl, side, causal, window, mask, softcap,
-     _) = c
+def scores_and_keep(q, k, v, causal, window, m, softcap):
+    """Float64 q, k and v (k and v repeated over GQA groups), the scaled
+    scores (soft-capped with `softcap`), the [B, 1, L, S] positions kept by
+    causal, the window's left extent and the boolean mask `m` (None: no
+    mask), and the [L, 1] and [1, S] positions i and j."""
+    hq, L, S = q.shape[1], q.shape[2], k.shape[2]
     q, k, v = (x.double() for x in (q, k, v))
-    k = k.repeat_interleave(hq // hkv, dim=1)
-    v = v.repeat_interleave(hq // hkv, dim=1)
-    s = q @ k.transpose(-1, -2) / math.sqrt(E)
+    k = k.repeat_interleave(hq // k.shape[1], dim=1)
+    v = v.repeat_interleave(hq // v.shape[1], dim=1)
+    s = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
     if softcap:
         s = CAP * torch.tanh(s / CAP)
     i = torch.arange(L).view(L, 1)
     j = torch.arange(S).view(1, S)
-    keep = torch.ones(B, 1, L, S, dtype=torch.bool)
+    keep = torch.ones(q.shape[0], 1, L, S, dtype=torch.bool)
     if causal:
         keep &= j <= i
     if window is not None:
         keep &= j >= i - window
-    if mask:
+    if m is not None:
         keep &= m
+    return q, k, v, s, keep, i, j
+
+
+def reference(c, q, k, v, m):
+    """PyTorch float64 on the padded equivalent, and the rows it removes."""
+    (_, _, L, S, hq, hkv, ql, kl, side, causal, window, mask, softcap,
+     _) = c
+    q, k, v, s, keep, i, j = scores_and_keep(q, k, v, causal, window,
+                                             m if mask else None, softcap)
     for b in range(B):
         n = ql[b] if ql is not None else L
         rows = (i >= L - n) if side == "left" else (i < n)

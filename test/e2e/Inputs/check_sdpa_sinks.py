@@ -11,20 +11,18 @@ element type); flash (L past the decode path's rows) and decode (L of 1 or
     check_sdpa_sinks.py attn-run TMPDIR [attn-run options]
 
 Prints one line per failing case and a summary line."""
-import math
 import os
 import sys
 
 import numpy as np
 import torch
 
-from check_sdpa_lengths import (check_failure, compare, load_output, run,
-                                tensor_type, to_npy)
+from check_sdpa_lengths import (CAP, check_failure, compare, load_output,
+                                run, scores_and_keep, tensor_type, to_npy)
 
 B, E = 2, 16
 TYPES = {"f32": torch.float32, "bf16": torch.bfloat16}
 TOL = {"f32": 1e-4, "bf16": 3e-2}
-CAP = 5.0
 
 # name, dtype, sinks dtype, L, S, Hq, Hkv, causal, window_left, mask,
 # kv_lengths, score_mod (soft cap).
@@ -85,21 +83,8 @@ def case_mlir(c):
 def reference(c, q, k, v, m, sinks):
     """Float64 eager attention with sinks, and the rows with no key."""
     (_, _, _, L, S, hq, hkv, causal, window, mask, kl, softcap) = c
-    q, k, v = (x.double() for x in (q, k, v))
-    k = k.repeat_interleave(hq // hkv, dim=1)
-    v = v.repeat_interleave(hq // hkv, dim=1)
-    s = q @ k.transpose(-1, -2) / math.sqrt(E)
-    if softcap:
-        s = CAP * torch.tanh(s / CAP)
-    i = torch.arange(L).view(L, 1)
-    j = torch.arange(S).view(1, S)
-    keep = torch.ones(B, 1, L, S, dtype=torch.bool)
-    if causal:
-        keep &= j <= i
-    if window is not None:
-        keep &= j >= i - window
-    if mask:
-        keep &= m
+    q, k, v, s, keep, i, j = scores_and_keep(q, k, v, causal, window,
+                                             m if mask else None, softcap)
     if kl is not None:
         for b in range(B):
             keep[b] &= j < kl[b]
