@@ -19,7 +19,12 @@ Cases (random weights from configs, sdpa attention, batch `--batch`):
   intermediate 5632, vocabulary 32000; `--layers` of its 24 layers), left
   padding (the generator's prompts);
 - llama-attention: the attention alone at those shapes (causal, GQA, the
-  left-padding mask).
+  left-padding mask);
+- llama-generate: the same generator's `generate(max_new_tokens=1)`, its
+  prompt (the prefill and the first token): A with `skip_padding = False`
+  (one prefill of every padded position), B with the default (one prefill
+  per left-padded row on its own tokens); both on `--b`'s build, compiled
+  once. Its check compares the token with eager's argmax.
 
 The lengths are `--lengths` (fractions of `--seq`; the default's mean is
 0.5). Each build (ATTN_BUILD_DIR at compile time) compiles each case once;
@@ -43,7 +48,8 @@ def parse():
     p.add_argument("--b", required=True, help="build dir after")
     p.add_argument("--case", nargs="+", default=["bert", "bert-attention",
                                                   "llama-prefill",
-                                                  "llama-attention"])
+                                                  "llama-attention",
+                                                  "llama-generate"])
     p.add_argument("--dtype", nargs="+", default=["f32", "bf16"])
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--batch", type=int, default=8)
@@ -131,7 +137,7 @@ def setup(case, dtype):
         batches = {"padded": ((ids,), {"attention_mask": padded}),
                    "full": ((ids,), {"attention_mask": full})}
 
-        def build():
+        def build(tag):
             lib = attnfuse.compile(model, (ids,),
                                    example_kwargs={"attention_mask": padded},
                                    prepack_weights=True)
@@ -150,7 +156,7 @@ def setup(case, dtype):
         batches = {name: ((q, k, v, m), {})
                    for name, m in (("padded", padded), ("full", full))}
 
-        def build():
+        def build(tag):
             lib = attnfuse.compile(model, (q, k, v, padded))
             return lambda x: lib(*x[0])
 
@@ -163,7 +169,31 @@ def setup(case, dtype):
     batches = {name: ((ids, m, positions(m)), {})
                for name, m in (("padded", padded), ("full", full))}
 
-    def build():
+    if case == "llama-generate":
+        compiled = []
+
+        def build(tag):
+            if not compiled:
+                compiled.append(attnfuse.compile_generator(
+                    model, max_batch=args.batch, max_cache_len=args.seq + 1,
+                    prepack_weights=True))
+            gen = compiled[0]
+            skip = tag == "B"
+
+            def first_token(x):
+                gen.skip_padding = skip
+                ids, mask, _ = x[0]
+                return gen.generate(ids, attention_mask=mask,
+                                    max_new_tokens=1)[:, -1]
+            return first_token
+
+        def eager(x):
+            ids, mask, pos = x[0]
+            return model(ids, attention_mask=mask,
+                         position_ids=pos).logits[:, -1].argmax(-1)
+        return build, batches, eager
+
+    def build(tag):
         gen = attnfuse.compile_generator(model, max_batch=args.batch,
                                          max_cache_len=args.seq,
                                          prepack_weights=True)
@@ -182,16 +212,19 @@ def main():
           f"(padding {1 - sum(n) / (args.batch * args.seq):.1%}), "
           f"{args.threads} threads; builds A={args.a} B={args.b}")
     for case in args.case:
+        # llama-generate's A and B are two ways of calling B's build.
+        paths = {"A": args.b if case == "llama-generate" else args.a,
+                 "B": args.b}
         for dname in args.dtype:
             dtype = DTYPES[dname]
             build, batches, eager = setup(case, dtype)
             with torch.no_grad():
                 want = eager(batches["padded"]).float()
             calls = {}
-            for tag, path in (("A", args.a), ("B", args.b)):
+            for tag, path in paths.items():
                 os.environ["ATTN_BUILD_DIR"] = str(Path(path).resolve())
                 t = time.perf_counter()
-                fn = build()
+                fn = build(tag)
                 compile_s = time.perf_counter() - t
                 got = fn(batches["padded"]).float()
                 err = (got - want).abs().max().item()

@@ -74,19 +74,21 @@ class _Entry:
             1 for a in exported.args if a.kind == "static")
         self._calls = {}
 
-    def call(self, batch: int, tokens) -> list:
+    def call(self, batch: int, tokens, first_row: int = 0) -> list:
+        """Runs the step on `batch` cache rows from `first_row`."""
         for i, (packer, weight) in self.packed.items():
             panels = packer.get(weight)
             if panels is not self.weights[i]:
                 self.weights[i] = panels
                 self._calls.clear()
-        bound = self._calls.get(batch)
+        key = (first_row, batch)
+        bound = self._calls.get(key)
         if bound is None:
             fixed = dict(self.weights)
-            fixed.update({i: t[:batch] for i, t in
+            fixed.update({i: t[first_row:first_row + batch] for i, t in
                           zip(self.cache_inputs, self.cache)})
-            bound = self._calls[batch] = BoundCall(self.fn, fixed,
-                                                   self.num_args)
+            bound = self._calls[key] = BoundCall(self.fn, fixed,
+                                                 self.num_args)
         return bound(dict(zip(self.inputs, tokens)))
 
 
@@ -124,6 +126,10 @@ class Generator:
         self._compiler = None
         # Parameter name -> QuantizedWeight of the weights read quantized.
         self._quantizers = {}
+        # generate's prompt runs one prefill per left-padded row on its
+        # tokens alone when that skips enough padding (_prefill_rows);
+        # False: always the whole padded batch in one prefill.
+        self.skip_padding = True
 
     @property
     def decode_lengths(self) -> tuple:
@@ -325,7 +331,9 @@ class Generator:
         if steps == 0:
             return ids
         if ids.shape[1] >= 2:
-            logits = self._step(ids, mask, position, True)
+            logits = self._prefill_rows(ids, mask)
+            if logits is None:
+                logits = self._step(ids, mask, position, True)
         else:
             logits = self._step(ids, mask, position, False)[:, -1]
         unfinished = torch.ones(b, dtype=torch.int64)
@@ -348,6 +356,48 @@ class Generator:
             logits = self._step(tokens[:, None], mask, position,
                                 False)[:, -1]
         return out
+
+    # Padding a prompt batch must skip before it runs row by row: one row's
+    # products have fewer rows to share each weight panel, and the rows
+    # are separate calls.
+    _MIN_PADDING = 0.25
+
+    def _prefill_rows(self, ids, mask):
+        """The prompt's last logits `[B, V]` from one prefill per row on
+        the row's own tokens, or None where the whole batch should run as
+        one prefill. transformers' left-padded prompt (each row's mask
+        zeros then ones) computes each row as that row alone at positions
+        0..n-1: the padding is masked out of every real token's attention.
+        Each row's keys and values are moved to the cache positions the
+        padded prefill gives them (T - n .. T - 1), so the decode steps,
+        their mask and positions, and windows measured in cache positions
+        are those of the padded batch; its padded positions are zeroed
+        (masked in every later step). Taken when every row is left-padded
+        with at least 2 tokens and padding is at least _MIN_PADDING of the
+        batch's tokens."""
+        b, t = ids.shape
+        lengths = mask.sum(-1)
+        if not self.skip_padding or int(lengths.min()) < 2:
+            return None
+        if int(lengths.sum()) > (1 - self._MIN_PADDING) * b * t:
+            return None
+        starts = t - lengths
+        suffix = torch.arange(t)[None, :] >= starts[:, None]
+        if not torch.equal(mask != 0, suffix):
+            return None
+        logits = []
+        for r in range(b):
+            n, s = int(lengths[r]), int(starts[r])
+            row = [ids[r:r + 1, s:].contiguous(),
+                   torch.ones(1, n, dtype=torch.int64),
+                   torch.arange(n, dtype=torch.int64)[None]]
+            (out,) = self._prefill.call(1, row, first_row=r)
+            logits.append(out)
+            if s:
+                for tensor in (x for layer in self.cache for x in layer):
+                    tensor[r, :, s:t] = tensor[r, :, :n].clone()
+                    tensor[r, :, :s] = 0
+        return torch.cat(logits)
 
     def _chooser(self, sample, temperature, top_k, top_p, repetition_penalty,
                  logits_processor, seed, mask):

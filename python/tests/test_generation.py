@@ -106,12 +106,13 @@ def compiled(name, dtype=torch.float32):
 
 def prompts(batch, seed=1):
     """Token ids [batch, 7] and a left-padded mask: row 0 padded by 3, row
-    2 by 1."""
+    1 by 2 and row 2 by 1 (29% padding: generate prefills row by row)."""
     g = torch.Generator().manual_seed(seed)
     ids = torch.randint(3, VOCAB, (batch, 7), generator=g)
     mask = torch.ones(batch, 7, dtype=torch.int64)
     mask[0, :3] = 0
     if batch > 2:
+        mask[1, :2] = 0
         mask[2, :1] = 0
     return ids, mask
 
@@ -137,6 +138,12 @@ def test_greedy_matches_transformers(name):
         if batch == 1:
             mask = torch.ones_like(ids)
         assert_greedy_equal(model, generator, ids, mask)
+    # The padded batch again in one prefill of all its positions.
+    generator.skip_padding = False
+    try:
+        assert_greedy_equal(model, generator, *prompts(3))
+    finally:
+        generator.skip_padding = True
 
 
 def test_max_batch_two_runs_one_and_two_rows():
@@ -295,6 +302,49 @@ def test_prefill_writes_the_cache_transformers_writes():
                                    atol=1e-5, rtol=1e-5)
 
 
+def test_generate_prefills_left_padded_rows_alone():
+    """generate's prompt of a left-padded batch runs one prefill per row
+    on its real tokens: each row's keys and values land at the positions
+    the padded prefill writes (transformers' cache there), its padding
+    positions hold zeros (the padded prefill writes the pad tokens' keys
+    there), and the first token is transformers'. A mask that is not left
+    padding (a gap) takes the padded prefill."""
+    model, generator = compiled("llama")
+    ids, mask = prompts(3)
+    position = (mask.cumsum(-1) - 1).masked_fill(mask == 0, 0)
+    for layer in generator.cache:
+        for tensor in layer:
+            tensor.fill_(float("nan"))
+    try:
+        _check_rows_prefilled_alone(model, generator, ids, mask, position)
+    finally:
+        for layer in generator.cache:
+            for tensor in layer:
+                tensor.zero_()
+
+
+def _check_rows_prefilled_alone(model, generator, ids, mask, position):
+    first = generator.generate(ids, attention_mask=mask, max_new_tokens=1)
+    with torch.no_grad():
+        out = model(ids, attention_mask=mask, position_ids=position,
+                    use_cache=True)
+    assert torch.equal(first[:, -1], out.logits[:, -1].argmax(-1))
+    t = ids.shape[1]
+    real = mask.bool()
+    for layer, pair in enumerate(generator.cache):
+        theirs = out.past_key_values.layers[layer]
+        for ours, expected in zip(pair, (theirs.keys, theirs.values)):
+            ours = ours[:3, :, :t].transpose(1, 2)
+            expected = expected.transpose(1, 2)
+            torch.testing.assert_close(ours[real], expected[real],
+                                       atol=1e-5, rtol=1e-5)
+            assert not ours[~real].any()
+    gap = mask.clone()
+    gap[1, 4] = 0
+    generator.generate(ids, attention_mask=gap, max_new_tokens=1)
+    assert generator.cache[0][0][1, :, 4].any()
+
+
 def test_bf16_model_keeps_bf16_weights_and_cache():
     """A bf16 model generates with bf16 weights and cache; its first
     logits are as close to the f32 model's as eager bf16's are."""
@@ -437,9 +487,9 @@ def test_step_arguments_that_disagree_are_refused():
         ((ids[:, :1], mask[:, :1], pos[:, :1]), "at least 2 tokens"),
         ((torch.ones(4, 7, dtype=torch.int64),) * 3, r"batch 4: the "
          r"generator was compiled for 1 to 3 rows"),
-        ((ids, mask, pos - 1), r"position_ids \[3, 7\] hold -1 \.\. 5: "
+        ((ids, mask, pos - 1), r"position_ids \[3, 7\] hold -1 \.\. 4: "
          r"positions must lie in \[0, 32\)"),
-        ((ids, mask, pos + MAX_CACHE - 3), r"hold 29 \.\. 35"),
+        ((ids, mask, pos + MAX_CACHE - 3), r"hold 29 \.\. 34"),
     ]
     for args, message in bad_prefills:
         with pytest.raises(attnfuse.InputError, match=message):
