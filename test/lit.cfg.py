@@ -69,6 +69,15 @@ if "avx512_vnni" in _flags and "avx512vl" in _flags:
     config.available_features.add("host-avx512vnni")
 if os.path.exists("/dev/nvidia0") or os.environ.get("ATTN_HAVE_GPU") == "1":
     config.available_features.add("cuda-gpu")
+# A build with sanitizers (scripts/test-sanitize.sh) checks our compiler and
+# runtime code for memory errors, not the compiled code's numbers (the
+# compiled code is not instrumented): the e2e sweeps of many shapes
+# (Inputs/check_matmul.py, Inputs/check_quant_matmul.py) run every
+# ATTN_CHECK_SAMPLE-th case there, every scheme and operation still
+# compiled; the plain build's run checks every case.
+if config.attn_sanitize:
+    config.available_features.add("sanitized")
+    config.environment["ATTN_CHECK_SAMPLE"] = "3"
 
 
 # A Python with numpy and torch (the Python front end's: pinned by

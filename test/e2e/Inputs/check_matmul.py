@@ -10,6 +10,7 @@ reference sees the same operands as the compiled code. An element passes if
 |a_mk b_kn| (f32 or f64 accumulation, one rounding to the result type).
 """
 import math
+import os
 import random
 import struct
 import subprocess
@@ -294,9 +295,13 @@ def check_epilogue(name, got, products, bounds, k, other, rtype):
 
 def main():
     attn_run, mlir, tmp = sys.argv[1:4]
+    # Every n-th case only (lit.cfg.py sets it for a sanitizer build).
+    step = int(os.environ.get("ATTN_CHECK_SAMPLE", "1"))
+    names = list(CASES)[::step]
     failures = sum(run_case(attn_run, mlir, tmp, name, sys.argv[4:])
-                   for name in CASES)
-    print("matmul: %d cases, %d failures" % (len(CASES), failures))
+                   for name in names)
+    ran = "" if step == 1 else "%d of " % len(names)
+    print("matmul: %s%d cases, %d failures" % (ran, len(CASES), failures))
     return 1 if failures else 0
 
 
