@@ -11,6 +11,7 @@
 
 namespace mlir::attn::cpu {
 
+struct QuantizedRows;
 struct QuantizedWeight;
 
 /// result[b..., m, n] = init[b..., m, n] + sum_k lhs[b..., m, k] *
@@ -53,6 +54,10 @@ struct GemmOperands {
   /// GemmKernel's quantized FMA kernel); the rest of the GEMM is
   /// unchanged. 2-D products with an f32 compute type.
   const QuantizedWeight *quantizedRhs = nullptr;
+  /// With quantizedRhs: the lhs quantized to int8 (GemmKernel.h), or null.
+  /// The product is then integer dots of its codes and the weight's codes
+  /// (GemmKernel's integer kernel), the lhs tensor unread.
+  const QuantizedRows *quantizedLhs = nullptr;
 };
 
 /// The buffers a product reads: lhs and rhs as stored, and its start
