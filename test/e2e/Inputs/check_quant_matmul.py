@@ -116,9 +116,11 @@ INT8_WEIGHTS = [
 # of fixed offset on a VNNI target) of some weights, run besides theirs:
 # odd and dynamic row counts, batch dims, K of one unit, several k blocks
 # (544: two blocks of 256 and one unit), several column blocks (N = 70,
-# 1000), and a q4_k weight that keeps the f32 GEMM.
+# 1000; N = 5, fewer than a group of 8 packed columns), and a q4_k weight
+# that keeps the f32 GEMM.
 INT8_PREFILL = [
     (("q8_0", 37, 32, None, None), ((13, "K"), "f32")),
+    (("q4_0", 5, 32, None, None), ((9, "K"), "bf16")),
     (("q4_0", 37, 96, None, None), (("?", "K"), "f32", (37,))),
     (("int8_sym", 37, 160, 32, "f16"), ((2, 19, "K"), "bf16")),
     (("int4_sym", 1000, 128, 128, "f16"), ((40, "K"), "bf16")),
