@@ -52,13 +52,13 @@
 //   with AVX-VNNI / AVX512-VNNI at 256 bits) and a weight of units of 32
 //   codes with one scale and a fixed offset (q8_0, q4_0, int8_sym,
 //   int4_sym), the rows are first quantized as the GEMV quantizes them
-//   (ActivationQuantizer, once per call) and the GEMM multiplies in
-//   integers (GemmKernel's IntDotGemmKernel): its pack step lays each k
-//   block of the weight's codes out for vpdpbusd (4 k of a column per i32
-//   lane) beside their scales, and its tile sums each unit of 32 k in i32
-//   before scaling it into f32. q4_k, q6_k and the asymmetric schemes, and
-//   targets without VNNI (AVX2's vpmaddubsw path of the GEMV is exact only
-//   for codes below 128), keep the f32 GEMM.
+//   (ActivationQuantizer, once per call, the rows in parallel) and the
+//   GEMM multiplies in integers (GemmKernel's IntDotGemmKernel): its pack
+//   step lays each k block of the weight's codes out for vpdpbusd (4 k of
+//   a column per i32 lane) beside their scales, and its tile sums each
+//   unit of 32 k in i32 before scaling it into f32. q4_k, q6_k and the
+//   asymmetric schemes, and targets without VNNI (AVX2's vpmaddubsw path
+//   of the GEMV is exact only for codes below 128), keep the f32 GEMM.
 //
 // A dynamic R chooses at run time.
 //
@@ -124,56 +124,70 @@ public:
   using BlockFn = function_ref<void(Value row, Value block, Value codes,
                                     Value d, Value sum)>;
   /// Quantizes rows [0, rows) of `x` ([R, k], any float type, read as f32)
-  /// into `q`.
+  /// into `q`, one row after the other.
   void fill(const QuantizedRows &q, Value x, Value rows, int64_t k,
             BlockFn extra = nullptr) {
+    forLoop(idx(0), rows, idx(1),
+            [&](Value row) { fillRow(q, x, row, k, extra); });
+  }
+
+  /// fill with the rows in parallel (an scf.forall over them): the GEMM's
+  /// rows, whose quantization would otherwise run alone before the
+  /// parallel product.
+  void fillInParallel(const QuantizedRows &q, Value x, Value rows, int64_t k) {
+    auto forall = scf::ForallOp::create(
+        b, loc, ArrayRef<OpFoldResult>{getAsOpFoldResult(rows)}, ValueRange{},
+        std::nullopt);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(forall.getBody()->getTerminator());
+    fillRow(q, x, forall.getInductionVars()[0], k, nullptr);
+  }
+
+private:
+  void fillRow(const QuantizedRows &q, Value x, Value row, int64_t k,
+               BlockFn extra) {
     Type f32 = b.getF32Type(), i32 = b.getI32Type(), i8 = b.getIntegerType(8);
     auto type = VectorType::get({QuantDotKernel::kStepBytes}, f32);
-    forLoop(idx(0), rows, idx(1), [&](Value row) {
-      forLoop(
-          idx(0), idx(k / QuantDotKernel::kStepBytes), idx(1),
-          [&](Value block) {
-            Value col = mul(block, idx(QuantDotKernel::kStepBytes));
-            Type et = cast<MemRefType>(x.getType()).getElementType();
-            Value block32 = castFloat(
-                b, loc,
-                vector::LoadOp::create(
-                    b, loc, VectorType::get({QuantDotKernel::kStepBytes}, et),
-                    x, ValueRange{row, col}),
-                type);
-            Value amax = vector::ReductionOp::create(
-                b, loc, vector::CombiningKind::MAXNUMF,
-                math::AbsFOp::create(b, loc, block32));
-            // llama.cpp's quantize_row_q8_0 (x86): d = amax / 127, codes
-            // round(x * (127 / amax)) to nearest even, 0 for a zero block.
-            Value c127 = fconst(127.0);
-            Value d = arith::DivFOp::create(b, loc, amax, c127);
-            Value nonzero = arith::CmpFOp::create(
-                b, loc, arith::CmpFPredicate::ONE, amax, fconst(0.0));
-            Value id = arith::SelectOp::create(
-                b, loc, nonzero, arith::DivFOp::create(b, loc, c127, amax),
-                fconst(0.0));
-            Value scaled = arith::MulFOp::create(
-                b, loc, block32, vector::BroadcastOp::create(b, loc, type, id));
-            auto i32Type = VectorType::get({QuantDotKernel::kStepBytes}, i32);
-            Value codes = arith::FPToSIOp::create(
-                b, loc, i32Type, math::RoundEvenOp::create(b, loc, scaled));
-            Value sum = vector::ReductionOp::create(
-                b, loc, vector::CombiningKind::ADD, codes);
-            vector::StoreOp::create(
-                b, loc,
-                arith::TruncIOp::create(
-                    b, loc, VectorType::get({QuantDotKernel::kStepBytes}, i8),
-                    codes),
-                q.codes, ValueRange{row, col});
-            memref::StoreOp::create(b, loc, d, q.scales,
-                                    ValueRange{row, block});
-            memref::StoreOp::create(b, loc, sum, q.sums,
-                                    ValueRange{row, block});
-            if (extra)
-              extra(row, block, codes, d, sum);
-          });
-    });
+    forLoop(
+        idx(0), idx(k / QuantDotKernel::kStepBytes), idx(1), [&](Value block) {
+          Value col = mul(block, idx(QuantDotKernel::kStepBytes));
+          Type et = cast<MemRefType>(x.getType()).getElementType();
+          Value block32 = castFloat(
+              b, loc,
+              vector::LoadOp::create(
+                  b, loc, VectorType::get({QuantDotKernel::kStepBytes}, et), x,
+                  ValueRange{row, col}),
+              type);
+          Value amax = vector::ReductionOp::create(
+              b, loc, vector::CombiningKind::MAXNUMF,
+              math::AbsFOp::create(b, loc, block32));
+          // llama.cpp's quantize_row_q8_0 (x86): d = amax / 127, codes
+          // round(x * (127 / amax)) to nearest even, 0 for a zero block.
+          Value c127 = fconst(127.0);
+          Value d = arith::DivFOp::create(b, loc, amax, c127);
+          Value nonzero = arith::CmpFOp::create(
+              b, loc, arith::CmpFPredicate::ONE, amax, fconst(0.0));
+          Value id = arith::SelectOp::create(
+              b, loc, nonzero, arith::DivFOp::create(b, loc, c127, amax),
+              fconst(0.0));
+          Value scaled = arith::MulFOp::create(
+              b, loc, block32, vector::BroadcastOp::create(b, loc, type, id));
+          auto i32Type = VectorType::get({QuantDotKernel::kStepBytes}, i32);
+          Value codes = arith::FPToSIOp::create(
+              b, loc, i32Type, math::RoundEvenOp::create(b, loc, scaled));
+          Value sum = vector::ReductionOp::create(
+              b, loc, vector::CombiningKind::ADD, codes);
+          vector::StoreOp::create(
+              b, loc,
+              arith::TruncIOp::create(
+                  b, loc, VectorType::get({QuantDotKernel::kStepBytes}, i8),
+                  codes),
+              q.codes, ValueRange{row, col});
+          memref::StoreOp::create(b, loc, d, q.scales, ValueRange{row, block});
+          memref::StoreOp::create(b, loc, sum, q.sums, ValueRange{row, block});
+          if (extra)
+            extra(row, block, codes, d, sum);
+        });
   }
 };
 
@@ -721,7 +735,7 @@ struct QuantizedMatmulOpLowering : OpRewritePattern<QuantizedMatmulOp> {
                                    ? OpFoldResult(rows)
                                    : b.getIndexAttr(flatType.getDimSize(0)),
                                weight.k);
-        quantizer.fill(q, toReadOnlyBuffer(b, l, x), rows, weight.k);
+        quantizer.fillInParallel(q, toReadOnlyBuffer(b, l, x), rows, weight.k);
         q.offset = *QuantDecoder::getFixedIntOffset(weight);
         q.dot = dot.get();
         g.quantizedLhs = &q;

@@ -6,10 +6,11 @@
 // quantized-activations=int8 at prefill (more than 8 rows: the GEMM) on a
 // target with vpdpbusd, for a weight of units of 32 codes with one scale
 // and a fixed offset: the rows are quantized once per call as the GEMV
-// quantizes them (codes [R, K] i8, scales and code sums [R, K / 32]), then
-// per work item and k block the weight's codes are packed into an i32
-// panel [kc / 4, nc] (4 consecutive k of a column per lane; groups of 8
-// columns transposed in registers, padding columns zero) beside an f32
+// quantizes them (codes [R, K] i8, scales and code sums [R, K / 32]; the
+// rows in parallel, an scf.forall), then per work item and k block the
+// weight's codes are packed into an i32 panel [kc / 4, nc] (4
+// consecutive k of a column per lane; groups of 8 columns transposed in
+// registers, padding columns zero) beside an f32
 // panel of their scales [kc / 32, nc], and a tile of mr rows x 2 vectors
 // sums each unit of 32 k in i32 (8 vpdpbusd per accumulator, started at
 // -offset * the row block's code sum, the row's 4 codes broadcast), then
@@ -23,6 +24,7 @@
 // WIDE-DAG: %[[XQ:.*]] = memref.alloc() {alignment = 64 : i64} : memref<13x96xi8>
 // WIDE-DAG: %[[XD:.*]] = memref.alloc() {alignment = 64 : i64} : memref<13x3xf32>
 // WIDE-DAG: %[[XS:.*]] = memref.alloc() {alignment = 64 : i64} : memref<13x3xi32>
+// WIDE: scf.forall (%{{.*}}) in (13)
 // WIDE: math.roundeven %{{.*}} : vector<32xf32>
 // WIDE-DAG: %[[PANEL:.*]] = memref.alloc() {alignment = 64 : i64} : memref<24x48xi32>
 // WIDE-DAG: %[[SCALES:.*]] = memref.alloc() {alignment = 64 : i64} : memref<3x48xf32>
