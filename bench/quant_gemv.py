@@ -5,7 +5,7 @@ weight bytes and weights read per second. Not a test.
 
   python3 bench/quant_gemv.py [--threads 1 2] [--repeat 50] [--rounds 3]
       [--shapes 5632x1024 1024x5632] [--mb 96] [--attn-run build/bin/attn-run]
-      [--cc cc] [--ymm-rows]
+      [--cc cc] [--ymm-rows] [--prefill 128 512]
 
 Each timed call multiplies one row by L distinct copies of the weight
 (separate buffers, about --mb MiB in all: more than the L3, so that they
@@ -22,6 +22,13 @@ with AVX512-VNNI and AVX-VNNI (Zen 5, Sapphire Rapids) that is the 8-lane
 step (AVX-VNNI's vpdpbusd on ymm) beside the default wide step of two
 units on zmm. Each round also runs bench/cpu_peak.c's triad (built with --cc) with each
 thread count; "% triad" is GB/s over the best triad of the run.
+
+With --prefill R [R ...], the prefill products instead: [R, K] bf16 rows
+times the quantized [N, K] weight (one copy, from cache: the product is
+bound by arithmetic), the f32 GEMM on dequantized panels against the
+same product with --quantized-activations=int8 (the integer GEMM on a
+VNNI host, for q8_0, q4_0 and int4_sym), GOP/s = 2 R N K / the median
+time, the fastest of --rounds rounds.
 """
 import argparse
 import math
@@ -44,12 +51,13 @@ SCHEMES = [("bf16", None, None), ("q8_0", None, None), ("q8_0", None, "int8"),
            ("int4_sym", 128, None), ("int4_sym", 128, "int8")]
 
 
-def quant_module(qt, copies):
+def quant_module(qt, copies, rows=1):
     n, k = qt.shape
     s = qt.scheme
     fmt = (f"#attn.quant<{s.name}>" if s.is_gguf else
            f"#attn.quant<{s.name}, group = {qt.group_size}, scale = {s.scale_dtype}>")
-    x, w, y = f"tensor<1x{k}xbf16>", f"tensor<{qt.nbytes}xi8>", f"tensor<1x{n}xbf16>"
+    x, w, y = (f"tensor<{rows}x{k}xbf16>", f"tensor<{qt.nbytes}xi8>",
+               f"tensor<{rows}x{n}xbf16>")
     args = ", ".join(f"%w{i}: {w}" for i in range(copies))
     body = "".join(
         f"  %y{i} = attn.quantized_matmul %x, %w{i} {{format = {fmt}}} "
@@ -108,6 +116,50 @@ def prepare(a, tmp, n, k, w, scheme, group):
     return module, npy, nbytes, copies
 
 
+def prefill(a, rng):
+    """The --prefill table: f32 GEMM against the int8 activations' GEMM."""
+    configs = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for shape in a.shapes:
+            n, k = (int(d) for d in shape.split("x"))
+            w = torch.from_numpy(rng.standard_normal((n, k)).astype(np.float32))
+            for scheme, group in [("q4_0", None), ("q8_0", None),
+                                  ("int4_sym", 128)]:
+                qt = quant.quantize(w, scheme, group)
+                npy = os.path.join(tmp, f"w_{scheme}_{n}x{k}.npy")
+                np.save(npy, qt.data.view(np.int8))
+                for rows in a.prefill:
+                    for act in (None, "int8"):
+                        for threads in a.threads:
+                            configs.append((n, k, scheme, group, rows, act,
+                                            threads, qt, npy))
+        best = {}
+        for _ in range(a.rounds):
+            for n, k, scheme, group, rows, act, threads, qt, npy in configs:
+                x = rng.uniform(-1, 1, (rows, k)).astype(np.float32)
+                np.save(os.path.join(tmp, "x.npy"),
+                        torch.from_numpy(x).to(torch.bfloat16)
+                        .view(torch.int16).numpy().view(np.uint16))
+                t = measure(a.attn_run, tmp, f"{scheme}_{rows}x{n}x{k}",
+                            quant_module(qt, 1, rows), npy, 1, threads,
+                            a.repeat, act)
+                key = (n, k, scheme, rows, act, threads)
+                best[key] = min(best.get(key, t), t)
+    print("| R x N x K | weights | threads | f32 GEMM ms | GOP/s "
+          "| int8 act ms | GOP/s | int8 / f32 |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    for n, k, scheme, group, rows, act, threads, qt, npy in configs:
+        if act:
+            continue
+        f32 = best[(n, k, scheme, rows, None, threads)]
+        int8 = best[(n, k, scheme, rows, "int8", threads)]
+        ops = 2 * rows * n * k / 1e9
+        label = scheme + ("" if group is None else f" g{group}")
+        print(f"| {rows} x {n} x {k} | {label} | {threads} | {f32 * 1e3:.3f} | "
+              f"{ops / f32:.1f} | {int8 * 1e3:.3f} | {ops / int8:.1f} | "
+              f"{f32 / int8:.2f} |")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--threads", type=int, nargs="+", default=[1, 2])
@@ -122,7 +174,12 @@ def main():
     p.add_argument("--cc", default="cc", help="C compiler for cpu_peak.c")
     p.add_argument("--ymm-rows", action="store_true",
                    help="also the int8 rows with --mattr=-avx512vnni")
+    p.add_argument("--prefill", type=int, nargs="+", default=None,
+                   help="rows of the prefill products to time instead")
     a = p.parse_args()
+    if a.prefill:
+        prefill(a, np.random.default_rng(0))
+        return
     schemes = SCHEMES + ([(s, g, "int8-ymm") for s, g, act in SCHEMES
                           if act == "int8"] if a.ymm_rows else [])
     rng = np.random.default_rng(0)

@@ -529,6 +529,36 @@ def test_int8_activations_generate_close_to_the_dequantized_model():
     assert ((got >= 0) & (got < VOCAB)).all()
 
 
+def test_int8_activations_prefill_quantized_as_decode():
+    """A q8_0 linear layer with activations="int8" on 13 rows (prefill: the
+    GEMM) and on 1: on a VNNI host both quantize their rows (the same rule
+    per row and block of 32), so the prefill's first row equals the decode
+    result up to the f32 accumulations' order, and every output is within
+    the activations' rounding of the exact product: at most amax / 254 per
+    element of each block of 32 (amax its largest |x|), times |W|. Without
+    VNNI the prefill is the exact f32 GEMM."""
+    torch.manual_seed(7)
+    lin = torch.nn.Linear(96, 40, bias=False).eval()
+    x = torch.randn(13, 96)
+    prefill = attnfuse.compile(lin, (x,), weights="q8_0", activations="int8")
+    decode = attnfuse.compile(lin, (x[:1],), weights="q8_0",
+                              activations="int8")
+    with torch.no_grad():
+        w = dequantized_model(lin, prefill.quantized).weight.double()
+    ref = x.double() @ w.T
+    got = prefill(x).double()
+    f32_slack = 1e-6 * (x.double().abs() @ w.abs().T)
+    if not host_multiplies_int8(byte_codes=True):
+        assert ((got - ref).abs() <= 10 * f32_slack).all()
+        return
+    amax = x.double().reshape(13, 3, 32).abs().amax(-1)
+    rounding = (amax / 254).repeat_interleave(32, dim=-1) @ w.abs().T
+    err = (got - ref).abs()
+    assert (err <= rounding + f32_slack).all(), (err / rounding).max()
+    assert (err > f32_slack).any()
+    assert ((got[:1] - decode(x[:1]).double()).abs() <= f32_slack[:1]).all()
+
+
 def test_activations_refusals_and_cache_key():
     from attnfuse.quantized_weights import activation_args, weight_plan
     lin = torch.nn.Linear(32, 8).eval()

@@ -5,10 +5,15 @@
 // transposed in registers on the way), a narrow lhs widened into lhsPack,
 // then for each nv-vector column group and each group of mr rows an FMA
 // register tile (RegisterTile.h). QuantizedGemmKernel packs its panel by
-// dequantizing the weight's bytes (packQuantizedBlock). PairGemmKernel
-// keeps the panel in bf16 pairs of k, reads the lhs pairs in place and
-// does one x86vector.avx512.dot per accumulator and pair of k
-// (PairDotTile.h). AmxGemmKernel pads its blocks to whole tiles and runs
+// dequantizing the weight's bytes (packQuantizedBlock). IntDotGemmKernel
+// multiplies int8 activations by a quantized weight's codes in integers:
+// its panel holds the codes of each k block of the weight rows in the
+// VNNI layout (4 consecutive k of a column in one 32-bit lane) with their
+// scales beside, and its tile sums each unit of 32 k in i32 lanes
+// (QuantDotKernel's vpdpbusd) before scaling it into f32 accumulators.
+// PairGemmKernel keeps the panel in bf16 pairs of k, reads the lhs pairs
+// in place and does one x86vector.avx512.dot per accumulator and pair of
+// k (PairDotTile.h). AmxGemmKernel pads its blocks to whole tiles and runs
 // 2 x 2 C tiles at a time (AmxTile.h), behind the run-time permission
 // check, with the vector kernel as its fallback.
 //
@@ -19,6 +24,7 @@
 #include "attn/Codegen/Cpu/AmxTile.h"
 #include "attn/Codegen/Cpu/PairDotTile.h"
 #include "attn/Codegen/Cpu/QuantBlocks.h"
+#include "attn/Codegen/Cpu/QuantDotKernel.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -185,6 +191,29 @@ protected:
   }
 };
 
+/// Integer dots of an lhs quantized to int8 (QuantizedRows) and a
+/// quantized weight with one scale per unit of 32 codes and a fixed offset
+/// (q8_0, q4_0, int8_sym, int4_sym). Per k block the weight's codes are
+/// packed into an i32 panel [kc / 4, nc], panel[q, c] the 4 unsigned codes
+/// of k = 4q .. 4q + 3 of column c, and its scales into [kc / 32, nc];
+/// padding columns get zero codes and scales. A tile of mr rows x nv
+/// vectors of `lanes` columns, per unit of 32 k: i32 accumulators started
+/// at -offset * the row block's code sum, 8 dots (QuantDotKernel::
+/// accumulate: one vector of the panel's quads times the row's 4 codes
+/// broadcast), then acc += f32(dot) * (weight scales * row scale).
+class IntDotGemmKernel : public FmaGemmKernel {
+public:
+  using FmaGemmKernel::FmaGemmKernel;
+  void allocate(GemmWorkItem &w) override;
+  void emitKBlock(const GemmWorkItem &w, Value k0, Value depth, bool first,
+                  GemmBlockOutputFn output) override;
+
+private:
+  /// Codes and scales of the k block at k0 into w.panel and
+  /// w.panelScales.
+  void packCodes(const GemmWorkItem &w, Value k0, Value depth);
+};
+
 /// AVX512-BF16 pair dots on bf16 panels in pairs of k; the lhs pairs are
 /// read in place.
 class PairGemmKernel : public FmaGemmKernel {
@@ -306,6 +335,142 @@ void FmaGemmKernel::emitPanel(const GemmWorkItem &w, const BlockView &lhs,
         [&](int64_t v, Value j) {
           return loadVector(b, loc, panel, vecType, j, colOf[v]);
         });
+  });
+}
+
+void IntDotGemmKernel::allocate(GemmWorkItem &w) {
+  Value lanes = idx(t.lanes);
+  w.colVecs = arith::CeilDivUIOp::create(b, loc, w.cols, lanes);
+  w.paddedCols = mul(w.colVecs, lanes);
+  int64_t unit = QuantDotKernel::kStepBytes;
+  int64_t mcRows = getBlockExtent(ops.m, llvm::alignTo(t.mc, t.mr), t.mr);
+  int64_t kcRows = getBlockExtent(ops.k, t.kc, unit);
+  int64_t ncCols = getBlockExtent(ops.n, t.nc, t.lanes);
+  w.acc = alloc({b.getIndexAttr(mcRows), b.getIndexAttr(ncCols)});
+  w.panel = allocAligned(b, loc, b.getI32Type(),
+                         {b.getIndexAttr(kcRows / 4), b.getIndexAttr(ncCols)});
+  w.panelScales =
+      allocAligned(b, loc, b.getF32Type(),
+                   {b.getIndexAttr(kcRows / unit), b.getIndexAttr(ncCols)});
+}
+
+/// Per group of 8 columns and unit: the 8 columns' codes as 8 vectors of
+/// 8 quads, transposed in registers into 8 panel rows of 8 columns. A
+/// padding column decodes the last weight row (in bounds) and is replaced
+/// by zeros.
+void IntDotGemmKernel::packCodes(const GemmWorkItem &w, Value k0, Value depth) {
+  const QuantizedWeight &weight = *ops.quantizedRhs;
+  QuantDecoder decoder(b, loc, weight, ops.rhs, t.lanes);
+  int64_t unit = QuantDotKernel::kStepBytes, quads = unit / 4;
+  Type i32 = b.getI32Type(), f32 = b.getF32Type();
+  auto quadType = VectorType::get({quads}, i32);
+  Value zeroQuads = arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(quadType, b.getI32IntegerAttr(0)));
+  Value zeroScale = createFloatConstant(b, loc, f32, 0.0);
+  Value units = arith::DivUIOp::create(b, loc, depth, idx(unit));
+  Value firstUnit = arith::DivUIOp::create(b, loc, k0, idx(unit));
+  Value lastRow = idx(weight.n - 1);
+  forLoop(idx(0), w.paddedCols, idx(quads), [&](Value c0) {
+    forLoop(idx(0), units, idx(1), [&](Value u) {
+      SmallVector<Value> columns;
+      for (int64_t j = 0; j < quads; ++j) {
+        Value col = add(c0, idx(j));
+        Value valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                            col, w.cols);
+        QuantDecoder::IntUnit codes = decoder.decodeIntUnit(
+            minu(add(w.n0, col), lastRow), add(firstUnit, u));
+        Value asQuads =
+            vector::BitCastOp::create(b, loc, quadType, codes.codes);
+        columns.push_back(
+            arith::SelectOp::create(b, loc, valid, asQuads, zeroQuads));
+        memref::StoreOp::create(
+            b, loc,
+            arith::SelectOp::create(b, loc, valid, codes.scale, zeroScale),
+            w.panelScales, ValueRange{u, col});
+      }
+      SmallVector<Value> rows = transposeInRegisters(b, loc, columns);
+      for (int64_t q = 0; q < quads; ++q)
+        vector::StoreOp::create(
+            b, loc, rows[q], w.panel,
+            ValueRange{add(mul(u, idx(quads)), idx(q)), c0});
+    });
+  });
+}
+
+void IntDotGemmKernel::emitKBlock(const GemmWorkItem &w, Value k0, Value depth,
+                                  bool first, GemmBlockOutputFn output) {
+  const QuantizedRows &lhs = *ops.quantizedLhs;
+  packCodes(w, k0, depth);
+  int64_t unit = QuantDotKernel::kStepBytes, quads = unit / 4;
+  Type i32 = b.getI32Type(), i8 = b.getIntegerType(8);
+  auto quadType = VectorType::get({t.lanes}, i32);
+  auto byteType = VectorType::get({4 * t.lanes}, i8);
+  Value units = arith::DivUIOp::create(b, loc, depth, idx(unit));
+  Value firstUnit = arith::DivUIOp::create(b, loc, k0, idx(unit));
+  Value minusOffset = arith::ConstantIntOp::create(b, loc, i32, -lhs.offset);
+  forEachTile(w, [&](ArrayRef<Value> rowOf, ArrayRef<Value> colOf,
+                     ArrayRef<Value> init) {
+    int64_t mr = rowOf.size(), nv = colOf.size();
+    SmallVector<Value> rows;
+    for (int64_t r = 0; r < mr; ++r)
+      rows.push_back(add(w.m0, rowOf[r]));
+    auto loop = scf::ForOp::create(
+        b, loc, idx(0), units, idx(1), init,
+        [&](OpBuilder &, Location, Value u, ValueRange acc) {
+          Value block = add(firstUnit, u);
+          Value k = mul(block, idx(unit));
+          SmallVector<Value> dots;
+          for (int64_t r = 0; r < mr; ++r) {
+            Value sum = memref::LoadOp::create(b, loc, lhs.sums,
+                                               ValueRange{rows[r], block});
+            Value start = vector::BroadcastOp::create(
+                b, loc, quadType,
+                arith::MulIOp::create(b, loc, sum, minusOffset));
+            dots.append(nv, start);
+          }
+          for (int64_t q = 0; q < quads; ++q) {
+            SmallVector<Value> codes;
+            for (int64_t v = 0; v < nv; ++v)
+              codes.push_back(vector::BitCastOp::create(
+                  b, loc, byteType,
+                  vector::LoadOp::create(
+                      b, loc, quadType, w.panel,
+                      ValueRange{add(mul(u, idx(quads)), idx(q)), colOf[v]})));
+            for (int64_t r = 0; r < mr; ++r) {
+              // The row's 4 codes of k .. k + 3 in every i32 lane.
+              Value four = vector::LoadOp::create(
+                  b, loc, VectorType::get({4}, i8), lhs.codes,
+                  ValueRange{rows[r], add(k, idx(4 * q))});
+              Value word = vector::BitCastOp::create(
+                  b, loc, VectorType::get({1}, i32), four);
+              Value act = vector::BitCastOp::create(
+                  b, loc, byteType,
+                  vector::BroadcastOp::create(b, loc, quadType, word));
+              for (int64_t v = 0; v < nv; ++v)
+                dots[r * nv + v] =
+                    lhs.dot->accumulate(dots[r * nv + v], codes[v], act);
+            }
+          }
+          SmallVector<Value> scales, next;
+          for (int64_t v = 0; v < nv; ++v)
+            scales.push_back(vector::LoadOp::create(
+                b, loc, vecType, w.panelScales, ValueRange{u, colOf[v]}));
+          for (int64_t r = 0; r < mr; ++r) {
+            Value d = vector::BroadcastOp::create(
+                b, loc, vecType,
+                memref::LoadOp::create(b, loc, lhs.scales,
+                                       ValueRange{rows[r], block}));
+            for (int64_t v = 0; v < nv; ++v) {
+              Value dot =
+                  arith::SIToFPOp::create(b, loc, vecType, dots[r * nv + v]);
+              Value scale = arith::MulFOp::create(b, loc, scales[v], d);
+              next.push_back(
+                  vector::FMAOp::create(b, loc, dot, scale, acc[r * nv + v]));
+            }
+          }
+          scf::YieldOp::create(b, loc, next);
+        });
+    return SmallVector<Value>(loop.getResults());
   });
 }
 
@@ -452,6 +617,22 @@ std::unique_ptr<GemmKernel>
 GemmKernel::create(OpBuilder &b, Location loc, Type ct,
                    const GemmKernelOperands &operands, const GemmTiling &base,
                    ProductKernels kernels) {
+  if (operands.quantizedRhs && operands.quantizedLhs) {
+    // Integer dots on vectors of the dot's i32 lanes: nv = 2, and mr the
+    // rows for which the f32 and i32 accumulators, the codes and a
+    // broadcast fit in the registers of the base tile's 4-vector-wide
+    // tiles (6 x 2 with 32 registers, 3 x 2 with 16).
+    GemmTiling tiling = base;
+    tiling.lanes = operands.quantizedLhs->dot->isWide()
+                       ? QuantDotKernel::kWideAccLanes
+                       : QuantDotKernel::kAccLanes;
+    tiling.nv = 2;
+    tiling.mr = std::max<int64_t>(1, base.mr * base.nv / 4);
+    assert(base.kc % QuantDotKernel::kStepBytes == 0 &&
+           tiling.nc % tiling.lanes == 0 && "k blocks of whole units");
+    return std::unique_ptr<GemmKernel>(
+        new IntDotGemmKernel(b, loc, ct, operands, tiling));
+  }
   if (operands.quantizedRhs) {
     assert(kernels.vector == VectorKernel::Fma && !kernels.amxTiles &&
            base.kc % kMaxQuantUnit == 0 &&

@@ -17,7 +17,8 @@
 // The kernel (GemmKernel.h) is the instruction family's part, chosen once
 // per product from the target: FMA register tiles of mr rows x nv vectors
 // on compute-type panels (a narrow lhs widened per k block), the same
-// tiles on panels dequantized from a quantized weight, AVX512-BF16 pair
+// tiles on panels dequantized from a quantized weight, integer dots of
+// int8 activations and a quantized weight's codes, AVX512-BF16 pair
 // dots on bf16 pair panels, or AMX tiles behind the runtime's permission
 // check (with a vector kernel as the fallback). A kernel on tiles starts
 // the first k block from zero where the product does and writes the
@@ -149,6 +150,7 @@ Value GemmLowering::emit() {
   ops.rhsTransposed = g.rhsTransposed;
   ops.rhsPacked = g.rhsPacked;
   ops.quantizedRhs = g.quantizedRhs;
+  ops.quantizedLhs = g.quantizedLhs;
   results.emplace(b, loc, g.epilogue);
   ops.m = g.resultSizes[numBatch];
   ops.n = g.resultSizes[numBatch + 1];

@@ -11,6 +11,7 @@
 
 namespace mlir::attn::cpu {
 
+struct QuantizedRows;
 struct QuantizedWeight;
 
 /// result[b..., m, n] = init[b..., m, n] + sum_k lhs[b..., m, k] *
@@ -46,13 +47,17 @@ struct GemmOperands {
   /// (nn.Linear's bias), instead of `init`, or null.
   Value initRow;
   /// `rhs` holds the bytes of a quantized [N, K] weight (a 1-D i8 tensor,
-  /// attn.quantized_matmul) in this format, or null. The one hook of
-  /// quantized weights into the GEMM: where a transposed rhs would be
-  /// packed, each k block of the panel is dequantized from the bytes
-  /// instead (packQuantizedBlock, QuantBlocks.h: the panel pack of
-  /// GemmKernel's quantized FMA kernel); the rest of the GEMM is
+  /// attn.quantized_matmul) in this format, or null. Where a transposed
+  /// rhs would be packed, each k block of the panel is dequantized from
+  /// the bytes instead (packQuantizedBlock, QuantBlocks.h: the panel pack
+  /// of GemmKernel's quantized FMA kernel), or, with quantizedLhs, its
+  /// codes packed for the integer kernel; the rest of the GEMM is
   /// unchanged. 2-D products with an f32 compute type.
   const QuantizedWeight *quantizedRhs = nullptr;
+  /// With quantizedRhs: the lhs quantized to int8 (GemmKernel.h), or null.
+  /// The product is then integer dots of its codes and the weight's codes
+  /// (GemmKernel's integer kernel), the lhs tensor unread.
+  const QuantizedRows *quantizedLhs = nullptr;
 };
 
 /// The buffers a product reads: lhs and rhs as stored, and its start

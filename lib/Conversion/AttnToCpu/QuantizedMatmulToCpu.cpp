@@ -47,6 +47,19 @@
 //   dequantized once into a kc x nc panel in cache and serves every row of
 //   the work item.
 //
+//   With quantized-activations=int8, on a target whose integer dot is
+//   VNNI's vpdpbusd (exact for every byte: AVX512-VNNI on zmm, or ymm
+//   with AVX-VNNI / AVX512-VNNI at 256 bits) and a weight of units of 32
+//   codes with one scale and a fixed offset (q8_0, q4_0, int8_sym,
+//   int4_sym), the rows are first quantized as the GEMV quantizes them
+//   (ActivationQuantizer, once per call, the rows in parallel) and the
+//   GEMM multiplies in integers (GemmKernel's IntDotGemmKernel): its pack
+//   step lays each k block of the weight's codes out for vpdpbusd (4 k of
+//   a column per i32 lane) beside their scales, and its tile sums each
+//   unit of 32 k in i32 before scaling it into f32. q4_k, q6_k and the
+//   asymmetric schemes, and targets without VNNI (AVX2's vpmaddubsw path
+//   of the GEMV is exact only for codes below 128), keep the f32 GEMM.
+//
 // A dynamic R chooses at run time.
 //
 //===----------------------------------------------------------------------===//
@@ -54,6 +67,7 @@
 #include "GemmToCpu.h"
 
 #include "attn/Codegen/Cpu/Emitter.h"
+#include "attn/Codegen/Cpu/GemmKernel.h"
 #include "attn/Codegen/Cpu/LoweringUtils.h"
 #include "attn/Codegen/Cpu/QuantBlocks.h"
 #include "attn/Codegen/Cpu/QuantDotKernel.h"
@@ -82,6 +96,100 @@ constexpr int64_t kQuantGemvMaxRows = 8;
 /// parallel (below it, one thread reads the weight in about the time of
 /// waking another).
 constexpr int64_t kQuantGemvParallelMinBytes = 1 << 16;
+
+/// The int8 activations of both products (llama.cpp's quantize_row_q8_0
+/// on x86): each row of the input quantized per block of 32 along K, scale
+/// d = max|x| / 127, codes round(x * (127 / max|x|)) to nearest even (0 for
+/// a zero block), and each block's sum of codes.
+class ActivationQuantizer : Emitter {
+public:
+  ActivationQuantizer(OpBuilder &b, Location loc)
+      : Emitter(b, loc, b.getF32Type(), 1) {}
+
+  /// The buffers of `rows` x `k` quantized elements (k a multiple of 32).
+  QuantizedRows allocate(OpFoldResult rows, int64_t k) {
+    int64_t blocks = k / QuantDotKernel::kStepBytes;
+    QuantizedRows q;
+    q.codes =
+        allocAligned(b, loc, b.getIntegerType(8), {rows, b.getIndexAttr(k)});
+    q.scales =
+        allocAligned(b, loc, b.getF32Type(), {rows, b.getIndexAttr(blocks)});
+    q.sums =
+        allocAligned(b, loc, b.getI32Type(), {rows, b.getIndexAttr(blocks)});
+    return q;
+  }
+
+  /// Called per block with its codes (vector<32xi32>), scale and code
+  /// sum, after they are stored.
+  using BlockFn = function_ref<void(Value row, Value block, Value codes,
+                                    Value d, Value sum)>;
+  /// Quantizes rows [0, rows) of `x` ([R, k], any float type, read as f32)
+  /// into `q`, one row after the other.
+  void fill(const QuantizedRows &q, Value x, Value rows, int64_t k,
+            BlockFn extra = nullptr) {
+    forLoop(idx(0), rows, idx(1),
+            [&](Value row) { fillRow(q, x, row, k, extra); });
+  }
+
+  /// fill with the rows in parallel (an scf.forall over them): the GEMM's
+  /// rows, whose quantization would otherwise run alone before the
+  /// parallel product.
+  void fillInParallel(const QuantizedRows &q, Value x, Value rows, int64_t k) {
+    auto forall = scf::ForallOp::create(
+        b, loc, ArrayRef<OpFoldResult>{getAsOpFoldResult(rows)}, ValueRange{},
+        std::nullopt);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(forall.getBody()->getTerminator());
+    fillRow(q, x, forall.getInductionVars()[0], k, nullptr);
+  }
+
+private:
+  void fillRow(const QuantizedRows &q, Value x, Value row, int64_t k,
+               BlockFn extra) {
+    Type f32 = b.getF32Type(), i32 = b.getI32Type(), i8 = b.getIntegerType(8);
+    auto type = VectorType::get({QuantDotKernel::kStepBytes}, f32);
+    forLoop(
+        idx(0), idx(k / QuantDotKernel::kStepBytes), idx(1), [&](Value block) {
+          Value col = mul(block, idx(QuantDotKernel::kStepBytes));
+          Type et = cast<MemRefType>(x.getType()).getElementType();
+          Value block32 = castFloat(
+              b, loc,
+              vector::LoadOp::create(
+                  b, loc, VectorType::get({QuantDotKernel::kStepBytes}, et), x,
+                  ValueRange{row, col}),
+              type);
+          Value amax = vector::ReductionOp::create(
+              b, loc, vector::CombiningKind::MAXNUMF,
+              math::AbsFOp::create(b, loc, block32));
+          // llama.cpp's quantize_row_q8_0 (x86): d = amax / 127, codes
+          // round(x * (127 / amax)) to nearest even, 0 for a zero block.
+          Value c127 = fconst(127.0);
+          Value d = arith::DivFOp::create(b, loc, amax, c127);
+          Value nonzero = arith::CmpFOp::create(
+              b, loc, arith::CmpFPredicate::ONE, amax, fconst(0.0));
+          Value id = arith::SelectOp::create(
+              b, loc, nonzero, arith::DivFOp::create(b, loc, c127, amax),
+              fconst(0.0));
+          Value scaled = arith::MulFOp::create(
+              b, loc, block32, vector::BroadcastOp::create(b, loc, type, id));
+          auto i32Type = VectorType::get({QuantDotKernel::kStepBytes}, i32);
+          Value codes = arith::FPToSIOp::create(
+              b, loc, i32Type, math::RoundEvenOp::create(b, loc, scaled));
+          Value sum = vector::ReductionOp::create(
+              b, loc, vector::CombiningKind::ADD, codes);
+          vector::StoreOp::create(
+              b, loc,
+              arith::TruncIOp::create(
+                  b, loc, VectorType::get({QuantDotKernel::kStepBytes}, i8),
+                  codes),
+              q.codes, ValueRange{row, col});
+          memref::StoreOp::create(b, loc, d, q.scales, ValueRange{row, block});
+          memref::StoreOp::create(b, loc, sum, q.sums, ValueRange{row, block});
+          if (extra)
+            extra(row, block, codes, d, sum);
+        });
+  }
+};
 
 class QuantGemvLowering : Emitter {
 public:
@@ -262,10 +370,12 @@ void QuantGemvLowering::quantizeRows() {
                        ? OpFoldResult(m)
                        : b.getIndexAttr(resultType.getDimSize(0));
   int64_t blocks = weight.k / QuantDotKernel::kStepBytes;
-  Type f32 = b.getF32Type(), i32 = b.getI32Type(), i8 = b.getIntegerType(8);
-  xq = allocAligned(b, loc, i8, {r, b.getIndexAttr(weight.k)});
-  xd = allocAligned(b, loc, f32, {r, b.getIndexAttr(blocks)});
-  xs = allocAligned(b, loc, i32, {r, b.getIndexAttr(blocks)});
+  Type f32 = b.getF32Type(), i32 = b.getI32Type();
+  ActivationQuantizer quantizer(b, loc);
+  QuantizedRows q = quantizer.allocate(r, weight.k);
+  xq = q.codes;
+  xd = q.scales;
+  xs = q.sums;
   int64_t lanesPerBlock = QuantDotKernel::kAccLanes;
   if (wide)
     xdw = allocAligned(b, loc, f32, {r, b.getIndexAttr(blocks * lanesPerBlock)});
@@ -277,42 +387,10 @@ void QuantGemvLowering::quantizeRows() {
         allocAligned(b, loc, i32, {r, b.getIndexAttr(blocks * lanesPerBlock)});
   if (q4k)
     xsd = allocAligned(b, loc, f32, {r, b.getIndexAttr(blocks * lanesPerBlock)});
-  auto type = VectorType::get({QuantDotKernel::kStepBytes}, f32);
-  forLoop(idx(0), m, idx(1), [&](Value row) {
-    forLoop(idx(0), idx(blocks), idx(1), [&](Value block) {
-      Value col = mul(block, idx(QuantDotKernel::kStepBytes));
-      Value x =
-          vector::LoadOp::create(b, loc, type, xBuf, ValueRange{row, col});
-      Value amax = vector::ReductionOp::create(
-          b, loc, vector::CombiningKind::MAXNUMF,
-          math::AbsFOp::create(b, loc, x));
-      // llama.cpp's quantize_row_q8_0 (x86): d = amax / 127, codes
-      // round(x * (127 / amax)) to nearest even, 0 for a zero block.
-      Value c127 = fconst(127.0);
-      Value d = arith::DivFOp::create(b, loc, amax, c127);
-      Value nonzero = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::ONE,
-                                            amax, fconst(0.0));
-      Value id = arith::SelectOp::create(
-          b, loc, nonzero, arith::DivFOp::create(b, loc, c127, amax),
-          fconst(0.0));
-      Value scaled = arith::MulFOp::create(
-          b, loc, x, vector::BroadcastOp::create(b, loc, type, id));
-      auto i32Type = VectorType::get({QuantDotKernel::kStepBytes}, i32);
-      Value codes = arith::FPToSIOp::create(
-          b, loc, i32Type, math::RoundEvenOp::create(b, loc, scaled));
-      Value sum = vector::ReductionOp::create(
-          b, loc, vector::CombiningKind::ADD, codes);
-      vector::StoreOp::create(
-          b, loc,
-          arith::TruncIOp::create(
-              b, loc, VectorType::get({QuantDotKernel::kStepBytes}, i8),
-              codes),
-          xq, ValueRange{row, col});
-      memref::StoreOp::create(b, loc, d, xd, ValueRange{row, block});
-      memref::StoreOp::create(b, loc, sum, xs, ValueRange{row, block});
-      writeLaneTerms(row, block, codes, d, sum);
-    });
-  });
+  quantizer.fill(q, xBuf, m, weight.k,
+                 [&](Value row, Value block, Value codes, Value d, Value sum) {
+                   writeLaneTerms(row, block, codes, d, sum);
+                 });
 }
 
 void QuantGemvLowering::writeLaneTerms(Value row, Value block, Value codes,
@@ -649,6 +727,19 @@ struct QuantizedMatmulOpLowering : OpRewritePattern<QuantizedMatmulOp> {
       GemmOperands g{x, op.getWeight(), nullptr, nullptr, flatType, {}};
       g.resultSizes = {rows, arith::ConstantIndexOp::create(b, l, op.getN())};
       g.quantizedRhs = &weight;
+      std::unique_ptr<QuantDotKernel> dot = getGemmDot(b, l, weight);
+      QuantizedRows q;
+      if (dot) {
+        ActivationQuantizer quantizer(b, l);
+        q = quantizer.allocate(flatType.isDynamicDim(0)
+                                   ? OpFoldResult(rows)
+                                   : b.getIndexAttr(flatType.getDimSize(0)),
+                               weight.k);
+        quantizer.fillInParallel(q, toReadOnlyBuffer(b, l, x), rows, weight.k);
+        q.offset = *QuantDecoder::getFixedIntOffset(weight);
+        q.dot = dot.get();
+        g.quantizedLhs = &q;
+      }
       return buildGemm(b, l, g, target);
     };
     Value flat =
@@ -664,6 +755,23 @@ struct QuantizedMatmulOpLowering : OpRewritePattern<QuantizedMatmulOp> {
     }
     rewriter.replaceOp(op, flat);
     return success();
+  }
+
+  /// The integer dot of the GEMM with int8 activations: a VNNI vpdpbusd
+  /// (exact for every byte) on a weight of units of 32 codes with one
+  /// scale and a fixed offset (q8_0, q4_0, int8_sym, int4_sym); else null
+  /// (the GEMM dequantizes into f32 panels).
+  std::unique_ptr<QuantDotKernel>
+  getGemmDot(OpBuilder &b, Location loc, const QuantizedWeight &weight) const {
+    if (activations != QuantizedActivations::Int8 ||
+        !QuantDecoder::getFixedIntOffset(weight))
+      return nullptr;
+    Type i8 = b.getIntegerType(8);
+    std::unique_ptr<QuantDotKernel> dot = QuantDotKernel::create(
+        b, loc, target.getProductKernels(i8, i8, b.getI32Type()));
+    if (dot && !dot->takesFullBytes())
+      dot.reset();
+    return dot;
   }
 
   cpu::Target target;

@@ -13,10 +13,11 @@ builds a library per case that attn-run then runs (--so).
 the cases of that mode (INT8_WEIGHTS, INT8_INPUTS). With --int8-dot (the
 target has VNNI) the decode GEMVs (at most 8 rows) of the weights with
 units of 32 (q8_0, q4_0, int4_*, int8_* with K and group multiples of 32)
-and of q4_k and q6_k, and with --int8-dot-narrow (AVX2 without VNNI:
-vpmaddubsw, exact for codes below 128) those of the weights whose codes
-have fewer than 8 bits (q4_0, q4_k, q6_k, int4_*),
-are checked against the reference of the quantized activations
+and of q4_k and q6_k, and the prefill GEMMs (more rows) of the weights of
+units of 32 with a fixed offset (q8_0, q4_0, int8_sym, int4_sym), and with
+--int8-dot-narrow (AVX2 without VNNI: vpmaddubsw, exact for codes below
+128) the GEMVs of the weights whose codes have fewer than 8 bits (q4_0,
+q4_k, q6_k, int4_*), are checked against the reference of the quantized activations
 (quantize_activations: the rule of docs/quantization.md, in the same f32
 operations) with RTOL_INT8; every other case, and every case without
 --int8-dot, against the exact reference as above (the f32 path).
@@ -111,6 +112,22 @@ INT8_WEIGHTS = [
     ("q6_k", 37, 512, None, None), ("q6_k", 5, 256, None, None),
     ("q4_k", 37, 512, None, None),
 ]
+# Prefill inputs (more than 8 rows: the GEMM, in integers for the weights
+# of fixed offset on a VNNI target) of some weights, run besides theirs:
+# odd and dynamic row counts, batch dims, K of one unit, several k blocks
+# (544: two blocks of 256 and one unit), several column blocks (N = 70,
+# 1000; N = 5, fewer than a group of 8 packed columns), and a q4_k weight
+# that keeps the f32 GEMM.
+INT8_PREFILL = [
+    (("q8_0", 37, 32, None, None), ((13, "K"), "f32")),
+    (("q4_0", 5, 32, None, None), ((9, "K"), "bf16")),
+    (("q4_0", 37, 96, None, None), (("?", "K"), "f32", (37,))),
+    (("int8_sym", 37, 160, 32, "f16"), ((2, 19, "K"), "bf16")),
+    (("int4_sym", 1000, 128, 128, "f16"), ((40, "K"), "bf16")),
+    (("q4_0", 70, 544, None, None), ((13, "K"), "bf16")),
+    (("int8_sym", 70, 544, -1, "f32"), ((37, "K"), "f32")),
+    (("q4_k", 37, 256, None, None), ((13, "K"), "f32")),
+]
 # Each weight runs the first two and two of the others, in turn.
 INT8_INPUTS = [
     ((1, "K"), "f32"), ((8, "K"), "bf16"), ((2, "K"), "bf16"),
@@ -133,6 +150,14 @@ def has_int_units(qt):
     if s.name in ("q8_0", "q4_0", "q4_k", "q6_k"):
         return True
     return s.bits == 4 or (qt.shape[1] % 32 == 0 and qt.group_size % 32 == 0)
+
+
+def has_fixed_offset(qt):
+    """Whether the integer GEMM reads the weight (units of 32 with one
+    scale and a fixed offset: QuantDecoder::getFixedIntOffset)."""
+    s = qt.scheme
+    return s.name in ("q8_0", "q4_0") or (
+        s.symmetric and not s.is_gguf and has_int_units(qt))
 
 
 def quantize_activations(x):
@@ -253,8 +278,10 @@ def check_case(tools, tmp, name, qt, shape, dtype, sizes, rng,
     y = load_output(base + ".y.npy", dtype)
     rows = int(np.prod(concrete[:-1]))
     rtol = RTOL
-    if (int8_dot and rows <= 8 and has_int_units(qt) and
-            (int8_dot != "narrow" or not has_byte_codes(qt))):
+    gemv = (rows <= 8 and has_int_units(qt) and
+            (int8_dot != "narrow" or not has_byte_codes(qt)))
+    gemm = rows > 8 and int8_dot != "narrow" and has_fixed_offset(qt)
+    if int8_dot and (gemv or gemm):
         x = quantize_activations(x)
         rtol = RTOL_INT8
     ref = quant.reference_linear(x, qt)
@@ -280,6 +307,8 @@ def cases(activations):
             for entry in picks:
                 yield (spec, entry[0], entry[1],
                        entry[2] if len(entry) > 2 else ())
+        for spec, entry in INT8_PREFILL:
+            yield spec, entry[0], entry[1], entry[2] if len(entry) > 2 else ()
         return
     for spec in WEIGHTS + LARGE:
         inputs = LARGE_INPUTS if spec in LARGE else INPUTS

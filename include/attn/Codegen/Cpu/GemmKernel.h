@@ -3,7 +3,9 @@
 // The GEMM's microkernels as classes, one per instruction family, as flash
 // attention's FlashKernel is: FMA register tiles on panels widened to the
 // compute type, the same tiles on panels dequantized from a quantized
-// weight, AVX512-BF16 pair dots on bf16 pair panels, and AMX tiles. Each
+// weight, integer dots (VNNI) of int8 activations and a quantized
+// weight's codes, AVX512-BF16 pair dots on bf16 pair panels, and AMX
+// tiles. Each
 // owns the layout of the rhs panels it reads and their packing, a work
 // item's scratch, and the product of one k block; the GEMM lowering
 // (GemmToCpu.cpp) keeps the work items, the loop over k blocks, the start
@@ -22,7 +24,19 @@
 
 namespace mlir::attn::cpu {
 
+class QuantDotKernel;
 struct QuantizedWeight;
+
+/// A GEMM lhs quantized to int8 per row and block of 32 along K (the int8
+/// activations of attn.quantized_matmul): `codes` [R, K] i8, `scales` [R,
+/// K / 32] f32 and `sums` [R, K / 32] i32, each block's codes' sum (x[r, k]
+/// ~ codes[r, k] * scales[r, k / 32]). With it, a quantized rhs whose codes
+/// have the fixed `offset` is multiplied in integers by `dot`.
+struct QuantizedRows {
+  Value codes, scales, sums;
+  int64_t offset = 0;
+  QuantDotKernel *dot = nullptr;
+};
 
 /// A GEMM's operands as its kernels read them, set once per product by the
 /// lowering.
@@ -38,6 +52,8 @@ struct GemmKernelOperands {
   int64_t panelGroupRows = 0;
   /// The format of a quantized rhs, or null.
   const QuantizedWeight *quantizedRhs = nullptr;
+  /// The lhs quantized to int8 (with a quantized rhs), or null.
+  const QuantizedRows *quantizedLhs = nullptr;
 };
 
 /// One work item of a GEMM: its place, set by the lowering, and its
@@ -55,6 +71,8 @@ struct GemmWorkItem {
   /// acc [>= rows, >= paddedCols] in the compute type, the per-call rhs
   /// panel (null for prepacked panels) and the lhs copy (or null).
   Value acc, panel, lhsPack;
+  /// The integer kernel's per-call panel of rhs scales (else null).
+  Value panelScales;
   /// The per-call panel's pair rows per column group, else 0.
   int64_t panelGroupRows = 0;
 };
@@ -72,7 +90,8 @@ public:
   /// target's kernels for its element types and the vector kernels'
   /// tiling `base` (with a prepacked rhs's blocks): AMX tiles where the
   /// target offers them (and prepacked panels are whole tiles), else pair
-  /// dots or FMAs; a quantized rhs takes FMAs on dequantized panels.
+  /// dots or FMAs; a quantized rhs takes FMAs on dequantized panels, or
+  /// integer dots where the lhs is quantized too (quantizedLhs).
   /// `operands` is read when the kernel emits code.
   static std::unique_ptr<GemmKernel>
   create(OpBuilder &b, Location loc, Type ct,

@@ -1,0 +1,100 @@
+// RUN: attn-opt %s --attn-lower-to-cpu="vector-bits=512 vnni=true vnni-512=true quantized-activations=int8" --canonicalize --cse --split-input-file | FileCheck %s --check-prefix=WIDE
+// RUN: attn-opt %s --attn-lower-to-cpu="vector-bits=256 vnni=true quantized-activations=int8" --canonicalize --cse --split-input-file | FileCheck %s --check-prefix=YMM
+// RUN: attn-opt %s --attn-lower-to-cpu="vector-bits=256 vnni=true avx-vnni=true quantized-activations=int8" --canonicalize --cse --split-input-file | FileCheck %s --check-prefix=VEX
+// RUN: attn-opt %s --attn-cpu-lowering-pipeline="vector-bits=512 vnni=true vnni-512=true quantized-activations=int8 num-threads=2" | FileCheck %s --check-prefix=LLVM
+
+// quantized-activations=int8 at prefill (more than 8 rows: the GEMM) on a
+// target with vpdpbusd, for a weight of units of 32 codes with one scale
+// and a fixed offset: the rows are quantized once per call as the GEMV
+// quantizes them (codes [R, K] i8, scales and code sums [R, K / 32]; the
+// rows in parallel, an scf.forall), then per work item and k block the
+// weight's codes are packed into an i32 panel [kc / 4, nc] (4
+// consecutive k of a column per lane; groups of 8 columns transposed in
+// registers, padding columns zero) beside an f32
+// panel of their scales [kc / 32, nc], and a tile of mr rows x 2 vectors
+// sums each unit of 32 k in i32 (8 vpdpbusd per accumulator, started at
+// -offset * the row block's code sum, the row's 4 codes broadcast), then
+// converts and accumulates it times weight scales * row scale. Vectors of
+// 16 i32 (zmm) with vnni-512, else of 8; tiles of 6 x 2 where the
+// target's f32 tile has 24 accumulators (512-bit vectors), 3 x 2 where it
+// has 12 (256-bit).
+
+// q4_0 (offset 8), 13 rows, N = 37 (padded to 48 columns), K = 96 (3 units).
+// WIDE-LABEL: func.func @prefill_q4_0(
+// WIDE-DAG: %[[XQ:.*]] = memref.alloc() {alignment = 64 : i64} : memref<13x96xi8>
+// WIDE-DAG: %[[XD:.*]] = memref.alloc() {alignment = 64 : i64} : memref<13x3xf32>
+// WIDE-DAG: %[[XS:.*]] = memref.alloc() {alignment = 64 : i64} : memref<13x3xi32>
+// WIDE: scf.forall (%{{.*}}) in (13)
+// WIDE: math.roundeven %{{.*}} : vector<32xf32>
+// WIDE-DAG: %[[PANEL:.*]] = memref.alloc() {alignment = 64 : i64} : memref<24x48xi32>
+// WIDE-DAG: %[[SCALES:.*]] = memref.alloc() {alignment = 64 : i64} : memref<3x48xf32>
+// WIDE: arith.cmpi ult, %{{.*}}, %c37 : index
+// WIDE: vector.bitcast %{{.*}} : vector<32xi8> to vector<8xi32>
+// WIDE: memref.store %{{.*}}, %[[SCALES]][%{{.*}}, %{{.*}}] : memref<3x48xf32>
+// WIDE: vector.shuffle %{{.*}}, %{{.*}} [0, 8, 1, 9, 2, 10, 3, 11] : vector<8xi32>, vector<8xi32>
+// WIDE: vector.store %{{.*}}, %[[PANEL]][%{{.*}}, %{{.*}}] : memref<24x48xi32>, vector<8xi32>
+// WIDE: scf.for %{{.*}} = %c0 to %c12 step %c6
+// WIDE: scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// WIDE: %[[SUM:.*]] = memref.load %[[XS]][%{{.*}}, %{{.*}}] : memref<13x3xi32>
+// WIDE: %[[START:.*]] = arith.muli %[[SUM]], %c-8_i32 : i32
+// WIDE: %[[INIT:.*]] = vector.broadcast %[[START]] : i32 to vector<16xi32>
+// WIDE: %[[B:.*]] = vector.load %[[PANEL]][%{{.*}}, %c0] : memref<24x48xi32>, vector<16xi32>
+// WIDE: %[[BB:.*]] = vector.bitcast %[[B]] : vector<16xi32> to vector<64xi8>
+// WIDE: %[[A4:.*]] = vector.load %[[XQ]][%{{.*}}, %{{.*}}] : memref<13x96xi8>, vector<4xi8>
+// WIDE: %[[A1:.*]] = vector.bitcast %[[A4]] : vector<4xi8> to vector<1xi32>
+// WIDE: %[[A16:.*]] = vector.broadcast %[[A1]] : vector<1xi32> to vector<16xi32>
+// WIDE: %[[A:.*]] = vector.bitcast %[[A16]] : vector<16xi32> to vector<64xi8>
+// WIDE: llvm.inline_asm "vpdpbusd $2, $1, $0", "=v,v,v,0" %[[BB]], %[[A]], %[[INIT]] : (vector<64xi8>, vector<64xi8>, vector<16xi32>) -> vector<16xi32>
+// WIDE-COUNT-95: llvm.inline_asm "vpdpbusd
+// WIDE-NOT: llvm.inline_asm
+// WIDE: %[[WS:.*]] = vector.load %[[SCALES]][%{{.*}}, %c0] : memref<3x48xf32>, vector<16xf32>
+// WIDE: %[[D:.*]] = memref.load %[[XD]][%{{.*}}, %{{.*}}] : memref<13x3xf32>
+// WIDE: %[[DV:.*]] = vector.broadcast %[[D]] : f32 to vector<16xf32>
+// WIDE: %[[F:.*]] = arith.sitofp %{{.*}} : vector<16xi32> to vector<16xf32>
+// WIDE: %[[S:.*]] = arith.mulf %[[WS]], %[[DV]] : vector<16xf32>
+// WIDE: vector.fma %[[F]], %[[S]], %{{.*}} : vector<16xf32>
+// WIDE: return
+
+// YMM-LABEL: func.func @prefill_q4_0(
+// YMM: memref.alloc() {alignment = 64 : i64} : memref<24x40xi32>
+// YMM: scf.for %{{.*}} = %c0 to %c12 step %c3
+// YMM: llvm.inline_asm "vpdpbusd $2, $1, $0", "=x,x,x,0" %{{.*}} : (vector<32xi8>, vector<32xi8>, vector<8xi32>) -> vector<8xi32>
+// YMM: arith.sitofp %{{.*}} : vector<8xi32> to vector<8xf32>
+// YMM: return
+// VEX-LABEL: func.func @prefill_q4_0(
+// VEX: scf.for %{{.*}} = %c0 to %c12 step %c3
+// VEX: llvm.inline_asm "{vex} vpdpbusd $2, $1, $0", "=x,x,x,0" %{{.*}} : (vector<32xi8>, vector<32xi8>, vector<8xi32>) -> vector<8xi32>
+// VEX: return
+func.func @prefill_q4_0(%x: tensor<13x96xf32>, %w: tensor<1998xi8>) -> tensor<13x37xf32> {
+  %y = attn.quantized_matmul %x, %w {format = #attn.quant<q4_0>}
+      : (tensor<13x96xf32>, tensor<1998xi8>) -> tensor<13x37xf32>
+  return %y : tensor<13x37xf32>
+}
+
+// -----
+
+// q8_0 (sign bits flipped, offset 128), a dynamic row count of bf16 rows:
+// the GEMV's branch and the GEMM's both quantize the rows, the GEMM's in
+// its parallel work items' integer tiles.
+// WIDE-LABEL: func.func @prefill_dynamic_q8_0(
+// WIDE: scf.if
+// WIDE: } else {
+// WIDE: memref.alloc(%{{.*}}) {alignment = 64 : i64} : memref<?x64xi8>
+// WIDE: arith.extf %{{.*}} : vector<32xbf16> to vector<32xf32>
+// WIDE: math.roundeven %{{.*}} : vector<32xf32>
+// WIDE: scf.forall
+// WIDE: arith.xori %{{.*}} : vector<32xi8>
+// WIDE: arith.muli %{{.*}}, %c-128_i32 : i32
+// WIDE: llvm.inline_asm "vpdpbusd $2, $1, $0", "=v,v,v,0" %{{.*}} : (vector<64xi8>, vector<64xi8>, vector<16xi32>) -> vector<16xi32>
+// WIDE: vector.fma %{{.*}} : vector<16xf32>
+// WIDE: return
+// LLVM-LABEL: llvm.func @prefill_dynamic_q8_0(
+// LLVM-NOT: alloca_scope
+// LLVM: omp.wsloop
+// LLVM: llvm.inline_asm "vpdpbusd $2, $1, $0", "=v,v,v,0" {{.*}} : (vector<64xi8>, vector<64xi8>, vector<16xi32>) -> vector<16xi32>
+// LLVM-NOT: alloca_scope
+func.func @prefill_dynamic_q8_0(%x: tensor<?x64xbf16>, %w: tensor<340xi8>) -> tensor<?x5xbf16> {
+  %y = attn.quantized_matmul %x, %w {format = #attn.quant<q8_0>}
+      : (tensor<?x64xbf16>, tensor<340xi8>) -> tensor<?x5xbf16>
+  return %y : tensor<?x5xbf16>
+}
