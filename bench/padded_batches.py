@@ -178,7 +178,7 @@ def setup(case, dtype):
                     model, max_batch=args.batch, max_cache_len=args.seq + 1,
                     prepack_weights=True))
             gen = compiled[0]
-            skip = tag == "B"
+            skip = "auto" if tag == "B" else False
 
             def first_token(x):
                 gen.skip_padding = skip

@@ -127,9 +127,11 @@ class Generator:
         # Parameter name -> QuantizedWeight of the weights read quantized.
         self._quantizers = {}
         # generate's prompt runs one prefill per left-padded row on its
-        # tokens alone when that skips enough padding (_prefill_rows);
-        # False: always the whole padded batch in one prefill.
-        self.skip_padding = True
+        # tokens alone (_prefill_rows): "auto" where that skips enough
+        # padding to pay for reading the weights once per row, True for
+        # every left-padded batch, False never (one prefill of the whole
+        # padded batch).
+        self.skip_padding = "auto"
 
     @property
     def decode_lengths(self) -> tuple:
@@ -357,10 +359,14 @@ class Generator:
                                 False)[:, -1]
         return out
 
-    # Padding a prompt batch must skip before it runs row by row: one row's
-    # products have fewer rows to share each weight panel, and the rows
-    # are separate calls.
+    # What "auto" asks of a prompt batch's padding before it runs row by
+    # row: a share of its positions (each row's products have fewer rows
+    # to share each weight panel), and padded tokens per extra row (each
+    # row's call reads every weight again: at the FMA or dot rate of two
+    # cores against their memory bandwidth, a weight's bytes take as long
+    # to read as 10-25 tokens take to multiply by it).
     _MIN_PADDING = 0.25
+    _MIN_PADDED_TOKENS_PER_ROW = 32
 
     def _prefill_rows(self, ids, mask):
         """The prompt's last logits `[B, V]` from one prefill per row on
@@ -373,13 +379,19 @@ class Generator:
         their mask and positions, and windows measured in cache positions
         are those of the padded batch; its padded positions are zeroed
         (masked in every later step). Taken when every row is left-padded
-        with at least 2 tokens and padding is at least _MIN_PADDING of the
-        batch's tokens."""
+        with at least 2 tokens and skip_padding is True, or "auto" and the
+        padding is at least _MIN_PADDING of the batch's positions and
+        _MIN_PADDED_TOKENS_PER_ROW tokens per row after the first."""
         b, t = ids.shape
         lengths = mask.sum(-1)
-        if not self.skip_padding or int(lengths.min()) < 2:
+        if self.skip_padding is False or int(lengths.min()) < 2:
             return None
-        if int(lengths.sum()) > (1 - self._MIN_PADDING) * b * t:
+        padded = b * t - int(lengths.sum())
+        if padded == 0:
+            return None
+        if self.skip_padding == "auto" and (
+                padded < self._MIN_PADDING * b * t or
+                padded < self._MIN_PADDED_TOKENS_PER_ROW * (b - 1)):
             return None
         starts = t - lengths
         suffix = torch.arange(t)[None, :] >= starts[:, None]

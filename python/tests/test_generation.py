@@ -106,7 +106,7 @@ def compiled(name, dtype=torch.float32):
 
 def prompts(batch, seed=1):
     """Token ids [batch, 7] and a left-padded mask: row 0 padded by 3, row
-    1 by 2 and row 2 by 1 (29% padding: generate prefills row by row)."""
+    1 by 2 and row 2 by 1."""
     g = torch.Generator().manual_seed(seed)
     ids = torch.randint(3, VOCAB, (batch, 7), generator=g)
     mask = torch.ones(batch, 7, dtype=torch.int64)
@@ -138,12 +138,13 @@ def test_greedy_matches_transformers(name):
         if batch == 1:
             mask = torch.ones_like(ids)
         assert_greedy_equal(model, generator, ids, mask)
-    # The padded batch again in one prefill of all its positions.
-    generator.skip_padding = False
+    # The padded batch again, prefilled row by row (too little padding
+    # for "auto", which ran one prefill of all its positions above).
+    generator.skip_padding = True
     try:
         assert_greedy_equal(model, generator, *prompts(3))
     finally:
-        generator.skip_padding = True
+        generator.skip_padding = "auto"
 
 
 def test_max_batch_two_runs_one_and_two_rows():
@@ -315,12 +316,36 @@ def test_generate_prefills_left_padded_rows_alone():
     for layer in generator.cache:
         for tensor in layer:
             tensor.fill_(float("nan"))
+    generator.skip_padding = True
     try:
         _check_rows_prefilled_alone(model, generator, ids, mask, position)
     finally:
+        generator.skip_padding = "auto"
         for layer in generator.cache:
             for tensor in layer:
                 tensor.zero_()
+
+
+def test_generate_chooses_row_prefills_by_the_padding():
+    """skip_padding="auto" (the default) prefills row by row only where
+    the padding pays for reading the weights once more per row: not for
+    prompts(3)'s 6 padded tokens, but for 2 rows of 30 with 20 and 14
+    padded; the row-by-row prefill leaves zeros at padded positions, the
+    padded one the pad tokens' keys."""
+    _, generator = compiled("llama")
+    assert generator.skip_padding == "auto"
+    ids, mask = prompts(3)
+    generator.generate(ids, attention_mask=mask, max_new_tokens=1)
+    assert generator.cache[0][0][0, :, :3].any()
+    ids = torch.randint(3, VOCAB, (2, 30), generator=torch.Generator()
+                        .manual_seed(2))
+    mask = torch.ones(2, 30, dtype=torch.int64)
+    mask[0, :20] = 0
+    mask[1, :14] = 0
+    generator.generate(ids, attention_mask=mask, max_new_tokens=1)
+    keys = generator.cache[0][0]
+    assert not keys[0, :, :20].any() and not keys[1, :, :14].any()
+    assert keys[0, :, 20:30].all() and keys[1, :, 14:30].all()
 
 
 def _check_rows_prefilled_alone(model, generator, ids, mask, position):
