@@ -134,6 +134,17 @@ class Generator:
         self.skip_padding = "auto"
 
     @property
+    def skip_padding(self):
+        return self._skip_padding
+
+    @skip_padding.setter
+    def skip_padding(self, value):
+        if not (value is True or value is False or value == "auto"):
+            raise InputError(f"skip_padding must be True, False or \"auto\", "
+                             f"not {value!r}")
+        self._skip_padding = value
+
+    @property
     def decode_lengths(self) -> tuple:
         return tuple(sorted(self._decode))
 

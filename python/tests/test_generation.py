@@ -346,6 +346,11 @@ def test_generate_chooses_row_prefills_by_the_padding():
     keys = generator.cache[0][0]
     assert not keys[0, :, :20].any() and not keys[1, :, :14].any()
     assert keys[0, :, 20:30].all() and keys[1, :, 14:30].all()
+    for bad in ("yes", 1, None):
+        with pytest.raises(attnfuse.InputError, match="skip_padding must be "
+                           "True, False or \"auto\""):
+            generator.skip_padding = bad
+    assert generator.skip_padding == "auto"
 
 
 def _check_rows_prefilled_alone(model, generator, ids, mask, position):
