@@ -394,7 +394,8 @@ class Generator:
         padding is at least _MIN_PADDING of the batch's positions and
         _MIN_PADDED_TOKENS_PER_ROW tokens per row after the first."""
         b, t = ids.shape
-        lengths = mask.sum(-1)
+        kept = mask != 0
+        lengths = kept.sum(-1)
         if self.skip_padding is False or int(lengths.min()) < 2:
             return None
         padded = b * t - int(lengths.sum())
@@ -406,7 +407,7 @@ class Generator:
             return None
         starts = t - lengths
         suffix = torch.arange(t)[None, :] >= starts[:, None]
-        if not torch.equal(mask != 0, suffix):
+        if not torch.equal(kept, suffix):
             return None
         logits = []
         for r in range(b):
