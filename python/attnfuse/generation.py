@@ -394,8 +394,7 @@ class Generator:
         padding is at least _MIN_PADDING of the batch's positions and
         _MIN_PADDED_TOKENS_PER_ROW tokens per row after the first."""
         b, t = ids.shape
-        kept = mask != 0
-        lengths = kept.sum(-1)
+        lengths = (mask != 0).sum(-1)
         if self.skip_padding is False or int(lengths.min()) < 2:
             return None
         padded = b * t - int(lengths.sum())
@@ -407,7 +406,9 @@ class Generator:
             return None
         starts = t - lengths
         suffix = torch.arange(t)[None, :] >= starts[:, None]
-        if not torch.equal(kept, suffix):
+        # Left padding of 0s and 1s only (other values shift transformers'
+        # positions, mask.cumsum(-1) - 1).
+        if not torch.equal(mask, suffix.to(mask.dtype)):
             return None
         logits = []
         for r in range(b):
