@@ -638,10 +638,12 @@ def compile(module, example_inputs, target="cpu", backend="auto",
     and INT4_SYM), another scheme of attnfuse.quant ("q4_0", "int4_asym",
     ...), or {parameter name: QuantizedTensor}; `group_size` overrides
     the scheme's group (attnfuse.quantized_weights, docs/quantization.md).
-    `activations="int8"`: the decode products (at most 8 rows) of the
-    quantized weights quantize their input rows to int8 per block of 32
-    and multiply in integers where the CPU has VNNI (opt-in: the numbers
-    change; None keeps the exact float path; docs/quantization.md).
+    `activations="int8"`: the products of the quantized weights quantize
+    their input rows to int8 per block of 32 and multiply in integers
+    where the CPU has an integer dot (decode products of at most 8 rows;
+    prefill GEMMs of q8_0, q4_0, int8_sym and int4_sym weights on VNNI;
+    opt-in: the numbers change; None keeps the exact float path;
+    docs/quantization.md).
     `progress`: show the
     stages on stderr (True), never (False), or as ATTNFUSE_PROGRESS and
     whether stderr is a terminal say (None; attnfuse.progress); they are

@@ -805,9 +805,9 @@ def compile_generator(model, max_batch: int = 1, max_cache_len: int = 256,
     the kernel moved are `Generator.huge_page_bytes`. `weights`,
     `group_size`: the linear layers' weights read quantized, as in
     `attnfuse.compile` (one quantized copy shared by every step;
-    `Generator.quantized`); `activations="int8"`: their decode products
-    multiply int8-quantized inputs in integers where the CPU has VNNI
-    (`attnfuse.compile`'s option). `progress`: show the stages on stderr or not
+    `Generator.quantized`); `activations="int8"`: their products
+    multiply int8-quantized inputs in integers where the CPU has an
+    integer dot (`attnfuse.compile`'s option). `progress`: show the stages on stderr or not
     (`attnfuse.compile`'s option). Returns a Generator."""
     if backend not in BACKENDS:
         raise AttnFuseError(f"backend must be one of {BACKENDS}")

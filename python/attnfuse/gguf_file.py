@@ -567,9 +567,10 @@ def compile_generator_from_gguf(path: Union[str, os.PathLike], max_batch: int = 
     the other weights loaded in `dtype` (the activations' and the KV
     cache's type: float32 or bfloat16). `options` are
     `attnfuse.compile_generator`'s (decode_lengths, backend, huge_pages,
-    activations, progress; `activations="int8"`: the q8_0 and q4_0
-    tensors' decode products in integers where the CPU has VNNI). A file attnfuse cannot read is a GGUFError naming the file
-    and the tensor."""
+    activations, progress; `activations="int8"`: the quantized tensors'
+    products on int8-quantized inputs in integers where the CPU has an
+    integer dot, `attnfuse.compile`'s option). A file attnfuse cannot read
+    is a GGUFError naming the file and the tensor."""
     from .generation import compile_generator
     if "weights" in options or "group_size" in options:
         raise TypeError("compile_generator_from_gguf reads the weights as "
