@@ -208,6 +208,15 @@ public:
   void emitKBlock(const GemmWorkItem &w, Value k0, Value depth, bool first,
                   GemmBlockOutputFn output) override;
 
+protected:
+  /// The codes' panel holds 4 k per i32 lane: a quarter of the rows.
+  Value allocatePanel(int64_t kcRows, int64_t ncCols) override {
+    return allocAligned(b, loc, b.getI32Type(),
+                        {b.getIndexAttr(kcRows / 4), b.getIndexAttr(ncCols)});
+  }
+  /// The tile reads the rows' int8 codes, never the float lhs.
+  bool widensLhs() const override { return false; }
+
 private:
   /// Codes and scales of the k block at k0 into w.panel and
   /// w.panelScales.
@@ -339,19 +348,15 @@ void FmaGemmKernel::emitPanel(const GemmWorkItem &w, const BlockView &lhs,
 }
 
 void IntDotGemmKernel::allocate(GemmWorkItem &w) {
-  Value lanes = idx(t.lanes);
-  w.colVecs = arith::CeilDivUIOp::create(b, loc, w.cols, lanes);
-  w.paddedCols = mul(w.colVecs, lanes);
-  int64_t unit = QuantDotKernel::kStepBytes;
-  int64_t mcRows = getBlockExtent(ops.m, llvm::alignTo(t.mc, t.mr), t.mr);
-  int64_t kcRows = getBlockExtent(ops.k, t.kc, unit);
+  // K and kc are whole units of 32 (the formats' and create's rule), so
+  // the f32 GEMM's k block extent is whole units too.
+  FmaGemmKernel::allocate(w);
+  int64_t kcRows = getBlockExtent(ops.k, t.kc, 1);
   int64_t ncCols = getBlockExtent(ops.n, t.nc, t.lanes);
-  w.acc = alloc({b.getIndexAttr(mcRows), b.getIndexAttr(ncCols)});
-  w.panel = allocAligned(b, loc, b.getI32Type(),
-                         {b.getIndexAttr(kcRows / 4), b.getIndexAttr(ncCols)});
-  w.panelScales =
-      allocAligned(b, loc, b.getF32Type(),
-                   {b.getIndexAttr(kcRows / unit), b.getIndexAttr(ncCols)});
+  w.panelScales = allocAligned(
+      b, loc, b.getF32Type(),
+      {b.getIndexAttr(kcRows / QuantDotKernel::kStepBytes),
+       b.getIndexAttr(ncCols)});
 }
 
 /// Per group of 8 columns and unit: the 8 columns' codes as 8 vectors of
