@@ -20,7 +20,7 @@ from .errors import AttnFuseError, InPlaceError, InputError, PackageError
 from .exporter import Exported, export_program, storage_span, torch_export
 from .mlir import TensorType
 from .package import (FORMAT, FORMAT_VERSION, Package, WeightsWriter,
-                      arg_record, bounds_of, compiler_identity, entry_record,
+                      arg_record, compiler_identity, entry_record,
                       library_string, target_record, write_package)
 from .progress import Progress, stage_of
 from .quantized_weights import QuantizedWeight, activation_args, weight_plan
@@ -225,6 +225,7 @@ class CompiledModule:
             spec = exported.args[i]
             self._packed[i].get(self._state(i, spec))
         self._compiler = compiler_identity()
+        exported.release()
 
     @property
     def quantized(self) -> dict:
@@ -316,16 +317,14 @@ class CompiledModule:
         func = self.exported.func_name
         signature = library_string(self._fn.library,
                                    f"attn_signature_{func}")
-        program = getattr(self.exported, "program", None)
-        dims = bounds_of(program.range_constraints) if program is not None \
-            else dict(self.exported.dims)
         manifest = {
             "format": FORMAT, "format_version": FORMAT_VERSION,
             "kind": "module",
             "compiler": self._compiler or compiler_identity(),
             "target": target_record(self.library_path),
             "entries": [entry_record(func, args, self.exported.results,
-                                     signature, dims)],
+                                     signature,
+                                     dict(self.exported.dims))],
             "module": {"kwargs": self._kwarg_names,
                        "outputs": [list(o) for o in self.exported.outputs],
                        "out_spec": _out_spec_text(self.exported.out_spec)}}

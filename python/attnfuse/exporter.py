@@ -29,6 +29,7 @@ import torch.fx
 from . import mlir
 from .errors import AttnFuseError, ExportError
 from .mlir import FunctionBuilder, TensorType, Value
+from .package import bounds_of
 from .ops import handler_of
 from .ops.complex import complex_handler_of, involves_complex
 from .quantized_weights import scheme_for
@@ -105,7 +106,8 @@ class Exported:
     func_name: str
     args: list[ArgSpec]
     results: list[TensorType]
-    program: object  # the torch.export ExportedProgram
+    # The torch.export ExportedProgram, until `release`.
+    program: object
     num_user_inputs: int
     notes: list[str] = field(default_factory=list)
     # How the flat results rebuild the module's output (a pytree spec).
@@ -115,10 +117,20 @@ class Exported:
     # buffer, maybe written in place: PyTorch returns that very tensor).
     outputs: list = field(default_factory=list)
 
+    # The bounds of its dynamic dims (`package.bounds_of`).
+    dims: dict = field(default_factory=dict)
+
     @property
     def written(self) -> list[int]:
         """The indices (in `args`) of the arguments written in place."""
         return [i for i, a in enumerate(self.args) if a.written]
+
+    def release(self) -> None:
+        """Drops the ExportedProgram: its graph, fake tensors and shape
+        environment (tens of MiB for a model of a few hundred MiB of
+        weights). An entry point bound to its weights needs only the
+        signature."""
+        self.program = None
 
 
 def _data_dependent(node: torch.fx.Node) -> bool:
@@ -604,7 +616,8 @@ class Exporter:
         out_spec = getattr(self.program.call_spec, "out_spec", None)
         return Exported(text, func_name, [s for s, _ in self.args],
                         [r.type for r in results], self.program, n_inputs,
-                        self.notes, out_spec, kinds)
+                        self.notes, out_spec, kinds,
+                        bounds_of(self.program.range_constraints))
 
     def call(self, node):
         target = node.target

@@ -28,7 +28,7 @@ from .errors import AttnFuseError, BusyError, InputError, PackageError
 from .exporter import export_program, torch_export
 from .mlir import TensorType
 from .package import (FORMAT, FORMAT_VERSION, Package, WeightsWriter,
-                      arg_record, bounds_of, compiler_identity, dtype_name,
+                      arg_record, compiler_identity, dtype_name,
                       dtype_of, entry_record, library_string, target_record,
                       write_package)
 from .pages import advise_huge_pages
@@ -622,11 +622,8 @@ def _entry_manifest(step, entry, writer) -> dict:
         key = f"{spec.name}#packed" if packed_type else spec.name
         args.append(arg_record(spec, writer.add(key, t), packed_type))
     signature = library_string(entry.fn.library, f"attn_signature_{func}")
-    program = getattr(entry.exported, "program", None)
-    dims = bounds_of(program.range_constraints) if program is not None \
-        else dict(entry.exported.dims)
     record = entry_record(func, args, entry.exported.results, signature,
-                          dims)
+                          dict(entry.exported.dims))
     record.update(step=step, inputs=list(entry.inputs),
                   cache_args=list(entry.cache_inputs))
     return record
@@ -864,6 +861,7 @@ def _compile_steps(model, max_batch, max_cache_len, decode_lengths, backend,
             key = "prefill" if name == "prefill" else int(name.split("_")[1])
             entries[key] = _bind(exp, library, steps[name], cache, plan,
                                  quantizers)
+            exp.release()
     generator = Generator(model, library, entries, cache, max_batch,
                           max_cache_len)
     generator._compiler = compiler_identity()

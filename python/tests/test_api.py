@@ -227,3 +227,24 @@ def test_explain_reports_softmaxes_with_attention_sinks():
     # Generic form: the sinks are the 7th operand segment.
     assert len(re.findall(r'"attn.sdpa".*operandSegmentSizes = '
                           r'array<i32: (?:\d+, ){6}1, ', e.fused_mlir)) == 2
+
+
+def _live_exported_programs() -> int:
+    import gc
+    gc.collect()
+    return sum(1 for o in gc.get_objects()
+               if isinstance(o, torch.export.ExportedProgram))
+
+
+def test_compiled_module_keeps_no_exported_program(tmp_path):
+    """The export's graph, fake tensors and shape environment are released
+    once the weights are bound: the compiled module keeps its signature
+    (it still runs and saves), not the ExportedProgram."""
+    module = CausalSelfAttention(GPTConfig()).eval()
+    x = torch.randn(2, 8, 32)
+    before = _live_exported_programs()
+    compiled = attnfuse.compile(module, (x,))
+    assert _live_exported_programs() == before
+    assert_matches(compiled(x), module(x))
+    loaded = attnfuse.load(compiled.save(tmp_path / "pkg"))
+    assert_matches(loaded(x), module(x))

@@ -681,3 +681,27 @@ def test_generate_refuses_float_ids_and_negative_lengths():
                               pad_token_id=torch.tensor(0), **options)
     assert torch.equal(ours, generator.generate(ids, eos_token_id=eos,
                                                 pad_token_id=0, **options))
+
+
+def test_generator_keeps_no_exported_program(tmp_path):
+    """Each step's ExportedProgram is released once its weights are bound
+    (the generator's memory is its weights, cache and library); the
+    generator still generates and saves, and its package generates the
+    same tokens."""
+    import gc
+
+    def programs():
+        gc.collect()
+        return sum(1 for o in gc.get_objects()
+                   if isinstance(o, torch.export.ExportedProgram))
+
+    model = build("llama", torch.float32)
+    before = programs()
+    generator = attnfuse.compile_generator(model, max_batch=1,
+                                           max_cache_len=MAX_CACHE)
+    assert programs() == before
+    ids = torch.randint(3, VOCAB, (1, 5), generator=torch.Generator().manual_seed(3))
+    tokens = generator.generate(ids, max_new_tokens=4, do_sample=False)
+    loaded = attnfuse.load(generator.save(tmp_path / "pkg"))
+    assert torch.equal(loaded.generate(ids, max_new_tokens=4, do_sample=False),
+                       tokens)
