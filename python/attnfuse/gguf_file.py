@@ -34,6 +34,7 @@ file and the tensor.
 
 from __future__ import annotations
 
+import mmap
 import os
 import re
 from dataclasses import dataclass
@@ -111,6 +112,30 @@ def _checked_reader_class():
             super()._build_tensors(start_offs, fields)
 
     return CheckedReader
+
+
+def _drop_mapped_pages(view: np.ndarray) -> None:
+    """Drops the whole pages of a read-only file mapping under `view` from
+    this process's resident set (madvise MADV_DONTNEED): the file's page
+    cache keeps them and a later read maps them again, so the values are
+    unchanged."""
+    # The memmap made over the mapping (a slice of it is a memmap too,
+    # sharing its mmap): its base is the mmap object.
+    root = view
+    while root is not None and not isinstance(root.base, mmap.mmap):
+        root = root.base
+    if root is None or view.nbytes == 0:
+        return
+    region = root.base
+    # The memmap's data starts `offset` into the file, the mapping at that
+    # offset rounded down to the allocation granularity.
+    start = (view.ctypes.data - root.ctypes.data
+             + root.offset % mmap.ALLOCATIONGRANULARITY)
+    page = mmap.PAGESIZE
+    lo = -(-start // page) * page
+    hi = (start + view.nbytes) // page * page
+    if hi > lo:
+        region.madvise(mmap.MADV_DONTNEED, lo, hi - lo)
 
 
 def _open_reader(path: str):
@@ -378,6 +403,13 @@ class GGUFFile:
             raise GGUFError(f"{self.path}: no tensor for {unloaded[0]} of the "
                             f"model the metadata describes "
                             f"({self._config_summary(config)})")
+        # The stored bytes nothing reads again (tensors loaded into the
+        # model as floats, q/k rows and merged experts copied) leave the
+        # process's resident set; the given tensors' stay mapped.
+        kept = [qt.data for qt in given.values()]
+        for tensor in self.tensors.values():
+            if not any(np.may_share_memory(tensor.data, k) for k in kept):
+                _drop_mapped_pages(tensor.data)
         return model, given
 
     def _check_block_count(self, config) -> None:

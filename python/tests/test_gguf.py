@@ -504,3 +504,36 @@ def test_moe_up_missing(tmp_path):
     write_qwen3_moe(path, model, (GGML.Q8_0, GGML.Q8_0), drop=("blk.1.ffn_up_exps.weight",))
     with pytest.raises(GGUFError, match=r"blk\.1\.ffn_gate_exps.*no ffn_up_exps"):
         GGUFFile(path).hf_weights()
+
+
+def _mapped_kib(path) -> int:
+    """Resident KiB of this process's mappings of `path` (/proc/self/smaps)."""
+    total, inside = 0, False
+    with open("/proc/self/smaps") as f:
+        for line in f:
+            head = line.split()
+            if head and "-" in head[0] and len(head) >= 5 and ":" not in head[0]:
+                inside = len(head) >= 6 and head[5] == str(path)
+            elif inside and line.startswith("Rss:"):
+                total += int(head[1])
+    return total
+
+
+def test_copied_tensors_leave_the_resident_set(tmp_path):
+    """The pages of a mapped tensor that was copied (q/k rows reordered,
+    floats loaded into the model) are dropped from the resident set; the
+    values read through the mapping stay the same."""
+    import mmap
+    from attnfuse.gguf_file import _drop_mapped_pages
+    page = mmap.PAGESIZE
+    path = tmp_path / "pages.bin"
+    values = np.random.default_rng(0).integers(0, 256, 64 * page, dtype=np.uint8)
+    values.tofile(path)
+    mapped = np.memmap(path, mode="r")
+    assert int(mapped.sum(dtype=np.int64)) == int(values.sum(dtype=np.int64))
+    assert _mapped_kib(path) == 64 * page // 1024
+    # Pages 8..39 whole, plus half pages on either side that stay.
+    view = mapped[8 * page - page // 2:40 * page + page // 2].reshape(-1, 16)
+    _drop_mapped_pages(view)
+    assert _mapped_kib(path) == (64 - 32) * page // 1024
+    assert np.array_equal(view.reshape(-1), values[8 * page - page // 2:40 * page + page // 2])
