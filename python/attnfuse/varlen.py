@@ -155,17 +155,22 @@ class _PackedMode(TorchFunctionMode):
             self.lengths, None, bool(bound.get("is_causal", False)),
             bound.get("scale"), False)
         # [B, H, L, Ev] -> the tokens' rows [T, H, Ev], returned as
-        # [1, H, T, Ev] laid out as SDPA's own result is.
+        # [1, H, T, Ev] laid out as SDPA's own result is. Each transpose
+        # is next to its inverse (the module's `transpose(1, 2)` of the
+        # result; the result's layout), so that the compiled code folds
+        # them: only the gathers move data.
         b, h, L, ev = out.shape
         rows = out.transpose(1, 2).reshape(b * L, h, ev)
         rows = rows.index_select(0, self.pad_index)
-        return rows.transpose(0, 1).unsqueeze(0)
+        return rows.unsqueeze(0).transpose(1, 2)
 
     def _pad(self, x):
-        """`[1, H, T, E]` tokens -> `[B, H, L, E]` slots."""
+        """`[1, H, T, E]` tokens -> `[B, H, L, E]` slots. The module made x
+        with `transpose(1, 2)` of `[1, T, H, E]`, which the transpose back
+        here cancels (no copy); the gather reads the tokens' rows."""
         b, L = self.unpad_index.shape
         h, e = x.shape[1], x.shape[3]
-        slots = x[0].transpose(0, 1).index_select(
+        slots = x.transpose(1, 2)[0].index_select(
             0, self.unpad_index.reshape(-1))  # [B L, H, E]
         return slots.reshape(b, L, h, e).transpose(1, 2)
 

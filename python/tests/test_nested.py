@@ -98,6 +98,19 @@ def test_tutorial_module_on_nested_tensors(dtype, is_causal):
                     assert_matches(got, padded[b, :got.shape[0]])
 
 
+def test_packing_moves_data_only_in_its_gathers():
+    """The transposes the packing adds (tokens to heads and back) sit next
+    to the module's own inverses, which the fusion pass folds: the fused
+    IR of the nested module has no more attn.transpose than the padded
+    module's, so the gathers are the only copies the packing costs."""
+    from attnfuse.compiler import fuse
+    m = CausalSelfAttention(4, 64).eval()
+    x, _ = nested([5, 17, 1, 9], 64, torch.float32)
+    packed, _ = fuse(attnfuse.compile(m, (x,)).mlir)
+    padded, _ = fuse(attnfuse.compile(m, (torch.randn(2, 9, 64),)).mlir)
+    assert packed.count('"attn.transpose"') == padded.count('"attn.transpose"')
+
+
 def test_varlen_attention_left_padding_gqa_mask():
     """varlen_attention compiled (one attn.sdpa with lengths, left padding,
     GQA, a boolean mask) equals its eager definition, which is SDPA with the
