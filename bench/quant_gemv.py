@@ -27,8 +27,9 @@ With --prefill R [R ...], the prefill products instead: [R, K] bf16 rows
 times the quantized [N, K] weight (one copy, from cache: the product is
 bound by arithmetic), the f32 GEMM on dequantized panels against the
 same product with --quantized-activations=int8 (the integer GEMM on a
-VNNI host, for q8_0, q4_0 and int4_sym), GOP/s = 2 R N K / the median
-time, the fastest of --rounds rounds.
+VNNI host, for q8_0, q4_0, int4_sym, q4_k and q6_k; the k-quants are
+random valid blocks, as a Q4_K_M file stores its projections), GOP/s = 2
+R N K / the median time, the fastest of --rounds rounds.
 """
 import argparse
 import math
@@ -116,6 +117,19 @@ def prepare(a, tmp, n, k, w, scheme, group):
     return module, npy, nbytes, copies
 
 
+def random_kquant(scheme, n, k, rng):
+    """Random valid q4_k / q6_k blocks (attnfuse.quant has no k-quant
+    quantizer): any codes and sub-block scales, f16 super-block scales of
+    a sensible size."""
+    size, scales = {"q4_k": (144, (0, 2)), "q6_k": (210, (208,))}[scheme]
+    blocks = rng.integers(0, 256, size=(n * k // 256, size), dtype=np.uint8)
+    for at in scales:
+        d = rng.uniform(0.001, 0.01, (len(blocks), 1)).astype("<f2")
+        blocks[:, at:at + 2] = d.view(np.uint8)
+    return quant.QuantizedTensor(blocks.reshape(-1), (n, k),
+                                 quant.get_scheme(scheme))
+
+
 def prefill(a, rng):
     """The --prefill table: f32 GEMM against the int8 activations' GEMM."""
     configs = []
@@ -124,8 +138,11 @@ def prefill(a, rng):
             n, k = (int(d) for d in shape.split("x"))
             w = torch.from_numpy(rng.standard_normal((n, k)).astype(np.float32))
             for scheme, group in [("q4_0", None), ("q8_0", None),
-                                  ("int4_sym", 128)]:
-                qt = quant.quantize(w, scheme, group)
+                                  ("int4_sym", 128), ("q4_k", None),
+                                  ("q6_k", None)]:
+                qt = (random_kquant(scheme, n, k, rng)
+                      if scheme in ("q4_k", "q6_k")
+                      else quant.quantize(w, scheme, group))
                 npy = os.path.join(tmp, f"w_{scheme}_{n}x{k}.npy")
                 np.save(npy, qt.data.view(np.int8))
                 for rows in a.prefill:

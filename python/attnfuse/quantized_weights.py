@@ -42,8 +42,8 @@ path) lets the decode products (at most 8 rows) of q8_0, q4_0, q4_k, q6_k,
 int4_* and int8_* weights (K and group multiples of 32) quantize their
 input rows to int8 per block of 32 and multiply in integers, on a CPU with
 AVX-VNNI or AVX512-VNNI, or AVX2 for the 4- and 6-bit weights; and the
-prefill GEMMs of q8_0, q4_0, int8_sym and int4_sym weights on VNNI
-(`attn-compile --quantized-activations=int8`, docs/quantization.md).
+prefill GEMMs of q8_0, q4_0, q4_k, q6_k, int8_sym and int4_sym weights
+on VNNI (`attn-compile --quantized-activations=int8`, docs/quantization.md).
 Other products stay float.
 """
 

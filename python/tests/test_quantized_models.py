@@ -529,19 +529,18 @@ def test_int8_activations_generate_close_to_the_dequantized_model():
     assert ((got >= 0) & (got < VOCAB)).all()
 
 
-def test_int8_activations_prefill_quantized_as_decode():
-    """A q8_0 linear layer with activations="int8" on 13 rows (prefill: the
-    GEMM) and on 1: on a VNNI host both quantize their rows (the same rule
-    per row and block of 32), so the prefill's first row equals the decode
-    result up to the f32 accumulations' order, and every output is within
-    the activations' rounding of the exact product: at most amax / 254 per
-    element of each block of 32 (amax its largest |x|), times |W|. Without
-    VNNI the prefill is the exact f32 GEMM."""
-    torch.manual_seed(7)
-    lin = torch.nn.Linear(96, 40, bias=False).eval()
-    x = torch.randn(13, 96)
-    prefill = attnfuse.compile(lin, (x,), weights="q8_0", activations="int8")
-    decode = attnfuse.compile(lin, (x[:1],), weights="q8_0",
+def check_prefill_quantized_as_decode(lin, x, weights):
+    """`lin` with `weights` and activations="int8" on the rows of `x` (more
+    than 8: prefill, the GEMM) and on its first row (decode): on a VNNI
+    host both quantize their rows (the same rule per row and block of 32),
+    so the prefill's first row equals the decode result up to the f32
+    accumulations' order, and every output is within the activations'
+    rounding of the exact product: at most amax / 254 per element of each
+    block of 32 (amax its largest |x|), times |W|. Without VNNI the prefill
+    is the exact f32 GEMM."""
+    rows, k = x.shape
+    prefill = attnfuse.compile(lin, (x,), weights=weights, activations="int8")
+    decode = attnfuse.compile(lin, (x[:1],), weights=weights,
                               activations="int8")
     with torch.no_grad():
         w = dequantized_model(lin, prefill.quantized).weight.double()
@@ -551,12 +550,37 @@ def test_int8_activations_prefill_quantized_as_decode():
     if not host_multiplies_int8(byte_codes=True):
         assert ((got - ref).abs() <= 10 * f32_slack).all()
         return
-    amax = x.double().reshape(13, 3, 32).abs().amax(-1)
+    amax = x.double().reshape(rows, k // 32, 32).abs().amax(-1)
     rounding = (amax / 254).repeat_interleave(32, dim=-1) @ w.abs().T
     err = (got - ref).abs()
     assert (err <= rounding + f32_slack).all(), (err / rounding).max()
     assert (err > f32_slack).any()
     assert ((got[:1] - decode(x[:1]).double()).abs() <= f32_slack[:1]).all()
+
+
+def test_int8_activations_prefill_quantized_as_decode():
+    """A q8_0 linear layer (check_prefill_quantized_as_decode)."""
+    torch.manual_seed(7)
+    lin = torch.nn.Linear(96, 40, bias=False).eval()
+    check_prefill_quantized_as_decode(lin, torch.randn(13, 96), "q8_0")
+
+
+@pytest.mark.parametrize("scheme", ["q4_k", "q6_k"])
+def test_int8_activations_kquant_prefill_quantized_as_decode(scheme):
+    """The two types of a Q4_K_M GGUF file (random valid blocks: there is
+    no k-quant quantizer) given as the layer's weight, K two super-blocks,
+    N odd (check_prefill_quantized_as_decode): the integer GEMM reads
+    q4_k's mins and q6_k's scales per 16 elements as the decode GEMV
+    does."""
+    from attnfuse.quant import get_scheme
+    from test_quant import random_k_blocks
+    torch.manual_seed(7)
+    n, k = 37, 512
+    blocks = random_k_blocks(np.random.default_rng(7), scheme, n, k)
+    qt = QuantizedTensor(blocks.reshape(-1), (n, k), get_scheme(scheme))
+    lin = torch.nn.Linear(k, n, bias=False).eval()
+    check_prefill_quantized_as_decode(lin, torch.randn(13, k),
+                                      {"weight": qt})
 
 
 def test_activations_refusals_and_cache_key():

@@ -9,7 +9,8 @@
 // multiplies int8 activations by a quantized weight's codes in integers:
 // its panel holds the codes of each k block of the weight rows in the
 // VNNI layout (4 consecutive k of a column in one 32-bit lane) with their
-// scales beside, and its tile sums each unit of 32 k in i32 lanes
+// scales (and q4_k's mins) beside, and its tile sums each unit of 32 k
+// (each half of it for q6_k's scales per 16) in i32 lanes
 // (QuantDotKernel's vpdpbusd) before scaling it into f32 accumulators.
 // PairGemmKernel keeps the panel in bf16 pairs of k, reads the lhs pairs
 // in place and does one x86vector.avx512.dot per accumulator and pair of
@@ -192,15 +193,20 @@ protected:
 };
 
 /// Integer dots of an lhs quantized to int8 (QuantizedRows) and a
-/// quantized weight with one scale per unit of 32 codes and a fixed offset
-/// (q8_0, q4_0, int8_sym, int4_sym). Per k block the weight's codes are
-/// packed into an i32 panel [kc / 4, nc], panel[q, c] the 4 unsigned codes
-/// of k = 4q .. 4q + 3 of column c, and its scales into [kc / 32, nc];
-/// padding columns get zero codes and scales. A tile of mr rows x nv
-/// vectors of `lanes` columns, per unit of 32 k: i32 accumulators started
-/// at -offset * the row block's code sum, 8 dots (QuantDotKernel::
-/// accumulate: one vector of the panel's quads times the row's 4 codes
-/// broadcast), then acc += f32(dot) * (weight scales * row scale).
+/// quantized weight whose codes have a fixed offset: one scale per unit of
+/// 32 codes (q8_0, q4_0, int8_sym, int4_sym), or a k-quant's groups (q6_k:
+/// a scale per 16 elements, offset 32; q4_k: a scale and a min per 32, no
+/// offset). Per k block the weight's codes are packed into an i32 panel
+/// [kc / 4, nc], panel[q, c] the 4 unsigned codes of k = 4q .. 4q + 3 of
+/// column c, and per unit its scales (and min) into rows of an f32 panel
+/// [kc / 32 * getScaleRows(), nc]; padding columns get zero codes, scales
+/// and mins. A tile of mr rows x nv vectors of `lanes` columns, per unit
+/// of 32 k and per group of its k of one scale (the unit, or q6_k's two
+/// halves): i32 accumulators started at -offset * the row group's code
+/// sum, the group's dots (QuantDotKernel::accumulate: one vector of the
+/// panel's quads times the row's 4 codes broadcast), then acc += f32(dot) *
+/// (weight scales * row scale); with mins, acc -= mins * (row scale * f32(
+/// row block's code sum)) once per unit: the GEMV's arithmetic per unit.
 class IntDotGemmKernel : public FmaGemmKernel {
 public:
   using FmaGemmKernel::FmaGemmKernel;
@@ -218,6 +224,32 @@ protected:
   bool widensLhs() const override { return false; }
 
 private:
+  /// One unit of 32 k of a weight row as the panels hold it: its codes
+  /// (vector<32xi8>, unsigned, with the rows' offset), its scales (one per
+  /// group of 32 / getGroups() k) and its min (q4_k, else null).
+  struct Unit {
+    Value codes;
+    SmallVector<Value, 2> scales;
+    Value min;
+  };
+
+  QuantScheme getScheme() const { return ops.quantizedRhs->format.getScheme(); }
+  /// The groups of k of one scale in a unit: 2 for q6_k, else 1.
+  int64_t getGroups() const { return getScheme() == QuantScheme::q6_k ? 2 : 1; }
+  /// Whether a unit has a min (q4_k: W = scale * code - min).
+  bool hasMins() const { return getScheme() == QuantScheme::q4_k; }
+  /// The rows of the scale panel per unit: its scales, then its min.
+  int64_t getScaleRows() const { return getGroups() + hasMins(); }
+  /// The units the pack decodes per step of its loop: a k-quant
+  /// super-block's 8 (its decoders take a static group), else 1.
+  int64_t getUnitsPerStep() const {
+    QuantScheme s = getScheme();
+    return s == QuantScheme::q4_k || s == QuantScheme::q6_k
+               ? kMaxQuantUnit / QuantDotKernel::kStepBytes
+               : 1;
+  }
+  /// Unit `i` (< getUnitsPerStep()) of step `step` of weight row `row`.
+  Unit decodeUnit(QuantDecoder &decoder, Value row, Value step, int64_t i);
   /// Codes and scales of the k block at k0 into w.panel and
   /// w.panelScales.
   void packCodes(const GemmWorkItem &w, Value k0, Value depth);
@@ -355,8 +387,35 @@ void IntDotGemmKernel::allocate(GemmWorkItem &w) {
   int64_t ncCols = getBlockExtent(ops.n, t.nc, t.lanes);
   w.panelScales = allocAligned(
       b, loc, b.getF32Type(),
-      {b.getIndexAttr(kcRows / QuantDotKernel::kStepBytes),
+      {b.getIndexAttr(kcRows / QuantDotKernel::kStepBytes * getScaleRows()),
        b.getIndexAttr(ncCols)});
+}
+
+/// The decoders of the GEMV's integer path: decodeIntUnit, or a k-quant's
+/// group `i` of super-block `step` (its scales and min broadcast over
+/// lanes; q6_k's first 16 elements' scale in lanes 0-3, the second's in
+/// 4-7).
+IntDotGemmKernel::Unit IntDotGemmKernel::decodeUnit(QuantDecoder &decoder,
+                                                    Value row, Value step,
+                                                    int64_t i) {
+  auto lane = [&](Value v, int64_t l) {
+    return vector::ExtractOp::create(b, loc, v, l).getResult();
+  };
+  switch (getScheme()) {
+  case QuantScheme::q6_k: {
+    QuantDecoder::IntPair group = decoder.decodeQ6Groups(row, step, i, 1);
+    return {
+        group.codes, {lane(group.scales, 0), lane(group.scales, 4)}, nullptr};
+  }
+  case QuantScheme::q4_k: {
+    QuantDecoder::KQuantGroups group = decoder.decodeQ4KGroups(row, step, i, 1);
+    return {group.codes, {lane(group.scales, 0)}, lane(group.mins, 0)};
+  }
+  default: {
+    QuantDecoder::IntUnit unit = decoder.decodeIntUnit(row, step);
+    return {unit.codes, {unit.scale}, nullptr};
+  }
+  }
 }
 
 /// Per group of 8 columns and unit: the 8 columns' codes as 8 vectors of
@@ -366,38 +425,48 @@ void IntDotGemmKernel::allocate(GemmWorkItem &w) {
 void IntDotGemmKernel::packCodes(const GemmWorkItem &w, Value k0, Value depth) {
   const QuantizedWeight &weight = *ops.quantizedRhs;
   QuantDecoder decoder(b, loc, weight, ops.rhs, t.lanes);
-  int64_t unit = QuantDotKernel::kStepBytes, quads = unit / 4;
+  int64_t quads = QuantDotKernel::kStepBytes / 4;
+  int64_t perStep = getUnitsPerStep(), scaleRows = getScaleRows();
+  int64_t stepElements = perStep * QuantDotKernel::kStepBytes;
   Type i32 = b.getI32Type(), f32 = b.getF32Type();
   auto quadType = VectorType::get({quads}, i32);
   Value zeroQuads = arith::ConstantOp::create(
       b, loc, DenseElementsAttr::get(quadType, b.getI32IntegerAttr(0)));
   Value zeroScale = createFloatConstant(b, loc, f32, 0.0);
-  Value units = arith::DivUIOp::create(b, loc, depth, idx(unit));
-  Value firstUnit = arith::DivUIOp::create(b, loc, k0, idx(unit));
+  Value steps = arith::DivUIOp::create(b, loc, depth, idx(stepElements));
+  Value firstStep = arith::DivUIOp::create(b, loc, k0, idx(stepElements));
   Value lastRow = idx(weight.n - 1);
   forLoop(idx(0), w.paddedCols, idx(quads), [&](Value c0) {
-    forLoop(idx(0), units, idx(1), [&](Value u) {
-      SmallVector<Value> columns;
-      for (int64_t j = 0; j < quads; ++j) {
-        Value col = add(c0, idx(j));
-        Value valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                            col, w.cols);
-        QuantDecoder::IntUnit codes = decoder.decodeIntUnit(
-            minu(add(w.n0, col), lastRow), add(firstUnit, u));
-        Value asQuads =
-            vector::BitCastOp::create(b, loc, quadType, codes.codes);
-        columns.push_back(
-            arith::SelectOp::create(b, loc, valid, asQuads, zeroQuads));
-        memref::StoreOp::create(
-            b, loc,
-            arith::SelectOp::create(b, loc, valid, codes.scale, zeroScale),
-            w.panelScales, ValueRange{u, col});
+    forLoop(idx(0), steps, idx(1), [&](Value s) {
+      for (int64_t i = 0; i < perStep; ++i) {
+        Value u = add(mul(s, idx(perStep)), idx(i));
+        SmallVector<Value> columns;
+        for (int64_t j = 0; j < quads; ++j) {
+          Value col = add(c0, idx(j));
+          Value valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                              col, w.cols);
+          Unit unit = decodeUnit(decoder, minu(add(w.n0, col), lastRow),
+                                 add(firstStep, s), i);
+          Value asQuads =
+              vector::BitCastOp::create(b, loc, quadType, unit.codes);
+          columns.push_back(
+              arith::SelectOp::create(b, loc, valid, asQuads, zeroQuads));
+          SmallVector<Value, 3> params(unit.scales.begin(), unit.scales.end());
+          if (unit.min)
+            params.push_back(unit.min);
+          for (auto [r, param] : llvm::enumerate(params))
+            memref::StoreOp::create(
+                b, loc,
+                arith::SelectOp::create(b, loc, valid, param, zeroScale),
+                w.panelScales,
+                ValueRange{add(mul(u, idx(scaleRows)), idx(r)), col});
+        }
+        SmallVector<Value> rows = transposeInRegisters(b, loc, columns);
+        for (int64_t q = 0; q < quads; ++q)
+          vector::StoreOp::create(
+              b, loc, rows[q], w.panel,
+              ValueRange{add(mul(u, idx(quads)), idx(q)), c0});
       }
-      SmallVector<Value> rows = transposeInRegisters(b, loc, columns);
-      for (int64_t q = 0; q < quads; ++q)
-        vector::StoreOp::create(
-            b, loc, rows[q], w.panel,
-            ValueRange{add(mul(u, idx(quads)), idx(q)), c0});
     });
   });
 }
@@ -407,12 +476,16 @@ void IntDotGemmKernel::emitKBlock(const GemmWorkItem &w, Value k0, Value depth,
   const QuantizedRows &lhs = *ops.quantizedLhs;
   packCodes(w, k0, depth);
   int64_t unit = QuantDotKernel::kStepBytes, quads = unit / 4;
+  int64_t groups = getGroups(), groupQuads = quads / groups;
+  int64_t scaleRows = getScaleRows();
   Type i32 = b.getI32Type(), i8 = b.getIntegerType(8);
   auto quadType = VectorType::get({t.lanes}, i32);
   auto byteType = VectorType::get({4 * t.lanes}, i8);
   Value units = arith::DivUIOp::create(b, loc, depth, idx(unit));
   Value firstUnit = arith::DivUIOp::create(b, loc, k0, idx(unit));
   Value minusOffset = arith::ConstantIntOp::create(b, loc, i32, -lhs.offset);
+  Value zeroDot = arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(quadType, b.getI32IntegerAttr(0)));
   forEachTile(w, [&](ArrayRef<Value> rowOf, ArrayRef<Value> colOf,
                      ArrayRef<Value> init) {
     int64_t mr = rowOf.size(), nv = colOf.size();
@@ -424,53 +497,94 @@ void IntDotGemmKernel::emitKBlock(const GemmWorkItem &w, Value k0, Value depth,
         [&](OpBuilder &, Location, Value u, ValueRange acc) {
           Value block = add(firstUnit, u);
           Value k = mul(block, idx(unit));
-          SmallVector<Value> dots;
-          for (int64_t r = 0; r < mr; ++r) {
-            Value sum = memref::LoadOp::create(b, loc, lhs.sums,
-                                               ValueRange{rows[r], block});
-            Value start = vector::BroadcastOp::create(
-                b, loc, quadType,
-                arith::MulIOp::create(b, loc, sum, minusOffset));
-            dots.append(nv, start);
-          }
-          for (int64_t q = 0; q < quads; ++q) {
-            SmallVector<Value> codes;
+          SmallVector<Value> next(acc);
+          // The panel's row of parameter `p` of the unit, per vector.
+          auto loadParams = [&](int64_t p) {
+            SmallVector<Value> params;
             for (int64_t v = 0; v < nv; ++v)
-              codes.push_back(vector::BitCastOp::create(
-                  b, loc, byteType,
-                  vector::LoadOp::create(
-                      b, loc, quadType, w.panel,
-                      ValueRange{add(mul(u, idx(quads)), idx(q)), colOf[v]})));
+              params.push_back(vector::LoadOp::create(
+                  b, loc, vecType, w.panelScales,
+                  ValueRange{add(mul(u, idx(scaleRows)), idx(p)), colOf[v]}));
+            return params;
+          };
+          auto rowScale = [&](int64_t r) {
+            return memref::LoadOp::create(b, loc, lhs.scales,
+                                          ValueRange{rows[r], block})
+                .getResult();
+          };
+          for (int64_t g = 0; g < groups; ++g) {
+            SmallVector<Value> dots;
             for (int64_t r = 0; r < mr; ++r) {
-              // The row's 4 codes of k .. k + 3 in every i32 lane.
-              Value four = vector::LoadOp::create(
-                  b, loc, VectorType::get({4}, i8), lhs.codes,
-                  ValueRange{rows[r], add(k, idx(4 * q))});
-              Value word = vector::BitCastOp::create(
-                  b, loc, VectorType::get({1}, i32), four);
-              Value act = vector::BitCastOp::create(
-                  b, loc, byteType,
-                  vector::BroadcastOp::create(b, loc, quadType, word));
+              if (!lhs.offset) {
+                dots.append(nv, zeroDot);
+                continue;
+              }
+              Value sum =
+                  groups == 1
+                      ? memref::LoadOp::create(b, loc, lhs.sums,
+                                               ValueRange{rows[r], block})
+                      : memref::LoadOp::create(
+                            b, loc, lhs.halfSums,
+                            ValueRange{rows[r],
+                                       add(mul(block, idx(groups)), idx(g))});
+              Value start = vector::BroadcastOp::create(
+                  b, loc, quadType,
+                  arith::MulIOp::create(b, loc, sum, minusOffset));
+              dots.append(nv, start);
+            }
+            for (int64_t q = g * groupQuads; q < (g + 1) * groupQuads; ++q) {
+              SmallVector<Value> codes;
               for (int64_t v = 0; v < nv; ++v)
-                dots[r * nv + v] =
-                    lhs.dot->accumulate(dots[r * nv + v], codes[v], act);
+                codes.push_back(vector::BitCastOp::create(
+                    b, loc, byteType,
+                    vector::LoadOp::create(
+                        b, loc, quadType, w.panel,
+                        ValueRange{add(mul(u, idx(quads)), idx(q)),
+                                   colOf[v]})));
+              for (int64_t r = 0; r < mr; ++r) {
+                // The row's 4 codes of k .. k + 3 in every i32 lane.
+                Value four = vector::LoadOp::create(
+                    b, loc, VectorType::get({4}, i8), lhs.codes,
+                    ValueRange{rows[r], add(k, idx(4 * q))});
+                Value word = vector::BitCastOp::create(
+                    b, loc, VectorType::get({1}, i32), four);
+                Value act = vector::BitCastOp::create(
+                    b, loc, byteType,
+                    vector::BroadcastOp::create(b, loc, quadType, word));
+                for (int64_t v = 0; v < nv; ++v)
+                  dots[r * nv + v] =
+                      lhs.dot->accumulate(dots[r * nv + v], codes[v], act);
+              }
+            }
+            SmallVector<Value> scales = loadParams(g);
+            for (int64_t r = 0; r < mr; ++r) {
+              Value d =
+                  vector::BroadcastOp::create(b, loc, vecType, rowScale(r));
+              for (int64_t v = 0; v < nv; ++v) {
+                Value dot =
+                    arith::SIToFPOp::create(b, loc, vecType, dots[r * nv + v]);
+                Value scale = arith::MulFOp::create(b, loc, scales[v], d);
+                next[r * nv + v] =
+                    vector::FMAOp::create(b, loc, dot, scale, next[r * nv + v]);
+              }
             }
           }
-          SmallVector<Value> scales, next;
-          for (int64_t v = 0; v < nv; ++v)
-            scales.push_back(vector::LoadOp::create(
-                b, loc, vecType, w.panelScales, ValueRange{u, colOf[v]}));
-          for (int64_t r = 0; r < mr; ++r) {
-            Value d = vector::BroadcastOp::create(
-                b, loc, vecType,
-                memref::LoadOp::create(b, loc, lhs.scales,
-                                       ValueRange{rows[r], block}));
-            for (int64_t v = 0; v < nv; ++v) {
-              Value dot =
-                  arith::SIToFPOp::create(b, loc, vecType, dots[r * nv + v]);
-              Value scale = arith::MulFOp::create(b, loc, scales[v], d);
-              next.push_back(
-                  vector::FMAOp::create(b, loc, dot, scale, acc[r * nv + v]));
+          if (hasMins()) {
+            // acc -= mins * (row scale * f32(the row block's code sum)).
+            SmallVector<Value> mins = loadParams(groups);
+            for (Value &min : mins)
+              min = arith::NegFOp::create(b, loc, min);
+            for (int64_t r = 0; r < mr; ++r) {
+              Value sum = memref::LoadOp::create(b, loc, lhs.sums,
+                                                 ValueRange{rows[r], block});
+              Value terms = vector::BroadcastOp::create(
+                  b, loc, vecType,
+                  arith::MulFOp::create(
+                      b, loc, rowScale(r),
+                      arith::SIToFPOp::create(b, loc, b.getF32Type(), sum)));
+              for (int64_t v = 0; v < nv; ++v)
+                next[r * nv + v] = vector::FMAOp::create(b, loc, mins[v], terms,
+                                                         next[r * nv + v]);
             }
           }
           scf::YieldOp::create(b, loc, next);
@@ -633,8 +747,8 @@ GemmKernel::create(OpBuilder &b, Location loc, Type ct,
                        : QuantDotKernel::kAccLanes;
     tiling.nv = 2;
     tiling.mr = std::max<int64_t>(1, base.mr * base.nv / 4);
-    assert(base.kc % QuantDotKernel::kStepBytes == 0 &&
-           tiling.nc % tiling.lanes == 0 && "k blocks of whole units");
+    assert(base.kc % kMaxQuantUnit == 0 && tiling.nc % tiling.lanes == 0 &&
+           "k blocks of whole units (k-quant super-blocks)");
     return std::unique_ptr<GemmKernel>(
         new IntDotGemmKernel(b, loc, ct, operands, tiling));
   }

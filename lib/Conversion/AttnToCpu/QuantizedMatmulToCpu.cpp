@@ -49,16 +49,19 @@
 //
 //   With quantized-activations=int8, on a target whose integer dot is
 //   VNNI's vpdpbusd (exact for every byte: AVX512-VNNI on zmm, or ymm
-//   with AVX-VNNI / AVX512-VNNI at 256 bits) and a weight of units of 32
-//   codes with one scale and a fixed offset (q8_0, q4_0, int8_sym,
-//   int4_sym), the rows are first quantized as the GEMV quantizes them
-//   (ActivationQuantizer, once per call, the rows in parallel) and the
-//   GEMM multiplies in integers (GemmKernel's IntDotGemmKernel): its pack
-//   step lays each k block of the weight's codes out for vpdpbusd (4 k of
-//   a column per i32 lane) beside their scales, and its tile sums each
-//   unit of 32 k in i32 before scaling it into f32. q4_k, q6_k and the
-//   asymmetric schemes, and targets without VNNI (AVX2's vpmaddubsw path
-//   of the GEMV is exact only for codes below 128), keep the f32 GEMM.
+//   with AVX-VNNI / AVX512-VNNI at 256 bits) and a weight whose codes
+//   have a fixed offset (units of 32 with one scale: q8_0, q4_0,
+//   int8_sym, int4_sym; and the k-quants' groups of 32: q6_k, offset 32,
+//   q4_k, none), the rows are first quantized as the GEMV quantizes them
+//   (ActivationQuantizer, once per call, the rows in parallel; for q6_k
+//   also each half block's code sum) and the GEMM multiplies in integers
+//   (GemmKernel's IntDotGemmKernel): its pack step lays each k block of
+//   the weight's codes out for vpdpbusd (4 k of a column per i32 lane)
+//   beside their scales (q6_k's two per unit, and q4_k's mins), and its
+//   tile sums each unit of 32 k (q6_k: each half) in i32 before scaling
+//   it into f32 (q4_k: one more FMA of the mins). The asymmetric schemes,
+//   and targets without VNNI (AVX2's vpmaddubsw path of the GEMV is exact
+//   only for codes below 128), keep the f32 GEMM.
 //
 // A dynamic R chooses at run time.
 //
@@ -106,8 +109,9 @@ public:
   ActivationQuantizer(OpBuilder &b, Location loc)
       : Emitter(b, loc, b.getF32Type(), 1) {}
 
-  /// The buffers of `rows` x `k` quantized elements (k a multiple of 32).
-  QuantizedRows allocate(OpFoldResult rows, int64_t k) {
+  /// The buffers of `rows` x `k` quantized elements (k a multiple of 32),
+  /// with `halfSums` the code sums of each half block too.
+  QuantizedRows allocate(OpFoldResult rows, int64_t k, bool halfSums = false) {
     int64_t blocks = k / QuantDotKernel::kStepBytes;
     QuantizedRows q;
     q.codes =
@@ -116,6 +120,9 @@ public:
         allocAligned(b, loc, b.getF32Type(), {rows, b.getIndexAttr(blocks)});
     q.sums =
         allocAligned(b, loc, b.getI32Type(), {rows, b.getIndexAttr(blocks)});
+    if (halfSums)
+      q.halfSums = allocAligned(b, loc, b.getI32Type(),
+                                {rows, b.getIndexAttr(2 * blocks)});
     return q;
   }
 
@@ -144,6 +151,23 @@ public:
   }
 
 private:
+  /// The code sums of the two halves of block `block` (its codes a
+  /// vector<32xi32>, their sum `sum`) at 2 block and 2 block + 1 of
+  /// q.halfSums: the first half reduced, the second sum - first.
+  void storeHalfSums(const QuantizedRows &q, Value row, Value block,
+                     Value codes, Value sum) {
+    int64_t half = QuantDotKernel::kStepBytes / 2;
+    Value first = vector::ReductionOp::create(
+        b, loc, vector::CombiningKind::ADD,
+        vector::ExtractStridedSliceOp::create(
+            b, loc, codes, ArrayRef<int64_t>{0}, ArrayRef<int64_t>{half},
+            ArrayRef<int64_t>{1}));
+    Value at = mul(block, idx(2));
+    memref::StoreOp::create(b, loc, first, q.halfSums, ValueRange{row, at});
+    memref::StoreOp::create(b, loc, arith::SubIOp::create(b, loc, sum, first),
+                            q.halfSums, ValueRange{row, add(at, idx(1))});
+  }
+
   void fillRow(const QuantizedRows &q, Value x, Value row, int64_t k,
                BlockFn extra) {
     Type f32 = b.getF32Type(), i32 = b.getI32Type(), i8 = b.getIntegerType(8);
@@ -185,6 +209,8 @@ private:
               q.codes, ValueRange{row, col});
           memref::StoreOp::create(b, loc, d, q.scales, ValueRange{row, block});
           memref::StoreOp::create(b, loc, sum, q.sums, ValueRange{row, block});
+          if (q.halfSums)
+            storeHalfSums(q, row, block, codes, sum);
           if (extra)
             extra(row, block, codes, d, sum);
         });
@@ -731,12 +757,15 @@ struct QuantizedMatmulOpLowering : OpRewritePattern<QuantizedMatmulOp> {
       QuantizedRows q;
       if (dot) {
         ActivationQuantizer quantizer(b, l);
+        // q6_k's scales per 16 elements take the offset's term per half
+        // block.
+        bool q6 = weight.format.getScheme() == QuantScheme::q6_k;
         q = quantizer.allocate(flatType.isDynamicDim(0)
                                    ? OpFoldResult(rows)
                                    : b.getIndexAttr(flatType.getDimSize(0)),
-                               weight.k);
+                               weight.k, q6);
         quantizer.fillInParallel(q, toReadOnlyBuffer(b, l, x), rows, weight.k);
-        q.offset = *QuantDecoder::getFixedIntOffset(weight);
+        q.offset = *getGemmIntOffset(weight);
         q.dot = dot.get();
         g.quantizedLhs = &q;
       }
@@ -757,14 +786,29 @@ struct QuantizedMatmulOpLowering : OpRewritePattern<QuantizedMatmulOp> {
     return success();
   }
 
+  /// The fixed offset of the codes the integer GEMM reads: that of a
+  /// weight of units of 32 codes with one scale (q8_0, q4_0, int8_sym,
+  /// int4_sym), q6_k's 32 and q4_k's 0 (its groups of decodeQ6Groups and
+  /// decodeQ4KGroups); none for the asymmetric schemes.
+  static std::optional<int64_t>
+  getGemmIntOffset(const QuantizedWeight &weight) {
+    switch (weight.format.getScheme()) {
+    case QuantScheme::q6_k:
+      return 32;
+    case QuantScheme::q4_k:
+      return 0;
+    default:
+      return QuantDecoder::getFixedIntOffset(weight);
+    }
+  }
+
   /// The integer dot of the GEMM with int8 activations: a VNNI vpdpbusd
-  /// (exact for every byte) on a weight of units of 32 codes with one
-  /// scale and a fixed offset (q8_0, q4_0, int8_sym, int4_sym); else null
-  /// (the GEMM dequantizes into f32 panels).
+  /// (exact for every byte) on a weight of codes with a fixed offset
+  /// (getGemmIntOffset); else null (the GEMM dequantizes into f32
+  /// panels).
   std::unique_ptr<QuantDotKernel>
   getGemmDot(OpBuilder &b, Location loc, const QuantizedWeight &weight) const {
-    if (activations != QuantizedActivations::Int8 ||
-        !QuantDecoder::getFixedIntOffset(weight))
+    if (activations != QuantizedActivations::Int8 || !getGemmIntOffset(weight))
       return nullptr;
     Type i8 = b.getIntegerType(8);
     std::unique_ptr<QuantDotKernel> dot = QuantDotKernel::create(

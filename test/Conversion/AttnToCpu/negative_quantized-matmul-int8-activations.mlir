@@ -86,3 +86,27 @@ func.func @negative_prefill_q4_0(%x: tensor<13x96xf32>, %w: tensor<1998xi8>) -> 
       : (tensor<13x96xf32>, tensor<1998xi8>) -> tensor<13x37xf32>
   return %y : tensor<13x37xf32>
 }
+
+// -----
+
+// Prefill of q6_k (which the int8 GEMM reads on a VNNI target, and whose
+// decode GEMV takes vpmaddubsw on avx2) without vnni, or without the
+// option, or on avx2: the f32 GEMM.
+// NOVNNI-LABEL: func.func @negative_prefill_q6_k
+// NOVNNI-NOT: vpdpbusd
+// NOVNNI-NOT: xi32>
+// NOVNNI: vector.fma
+// NOVNNI-NOT: vpdpbusd
+// NOVNNI: return
+// AVX2-LABEL: func.func @negative_prefill_q6_k
+// AVX2-NOT: vpdpbusd
+// AVX2-NOT: vpmaddubsw
+// AVX2-NOT: xi32>
+// AVX2: vector.fma
+// AVX2-NOT: vpmaddubsw
+// AVX2: return
+func.func @negative_prefill_q6_k(%x: tensor<13x256xf32>, %w: tensor<7770xi8>) -> tensor<13x37xf32> {
+  %y = attn.quantized_matmul %x, %w {format = #attn.quant<q6_k>}
+      : (tensor<13x256xf32>, tensor<7770xi8>) -> tensor<13x37xf32>
+  return %y : tensor<13x37xf32>
+}

@@ -5,7 +5,7 @@
 
 // quantized-activations=int8 at prefill (more than 8 rows: the GEMM) on a
 // target with vpdpbusd, for a weight of units of 32 codes with one scale
-// and a fixed offset: the rows are quantized once per call as the GEMV
+// and a fixed offset (and q4_k and q6_k, below): the rows are quantized once per call as the GEMV
 // quantizes them (codes [R, K] i8, scales and code sums [R, K / 32]; the
 // rows in parallel, an scf.forall), then per work item and k block the
 // weight's codes are packed into an i32 panel [kc / 4, nc] (4
@@ -97,4 +97,126 @@ func.func @prefill_dynamic_q8_0(%x: tensor<?x64xbf16>, %w: tensor<340xi8>) -> te
   %y = attn.quantized_matmul %x, %w {format = #attn.quant<q8_0>}
       : (tensor<?x64xbf16>, tensor<340xi8>) -> tensor<?x5xbf16>
   return %y : tensor<?x5xbf16>
+}
+
+// -----
+
+// q4_k (a Q4_K_M file's projections), 13 rows, N = 37, K = 256 (one
+// super-block: 8 units): the pack decodes each unit with the GEMV's
+// decodeQ4KGroups (the low or high nibbles of its 32 bytes, no offset)
+// and stores its scale d1 and min m1 as two rows of the scale panel [8 x
+// 2, 48]; the tile's dots start at 0 (no offset term), and after each
+// unit's scaling one more FMA per accumulator adds -m1 * (the row's scale
+// * f32(its block's code sum)).
+// WIDE-LABEL: func.func @prefill_q4_k(
+// WIDE-DAG: %[[XD:.*]] = memref.alloc() {alignment = 64 : i64} : memref<13x8xf32>
+// WIDE-DAG: %[[XS:.*]] = memref.alloc() {alignment = 64 : i64} : memref<13x8xi32>
+// WIDE: scf.forall (%{{.*}}) in (13)
+// WIDE-DAG: %[[PANEL:.*]] = memref.alloc() {alignment = 64 : i64} : memref<64x48xi32>
+// WIDE-DAG: %[[SCALES:.*]] = memref.alloc() {alignment = 64 : i64} : memref<16x48xf32>
+// WIDE: arith.muli %{{.*}}, %c144 : index
+// WIDE: arith.andi %{{.*}} : vector<32xi8>
+// WIDE: memref.store %{{.*}}, %[[SCALES]][%c0, %{{.*}}] : memref<16x48xf32>
+// WIDE: memref.store %{{.*}}, %[[SCALES]][%c1, %{{.*}}] : memref<16x48xf32>
+// WIDE: arith.shrui %{{.*}} : vector<32xi8>
+// WIDE: memref.store %{{.*}}, %[[SCALES]][%c15, %{{.*}}] : memref<16x48xf32>
+// WIDE: scf.for %{{.*}} = %c0 to %c12 step %c6
+// WIDE: scf.for %[[U:.*]] = %c0 to %c8 step %c1 iter_args
+// WIDE-NOT: arith.muli %{{.*}} : i32
+// WIDE: llvm.inline_asm "vpdpbusd $2, $1, $0", "=v,v,v,0" %{{.*}}, %{{.*}}, %{{.*}} : (vector<64xi8>, vector<64xi8>, vector<16xi32>) -> vector<16xi32>
+// WIDE-COUNT-95: llvm.inline_asm "vpdpbusd
+// WIDE-NOT: llvm.inline_asm
+// WIDE: %[[ROW:.*]] = arith.muli %[[U]], %c2 : index
+// WIDE: %[[WS:.*]] = vector.load %[[SCALES]][%[[ROW]], %c0] : memref<16x48xf32>, vector<16xf32>
+// WIDE: %[[D:.*]] = memref.load %[[XD]][%{{.*}}, %[[U]]] : memref<13x8xf32>
+// WIDE: %[[F:.*]] = arith.sitofp %{{.*}} : vector<16xi32> to vector<16xf32>
+// WIDE: %[[S:.*]] = arith.mulf %[[WS]], %{{.*}} : vector<16xf32>
+// WIDE: %[[ACC:.*]] = vector.fma %[[F]], %[[S]], %{{.*}} : vector<16xf32>
+// WIDE: %[[MROW:.*]] = arith.addi %[[ROW]], %c1 : index
+// WIDE: %[[M:.*]] = vector.load %[[SCALES]][%[[MROW]], %c0] : memref<16x48xf32>, vector<16xf32>
+// WIDE: %[[NEGM:.*]] = arith.negf %[[M]] : vector<16xf32>
+// WIDE: %[[SUM:.*]] = memref.load %[[XS]][%{{.*}}, %[[U]]] : memref<13x8xi32>
+// WIDE: %[[FSUM:.*]] = arith.sitofp %[[SUM]] : i32 to f32
+// WIDE: %[[DS:.*]] = arith.mulf %[[D]], %[[FSUM]] : f32
+// WIDE: %[[DSV:.*]] = vector.broadcast %[[DS]] : f32 to vector<16xf32>
+// WIDE: vector.fma %[[NEGM]], %[[DSV]], %[[ACC]] : vector<16xf32>
+// WIDE: return
+// YMM-LABEL: func.func @prefill_q4_k(
+// YMM: memref.alloc() {alignment = 64 : i64} : memref<16x40xf32>
+// YMM: scf.for %{{.*}} = %c0 to %c12 step %c3
+// YMM: llvm.inline_asm "vpdpbusd $2, $1, $0", "=x,x,x,0" %{{.*}} : (vector<32xi8>, vector<32xi8>, vector<8xi32>) -> vector<8xi32>
+// YMM: arith.negf %{{.*}} : vector<8xf32>
+// YMM: return
+// VEX-LABEL: func.func @prefill_q4_k(
+// VEX: llvm.inline_asm "{vex} vpdpbusd $2, $1, $0", "=x,x,x,0" %{{.*}} : (vector<32xi8>, vector<32xi8>, vector<8xi32>) -> vector<8xi32>
+// VEX: return
+func.func @prefill_q4_k(%x: tensor<13x256xf32>, %w: tensor<5328xi8>) -> tensor<13x37xf32> {
+  %y = attn.quantized_matmul %x, %w {format = #attn.quant<q4_k>}
+      : (tensor<13x256xf32>, tensor<5328xi8>) -> tensor<13x37xf32>
+  return %y : tensor<13x37xf32>
+}
+
+// -----
+
+// q6_k (a scale per 16 elements, offset 32), 13 bf16 rows, N = 5 (one
+// vector of 16 columns, 11 of them padding), K = 256: the quantizer also
+// writes each half block's code sum ([13, 16]: the first half reduced,
+// the second the block's sum minus it); the pack decodes each unit with
+// decodeQ6Groups and stores its two scales as two rows of the scale panel
+// [8 x 2, 16]; the tile runs a unit as two groups of 16 k, each 4
+// vpdpbusd started at -32 * the row's half block sum, converted and
+// accumulated times its own scale.
+// WIDE-LABEL: func.func @prefill_q6_k(
+// WIDE-DAG: %[[XD:.*]] = memref.alloc() {alignment = 64 : i64} : memref<13x8xf32>
+// WIDE-DAG: %[[HALF:.*]] = memref.alloc() {alignment = 64 : i64} : memref<13x16xi32>
+// WIDE: scf.forall (%{{.*}}) in (13)
+// WIDE: %[[SUM:.*]] = vector.reduction <add>, %[[CODES:.*]] : vector<32xi32> into i32
+// WIDE: %[[FIRST:.*]] = vector.extract_strided_slice %[[CODES]] {offsets = [0], sizes = [16], strides = [1]} : vector<32xi32> to vector<16xi32>
+// WIDE: %[[S0:.*]] = vector.reduction <add>, %[[FIRST]] : vector<16xi32> into i32
+// WIDE: memref.store %[[S0]], %[[HALF]]
+// WIDE: %[[S1:.*]] = arith.subi %[[SUM]], %[[S0]] : i32
+// WIDE: memref.store %[[S1]], %[[HALF]]
+// WIDE-DAG: %[[PANEL:.*]] = memref.alloc() {alignment = 64 : i64} : memref<64x16xi32>
+// WIDE-DAG: %[[SCALES:.*]] = memref.alloc() {alignment = 64 : i64} : memref<16x16xf32>
+// WIDE: arith.cmpi ult, %{{.*}}, %c5 : index
+// WIDE: arith.muli %{{.*}}, %c210 : index
+// WIDE: memref.store %{{.*}}, %[[SCALES]][%c0, %{{.*}}] : memref<16x16xf32>
+// WIDE: memref.store %{{.*}}, %[[SCALES]][%c1, %{{.*}}] : memref<16x16xf32>
+// WIDE: scf.for %[[U:.*]] = %c0 to %c8 step %c1 iter_args
+// WIDE: %[[H0:.*]] = arith.muli %[[U]], %c2 : index
+// WIDE: %[[HS0:.*]] = memref.load %[[HALF]][%{{.*}}, %[[H0]]] : memref<13x16xi32>
+// WIDE: %[[START0:.*]] = arith.muli %[[HS0]], %c-32_i32 : i32
+// WIDE: %[[INIT0:.*]] = vector.broadcast %[[START0]] : i32 to vector<16xi32>
+// WIDE: llvm.inline_asm "vpdpbusd $2, $1, $0", "=v,v,v,0" %{{.*}}, %{{.*}}, %[[INIT0]] : (vector<64xi8>, vector<64xi8>, vector<16xi32>) -> vector<16xi32>
+// WIDE-COUNT-23: llvm.inline_asm "vpdpbusd
+// WIDE-NOT: llvm.inline_asm
+// WIDE: %[[WS0:.*]] = vector.load %[[SCALES]][%[[H0]], %c0] : memref<16x16xf32>, vector<16xf32>
+// WIDE: arith.sitofp %{{.*}} : vector<16xi32> to vector<16xf32>
+// WIDE: arith.mulf %[[WS0]], %{{.*}} : vector<16xf32>
+// WIDE: vector.fma
+// WIDE: %[[H1:.*]] = arith.addi %[[H0]], %c1 : index
+// WIDE: %[[HS1:.*]] = memref.load %[[HALF]][%{{.*}}, %[[H1]]] : memref<13x16xi32>
+// WIDE: %[[START1:.*]] = arith.muli %[[HS1]], %c-32_i32 : i32
+// WIDE: %[[INIT1:.*]] = vector.broadcast %[[START1]] : i32 to vector<16xi32>
+// WIDE: llvm.inline_asm "vpdpbusd $2, $1, $0", "=v,v,v,0" %{{.*}}, %{{.*}}, %[[INIT1]] : (vector<64xi8>, vector<64xi8>, vector<16xi32>) -> vector<16xi32>
+// WIDE-COUNT-23: llvm.inline_asm "vpdpbusd
+// WIDE-NOT: llvm.inline_asm
+// WIDE: %[[WS1:.*]] = vector.load %[[SCALES]][%[[H1]], %c0] : memref<16x16xf32>, vector<16xf32>
+// WIDE: arith.mulf %[[WS1]], %{{.*}} : vector<16xf32>
+// WIDE: vector.fma
+// WIDE-NOT: arith.negf
+// WIDE: return
+// YMM-LABEL: func.func @prefill_q6_k(
+// YMM: memref.alloc() {alignment = 64 : i64} : memref<13x16xi32>
+// YMM: memref.alloc() {alignment = 64 : i64} : memref<16x8xf32>
+// YMM: arith.muli %{{.*}}, %c-32_i32 : i32
+// YMM: llvm.inline_asm "vpdpbusd $2, $1, $0", "=x,x,x,0" %{{.*}} : (vector<32xi8>, vector<32xi8>, vector<8xi32>) -> vector<8xi32>
+// YMM: return
+// VEX-LABEL: func.func @prefill_q6_k(
+// VEX: llvm.inline_asm "{vex} vpdpbusd $2, $1, $0", "=x,x,x,0" %{{.*}} : (vector<32xi8>, vector<32xi8>, vector<8xi32>) -> vector<8xi32>
+// VEX: return
+func.func @prefill_q6_k(%x: tensor<13x256xbf16>, %w: tensor<1050xi8>) -> tensor<13x5xbf16> {
+  %y = attn.quantized_matmul %x, %w {format = #attn.quant<q6_k>}
+      : (tensor<13x256xbf16>, tensor<1050xi8>) -> tensor<13x5xbf16>
+  return %y : tensor<13x5xbf16>
 }

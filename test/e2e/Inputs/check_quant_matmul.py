@@ -13,8 +13,9 @@ builds a library per case that attn-run then runs (--so).
 the cases of that mode (INT8_WEIGHTS, INT8_INPUTS). With --int8-dot (the
 target has VNNI) the decode GEMVs (at most 8 rows) of the weights with
 units of 32 (q8_0, q4_0, int4_*, int8_* with K and group multiples of 32)
-and of q4_k and q6_k, and the prefill GEMMs (more rows) of the weights of
-units of 32 with a fixed offset (q8_0, q4_0, int8_sym, int4_sym), and with
+and of q4_k and q6_k, and the prefill GEMMs (more rows) of the weights
+whose codes have a fixed offset (q8_0, q4_0, int8_sym, int4_sym, q4_k,
+q6_k), and with
 --int8-dot-narrow (AVX2 without VNNI: vpmaddubsw, exact for codes below
 128) the GEMVs of the weights whose codes have fewer than 8 bits (q4_0,
 q4_k, q6_k, int4_*), are checked against the reference of the quantized activations
@@ -93,8 +94,8 @@ LARGE_INPUTS = [((1, "K"), "f32"), ((40, "K"), "bf16")]
 
 
 # --activations int8: M = 1..8 (static and dynamic), K of one block, N not
-# a multiple of the tile; int8 rows with a tail and groups of 20 and
-# prefill rows stay on the f32 path.
+# a multiple of the tile; int8 rows with a tail and groups of 20 stay on
+# the f32 path.
 INT8_WEIGHTS = [
     ("q8_0", 37, 32, None, None), ("q8_0", 37, 160, None, None),
     ("q4_0", 37, 96, None, None), ("q4_0", 5, 32, None, None),
@@ -116,8 +117,9 @@ INT8_WEIGHTS = [
 # of fixed offset on a VNNI target) of some weights, run besides theirs:
 # odd and dynamic row counts, batch dims, K of one unit, several k blocks
 # (544: two blocks of 256 and one unit), several column blocks (N = 70,
-# 1000; N = 5, fewer than a group of 8 packed columns), and a q4_k weight
-# that keeps the f32 GEMM.
+# 1000; N = 5, fewer than a group of 8 packed columns), an asymmetric
+# weight that keeps the f32 GEMM, and the k-quants (q4_k's mins, q6_k's
+# scales per 16 elements) on one and two k blocks.
 INT8_PREFILL = [
     (("q8_0", 37, 32, None, None), ((13, "K"), "f32")),
     (("q4_0", 5, 32, None, None), ((9, "K"), "bf16")),
@@ -126,7 +128,15 @@ INT8_PREFILL = [
     (("int4_sym", 1000, 128, 128, "f16"), ((40, "K"), "bf16")),
     (("q4_0", 70, 544, None, None), ((13, "K"), "bf16")),
     (("int8_sym", 70, 544, -1, "f32"), ((37, "K"), "f32")),
+    (("int4_asym", 37, 256, 128, "f16"), ((13, "K"), "f32")),
     (("q4_k", 37, 256, None, None), ((13, "K"), "f32")),
+    (("q4_k", 5, 512, None, None), ((9, "K"), "bf16")),
+    (("q4_k", 70, 512, None, None), (("?", "K"), "f32", (37,))),
+    (("q4_k", 37, 512, None, None), ((2, 19, "K"), "bf16")),
+    (("q6_k", 37, 256, None, None), ((13, "K"), "bf16")),
+    (("q6_k", 5, 256, None, None), ((40, "K"), "f32")),
+    (("q6_k", 70, 512, None, None), ((13, "K"), "bf16")),
+    (("q6_k", 37, 512, None, None), (("?", "K"), "f32", (37,))),
 ]
 # Each weight runs the first two and two of the others, in turn.
 INT8_INPUTS = [
@@ -153,10 +163,11 @@ def has_int_units(qt):
 
 
 def has_fixed_offset(qt):
-    """Whether the integer GEMM reads the weight (units of 32 with one
-    scale and a fixed offset: QuantDecoder::getFixedIntOffset)."""
+    """Whether the integer GEMM reads the weight (codes with a fixed
+    offset: units of 32 with one scale, QuantDecoder::getFixedIntOffset,
+    and the k-quants' groups)."""
     s = qt.scheme
-    return s.name in ("q8_0", "q4_0") or (
+    return s.name in ("q8_0", "q4_0", "q4_k", "q6_k") or (
         s.symmetric and not s.is_gguf and has_int_units(qt))
 
 

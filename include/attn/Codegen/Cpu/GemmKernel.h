@@ -30,10 +30,12 @@ struct QuantizedWeight;
 /// A GEMM lhs quantized to int8 per row and block of 32 along K (the int8
 /// activations of attn.quantized_matmul): `codes` [R, K] i8, `scales` [R,
 /// K / 32] f32 and `sums` [R, K / 32] i32, each block's codes' sum (x[r, k]
-/// ~ codes[r, k] * scales[r, k / 32]). With it, a quantized rhs whose codes
-/// have the fixed `offset` is multiplied in integers by `dot`.
+/// ~ codes[r, k] * scales[r, k / 32]), and for a weight with a scale per 16
+/// elements (q6_k) `halfSums` [R, K / 16] i32, each half block's (else
+/// null). With it, a quantized rhs whose codes have the fixed `offset` is
+/// multiplied in integers by `dot`.
 struct QuantizedRows {
-  Value codes, scales, sums;
+  Value codes, scales, sums, halfSums;
   int64_t offset = 0;
   QuantDotKernel *dot = nullptr;
 };
@@ -71,7 +73,8 @@ struct GemmWorkItem {
   /// acc [>= rows, >= paddedCols] in the compute type, the per-call rhs
   /// panel (null for prepacked panels) and the lhs copy (or null).
   Value acc, panel, lhsPack;
-  /// The integer kernel's per-call panel of rhs scales (else null).
+  /// The integer kernel's per-call panel of rhs scales (and q4_k's mins;
+  /// else null).
   Value panelScales;
   /// The per-call panel's pair rows per column group, else 0.
   int64_t panelGroupRows = 0;
