@@ -130,6 +130,11 @@ def random_kquant(scheme, n, k, rng):
                                  quant.get_scheme(scheme))
 
 
+# The weights of the --prefill table (scheme, group).
+PREFILL_WEIGHTS = [("q4_0", None), ("q8_0", None), ("int4_sym", 128),
+                   ("q4_k", None), ("q6_k", None)]
+
+
 def prefill(a, rng):
     """The --prefill table: f32 GEMM against the int8 activations' GEMM."""
     configs = []
@@ -137,9 +142,9 @@ def prefill(a, rng):
         for shape in a.shapes:
             n, k = (int(d) for d in shape.split("x"))
             w = torch.from_numpy(rng.standard_normal((n, k)).astype(np.float32))
-            for scheme, group in [("q4_0", None), ("q8_0", None),
-                                  ("int4_sym", 128), ("q4_k", None),
-                                  ("q6_k", None)]:
+            for scheme, group in PREFILL_WEIGHTS:
+                if a.weights and scheme not in a.weights:
+                    continue
                 qt = (random_kquant(scheme, n, k, rng)
                       if scheme in ("q4_k", "q6_k")
                       else quant.quantize(w, scheme, group))
@@ -191,6 +196,9 @@ def main():
     p.add_argument("--cc", default="cc", help="C compiler for cpu_peak.c")
     p.add_argument("--ymm-rows", action="store_true",
                    help="also the int8 rows with --mattr=-avx512vnni")
+    p.add_argument("--weights", nargs="+",
+                   choices=[s for s, _ in PREFILL_WEIGHTS],
+                   help="the --prefill table's weights (default: all)")
     p.add_argument("--prefill", type=int, nargs="+", default=None,
                    help="rows of the prefill products to time instead")
     a = p.parse_args()
