@@ -785,6 +785,13 @@ def measure(peers, model, dtype, args, nbytes=None):
         tps = {}
         for name in one.keys() & full.keys():
             step = (full[name] - one[name]) / (args.new - 1)
+            if step <= 0:
+                # The prompt's time moved by more than the new tokens
+                # took: too few of them (--new) for a difference.
+                print(f"# decode batch {b}: {name}'s {args.new} new tokens "
+                      f"took no longer than 1 (within the prompt's noise): "
+                      f"no decode row; raise --new", file=sys.stderr)
+                continue
             tps[name] = b / step
             rows[name].append(("decode", b, args.prompt, b / step,
                                moved / step / 1e9))
