@@ -253,6 +253,31 @@ private:
   /// Codes and scales of the k block at k0 into w.panel and
   /// w.panelScales.
   void packCodes(const GemmWorkItem &w, Value k0, Value depth);
+
+  /// One step of a tile's loop over the units of a k block: the lhs rows
+  /// of the tile, the panel column of each of its vectors, the unit's
+  /// index in the block (u) and in the row (block), and its first k.
+  struct UnitTile {
+    SmallVector<Value> rows;
+    ArrayRef<Value> colOf;
+    Value u, block, k;
+  };
+  /// The scale of the row group of tile row `r`.
+  Value loadRowScale(const UnitTile &tile, int64_t r);
+  /// The scale panel's row `p` of the unit (group p's scales; after the
+  /// groups, the min), one vector per tile vector.
+  SmallVector<Value> loadParams(const GemmWorkItem &w, const UnitTile &tile,
+                                int64_t p);
+  /// The i32 dots of group `g` of the unit, per tile row and vector: from
+  /// -offset * the row group's code sum, plus codes x row codes.
+  SmallVector<Value> emitGroupDots(const GemmWorkItem &w, const UnitTile &tile,
+                                   int64_t g);
+  /// acc += f32(dots) * (group g's scales * row scale).
+  void emitGroupScale(const GemmWorkItem &w, const UnitTile &tile, int64_t g,
+                      ArrayRef<Value> dots, MutableArrayRef<Value> acc);
+  /// acc -= mins * (row scale * f32(the row block's code sum)).
+  void emitMins(const GemmWorkItem &w, const UnitTile &tile,
+                MutableArrayRef<Value> acc);
 };
 
 /// AVX512-BF16 pair dots on bf16 panels in pairs of k; the lhs pairs are
@@ -471,122 +496,139 @@ void IntDotGemmKernel::packCodes(const GemmWorkItem &w, Value k0, Value depth) {
   });
 }
 
-void IntDotGemmKernel::emitKBlock(const GemmWorkItem &w, Value k0, Value depth,
-                                  bool first, GemmBlockOutputFn output) {
+Value IntDotGemmKernel::loadRowScale(const UnitTile &tile, int64_t r) {
+  return memref::LoadOp::create(b, loc, ops.quantizedLhs->scales,
+                                ValueRange{tile.rows[r], tile.block});
+}
+
+SmallVector<Value> IntDotGemmKernel::loadParams(const GemmWorkItem &w,
+                                                const UnitTile &tile,
+                                                int64_t p) {
+  SmallVector<Value> params;
+  for (Value col : tile.colOf)
+    params.push_back(vector::LoadOp::create(
+        b, loc, vecType, w.panelScales,
+        ValueRange{add(mul(tile.u, idx(getScaleRows())), idx(p)), col}));
+  return params;
+}
+
+SmallVector<Value> IntDotGemmKernel::emitGroupDots(const GemmWorkItem &w,
+                                                   const UnitTile &tile,
+                                                   int64_t g) {
   const QuantizedRows &lhs = *ops.quantizedLhs;
-  packCodes(w, k0, depth);
-  int64_t unit = QuantDotKernel::kStepBytes, quads = unit / 4;
-  int64_t groups = getGroups(), groupQuads = quads / groups;
-  int64_t scaleRows = getScaleRows();
+  int64_t mr = tile.rows.size(), nv = tile.colOf.size();
+  int64_t groups = getGroups(), quads = QuantDotKernel::kStepBytes / 4;
+  int64_t groupQuads = quads / groups;
   Type i32 = b.getI32Type(), i8 = b.getIntegerType(8);
   auto quadType = VectorType::get({t.lanes}, i32);
   auto byteType = VectorType::get({4 * t.lanes}, i8);
+  // Start at -offset * the row group's code sum (0 without an offset).
+  SmallVector<Value> dots;
+  if (!lhs.offset)
+    dots.append(
+        mr * nv,
+        arith::ConstantOp::create(
+            b, loc, DenseElementsAttr::get(quadType, b.getI32IntegerAttr(0))));
+  for (int64_t r = 0; r < mr && lhs.offset; ++r) {
+    Value sum =
+        groups == 1
+            ? memref::LoadOp::create(b, loc, lhs.sums,
+                                     ValueRange{tile.rows[r], tile.block})
+            : memref::LoadOp::create(
+                  b, loc, lhs.halfSums,
+                  ValueRange{tile.rows[r],
+                             add(mul(tile.block, idx(groups)), idx(g))});
+    Value minusOffset = arith::ConstantIntOp::create(b, loc, i32, -lhs.offset);
+    dots.append(nv, vector::BroadcastOp::create(
+                        b, loc, quadType,
+                        arith::MulIOp::create(b, loc, sum, minusOffset)));
+  }
+  for (int64_t q = g * groupQuads; q < (g + 1) * groupQuads; ++q) {
+    SmallVector<Value> codes;
+    for (Value col : tile.colOf)
+      codes.push_back(vector::BitCastOp::create(
+          b, loc, byteType,
+          vector::LoadOp::create(
+              b, loc, quadType, w.panel,
+              ValueRange{add(mul(tile.u, idx(quads)), idx(q)), col})));
+    for (int64_t r = 0; r < mr; ++r) {
+      // The row's 4 codes of k .. k + 3 in every i32 lane.
+      Value four = vector::LoadOp::create(
+          b, loc, VectorType::get({4}, i8), lhs.codes,
+          ValueRange{tile.rows[r], add(tile.k, idx(4 * q))});
+      Value word =
+          vector::BitCastOp::create(b, loc, VectorType::get({1}, i32), four);
+      Value act = vector::BitCastOp::create(
+          b, loc, byteType,
+          vector::BroadcastOp::create(b, loc, quadType, word));
+      for (int64_t v = 0; v < nv; ++v)
+        dots[r * nv + v] = lhs.dot->accumulate(dots[r * nv + v], codes[v], act);
+    }
+  }
+  return dots;
+}
+
+void IntDotGemmKernel::emitGroupScale(const GemmWorkItem &w,
+                                      const UnitTile &tile, int64_t g,
+                                      ArrayRef<Value> dots,
+                                      MutableArrayRef<Value> acc) {
+  int64_t mr = tile.rows.size(), nv = tile.colOf.size();
+  SmallVector<Value> scales = loadParams(w, tile, g);
+  for (int64_t r = 0; r < mr; ++r) {
+    Value d =
+        vector::BroadcastOp::create(b, loc, vecType, loadRowScale(tile, r));
+    for (int64_t v = 0; v < nv; ++v) {
+      Value dot = arith::SIToFPOp::create(b, loc, vecType, dots[r * nv + v]);
+      Value scale = arith::MulFOp::create(b, loc, scales[v], d);
+      acc[r * nv + v] =
+          vector::FMAOp::create(b, loc, dot, scale, acc[r * nv + v]);
+    }
+  }
+}
+
+void IntDotGemmKernel::emitMins(const GemmWorkItem &w, const UnitTile &tile,
+                                MutableArrayRef<Value> acc) {
+  int64_t mr = tile.rows.size(), nv = tile.colOf.size();
+  SmallVector<Value> mins = loadParams(w, tile, getGroups());
+  for (Value &min : mins)
+    min = arith::NegFOp::create(b, loc, min);
+  for (int64_t r = 0; r < mr; ++r) {
+    Value sum = memref::LoadOp::create(b, loc, ops.quantizedLhs->sums,
+                                       ValueRange{tile.rows[r], tile.block});
+    Value terms = vector::BroadcastOp::create(
+        b, loc, vecType,
+        arith::MulFOp::create(
+            b, loc, loadRowScale(tile, r),
+            arith::SIToFPOp::create(b, loc, b.getF32Type(), sum)));
+    for (int64_t v = 0; v < nv; ++v)
+      acc[r * nv + v] =
+          vector::FMAOp::create(b, loc, mins[v], terms, acc[r * nv + v]);
+  }
+}
+
+void IntDotGemmKernel::emitKBlock(const GemmWorkItem &w, Value k0, Value depth,
+                                  bool first, GemmBlockOutputFn output) {
+  packCodes(w, k0, depth);
+  int64_t unit = QuantDotKernel::kStepBytes;
   Value units = arith::DivUIOp::create(b, loc, depth, idx(unit));
   Value firstUnit = arith::DivUIOp::create(b, loc, k0, idx(unit));
-  Value minusOffset = arith::ConstantIntOp::create(b, loc, i32, -lhs.offset);
-  Value zeroDot = arith::ConstantOp::create(
-      b, loc, DenseElementsAttr::get(quadType, b.getI32IntegerAttr(0)));
   forEachTile(w, [&](ArrayRef<Value> rowOf, ArrayRef<Value> colOf,
                      ArrayRef<Value> init) {
-    int64_t mr = rowOf.size(), nv = colOf.size();
-    SmallVector<Value> rows;
-    for (int64_t r = 0; r < mr; ++r)
-      rows.push_back(add(w.m0, rowOf[r]));
+    UnitTile tile;
+    tile.colOf = colOf;
+    for (Value row : rowOf)
+      tile.rows.push_back(add(w.m0, row));
     auto loop = scf::ForOp::create(
         b, loc, idx(0), units, idx(1), init,
         [&](OpBuilder &, Location, Value u, ValueRange acc) {
-          Value block = add(firstUnit, u);
-          Value k = mul(block, idx(unit));
+          tile.u = u;
+          tile.block = add(firstUnit, u);
+          tile.k = mul(tile.block, idx(unit));
           SmallVector<Value> next(acc);
-          // The panel's row of parameter `p` of the unit, per vector.
-          auto loadParams = [&](int64_t p) {
-            SmallVector<Value> params;
-            for (int64_t v = 0; v < nv; ++v)
-              params.push_back(vector::LoadOp::create(
-                  b, loc, vecType, w.panelScales,
-                  ValueRange{add(mul(u, idx(scaleRows)), idx(p)), colOf[v]}));
-            return params;
-          };
-          auto rowScale = [&](int64_t r) {
-            return memref::LoadOp::create(b, loc, lhs.scales,
-                                          ValueRange{rows[r], block})
-                .getResult();
-          };
-          for (int64_t g = 0; g < groups; ++g) {
-            SmallVector<Value> dots;
-            for (int64_t r = 0; r < mr; ++r) {
-              if (!lhs.offset) {
-                dots.append(nv, zeroDot);
-                continue;
-              }
-              Value sum =
-                  groups == 1
-                      ? memref::LoadOp::create(b, loc, lhs.sums,
-                                               ValueRange{rows[r], block})
-                      : memref::LoadOp::create(
-                            b, loc, lhs.halfSums,
-                            ValueRange{rows[r],
-                                       add(mul(block, idx(groups)), idx(g))});
-              Value start = vector::BroadcastOp::create(
-                  b, loc, quadType,
-                  arith::MulIOp::create(b, loc, sum, minusOffset));
-              dots.append(nv, start);
-            }
-            for (int64_t q = g * groupQuads; q < (g + 1) * groupQuads; ++q) {
-              SmallVector<Value> codes;
-              for (int64_t v = 0; v < nv; ++v)
-                codes.push_back(vector::BitCastOp::create(
-                    b, loc, byteType,
-                    vector::LoadOp::create(
-                        b, loc, quadType, w.panel,
-                        ValueRange{add(mul(u, idx(quads)), idx(q)),
-                                   colOf[v]})));
-              for (int64_t r = 0; r < mr; ++r) {
-                // The row's 4 codes of k .. k + 3 in every i32 lane.
-                Value four = vector::LoadOp::create(
-                    b, loc, VectorType::get({4}, i8), lhs.codes,
-                    ValueRange{rows[r], add(k, idx(4 * q))});
-                Value word = vector::BitCastOp::create(
-                    b, loc, VectorType::get({1}, i32), four);
-                Value act = vector::BitCastOp::create(
-                    b, loc, byteType,
-                    vector::BroadcastOp::create(b, loc, quadType, word));
-                for (int64_t v = 0; v < nv; ++v)
-                  dots[r * nv + v] =
-                      lhs.dot->accumulate(dots[r * nv + v], codes[v], act);
-              }
-            }
-            SmallVector<Value> scales = loadParams(g);
-            for (int64_t r = 0; r < mr; ++r) {
-              Value d =
-                  vector::BroadcastOp::create(b, loc, vecType, rowScale(r));
-              for (int64_t v = 0; v < nv; ++v) {
-                Value dot =
-                    arith::SIToFPOp::create(b, loc, vecType, dots[r * nv + v]);
-                Value scale = arith::MulFOp::create(b, loc, scales[v], d);
-                next[r * nv + v] =
-                    vector::FMAOp::create(b, loc, dot, scale, next[r * nv + v]);
-              }
-            }
-          }
-          if (hasMins()) {
-            // acc -= mins * (row scale * f32(the row block's code sum)).
-            SmallVector<Value> mins = loadParams(groups);
-            for (Value &min : mins)
-              min = arith::NegFOp::create(b, loc, min);
-            for (int64_t r = 0; r < mr; ++r) {
-              Value sum = memref::LoadOp::create(b, loc, lhs.sums,
-                                                 ValueRange{rows[r], block});
-              Value terms = vector::BroadcastOp::create(
-                  b, loc, vecType,
-                  arith::MulFOp::create(
-                      b, loc, rowScale(r),
-                      arith::SIToFPOp::create(b, loc, b.getF32Type(), sum)));
-              for (int64_t v = 0; v < nv; ++v)
-                next[r * nv + v] = vector::FMAOp::create(b, loc, mins[v], terms,
-                                                         next[r * nv + v]);
-            }
-          }
+          for (int64_t g = 0; g < getGroups(); ++g)
+            emitGroupScale(w, tile, g, emitGroupDots(w, tile, g), next);
+          if (hasMins())
+            emitMins(w, tile, next);
           scf::YieldOp::create(b, loc, next);
         });
     return SmallVector<Value>(loop.getResults());
