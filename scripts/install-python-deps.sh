@@ -12,6 +12,8 @@ pins=(
   "torch==2.15.0:torch"
   "numpy==2.4.6:numpy"
   "pytest==9.2.0:pytest"
+  # The suite's tests one per core (scripts/test-python.sh: pytest -n).
+  "pytest-xdist==3.8.0:xdist"
   # Hugging Face models built from their configs (random weights, no
   # downloads) for the whole-model tests (python/tests/test_hf_models.py).
   "transformers==5.23.0:transformers"

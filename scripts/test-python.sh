@@ -22,4 +22,7 @@ done
 export PYTHONPATH="$root/python${PYTHONPATH:+:$PYTHONPATH}"
 export ATTN_BUILD_DIR="$build"
 export ATTNFUSE_CACHE_DIR=${ATTNFUSE_CACHE_DIR:-$build/attnfuse-cache}
-cd "$root/python" && exec "$python" -m pytest -q -p no:cacheprovider tests
+# One worker per core (pytest-xdist; ATTN_PYTEST_JOBS to change, 0 runs in
+# this process): most of a test's time is the compiler's, one process.
+jobs=${ATTN_PYTEST_JOBS:-auto}
+cd "$root/python" && exec "$python" -m pytest -q -p no:cacheprovider -n "$jobs" tests
