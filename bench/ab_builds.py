@@ -6,7 +6,8 @@ machine between two runs.
       --model llama --seq 512 --batch 4 --threads 2 --dtype bf16
 
 Each build compiles the model (prepacked weights, as python_models.py's
-attnfuse-prepack peer) through its own tools (ATTN_BUILD_DIR at compile
+attnfuse-prepack peer; `--no-prepack`: as the attnfuse peer, which packs
+per call) through its own tools (ATTN_BUILD_DIR at compile
 time; the compile cache keys on the compiler, so the two libraries stay
 apart) and both libraries stay loaded. Then `--rounds` rounds time about
 0.6 s of calls of each, the order of the two alternating from round to
@@ -76,6 +77,9 @@ def main():
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--dtype", choices=["f32", "bf16"], default="bf16")
     p.add_argument("--rounds", type=int, default=12)
+    p.add_argument("--no-prepack", action="store_true",
+                   help="compile with prepack_weights=False (the default: "
+                        "each call packs its weight panels)")
     p.add_argument("--openvino", action="store_true",
                    help="with --model linear: OpenVINO's compiled MatMul "
                         "(the layer converted alone, the dtype's precision "
@@ -106,7 +110,7 @@ def main():
     for name, build in (("A", args.a), ("B", args.b)):
         os.environ["ATTN_BUILD_DIR"] = str(Path(build).resolve())
         lib = attnfuse.compile(model, inputs, example_kwargs=kwargs,
-                               prepack_weights=True)
+                               prepack_weights=not args.no_prepack)
         out = first_tensor(lib(*inputs, **kwargs)).float()
         err = (out - ref).abs().max().item()
         if not err <= tol:

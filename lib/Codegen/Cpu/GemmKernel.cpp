@@ -178,6 +178,9 @@ protected:
   /// loads its accumulators from acc, lets `tile` update them and stores
   /// them back.
   void forEachTile(const GemmWorkItem &w, TileFn tile);
+  /// In row tile `tile` at k step j: its share of the prefetches of the
+  /// prepacked panel `next` (see kPrefetchSteps).
+  void prefetchNextPanel(const BlockView &next, Value tile, Value j);
 };
 
 /// FMA tiles on panels dequantized from a quantized weight's bytes.
@@ -323,11 +326,6 @@ public:
                   GemmBlockOutputFn output) override;
 
 private:
-  /// The prepacked panel after `panel` in memory: the next k block's, or
-  /// the next column block's first (after the last panel: the last column
-  /// block's first, so that the view stays in bounds).
-  BlockView nextPrepackedPanel(const BlockView &panel);
-
   std::unique_ptr<GemmKernel> fallback;
 };
 
@@ -389,16 +387,58 @@ void FmaGemmKernel::forEachTile(const GemmWorkItem &w, TileFn tile) {
   });
 }
 
+/// The tiles of a prepacked panel read it from memory the first time: the
+/// weights are streamed once per call. While they work on one panel they
+/// prefetch the next one into L2, spread thin: each row tile takes its
+/// own share of the next panel's cache lines, one line every
+/// kPrefetchSteps k steps (tile i the lines from i * kc / kPrefetchSteps
+/// on), so that the loads of a panel overlap the FMAs of the one before
+/// instead of stalling its first tile (bench/RESULTS.md, "Xeon-AMX, f32").
+static constexpr int64_t kPrefetchSteps = 4;
+
+void FmaGemmKernel::prefetchNextPanel(const BlockView &next, Value tile,
+                                      Value j) {
+  int64_t lineLanes =
+      std::max<int64_t>(1, 64 / (ct.getIntOrFloatBitWidth() / 8));
+  int64_t rowLines = llvm::divideCeil(t.nc, lineLanes);
+  int64_t lines = t.kc * rowLines;
+  Value line = add(mul(tile, idx(t.kc / kPrefetchSteps)),
+                   arith::DivUIOp::create(b, loc, j, idx(kPrefetchSteps)));
+  Value due = arith::AndIOp::create(
+      b, loc,
+      arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::eq,
+          arith::RemUIOp::create(b, loc, j, idx(kPrefetchSteps)), idx(0)),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, line,
+                            idx(lines)));
+  scf::IfOp::create(b, loc, due, [&](OpBuilder &, Location) {
+    Value row = arith::DivUIOp::create(b, loc, line, idx(rowLines));
+    Value col = mul(arith::RemUIOp::create(b, loc, line, idx(rowLines)),
+                    idx(lineLanes));
+    memref::PrefetchOp::create(b, loc, next.mem,
+                               viewIndices(b, loc, next, row, col),
+                               /*isWrite=*/false, /*localityHint=*/2,
+                               /*isDataCache=*/true);
+    scf::YieldOp::create(b, loc);
+  });
+}
+
 void FmaGemmKernel::emitPanel(const GemmWorkItem &w, const BlockView &lhs,
                               const BlockView &panel, Value depth) {
+  std::optional<BlockView> next;
+  if (ops.rhsPacked)
+    next = nextPrepackedPanel(panel);
   forEachTile(w, [&](ArrayRef<Value> rowOf, ArrayRef<Value> colOf,
                      ArrayRef<Value> init) {
+    Value tile = arith::DivUIOp::create(b, loc, rowOf.front(), idx(t.mr));
     return buildRegisterTile(
         b, loc, depth, init, rowOf.size(), colOf.size(),
         [&](int64_t r, Value j) {
           return loadElement(b, loc, lhs, rowOf[r], j, ct);
         },
         [&](int64_t v, Value j) {
+          if (next && v == 0)
+            prefetchNextPanel(*next, tile, j);
           return loadVector(b, loc, panel, vecType, j, colOf[v]);
         });
   });
@@ -697,7 +737,7 @@ void AmxGemmKernel::allocate(GemmWorkItem &w) {
       b, loc, bf16, {b.getIndexAttr(mcRows), b.getIndexAttr(kcCols)});
 }
 
-BlockView AmxGemmKernel::nextPrepackedPanel(const BlockView &panel) {
+BlockView GemmKernel::nextPrepackedPanel(const BlockView &panel) {
   auto type = cast<MemRefType>(ops.rhs.getType());
   Value colBlock = panel.prefix[0], kb = add(panel.prefix[1], idx(1));
   Value sameCol = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, kb,

@@ -31,7 +31,21 @@
 // GEMM-LABEL: func.func @linear(
 // GEMM: %[[PB:.+]] = bufferization.to_buffer %{{.+}} read_only : tensor<48x3x256x64xf32> to memref<48x3x256x64xf32{{(, strided<\[[0-9?, ]+\], offset: \?>)?}}>
 // GEMM-NOT: memref<256x64xf32>
-// GEMM: vector.load %[[PB]][%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] : memref<48x3x256x64xf32{{(, strided<\[[0-9?, ]+\], offset: \?>)?}}>, vector<16xf32>
+// Each row tile of 6 rows prefetches into L2 its share of the panel after
+// this one (the next k block's, or the next column block's first): of its
+// 1024 cache lines, tile i those from 64 i on, one every 4 k steps.
+// GEMM: %[[TILE:.+]] = arith.divui %{{.+}}, %c6 : index
+// GEMM: scf.for %[[K:[^ ]+]] =
+// GEMM: %[[STEP:.+]] = arith.divui %[[K]], %c4 : index
+// GEMM: %[[FIRST:.+]] = arith.muli %[[TILE]], %c64 : index
+// GEMM: %[[LINE:.+]] = arith.addi %[[FIRST]], %[[STEP]] : index
+// GEMM: arith.cmpi ult, %[[LINE]], %c1024 : index
+// GEMM: %[[REM:.+]] = arith.remui %[[K]], %c4 : index
+// GEMM: arith.cmpi eq, %[[REM]], %c0 : index
+// GEMM: scf.if
+// GEMM: %[[ROW:.+]] = arith.divui %[[LINE]], %c4 : index
+// GEMM: memref.prefetch %[[PB]][%{{.+}}, %{{.+}}, %[[ROW]], %{{.+}}], read, locality<2>, data : memref<48x3x256x64xf32
+// GEMM: vector.load %[[PB]][%{{.+}}, %{{.+}}, %[[K]], %{{.+}}] : memref<48x3x256x64xf32{{(, strided<\[[0-9?, ]+\], offset: \?>)?}}>, vector<16xf32>
 // GEMM: vector.fma
 // GEMM-LABEL: func.func @linear_pack_1(
 // GEMM: scf.forall (%[[J:.+]], %[[KB:.+]]) in (48, 3)

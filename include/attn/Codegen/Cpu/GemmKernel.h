@@ -129,6 +129,10 @@ protected:
 
   /// The prepacked panel of column block `colBlock` and the k block at k0.
   BlockView prepackedPanel(Value colBlock, Value k0);
+  /// The prepacked panel after `panel` in memory: the next k block's, or
+  /// the next column block's first (after the last panel: the last column
+  /// block's first, so that the view stays in bounds).
+  BlockView nextPrepackedPanel(const BlockView &panel);
 
   const GemmKernelOperands &ops;
   GemmTiling t;
