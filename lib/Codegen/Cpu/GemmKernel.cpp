@@ -402,19 +402,21 @@ void FmaGemmKernel::prefetchNextPanel(const BlockView &next, Value tile,
       std::max<int64_t>(1, 64 / (ct.getIntOrFloatBitWidth() / 8));
   int64_t rowLines = llvm::divideCeil(t.nc, lineLanes);
   int64_t lines = t.kc * rowLines;
-  Value line = add(mul(tile, idx(t.kc / kPrefetchSteps)),
-                   arith::DivUIOp::create(b, loc, j, idx(kPrefetchSteps)));
-  Value due = arith::AndIOp::create(
-      b, loc,
-      arith::CmpIOp::create(
-          b, loc, arith::CmpIPredicate::eq,
-          arith::RemUIOp::create(b, loc, j, idx(kPrefetchSteps)), idx(0)),
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, line,
-                            idx(lines)));
+  // One op per statement: the order of the ops does not depend on the
+  // compiler's order of evaluating arguments.
+  Value first = mul(tile, idx(t.kc / kPrefetchSteps));
+  Value step = arith::DivUIOp::create(b, loc, j, idx(kPrefetchSteps));
+  Value line = add(first, step);
+  Value inPanel = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, line,
+                                        idx(lines));
+  Value phase = arith::RemUIOp::create(b, loc, j, idx(kPrefetchSteps));
+  Value stepStart =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, phase, idx(0));
+  Value due = arith::AndIOp::create(b, loc, stepStart, inPanel);
   scf::IfOp::create(b, loc, due, [&](OpBuilder &, Location) {
     Value row = arith::DivUIOp::create(b, loc, line, idx(rowLines));
-    Value col = mul(arith::RemUIOp::create(b, loc, line, idx(rowLines)),
-                    idx(lineLanes));
+    Value lineInRow = arith::RemUIOp::create(b, loc, line, idx(rowLines));
+    Value col = mul(lineInRow, idx(lineLanes));
     memref::PrefetchOp::create(b, loc, next.mem,
                                viewIndices(b, loc, next, row, col),
                                /*isWrite=*/false, /*localityHint=*/2,

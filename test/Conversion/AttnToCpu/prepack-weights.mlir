@@ -36,8 +36,8 @@
 // 1024 cache lines, tile i those from 64 i on, one every 4 k steps.
 // GEMM: %[[TILE:.+]] = arith.divui %{{.+}}, %c6 : index
 // GEMM: scf.for %[[K:[^ ]+]] =
-// GEMM: %[[STEP:.+]] = arith.divui %[[K]], %c4 : index
 // GEMM: %[[FIRST:.+]] = arith.muli %[[TILE]], %c64 : index
+// GEMM: %[[STEP:.+]] = arith.divui %[[K]], %c4 : index
 // GEMM: %[[LINE:.+]] = arith.addi %[[FIRST]], %[[STEP]] : index
 // GEMM: arith.cmpi ult, %[[LINE]], %c1024 : index
 // GEMM: %[[REM:.+]] = arith.remui %[[K]], %c4 : index
