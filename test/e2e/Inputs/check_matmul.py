@@ -2,7 +2,7 @@
 and out) and compares every element with a double-precision reference
 computed here, with the standard library only.
 
-  check_matmul.py ATTN_RUN MLIR TMPDIR [attn-run options...]
+  check_matmul.py ATTN_RUN MLIR TMPDIR [--sample N] [attn-run options...]
 
 Inputs are multiples of 1/64 in [-2, 2], exact in f16 and bf16, so the
 reference sees the same operands as the compiled code. An element passes if
@@ -15,6 +15,7 @@ import random
 import struct
 import subprocess
 import sys
+import zlib
 
 # name: (operand shapes, operand dtypes, result dtype, batch-broadcast rule)
 CASES = {
@@ -295,12 +296,23 @@ def check_epilogue(name, got, products, bounds, k, other, rtype):
 
 def main():
     attn_run, mlir, tmp = sys.argv[1:4]
+    options = sys.argv[4:]
+    # --sample N: about one case in N, chosen by a CRC of the case's name
+    # and the run's options, so that each run of a test (another thread
+    # count, the tiles forbidden) checks its own share.
+    sample = 1
+    if "--sample" in options:
+        at = options.index("--sample")
+        sample = int(options[at + 1])
+        options = options[:at] + options[at + 2:]
     # Every n-th case only (lit.cfg.py sets it for a sanitizer build).
     step = int(os.environ.get("ATTN_CHECK_SAMPLE", "1"))
-    names = list(CASES)[::step]
-    failures = sum(run_case(attn_run, mlir, tmp, name, sys.argv[4:])
+    salt = " ".join(options) + os.environ.get("ATTNFUSE_AMX", "")
+    names = [n for n in list(CASES)[::step]
+             if zlib.crc32((n + salt).encode()) % sample == 0]
+    failures = sum(run_case(attn_run, mlir, tmp, name, options)
                    for name in names)
-    ran = "" if step == 1 else "%d of " % len(names)
+    ran = "" if len(names) == len(CASES) else "%d of " % len(names)
     print("matmul: %s%d cases, %d failures" % (ran, len(CASES), failures))
     return 1 if failures else 0
 
