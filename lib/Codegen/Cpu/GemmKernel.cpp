@@ -393,7 +393,8 @@ void FmaGemmKernel::forEachTile(const GemmWorkItem &w, TileFn tile) {
 /// own share of the next panel's cache lines, one line every
 /// kPrefetchSteps k steps (tile i the lines from i * kc / kPrefetchSteps
 /// on), so that the loads of a panel overlap the FMAs of the one before
-/// instead of stalling its first tile (bench/RESULTS.md, "Xeon-AMX, f32").
+/// instead of stalling its first tile (bench/RESULTS.md, "Xeon-AMX, f32
+/// against OpenVINO").
 static constexpr int64_t kPrefetchSteps = 4;
 
 void FmaGemmKernel::prefetchNextPanel(const BlockView &next, Value tile,
