@@ -294,22 +294,30 @@ def check_epilogue(name, got, products, bounds, k, other, rtype):
     return failures
 
 
+def pop_sample(options):
+    """(N, the other options) of `--sample N` in `options` (N = 1 without
+    it): the run checks about one case in N."""
+    if "--sample" not in options:
+        return 1, options
+    at = options.index("--sample")
+    return int(options[at + 1]), options[:at] + options[at + 2:]
+
+
+def in_sample(name, salt, sample):
+    """Whether case `name` is among a run's one in `sample`: a CRC of the
+    name and `salt` (the run's options) chooses, so that each run of a test
+    (another target, thread count, the tiles forbidden) checks its own
+    share, and no stride skips a dtype or a shape every time."""
+    return zlib.crc32((name + salt).encode()) % sample == 0
+
+
 def main():
     attn_run, mlir, tmp = sys.argv[1:4]
-    options = sys.argv[4:]
-    # --sample N: about one case in N, chosen by a CRC of the case's name
-    # and the run's options, so that each run of a test (another thread
-    # count, the tiles forbidden) checks its own share.
-    sample = 1
-    if "--sample" in options:
-        at = options.index("--sample")
-        sample = int(options[at + 1])
-        options = options[:at] + options[at + 2:]
+    sample, options = pop_sample(sys.argv[4:])
     # Every n-th case only (lit.cfg.py sets it for a sanitizer build).
     step = int(os.environ.get("ATTN_CHECK_SAMPLE", "1"))
     salt = " ".join(options) + os.environ.get("ATTNFUSE_AMX", "")
-    names = [n for n in list(CASES)[::step]
-             if zlib.crc32((n + salt).encode()) % sample == 0]
+    names = [n for n in list(CASES)[::step] if in_sample(n, salt, sample)]
     failures = sum(run_case(attn_run, mlir, tmp, name, options)
                    for name in names)
     ran = "" if len(names) == len(CASES) else "%d of " % len(names)

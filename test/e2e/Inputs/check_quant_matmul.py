@@ -37,12 +37,12 @@ Prints one line per failing case and a summary line.
 import os
 import subprocess
 import sys
-import zlib
 
 import numpy as np
 import torch
 
 from attnfuse import quant
+from check_matmul import in_sample, pop_sample
 
 RTOL = 1e-5
 # The integer path: exact i32 dots per block, then per block one f32
@@ -340,14 +340,8 @@ def main():
         at = rest.index("--only")
         only = set(rest[at + 1].split(","))
         rest = rest[:at] + rest[at + 2:]
-    # About one case in `sample`, chosen by a CRC of the case's name and
-    # the run's flags: each target of a test checks its own share, with no
-    # stride that could skip a dtype or a shape every time.
-    sample = 1
-    if "--sample" in rest:
-        at = rest.index("--sample")
-        sample = int(rest[at + 1])
-        rest = rest[:at] + rest[at + 2:]
+    salt = " ".join(sys.argv[3:])
+    sample, rest = pop_sample(rest)
     compile_tool = None
     if "--aot" in rest:
         at = rest.index("--aot")
@@ -384,8 +378,7 @@ def main():
         count += 1
         if (count - 1) % step:
             continue
-        salt = " ".join(sys.argv[3:])
-        if zlib.crc32((name + salt).encode()) % sample:
+        if not in_sample(name, salt, sample):
             continue
         problem = check_case(tools, tmp, name, qt, shape, dtype, sizes, rng,
                              int8_dot)
