@@ -180,7 +180,7 @@ def i64_attr(value: int) -> str:
 
 
 MASK_POLARITIES = ("keep", "drop")
-PADDING_SIDES = ("right", "left")
+PADDING_SIDES = ("right", "left", "packed")
 
 
 @dataclass(frozen=True)

@@ -10,16 +10,20 @@ lowerings turn into skipped query and key blocks; in eager PyTorch it is
 SDPA with the equivalent boolean mask (padded rows are 0, as SDPA gives a
 row its mask removes entirely).
 
+`torch.ops.attnfuse.packed_attention` is the same attention on the packed
+layout (FlashAttention's varlen form): the sequences' tokens back to back
+along the rows, `[..., T, E]`, with the lengths splitting them; the
+exporter writes one attn.sdpa with `padding_side = packed`.
+
 torch.export cannot take NestedTensors. `compile` of a module whose example
 inputs include jagged NestedTensors (`torch.nested.nested_tensor(...,
 layout=torch.jagged)`) therefore exports the module on their values, the
 tokens of all sequences back to back (`[T, ...]`, run as a batch of one:
-the projections compute the real tokens only), with three more inputs
-that describe the batch (`packing_indices`); every
-F.scaled_dot_product_attention the module calls (a TorchFunctionMode while
-torch.export traces) gathers its query, key and value into the padded
-`[B, H, L, E]`, runs varlen_attention with the sequence lengths and
-gathers the result back to the tokens. The compiled callable returns each
+the projections compute the real tokens only), with one more input, the
+sequence lengths; every F.scaled_dot_product_attention the module calls (a
+TorchFunctionMode while torch.export traces) becomes packed_attention on
+those tokens, so that nothing is gathered or padded: each sequence's query
+blocks read its own keys in place. The compiled callable returns each
 output over the tokens as a NestedTensor with the input's offsets. This is
 exact when every op of the module other than the attention treats tokens
 independently (projections, norms, elementwise ops, views that split or
@@ -69,6 +73,38 @@ def varlen_attention(query: torch.Tensor, key: torch.Tensor,
     return _heads_inner(out)
 
 
+@torch.library.custom_op("attnfuse::packed_attention", mutates_args=())
+def packed_attention(query: torch.Tensor, key: torch.Tensor,
+                     value: torch.Tensor, q_lengths: torch.Tensor,
+                     kv_lengths: torch.Tensor, is_causal: bool,
+                     scale: float | None) -> torch.Tensor:
+    """SDPA of sequences packed back to back: query `[..., T, E]` holds
+    sequence b's rows at `qo[b] ... qo[b] + q_lengths[b] - 1` (`qo` the
+    sums of the lengths before b), key/value `[..., S, E]` its keys
+    likewise (the head dim, third from the end, may divide the query's:
+    GQA); each sequence attends to its own keys only, `is_causal` within
+    the sequence, and a sequence without keys gives 0. The reference: SDPA
+    on each sequence alone. The exporter writes one attn.sdpa with
+    `padding_side = packed`."""
+    qo = [0] + torch.cumsum(q_lengths, 0).tolist()
+    ko = [0] + torch.cumsum(kv_lengths, 0).tolist()
+    out = query.new_zeros(query.shape[:-1] + value.shape[-1:])
+    gqa = query.dim() >= 3 and query.shape[-3] != key.shape[-3]
+    for b in range(q_lengths.numel()):
+        if qo[b + 1] == qo[b] or ko[b + 1] == ko[b]:
+            continue
+        out[..., qo[b]:qo[b + 1], :] = F.scaled_dot_product_attention(
+            query[..., qo[b]:qo[b + 1], :], key[..., ko[b]:ko[b + 1], :],
+            value[..., ko[b]:ko[b + 1], :], is_causal=is_causal,
+            scale=scale, enable_gqa=gqa)
+    return _heads_inner(out)
+
+
+@packed_attention.register_fake
+def _(query, key, value, q_lengths, kv_lengths, is_causal, scale):
+    return _fake_result(query, value)
+
+
 def _heads_inner(out):
     """`out` laid out as `[B, L, H, Ev]` in memory (as SDPA's own result
     is on the CPU), so that modules can `transpose(1, 2).view(B, L, -1)`
@@ -81,6 +117,11 @@ def _heads_inner(out):
 @varlen_attention.register_fake
 def _(query, key, value, q_lengths, kv_lengths, attn_mask, is_causal, scale,
       left):
+    return _fake_result(query, value)
+
+
+def _fake_result(query, value):
+    """The result's shape, laid out as _heads_inner lays it out."""
     shape = query.shape[:-1] + value.shape[-1:]
     if len(shape) != 4:
         return query.new_empty(shape)
@@ -113,17 +154,13 @@ def is_jagged(x) -> bool:
 class _PackedMode(TorchFunctionMode):
     """Calls of F.scaled_dot_product_attention on the packed tokens
     (`[1, H, T, E]`: the module ran on the NestedTensors' values as a batch
-    of one) become varlen_attention on the padded batch: q, k and v
-    gathered into `[B, H, L, E]` (slot (b, i) reads token
-    `unpad_index[b, i]`; slots past a sequence's length read some token of
-    the batch, which the lengths keep out), the result gathered back to
-    the tokens (token t is at slot `pad_index[t]`)."""
+    of one) become packed_attention with the sequence lengths: each
+    sequence attends to its own tokens, in place."""
 
-    def __init__(self, unpad_index, pad_index, lengths):
+    def __init__(self, lengths, tokens):
         super().__init__()
-        self.unpad_index = unpad_index
-        self.pad_index = pad_index
         self.lengths = lengths
+        self.tokens = tokens
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = dict(kwargs or {})
@@ -144,41 +181,21 @@ class _PackedMode(TorchFunctionMode):
                 "scaled_dot_product_attention with an attn_mask on "
                 "NestedTensors is not supported (is_causal is)")
         if q.dim() != 4 or q.shape[0] != 1 or \
-                not (q.shape[-2] == k.shape[-2] == v.shape[-2] ==
-                     self.pad_index.shape[0]):
+                not (q.shape[-2] == k.shape[-2] == v.shape[-2]) or \
+                q.shape[-2] != self.tokens:
             raise AttnFuseError(
                 "scaled_dot_product_attention on NestedTensors: only "
                 "self-attention over the nested tokens ([B, H, j, E] "
                 "query, key and value of one length) is supported")
-        out = torch.ops.attnfuse.varlen_attention(
-            self._pad(q), self._pad(k), self._pad(v), self.lengths,
-            self.lengths, None, bool(bound.get("is_causal", False)),
-            bound.get("scale"), False)
-        # [B, H, L, Ev] -> the tokens' rows [T, H, Ev], returned as
-        # [1, H, T, Ev] laid out as SDPA's own result is. Each transpose
-        # is next to its inverse (the module's `transpose(1, 2)` of the
-        # result; the result's layout), so that the compiled code folds
-        # them: only the gathers move data.
-        b, h, L, ev = out.shape
-        rows = out.transpose(1, 2).reshape(b * L, h, ev)
-        rows = rows.index_select(0, self.pad_index)
-        return rows.unsqueeze(0).transpose(1, 2)
-
-    def _pad(self, x):
-        """`[1, H, T, E]` tokens -> `[B, H, L, E]` slots. The module made x
-        with `transpose(1, 2)` of `[1, T, H, E]`, which the transpose back
-        here cancels (no copy); the gather reads the tokens' rows."""
-        b, L = self.unpad_index.shape
-        h, e = x.shape[1], x.shape[3]
-        slots = x.transpose(1, 2)[0].index_select(
-            0, self.unpad_index.reshape(-1))  # [B L, H, E]
-        return slots.reshape(b, L, h, e).transpose(1, 2)
+        return torch.ops.attnfuse.packed_attention(
+            q, k, v, self.lengths, self.lengths,
+            bool(bound.get("is_causal", False)), bound.get("scale"))
 
 
 class PackedModule(torch.nn.Module):
     """`module` on the packed tokens of NestedTensors: the inputs at
     `nested` arrive as their values `[T, ...]` (a batch of one inside),
-    then three index tensors (see `packing_indices`)."""
+    then the sequence lengths `[B]` (int64)."""
 
     def __init__(self, module, nested: tuple[int, ...]):
         super().__init__()
@@ -186,12 +203,12 @@ class PackedModule(torch.nn.Module):
         self.nested = nested
 
     def forward(self, *args):
-        *inputs, unpad_index, pad_index, lengths = args
+        *inputs, lengths = args
+        total = inputs[self.nested[0]].shape[0]
         inputs = [x.unsqueeze(0) if n in self.nested else x
                   for n, x in enumerate(inputs)]
-        with _PackedMode(unpad_index, pad_index, lengths):
+        with _PackedMode(lengths, total):
             out = self.module(*inputs)
-        total = pad_index.shape[0]
         return pytree.tree_map(
             lambda t: t.squeeze(0) if isinstance(t, torch.Tensor) and
             t.dim() >= 2 and t.shape[0] == 1 and t.shape[1] == total else t,
@@ -218,32 +235,14 @@ def nested_offsets(args) -> torch.Tensor:
     return offsets
 
 
-def packing_indices(offsets):
-    """(unpad_index [B, L], pad_index [T], lengths [B]), int64, for the
-    offsets `[B + 1]` of T tokens, L the longest length: slot (b, i) of
-    the padded batch reads token `offsets[b] + i` (clamped into the
-    tokens past the sequence's end), token t is at slot
-    `b L + t - offsets[b]`."""
-    offsets = offsets.to(torch.int64)
-    lengths = offsets.diff()
-    total = int(offsets[-1])
-    if total == 0:
-        raise InputError("the NestedTensor inputs hold no token")
-    b = lengths.numel()
-    L = max(int(lengths.max()), 1)
-    i = torch.arange(L, dtype=torch.int64)
-    unpad = (offsets[:-1, None] + i).clamp(max=total - 1)
-    seq = torch.repeat_interleave(torch.arange(b, dtype=torch.int64),
-                                  lengths)
-    pad = seq * L + torch.arange(total, dtype=torch.int64) - offsets[seq]
-    return unpad, pad, lengths
-
-
 def pack_inputs(args):
-    """The NestedTensor inputs as their values, and the packing indices."""
+    """The NestedTensor inputs as their values, then the sequence lengths
+    (int64), and the offsets."""
     offsets = nested_offsets(args)
+    if int(offsets[-1]) == 0:
+        raise InputError("the NestedTensor inputs hold no token")
     values = tuple(x.values() if is_jagged(x) else x for x in args)
-    return values + packing_indices(offsets), offsets
+    return values + (offsets.to(torch.int64).diff(),), offsets
 
 
 def repack_outputs(outputs, offsets):
@@ -260,10 +259,10 @@ def repack_outputs(outputs, offsets):
 
 
 def dynamic_packed_shapes(args, nested_positions):
-    """torch.export's dynamic_shapes for the packed module: the tokens,
-    the batch and the padded length."""
-    tokens = batch = seq = torch.export.Dim.DYNAMIC
+    """torch.export's dynamic_shapes for the packed module: the tokens and
+    the number of sequences."""
+    tokens = batch = torch.export.Dim.DYNAMIC
     shapes = [{0: tokens} if n in nested_positions else None
               for n in range(len(args))]
-    shapes += [{0: batch, 1: seq}, {0: tokens}, {0: batch}]
+    shapes += [{0: batch}]
     return (tuple(shapes),)

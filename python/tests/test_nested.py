@@ -1,8 +1,9 @@
 """attnfuse.compile of modules called with jagged NestedTensors
 (attnfuse.varlen): the SDPA tutorial's CausalSelfAttention, causal and not,
 f32 and bf16, against eager PyTorch on each sequence alone (float64) and
-on the padded equivalent; the attention is one attn.sdpa with
-sequence lengths; varlen_attention itself (left padding, GQA, a mask)
+on the padded equivalent; the attention is one attn.sdpa in the packed
+layout, moving no data; packed_attention itself (GQA, cross lengths) against
+SDPA on each sequence; varlen_attention itself (left padding, GQA, a mask)
 against SDPA with the equivalent mask; what is refused."""
 
 import copy
@@ -98,17 +99,50 @@ def test_tutorial_module_on_nested_tensors(dtype, is_causal):
                     assert_matches(got, padded[b, :got.shape[0]])
 
 
-def test_packing_moves_data_only_in_its_gathers():
-    """The transposes the packing adds (tokens to heads and back) sit next
-    to the module's own inverses, which the fusion pass folds: the fused
-    IR of the nested module has no more attn.transpose than the padded
-    module's, so the gathers are the only copies the packing costs."""
+def test_packed_attention_moves_no_data():
+    """The attention runs on the packed tokens in place: one attn.sdpa in
+    the packed layout, no gather (a linalg.generic that extracts) into or
+    out of a padded batch, and the transposes the packing adds (tokens to
+    heads and back) fold against the module's own, so the fused IR has no
+    more attn.transpose than the padded module's."""
     from attnfuse.compiler import fuse
     m = CausalSelfAttention(4, 64).eval()
     x, _ = nested([5, 17, 1, 9], 64, torch.float32)
     packed, _ = fuse(attnfuse.compile(m, (x,)).mlir)
     padded, _ = fuse(attnfuse.compile(m, (torch.randn(2, 9, 64),)).mlir)
+    assert "padding_side = #attn.padding_side<packed>" in packed
+    assert "linalg.generic" not in packed and "tensor.extract " not in packed
     assert packed.count('"attn.transpose"') == padded.count('"attn.transpose"')
+
+
+def test_packed_attention_op_gqa_cross_lengths():
+    """packed_attention compiled (one attn.sdpa in the packed layout: GQA,
+    different query and key lengths, a sequence without keys, causal
+    within each sequence) equals its eager definition, which is SDPA on
+    each sequence alone; rows without keys are 0 in both."""
+    class M(nn.Module):
+        def forward(self, q, k, v, ql, kl):
+            return torch.ops.attnfuse.packed_attention(q, k, v, ql, kl, True,
+                                                       None)
+    ql = torch.tensor([7, 0, 20, 3])
+    kl = torch.tensor([9, 4, 20, 0])
+    q = torch.randn(1, 4, 30, 16)
+    k, v = torch.randn(1, 2, 33, 16), torch.randn(1, 2, 33, 16)
+    c = attnfuse.compile(M(), (q, k, v, ql, kl))
+    assert "padding_side = #attn.padding_side<packed>" in c.mlir
+    got = c(q, k, v, ql, kl)
+    qo, ko = [0, 7, 7, 27, 30], [0, 9, 13, 33, 33]
+    for b in range(4):
+        qs, ks = slice(qo[b], qo[b + 1]), slice(ko[b], ko[b + 1])
+        if ko[b + 1] == ko[b]:
+            want = torch.zeros(1, 4, qo[b + 1] - qo[b], 16)
+        else:
+            want = F.scaled_dot_product_attention(
+                q[:, :, qs].double(), k[:, :, ks].double(),
+                v[:, :, ks].double(), is_causal=True, enable_gqa=True)
+        assert_matches(got[:, :, qs], want.float())
+        assert_matches(M()(q, k, v, ql, kl)[:, :, qs], want.float())
+    assert torch.equal(got[:, :, 27:], torch.zeros_like(got[:, :, 27:]))
 
 
 def test_varlen_attention_left_padding_gqa_mask():

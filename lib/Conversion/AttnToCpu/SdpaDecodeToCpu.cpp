@@ -597,6 +597,9 @@ Value DecodeLowering::emit() {
 
 bool cpu::prefersDecode(const SdpaPlan &plan,
                         const AttnCpuLoweringOptions &options) {
+  // The packed layout's L holds every sequence's rows: flash splits them.
+  if (plan.packed)
+    return false;
   std::optional<int64_t> l = getConstantIntValue(plan.l);
   return l && *l <= options.target.getLanes(plan.computeType) / 2;
 }

@@ -150,6 +150,8 @@ private:
 
   void emitForall();
   void emitWorkItem(ValueRange ivs);
+  void emitPackedWorkItem(ValueRange ivs);
+  Value maxPackedQueryLength();
   Value maskKeepsTile(WorkItem &w, Value kv0);
   WorkItem allocateScratch(FlashKernel &kernel, ValueRange ivs);
   void emitInit(FlashKernel &kernel, WorkItem &w);
@@ -179,7 +181,9 @@ private:
   bool rowsContiguous();
 
   SdpaOp op;
-  const SdpaPlan &plan;
+  /// A copy: a work item of the packed layout narrows it (and `buf`) to its
+  /// sequence while it is emitted (emitPackedWorkItem).
+  SdpaPlan plan;
   FlashTiling t;
   std::optional<FlashTiling> pairTiling, amxTiling;
   SdpaBuffers buf;
@@ -426,7 +430,13 @@ void FlashLowering::emitForall() {
   SmallVector<OpFoldResult> ubs;
   for (Value size : plan.qBatch)
     ubs.push_back(getAsOpFoldResult(size));
-  ubs.push_back(ceilDiv(plan.l, t.blockQ));
+  // Packed: the sequences x the query blocks of the longest.
+  if (plan.packed) {
+    ubs.push_back(memref::getMixedSize(b, loc, buf.qLengths, 0));
+    ubs.push_back(ceilDiv(maxPackedQueryLength(), t.blockQ));
+  } else {
+    ubs.push_back(ceilDiv(plan.l, t.blockQ));
+  }
   // A transposed mask shared by several heads (or batches): query blocks
   // outermost, so that consecutive work items read the same slice of the
   // copy while it is in cache (head-major, each head would stream the
@@ -558,7 +568,93 @@ std::unique_ptr<FlashKernel> FlashKernel::create(FlashLowering &f) {
   llvm_unreachable("unknown flash kernel");
 }
 
+/// The longest sequence's query rows in the packed layout (lengths below 0
+/// count as 0).
+Value FlashLowering::maxPackedQueryLength() {
+  Value zero = idx(0);
+  Value n = getValueOrCreateConstantIndexOp(
+      b, loc, memref::getMixedSize(b, loc, buf.qLengths, 0));
+  auto loop = scf::ForOp::create(b, loc, zero, n, idx(1), ValueRange{zero});
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value length = memref::LoadOp::create(b, loc, buf.qLengths,
+                                        ValueRange{loop.getInductionVar()});
+  length = arith::IndexCastOp::create(b, loc, b.getIndexType(), length);
+  scf::YieldOp::create(
+      b, loc,
+      Value(arith::MaxSIOp::create(b, loc, loop.getRegionIterArg(0), length)));
+  return loop.getResult(0);
+}
+
+/// One work item of the packed layout, ivs = (query batch dims, sequence,
+/// query block): the sequence's rows and keys start at the sums of the
+/// lengths before it. Its query blocks are emitted as the work items of a
+/// batch of one unpadded sequence: `plan` and `buf` narrowed to its L and S
+/// and to subviews of its rows and keys (so that is_causal and the window
+/// see positions within the sequence); a block past its rows does nothing.
+/// Sums and lengths are clamped to L and S, so that no buffer is read out
+/// of bounds after a failed run-time check.
+void FlashLowering::emitPackedWorkItem(ValueRange ivs) {
+  int64_t nb = plan.numBatch;
+  Value seq = ivs[nb], block = ivs[nb + 1];
+  Value zero = idx(0);
+  auto lengthAt = [&](Value lengths, Value i) -> Value {
+    Value n = memref::LoadOp::create(b, loc, lengths, ValueRange{i});
+    n = arith::IndexCastOp::create(b, loc, b.getIndexType(), n);
+    return arith::MaxSIOp::create(b, loc, n, zero);
+  };
+  auto before = scf::ForOp::create(
+      b, loc, zero, seq, idx(1), ValueRange{zero, zero},
+      [&](OpBuilder &, Location, Value i, ValueRange sums) {
+        Value q = add(sums[0], lengthAt(buf.qLengths, i));
+        Value kv = add(sums[1], lengthAt(buf.kvLengths, i));
+        scf::YieldOp::create(b, loc, ValueRange{q, kv});
+      });
+  auto clampTo = [&](Value x, Value bound) -> Value {
+    return arith::MinSIOp::create(b, loc, x, bound);
+  };
+  Value qBegin = clampTo(before.getResult(0), plan.l);
+  Value kvBegin = clampTo(before.getResult(1), plan.s);
+  Value qRows = clampTo(lengthAt(buf.qLengths, seq),
+                        arith::SubIOp::create(b, loc, plan.l, qBegin));
+  Value keys = clampTo(lengthAt(buf.kvLengths, seq),
+                       arith::SubIOp::create(b, loc, plan.s, kvBegin));
+  Value live = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                     mul(block, idx(t.blockQ)), qRows);
+  scf::IfOp::create(b, loc, live, [&](OpBuilder &, Location) {
+    SdpaPlan whole = plan;
+    SdpaBuffers wholeBuf = buf;
+    auto rows = [&](Value buffer, Value begin, Value count) -> Value {
+      int64_t rank = cast<MemRefType>(buffer.getType()).getRank();
+      SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
+      SmallVector<OpFoldResult> sizes = memref::getMixedSizes(b, loc, buffer);
+      SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
+      offsets[rank - 2] = begin;
+      sizes[rank - 2] = count;
+      return memref::SubViewOp::create(b, loc, buffer, offsets, sizes,
+                                       strides);
+    };
+    buf.q = rows(wholeBuf.q, qBegin, qRows);
+    buf.out = rows(wholeBuf.out, qBegin, qRows);
+    buf.k = rows(wholeBuf.k, kvBegin, keys);
+    buf.v = rows(wholeBuf.v, kvBegin, keys);
+    plan.l = qRows;
+    plan.s = keys;
+    plan.packed = plan.hasQLengths = plan.hasKvLengths = false;
+    SmallVector<Value> itemIvs(ivs.take_front(nb));
+    itemIvs.push_back(block);
+    emitWorkItem(itemIvs);
+    plan = whole;
+    buf = wholeBuf;
+    scf::YieldOp::create(b, loc);
+  });
+}
+
 void FlashLowering::emitWorkItem(ValueRange ivs) {
+  if (plan.packed) {
+    emitPackedWorkItem(ivs);
+    return;
+  }
   std::unique_ptr<FlashKernel> kernel = FlashKernel::create(*this);
   WorkItem w = allocateScratch(*kernel, ivs);
   emitInit(*kernel, w);

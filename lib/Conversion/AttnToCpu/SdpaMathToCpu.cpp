@@ -11,9 +11,11 @@
 #include "SdpaPlan.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include <limits>
+#include <tuple>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -84,6 +86,50 @@ static Value buildBatchContraction(OpBuilder &b, Location loc,
       .getResult(0);
 }
 
+/// The packed layout at score (row, col): whether both are of one sequence,
+/// and their positions within their sequences (the sequences found by
+/// scanning the lengths: the reference's simplicity over its speed).
+static std::tuple<Value, Value, Value> packedSeqKeep(OpBuilder &b,
+                                                     Location loc, SdpaOp op,
+                                                     Value row, Value col) {
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value none = arith::ConstantIndexOp::create(b, loc, -1);
+  Value noneKv = arith::ConstantIndexOp::create(b, loc, -2);
+  Value n = tensor::DimOp::create(b, loc, op.getQLengths(), 0);
+  // (row offset, key offset, row's sequence, row's position, key's
+  // sequence, key's position)
+  auto loop = scf::ForOp::create(
+      b, loc, zero, n, arith::ConstantIndexOp::create(b, loc, 1),
+      ValueRange{zero, zero, none, zero, noneKv, zero},
+      [&](OpBuilder &b, Location l, Value i, ValueRange it) {
+        SmallVector<Value> next;
+        for (auto [lengths, x, k] : {std::tuple<Value, Value, int>{
+                                         op.getQLengths(), row, 0},
+                                     {op.getKvLengths(), col, 1}}) {
+          Value begin = it[k];
+          Value length = tensor::ExtractOp::create(b, l, lengths, i);
+          length = arith::IndexCastOp::create(b, l, b.getIndexType(), length);
+          length = arith::MaxSIOp::create(b, l, length, zero);
+          Value end = arith::AddIOp::create(b, l, begin, length);
+          Value in = arith::AndIOp::create(
+              b, l,
+              arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge, x, begin),
+              arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, x, end));
+          next.push_back(end);
+          next.push_back(
+              arith::SelectOp::create(b, l, in, i, it[2 + 2 * k]));
+          next.push_back(arith::SelectOp::create(
+              b, l, in, arith::SubIOp::create(b, l, x, begin),
+              it[3 + 2 * k]));
+        }
+        scf::YieldOp::create(b, l, ValueRange{next[0], next[3], next[1],
+                                              next[2], next[4], next[5]});
+      });
+  Value same = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                     loop.getResult(2), loop.getResult(4));
+  return {same, loop.getResult(3), loop.getResult(5)};
+}
+
 /// The contract's score step on every score, in place.
 static Value emitScoreStep(OpBuilder &b, Location loc, SdpaOp op,
                            const SdpaPlan &plan, const MathTensor &scores,
@@ -102,7 +148,8 @@ static Value emitScoreStep(OpBuilder &b, Location loc, SdpaOp op,
   // The lengths of the score's sequence (query batch dim 0), last.
   AffineMap batchMap = AffineMap::get(r, 0, getAffineDimExpr(0, ctx));
   for (Value lengths : {op.getQLengths(), op.getKvLengths()}) {
-    if (!lengths)
+    // The packed layout's lengths are read whole (packedSeqKeep).
+    if (!lengths || plan.packed)
       continue;
     ins.push_back(lengths);
     maps.push_back(batchMap);
@@ -114,11 +161,11 @@ static Value emitScoreStep(OpBuilder &b, Location loc, SdpaOp op,
              [&](OpBuilder &b, Location l, ValueRange args) {
                ValueRange elems = args.drop_back();
                Value qLength, kvLength;
-               if (plan.hasKvLengths) {
+               if (plan.hasKvLengths && !plan.packed) {
                  kvLength = elems.back();
                  elems = elems.drop_back();
                }
-               if (plan.hasQLengths) {
+               if (plan.hasQLengths && !plan.packed) {
                  qLength = elems.back();
                  elems = elems.drop_back();
                }
@@ -139,7 +186,10 @@ static Value emitScoreStep(OpBuilder &b, Location loc, SdpaOp op,
                  batch.push_back(linalg::IndexOp::create(b, l, d));
                ScoreModInputs mod{batch, row, col, llvm::to_vector(elems)};
                Value seqKeep;
-               if (lengths)
+               if (plan.packed)
+                 std::tie(seqKeep, row, col) =
+                     packedSeqKeep(b, l, op, row, col);
+               else if (lengths)
                  seqKeep = buildSeqKeep(
                      b, l, getSeqBounds(b, l, plan, qLength, kvLength), row,
                      col);

@@ -131,6 +131,49 @@ static void checkLengths(OpBuilder &b, Location loc, const SdpaPlan &plan,
                            .str());
 }
 
+/// The run-time checks of the packed layout's lengths: one of each per
+/// sequence, none below 0, and each side's lengths summing to its length
+/// (`size`: L or S). The lowerings clamp what they read.
+static void checkPackedLengths(OpBuilder &b, Location loc, Value qLengths,
+                               Value kvLengths, Value l, Value s) {
+  Value n = getDimSize(b, loc, qLengths, 0);
+  assertEqualSizes(b, loc, getDimSize(b, loc, kvLengths, 0), n,
+                   "attn.sdpa: the packed layout needs as many kv_lengths as "
+                   "q_lengths");
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  auto loop = scf::ForOp::create(b, loc, zero, n, one, ValueRange{zero, zero});
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value i = loop.getInductionVar();
+    SmallVector<Value> sums;
+    for (auto [lengths, sum, name] :
+         {std::tuple<Value, Value, StringRef>{qLengths,
+                                              loop.getRegionIterArg(0),
+                                              "q_lengths"},
+          {kvLengths, loop.getRegionIterArg(1), "kv_lengths"}}) {
+      Value raw = tensor::ExtractOp::create(b, loc, lengths, ValueRange{i});
+      Value lo = arith::ConstantOp::create(
+          b, loc, b.getIntegerAttr(raw.getType(), 0));
+      Value ok =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, raw, lo);
+      cf::AssertOp::create(
+          b, loc, ok, ("attn.sdpa: a " + name + " value is below 0").str());
+      Value length =
+          arith::IndexCastOp::create(b, loc, b.getIndexType(), raw);
+      sums.push_back(arith::AddIOp::create(b, loc, sum, length));
+    }
+    scf::YieldOp::create(b, loc, sums);
+  }
+  assertEqualSizes(b, loc, loop.getResult(0), l,
+                   "attn.sdpa: the packed q_lengths must sum to the query's "
+                   "length");
+  assertEqualSizes(b, loc, loop.getResult(1), s,
+                   "attn.sdpa: the packed kv_lengths must sum to the key's "
+                   "length");
+}
+
 SeqBounds cpu::getSeqBounds(OpBuilder &b, Location loc, const SdpaPlan &plan,
                             Value qLength, Value kvLength) {
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
@@ -205,6 +248,7 @@ SdpaPlan cpu::buildSdpaPlan(OpBuilder &b, Location loc, SdpaOp op) {
   plan.hasSinks = op.getSinks() != nullptr;
   plan.hasKvLengths = op.getKvLengths() != nullptr;
   plan.padsLeft = op.padsLeft();
+  plan.packed = op.isPacked();
   // PyTorch's SDPA gives 0 for a row its mask removes entirely, which is
   // what padded query rows (and rows without real keys) are.
   plan.safeSoftmax = op.getSafeSoftmax() || op.hasLengths();
@@ -263,8 +307,13 @@ SdpaPlan cpu::buildSdpaPlan(OpBuilder &b, Location loc, SdpaOp op) {
     assertEqualSizes(b, loc, plan.s, getDimSize(b, loc, v, rank - 2),
                      "attn.sdpa: key and value sequence lengths differ");
 
-  checkLengths(b, loc, plan, op.getQLengths(), plan.l, "q_lengths");
-  checkLengths(b, loc, plan, op.getKvLengths(), plan.s, "kv_lengths");
+  if (plan.packed) {
+    checkPackedLengths(b, loc, op.getQLengths(), op.getKvLengths(), plan.l,
+                       plan.s);
+  } else {
+    checkLengths(b, loc, plan, op.getQLengths(), plan.l, "q_lengths");
+    checkLengths(b, loc, plan, op.getKvLengths(), plan.s, "kv_lengths");
+  }
   if (Value mask = op.getMask())
     plan.maskBroadcast = getScoresBroadcast(b, loc, plan, op, mask);
   for (Value extra : op.getExtras())

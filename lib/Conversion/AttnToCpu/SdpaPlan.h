@@ -45,6 +45,9 @@ struct SdpaPlan {
   bool safeSoftmax = false;
   /// q_lengths / kv_lengths are given; padding comes first (left).
   bool hasQLengths = false, hasKvLengths = false, padsLeft = false;
+  /// The packed layout: the sequences are back to back along L and S
+  /// (padding_side = packed; both lengths given).
+  bool packed = false;
   /// One sink logit per query head joins each row's softmax.
   bool hasSinks = false;
   /// Per query batch dim: how key/value index it (and the group size).

@@ -12,7 +12,7 @@ import sympy
 import torch
 
 from .. import kvcache  # noqa: F401  (defines torch.ops.attnfuse)
-from .. import varlen  # noqa: F401  (defines attnfuse::varlen_attention)
+from .. import varlen  # noqa: F401  (defines the attnfuse:: attention ops)
 from .. import mlir
 from ..mlir import (INDEX, Scalar, SdpaAttrs, TensorType, Value, f64_attr,
                    i64_attr)
@@ -129,7 +129,7 @@ def write_sdpa(ex, q: Value, k: Value, v: Value, mask: Value | None,
     region (`fn(score) -> (lines, result)` over the names of the region's
     score argument), without extra operands. `q_lengths`/`kv_lengths`:
     sequence lengths of a padded batch (`padding_side` "right" or
-    "left"). `sinks`: one sink logit per query head ([H])."""
+    "left") or of sequences back to back ("packed"). `sinks`: one sink logit per query head ([H])."""
     attrs = SdpaAttrs(
         scale=scale, is_causal=window_right == 0,
         window_right=None if window_right == 0 else window_right,
@@ -186,6 +186,22 @@ def varlen_attention(ex, q, k, v, q_lengths, kv_lengths, attn_mask,
     return write_sdpa(ex, q, k, v, mask, out, scale, band_left, band_right,
                       q_lengths=lengths[0], kv_lengths=lengths[1],
                       padding_side="left" if left else "right")
+
+
+@handles(torch.ops.attnfuse.packed_attention.default)
+def packed_attention(ex, q, k, v, q_lengths, kv_lengths, is_causal, scale):
+    """torch.ops.attnfuse.packed_attention (attnfuse/varlen.py): SDPA of
+    sequences packed back to back, one attn.sdpa with q_lengths,
+    kv_lengths and `padding_side = packed`."""
+    out = ex.out_type()
+    q, k, v = ex.tensor(q), ex.tensor(k), ex.tensor(v)
+    _, band_left, band_right = _mask_and_band(ex, q, None, is_causal)
+    if scale is None:
+        scale = _default_scale(ex, q.type.dims[-1])
+    return write_sdpa(ex, q, k, v, None, out, scale, band_left, band_right,
+                      q_lengths=ex.tensor(q_lengths),
+                      kv_lengths=ex.tensor(kv_lengths),
+                      padding_side="packed")
 
 
 def _mask_and_band(ex, q, attn_mask, is_causal):

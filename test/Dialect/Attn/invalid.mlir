@@ -769,6 +769,49 @@ func.func @sdpa_lengths_finite_masked_value(%q: tensor<2x4x16x64xf32>, %n: tenso
 
 // -----
 
+func.func @sdpa_packed_one_side(%q: tensor<1x4x16x64xf32>, %n: tensor<3xi32>) {
+  // expected-error @+1 {{'attn.sdpa' op the packed layout ('padding_side' packed) needs both 'q_lengths' and 'kv_lengths'}}
+  %0 = attn.sdpa %q, %q, %q q_lengths(%n) {padding_side = #attn.padding_side<packed>} : (tensor<1x4x16x64xf32>, tensor<1x4x16x64xf32>, tensor<1x4x16x64xf32>, tensor<3xi32>) -> tensor<1x4x16x64xf32>
+  return
+}
+
+// -----
+
+func.func @sdpa_packed_counts(%q: tensor<1x4x16x64xf32>, %n: tensor<3xi32>, %m: tensor<4xi64>) {
+  // expected-error @+1 {{'attn.sdpa' op 'q_lengths' has 3 lengths and 'kv_lengths' 4: the packed layout needs one of each per sequence}}
+  %0 = attn.sdpa %q, %q, %q q_lengths(%n) kv_lengths(%m) {padding_side = #attn.padding_side<packed>} : (tensor<1x4x16x64xf32>, tensor<1x4x16x64xf32>, tensor<1x4x16x64xf32>, tensor<3xi32>, tensor<4xi64>) -> tensor<1x4x16x64xf32>
+  return
+}
+
+// -----
+
+func.func @sdpa_packed_mask(%q: tensor<1x4x16x64xf32>, %mask: tensor<16x16xi1>, %n: tensor<3xi32>) {
+  // expected-error @+1 {{'attn.sdpa' op a mask is not supported with the packed layout ('padding_side' packed)}}
+  %0 = attn.sdpa %q, %q, %q, %mask q_lengths(%n) kv_lengths(%n) {padding_side = #attn.padding_side<packed>} : (tensor<1x4x16x64xf32>, tensor<1x4x16x64xf32>, tensor<1x4x16x64xf32>, tensor<16x16xi1>, tensor<3xi32>, tensor<3xi32>) -> tensor<1x4x16x64xf32>
+  return
+}
+
+// -----
+
+func.func @sdpa_packed_score_mod(%q: tensor<1x4x16x64xf32>, %n: tensor<3xi32>) {
+  // expected-error @+1 {{'attn.sdpa' op a score_mod region is not supported with the packed layout ('padding_side' packed)}}
+  %0 = attn.sdpa %q, %q, %q q_lengths(%n) kv_lengths(%n) {padding_side = #attn.padding_side<packed>} : (tensor<1x4x16x64xf32>, tensor<1x4x16x64xf32>, tensor<1x4x16x64xf32>, tensor<3xi32>, tensor<3xi32>) -> tensor<1x4x16x64xf32> score_mod {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    attn.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+func.func @sdpa_packed_dropout(%q: tensor<1x4x16x64xf32>, %n: tensor<3xi32>) {
+  // expected-error @+1 {{'attn.sdpa' op 'dropout_p' > 0 is not supported with the packed layout ('padding_side' packed)}}
+  %0 = attn.sdpa %q, %q, %q q_lengths(%n) kv_lengths(%n) {dropout_p = 0.5 : f64, padding_side = #attn.padding_side<packed>} : (tensor<1x4x16x64xf32>, tensor<1x4x16x64xf32>, tensor<1x4x16x64xf32>, tensor<3xi32>, tensor<3xi32>) -> tensor<1x4x16x64xf32>
+  return
+}
+
+// -----
+
 // Without operandSegmentSizes the operands after 'value' are a mask and
 // extra operands: lengths need the segment sizes.
 func.func @sdpa_generic_lengths_without_segments(%q: tensor<2x4x8xf32>, %n: tensor<2xi32>) {

@@ -176,6 +176,15 @@ func.func @iota_dynamic(%l: index, %s: index) -> (tensor<?x1xf64>, tensor<?x?xf6
   return %i, %j, %k : tensor<?x1xf64>, tensor<?x?xf64>, tensor<?x128xf16>
 }
 
+// The packed layout: the lengths' count is not a dim of the query.
+// CHECK-LABEL: func.func @sdpa_packed
+// CHECK-SAME: (%[[Q:[^:]+]]: tensor<1x8x?x64xf32>, %[[QL:[^:]+]]: tensor<?xi32>, %[[KL:[^:]+]]: tensor<?xi32>)
+// CHECK: attn.sdpa %[[Q]], %[[Q]], %[[Q]] q_lengths(%[[QL]]) kv_lengths(%[[KL]]) {is_causal = true, padding_side = #attn.padding_side<packed>} :
+func.func @sdpa_packed(%q: tensor<1x8x?x64xf32>, %ql: tensor<?xi32>, %kl: tensor<?xi32>) -> tensor<1x8x?x64xf32> {
+  %0 = attn.sdpa %q, %q, %q q_lengths(%ql) kv_lengths(%kl) {is_causal = true, padding_side = #attn.padding_side<packed>} : (tensor<1x8x?x64xf32>, tensor<1x8x?x64xf32>, tensor<1x8x?x64xf32>, tensor<?xi32>, tensor<?xi32>) -> tensor<1x8x?x64xf32>
+  return %0 : tensor<1x8x?x64xf32>
+}
+
 // Attention sinks: one logit per query head, with lengths and a mask.
 // CHECK-LABEL: func.func @sdpa_sinks
 // CHECK-SAME: (%[[Q:[^:]+]]: tensor<2x8x16x64xbf16>, %[[M:[^:]+]]: tensor<2x1x1x16xi1>, %[[N:[^:]+]]: tensor<2xi32>, %[[S:[^:]+]]: tensor<8xf32>)

@@ -860,9 +860,38 @@ static LogicalResult verifyScoreMod(SdpaOp op, ArrayRef<int64_t> scores) {
   return success();
 }
 
+/// The packed layout: both lengths, of one size (the number of sequences,
+/// not a dim of the query), and none of the operands whose indices would
+/// have to be those of the packed tokens.
+static LogicalResult verifyPackedLengths(SdpaOp op) {
+  if (!op.getQLengths() || !op.getKvLengths())
+    return op.emitOpError()
+           << "the packed layout ('padding_side' packed) needs both "
+              "'q_lengths' and 'kv_lengths'";
+  int64_t nq = op.getQLengths().getType().getDimSize(0);
+  int64_t nkv = op.getKvLengths().getType().getDimSize(0);
+  if (!sameStaticOrDynamic(nq, nkv))
+    return op.emitOpError()
+           << "'q_lengths' has " << nq << " lengths and 'kv_lengths' " << nkv
+           << ": the packed layout needs one of each per sequence";
+  if (op.getMask())
+    return op.emitOpError()
+           << "a mask is not supported with the packed layout ('padding_side' "
+              "packed)";
+  if (op.getScoreModBlock())
+    return op.emitOpError() << "a score_mod region is not supported with the "
+                               "packed layout ('padding_side' packed)";
+  if (op.getDropoutP().convertToDouble() != 0.0)
+    return op.emitOpError() << "'dropout_p' > 0 is not supported with the "
+                               "packed layout ('padding_side' packed)";
+  return success();
+}
+
 /// q_lengths and kv_lengths: [B] with B the query's first dim (a batch
 /// dim), and the -inf masked value that lets padded keys take no part.
 static LogicalResult verifyLengths(SdpaOp op) {
+  if (op.isPacked() && failed(verifyPackedLengths(op)))
+    return failure();
   if (!op.hasLengths())
     return success();
   ArrayRef<int64_t> qs = op.getQuery().getType().getShape();
@@ -877,7 +906,7 @@ static LogicalResult verifyLengths(SdpaOp op) {
     if (!lengths)
       continue;
     int64_t n = cast<RankedTensorType>(lengths.getType()).getDimSize(0);
-    if (!sameStaticOrDynamic(n, qs[0]))
+    if (!op.isPacked() && !sameStaticOrDynamic(n, qs[0]))
       return op.emitOpError()
              << "'" << name << "' has " << n << " lengths, but the 'query' "
              << "batch dim 0 has " << qs[0]

@@ -680,15 +680,18 @@ def Attn_MaskPolarityAttr : EnumAttr<Attn_Dialect, Attn_MaskPolarity,
 }
 
 def Attn_PaddingSide : I32EnumAttr<"PaddingSide",
-    "where attn.sdpa's padded layout puts the padding of a shorter sequence", [
-      I32EnumAttrCase<"right", 0>, I32EnumAttrCase<"left", 1>]> {
+    "where attn.sdpa's padded layout puts the padding of a shorter sequence "
+    "(packed: there is none, the sequences are back to back)", [
+      I32EnumAttrCase<"right", 0>, I32EnumAttrCase<"left", 1>,
+      I32EnumAttrCase<"packed", 2>]> {
   let cppNamespace = "::mlir::attn";
   let genSpecializedAttr = 0;
 }
 
 def Attn_PaddingSideAttr : EnumAttr<Attn_Dialect, Attn_PaddingSide,
                                     "padding_side"> {
-  let summary = "right: a sequence's tokens come first; left: they come last";
+  let summary = "right: a sequence's tokens come first; left: they come "
+                "last; packed: the sequences are back to back, unpadded";
   let assemblyFormat = "`<` $value `>`";
 }
 
@@ -788,6 +791,22 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [NoMemoryEffect, IsolatedFromAbove,
     ("attn.sdpa: a q_lengths (kv_lengths) value is out of range"). The CPU
     lowerings skip the key blocks past a sequence's keys and the query
     blocks past its rows; the CUDA lowering keeps such an op on the CPU.
+
+    The packed layout (FlashAttention's varlen form; `padding_side =
+    packed`, both `q_lengths` and `kv_lengths` given, of one size B that
+    need not be a dim of the query): the sequences are back to back along
+    L and S with no padding, in every slice of the batch dims (e.g. a query
+    `[1, H, T, E]` of T tokens). Sequence `b` has query rows
+    `qo[b] <= i < qo[b] + q_lengths[b]` and keys `ko[b] <= j < ko[b] +
+    kv_lengths[b]`, where `qo` and `ko` are the exclusive prefix sums of
+    the lengths; row `i` attends to the keys of its own sequence only, and
+    `is_causal` and the window see the positions within the sequence (`i -
+    qo[b]`, `j - ko[b]`), as PyTorch's SDPA on each sequence alone does. A
+    row whose sequence has no key is 0. The lengths must sum to L and to S
+    (a run-time error, "attn.sdpa: the packed q_lengths (kv_lengths) must
+    sum to the query's (key's) length"). A mask, a score_mod region and
+    `dropout_p > 0` are not allowed with the packed layout. The CPU flash
+    lowering runs each sequence's query blocks against its own keys only.
 
     Attention sinks (GPT-OSS's `sinks`, the `s_aux` of other code): with
     `sinks` (`[H]`, any float type, H the query's head dim, third from the
@@ -935,6 +954,11 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [NoMemoryEffect, IsolatedFromAbove,
     /// True when the padding of a shorter sequence comes first.
     bool padsLeft() {
       return getPaddingSide() == ::mlir::attn::PaddingSide::left;
+    }
+    /// True when the sequences are back to back without padding (the
+    /// packed layout: q_lengths and kv_lengths split L and S).
+    bool isPacked() {
+      return getPaddingSide() == ::mlir::attn::PaddingSide::packed;
     }
     /// The band of keys a query row attends to, from `is_causal` and the
     /// window attributes (the intersection): key j of row i takes part iff
