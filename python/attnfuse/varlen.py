@@ -86,6 +86,14 @@ def packed_attention(query: torch.Tensor, key: torch.Tensor,
     the sequence, and a sequence without keys gives 0. The reference: SDPA
     on each sequence alone. The exporter writes one attn.sdpa with
     `padding_side = packed`."""
+    if q_lengths.numel() != kv_lengths.numel() or \
+            bool((q_lengths < 0).any()) or bool((kv_lengths < 0).any()) or \
+            int(q_lengths.sum()) != query.shape[-2] or \
+            int(kv_lengths.sum()) != key.shape[-2]:
+        raise ValueError(
+            "packed_attention: q_lengths and kv_lengths need one length "
+            "(>= 0) per sequence each, summing to the query's and the "
+            "key's rows")
     qo = [0] + torch.cumsum(q_lengths, 0).tolist()
     ko = [0] + torch.cumsum(kv_lengths, 0).tolist()
     out = query.new_zeros(query.shape[:-1] + value.shape[-1:])

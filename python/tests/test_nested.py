@@ -143,6 +143,14 @@ def test_packed_attention_op_gqa_cross_lengths():
         assert_matches(got[:, :, qs], want.float())
         assert_matches(M()(q, k, v, ql, kl)[:, :, qs], want.float())
     assert torch.equal(got[:, :, 27:], torch.zeros_like(got[:, :, 27:]))
+    # Lengths that do not cover the rows: refused by both.
+    short = torch.tensor([7, 0, 20, 2])
+    with pytest.raises(ValueError, match="summing to the query's"):
+        M()(q, k, v, short, kl)
+    with pytest.raises(attnfuse.AttnFuseError,
+                       match="the packed q_lengths must sum to the query's "
+                             "length"):
+        c(q, k, v, short, kl)
 
 
 def test_varlen_attention_left_padding_gqa_mask():
