@@ -178,9 +178,11 @@ protected:
   /// loads its accumulators from acc, lets `tile` update them and stores
   /// them back.
   void forEachTile(const GemmWorkItem &w, TileFn tile);
-  /// In row tile `tile` at k step j: its share of the prefetches of the
-  /// prepacked panel `next` (see kPrefetchSteps).
-  void prefetchNextPanel(const BlockView &next, Value tile, Value j);
+  /// In row tile `tile` at step j (row j of a panel of `rows` rows of
+  /// `rowElems` elements of `elemBytes` bytes): its share of the
+  /// prefetches of the prepacked panel `next` (see kPrefetchSteps).
+  void prefetchNextPanel(const BlockView &next, Value tile, Value j,
+                         int64_t rows, int64_t rowElems, int64_t elemBytes);
 };
 
 /// FMA tiles on panels dequantized from a quantized weight's bytes.
@@ -391,21 +393,22 @@ void FmaGemmKernel::forEachTile(const GemmWorkItem &w, TileFn tile) {
 /// weights are streamed once per call. While they work on one panel they
 /// prefetch the next one into L2, spread thin: each row tile takes its
 /// own share of the next panel's cache lines, one line every
-/// kPrefetchSteps k steps (tile i the lines from i * kc / kPrefetchSteps
-/// on), so that the loads of a panel overlap the FMAs of the one before
-/// instead of stalling its first tile (bench/RESULTS.md, "Xeon-AMX, f32
-/// against OpenVINO").
+/// kPrefetchSteps steps (a step reads one row of the panel: one k of an f32
+/// panel, one pair of k of a bf16 pair panel; tile i takes the lines from
+/// i * rows / kPrefetchSteps on), so that the loads of a panel overlap the
+/// FMAs or dots of the one before instead of stalling its first tile
+/// (bench/RESULTS.md, "Xeon-AMX, f32 against OpenVINO").
 static constexpr int64_t kPrefetchSteps = 4;
 
 void FmaGemmKernel::prefetchNextPanel(const BlockView &next, Value tile,
-                                      Value j) {
-  int64_t lineLanes =
-      std::max<int64_t>(1, 64 / (ct.getIntOrFloatBitWidth() / 8));
-  int64_t rowLines = llvm::divideCeil(t.nc, lineLanes);
-  int64_t lines = t.kc * rowLines;
+                                      Value j, int64_t rows, int64_t rowElems,
+                                      int64_t elemBytes) {
+  int64_t lineLanes = std::max<int64_t>(1, 64 / elemBytes);
+  int64_t rowLines = llvm::divideCeil(rowElems, lineLanes);
+  int64_t lines = rows * rowLines;
   // One op per statement: the order of the ops does not depend on the
   // compiler's order of evaluating arguments.
-  Value first = mul(tile, idx(t.kc / kPrefetchSteps));
+  Value first = mul(tile, idx(rows / kPrefetchSteps));
   Value step = arith::DivUIOp::create(b, loc, j, idx(kPrefetchSteps));
   Value line = add(first, step);
   Value inPanel = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, line,
@@ -441,7 +444,8 @@ void FmaGemmKernel::emitPanel(const GemmWorkItem &w, const BlockView &lhs,
         },
         [&](int64_t v, Value j) {
           if (next && v == 0)
-            prefetchNextPanel(*next, tile, j);
+            prefetchNextPanel(*next, tile, j, t.kc, t.nc,
+                              ct.getIntOrFloatBitWidth() / 8);
           return loadVector(b, loc, panel, vecType, j, colOf[v]);
         });
   });
@@ -695,9 +699,17 @@ void PairGemmKernel::emitPanel(const GemmWorkItem &w, const BlockView &lhs,
   Value fullPairs = arith::DivUIOp::create(b, loc, depth, idx(2));
   Value pairs = arith::CeilDivUIOp::create(b, loc, depth, idx(2));
   auto pairVec = VectorType::get({2 * t.lanes}, b.getBF16Type());
+  std::optional<BlockView> next;
+  if (ops.rhsPacked)
+    next = nextPrepackedPanel(panel);
   forEachTile(w, [&](ArrayRef<Value> rowOf, ArrayRef<Value> colOf,
                      ArrayRef<Value> init) {
+    Value rowTile = arith::DivUIOp::create(b, loc, rowOf.front(), idx(t.mr));
     auto loadB = [&](int64_t v, Value p) {
+      // A panel row is a pair of k: kc / 2 rows of 2 nc bf16.
+      if (next && v == 0)
+        prefetchNextPanel(*next, rowTile, p, llvm::divideCeil(t.kc, 2),
+                          2 * t.nc, 2);
       return loadVector(b, loc, panel, pairVec, p, mul(colOf[v], idx(2)));
     };
     auto pairsFrom = [&](Value lo, Value hi, ArrayRef<Value> start,

@@ -123,6 +123,18 @@ func.func @conv1d(%w: tensor<70x100xf32> {attn.weight}, %x: tensor<8x70xf32>, %b
 // PGEMM: %[[FLAT:.+]] = memref.collapse_shape %[[PB]] {{\[\[}}0], [1], [2, 3]]
 // PGEMM: %[[GROUPED:.+]] = memref.expand_shape %[[FLAT]] {{\[\[}}0], [1], [2, 3]] output_shape [3, 2, 512, 32]
 // PGEMM-NOT: memref.alloc() {{.*}} : memref<{{[0-9]+}}x{{[0-9]+}}xbf16>
+// Each row tile prefetches its share of the next panel as the f32 GEMM
+// does, a step being a pair of k: of the panel's 512 lines (128 pair rows
+// of 4 lines), tile i those from 32 i on, one every 4 pair steps; a line is
+// one 32-bf16 group.
+// PGEMM: %[[TILE:.+]] = arith.divui %{{.+}}, %c6 : index
+// PGEMM: scf.for %[[P:[^ ]+]] =
+// PGEMM: %[[FIRST:.+]] = arith.muli %[[TILE]], %c32 : index
+// PGEMM: %[[STEP:.+]] = arith.divui %[[P]], %c4 : index
+// PGEMM: %[[LINE:.+]] = arith.addi %[[FIRST]], %[[STEP]] : index
+// PGEMM: arith.cmpi ult, %[[LINE]], %c512 : index
+// PGEMM: scf.if
+// PGEMM: memref.prefetch %[[GROUPED]][%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}], read, locality<2>, data : memref<3x2x512x32xbf16
 // PGEMM: vector.load %[[GROUPED]][%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] : memref<3x2x512x32xbf16{{(, strided<\[[0-9?, ]+\], offset: \?>)?}}>, vector<32xbf16>
 // PGEMM: x86vector.avx512.dot
 // PGEMM-LABEL: func.func @pairs_pack_1(
