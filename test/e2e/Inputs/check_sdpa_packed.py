@@ -6,7 +6,7 @@ rows against its own keys, causal and the window within the sequence, a
 sequence without keys 0 (exactly). Lengths 0, 1, one block, several blocks
 and mixed; self- and cross-attention lengths; causal, a window, GQA; f32
 and bf16; i32 and i64 lengths; [1, H, T, E] and [H, T, E]; a dynamic
-token count and sequence count. Lengths that do not sum to the tokens, and
+token count and sequence count; and six random cases of those. Lengths that do not sum to the tokens, and
 a negative length, must fail the run.
 
     check_sdpa_packed.py attn-run TMPDIR [attn-run options]
@@ -41,6 +41,37 @@ CASES = [
     ("dynamic_causal_f32", "f32", 2, 1, [1, 97, 0, 250, 2], None, True,
      None, "i32", "1h", True),
 ]
+
+
+
+def random_cases(n, seed=5301):
+    """`n` more cases of random sequence counts (1-6), lengths (0-150,
+    zero more often), GQA, causal and window, types and layouts."""
+    import random
+    rng = random.Random(seed)
+    cases = []
+    for i in range(n):
+        count = rng.randint(1, 6)
+        lengths = [0 if rng.random() < 0.15 else rng.randint(1, 150)
+                   for _ in range(count)]
+        if sum(lengths) == 0:
+            lengths[0] = 1
+        cross = None
+        if rng.random() < 0.3:
+            cross = [0 if rng.random() < 0.15 else rng.randint(1, 150)
+                     for _ in range(count)]
+            cross[0] = max(cross[0], 1)
+        hkv = rng.choice([1, 2])
+        causal = rng.random() < 0.6
+        window = rng.choice([None, None, 7, 40]) if causal else None
+        cases.append((f"random{i}", rng.choice(["f32", "bf16"]),
+                      hkv * rng.choice([1, 2]), hkv, lengths, cross, causal,
+                      window, rng.choice(["i32", "i64"]),
+                      rng.choice(["1h", "h"]), rng.random() < 0.3))
+    return cases
+
+
+CASES += random_cases(6)
 
 
 def shapes(c):
