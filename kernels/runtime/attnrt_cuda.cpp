@@ -145,7 +145,13 @@ bool readCallLengths(const attnrt::SdpaCall &call,
       return false;
     }
     count = n;
-    // The values, as int64, for the checks (device or managed memory).
+  }
+  // The values, as int64, for the checks (device or managed memory), once
+  // both memrefs passed the checks above.
+  for (int side = 0; side < 2; ++side) {
+    if (!(attrs.lengths & bits[side]))
+      continue;
+    const int64_t n = count;
     values[side].resize(static_cast<size_t>(n));
     std::vector<char> raw(static_cast<size_t>(n) * size);
     cudaError_t e = n == 0 ? cudaSuccess

@@ -601,6 +601,9 @@ void test_call_attrs() {
   };
   CHECK(call_lengths(3, 1) == ATTN_ERR_INVALID_ARGUMENT, "bridge: 3 q_lengths for a batch of 2 are refused");
   CHECK(call_lengths(2, 2) == ATTN_ERR_INVALID_ARGUMENT, "bridge: strided lengths are refused");
+  la.padding_side = ATTN_PAD_PACKED;  // any number of sequences, but as many kv_lengths (2) as q_lengths
+  CHECK(call_lengths(3, 1) == ATTN_ERR_INVALID_ARGUMENT, "bridge: packed lengths of different counts are refused");
+  la.padding_side = ATTN_PAD_RIGHT;
   {
     unsigned char raw[64] = {};
     std::memcpy(raw, &la, sizeof(la));
