@@ -27,6 +27,7 @@
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -72,7 +73,8 @@ void broadcastBatch(attn_tensor4 &t, const attn_tensor4 &q) {
 
 /// The op's attributes: a rank-1 memref of exactly sizeof(SdpaCallAttrs)
 /// bytes (a module compiled against another layout is refused, not misread).
-bool readCallAttrs(const attnrt::Memref &m, attn_sdpa_fwd_args &args) {
+bool readCallAttrs(const attnrt::Memref &m, attn_sdpa_fwd_args &args,
+                   attn::cuda::SdpaCallAttrs &attrs) {
   const auto *d = static_cast<const DescriptorHeader *>(m.descriptor);
   constexpr size_t kBytes = sizeof(attn::cuda::SdpaCallAttrs);
   if (m.rank != 1 || !d ||
@@ -85,10 +87,101 @@ bool readCallAttrs(const attnrt::Memref &m, attn_sdpa_fwd_args &args) {
                  kBytes);
     return false;
   }
-  attn::cuda::SdpaCallAttrs attrs;
   std::memcpy(&attrs, static_cast<const char *>(d->aligned) + d->offset,
               kBytes);
   attn::cuda::apply_call_attrs(attrs, &args);
+  return true;
+}
+
+/// One side's lengths: a contiguous rank-1 memref of `elementSize`-byte
+/// integers; its device address and size go to `data` and `n`.
+bool readLengths(const char *name, const attnrt::Memref &m, size_t elementSize,
+                 const void *&data, int64_t &n) {
+  const auto *d = static_cast<const DescriptorHeader *>(m.descriptor);
+  if (m.rank != 1 || !d ||
+      (d->sizesAndStrides[0] > 1 && d->sizesAndStrides[1] != 1)) {
+    std::fprintf(stderr,
+                 "attnrt: attn.sdpa %s: expected a contiguous rank-1 memref\n",
+                 name);
+    return false;
+  }
+  n = d->sizesAndStrides[0];
+  data = static_cast<const char *>(d->aligned) + d->offset * elementSize;
+  return true;
+}
+
+/// The sequence lengths of a call with lengths (attrs.lengths): their
+/// pointers into `args`, their number checked against the batch (padded)
+/// or each other (packed: num_seqs), and their values checked on a host
+/// copy as the CPU lowering checks them at run time.
+bool readCallLengths(const attnrt::SdpaCall &call,
+                     const attn::cuda::SdpaCallAttrs &attrs,
+                     attn_sdpa_fwd_args &args) {
+  namespace contract = attn::cuda;
+  if (!(attrs.lengths & (contract::kLengthsQ | contract::kLengthsKv)))
+    return true;
+  const size_t size = (attrs.lengths & contract::kLengthsI64) ? 8 : 4;
+  const bool packed = attrs.padding_side == ATTN_PAD_PACKED;
+  const int64_t batch = args.q.sizes[0];
+  std::vector<int64_t> values[2];
+  const attnrt::Memref *memrefs[2] = {&call.qLengths, &call.kvLengths};
+  const void **pointers[2] = {&args.q_lengths, &args.kv_lengths};
+  const int32_t bits[2] = {contract::kLengthsQ, contract::kLengthsKv};
+  const char *names[2] = {"q_lengths", "kv_lengths"};
+  int64_t count = -1;
+  for (int side = 0; side < 2; ++side) {
+    if (!(attrs.lengths & bits[side]))
+      continue;
+    int64_t n = 0;
+    if (!readLengths(names[side], *memrefs[side], size, *pointers[side], n))
+      return false;
+    if ((!packed && n != batch) || (count >= 0 && n != count)) {
+      std::fprintf(stderr,
+                   "attnrt: attn.sdpa %s has %lld lengths, expected %lld "
+                   "(%s)\n",
+                   names[side], static_cast<long long>(n),
+                   static_cast<long long>(packed ? count : batch),
+                   packed ? "as many as q_lengths" : "the query's batch");
+      return false;
+    }
+    count = n;
+  }
+  // The values, as int64, for the checks (device or managed memory), once
+  // both memrefs passed the checks above.
+  for (int side = 0; side < 2; ++side) {
+    if (!(attrs.lengths & bits[side]))
+      continue;
+    const int64_t n = count;
+    values[side].resize(static_cast<size_t>(n));
+    std::vector<char> raw(static_cast<size_t>(n) * size);
+    cudaError_t e = n == 0 ? cudaSuccess
+                           : cudaMemcpy(raw.data(), *pointers[side],
+                                        raw.size(), cudaMemcpyDefault);
+    if (e != cudaSuccess) {
+      std::fprintf(stderr, "attnrt: attn.sdpa reading %s failed: %s\n",
+                   names[side], cudaGetErrorString(e));
+      return false;
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      if (size == 8) {
+        std::memcpy(&values[side][i], raw.data() + i * 8, 8);
+      } else {
+        int32_t v;
+        std::memcpy(&v, raw.data() + i * 4, 4);
+        values[side][i] = v;
+      }
+    }
+  }
+  if (packed)
+    args.num_seqs = count;
+  std::string bad = contract::check_length_values(
+      (attrs.lengths & contract::kLengthsQ) ? values[0].data() : nullptr,
+      (attrs.lengths & contract::kLengthsKv) ? values[1].data() : nullptr,
+      count, args.q.sizes[2], args.k.sizes[2], packed);
+  if (!bad.empty()) {
+    std::fprintf(stderr, "attnrt: %s\n", bad.c_str());
+    return false;
+  }
   return true;
 }
 
@@ -150,7 +243,8 @@ int32_t attnrt::runSdpa(const SdpaCall &call) {
   attn_sdpa_fwd_args_init(&args);
   args.dtype = call.dtype;
   args.mask_kind = call.maskKind;
-  if (!readCallAttrs(call.attrs, args))
+  attn::cuda::SdpaCallAttrs attrs;
+  if (!readCallAttrs(call.attrs, args, attrs))
     return ATTN_ERR_INVALID_ARGUMENT;
   const size_t elementSize = call.dtype == ATTN_DTYPE_F32 ? 4 : 2;
   if (!toTensor4("query", call.q.rank, call.q.descriptor, elementSize,
@@ -182,6 +276,8 @@ int32_t attnrt::runSdpa(const SdpaCall &call) {
     }
     return ATTN_OK;
   }
+  if (!readCallLengths(call, attrs, args))
+    return ATTN_ERR_INVALID_ARGUMENT;
   if (call.maskKind != ATTN_MASK_NONE &&
       !toTensor4("mask", call.mask.rank, call.mask.descriptor,
                  call.maskKind == ATTN_MASK_BOOL ? 1 : elementSize, args.mask))
@@ -220,11 +316,15 @@ int32_t attnrt::runSdpa(const SdpaCall &call) {
 
 namespace {
 
-/// The library's kernels for one attn.sdpa of the attribute form.
+/// The library's kernels for one attn.sdpa of the attribute form (with
+/// its length memrefs, or none).
 int32_t runSdpa(attn_dtype dtype, attn_mask_kind maskKind, attnrt::Memref q,
                 attnrt::Memref k, attnrt::Memref v, attnrt::Memref mask,
-                attnrt::Memref out, attnrt::Memref attrs) {
+                attnrt::Memref out, attnrt::Memref attrs,
+                attnrt::Memref qLengths = {}, attnrt::Memref kvLengths = {}) {
   attnrt::SdpaCall call;
+  call.qLengths = qLengths;
+  call.kvLengths = kvLengths;
   call.dtype = dtype;
   call.maskKind = maskKind;
   call.q = q;
@@ -241,7 +341,9 @@ int32_t runSdpa(attn_dtype dtype, attn_mask_kind maskKind, attnrt::Memref q,
 extern "C" {
 
 /// One entry per element type and mask kind: the tensors, then the op's
-/// attributes (attn::cuda::SdpaCallAttrs), each as an unranked memref.
+/// attributes (attn::cuda::SdpaCallAttrs), each as an unranked memref; the
+/// `_lengths` entries take q_lengths and kv_lengths between the result and
+/// the attributes (sdpa_contract.h, kLengths*).
 #define ATTNRT_SDPA_ENTRIES(SUFFIX, DTYPE)                                     \
   int32_t attnrt_cuda_sdpa_##SUFFIX(                                           \
       int64_t qr, void *qd, int64_t kr, void *kd, int64_t vr, void *vd,        \
@@ -260,6 +362,27 @@ extern "C" {
       int64_t mr, void *md, int64_t outr, void *outd, int64_t ar, void *ad) {  \
     return runSdpa(DTYPE, ATTN_MASK_ADDITIVE, {qr, qd}, {kr, kd}, {vr, vd},    \
                    {mr, md}, {outr, outd}, {ar, ad});                          \
+  }                                                                            \
+  int32_t attnrt_cuda_sdpa_##SUFFIX##_lengths(                                 \
+      int64_t qr, void *qd, int64_t kr, void *kd, int64_t vr, void *vd,        \
+      int64_t outr, void *outd, int64_t lqr, void *lqd, int64_t lkr,           \
+      void *lkd, int64_t ar, void *ad) {                                       \
+    return runSdpa(DTYPE, ATTN_MASK_NONE, {qr, qd}, {kr, kd}, {vr, vd}, {},    \
+                   {outr, outd}, {ar, ad}, {lqr, lqd}, {lkr, lkd});            \
+  }                                                                            \
+  int32_t attnrt_cuda_sdpa_##SUFFIX##_bool_lengths(                            \
+      int64_t qr, void *qd, int64_t kr, void *kd, int64_t vr, void *vd,        \
+      int64_t mr, void *md, int64_t outr, void *outd, int64_t lqr, void *lqd,  \
+      int64_t lkr, void *lkd, int64_t ar, void *ad) {                          \
+    return runSdpa(DTYPE, ATTN_MASK_BOOL, {qr, qd}, {kr, kd}, {vr, vd},        \
+                   {mr, md}, {outr, outd}, {ar, ad}, {lqr, lqd}, {lkr, lkd});  \
+  }                                                                            \
+  int32_t attnrt_cuda_sdpa_##SUFFIX##_add_lengths(                             \
+      int64_t qr, void *qd, int64_t kr, void *kd, int64_t vr, void *vd,        \
+      int64_t mr, void *md, int64_t outr, void *outd, int64_t lqr, void *lqd,  \
+      int64_t lkr, void *lkd, int64_t ar, void *ad) {                          \
+    return runSdpa(DTYPE, ATTN_MASK_ADDITIVE, {qr, qd}, {kr, kd}, {vr, vd},    \
+                   {mr, md}, {outr, outd}, {ar, ad}, {lqr, lqd}, {lkr, lkd});  \
   }
 
 ATTNRT_SDPA_ENTRIES(f16, ATTN_DTYPE_F16)

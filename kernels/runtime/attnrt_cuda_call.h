@@ -31,7 +31,8 @@ struct Memref {
 /// (`extraElementSizes` bytes per element), broadcast to the scores;
 /// `attrs` holds the bytes of one attn::cuda::SdpaCallAttrs (a memref of
 /// sizeof(SdpaCallAttrs) i8, sdpa_contract.h); `launch` runs the kernels of
-/// that modifier (null: the library's own).
+/// that modifier (null: the library's own). `qLengths` / `kvLengths` are
+/// the rank-1 length memrefs of a call whose attrs have kLengths* bits.
 struct SdpaCall {
   attn_dtype dtype = ATTN_DTYPE_F16;
   attn_mask_kind maskKind = ATTN_MASK_NONE;
@@ -40,6 +41,7 @@ struct SdpaCall {
   const size_t *extraElementSizes = nullptr;
   int numExtras = 0;
   Memref attrs;
+  Memref qLengths, kvLengths;
   attn::detail::FwdLauncher launch = nullptr;
 };
 

@@ -314,6 +314,58 @@ attn_status check_scalars(const attn_sdpa_fwd_args& a, const DecodePlan& plan, c
   return ATTN_OK;
 }
 
+// The sequence lengths: their type, the padding side, the pointers'
+// alignment, what the packed layout needs and excludes. `*z` gets the grid's
+// z extent: B, or B x num_seqs when packed. (The lengths themselves are in
+// device memory: the kernels clamp them, see seq_view.h.)
+attn_status check_lengths(const attn_sdpa_fwd_args& a, const Shape& sh, bool has_mask, int64_t* z, char* err,
+                          size_t err_len) {
+  *z = sh.B;
+  if (a.lengths_type != ATTN_INDEX_I32 && a.lengths_type != ATTN_INDEX_I64) {
+    return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len,
+                "unknown lengths_type %d (expected ATTN_INDEX_I32=0 or ATTN_INDEX_I64=1)", static_cast<int>(a.lengths_type));
+  }
+  if (a.padding_side != ATTN_PAD_RIGHT && a.padding_side != ATTN_PAD_LEFT && a.padding_side != ATTN_PAD_PACKED) {
+    return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len,
+                "unknown padding_side %d (expected ATTN_PAD_RIGHT=0, ATTN_PAD_LEFT=1 or ATTN_PAD_PACKED=2)",
+                static_cast<int>(a.padding_side));
+  }
+  const size_t isize = a.lengths_type == ATTN_INDEX_I64 ? 8 : 4;
+  if (a.q_lengths && reinterpret_cast<uintptr_t>(a.q_lengths) % isize != 0) {
+    return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len, "q_lengths (%p) is not %d-byte aligned", a.q_lengths,
+                static_cast<int>(isize));
+  }
+  if (a.kv_lengths && reinterpret_cast<uintptr_t>(a.kv_lengths) % isize != 0) {
+    return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len, "kv_lengths (%p) is not %d-byte aligned", a.kv_lengths,
+                static_cast<int>(isize));
+  }
+  const bool lengths = a.q_lengths || a.kv_lengths;
+  if (lengths && !(std::isinf(a.masked_value) && a.masked_value < 0)) {
+    return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len,
+                "masked_value must be -INFINITY with sequence lengths, got %g", static_cast<double>(a.masked_value));
+  }
+  if (a.padding_side != ATTN_PAD_PACKED) return ATTN_OK;
+  if (!a.q_lengths || !a.kv_lengths) {
+    return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len,
+                "padding_side ATTN_PAD_PACKED needs both q_lengths and kv_lengths");
+  }
+  if (a.num_seqs < 1) {
+    return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len,
+                "num_seqs is %" PRId64 ": padding_side ATTN_PAD_PACKED needs at least one sequence", a.num_seqs);
+  }
+  if (has_mask) {
+    return fail(ATTN_ERR_INVALID_ARGUMENT, err, err_len, "padding_side ATTN_PAD_PACKED takes no mask (mask_kind is %d)",
+                static_cast<int>(a.mask_kind));
+  }
+  if (a.num_seqs > kMaxGridYZ / sh.B) {
+    return fail(ATTN_ERR_UNSUPPORTED, err, err_len,
+                "B x num_seqs = %" PRId64 " x %" PRId64 " packed sequences exceed the supported maximum %" PRId64, sh.B,
+                a.num_seqs, kMaxGridYZ);
+  }
+  *z = sh.B * a.num_seqs;
+  return ATTN_OK;
+}
+
 // The tensors of a validated problem: pointers, sizes and strides (a size-1
 // dim's stride is 0, so that indexing never needs a size check).
 void pack_tensors(const attn_sdpa_fwd_args& a, const Shape& sh, bool has_mask, const int64_t (&m_strides)[3],
@@ -402,13 +454,24 @@ attn_status prepare_fwd_params(const attn_sdpa_fwd_args* args, FwdParams* out_pa
   ATTN_TRY(check_layouts(a, esize, err, err_len));
   int64_t m_strides[3] = {0, 0, 0};
   if (has_mask) ATTN_TRY(check_mask(a, sh, esize, m_strides, err, err_len));
-  const DecodePlan plan = decode_split_plan(sh.B, sh.Hkv, sh.Hq / sh.Hkv, sh.L, sh.S, sh.Ev);
+  int64_t z = sh.B;
+  ATTN_TRY(check_lengths(a, sh, has_mask, &z, err, err_len));
+  // The decode workspace holds every grid z's rows (packed: each sequence's).
+  const DecodePlan plan = decode_split_plan(z, sh.Hkv, sh.Hq / sh.Hkv, sh.L, sh.S, sh.Ev);
   ATTN_TRY(check_scalars(a, plan, err, err_len));
 
   if (!out_params) return ATTN_OK;
   FwdParams p{};
   pack_tensors(a, sh, has_mask, m_strides, p);
   pack_scalars(a, p);
+  p.q_len = a.q_lengths;
+  p.kv_len = a.kv_lengths;
+  p.len_i64 = a.lengths_type == ATTN_INDEX_I64 ? 1 : 0;
+  p.pad_side = static_cast<int>(a.padding_side);
+  p.n_seqs = a.padding_side == ATTN_PAD_PACKED ? static_cast<int>(a.num_seqs) : 1;
+  p.Z = static_cast<int>(z);
+  // With lengths the softmax is safe: a row left with no key is 0 (attn.sdpa).
+  if (a.q_lengths || a.kv_lengths) p.safe_softmax = 1;
   // A decode-shaped problem with a workspace splits its keys.
   const bool split = a.workspace != nullptr && plan.n_splits > 1;
   p.path = split ? KernelPath::Decode : path;
@@ -416,7 +479,7 @@ attn_status prepare_fwd_params(const attn_sdpa_fwd_args* args, FwdParams* out_pa
   p.split_len = split ? plan.split_len : static_cast<int>(sh.S);
   if (split) {
     p.ws_o = static_cast<float*>(a.workspace);
-    p.ws_lse = p.ws_o + static_cast<size_t>(sh.B * sh.Hkv) * plan.n_splits * (sh.Hq / sh.Hkv) * sh.L * sh.Ev;
+    p.ws_lse = p.ws_o + static_cast<size_t>(z * sh.Hkv) * plan.n_splits * (sh.Hq / sh.Hkv) * sh.L * sh.Ev;
   }
   *out_params = p;
   return ATTN_OK;
@@ -460,7 +523,7 @@ extern "C" size_t attn_cuda_sdpa_fwd_workspace_size(const attn_sdpa_fwd_args* ar
   a.workspace = nullptr;  // the size must not depend on a workspace already given
   attn::detail::FwdParams p;
   if (attn::detail::prepare_fwd_params(&a, &p, nullptr, 0) != ATTN_OK) return 0;
-  return attn::detail::decode_split_plan(p.B, p.Hkv, p.group, p.L, p.S, p.Ev).bytes;
+  return attn::detail::decode_split_plan(p.Z, p.Hkv, p.group, p.L, p.S, p.Ev).bytes;
 }
 
 extern "C" void attn_sdpa_fwd_args_init(attn_sdpa_fwd_args* args) {

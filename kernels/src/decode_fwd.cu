@@ -14,7 +14,7 @@ __global__ void __launch_bounds__(kDecThreads) decode_combine_kernel(const FwdPa
 }
 
 cudaError_t launch_decode_combine(const FwdParams& p, cudaStream_t stream) {
-  const dim3 cgrid(static_cast<unsigned>(ceil_div(p.Hq * p.L, kDecThreads / 32)), static_cast<unsigned>(p.B));
+  const dim3 cgrid(static_cast<unsigned>(ceil_div(p.Hq * p.L, kDecThreads / 32)), static_cast<unsigned>(p.Z));
   if (p.is_f32) decode_combine_kernel<false, true><<<cgrid, kDecThreads, 0, stream>>>(p);
   else if (p.is_bf16) decode_combine_kernel<true, false><<<cgrid, kDecThreads, 0, stream>>>(p);
   else decode_combine_kernel<false, false><<<cgrid, kDecThreads, 0, stream>>>(p);

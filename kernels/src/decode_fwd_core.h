@@ -28,6 +28,7 @@
 #include "fwd_params.h"
 #include "generic_fwd_core.h"
 #include "kernel_common.h"
+#include "seq_view.h"
 
 namespace attn {
 namespace detail {
@@ -40,17 +41,17 @@ ATTN_HD int decode_smem_bytes(int E, int Ev, int esize) {
 }
 
 // cp.async of keys [k0, k0 + kDecTileN) of one head's K or V (rows of `dim`
-// elements) into `s`; keys >= k_end (another split's, or beyond S) are
-// zero-filled so that they never contribute.
+// elements) into `s`; keys outside [k_start, k_end) (another split's, beyond
+// S, or padding) are zero-filled so that they never contribute.
 template <class Ops>
 ATTN_DEV void decode_load_tile(unsigned char* s, const void* g, int64_t base, int64_t row_stride, int dim, int esize,
-                               int k0, int k_end, int tid) {
+                               int k0, int k_start, int k_end, int tid) {
   const int chunks_per_row = dim * esize / 16;
   const int row_bytes = decode_smem_row_bytes(dim, esize);
   for (int c = tid; c < kDecTileN * chunks_per_row; c += kTcThreads) {
     const int r = c / chunks_per_row;
     const int cc = c % chunks_per_row;
-    const bool pred = k0 + r < k_end;
+    const bool pred = k0 + r >= k_start && k0 + r < k_end;
     const unsigned char* src = static_cast<const unsigned char*>(g) + base * esize;
     if (pred) src += (static_cast<int64_t>(k0 + r) * row_stride) * esize + cc * 16;
     Ops::cp_async_16(reinterpret_cast<uint16_t*>(s + r * row_bytes + cc * 16), reinterpret_cast<const uint16_t*>(src),
@@ -97,21 +98,23 @@ ATTN_HD void decode_query_range(int r0, int r1, int L, int* i_lo, int* i_hi) {
 }
 
 // This warp's rows of the block starting at packed row r_block (of R):
-// packed row r -> query head h_of, query index i_of (live: r < R), and their
-// q rows into sq (f32).
+// packed row r -> query head h_of, query index i_of (a coordinate of sv;
+// live: r < R and a real row of the sequence), and their q rows into sq (f32).
 template <class Ops, bool kBF16, bool kF32>
-ATTN_DEV void decode_load_q_rows(const FwdParams& p, int R, int r_block, int hk, int b, int warp, int lane, float* sq,
+ATTN_DEV void decode_load_q_rows(const FwdParams& p, const SeqView& sv, int R, int r_block, int hk, int warp, int lane,
+                                 float* sq,
                                  int (&h_of)[kDecRowsPerWarp], int (&i_of)[kDecRowsPerWarp],
                                  bool (&live)[kDecRowsPerWarp]) {
   using Elem = GenElem<Ops, kBF16, kF32>;
   ATTN_UNROLL
   for (int w = 0; w < kDecRowsPerWarp; ++w) {
     const int r = r_block + warp * kDecRowsPerWarp + w;
-    live[w] = r < R;
+    live[w] = r < R && seq_row_real(sv, r % p.L) && r % p.L < sv.n_rows;
     h_of[w] = hk * p.group + (live[w] ? r / p.L : 0);
     i_of[w] = live[w] ? r % p.L : 0;
     if (live[w]) {
-      const int64_t qrow = b * p.q_sb + h_of[w] * p.q_sh + static_cast<int64_t>(i_of[w]) * p.q_sl;
+      const int64_t qrow =
+          sv.b * p.q_sb + h_of[w] * p.q_sh + (static_cast<int64_t>(sv.q_row0) + i_of[w]) * p.q_sl;
       float* sqr = sq + (warp * kDecRowsPerWarp + w) * p.E;
       for (int e = lane; e < p.E; e += 32) sqr[e] = Elem::load(p.q, qrow + e);
     }
@@ -123,7 +126,7 @@ ATTN_DEV void decode_load_q_rows(const FwdParams& p, int R, int r_block, int hk,
 // log2-domain lse; a split that saw no finite score writes o = 0 and
 // lse = -inf (weight 0 in the combine).
 template <class Ops>
-ATTN_DEV void decode_write_partials(const FwdParams& p, int R, int split, int r_block, int hk, int b, int warp,
+ATTN_DEV void decode_write_partials(const FwdParams& p, int R, int split, int r_block, int hk, int z, int warp,
                                     int lane, const bool (&live)[kDecRowsPerWarp],
                                     const float (&o)[kDecRowsPerWarp][kGenMaxHeadDim / 32],
                                     const float (&m_run)[kDecRowsPerWarp], const float (&l_run)[kDecRowsPerWarp]) {
@@ -138,7 +141,7 @@ ATTN_DEV void decode_write_partials(const FwdParams& p, int R, int split, int r_
     const bool empty = m_run[w] == kNegInf;
     const float inv = empty ? 0.f : 1.f / l;
     const int r = r_block + warp * kDecRowsPerWarp + w;
-    const int64_t prow = ((static_cast<int64_t>(b) * p.Hkv + hk) * p.n_splits + split) * R + r;
+    const int64_t prow = ((static_cast<int64_t>(z) * p.Hkv + hk) * p.n_splits + split) * R + r;
     ATTN_UNROLL
     for (int c = 0; c < kMaxOut; ++c) {
       const int ch = lane + 32 * c;
@@ -149,9 +152,10 @@ ATTN_DEV void decode_write_partials(const FwdParams& p, int R, int split, int r_
 }
 
 // One block of the split pass: packed rows [rb * kDecRows, +kDecRows) of kv
-// head hk, batch b, keys of split `split`. smem: decode_smem_bytes.
+// head hk, grid z (batch, or batch x sequence: seq_view.h), keys of split
+// `split`. smem: decode_smem_bytes.
 template <class Ops, bool kBF16, bool kF32, class Mod = NoScoreMod>
-ATTN_DEV void decode_split_block(const FwdParams& p, int split, int rb, int hk, int b, int tid, unsigned char* smem) {
+ATTN_DEV void decode_split_block(const FwdParams& p, int split, int rb, int hk, int z, int tid, unsigned char* smem) {
   using Elem = GenElem<Ops, kBF16, kF32>;
   constexpr int kMaxOut = kGenMaxHeadDim / 32;
   constexpr int esize = kF32 ? 4 : 2;
@@ -167,18 +171,26 @@ ATTN_DEV void decode_split_block(const FwdParams& p, int split, int rb, int hk, 
   const int k_row_bytes = decode_smem_row_bytes(p.E, esize);
   const int v_row_bytes = decode_smem_row_bytes(p.Ev, esize);
 
+  const SeqView sv = seq_view<Ops>(p, z);
+  const int b = sv.b;
   int h_of[kDecRowsPerWarp], i_of[kDecRowsPerWarp];
   bool live[kDecRowsPerWarp];
-  decode_load_q_rows<Ops, kBF16, kF32>(p, R, r_block, hk, b, warp, lane, sq, h_of, i_of, live);
+  decode_load_q_rows<Ops, kBF16, kF32>(p, sv, R, r_block, hk, warp, lane, sq, h_of, i_of, live);
 
-  // Key tiles of this split, narrowed to the band of the block's rows.
+  // Key tiles of this split, narrowed to the sequence's real keys and to the
+  // band of the block's rows; none when the block holds no real row.
   const int k_begin = split * p.split_len;
-  const int k_end = imin(p.S, k_begin + p.split_len);
-  int t_begin = k_begin / kDecTileN, t_end = ceil_div(k_end, kDecTileN);
-  if (p.band_skip) {
-    int i_lo, i_hi, b0, b1;
-    decode_query_range(r_block, r_block_end, p.L, &i_lo, &i_hi);
-    band_key_tiles(i_lo, i_hi, p.win_left, p.win_right, p.S, kDecTileN, &b0, &b1);
+  const int k_start = k_begin > sv.k_lo ? k_begin : sv.k_lo;
+  const int k_end = imin(sv.k_hi, k_begin + p.split_len);
+  int t_begin = k_start / kDecTileN, t_end = ceil_div(k_end, kDecTileN);
+  int i_lo, i_hi;
+  decode_query_range(r_block, r_block_end, p.L, &i_lo, &i_hi);
+  const int real_hi = imin(sv.r_hi, sv.n_rows);
+  if (k_start >= k_end || i_hi < sv.r_lo || i_lo >= real_hi) t_end = t_begin;
+  if (p.band_skip && t_begin < t_end) {
+    int b0, b1;
+    band_key_tiles(i_lo > sv.r_lo ? i_lo : sv.r_lo, imin(i_hi, real_hi - 1), p.win_left, p.win_right, sv.k_hi,
+                   kDecTileN, &b0, &b1);
     t_begin = t_begin > b0 ? t_begin : b0;
     t_end = imin(t_end, b1);
   }
@@ -193,13 +205,13 @@ ATTN_DEV void decode_split_block(const FwdParams& p, int split, int rb, int hk, 
     for (int c = 0; c < kMaxOut; ++c) o[w][c] = 0.f;
   }
 
-  const int64_t kbase = b * p.k_sb + hk * p.k_sh;
-  const int64_t vbase = b * p.v_sb + hk * p.v_sh;
+  const int64_t kbase = b * p.k_sb + hk * p.k_sh + static_cast<int64_t>(sv.k_row0) * p.k_sl;
+  const int64_t vbase = b * p.v_sb + hk * p.v_sh + static_cast<int64_t>(sv.k_row0) * p.v_sl;
   for (int t = t_begin; t < t_end; ++t) {
     const int k0 = t * kDecTileN;
     Ops::sync();  // every warp is done with the previous tile
-    decode_load_tile<Ops>(sK, p.k, kbase, p.k_sl, p.E, esize, k0, k_end, tid);
-    decode_load_tile<Ops>(sV, p.v, vbase, p.v_sl, p.Ev, esize, k0, k_end, tid);
+    decode_load_tile<Ops>(sK, p.k, kbase, p.k_sl, p.E, esize, k0, k_start, k_end, tid);
+    decode_load_tile<Ops>(sV, p.v, vbase, p.v_sl, p.Ev, esize, k0, k_start, k_end, tid);
     Ops::cp_async_commit();
     Ops::cp_async_wait_all();
     Ops::sync();
@@ -211,7 +223,7 @@ ATTN_DEV void decode_split_block(const FwdParams& p, int split, int rb, int hk, 
       if (!live[w]) continue;  // warp-uniform
       const int row = i_of[w];
       float x = kNegInf;
-      if (j < k_end) {
+      if (j >= k_start && j < k_end) {
         const float qk =
             decode_dot<Ops, kBF16, kF32>(sq + (warp * kDecRowsPerWarp + w) * p.E, sK + lane * k_row_bytes, p.E);
         const int64_t mrow = b * p.m_sb + h_of[w] * p.m_sh + static_cast<int64_t>(row) * p.m_sl;
@@ -231,19 +243,32 @@ ATTN_DEV void decode_split_block(const FwdParams& p, int split, int rb, int hk, 
     }
   }
 
-  decode_write_partials<Ops>(p, R, split, r_block, hk, b, warp, lane, live, o, m_run, l_run);
+  decode_write_partials<Ops>(p, R, split, r_block, hk, z, warp, lane, live, o, m_run, l_run);
 }
 
-// The combine pass for output row (b, h, i), one warp.
+// The combine pass for output row (z, h, i) (i a coordinate of grid z's
+// sequence, seq_view.h), one warp. A padded row is 0 (lse -inf) without
+// reading the workspace, which holds nothing for it; a row past its
+// sequence (packed) is another block's.
 template <class Ops, bool kBF16, bool kF32>
-ATTN_DEV void decode_combine_row(const FwdParams& p, int i, int h, int b, int lane) {
+ATTN_DEV void decode_combine_row(const FwdParams& p, int i, int h, int z, int lane) {
   using Elem = GenElem<Ops, kBF16, kF32>;
   constexpr int kMaxOut = kGenMaxHeadDim / 32;
   const float kNegInf = -INFINITY;
+  const SeqView sv = seq_view<Ops>(p, z);
+  if (i >= sv.n_rows) return;
+  const int b = sv.b;
   const int hk = h / p.group;
   const int R = p.group * p.L;
   const int r = (h % p.group) * p.L + i;
-  const int64_t row0 = (static_cast<int64_t>(b) * p.Hkv + hk) * p.n_splits * R + r;  // split s: row0 + s * R
+  const int64_t row0 = (static_cast<int64_t>(z) * p.Hkv + hk) * p.n_splits * R + r;  // split s: row0 + s * R
+  if (!seq_row_real(sv, i)) {
+    float zero[kMaxOut];
+    ATTN_UNROLL
+    for (int c = 0; c < kMaxOut; ++c) zero[c] = 0.f;
+    store_out_row<Ops, Elem>(p, zero, 1.f, true, 0.f, b, h, sv.q_row0 + i, lane);
+    return;
+  }
 
   float mx = kNegInf;
   for (int s = lane; s < p.n_splits; s += 32) mx = fmaxf(mx, Ops::ld_f32(p.ws_lse + row0 + static_cast<int64_t>(s) * R));
@@ -270,7 +295,7 @@ ATTN_DEV void decode_combine_row(const FwdParams& p, int i, int h, int b, int la
     }
   }
   const float inv = dead ? dead_row_inv(p.safe_softmax) : 1.f / wsum;
-  store_out_row<Ops, Elem>(p, o, inv, dead, dead ? 0.f : mx + Ops::log2(wsum), b, h, i, lane);
+  store_out_row<Ops, Elem>(p, o, inv, dead, dead ? 0.f : mx + Ops::log2(wsum), b, h, sv.q_row0 + i, lane);
 }
 
 }  // namespace detail

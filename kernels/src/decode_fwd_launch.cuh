@@ -32,7 +32,7 @@ cudaError_t launch_decode_typed(const FwdParams& p, cudaStream_t stream) {
   }
   const int row_blocks = ceil_div(p.group * p.L, kDecRows);
   const dim3 grid(static_cast<unsigned>(row_blocks * p.n_splits), static_cast<unsigned>(p.Hkv),
-                  static_cast<unsigned>(p.B));
+                  static_cast<unsigned>(p.Z));
   split_kernel<<<grid, kDecThreads, smem, stream>>>(p);
   cudaError_t e = cudaGetLastError();
   if (e != cudaSuccess) return e;

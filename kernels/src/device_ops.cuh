@@ -100,6 +100,10 @@ struct DeviceOps {
     return U4{v.x, v.y, v.z, v.w};
   }
   static __device__ __forceinline__ float ld_f32(const float* p) { return __ldg(p); }
+  static __device__ __forceinline__ int32_t ld_i32(const int32_t* p) { return __ldg(reinterpret_cast<const int*>(p)); }
+  static __device__ __forceinline__ int64_t ld_i64(const int64_t* p) {
+    return __ldg(reinterpret_cast<const long long*>(p));
+  }
   // Plain shared-memory loads (the decode kernel's staged K/V tiles).
   static __device__ __forceinline__ U4 lds_u4(const void* p) { return *static_cast<const U4*>(p); }
   static __device__ __forceinline__ uint16_t lds_u16(const uint16_t* p) { return *p; }

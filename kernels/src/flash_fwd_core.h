@@ -43,16 +43,17 @@
 #include "fwd_params.h"
 #include "kernel_common.h"
 #include "score_mod.h"
+#include "seq_view.h"
 
 namespace attn {
 namespace detail {
 
 // Issues the cp.async copies of a [kRows x D] tile starting at global row
-// `row0` (rows >= n_rows are zero-filled: out-of-range keys then produce score
-// 0 before masking and, more importantly, V rows of exactly 0 so that
-// P(=0) * V never creates NaN from stale smem).
+// `row0` (rows outside [lo, hi) are zero-filled: out-of-range or padded keys
+// then produce score 0 before masking and, more importantly, V rows of
+// exactly 0 so that P(=0) * V never creates NaN from stale smem or padding).
 template <class Ops, int D, int kRows>
-ATTN_DEV void tc_load_tile(uint16_t* s, const uint16_t* g, int64_t row_stride, int row0, int n_rows, int tid) {
+ATTN_DEV void tc_load_tile(uint16_t* s, const uint16_t* g, int64_t row_stride, int row0, int lo, int hi, int tid) {
   constexpr int kChunksPerRow = D / 8;  // 16-byte chunks
   constexpr int kChunks = kRows * kChunksPerRow;
   static_assert(kChunks % kTcThreads == 0, "tile must split evenly over the block");
@@ -62,7 +63,7 @@ ATTN_DEV void tc_load_tile(uint16_t* s, const uint16_t* g, int64_t row_stride, i
     const int r = c / kChunksPerRow;
     const int cc = c % kChunksPerRow;
     const int grow = row0 + r;
-    const bool pred = grow < n_rows;
+    const bool pred = grow >= lo && grow < hi;
     const uint16_t* src = pred ? g + static_cast<int64_t>(grow) * row_stride + cc * 8 : g;
     Ops::cp_async_16(s + r * (D + kTcSmemPad) + cc * 8, src, pred);
   }
@@ -159,15 +160,16 @@ ATTN_DEV void tc_gemm_qk(typename TcFrags<Cfg>::S& s, const typename TcFrags<Cfg
 
 // ---- scale, masks, bounds (log2 domain) ---------------------------------
 // The scores of key tile k0: scaled into the log2 domain, modified, masked
-// (mask operand, band) and bounded (keys past S are -inf). Element e of
+// (mask operand, band) and bounded (keys outside [k_lo, k_hi), past S or
+// padding, are -inf). Element e of
 // n-tile nt of row tile mt sits at query row warp_row0 + 16 mt + g + 8 (e / 2)
 // and key k0 + 8 nt + 2t + e % 2. A tile that needs no per-element check
 // is only scaled.
 template <class Ops, bool kBF16, class Cfg, bool kHasMask, class Mod>
 ATTN_DEV void tc_mask_scores(const FwdParams& p, typename TcFrags<Cfg>::S& s, const int64_t (&mask_off)[Cfg::kMT][2],
-                             int b, int h, int k0, const TcThread& th) {
+                             int b, int h, int k0, int k_lo, int k_hi, const TcThread& th) {
   using F = TcFrags<Cfg>;
-  const bool need_kbound = k0 + Cfg::kBlockN > p.S;
+  const bool need_kbound = k0 < k_lo || k0 + Cfg::kBlockN > k_hi;
   // Whether some (row, key) pair of this warp's rows and this tile lies
   // outside the band: the extreme differences key - row are checked.
   const bool need_band = p.has_band && (k0 + Cfg::kBlockN - 1 - th.warp_row0 > p.win_right ||
@@ -193,7 +195,7 @@ ATTN_DEV void tc_mask_scores(const FwdParams& p, typename TcFrags<Cfg>::S& s, co
             }
           }
           if (outside_band(row, col, p.win_left, p.win_right)) x = p.masked_log2;  // replaces, like masked_fill
-          if (col >= p.S) x = -INFINITY;                                          // padding keys never count
+          if (col < k_lo || col >= k_hi) x = -INFINITY;  // keys past S or padding never count
           s[mt][nt][e] = x;
         }
       }
@@ -303,14 +305,17 @@ ATTN_DEV void tc_gemm_pv(typename TcFrags<Cfg>::O& o, const typename TcFrags<Cfg
 // out = o / l, rounded to the input type once, and the row's LSE. Every
 // score of a row was -inf: torch.softmax gives exp(-inf - -inf) = NaN for
 // the whole row, so do we (o is 0 here; 0 * NaN = NaN); with safe_softmax
-// the row is o itself (0, or NaN after a NaN score).
+// the row is o itself (0, or NaN after a NaN score). Of the sequence's
+// rows (sv.n_rows) only the real ones get o / l; the padded ones are 0,
+// their lse -inf.
 template <class Ops, bool kBF16, class Cfg>
 ATTN_DEV void tc_epilogue(const FwdParams& p, const typename TcFrags<Cfg>::O& o,
-                          const typename TcFrags<Cfg>::Rows& m_run, const typename TcFrags<Cfg>::Rows& l_run, int b,
-                          int h, const TcThread& th) {
+                          const typename TcFrags<Cfg>::Rows& m_run, const typename TcFrags<Cfg>::Rows& l_run,
+                          const SeqView& sv, int h, const TcThread& th) {
   using F = TcFrags<Cfg>;
   const float kNegInf = -INFINITY;
-  uint16_t* og = static_cast<uint16_t*>(p.out) + b * p.o_sb + h * p.o_sh;
+  const int b = sv.b;
+  uint16_t* og = static_cast<uint16_t*>(p.out) + b * p.o_sb + h * p.o_sh + static_cast<int64_t>(sv.q_row0) * p.o_sl;
   ATTN_UNROLL
   for (int mt = 0; mt < F::kMT; ++mt) {
     ATTN_UNROLL
@@ -319,18 +324,20 @@ ATTN_DEV void tc_epilogue(const FwdParams& p, const typename TcFrags<Cfg>::O& o,
       l += Ops::shfl_xor(l, 1);
       l += Ops::shfl_xor(l, 2);
       const int row = th.warp_row0 + 16 * mt + th.g + 8 * r;
-      const bool dead = (m_run[mt][r] == kNegInf);
+      const bool real = seq_row_real(sv, row);
+      const bool dead = !real || (m_run[mt][r] == kNegInf);
       const float inv = dead ? dead_row_inv(p.safe_softmax) : 1.f / l;
-      if (row < p.L) {
+      if (row < sv.n_rows) {
         uint16_t* orow = og + static_cast<int64_t>(row) * p.o_sl;
         ATTN_UNROLL
         for (int ot = 0; ot < F::kOTiles; ++ot) {
-          Ops::st_u32(orow + ot * 8 + 2 * th.t,
-                      Ops::template pack2<kBF16>(o[mt][ot][2 * r] * inv, o[mt][ot][2 * r + 1] * inv));
+          const float v0 = real ? o[mt][ot][2 * r] * inv : 0.f;  // a padded row is 0, whatever o holds
+          const float v1 = real ? o[mt][ot][2 * r + 1] * inv : 0.f;
+          Ops::st_u32(orow + ot * 8 + 2 * th.t, Ops::template pack2<kBF16>(v0, v1));
         }
         if (p.lse != nullptr && th.t == 0) {
           const float lse = dead ? kNegInf : (m_run[mt][r] + Ops::log2(l)) * kLn2;
-          Ops::st_f32(p.lse + (static_cast<int64_t>(b) * p.Hq + h) * p.L + row, lse);
+          Ops::st_f32(p.lse + (static_cast<int64_t>(b) * p.Hq + h) * p.L + sv.q_row0 + row, lse);
         }
       }
     }
@@ -339,12 +346,12 @@ ATTN_DEV void tc_epilogue(const FwdParams& p, const typename TcFrags<Cfg>::O& o,
 
 // One thread block of the tensor-core kernel.
 //   Cfg: a TcConfig (fwd_params.h). m_block: index of the Cfg::kBlockM-row
-//   query tile, h: query head, b: batch, tid: thread index in [0, 128),
+//   query tile, h: query head, z: batch (x sequence, see seq_view.h), tid: thread index in [0, 128),
 //   smem: Cfg::kSmemBytes bytes, 16-byte aligned.
 // The body is the pipeline (the cp.async schedule of the file comment); the
 // steps are the helpers above.
 template <class Ops, bool kBF16, class Cfg, bool kHasMask, class Mod = NoScoreMod>
-ATTN_DEV void flash_fwd_tc_block(const FwdParams& p, int m_block, int h, int b, int tid, uint16_t* smem) {
+ATTN_DEV void flash_fwd_tc_block(const FwdParams& p, int m_block, int h, int z, int tid, uint16_t* smem) {
   using F = TcFrags<Cfg>;
   constexpr int D = Cfg::D;
   constexpr int kBr = Cfg::kBlockM;
@@ -359,24 +366,42 @@ ATTN_DEV void flash_fwd_tc_block(const FwdParams& p, int m_block, int h, int b, 
 
   const int hk = h / p.group;  // GQA: query head h reads kv head h / (Hq / Hkv)
   const int q0 = m_block * kBr;
+  const SeqView sv = seq_view<Ops>(p, z);
+  if (q0 >= sv.n_rows) return;  // packed: past this sequence's rows (the grid covers the longest)
+  const int b = sv.b;
   const TcThread th = tc_thread<Cfg>(tid, q0);
 
-  const uint16_t* qg = static_cast<const uint16_t*>(p.q) + b * p.q_sb + h * p.q_sh;
-  const uint16_t* kg = static_cast<const uint16_t*>(p.k) + b * p.k_sb + hk * p.k_sh;
-  const uint16_t* vg = static_cast<const uint16_t*>(p.v) + b * p.v_sb + hk * p.v_sh;
+  const uint16_t* qg =
+      static_cast<const uint16_t*>(p.q) + b * p.q_sb + h * p.q_sh + static_cast<int64_t>(sv.q_row0) * p.q_sl;
+  const uint16_t* kg =
+      static_cast<const uint16_t*>(p.k) + b * p.k_sb + hk * p.k_sh + static_cast<int64_t>(sv.k_row0) * p.k_sl;
+  const uint16_t* vg =
+      static_cast<const uint16_t*>(p.v) + b * p.v_sb + hk * p.v_sh + static_cast<int64_t>(sv.k_row0) * p.v_sl;
 
-  // Key tiles to visit. With a band (causal and/or sliding window) and
-  // masked_value == -inf, keys outside it contribute exp(-inf) = 0, so only
-  // the tiles some row of this block can see are visited. With a finite
-  // masked_value they take part (with that score) and must be visited.
-  int n_begin = 0, n_end = ceil_div(p.S, kBc);
-  if (p.band_skip)
-    band_key_tiles(q0, imin(q0 + kBr, p.L) - 1, p.win_left, p.win_right, p.S, kBc, &n_begin, &n_end);
+  // Key tiles to visit: those holding the sequence's real keys [k_lo, k_hi)
+  // (all S keys without lengths), none when the block has no real row. With
+  // a band (causal and/or sliding window) and masked_value == -inf, keys
+  // outside it contribute exp(-inf) = 0, so only the tiles some real row of
+  // this block can see are visited. With a finite masked_value they take
+  // part (with that score) and must be visited.
+  const int row_lo = q0 > sv.r_lo ? q0 : sv.r_lo;
+  const int row_hi = imin(q0 + kBr, sv.r_hi);  // real rows [row_lo, row_hi)
+  int n_begin = sv.k_lo / kBc, n_end = ceil_div(sv.k_hi, kBc);
+  if (row_lo >= row_hi || sv.k_lo >= sv.k_hi) n_end = n_begin;
+  if (p.band_skip && n_begin < n_end) {
+    int b0, b1;
+    band_key_tiles(row_lo, row_hi - 1, p.win_left, p.win_right, sv.k_hi, kBc, &b0, &b1);
+    n_begin = n_begin > b0 ? n_begin : b0;
+    n_end = imin(n_end, b1);
+  }
+  const bool work = n_begin < n_end;  // else every row of the block is 0: no load, no key tile
 
-  tc_load_tile<Ops, D, kBr>(sQ, qg, p.q_sl, q0, p.L, tid);
-  Ops::cp_async_commit();
-  tc_load_tile<Ops, D, kBc>(sK, kg, p.k_sl, n_begin * kBc, p.S, tid);
-  Ops::cp_async_commit();
+  if (work) {
+    tc_load_tile<Ops, D, kBr>(sQ, qg, p.q_sl, q0, sv.r_lo, sv.r_hi, tid);
+    Ops::cp_async_commit();
+    tc_load_tile<Ops, D, kBc>(sK, kg, p.k_sl, n_begin * kBc, sv.k_lo, sv.k_hi, tid);
+    Ops::cp_async_commit();
+  }
 
   int64_t mask_off[F::kMT][2];  // the mask row of each owned row
   typename F::O o;
@@ -403,7 +428,9 @@ ATTN_DEV void flash_fwd_tc_block(const FwdParams& p, int m_block, int h, int b, 
     ATTN_UNROLL
     for (int mt = 0; mt < F::kMT; ++mt) {
       ATTN_UNROLL
-      for (int kc = 0; kc < F::kDSteps; ++kc) tc_load_q_frag<Ops, Cfg>(qf[mt][kc], sQ, th, mt, kc);
+      for (int kc = 0; kc < F::kDSteps; ++kc) {
+        if (work) tc_load_q_frag<Ops, Cfg>(qf[mt][kc], sQ, th, mt, kc);
+      }
     }
   }
 
@@ -413,12 +440,12 @@ ATTN_DEV void flash_fwd_tc_block(const FwdParams& p, int m_block, int h, int b, 
       Ops::sync();               // ...for every thread; and every warp finished reading sV
     }
     const int k0 = n * kBc;
-    tc_load_tile<Ops, D, kBc>(sV, vg, p.v_sl, k0, p.S, tid);
+    tc_load_tile<Ops, D, kBc>(sV, vg, p.v_sl, k0, sv.k_lo, sv.k_hi, tid);
     Ops::cp_async_commit();
 
     typename F::S s;
     tc_gemm_qk<Ops, kBF16, Cfg>(s, qf, sQ, sK, th);
-    tc_mask_scores<Ops, kBF16, Cfg, kHasMask, Mod>(p, s, mask_off, b, h, k0, th);
+    tc_mask_scores<Ops, kBF16, Cfg, kHasMask, Mod>(p, s, mask_off, b, h, k0, sv.k_lo, sv.k_hi, th);
     tc_softmax_rescale<Ops, Cfg>(s, m_run, l_run, o);
     typename F::P pf;
     tc_pack_p<Ops, kBF16, Cfg>(pf, s);
@@ -426,13 +453,13 @@ ATTN_DEV void flash_fwd_tc_block(const FwdParams& p, int m_block, int h, int b, 
     Ops::cp_async_wait_all();  // V_n has landed
     Ops::sync();               // ...for every thread; and every warp finished reading sK
     if (n + 1 < n_end) {
-      tc_load_tile<Ops, D, kBc>(sK, kg, p.k_sl, k0 + kBc, p.S, tid);
+      tc_load_tile<Ops, D, kBc>(sK, kg, p.k_sl, k0 + kBc, sv.k_lo, sv.k_hi, tid);
       Ops::cp_async_commit();
     }
     tc_gemm_pv<Ops, kBF16, Cfg>(o, pf, sV, th);
   }
 
-  tc_epilogue<Ops, kBF16, Cfg>(p, o, m_run, l_run, b, h, th);
+  tc_epilogue<Ops, kBF16, Cfg>(p, o, m_run, l_run, sv, h, th);
 }
 
 }  // namespace detail

@@ -45,8 +45,10 @@ cudaError_t launch_flash_fwd_cfg(const FwdParams& p, cudaStream_t stream) {
       done_mask.fetch_or(bit, std::memory_order_relaxed);
     }
   }
+  // z: batch, or batch x sequence when packed (every sequence gets the
+  // blocks of L rows; those past its own rows return at once).
   const dim3 grid(static_cast<unsigned>(ceil_div(p.L, Cfg::kBlockM)), static_cast<unsigned>(p.Hq),
-                  static_cast<unsigned>(p.B));
+                  static_cast<unsigned>(p.Z));
   kernel<<<grid, kTcThreads, kSmem, stream>>>(p);
   return cudaGetLastError();
 }

@@ -129,6 +129,16 @@ struct FwdParams {
   float* ws_o;
   float* ws_lse;
   KernelPath path;
+  // Sequence lengths (seq_view.h): q_len / kv_len device arrays of len_i64 ?
+  // int64 : int32 (nullptr = that side all real), pad_side an
+  // attn_padding_side. Packed: n_seqs sequences per batch slice, else 1.
+  // Every kernel's grid z (and the decode workspace's batch) is Z = B x n_seqs.
+  const void* q_len;
+  const void* kv_len;
+  int len_i64;
+  int pad_side;
+  int n_seqs;
+  int Z;
   // The tensors a generated score modifier reads (none for the library's kernels).
   int n_mods;
   ModTensor mods[kMaxModTensors];

@@ -20,6 +20,7 @@
 #include "fwd_params.h"
 #include "kernel_common.h"
 #include "score_mod.h"
+#include "seq_view.h"
 
 namespace attn {
 namespace detail {
@@ -97,7 +98,7 @@ ATTN_DEV float online_softmax_step(float x, float& m_run, float& l_run, float (&
   return pj;
 }
 
-// Writes output row (b, h, row) held as kGenMaxHeadDim / 32 channels per
+// Writes output row (b, h, row) (a memory row) held as kGenMaxHeadDim / 32 channels per
 // lane (channel lane + 32 i), times `inv` (dead_row_inv for a dead row), and
 // its lse (natural log) from the log2-domain `lse2`; a dead row's lse is -inf. Pairs
 // of channels go out as one store by the lane owning the even channel; the
@@ -119,34 +120,51 @@ ATTN_DEV void store_out_row(const FwdParams& p, const float (&o)[kGenMaxHeadDim 
   }
 }
 
-// Computes one output row. `row < p.L` must hold (the caller branches on it
-// uniformly per warp). `sq` is this warp's smem scratch of >= p.E floats.
+// Computes one output row: coordinate row `row` (seq_view.h) of grid z
+// (batch, or batch x sequence). `row < p.L` must hold (the caller branches
+// on it uniformly per warp); a row past its sequence (packed) is left alone,
+// a padded row written 0. `sq` is this warp's smem scratch of >= p.E floats.
 template <class Ops, bool kBF16, bool kF32 = false, class Mod = NoScoreMod>
-ATTN_DEV void generic_fwd_row(const FwdParams& p, int row, int h, int b, int lane, float* sq) {
+ATTN_DEV void generic_fwd_row(const FwdParams& p, int row, int h, int z, int lane, float* sq) {
   using Elem = GenElem<Ops, kBF16, kF32>;
   constexpr int kMaxOut = kGenMaxHeadDim / 32;  // output channels per lane
   const float kNegInf = -INFINITY;
   const int hk = h / p.group;
+  const SeqView sv = seq_view<Ops>(p, z);
+  if (row >= sv.n_rows) return;  // warp-uniform
+  const int b = sv.b;
+  const int mem_row = sv.q_row0 + row;
+
+  float o[kMaxOut];
+  ATTN_UNROLL
+  for (int i = 0; i < kMaxOut; ++i) o[i] = 0.f;
+  if (!seq_row_real(sv, row)) {  // a padded query row: 0, lse -inf
+    store_out_row<Ops, Elem>(p, o, 1.f, true, 0.f, b, h, mem_row, lane);
+    return;
+  }
 
   // Element offsets (the storage type is only known to Elem).
-  const int64_t qrow = b * p.q_sb + h * p.q_sh + static_cast<int64_t>(row) * p.q_sl;
-  const int64_t kb = b * p.k_sb + hk * p.k_sh;
-  const int64_t vb = b * p.v_sb + hk * p.v_sh;
+  const int64_t qrow = b * p.q_sb + h * p.q_sh + static_cast<int64_t>(mem_row) * p.q_sl;
+  const int64_t kb = b * p.k_sb + hk * p.k_sh + static_cast<int64_t>(sv.k_row0) * p.k_sl;
+  const int64_t vb = b * p.v_sb + hk * p.v_sh + static_cast<int64_t>(sv.k_row0) * p.v_sl;
   const int64_t mrow = b * p.m_sb + h * p.m_sh + static_cast<int64_t>(row) * p.m_sl;
 
   for (int e = lane; e < p.E; e += 32) sq[e] = Elem::load(p.q, qrow + e);
   Ops::syncwarp();
 
-  float o[kMaxOut];
-  ATTN_UNROLL
-  for (int i = 0; i < kMaxOut; ++i) o[i] = 0.f;
   float m_run = kNegInf;  // log2 domain
   float l_run = 0.f;      // this lane's partial sum
 
-  // A band (causal, window) with masked_value == -inf: keys outside it
-  // contribute 0, so only the band is visited.
-  int j_begin = 0, j_end = p.S;
-  if (p.band_skip) band_key_tiles(row, row, p.win_left, p.win_right, p.S, 1, &j_begin, &j_end);
+  // The sequence's real keys; with a band (causal, window) and
+  // masked_value == -inf keys outside it contribute 0, so only the band is
+  // visited.
+  int j_begin = sv.k_lo, j_end = sv.k_hi;
+  if (p.band_skip) {
+    int b0, b1;
+    band_key_tiles(row, row, p.win_left, p.win_right, sv.k_hi, 1, &b0, &b1);
+    j_begin = j_begin > b0 ? j_begin : b0;
+    j_end = imin(j_end, b1);
+  }
   for (int j0 = j_begin; j0 < j_end; j0 += 32) {
     const int j = j0 + lane;
     float x = kNegInf;
@@ -179,7 +197,7 @@ ATTN_DEV void generic_fwd_row(const FwdParams& p, int row, int h, int b, int lan
   for (int off = 16; off > 0; off >>= 1) l += Ops::shfl_xor(l, off);
   const bool dead = (m_run == kNegInf);  // every score -inf -> NaN row (torch semantics), or o with safe_softmax
   const float inv = dead ? dead_row_inv(p.safe_softmax) : 1.f / l;
-  store_out_row<Ops, Elem>(p, o, inv, dead, dead ? 0.f : m_run + Ops::log2(l), b, h, row, lane);
+  store_out_row<Ops, Elem>(p, o, inv, dead, dead ? 0.f : m_run + Ops::log2(l), b, h, mem_row, lane);
 }
 
 }  // namespace detail

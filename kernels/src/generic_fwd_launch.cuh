@@ -25,7 +25,7 @@ __global__ void __launch_bounds__(kGenThreads) generic_fwd_kernel(const FwdParam
 template <bool kBF16, bool kF32, class Mod>
 cudaError_t launch_generic_typed(const FwdParams& p, cudaStream_t stream) {
   const dim3 grid(static_cast<unsigned>(ceil_div(p.L, kGenWarps)), static_cast<unsigned>(p.Hq),
-                  static_cast<unsigned>(p.B));
+                  static_cast<unsigned>(p.Z));
   generic_fwd_kernel<kBF16, kF32, Mod><<<grid, kGenThreads, 0, stream>>>(p);
   return cudaGetLastError();
 }

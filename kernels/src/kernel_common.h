@@ -26,6 +26,7 @@
 //   template <bool BF16> float to_float(uint16_t bits);
 //   uint8_t ld_u8(const uint8_t*); uint16_t ld_u16(const uint16_t*); U4 ld_u4(const uint16_t*);  // global loads
 //   float ld_f32(const float*);                     // global load (read-only path)
+//   int32_t ld_i32(const int32_t*); int64_t ld_i64(const int64_t*);  // global loads (sequence lengths)
 //   U4 lds_u4(const void*); uint16_t lds_u16(const uint16_t*); float lds_f32(const float*);  // shared loads
 //   void st_u32(uint16_t* gmem, uint32_t v); void st_f32(float* gmem, float v);               // global stores
 #pragma once

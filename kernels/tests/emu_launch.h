@@ -32,7 +32,7 @@ struct EmuModTensor {
 template <bool kBF16, class Cfg, bool kHasMask, class Mod>
 void emu_launch_tc(emu::Machine& m, const FwdParams& p) {
   const int gx = ceil_div(p.L, Cfg::kBlockM);
-  for (int z = 0; z < p.B; ++z)
+  for (int z = 0; z < p.Z; ++z)
     for (int y = 0; y < p.Hq; ++y)
       for (int x = 0; x < gx; ++x) {
         const int m_block = p.is_causal ? gx - 1 - x : x;
@@ -58,7 +58,7 @@ void emu_launch_tc_variant(emu::Machine& m, const FwdParams& p, bool m32) {
 template <bool kBF16, bool kF32, class Mod>
 void emu_launch_generic(emu::Machine& m, const FwdParams& p) {
   const int gx = ceil_div(p.L, kGenWarps);
-  for (int z = 0; z < p.B; ++z)
+  for (int z = 0; z < p.Z; ++z)
     for (int y = 0; y < p.Hq; ++y)
       for (int x = 0; x < gx; ++x) {
         emu::run_block(m, kGenThreads, kGenSmemBytes, [&](int tid, unsigned char* smem) {
@@ -75,7 +75,7 @@ template <bool kBF16, bool kF32, class Mod>
 void emu_launch_decode(emu::Machine& m, const FwdParams& p) {
   const int row_blocks = ceil_div(p.group * p.L, kDecRows);
   const int smem = decode_smem_bytes(p.E, p.Ev, kF32 ? 4 : 2);
-  for (int z = 0; z < p.B; ++z)
+  for (int z = 0; z < p.Z; ++z)
     for (int y = 0; y < p.Hkv; ++y)
       for (int x = 0; x < row_blocks * p.n_splits; ++x) {
         emu::run_block(m, kDecThreads, smem, [&](int tid, unsigned char* s) {
@@ -83,7 +83,7 @@ void emu_launch_decode(emu::Machine& m, const FwdParams& p) {
         });
       }
   const int rows = p.Hq * p.L;
-  for (int z = 0; z < p.B; ++z)
+  for (int z = 0; z < p.Z; ++z)
     for (int x = 0; x < ceil_div(rows, kDecThreads / 32); ++x) {
       emu::run_block(m, kDecThreads, 0, [&](int tid, unsigned char*) {
         const int row = x * (kDecThreads / 32) + (tid >> 5);
@@ -142,6 +142,7 @@ bool emu_run_case(const sdpa_test::Case& c, uint32_t sched_seed, bool eager, boo
                                                   : static_cast<void*>(p.mask.data.data());
   attn_sdpa_fwd_args args = make_args(p, p.q.data.data(), p.k.data.data(), p.v.data.data(), p.out.data.data(),
                                       mask_ptr, p.lse.empty() ? nullptr : p.lse.data(), nullptr);
+  set_length_args(p, host_q_lengths(p), host_kv_lengths(p), &args);
   // The workspace that lets decode shapes split their keys (what the runtime bridge gives).
   std::vector<float> ws;
   if (c.workspace) {
@@ -171,6 +172,8 @@ bool emu_run_case(const sdpa_test::Case& c, uint32_t sched_seed, bool eager, boo
   if (c.mask_kind == ATTN_MASK_ADDITIVE) m.add_region(p.mask.data.data(), p.mask.data.size() * 2, false, "mask");
   if (!p.lse.empty()) m.add_region(p.lse.data(), p.lse.size() * 4, true, "lse");
   if (!ws.empty()) m.add_region(ws.data(), ws.size() * 4, true, "workspace");
+  if (!c.q_lens.empty()) m.add_region(host_q_lengths(p), lengths_bytes(c.q_lens, c), false, "q_lengths");
+  if (!c.kv_lens.empty()) m.add_region(host_kv_lengths(p), lengths_bytes(c.kv_lens, c), false, "kv_lengths");
   for (const EmuModTensor& t : mods) m.add_region(t.view.data, t.bytes, false, "score_mod tensor");
 
   const auto t0 = std::chrono::steady_clock::now();

@@ -66,7 +66,27 @@ struct Case {
   bool lse = false;
   Layout layout = kBHLD;
   uint32_t seed = 1;
+  // Sequence lengths (attn_sdpa_fwd_args.q_lengths / kv_lengths): empty =
+  // none on that side. pad: ATTN_PAD_RIGHT / LEFT ([B] entries) or PACKED
+  // (one entry per sequence, the same packing in every batch slice).
+  std::vector<int64_t> q_lens, kv_lens;
+  attn_padding_side pad = ATTN_PAD_RIGHT;
+  bool len_i64 = false;  // the lengths as int64 (else int32)
 };
+
+inline bool has_lengths(const Case& c) { return !c.q_lens.empty() || !c.kv_lens.empty(); }
+
+inline std::string describe_lengths(const Case& c) {
+  if (!has_lengths(c)) return "";
+  auto list = [](const std::vector<int64_t>& v) {
+    if (v.empty()) return std::string("-");
+    std::string r;
+    for (size_t i = 0; i < v.size(); ++i) r += (i ? "," : "") + std::to_string(v[i]);
+    return r;
+  };
+  const char* side = c.pad == ATTN_PAD_PACKED ? "packed" : c.pad == ATTN_PAD_LEFT ? "left" : "right";
+  return std::string(" lens=") + side + (c.len_i64 ? "/i64" : "/i32") + " q=" + list(c.q_lens) + " kv=" + list(c.kv_lens);
+}
 
 inline std::string describe(const Case& c) {
   char win[64] = "";
@@ -83,7 +103,7 @@ inline std::string describe(const Case& c) {
                 c.mask_kind == ATTN_MASK_NONE ? "" : ms, c.dead_rows ? "+dead" : "", c.mask_drop ? "+drop" : "",
                 static_cast<double>(c.masked_value),
                 static_cast<double>(c.scale), static_cast<double>(c.amp), c.lse ? 1 : 0, static_cast<int>(c.layout), win);
-  return buf;
+  return buf + describe_lengths(c);
 }
 
 // Element storage: a std::vector<uint16_t> holds 16-bit elements one per
@@ -203,6 +223,9 @@ struct Problem {
   float scale = 0.f;
   HostTensor q, k, v, out, mask;
   std::vector<float> lse;  // [B, Hq, L] (sentinel-filled)
+  // The lengths as the kernels read them (the case's int32 or int64 values).
+  std::vector<int32_t> q_len32, kv_len32;
+  std::vector<int64_t> q_len64, kv_len64;
   // reference
   std::vector<double> ref_out;  // [B, Hq, L, Ev] (NaN for dead rows, 0 with safe_softmax)
   std::vector<double> ref_lse;  // [B, Hq, L]
@@ -230,6 +253,14 @@ inline Problem make_problem(const Case& c) {
   for (size_t i = 0; i < p.out.numel_storage; ++i) {
     if (c.f32) std::memcpy(&p.out.data[2 * i], &sent, 4);
     else p.out.data[i] = static_cast<uint16_t>(sent);
+  }
+  for (int64_t x : c.q_lens) {
+    p.q_len32.push_back(static_cast<int32_t>(x));
+    p.q_len64.push_back(x);
+  }
+  for (int64_t x : c.kv_lens) {
+    p.kv_len32.push_back(static_cast<int32_t>(x));
+    p.kv_len64.push_back(x);
   }
   if (c.lse) {
     p.lse.resize(static_cast<size_t>(c.B) * c.Hq * c.L);
@@ -288,6 +319,48 @@ inline Problem make_problem(const Case& c) {
   return p;
 }
 
+// Where row i's sequence sits (the attn.sdpa contract of the lengths):
+// whether the row is real, its real keys [k_lo, k_hi), and the offsets that
+// turn memory indices into the positions is_causal and the window see
+// (packed: the sequence's start; else 0).
+struct RowSeq {
+  bool real = true;
+  int k_lo = 0, k_hi = 0;
+  int q_off = 0, k_off = 0;
+};
+inline RowSeq row_seq(const Case& c, int b, int i) {
+  RowSeq r;
+  r.k_hi = c.S;
+  if (c.pad == ATTN_PAD_PACKED && has_lengths(c)) {
+    int64_t qo = 0, ko = 0;
+    r.real = false;  // (lengths summing to L: every row has its sequence)
+    for (size_t s = 0; s < c.q_lens.size(); ++s) {
+      if (i >= qo && i < qo + c.q_lens[s]) {
+        r.real = true;
+        r.q_off = static_cast<int>(qo);
+        r.k_off = static_cast<int>(ko);
+        r.k_lo = static_cast<int>(ko);
+        r.k_hi = static_cast<int>(ko + c.kv_lens[s]);
+        break;
+      }
+      qo += c.q_lens[s];
+      ko += c.kv_lens[s];
+    }
+    return r;
+  }
+  const bool left = c.pad == ATTN_PAD_LEFT;
+  if (!c.q_lens.empty()) {
+    const int64_t n = c.q_lens[static_cast<size_t>(b)];
+    r.real = left ? i >= c.L - n : i < n;
+  }
+  if (!c.kv_lens.empty()) {
+    const int64_t n = c.kv_lens[static_cast<size_t>(b)];
+    r.k_lo = left ? static_cast<int>(c.S - n) : 0;
+    r.k_hi = left ? c.S : static_cast<int>(n);
+  }
+  return r;
+}
+
 // Double-precision reference of the attn.sdpa contract.
 inline void compute_reference(Problem& p) {
   const Case& c = p.c;
@@ -300,7 +373,18 @@ inline void compute_reference(Problem& p) {
     for (int h = 0; h < c.Hq; ++h) {
       const int hk = h / group;
       for (int i = 0; i < c.L; ++i) {
+        const RowSeq rs = row_seq(c, b, i);
+        if (!rs.real) {  // a padded query row: 0, lse -inf
+          const size_t ri = (static_cast<size_t>(b) * c.Hq + h) * c.L + i;
+          p.ref_lse[ri] = -INFINITY;
+          continue;
+        }
         for (int j = 0; j < c.S; ++j) {
+          if (j < rs.k_lo || j >= rs.k_hi) {  // padding, or another sequence's key: no part at all
+            sc[j] = -INFINITY;
+            continue;
+          }
+          const int ci = i - rs.q_off, cj = j - rs.k_off;  // the positions the band sees
           double dot = 0;
           for (int e = 0; e < c.E; ++e) {
             dot += static_cast<double>(load_elem(p.q.data, p.q.offset(b, h, i, e), c)) *
@@ -319,10 +403,10 @@ inline void compute_reference(Problem& p) {
               s += static_cast<double>(load_elem(m.data, off, c));
             }
           }
-          if (c.causal && j > i) s = mv;
+          if (c.causal && cj > ci) s = mv;
           // The window's bounds in exact 64-bit arithmetic (unbounded = INT64_MAX).
-          const bool left_out = c.window_left != ATTN_WINDOW_UNBOUNDED && j < i - c.window_left;
-          const bool right_out = c.window_right != ATTN_WINDOW_UNBOUNDED && j > i + c.window_right;
+          const bool left_out = c.window_left != ATTN_WINDOW_UNBOUNDED && cj < ci - c.window_left;
+          const bool right_out = c.window_right != ATTN_WINDOW_UNBOUNDED && cj > ci + c.window_right;
           if (left_out || right_out) s = mv;
           sc[j] = s;
         }
@@ -330,7 +414,8 @@ inline void compute_reference(Problem& p) {
         for (int j = 0; j < c.S; ++j) mx = std::max(mx, sc[j]);
         // safe_softmax, as the CPU lowering: a row whose max is -inf is its
         // unnormalised accumulator, exp(s - 0) . v: 0, or NaN after a NaN score.
-        const bool safe_dead = c.safe_softmax && mx == -INFINITY;
+        // With lengths the softmax is always safe (attn.sdpa).
+        const bool safe_dead = (c.safe_softmax || has_lengths(c)) && mx == -INFINITY;
         double l = 0;
         for (int j = 0; j < c.S; ++j) {
           pr[j] = std::exp(sc[j] - (safe_dead ? 0.0 : mx));  // exp(-inf - -inf) = NaN for dead rows, as torch.softmax
@@ -452,6 +537,26 @@ inline attn_sdpa_fwd_args make_args(const Problem& p, void* q, void* k, void* v,
   a.window_right = p.c.window_right;
   a.safe_softmax = p.c.safe_softmax ? 1 : 0;
   return a;
+}
+
+// The host addresses of the case's lengths (NULL for a side without), in its integer type.
+inline const void* host_q_lengths(const Problem& p) {
+  if (p.c.q_lens.empty()) return nullptr;
+  return p.c.len_i64 ? static_cast<const void*>(p.q_len64.data()) : static_cast<const void*>(p.q_len32.data());
+}
+inline const void* host_kv_lengths(const Problem& p) {
+  if (p.c.kv_lens.empty()) return nullptr;
+  return p.c.len_i64 ? static_cast<const void*>(p.kv_len64.data()) : static_cast<const void*>(p.kv_len32.data());
+}
+inline size_t lengths_bytes(const std::vector<int64_t>& v, const Case& c) { return v.size() * (c.len_i64 ? 8 : 4); }
+
+// Sets the length arguments given the (device or host) addresses of the lengths.
+inline void set_length_args(const Problem& p, const void* q_lengths, const void* kv_lengths, attn_sdpa_fwd_args* a) {
+  a->q_lengths = q_lengths;
+  a->kv_lengths = kv_lengths;
+  a->lengths_type = p.c.len_i64 ? ATTN_INDEX_I64 : ATTN_INDEX_I32;
+  a->padding_side = p.c.pad;
+  a->num_seqs = p.c.pad == ATTN_PAD_PACKED ? static_cast<int64_t>(p.c.q_lens.size()) : 0;
 }
 
 // ---------------------------------------------------------------------------
@@ -755,6 +860,94 @@ inline std::vector<Case> make_cases(bool small) {
     }
     if (bf == 0) add_f32_cases(add, small);  // once, not per 16-bit dtype
     add_generic_cases(add, bf != 0, small);
+  }
+  return add.take();
+}
+
+inline Case with_lengths(Case c, attn_padding_side pad, std::vector<int64_t> q, std::vector<int64_t> kv) {
+  c.pad = pad;
+  c.q_lens = std::move(q);
+  c.kv_lens = std::move(kv);
+  return c;
+}
+
+// Sequence lengths (right, left and packed): lengths 0, 1, full and mixed,
+// with causal, windows, masks and GQA, on every kernel: tensor cores (E 64
+// and 128, f16 and bf16), generic head dims, f32 and the split-key decode.
+// Their own seeds, after make_cases' (whose order they leave alone).
+inline std::vector<Case> make_length_cases() {
+  CaseList add(1100);
+  for (int bf = 0; bf < 2; ++bf)
+    for (int D : {64, 128}) {
+      Case c;
+      c.bf16 = bf != 0;
+      c.E = c.Ev = D;
+      c.Hq = c.Hkv = 2;
+      c.lse = true;
+      // Right padding: a row of length 0 on one side, 1 and full, mixed.
+      Case r = with_lengths(sized(c, "len_right", 70, 90), ATTN_PAD_RIGHT, {70, 1, 33, 0}, {0, 90, 45, 64});
+      r.B = 4;
+      r.len_i64 = D == 128;
+      add(r);
+      // Left padding, causal: padded-layout indices (rows of a short sequence see few keys).
+      Case l = with_lengths(sized(c, "len_left_causal", 70, 70), ATTN_PAD_LEFT, {70, 0, 40}, {70, 20, 1});
+      l.B = 3;
+      l.causal = true;
+      add(l);
+      // A window and GQA, right padding, keys past a tile.
+      Case w = heads(windowed(with_lengths(sized(c, "len_right_window_gqa", 65, 130), ATTN_PAD_RIGHT, {65, 17},
+                                           {130, 70}),
+                              20, 5),
+                     4, 2);
+      w.B = 2;
+      add(w);
+      // Key lengths only, left padding, with a bool mask.
+      Case m = masked(with_lengths(sized(c, "len_kv_left_bool", 33, 100), ATTN_PAD_LEFT, {}, {100, 37}), ATTN_MASK_BOOL,
+                      kMaskFull, true);
+      m.B = 2;
+      add(m);
+      // Packed: 4 sequences along L = 70 and S = 80, one without keys, one without rows; causal within each.
+      Case pk = with_lengths(sized(c, "packed_causal", 70, 80), ATTN_PAD_PACKED, {30, 0, 1, 39}, {30, 5, 0, 45});
+      pk.causal = true;
+      add(pk);
+      // Packed, two batch slices, GQA, a causal window, int64 lengths.
+      Case pw = heads(with_lengths(sized(c, "packed_window_gqa", 70, 100), ATTN_PAD_PACKED, {50, 20}, {64, 36}), 4, 2);
+      pw.B = 2;
+      pw.causal = true;
+      pw.window_left = 10;
+      pw.len_i64 = true;
+      add(pw);
+      // Decode shapes (L <= 16, the keys split): left-padded kv lengths, GQA.
+      Case d = heads(with_lengths(sized(c, "len_decode_left", 4, 520), ATTN_PAD_LEFT, {4, 2, 0}, {520, 130, 1}), 8, 2);
+      d.B = 3;
+      add(d);
+      // Packed decode: three one-token queries against 300, 0 and 220 keys.
+      Case pd = heads(with_lengths(sized(c, "packed_decode", 3, 520), ATTN_PAD_PACKED, {1, 1, 1}, {300, 0, 220}), 4, 1);
+      add(pd);
+    }
+  // Generic head dims (f16, bf16) and f32.
+  for (int kind = 0; kind < 3; ++kind) {
+    Case c;
+    c.bf16 = kind == 1;
+    c.f32 = kind == 2;
+    c.E = 80;
+    c.Ev = kind == 2 ? 64 : 80;
+    c.Hq = 4;
+    c.Hkv = 2;
+    c.lse = true;
+    Case g = with_lengths(sized(c, "generic_len_left_causal", 37, 70), ATTN_PAD_LEFT, {37, 5, 0}, {70, 0, 33});
+    g.B = 3;
+    g.causal = true;
+    add(g);
+    // Sequences after an empty one; one with rows and no key.
+    Case gp = with_lengths(sized(c, "generic_packed_window", 40, 70), ATTN_PAD_PACKED, {20, 0, 12, 8}, {40, 0, 30, 0});
+    gp.window_left = 7;
+    gp.window_right = 3;
+    add(gp);
+    Case gd = with_lengths(sized(c, "generic_len_decode", 2, 450), ATTN_PAD_RIGHT, {2, 1}, {450, 200});
+    gd.B = 2;
+    gd.len_i64 = true;
+    add(gd);
   }
   return add.take();
 }

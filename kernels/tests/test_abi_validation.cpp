@@ -394,9 +394,134 @@ void test_param_windows() {
         "clamped: %d %d", p.win_left, p.win_right);
 }
 
-// The runtime bridge's entry point for f16 without a mask (attnrt_cuda.cpp).
+// Sequence lengths: the pointers, their type and padding side, the packed
+// layout's num_seqs; what the kernels get (FwdParams), each refusal.
+void test_lengths() {
+  using attn::detail::FwdParams;
+  using attn::detail::prepare_fwd_params;
+  attn_sdpa_fwd_args g = good_args();  // B = 2
+  g.q_lengths = fake_ptr(7);
+  g.kv_lengths = fake_ptr(8);
+  expect("right padding", &g, ATTN_OK, "");
+  FwdParams p;
+  CHECK(prepare_fwd_params(&g, &p, nullptr, 0) == ATTN_OK && p.q_len == g.q_lengths && p.kv_len == g.kv_lengths &&
+            p.len_i64 == 0 && p.pad_side == ATTN_PAD_RIGHT && p.n_seqs == 1 && p.Z == 2 && p.safe_softmax == 1,
+        "lengths reach the kernels, the softmax is safe");
+  g.q_lengths = nullptr;
+  g.padding_side = ATTN_PAD_LEFT;
+  g.lengths_type = ATTN_INDEX_I64;
+  g.num_seqs = 99;  // ignored unless packed
+  CHECK(prepare_fwd_params(&g, &p, nullptr, 0) == ATTN_OK && p.q_len == nullptr && p.len_i64 == 1 &&
+            p.pad_side == ATTN_PAD_LEFT && p.n_seqs == 1 && p.Z == 2,
+        "kv lengths only, left, i64");
+  g.kv_lengths = nullptr;
+  CHECK(prepare_fwd_params(&g, &p, nullptr, 0) == ATTN_OK && p.safe_softmax == 0, "no lengths: the softmax as given");
+  attn_sdpa_fwd_args pk = good_args();
+  pk.q_lengths = fake_ptr(7);
+  pk.kv_lengths = fake_ptr(8);
+  pk.padding_side = ATTN_PAD_PACKED;
+  pk.num_seqs = 5;
+  expect("packed", &pk, ATTN_OK, "");
+  CHECK(prepare_fwd_params(&pk, &p, nullptr, 0) == ATTN_OK && p.n_seqs == 5 && p.Z == 10 && p.B == 2,
+        "packed: the grid's z covers B x num_seqs");
+  // A packed decode shape's workspace holds every sequence's rows.
+  attn_sdpa_fwd_args d = pk;
+  d.q = contiguous(d.q.data, 2, 8, 5, 64);
+  d.out = contiguous(d.out.data, 2, 8, 5, 64);
+  d.k = contiguous(d.k.data, 2, 2, 4096, 64);
+  d.v = contiguous(d.v.data, 2, 2, 4096, 64);
+  const size_t packed_bytes = attn_cuda_sdpa_fwd_workspace_size(&d);
+  const attn::detail::DecodePlan plan = attn::detail::decode_split_plan(10, 2, 4, 5, 4096, 64);
+  CHECK(packed_bytes > 0 && packed_bytes == plan.bytes, "packed decode workspace: %zu bytes, plan for B x num_seqs %zu",
+        packed_bytes, plan.bytes);
+
+  const BadCase cases[] = {
+      {"lengths_type 2", [](attn_sdpa_fwd_args& a) { a.lengths_type = static_cast<attn_index_type>(2); },
+       ATTN_ERR_INVALID_ARGUMENT, "unknown lengths_type 2"},
+      {"padding_side 3", [](attn_sdpa_fwd_args& a) { a.padding_side = static_cast<attn_padding_side>(3); },
+       ATTN_ERR_INVALID_ARGUMENT, "unknown padding_side 3"},
+      {"q_lengths misaligned",
+       [](attn_sdpa_fwd_args& a) { a.q_lengths = static_cast<const char*>(fake_ptr(7)) + 2; },
+       ATTN_ERR_INVALID_ARGUMENT, "q_lengths ("},
+      {"kv_lengths misaligned for i64",
+       [](attn_sdpa_fwd_args& a) {
+         a.kv_lengths = static_cast<const char*>(fake_ptr(8)) + 4;
+         a.lengths_type = ATTN_INDEX_I64;
+       },
+       ATTN_ERR_INVALID_ARGUMENT, "is not 8-byte aligned"},
+      {"finite masked_value with lengths",
+       [](attn_sdpa_fwd_args& a) {
+         a.kv_lengths = fake_ptr(8);
+         a.masked_value = -1e4f;
+       },
+       ATTN_ERR_INVALID_ARGUMENT, "masked_value must be -INFINITY with sequence lengths"},
+      {"packed without kv_lengths",
+       [](attn_sdpa_fwd_args& a) {
+         a.q_lengths = fake_ptr(7);
+         a.padding_side = ATTN_PAD_PACKED;
+         a.num_seqs = 2;
+       },
+       ATTN_ERR_INVALID_ARGUMENT, "ATTN_PAD_PACKED needs both q_lengths and kv_lengths"},
+      {"packed without sequences",
+       [](attn_sdpa_fwd_args& a) {
+         a.q_lengths = fake_ptr(7);
+         a.kv_lengths = fake_ptr(8);
+         a.padding_side = ATTN_PAD_PACKED;
+       },
+       ATTN_ERR_INVALID_ARGUMENT, "num_seqs is 0"},
+      {"packed with a mask",
+       [](attn_sdpa_fwd_args& a) {
+         a.q_lengths = fake_ptr(7);
+         a.kv_lengths = fake_ptr(8);
+         a.padding_side = ATTN_PAD_PACKED;
+         a.num_seqs = 2;
+         add_mask(a, ATTN_MASK_BOOL, 1, 1, 100);
+       },
+       ATTN_ERR_INVALID_ARGUMENT, "ATTN_PAD_PACKED takes no mask"},
+      {"packed grid too large",
+       [](attn_sdpa_fwd_args& a) {
+         a.q_lengths = fake_ptr(7);
+         a.kv_lengths = fake_ptr(8);
+         a.padding_side = ATTN_PAD_PACKED;
+         a.num_seqs = 40000;  // x B = 2
+       },
+       ATTN_ERR_UNSUPPORTED, "packed sequences exceed the supported maximum"},
+  };
+  expect_bad(cases);
+}
+
+// The run-time checks of the length values (the bridge runs them on a host copy).
+void test_length_values() {
+  using attn::cuda::check_length_values;
+  const int64_t q[3] = {3, 0, 5}, kv[3] = {7, 7, 0};
+  CHECK(check_length_values(q, kv, 3, 5, 7, false).empty(), "padded: in range");
+  CHECK(check_length_values(nullptr, kv, 3, 5, 7, false).empty(), "padded: kv only");
+  CHECK(check_length_values(q, nullptr, 3, 4, 7, false) ==
+            "attn.sdpa: a q_lengths value is out of range (5 is not in [0, 4])",
+        "padded: above L");
+  const int64_t neg[3] = {1, -1, 0};
+  CHECK(check_length_values(q, neg, 3, 5, 7, false) ==
+            "attn.sdpa: a kv_lengths value is out of range (-1 is not in [0, 7])",
+        "padded: below 0");
+  CHECK(check_length_values(q, kv, 3, 8, 14, true).empty(), "packed: sums 8 and 14");
+  CHECK(check_length_values(q, kv, 3, 9, 14, true) == "attn.sdpa: the packed q_lengths must sum to the query's length",
+        "packed: q sum");
+  CHECK(check_length_values(q, kv, 3, 8, 15, true) == "attn.sdpa: the packed kv_lengths must sum to the key's length",
+        "packed: kv sum");
+  CHECK(check_length_values(q, neg, 3, 8, 0, true) == "attn.sdpa: a kv_lengths value is out of range (-1 is below 0)",
+        "packed: below 0");
+  const int64_t huge[2] = {INT64_MAX, INT64_MAX};
+  CHECK(check_length_values(huge, kv, 2, 8, 14, true) ==
+            "attn.sdpa: the packed q_lengths must sum to the query's length",
+        "packed: no overflow");
+}
+
+// The runtime bridge's entry points for f16 without a mask (attnrt_cuda.cpp).
 extern "C" int32_t attnrt_cuda_sdpa_f16(int64_t qr, void* qd, int64_t kr, void* kd, int64_t vr, void* vd, int64_t outr,
                                         void* outd, int64_t ar, void* ad);
+extern "C" int32_t attnrt_cuda_sdpa_f16_lengths(int64_t qr, void* qd, int64_t kr, void* kd, int64_t vr, void* vd,
+                                                int64_t outr, void* outd, int64_t lqr, void* lqd, int64_t lkr, void* lkd,
+                                                int64_t ar, void* ad);
 
 // An MLIR ranked memref descriptor of rank R.
 template <int R>
@@ -431,8 +556,14 @@ void test_call_attrs() {
   attrs.is_causal = 1;
   attrs.mask_polarity = ATTN_MASK_DROP;
   attrs.safe_softmax = 1;
+  attrs.padding_side = ATTN_PAD_LEFT;
+  attrs.lengths = attn::cuda::kLengthsKv | attn::cuda::kLengthsI64;
   attn_sdpa_fwd_args g = good_args();
   add_mask(g, ATTN_MASK_BOOL, 1, 1, 100);
+  attn::cuda::apply_call_attrs(attrs, &g);
+  CHECK(g.padding_side == ATTN_PAD_LEFT && g.lengths_type == ATTN_INDEX_I64, "the lengths' side and type reach the args");
+  attrs.padding_side = ATTN_PAD_RIGHT;
+  attrs.lengths = 0;
   attn::cuda::apply_call_attrs(attrs, &g);
   attn::detail::FwdParams p;
   CHECK(attn::detail::prepare_fwd_params(&g, &p, nullptr, 0) == ATTN_OK, "prepare with call attributes");
@@ -452,6 +583,34 @@ void test_call_attrs() {
   CHECK(call(sizeof(attrs)) == ATTN_ERR_INVALID_ARGUMENT, "bridge: DROP polarity without a mask is refused");
   // Bytes of another layout (a module compiled against another header).
   CHECK(call(sizeof(attrs) - 4) == ATTN_ERR_INVALID_ARGUMENT, "bridge: attributes of the wrong size are refused");
+
+  // Lengths through the bridge, refused before their values are read: a
+  // count other than the batch (2), a strided memref, attributes that name
+  // lengths on the entry without them.
+  attn::cuda::SdpaCallAttrs la;
+  la.scale = 0.125f;
+  la.lengths = attn::cuda::kLengthsQ | attn::cuda::kLengthsKv;
+  int32_t lens[8] = {};
+  auto call_lengths = [&](int64_t nq, int64_t stride) {
+    unsigned char raw[64] = {};
+    std::memcpy(raw, &la, sizeof(la));
+    Descriptor<1> d{raw, raw, 0, {static_cast<int64_t>(sizeof(la))}, {1}};
+    Descriptor<1> lq{lens, lens, 0, {nq}, {stride}};
+    Descriptor<1> lk{lens, lens, 0, {2}, {1}};
+    return attnrt_cuda_sdpa_f16_lengths(4, &q, 4, &k, 4, &v, 4, &out, 1, &lq, 1, &lk, 1, &d);
+  };
+  CHECK(call_lengths(3, 1) == ATTN_ERR_INVALID_ARGUMENT, "bridge: 3 q_lengths for a batch of 2 are refused");
+  CHECK(call_lengths(2, 2) == ATTN_ERR_INVALID_ARGUMENT, "bridge: strided lengths are refused");
+  la.padding_side = ATTN_PAD_PACKED;  // any number of sequences, but as many kv_lengths (2) as q_lengths
+  CHECK(call_lengths(3, 1) == ATTN_ERR_INVALID_ARGUMENT, "bridge: packed lengths of different counts are refused");
+  la.padding_side = ATTN_PAD_RIGHT;
+  {
+    unsigned char raw[64] = {};
+    std::memcpy(raw, &la, sizeof(la));
+    Descriptor<1> d{raw, raw, 0, {static_cast<int64_t>(sizeof(la))}, {1}};
+    CHECK(attnrt_cuda_sdpa_f16(4, &q, 4, &k, 4, &v, 4, &out, 1, &d) == ATTN_ERR_INVALID_ARGUMENT,
+          "bridge: lengths named by the attributes but not passed are refused");
+  }
 }
 
 void test_status_strings() {
@@ -520,6 +679,8 @@ int main() {
   test_good_masks();
   test_f32_alignment();
   test_decode_workspace();
+  test_lengths();
+  test_length_values();
   test_good_layouts();
   test_param_normalisation();
   test_param_windows();

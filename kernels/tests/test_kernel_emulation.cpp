@@ -94,6 +94,7 @@ int main(int argc, char** argv) {
   std::vector<sdpa_test::Case> cases = sdpa_test::make_cases(!full);
   // Score modifiers exist only as generated kernels, so only here, not on the GPU test's list.
   for (const sdpa_test::Case& c : sdpa_test::make_score_mod_cases()) cases.push_back(c);
+  for (const sdpa_test::Case& c : sdpa_test::make_length_cases()) cases.push_back(c);
   int idx = 0;
   for (const auto& c : cases) {
     ++idx;

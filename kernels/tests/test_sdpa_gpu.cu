@@ -50,6 +50,12 @@ bool run_case(sdpa_test::Problem p, cudaStream_t stream, bool verbose, const cha
   float* dlse = c.lse ? to_device(p.lse) : nullptr;
 
   attn_sdpa_fwd_args args = make_args(p, dq, dk, dv, dout, dmask, dlse, stream);
+  // Sequence lengths, in the case's integer type, on the device.
+  void* dqlen = nullptr;
+  void* dkvlen = nullptr;
+  if (!c.q_lens.empty()) dqlen = c.len_i64 ? static_cast<void*>(to_device(p.q_len64)) : to_device(p.q_len32);
+  if (!c.kv_lens.empty()) dkvlen = c.len_i64 ? static_cast<void*>(to_device(p.kv_len64)) : to_device(p.kv_len32);
+  set_length_args(p, dqlen, dkvlen, &args);
   // The workspace that lets decode shapes split their keys (as the runtime bridge gives).
   void* dws = nullptr;
   const size_t ws_bytes = c.workspace ? attn_cuda_sdpa_fwd_workspace_size(&args) : 0;
@@ -90,6 +96,8 @@ bool run_case(sdpa_test::Problem p, cudaStream_t stream, bool verbose, const cha
   if (dmask) cudaFree(dmask);
   if (dlse) cudaFree(dlse);
   if (dws) cudaFree(dws);
+  if (dqlen) cudaFree(dqlen);
+  if (dkvlen) cudaFree(dkvlen);
   return r.ok && deterministic;
 }
 
@@ -129,7 +137,9 @@ int main(int argc, char** argv) {
   CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   test_runtime_errors();
   int n = 0;
-  for (const auto& c : sdpa_test::make_cases(/*small=*/false)) {
+  std::vector<sdpa_test::Case> cases = sdpa_test::make_cases(/*small=*/false);
+  for (const sdpa_test::Case& c : sdpa_test::make_length_cases()) cases.push_back(c);
+  for (const auto& c : cases) {
     if (filter && sdpa_test::describe(c).find(filter) == std::string::npos) continue;
     // Both tile shapes of the tensor-core kernel (the generic kernel ignores the setting).
     sdpa_test::Problem p = sdpa_test::make_problem(c);

@@ -518,6 +518,18 @@ struct EmuOps {
     std::memcpy(&v, p, 4);
     return v;
   }
+  static int32_t ld_i32(const int32_t* p) {
+    check_global(p, 4, false, "ld_i32");
+    int32_t v;
+    std::memcpy(&v, p, 4);
+    return v;
+  }
+  static int64_t ld_i64(const int64_t* p) {
+    check_global(p, 8, false, "ld_i64");
+    int64_t v;
+    std::memcpy(&v, p, 8);
+    return v;
+  }
   static float ld_f32(const float* p) {
     check_global(p, 4, false, "ld_f32");
     float v;

@@ -1,9 +1,10 @@
 //===- AttnToCuda.cpp - lower attn.sdpa to calls into the CUDA kernels ----===//
 //
 // attn.sdpa -> bufferization.to_buffer of q/k/v/mask, a memref.alloc for the
-// result, and a call of `attnrt_cuda_sdpa_<dtype>[_bool|_add]` taking unranked
-// memrefs (rank + descriptor pointer, the bridge reads sizes and strides from
-// the descriptor): the tensors, then the op's attributes as the bytes of an
+// result, and a call of `attnrt_cuda_sdpa_<dtype>[_bool|_add][_lengths]`
+// taking unranked memrefs (rank + descriptor pointer, the bridge reads sizes
+// and strides from the descriptor): the tensors, the sequence lengths (the
+// `_lengths` entries: q_lengths, kv_lengths), then the op's attributes as the bytes of an
 // attn::cuda::SdpaCallAttrs in a constant global (the kernels' contract,
 // kernels/include/attn/kernels/sdpa_contract.h, which also says which ops
 // the kernels take), the boolean mask's polarity among them. A non-zero
@@ -84,9 +85,20 @@ std::string mlir::attn::getCudaUnsupportedReason(SdpaOp op) {
   }
   if (op.getDropoutP().convertToDouble() != 0.0)
     return "dropout_p > 0 (the CUDA kernels are inference kernels)";
-  if (op.hasLengths())
-    return "sequence lengths (the CUDA kernels take no q_lengths or "
-           "kv_lengths)";
+  if (op.hasLengths()) {
+    Value qLengths = op.getQLengths(), kvLengths = op.getKvLengths();
+    if (op.getScoreModBlock())
+      return "sequence lengths with a score_mod region (the generated CUDA "
+             "kernels take no lengths)";
+    if (qLengths && kvLengths &&
+        cast<RankedTensorType>(qLengths.getType()).getElementType() !=
+            cast<RankedTensorType>(kvLengths.getType()).getElementType())
+      return "q_lengths and kv_lengths of different integer types (the CUDA "
+             "kernels read both as one type)";
+    if (!op.isPacked() && rank != contract::kMaxRank)
+      return "sequence lengths on a rank-" + std::to_string(rank) +
+             " query (the CUDA kernels index them by the B of [B, H, L, E])";
+  }
   if (op.getSinks())
     return "attention sinks (the CUDA kernels take no sinks)";
   if (op.getScoreModBlock()) {
@@ -110,6 +122,8 @@ static std::string getBridgeName(SdpaOp op) {
     name += "_bool";
   else if (op.hasAdditiveMask())
     name += "_add";
+  if (op.hasLengths())
+    name += "_lengths";
   return name;
 }
 
@@ -312,6 +326,16 @@ static contract::SdpaCallAttrs getCallAttrs(SdpaOp op) {
   attrs.window_left = band.left.value_or(ATTN_WINDOW_UNBOUNDED);
   attrs.window_right = band.right.value_or(ATTN_WINDOW_UNBOUNDED);
   attrs.safe_softmax = op.getSafeSoftmax() ? 1 : 0;
+  attrs.padding_side = static_cast<int32_t>(op.getPaddingSide());
+  Value qLengths = op.getQLengths(), kvLengths = op.getKvLengths();
+  if (qLengths)
+    attrs.lengths |= contract::kLengthsQ;
+  if (kvLengths)
+    attrs.lengths |= contract::kLengthsKv;
+  Value lengths = qLengths ? qLengths : kvLengths;
+  if (lengths &&
+      cast<RankedTensorType>(lengths.getType()).getElementType().isInteger(64))
+    attrs.lengths |= contract::kLengthsI64;
   return attrs;
 }
 
@@ -372,6 +396,17 @@ static void lowerSdpaToCudaCall(SdpaOp op, ModuleOp module) {
       memref::CastOp::create(b, loc, UnrankedMemRefType::get(et, 0), out));
   for (Value extra : op.getExtras())
     args.push_back(toUnrankedBuffer(b, loc, extra));
+  // Sequence lengths: q_lengths then kv_lengths; a side without passes the
+  // other side's buffer, which the bridge does not read for it.
+  if (op.hasLengths()) {
+    Value qLengths, kvLengths;
+    if (op.getQLengths())
+      qLengths = toUnrankedBuffer(b, loc, op.getQLengths());
+    if (op.getKvLengths())
+      kvLengths = toUnrankedBuffer(b, loc, op.getKvLengths());
+    args.push_back(qLengths ? qLengths : kvLengths);
+    args.push_back(kvLengths ? kvLengths : qLengths);
+  }
 
   args.push_back(getCallAttrsBuffer(b, loc, module, getCallAttrs(op)));
   SmallVector<Type> argTypes = llvm::map_to_vector(

@@ -7,7 +7,7 @@
 // model itself runs on the GPU too (the kernels' generic kernel, in f32).
 
 // Scale 0.125, -inf, DROP (sdpa-to-cuda.mlir has the layout).
-// CHECK: memref.global "private" constant @[[$DROP:__attn_sdpa_call_attrs_[0-9a-f]+]] : memref<40xi8> = dense<[-1, -1, -1, -1, -1, -1, -1, 127, -1, -1, -1, -1, -1, -1, -1, 127, 0, 0, 0, 62, 0, 0, -128, -1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]>
+// CHECK: memref.global "private" constant @[[$DROP:__attn_sdpa_call_attrs_[0-9a-f]+]] : memref<48xi8> = dense<[-1, -1, -1, -1, -1, -1, -1, 127, -1, -1, -1, -1, -1, -1, -1, 127, 0, 0, 0, 62, 0, 0, -128, -1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]>
 // CHECK-LABEL: func.func @naive
 // CHECK-SAME: %[[MASK:[^:]+]]: tensor<128x128xi1>
 // CHECK-NOT: arith.xori

@@ -5,8 +5,8 @@
 // the bridge reads (sdpa-to-cuda.mlir has their layout: its bytes 32-35),
 // 0 without the attribute.
 
-// CHECK-DAG: memref.global "private" constant @[[$SAFE:__attn_sdpa_call_attrs_[0-9a-f]+]] : memref<40xi8> = dense<[-1, -1, -1, -1, -1, -1, -1, 127, -1, -1, -1, -1, -1, -1, -1, 127, 0, 0, 0, 62, 0, 0, -128, -1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0]>
-// CHECK-DAG: memref.global "private" constant @[[$UNSAFE:__attn_sdpa_call_attrs_[0-9a-f]+]] : memref<40xi8> = dense<[-1, -1, -1, -1, -1, -1, -1, 127, -1, -1, -1, -1, -1, -1, -1, 127, 0, 0, 0, 62, 0, 0, -128, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]>
+// CHECK-DAG: memref.global "private" constant @[[$SAFE:__attn_sdpa_call_attrs_[0-9a-f]+]] : memref<48xi8> = dense<[-1, -1, -1, -1, -1, -1, -1, 127, -1, -1, -1, -1, -1, -1, -1, 127, 0, 0, 0, 62, 0, 0, -128, -1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]>
+// CHECK-DAG: memref.global "private" constant @[[$UNSAFE:__attn_sdpa_call_attrs_[0-9a-f]+]] : memref<48xi8> = dense<[-1, -1, -1, -1, -1, -1, -1, 127, -1, -1, -1, -1, -1, -1, -1, 127, 0, 0, 0, 62, 0, 0, -128, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]>
 // CHECK-LABEL: func.func @safe_softmax
 // CHECK: %[[S:.+]] = memref.get_global @[[$SAFE]]
 // CHECK-NEXT: %[[SU:.+]] = memref.cast %[[S]]
@@ -25,7 +25,7 @@ func.func @safe_softmax(%d: tensor<2x16x64xf16>, %m: tensor<2x16x16xi1>) -> (ten
 
 // The flag reaches the entry point generated for a score_mod region too.
 
-// CHECK: memref.global "private" constant @[[$MODSAFE:__attn_sdpa_call_attrs_[0-9a-f]+]] : memref<40xi8> = dense<[-1, -1, -1, -1, -1, -1, -1, 127, -1, -1, -1, -1, -1, -1, -1, 127, 0, 0, 0, 62, 0, 0, -128, -1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0]>
+// CHECK: memref.global "private" constant @[[$MODSAFE:__attn_sdpa_call_attrs_[0-9a-f]+]] : memref<48xi8> = dense<[-1, -1, -1, -1, -1, -1, -1, 127, -1, -1, -1, -1, -1, -1, -1, 127, 0, 0, 0, 62, 0, 0, -128, -1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]>
 // CHECK-LABEL: func.func @safe_score_mod
 // CHECK: %[[S:.+]] = memref.get_global @[[$MODSAFE]]
 // CHECK-NEXT: %[[SU:.+]] = memref.cast %[[S]]

@@ -19,7 +19,7 @@
 // CHECK-DAG: func.func private @attnrt_cuda_sdpa_mod_[[$CAP]](memref<*xf16>, memref<*xf16>, memref<*xf16>, memref<*xf16>, memref<*xi8>) -> i32
 // CHECK-DAG: func.func private @attnrt_cuda_sdpa_mod_[[$MASKS]](memref<*xbf16>, memref<*xbf16>, memref<*xbf16>, memref<*xbf16>, memref<*xi1>, memref<*xi1>, memref<*xi8>) -> i32
 // The ALiBi call's attributes: scale 1/sqrt(64), -inf, DROP.
-// CHECK-DAG: memref.global "private" constant @[[$ALIBI_ATTRS:__attn_sdpa_call_attrs_[0-9a-f]+]] : memref<40xi8> = dense<[-1, -1, -1, -1, -1, -1, -1, 127, -1, -1, -1, -1, -1, -1, -1, 127, 0, 0, 0, 62, 0, 0, -128, -1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]>
+// CHECK-DAG: memref.global "private" constant @[[$ALIBI_ATTRS:__attn_sdpa_call_attrs_[0-9a-f]+]] : memref<48xi8> = dense<[-1, -1, -1, -1, -1, -1, -1, 127, -1, -1, -1, -1, -1, -1, -1, 127, 0, 0, 0, 62, 0, 0, -128, -1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]>
 // CHECK-NOT: func.func private
 
 // Soft-capping, twice: one entry point.

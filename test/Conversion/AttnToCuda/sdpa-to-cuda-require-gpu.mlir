@@ -43,10 +43,10 @@ func.func @rank5(%r: tensor<1x2x2x16x64xf16>) -> tensor<1x2x2x16x64xf16> {
 
 // -----
 
-func.func @lengths(%q: tensor<2x4x16x64xf16>, %n: tensor<2xi32>) -> tensor<2x4x16x64xf16> {
-  // expected-error @+1 {{cannot run on the GPU: sequence lengths (the CUDA kernels take no q_lengths or kv_lengths)}}
-  %0 = attn.sdpa %q, %q, %q q_lengths(%n) kv_lengths(%n) : (tensor<2x4x16x64xf16>, tensor<2x4x16x64xf16>, tensor<2x4x16x64xf16>, tensor<2xi32>, tensor<2xi32>) -> tensor<2x4x16x64xf16>
-  return %0 : tensor<2x4x16x64xf16>
+func.func @lengths_rank3(%q: tensor<2x16x64xf16>, %n: tensor<2xi32>) -> tensor<2x16x64xf16> {
+  // expected-error @+1 {{cannot run on the GPU: sequence lengths on a rank-3 query (the CUDA kernels index them by the B of [B, H, L, E])}}
+  %0 = attn.sdpa %q, %q, %q q_lengths(%n) kv_lengths(%n) : (tensor<2x16x64xf16>, tensor<2x16x64xf16>, tensor<2x16x64xf16>, tensor<2xi32>, tensor<2xi32>) -> tensor<2x16x64xf16>
+  return %0 : tensor<2x16x64xf16>
 }
 
 // -----

@@ -5,11 +5,13 @@
 // attn::cuda::SdpaCallAttrs (kernels/include/attn/kernels/sdpa_contract.h)
 // in a constant global, little-endian: window_left, window_right (i64,
 // 9223372036854775807 = unbounded), scale, masked_value (f32), is_causal,
-// mask_polarity (0 = KEEP, 1 = DROP), safe_softmax, reserved (i32).
+// mask_polarity (0 = KEEP, 1 = DROP), safe_softmax, padding_side (0 =
+// right, 1 = left, 2 = packed), lengths (bits: 1 = q_lengths, 2 =
+// kv_lengths, 4 = i64; sdpa-lengths-to-cuda.mlir), reserved (i32).
 
 // CHECK-LABEL: func.func private @attnrt_cuda_sdpa_f16(memref<*xf16>, memref<*xf16>, memref<*xf16>, memref<*xf16>, memref<*xi8>) -> i32
 // Unbounded left, right 0, scale 0.125, -inf, causal, KEEP, not safe.
-// CHECK: memref.global "private" constant @[[$ATTRS:__attn_sdpa_call_attrs_[0-9a-f]{16}]] : memref<40xi8> = dense<[-1, -1, -1, -1, -1, -1, -1, 127, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 62, 0, 0, -128, -1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]> {alignment = 8 : i64}
+// CHECK: memref.global "private" constant @[[$ATTRS:__attn_sdpa_call_attrs_[0-9a-f]{16}]] : memref<48xi8> = dense<[-1, -1, -1, -1, -1, -1, -1, 127, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 62, 0, 0, -128, -1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]> {alignment = 8 : i64}
 // CHECK-LABEL: func.func @causal_f16
 // CHECK-SAME: (%[[Q:.+]]: tensor<2x8x128x64xf16>, %[[K:.+]]: tensor<2x8x128x64xf16>, %[[V:.+]]: tensor<2x8x128x64xf16>)
 // CHECK-DAG: %[[QB:.+]] = bufferization.to_buffer %[[Q]] read_only
@@ -18,8 +20,8 @@
 // CHECK-DAG: %[[VB:.+]] = bufferization.to_buffer %[[V]] read_only
 // CHECK: %[[OUT:.+]] = memref.alloc() : memref<2x8x128x64xf16>
 // CHECK: %[[OUTU:.+]] = memref.cast %[[OUT]] : memref<2x8x128x64xf16> to memref<*xf16>
-// CHECK: %[[G:.+]] = memref.get_global @[[$ATTRS]] : memref<40xi8>
-// CHECK: %[[GU:.+]] = memref.cast %[[G]] : memref<40xi8> to memref<*xi8>
+// CHECK: %[[G:.+]] = memref.get_global @[[$ATTRS]] : memref<48xi8>
+// CHECK: %[[GU:.+]] = memref.cast %[[G]] : memref<48xi8> to memref<*xi8>
 // CHECK: %[[STATUS:.+]] = call @attnrt_cuda_sdpa_f16(%[[QU]], %{{.+}}, %{{.+}}, %[[OUTU]], %[[GU]])
 // CHECK: %[[OK:.+]] = arith.cmpi eq, %[[STATUS]], %{{.+}} : i32
 // CHECK: cf.assert %[[OK]], "attn.sdpa: the CUDA kernel call failed (its message is on stderr)"
@@ -39,8 +41,8 @@ func.func @causal_f16(%q: tensor<2x8x128x64xf16>, %k: tensor<2x8x128x64xf16>, %v
 // CHECK-DAG: func.func private @attnrt_cuda_sdpa_bf16_add(memref<*xbf16>, memref<*xbf16>, memref<*xbf16>, memref<*xbf16>, memref<*xbf16>, memref<*xi8>) -> i32
 // Scale 0.5, masked_value -1e9 (not yet rounded to bf16); then the
 // default scale 1/sqrt(128) and -inf.
-// CHECK-DAG: memref.global "private" constant @[[$BOOL:__attn_sdpa_call_attrs_[0-9a-f]+]] : memref<40xi8> = dense<[-1, -1, -1, -1, -1, -1, -1, 127, -1, -1, -1, -1, -1, -1, -1, 127, 0, 0, 0, 63, 40, 107, 110, -50, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]>
-// CHECK-DAG: memref.global "private" constant @[[$ADD:__attn_sdpa_call_attrs_[0-9a-f]+]] : memref<40xi8> = dense<[-1, -1, -1, -1, -1, -1, -1, 127, -1, -1, -1, -1, -1, -1, -1, 127, -13, 4, -75, 61, 0, 0, -128, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]>
+// CHECK-DAG: memref.global "private" constant @[[$BOOL:__attn_sdpa_call_attrs_[0-9a-f]+]] : memref<48xi8> = dense<[-1, -1, -1, -1, -1, -1, -1, 127, -1, -1, -1, -1, -1, -1, -1, 127, 0, 0, 0, 63, 40, 107, 110, -50, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]>
+// CHECK-DAG: memref.global "private" constant @[[$ADD:__attn_sdpa_call_attrs_[0-9a-f]+]] : memref<48xi8> = dense<[-1, -1, -1, -1, -1, -1, -1, 127, -1, -1, -1, -1, -1, -1, -1, 127, -13, 4, -75, 61, 0, 0, -128, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]>
 // CHECK-LABEL: func.func @masks_bf16
 // CHECK: %[[L:.+]] = tensor.dim %{{.+}}, %{{.+}} : tensor<4x?x128xbf16>
 // CHECK: memref.alloc(%[[L]]) : memref<4x?x96xbf16>
@@ -62,8 +64,8 @@ func.func @masks_bf16(%q: tensor<4x?x128xbf16>, %k: tensor<4x64x128xbf16>, %v: t
 // mask (`mask_polarity = drop`, as the fusion passes it) is read with DROP
 // (1), so nothing inverts it on the host; a keep mask with KEEP (0).
 
-// CHECK-DAG: memref.global "private" constant @[[$DROP:__attn_sdpa_call_attrs_[0-9a-f]+]] : memref<40xi8> = dense<[-1, -1, -1, -1, -1, -1, -1, 127, -1, -1, -1, -1, -1, -1, -1, 127, 0, 0, 0, 62, 0, 0, -128, -1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]>
-// CHECK-DAG: memref.global "private" constant @[[$KEEP:__attn_sdpa_call_attrs_[0-9a-f]+]] : memref<40xi8> = dense<[-1, -1, -1, -1, -1, -1, -1, 127, -1, -1, -1, -1, -1, -1, -1, 127, 0, 0, 0, 62, 0, 0, -128, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]>
+// CHECK-DAG: memref.global "private" constant @[[$DROP:__attn_sdpa_call_attrs_[0-9a-f]+]] : memref<48xi8> = dense<[-1, -1, -1, -1, -1, -1, -1, 127, -1, -1, -1, -1, -1, -1, -1, 127, 0, 0, 0, 62, 0, 0, -128, -1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]>
+// CHECK-DAG: memref.global "private" constant @[[$KEEP:__attn_sdpa_call_attrs_[0-9a-f]+]] : memref<48xi8> = dense<[-1, -1, -1, -1, -1, -1, -1, 127, -1, -1, -1, -1, -1, -1, -1, 127, 0, 0, 0, 62, 0, 0, -128, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]>
 // CHECK-LABEL: func.func @mask_polarity
 // CHECK-SAME: (%{{.+}}: tensor<1x2x64x64xf16>, %[[M:.+]]: tensor<64x64xi1>, %[[N:.+]]: tensor<64x64xi1>)
 // CHECK: %[[MB:.+]] = bufferization.to_buffer %[[M]] read_only
@@ -106,8 +108,8 @@ func.func @f32_inputs(%q: tensor<2x4x100x80xf32>, %bias: tensor<100x100xf32>) ->
 // is_causal; an absent side is ATTN_WINDOW_UNBOUNDED (INT64_MAX).
 
 // (128, 0), then (unbounded, 3); scale 1/sqrt(64).
-// CHECK-DAG: memref.global "private" constant @[[$W1:__attn_sdpa_call_attrs_[0-9a-f]+]] : memref<40xi8> = dense<[-128, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 62, 0, 0, -128, -1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]>
-// CHECK-DAG: memref.global "private" constant @[[$W2:__attn_sdpa_call_attrs_[0-9a-f]+]] : memref<40xi8> = dense<[-1, -1, -1, -1, -1, -1, -1, 127, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 62, 0, 0, -128, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]>
+// CHECK-DAG: memref.global "private" constant @[[$W1:__attn_sdpa_call_attrs_[0-9a-f]+]] : memref<48xi8> = dense<[-128, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 62, 0, 0, -128, -1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]>
+// CHECK-DAG: memref.global "private" constant @[[$W2:__attn_sdpa_call_attrs_[0-9a-f]+]] : memref<48xi8> = dense<[-1, -1, -1, -1, -1, -1, -1, 127, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 62, 0, 0, -128, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]>
 // CHECK-LABEL: func.func @window
 // CHECK: memref.get_global @[[$W1]]
 // CHECK: call @attnrt_cuda_sdpa_bf16(

@@ -9,11 +9,14 @@ def AttnLowerSdpaToCuda : Pass<"attn-lower-sdpa-to-cuda", "::mlir::ModuleOp"> {
   let summary = "Lower attn.sdpa to calls into the CUDA flash kernels";
   let description = [{
     Rewrites each `attn.sdpa` that the CUDA kernels (kernels/) support into a
-    call of the runtime bridge `attnrt_cuda_sdpa_<f16|bf16|f32>[_bool|_add]`,
-    passing q/k/v/mask and a freshly allocated result as unranked memrefs
-    (the bridge reads sizes and strides from their descriptors), then the
-    op's attributes (scale, is_causal, masked_value, the boolean mask's
-    polarity, the sliding window, safe_softmax) as the bytes of one
+    call of the runtime bridge
+    `attnrt_cuda_sdpa_<f16|bf16|f32>[_bool|_add][_lengths]`, passing
+    q/k/v/mask, a freshly allocated result and, with sequence lengths,
+    q_lengths and kv_lengths (a side without lengths passes the other's) as
+    unranked memrefs (the bridge reads sizes and strides from their
+    descriptors), then the op's attributes (scale, is_causal, masked_value,
+    the boolean mask's polarity, the sliding window, safe_softmax, the
+    padding side and which lengths are given) as the bytes of one
     `attn::cuda::SdpaCallAttrs` in a constant `memref.global`
     (kernels/include/attn/kernels/sdpa_contract.h, the kernels' contract,
     which also gives the limits checked here). A non-zero status from the
@@ -37,7 +40,9 @@ def AttnLowerSdpaToCuda : Pass<"attn-lower-sdpa-to-cuda", "::mlir::ModuleOp"> {
     Supported: f16, bf16 and f32 (f32 runs in f32 precision on the kernels'
     generic CUDA-core kernel), rank <= 4, static head dims that are multiples
     of 8 up to 256, dropout_p = 0, score_mod regions the generator
-    translates. Any other attn.sdpa stays for the CPU lowering with a remark
+    translates, sequence lengths (right, left or packed; not with a
+    score_mod region, not of two integer types, not on a rank-3 padded
+    query). Any other attn.sdpa stays for the CPU lowering with a remark
     saying why, or, with `require-gpu`, is an error.
   }];
   let dependentDialects = [

@@ -62,6 +62,19 @@ typedef enum {
   ATTN_MASK_DROP = 1  /* nonzero = position is masked out */
 } attn_mask_polarity;
 
+/* Integer type of the sequence lengths (q_lengths / kv_lengths). */
+typedef enum { ATTN_INDEX_I32 = 0, ATTN_INDEX_I64 = 1 } attn_index_type;
+
+/* Where the real rows and keys of a sequence sit (attn.sdpa's padding_side). */
+typedef enum {
+  ATTN_PAD_RIGHT = 0, /* sequence b's real rows are i < q_lengths[b], its real keys j < kv_lengths[b] */
+  ATTN_PAD_LEFT = 1,  /* ... i >= L - q_lengths[b] and j >= S - kv_lengths[b] */
+  ATTN_PAD_PACKED = 2 /* num_seqs sequences back to back along L and S (FlashAttention's varlen form):
+                         sequence s has rows qo[s] .. qo[s] + q_lengths[s] - 1 and keys ko[s] ..
+                         ko[s] + kv_lengths[s] - 1 (qo, ko: exclusive prefix sums), in every batch
+                         slice b of q/k/v/out; causal/window see positions within the sequence */
+} attn_padding_side;
+
 /* window_left / window_right value meaning "no bound on this side". */
 #define ATTN_WINDOW_UNBOUNDED INT64_MAX
 
@@ -112,6 +125,19 @@ typedef struct {
   int safe_softmax;      /* 0 or 1. 1: a row whose scores are all -inf (no key takes part: all masked, an
                             empty band) yields 0 instead of NaN, like torch._safe_softmax (attn.sdpa's
                             safe_softmax); a NaN score still makes its row NaN. Its lse stays -inf. */
+  /* Sequence lengths (attn.sdpa's q_lengths / kv_lengths), DEVICE pointers to lengths_type integers, each
+     aligned to its size. RIGHT / LEFT padding: [B] entries (B = q.sizes[0]); NULL = that side is all real;
+     padded keys take no part, padded query rows are written 0 (lse -inf), and with lengths the softmax is
+     safe (a real row with no key left is 0, whatever safe_softmax says); masked_value must be -INFINITY.
+     is_causal, the window and the mask see padded-layout indices. PACKED: both given, num_seqs entries each,
+     summing to L and to S; no mask. A length outside [0, L] ([0, S]), or packed lengths that do not sum to
+     L (S), cannot be checked on the host: the kernels clamp them so that they never touch memory outside
+     the tensors, and the result is then unspecified. */
+  const void *q_lengths;
+  const void *kv_lengths;
+  attn_index_type lengths_type;     /* ATTN_INDEX_I32 or ATTN_INDEX_I64 */
+  attn_padding_side padding_side;   /* zero-initialised = ATTN_PAD_RIGHT */
+  int64_t num_seqs;                 /* PACKED only (>= 1): the number of sequences; ignored otherwise */
 } attn_sdpa_fwd_args;
 
 /* Bytes of workspace with which attn_cuda_sdpa_fwd splits the keys of this
@@ -131,7 +157,8 @@ attn_status attn_cuda_sdpa_fwd(const attn_sdpa_fwd_args *args, char *err, size_t
 /* The pure host checks alone, no CUDA call at all: NULL pointers, non-positive
  * sizes, shape agreement between q/k/v/out/mask, Hq % Hkv, supported head dims,
  * 16-byte alignment of q/k/v/out and of their row strides, unit last-dim
- * strides, enum values, finite scale. `err` may be NULL / err_len 0. */
+ * strides, enum values, finite scale, the sequence-length arguments (not the
+ * lengths themselves, which are in device memory). `err` may be NULL / err_len 0. */
 attn_status attn_cuda_validate_sdpa_fwd(const attn_sdpa_fwd_args *args, char *err, size_t err_len);
 
 /* Static string naming the status ("ATTN_OK", ...); "ATTN_<unknown>" otherwise. */

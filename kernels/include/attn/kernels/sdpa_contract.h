@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <type_traits>
 
 namespace attn {
@@ -77,12 +78,23 @@ struct SdpaCallAttrs {
   int32_t is_causal = 0;           // 0 or 1
   int32_t mask_polarity = ATTN_MASK_KEEP;  // attn_mask_polarity of a BOOL mask
   int32_t safe_softmax = 0;        // 0 or 1
+  int32_t padding_side = ATTN_PAD_RIGHT;  // attn_padding_side of the lengths
+  int32_t lengths = 0;             // kLengths* bits: which lengths the call passes, their type
   int32_t reserved = 0;            // 0; keeps the size a multiple of 8 explicitly
 };
 static_assert(std::is_trivially_copyable<SdpaCallAttrs>::value, "passed as bytes");
-static_assert(sizeof(SdpaCallAttrs) == 40 && offsetof(SdpaCallAttrs, scale) == 16 &&
-                  offsetof(SdpaCallAttrs, is_causal) == 24 && offsetof(SdpaCallAttrs, reserved) == 36,
+static_assert(sizeof(SdpaCallAttrs) == 48 && offsetof(SdpaCallAttrs, scale) == 16 &&
+                  offsetof(SdpaCallAttrs, is_causal) == 24 && offsetof(SdpaCallAttrs, padding_side) == 36 &&
+                  offsetof(SdpaCallAttrs, reserved) == 44,
               "the layout the compiler writes and the bridge reads");
+
+// SdpaCallAttrs::lengths. A call with lengths goes to the `_lengths` entry
+// points, which take two length memrefs after the result (q_lengths, then
+// kv_lengths); the memref of a side without lengths (its bit clear) is the
+// other side's, and is not read for it.
+constexpr int32_t kLengthsQ = 1;    // q_lengths given
+constexpr int32_t kLengthsKv = 2;   // kv_lengths given
+constexpr int32_t kLengthsI64 = 4;  // the lengths are i64 (else i32)
 
 // Copies the call's attributes into the kernel library's arguments.
 inline void apply_call_attrs(const SdpaCallAttrs& attrs, attn_sdpa_fwd_args* args) {
@@ -93,6 +105,34 @@ inline void apply_call_attrs(const SdpaCallAttrs& attrs, attn_sdpa_fwd_args* arg
   args->is_causal = attrs.is_causal;
   args->mask_polarity = static_cast<attn_mask_polarity>(attrs.mask_polarity);
   args->safe_softmax = attrs.safe_softmax;
+  args->padding_side = static_cast<attn_padding_side>(attrs.padding_side);
+  args->lengths_type = (attrs.lengths & kLengthsI64) ? ATTN_INDEX_I64 : ATTN_INDEX_I32;
+}
+
+// The run-time checks of attn.sdpa's length values (the CPU lowering's
+// asserts), on the n lengths of each side copied to the host (nullptr: the
+// side has none): "" when they hold, else the message. Padded layouts: every
+// value in [0, L] ([0, S]); packed: none below 0, the sums L and S.
+inline std::string check_length_values(const int64_t* q, const int64_t* kv, int64_t n, int64_t L, int64_t S,
+                                       bool packed) {
+  int64_t sums[2] = {0, 0};
+  const int64_t* sides[2] = {q, kv};
+  const int64_t limits[2] = {L, S};
+  static const char* const kNames[2] = {"q_lengths", "kv_lengths"};
+  for (int side = 0; side < 2; ++side) {
+    if (!sides[side]) continue;
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t v = sides[side][i];
+      if (v < 0 || (!packed && v > limits[side]))
+        return std::string("attn.sdpa: a ") + kNames[side] + " value is out of range (" + std::to_string(v) +
+               (packed ? " is below 0)" : std::string(" is not in [0, ") + std::to_string(limits[side]) + "])");
+      // The sum, saturated just past the limit (no overflow; reported below).
+      sums[side] = v > limits[side] - sums[side] ? limits[side] + 1 : sums[side] + v;
+    }
+  }
+  if (packed && q && sums[0] != L) return "attn.sdpa: the packed q_lengths must sum to the query's length";
+  if (packed && kv && sums[1] != S) return "attn.sdpa: the packed kv_lengths must sum to the key's length";
+  return "";
 }
 
 }  // namespace cuda

@@ -790,7 +790,8 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [NoMemoryEffect, IsolatedFromAbove,
     lengths. A length below 0 or above L (S) is a run-time error
     ("attn.sdpa: a q_lengths (kv_lengths) value is out of range"). The CPU
     lowerings skip the key blocks past a sequence's keys and the query
-    blocks past its rows; the CUDA lowering keeps such an op on the CPU.
+    blocks past its rows; the CUDA kernels take the lengths too
+    ([cuda.md](cuda.md)).
 
     The packed layout (FlashAttention's varlen form; `padding_side =
     packed`, both `q_lengths` and `kv_lengths` given, of one size B that
