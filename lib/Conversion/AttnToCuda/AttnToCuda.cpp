@@ -326,7 +326,17 @@ static contract::SdpaCallAttrs getCallAttrs(SdpaOp op) {
   attrs.window_left = band.left.value_or(ATTN_WINDOW_UNBOUNDED);
   attrs.window_right = band.right.value_or(ATTN_WINDOW_UNBOUNDED);
   attrs.safe_softmax = op.getSafeSoftmax() ? 1 : 0;
-  attrs.padding_side = static_cast<int32_t>(op.getPaddingSide());
+  switch (op.getPaddingSide()) {
+  case PaddingSide::right:
+    attrs.padding_side = ATTN_PAD_RIGHT;
+    break;
+  case PaddingSide::left:
+    attrs.padding_side = ATTN_PAD_LEFT;
+    break;
+  case PaddingSide::packed:
+    attrs.padding_side = ATTN_PAD_PACKED;
+    break;
+  }
   Value qLengths = op.getQLengths(), kvLengths = op.getKvLengths();
   if (qLengths)
     attrs.lengths |= contract::kLengthsQ;
