@@ -615,10 +615,12 @@ void FlashLowering::emitPackedWorkItem(ValueRange ivs) {
   };
   Value qBegin = clampTo(before.getResult(0), plan.l);
   Value kvBegin = clampTo(before.getResult(1), plan.s);
-  Value qRows = clampTo(lengthAt(buf.qLengths, seq),
-                        arith::SubIOp::create(b, loc, plan.l, qBegin));
-  Value keys = clampTo(lengthAt(buf.kvLengths, seq),
-                       arith::SubIOp::create(b, loc, plan.s, kvBegin));
+  // One op per statement: the IR's order does not depend on the
+  // compiler's order of evaluating arguments.
+  Value qLeft = arith::SubIOp::create(b, loc, plan.l, qBegin);
+  Value qRows = clampTo(lengthAt(buf.qLengths, seq), qLeft);
+  Value kvLeft = arith::SubIOp::create(b, loc, plan.s, kvBegin);
+  Value keys = clampTo(lengthAt(buf.kvLengths, seq), kvLeft);
   Value live = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
                                      mul(block, idx(t.blockQ)), qRows);
   scf::IfOp::create(b, loc, live, [&](OpBuilder &, Location) {

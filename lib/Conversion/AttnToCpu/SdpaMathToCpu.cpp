@@ -111,10 +111,11 @@ static std::tuple<Value, Value, Value> packedSeqKeep(OpBuilder &b,
           length = arith::IndexCastOp::create(b, l, b.getIndexType(), length);
           length = arith::MaxSIOp::create(b, l, length, zero);
           Value end = arith::AddIOp::create(b, l, begin, length);
-          Value in = arith::AndIOp::create(
-              b, l,
-              arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge, x, begin),
-              arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, x, end));
+          Value from =
+              arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge, x, begin);
+          Value to =
+              arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, x, end);
+          Value in = arith::AndIOp::create(b, l, from, to);
           next.push_back(end);
           next.push_back(
               arith::SelectOp::create(b, l, in, i, it[2 + 2 * k]));
