@@ -20,6 +20,11 @@ Cases (random weights from configs, sdpa attention, batch `--batch`):
   padding (the generator's prompts);
 - llama-attention: the attention alone at those shapes (causal, GQA, the
   left-padding mask);
+- bert-skip: the same BertModel without its pooler, compiled twice on
+  `--b`'s build: A by default (every padded position computed, as eager
+  computes it), B with `skip_padding=True` (the real tokens only, packed
+  back to back; padded positions return 0). Its check compares the real
+  tokens;
 - llama-generate: the same generator's `generate(max_new_tokens=1)`, its
   prompt (the prefill and the first token): A with `skip_padding = False`
   (one prefill of every padded position), B with the default (one prefill
@@ -129,18 +134,20 @@ def setup(case, dtype):
     g = torch.Generator().manual_seed(0)
     left = case.startswith("llama")
     padded, full = padding(left)
-    if case == "bert":
+    if case in ("bert", "bert-skip"):
         torch.manual_seed(0)
-        model = T.BertModel(T.BertConfig(
-            attn_implementation="sdpa")).eval().to(dtype)
+        model = T.BertModel(T.BertConfig(attn_implementation="sdpa"),
+                            add_pooling_layer=case == "bert").eval().to(
+                                dtype)
         ids = torch.randint(1000, 30000, (args.batch, args.seq), generator=g)
         batches = {"padded": ((ids,), {"attention_mask": padded}),
                    "full": ((ids,), {"attention_mask": full})}
 
         def build(tag):
+            skip = case == "bert-skip" and tag == "B"
             lib = attnfuse.compile(model, (ids,),
                                    example_kwargs={"attention_mask": padded},
-                                   prepack_weights=True)
+                                   prepack_weights=True, skip_padding=skip)
             return lambda x: lib(*x[0], **x[1]).last_hidden_state
 
         def eager(x):
@@ -212,9 +219,10 @@ def main():
           f"(padding {1 - sum(n) / (args.batch * args.seq):.1%}), "
           f"{args.threads} threads; builds A={args.a} B={args.b}")
     for case in args.case:
-        # llama-generate's A and B are two ways of calling B's build.
-        paths = {"A": args.b if case == "llama-generate" else args.a,
-                 "B": args.b}
+        # llama-generate's and bert-skip's A and B are two ways of
+        # compiling or calling B's build.
+        same = case in ("llama-generate", "bert-skip")
+        paths = {"A": args.b if same else args.a, "B": args.b}
         for dname in args.dtype:
             dtype = DTYPES[dname]
             build, batches, eager = setup(case, dtype)
@@ -226,8 +234,11 @@ def main():
                 t = time.perf_counter()
                 fn = build(tag)
                 compile_s = time.perf_counter() - t
-                got = fn(batches["padded"]).float()
-                err = (got - want).abs().max().item()
+                got, ref = fn(batches["padded"]).float(), want
+                if case == "bert-skip":  # the real tokens
+                    keep = batches["padded"][1]["attention_mask"].bool()
+                    got, ref = got[keep], want[keep]
+                err = (got - ref).abs().max().item()
                 print(f"# {case} {dname} build {tag}: compile "
                       f"{compile_s:.0f} s, max |padded - eager| {err:.2e}")
                 for name, x in batches.items():

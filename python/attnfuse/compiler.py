@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 import os
 import re
@@ -621,7 +622,7 @@ def compile(module, example_inputs, target="cpu", backend="auto",
             dynamic_shapes=None, constants=False, train_dropout="error",
             example_kwargs=None, prepack_weights=False, weights=None,
             group_size=None, activations=None, progress=None,
-            profile=False):
+            profile=False, skip_padding=False):
     """Exports `module` (see `export`), fuses and compiles it ahead of time
     with `attn-compile` into a shared library (cached by content hash, so a
     second call does not recompile), loads it and returns a CompiledModule.
@@ -651,7 +652,23 @@ def compile(module, example_inputs, target="cpu", backend="auto",
     of the compiled module (each fused attention, product and elementwise
     op, named with its Python source line) is an event in torch.profiler's
     table and trace while it records (attnfuse.profiling; compiled with
-    trace calls and without elementwise fusion, a library of its own)."""
+    trace calls and without elementwise fusion, a library of its own).
+    `skip_padding=True`: the module (a Hugging Face model) is compiled on
+    the real tokens of its padded batch only, packed back to back with the
+    `attention_mask` argument's lengths; positions that the mask marks as
+    padding return 0 instead of what eager computes there (an
+    UnpaddedCompiledModule; docs/python.md, "Padded batches")."""
+    if skip_padding not in (True, False):
+        raise AttnFuseError(f"skip_padding must be True or False, not "
+                            f"{skip_padding!r}")
+    if skip_padding:
+        return _compile_unpadded(
+            module, example_inputs, target=target, backend=backend,
+            dynamic_shapes=dynamic_shapes, constants=constants,
+            train_dropout=train_dropout, example_kwargs=example_kwargs,
+            prepack_weights=prepack_weights, weights=weights,
+            group_size=group_size, activations=activations, progress=progress,
+            profile=profile)
     if isinstance(example_inputs, tuple) and \
             any(varlen.is_jagged(x) for x in example_inputs):
         return _compile_nested(
@@ -772,6 +789,220 @@ def _check_nested(module, nested, example_inputs, offsets):
                     f"from eager PyTorch on that sequence alone (an op "
                     f"other than scaled_dot_product_attention mixes "
                     f"tokens, or its output is not [B, j, ...])")
+
+
+class UnpaddedCompiledModule:
+    """A module compiled with skip_padding=True: called as the module is
+    (positional or keyword arguments), it takes the real tokens of each
+    `[B, T, ...]` argument where `attention_mask` ([B, T], 1 for a token)
+    says so, runs the compiled module on them packed back to back (`packed`,
+    the CompiledModule of varlen.UnpaddedModule; `mlir` is its MLIR), and
+    returns each per-token output as `[B, T, ...]` with 0 at the padded
+    positions. Each batch size, length and padding runs without
+    recompiling."""
+
+    def __init__(self, packed: CompiledModule, signature, names, tokens,
+                 positions: str | None, leaves: frozenset):
+        self.packed = packed
+        self.mlir = packed.mlir
+        self.signature = signature
+        self.names = names
+        self.tokens = tokens
+        self.positions = positions  # the position_ids argument it makes
+        self.leaves = leaves
+
+    def __call__(self, *args, **kwargs):
+        with serial_torch():
+            packed, keep = self._unpad(args, kwargs)
+        if not bool(keep.any()):
+            raise InputError("the attention_mask marks no token")
+        out = self.packed(*packed)
+        with serial_torch():
+            return varlen.repad(out, keep, self.leaves)
+
+    def _unpad(self, args, kwargs):
+        try:
+            bound = self.signature.bind_partial(*args, **kwargs).arguments
+        except TypeError as e:
+            raise InputError(f"the compiled module's arguments: {e}") from e
+        keep = varlen.padding_keep(bound.get("attention_mask"))
+        values = {}
+        for name in self.names:
+            if name == self.positions and name not in bound:
+                values[name] = _column_positions(keep)
+            elif name not in bound or \
+                    not isinstance(bound[name], torch.Tensor):
+                raise InputError(f"this module was compiled with the tensor "
+                                 f"argument {name}")
+            else:
+                values[name] = _batch_positions(name, bound[name], keep)
+        extra = set(bound) - set(self.names) - {"attention_mask"}
+        extra = [n for n in extra if isinstance(bound[n], torch.Tensor)]
+        if extra:
+            raise InputError(f"this module was compiled without the tensor "
+                             f"arguments {sorted(extra)}")
+        packed, lengths = varlen.unpad(values, self.tokens, keep)
+        return packed + [lengths], keep
+
+
+def _column_positions(keep):
+    """Each token's column in the padded batch: the positions a Hugging
+    Face model uses when it is given none."""
+    return torch.arange(keep.shape[1]).expand(keep.shape)
+
+
+def _batch_positions(name, x, keep):
+    """`position_ids` given as `[1, T]` (one row for the batch) expanded to
+    the batch's rows; other arguments as they are."""
+    if name == "position_ids" and x.dim() == 2 and x.shape[0] == 1 and \
+            keep.shape[0] != 1:
+        return x.expand(keep.shape[0], -1)
+    return x
+
+
+def _compile_unpadded(module, example_inputs, dynamic_shapes=None,
+                      example_kwargs=None, **options):
+    """compile(skip_padding=True): the module on the example's real tokens
+    (varlen.UnpaddedModule), checked on the example against eager PyTorch
+    on the padded batch at every real token."""
+    if dynamic_shapes is not None:
+        raise AttnFuseError("skip_padding=True takes no dynamic_shapes (the "
+                            "batch and the tokens are dynamic)")
+    if not isinstance(module, torch.nn.Module):
+        raise AttnFuseError("skip_padding=True compiles a torch.nn.Module")
+    window = _declared_window(module)
+    if window:
+        raise AttnFuseError(
+            f"skip_padding=True: {window}; packed attention does not take "
+            f"windows yet (without skip_padding the padded batch's fully "
+            f"masked key blocks are skipped)")
+    signature = inspect.signature(module.forward)
+    example_kwargs = dict(example_kwargs or {})
+    try:
+        bound = signature.bind_partial(*tuple(example_inputs),
+                                       **example_kwargs).arguments
+    except TypeError as e:
+        raise AttnFuseError(f"the example does not fit {type(module).__name__}"
+                            f".forward: {e}") from e
+    if not isinstance(bound.get("attention_mask"), torch.Tensor):
+        raise AttnFuseError("skip_padding=True needs the padding mask as the "
+                            "module's attention_mask argument ([B, T], 1 for "
+                            "a token) in the example")
+    try:
+        keep = varlen.padding_keep(bound["attention_mask"])
+    except InputError as e:
+        raise AttnFuseError(f"the example's {e}") from e
+    params = signature.parameters
+    positions = "position_ids" if "position_ids" in params and \
+        "position_ids" not in bound else None
+    names, tokens, constants, values = [], set(), {}, {}
+    for name, x in bound.items():
+        if name == "attention_mask":
+            continue
+        if not isinstance(x, torch.Tensor):
+            constants[name] = x
+            continue
+        x = _batch_positions(name, x, keep)
+        names.append(name)
+        values[name] = x
+        if x.dim() >= 2 and tuple(x.shape[:2]) == tuple(keep.shape):
+            tokens.add(name)
+    if positions is not None:
+        names.append(positions)
+        values[positions] = _column_positions(keep)
+        tokens.add(positions)
+    if not tokens:
+        raise AttnFuseError("skip_padding=True: no argument of the example is "
+                            "[B, T, ...] like its attention_mask")
+    if keep.shape[0] < 2 or not bool(keep.any(1).all()):
+        raise AttnFuseError("skip_padding=True needs an example batch of at "
+                            "least 2 rows, each with a token (so that "
+                            "per-token outputs can be told from others)")
+    packed, lengths = varlen.unpad(values, tokens, keep)
+    wrapper = varlen.UnpaddedModule(module, names, tokens, constants)
+    with torch.no_grad():
+        wrapper(*packed, lengths)  # records each attention's form
+    dims = tuple({0: torch.export.Dim.DYNAMIC} if n in tokens else None
+                 for n in names) + ({0: torch.export.Dim.DYNAMIC},)
+    inner = compile(wrapper, tuple(packed) + (lengths,),
+                    dynamic_shapes=(dims,), **options)
+    with torch.no_grad():
+        got = inner(*packed, lengths)
+        want = module(*tuple(example_inputs), **example_kwargs)
+    leaves = _check_unpadded(got, want, keep)
+    return UnpaddedCompiledModule(inner, signature, names, frozenset(tokens),
+                                  positions, leaves)
+
+
+def _declared_window(module) -> str | None:
+    """What a Hugging Face configuration in `module` declares of sliding-
+    window or chunked attention (None: none). The attention's form is
+    read from the example's masks, which cannot show a window longer than
+    the example's sequences."""
+    for sub in module.modules():
+        config = getattr(sub, "config", None)
+        if config is None or not hasattr(config, "to_dict"):
+            continue
+        name = type(config).__name__
+        layer_types = getattr(config, "layer_types", None)
+        if layer_types:
+            other = sorted(set(layer_types) - {"full_attention"})
+            if other:
+                return f"{name} has layers of {', '.join(other)}"
+            continue
+        for attr in ("sliding_window", "attention_chunk_size"):
+            value = getattr(config, attr, None)
+            if value is not None and \
+                    getattr(config, "use_sliding_window", True) is not False:
+                return f"{name} declares {attr}={value}"
+    return None
+
+
+def _check_unpadded(got, want, keep) -> frozenset:
+    """The indices of the per-token outputs: each output of the packed
+    module over the real tokens (`got`) against eager PyTorch's on the
+    padded batch (`want`) at those tokens. An output that is not per
+    token, or that differs at a token (relative L2 error per token; the
+    module mixes tokens in another way than its attention, or computes its
+    positions otherwise than from position_ids), is an AttnFuseError."""
+    got_leaves = pytree.tree_leaves(got)
+    want_paths = pytree.tree_flatten_with_path(want)[0]
+    total = int(keep.sum())
+    leaves = set()
+    if len(got_leaves) != len(want_paths):
+        raise AttnFuseError("skip_padding=True: the module returns other "
+                            "outputs on the packed tokens than on the "
+                            "padded batch")
+    for i, (g, (path, w)) in enumerate(zip(got_leaves, want_paths)):
+        if not isinstance(w, torch.Tensor):
+            continue
+        name = pytree.keystr(path) or "the output"
+        if not isinstance(g, torch.Tensor) or g.dim() < 1 or \
+                g.shape[0] != total or w.dim() < 2 or \
+                tuple(w.shape[:2]) != tuple(keep.shape) or \
+                tuple(g.shape[1:]) != tuple(w.shape[2:]):
+            raise AttnFuseError(
+                f"skip_padding=True: output {name} {tuple(w.shape)} is not "
+                f"per token ([B, T, ...] like the attention_mask "
+                f"{tuple(keep.shape)}); compile a module that returns "
+                f"per-token outputs only (e.g. BertModel(config, "
+                f"add_pooling_layer=False), use_cache=False), or leave "
+                f"skip_padding off")
+        w = w[keep.to(w.device)].reshape(total, -1).double()
+        g = g.reshape(total, -1).double()
+        err = (g - w).norm(dim=1) / w.norm(dim=1).clamp(min=1e-30)
+        tol = {torch.float32: 1e-3, torch.float64: 1e-8}.get(
+            want_paths[i][1].dtype, 0.1)
+        if bool((err > tol).any()):
+            t = int(err.argmax())
+            raise AttnFuseError(
+                f"skip_padding=True: on the example, output {name} at real "
+                f"token {t} differs from eager PyTorch on the padded batch "
+                f"(relative error {float(err[t]):.2g}): the module mixes "
+                f"tokens other than through scaled_dot_product_attention, "
+                f"or computes positions without its position_ids argument")
+        leaves.add(i)
+    return frozenset(leaves)
 
 
 @dataclass

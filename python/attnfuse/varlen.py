@@ -159,45 +159,140 @@ def is_jagged(x) -> bool:
         x.layout == torch.jagged
 
 
+_SDPA_ARGS = ("query", "key", "value", "attn_mask", "dropout_p",
+              "is_causal", "scale", "enable_gqa")
+
+
 class _PackedMode(TorchFunctionMode):
     """Calls of F.scaled_dot_product_attention on the packed tokens
-    (`[1, H, T, E]`: the module ran on the NestedTensors' values as a batch
-    of one) become packed_attention with the sequence lengths: each
-    sequence attends to its own tokens, in place."""
+    (`[1, H, T, E]`: the module ran on the tokens of all sequences as a
+    batch of one) become packed_attention with the sequence lengths: each
+    sequence attends to its own tokens, in place.
 
-    def __init__(self, lengths, tokens):
+    `causal`: None (NestedTensors), where a call's attn_mask is refused and
+    its is_causal kept; or, for a padded batch packed by `skip_padding`,
+    the list that _PackedMaskProbe made of each call in order (whether its
+    mask and is_causal are the causal or the full attention within each
+    sequence), which replaces the mask the model built."""
+
+    def __init__(self, lengths, tokens, causal=None,
+                 what="NestedTensors"):
         super().__init__()
         self.lengths = lengths
         self.tokens = tokens
+        self.causal = causal
+        self.what = what
+        self.calls = 0
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = dict(kwargs or {})
         if func is not F.scaled_dot_product_attention:
             return func(*args, **kwargs)
-        names = ("query", "key", "value", "attn_mask", "dropout_p",
-                 "is_causal", "scale", "enable_gqa")
-        bound = dict(zip(names, args))
-        bound.update(kwargs)
-        q, k, v = bound["query"], bound["key"], bound["value"]
-        if bound.get("dropout_p", 0.0):
+        bound = _sdpa_bound(args, kwargs, self.tokens, self.what)
+        is_causal = bool(bound.get("is_causal", False))
+        if self.causal is not None:
+            if self.calls >= len(self.causal):
+                raise AttnFuseError(
+                    f"the module called scaled_dot_product_attention more "
+                    f"often while exported ({self.calls + 1}) than on the "
+                    f"example ({len(self.causal)})")
+            is_causal = self.causal[self.calls]
+        elif bound.get("attn_mask") is not None:
             raise AttnFuseError(
-                "scaled_dot_product_attention with dropout_p > 0 on "
-                "NestedTensors is not supported (call the module in eval "
-                "mode)")
-        if bound.get("attn_mask") is not None:
-            raise AttnFuseError(
-                "scaled_dot_product_attention with an attn_mask on "
-                "NestedTensors is not supported (is_causal is)")
-        if q.dim() != 4 or q.shape[0] != 1 or \
-                not (q.shape[-2] == k.shape[-2] == v.shape[-2]) or \
-                q.shape[-2] != self.tokens:
-            raise AttnFuseError(
-                "scaled_dot_product_attention on NestedTensors: only "
-                "self-attention over the nested tokens ([B, H, j, E] "
-                "query, key and value of one length) is supported")
+                f"scaled_dot_product_attention with an attn_mask on "
+                f"{self.what} is not supported (is_causal is)")
+        self.calls += 1
         return torch.ops.attnfuse.packed_attention(
-            q, k, v, self.lengths, self.lengths,
-            bool(bound.get("is_causal", False)), bound.get("scale"))
+            bound["query"], bound["key"], bound["value"], self.lengths,
+            self.lengths, is_causal, bound.get("scale"))
+
+
+def _sdpa_bound(args, kwargs, tokens, what) -> dict:
+    """F.scaled_dot_product_attention's arguments by name, checked to be
+    self-attention over the `tokens` packed tokens without dropout."""
+    bound = dict(zip(_SDPA_ARGS, args))
+    bound.update(kwargs)
+    q, k, v = bound["query"], bound["key"], bound["value"]
+    if bound.get("dropout_p", 0.0):
+        raise AttnFuseError(
+            f"scaled_dot_product_attention with dropout_p > 0 on {what} "
+            f"is not supported (call the module in eval mode)")
+    if q.dim() != 4 or q.shape[0] != 1 or \
+            not (q.shape[-2] == k.shape[-2] == v.shape[-2]) or \
+            q.shape[-2] != tokens:
+        raise AttnFuseError(
+            f"scaled_dot_product_attention on {what}: only self-attention "
+            f"over the tokens ([B, H, j, E] query, key and value of one "
+            f"length) is supported")
+    return bound
+
+
+class _PackedMaskProbe(TorchFunctionMode):
+    """Runs the packed module eagerly on the example (real tensors) and
+    records, per call of F.scaled_dot_product_attention, whether the
+    attention it asks for within each sequence of `lengths` (its attn_mask,
+    boolean or added, and is_causal, restricted to pairs of tokens of one
+    sequence) is causal or full: an encoder called on packed tokens builds
+    no mask (full), a decoder given per-sequence `position_ids` the causal
+    one (transformers' packed-sequence masks) or is_causal. Across
+    sequences the packed attention replaces whatever the mask says. Other
+    forms (a sliding window, a mask that drops keys of the sequence) are
+    an AttnFuseError, and so is an example where the two cannot be told
+    apart (no sequence of 2 tokens)."""
+
+    def __init__(self, lengths, tokens):
+        super().__init__()
+        self.lengths = lengths
+        self.tokens = tokens
+        self.causal = []
+        seq = torch.repeat_interleave(torch.arange(lengths.numel()),
+                                      lengths)
+        self.same = seq[:, None] == seq[None, :]
+        self.lower = torch.ones(tokens, tokens, dtype=torch.bool).tril()
+        if not bool((lengths >= 2).any()):
+            raise AttnFuseError(
+                "skip_padding=True needs an example with a sequence of at "
+                "least 2 tokens (its attention masks tell causal from full "
+                "attention)")
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = dict(kwargs or {})
+        if func is not F.scaled_dot_product_attention:
+            return func(*args, **kwargs)
+        n = len(self.causal)
+        bound = _sdpa_bound(args, kwargs, self.tokens,
+                            "a batch packed by skip_padding")
+        keep = self.lower if bound.get("is_causal", False) else \
+            torch.ones_like(self.lower)
+        mask = bound.get("attn_mask")
+        if mask is not None:
+            mask = mask.detach().cpu()
+            if mask.dtype != torch.bool:
+                dropped = mask <= torch.finfo(mask.dtype).min / 2
+                if not bool(((mask == 0) | dropped).all()):
+                    raise AttnFuseError(
+                        f"skip_padding=True: attention call {n} adds a "
+                        f"mask with values other than 0 and -inf (a "
+                        f"bias): only masks that keep or drop keys can "
+                        f"become sequence lengths")
+                mask = ~dropped
+            mask = mask.expand(mask.shape[:-2] + (self.tokens, self.tokens))
+            keep = keep & mask
+        # Within each sequence; what the mask says across sequences is
+        # what packing replaces (in the padded batch they are other rows).
+        keep = keep.reshape(-1, self.tokens, self.tokens) & self.same
+        if bool((keep == (self.same & self.lower)).all()):
+            self.causal.append(True)
+        elif bool((keep == self.same).all()):
+            self.causal.append(False)
+        else:
+            raise AttnFuseError(
+                f"skip_padding=True: attention call {n} is not causal or "
+                f"full attention within each sequence of the packed "
+                f"example (a sliding window, or a mask that does not come "
+                f"from the padding), so its padding cannot become "
+                f"sequence lengths")
+        return func(*args, **kwargs)
 
 
 class PackedModule(torch.nn.Module):
@@ -274,3 +369,90 @@ def dynamic_packed_shapes(args, nested_positions):
               for n in range(len(args))]
     shapes += [{0: batch}]
     return (tuple(shapes),)
+
+
+# ---- padded batches packed by compile(skip_padding=True) -------------------
+class UnpaddedModule(torch.nn.Module):
+    """`module` on the real tokens of a padded batch, packed back to back
+    as a batch of one (attnfuse.compiler's skip_padding): called with the
+    tensors of `names` (those in `tokens` as their real tokens `[T, ...]`,
+    the others as they are) and then the sequence lengths `[B]` (int64),
+    it calls `module(**{name: tensor}, **constants)` under _PackedMode.
+    Its first call (eager, on the example) runs _PackedMaskProbe instead
+    and keeps what each attention call asks for; torch.export then traces
+    the later calls."""
+
+    def __init__(self, module, names, tokens, constants):
+        super().__init__()
+        self.module = module
+        self.names = tuple(names)
+        self.tokens = frozenset(tokens)
+        self.constants = dict(constants)
+        self.causal = None
+
+    def forward(self, *args):
+        *inputs, lengths = args
+        total = next(x.shape[0] for n, x in zip(self.names, inputs)
+                     if n in self.tokens)
+        kwargs = {n: x.unsqueeze(0) if n in self.tokens else x
+                  for n, x in zip(self.names, inputs)}
+        if self.causal is None:
+            mode = _PackedMaskProbe(lengths, total)
+        else:
+            mode = _PackedMode(lengths, total, self.causal,
+                               "a batch packed by skip_padding")
+        with mode:
+            out = self.module(**kwargs, **self.constants)
+        if self.causal is None:
+            self.causal = mode.causal
+        return pytree.tree_map(
+            lambda t: t.squeeze(0) if isinstance(t, torch.Tensor) and
+            t.dim() >= 2 and t.shape[0] == 1 and t.shape[1] == total else t,
+            out)
+
+
+def padding_keep(mask, name="attention_mask") -> torch.Tensor:
+    """The `[B, T]` padding mask (bool, or integers / floats 0 and 1; 1 for
+    a token) as bool; an InputError for anything else."""
+    if not isinstance(mask, torch.Tensor) or mask.dim() != 2 or \
+            mask.is_nested:
+        got = tuple(mask.shape) if isinstance(mask, torch.Tensor) else \
+            type(mask).__name__
+        raise InputError(f"{name} must be a [B, T] tensor of 0 and 1 "
+                         f"(1 for a token) with skip_padding=True, got "
+                         f"{got}")
+    if mask.dtype == torch.bool:
+        return mask.cpu()
+    if mask.is_complex() or not bool(((mask == 0) | (mask == 1)).all()):
+        raise InputError(f"{name} must hold only 0 and 1 (1 for a token) "
+                         f"with skip_padding=True")
+    return (mask == 1).cpu()
+
+
+def unpad(values: dict, tokens, keep) -> tuple[list, torch.Tensor]:
+    """`values` (name: tensor) with those in `tokens` reduced to their real
+    tokens (`[T, ...]`, row by row), then the lengths (int64)."""
+    out = []
+    for name, x in values.items():
+        if name in tokens:
+            if x.dim() < 2 or tuple(x.shape[:2]) != tuple(keep.shape):
+                raise InputError(
+                    f"{name} is {tuple(x.shape)}: with skip_padding=True it "
+                    f"must be [B, T, ...] like the attention_mask "
+                    f"{tuple(keep.shape)}")
+            x = x[keep.to(x.device)]
+        out.append(x)
+    return out, keep.sum(1, dtype=torch.int64)
+
+
+def repad(out, keep, leaves: frozenset):
+    """The outputs with each leaf at index in `leaves` (over the real
+    tokens, `[T, ...]`) put back at its tokens' places in a `[B, T, ...]`
+    zero tensor."""
+    flat, spec = pytree.tree_flatten(out)
+    for i in leaves:
+        t = flat[i]
+        full = t.new_zeros(tuple(keep.shape) + tuple(t.shape[1:]))
+        full[keep.to(t.device)] = t
+        flat[i] = full
+    return pytree.tree_unflatten(flat, spec)
