@@ -50,16 +50,21 @@ float cells above, one per `--dtypes`):
   `use_extra_bufts`; the Xeon-AMX VM segfaulted with it, issue 48).
 - `int8`, `int4`: `attnfuse.compile_generator(model, weights="int8_asym")`
   (per output channel, NNCF's INT8_ASYM) and `weights="int4_sym",
-  group_size=<--group-size>` (NNCF's INT4_SYM); the peer is OpenVINO with
-  NNCF's weight compression of the same checkpoint through optimum-intel
-  (`OVModelForCausalLM`, `OVWeightQuantizationConfig(bits=8, sym=False)`
-  / `(bits=4, sym=True, group_size, ratio=1, all_layers=True)`: every
-  linear layer, the LM head included, as attnfuse does; NNCF also
-  compresses the embeddings), `INFERENCE_PRECISION_HINT` the cell's
-  activation dtype, its KV cache in OpenVINO's default precision, where
-  `nncf` and `optimum-intel` are installed: bench/setup-venv.sh does not
-  install them (no optimum-intel release fits the pinned transformers and
-  OpenVINO 2026), and the peer's row says so. llama.cpp has no such cell.
+  group_size=<--group-size>` (NNCF's INT4_SYM); peer `openvino-nncf`
+  is OpenVINO (2026.4) with NNCF's (3.4) weight compression of the same
+  checkpoint, without optimum-intel (none of its releases fits the
+  pinned transformers and OpenVINO 2026): the HF model's modules traced
+  as a decode step by `openvino.convert_model`, its KV cache made the
+  model's state as optimum-intel does (`apply_make_stateful_transformation`),
+  then `nncf.compress_weights` with INT8_ASYM / INT4_SYM (`group_size`,
+  `ratio=1.0, all_layers=True`: every linear layer, the LM head included,
+  as attnfuse does; NNCF also compresses the embedding table), compiled
+  for CPU with `INFERENCE_NUM_THREADS=--threads`,
+  `INFERENCE_PRECISION_HINT` the cell's activation dtype and
+  `PERFORMANCE_HINT=LATENCY`, the rest OpenVINO's defaults (its KV cache
+  in u8 and its int8 dynamic quantization of the activations in groups
+  of 32 on x86: the peer's row prints the compiled values), generating
+  greedily in a Python loop. llama.cpp has no such cell.
   Peer `torchao` (torchao 0.18.0 in the venv, bench/setup-venv.sh)
   quantizes the same float checkpoint, in the cell's dtype, with
   torchao's weight-only configs, every nn.Linear (the LM head included,
@@ -96,7 +101,7 @@ decode products quantize their input rows to int8 per block of 32 and
 multiply in integers on a VNNI CPU, as llama.cpp does).
 
 A quantized cell's activations and KV cache are `--quant-dtype` (f32, as
-llama.cpp computes). Its decode step reads, per step: every linear
+llama.cpp computes; OpenVINO's KV cache stays in its default, u8). Its decode step reads, per step: every linear
 weight in its quantized layout (`attnfuse.quant` scheme `.nbytes(N, K)`:
 codes, scales, zero points; for a GGUF cell each tensor's own type), one
 embedding row per sequence in float, the norms in float and the KV cache
@@ -493,55 +498,228 @@ class LlamaCpp(Peer):
 
 
 class OpenVINONNCF(Peer):
-    """OpenVINO with NNCF's weight compression, through optimum-intel
-    (int8: INT8_ASYM per output channel; int4: INT4_SYM in groups of
-    --group-size, every linear layer)."""
+    """OpenVINO with NNCF's weight compression of the same checkpoint,
+    without optimum-intel (no release of it fits the pinned transformers
+    and OpenVINO 2026: bench/setup-venv.sh). `openvino_decoder` traces the
+    HF model's modules as a step of T new tokens with the KV cache as
+    explicit inputs and outputs (`openvino.convert_model`), then hides the
+    cache in the model's state as optimum-intel exports a decoder: a
+    `beam_idx` Gather on each cache input, then OpenVINO's
+    `apply_make_stateful_transformation`, the state initialized empty for
+    the batch of `input_ids`. `nncf.compress_weights` then compresses
+    every MatMul and Gather weight: int8 `CompressWeightsMode.INT8_ASYM`
+    (per output channel), int4 `INT4_SYM` with `group_size=--group-size,
+    ratio=1.0, all_layers=True` (every linear layer, the LM head included,
+    as attnfuse; NNCF also compresses the embedding table, in int8 for
+    INT8_ASYM and in int4 for INT4_SYM with all_layers). Compiled for CPU
+    with `INFERENCE_NUM_THREADS=--threads`, `INFERENCE_PRECISION_HINT` the
+    cell's activation dtype and `PERFORMANCE_HINT=LATENCY`; everything
+    else, such as the KV cache's precision and the dynamic quantization
+    of the activations, stays OpenVINO's default (the row's notes give
+    the compiled model's values). `generate` is a greedy loop in Python:
+    one prefill request over the prompt, then one request per new token,
+    the argmax of the last position's logits (the model computes the LM
+    head for the last position only, as `generate`'s logits_to_keep=1).
+    compile_s is the trace, the compression and the compile."""
     name = "openvino-nncf"
     cells = tuple(INT_WEIGHTS)
 
     def setup(self, model, dtype, args):
-        import importlib.metadata as meta
         try:
-            from optimum.intel.utils.import_utils import \
-                is_openvino_available
+            import nncf
+            import openvino as ov
         except ImportError as e:
-            raise RuntimeError(
-                f"optimum-intel is not installed ({e}); bench/setup-venv.sh "
-                f"says why") from None
-        if not is_openvino_available():
-            versions = {n: meta.version(n) for n in (
-                "optimum-intel", "openvino", "transformers")}
-            raise RuntimeError(
-                "optimum-intel {optimum-intel} does not find OpenVINO "
-                "{openvino} (no release supports both it and transformers "
-                "{transformers}: bench/setup-venv.sh)".format_map(versions))
-        from optimum.intel import OVModelForCausalLM, \
-            OVWeightQuantizationConfig
-        src = Path(args.workdir) / "hf"
-        save_checkpoint(model, src)
-        if self.weights == "int8":
-            q = OVWeightQuantizationConfig(bits=8, sym=False)
-        else:
-            q = OVWeightQuantizationConfig(
-                bits=4, sym=True, group_size=args.group_size, ratio=1.0,
-                all_layers=True)
-        hint = {torch.float32: "f32", torch.bfloat16: "bf16"}[dtype]
+            raise RuntimeError(f"{e.name} is not installed; "
+                               f"bench/setup-venv.sh installs it") from None
         t = time.perf_counter()
-        self.model = OVModelForCausalLM.from_pretrained(
-            str(src), export=True, quantization_config=q, ov_config={
-                "INFERENCE_NUM_THREADS": str(args.threads),
-                "INFERENCE_PRECISION_HINT": hint,
-                "PERFORMANCE_HINT": "LATENCY", "CACHE_DIR": ""})
+        ov_model = openvino_decoder(model.float())
+        if self.weights == "int8":
+            ov_model = nncf.compress_weights(
+                ov_model, mode=nncf.CompressWeightsMode.INT8_ASYM)
+        else:
+            ov_model = nncf.compress_weights(
+                ov_model, mode=nncf.CompressWeightsMode.INT4_SYM,
+                group_size=args.group_size, ratio=1.0, all_layers=True)
+        hint = {torch.float32: "f32", torch.bfloat16: "bf16"}[dtype]
+        compiled = ov.Core().compile_model(ov_model, "CPU", {
+            "INFERENCE_NUM_THREADS": str(args.threads),
+            "INFERENCE_PRECISION_HINT": hint,
+            "PERFORMANCE_HINT": "LATENCY"})
         self.compile_s = time.perf_counter() - t
+        self.request = compiled.create_infer_request()
+        self.notes = [openvino_settings(compiled)]
+
+    def step(self, ids, positions):
+        """The last position's logits [B, V] of `ids` [B, T] at
+        `positions` [B, T], after the request's cache."""
+        import numpy as np
+        b = ids.shape[0]
+        self.request.infer({"input_ids": ids, "position_ids": positions,
+                            "beam_idx": np.arange(b, dtype=np.int32)})
+        return self.request.get_tensor("logits").data
 
     def generate(self, ids, new):
-        return self.model.generate(
-            ids, attention_mask=torch.ones_like(ids), max_new_tokens=new,
-            min_new_tokens=new, do_sample=False)
+        import numpy as np
+        ids = ids.numpy().astype(np.int64)
+        b, t = ids.shape
+        self.request.reset_state()
+        logits = self.step(ids, np.broadcast_to(np.arange(t), (b, t)))
+        out = np.empty((b, new), dtype=np.int64)
+        for i in range(new):
+            out[:, i] = logits.argmax(-1)
+            if i + 1 < new:
+                logits = self.step(out[:, i:i + 1],
+                                   np.full((b, 1), t + i, dtype=np.int64))
+        return out
 
     def logits(self, ids):
-        out = self.model(input_ids=ids, attention_mask=torch.ones_like(ids))
-        return out.logits[:, -1]
+        import numpy as np
+        b, t = ids.shape
+        self.request.reset_state()
+        got = self.step(ids.numpy().astype(np.int64),
+                        np.broadcast_to(np.arange(t), (b, t)))
+        return torch.from_numpy(got.copy())
+
+
+class DecodeStep(torch.nn.Module):
+    """A step of a transformers Llama (`LlamaForCausalLM`) over T new
+    tokens after P cached ones, written out with the model's own modules
+    so that it traces without a transformers Cache: forward(input_ids
+    [B, T], position_ids [B, T], k_0, v_0, k_1, ...: [B, kv heads, P,
+    head dim]) -> (the last position's logits [B, V], the layers' keys
+    and values after the step, [B, kv heads, P + T, head dim]). Query t
+    sees the cached positions and the new ones up to its own (position
+    >= key index: the cache holds positions 0 .. P - 1). RoPE is the
+    default kind only (the benchmark's config)."""
+
+    def __init__(self, model):
+        super().__init__()
+        cfg = model.config
+        self.model = model
+        self.heads = cfg.num_attention_heads
+        self.kv_heads = cfg.num_key_value_heads
+        self.head_dim = getattr(cfg, "head_dim", None) or \
+            cfg.hidden_size // cfg.num_attention_heads
+
+    def forward(self, input_ids, position_ids, *past):
+        inner = self.model.model
+        rope = inner.rotary_emb
+        b, t = input_ids.shape
+        heads, kv, d = self.heads, self.kv_heads, self.head_dim
+        freqs = position_ids[..., None].float() * rope.inv_freq
+        emb = torch.cat((freqs, freqs), dim=-1)[:, None]
+        cos = emb.cos() * rope.attention_scaling
+        sin = emb.sin() * rope.attention_scaling
+
+        def rotate(x):
+            half = x.shape[-1] // 2
+            turned = torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+            return x * cos + turned * sin
+
+        h = inner.embed_tokens(input_ids)
+        present = []
+        for i, layer in enumerate(inner.layers):
+            attn = layer.self_attn
+            x = layer.input_layernorm(h)
+            q = rotate(attn.q_proj(x).view(b, t, heads, d).transpose(1, 2))
+            k = rotate(attn.k_proj(x).view(b, t, kv, d).transpose(1, 2))
+            v = attn.v_proj(x).view(b, t, kv, d).transpose(1, 2)
+            k = torch.cat((past[2 * i], k), dim=2)
+            v = torch.cat((past[2 * i + 1], v), dim=2)
+            present += [k, v]
+            s = k.shape[2]
+            # Grouped-query attention as transformers' repeat_kv.
+            k = k[:, :, None].expand(b, kv, heads // kv, s, d).reshape(
+                b, heads, s, d)
+            v = v[:, :, None].expand(b, kv, heads // kv, s, d).reshape(
+                b, heads, s, d)
+            mask = torch.arange(s)[None, None, None, :] <= \
+                position_ids[:, None, :, None]
+            o = torch.nn.functional.scaled_dot_product_attention(
+                q, k, v, attn_mask=mask)
+            h = h + attn.o_proj(o.transpose(1, 2).reshape(b, t, heads * d))
+            h = h + layer.mlp(layer.post_attention_layernorm(h))
+        logits = self.model.lm_head(inner.norm(h[:, -1]))
+        return (logits, *present)
+
+
+def openvino_decoder(model):
+    """`model` (a transformers Llama, f32) as a stateful OpenVINO decoder:
+    inputs input_ids [B, T], position_ids [B, T] (int64) and beam_idx [B]
+    (int32: the rows of the cache each sequence continues, as optimum-intel
+    exports a decoder), output logits [B, V] of the last position; the
+    keys and values live in the model's state (`reset_state` empties it),
+    which starts empty for the batch of input_ids."""
+    import numpy as np
+    import openvino as ov
+    from openvino import opset13 as ops
+    from openvino._offline_transformations import \
+        apply_make_stateful_transformation
+    step = DecodeStep(model).eval()
+    layers = model.config.num_hidden_layers
+    past = [torch.zeros(2, step.kv_heads, 3, step.head_dim)
+            for _ in range(2 * layers)]
+    example = (prompt(2, 4, model.config.vocab_size),
+               torch.arange(3, 7).expand(2, 4), *past)
+    with torch.no_grad():
+        ov_model = ov.convert_model(step, example_input=example)
+    cache = [f"past.{i}.{w}" for i in range(layers)
+             for w in ("key", "value")]
+    names = ["input_ids", "position_ids", *cache]
+    for port, name in zip(ov_model.inputs, names):
+        port.get_tensor().set_names({name})
+    outs = ["logits"] + [n.replace("past.", "present.") for n in cache]
+    for port, name in zip(ov_model.outputs, outs):
+        port.get_tensor().set_names({name})
+    # The cache reorder of beam search as a Gather by beam_idx on each
+    # cache input (optimum-intel's fuse_cache_reorder): the graph the CPU
+    # plugin's stateful attention fusion expects from optimum's exports.
+    beam = ops.parameter(ov.PartialShape([-1]), ov.Type.i32, name="beam_idx")
+    beam.output(0).get_tensor().set_names({"beam_idx"})
+    ov_model.add_parameters([beam])
+    for name in cache:
+        port = ov_model.input(name)
+        consumers = port.get_target_inputs()
+        gather = ops.gather(port, beam, ops.constant(0))
+        for consumer in consumers:
+            consumer.replace_source_output(gather.output(0))
+    ov_model.validate_nodes_and_infer_types()
+    apply_make_stateful_transformation(
+        ov_model, {n: n.replace("past.", "present.") for n in cache})
+    # Each state starts as an empty cache of the batch of input_ids.
+    batch = ops.gather(ops.shape_of(ov_model.input("input_ids")),
+                       ops.constant([0]), ops.constant(0))
+    for op in ov_model.get_ops():
+        if op.get_type_name() == "ReadValue":
+            dims = [batch] + [ops.constant(np.array([n], dtype=np.int64))
+                              for n in (step.kv_heads, 0, step.head_dim)]
+            op.set_arguments([ops.broadcast(
+                ops.constant(0.0, dtype=op.get_output_element_type(0)),
+                ops.concat(dims, axis=0))])
+    ov_model.validate_nodes_and_infer_types()
+    return ov_model
+
+
+def openvino_settings(compiled):
+    """A note of the compiled model's settings that decide its numbers,
+    and whether the CPU plugin fused each attention with its KV cache
+    state (a ScaledDotProductAttention node that also reads beam_idx and
+    the cached keys and values: more than q, k, v, mask and scale)."""
+    got = []
+    for key in ("INFERENCE_NUM_THREADS", "INFERENCE_PRECISION_HINT",
+                "PERFORMANCE_HINT", "KV_CACHE_PRECISION",
+                "DYNAMIC_QUANTIZATION_GROUP_SIZE"):
+        try:
+            value = compiled.get_property(key)
+        except Exception:  # noqa: BLE001 - a property this version lacks
+            continue
+        got.append(f"{key}={getattr(value, 'to_string', lambda: value)()}")
+    sdpa = [op for op in compiled.get_runtime_model().get_ops()
+            if op.get_rt_info()["layerType"].astype(str) ==
+            "ScaledDotProductAttention"]
+    fused = sum(len(op.inputs()) > 5 for op in sdpa)
+    return (f"OpenVINO {', '.join(got)}; {fused} of {len(sdpa)} attention "
+            f"nodes fused with their KV cache state")
 
 
 class TorchAO(TransformersCompiled):

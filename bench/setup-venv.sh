@@ -3,9 +3,10 @@
 # (never used by CI): it sees the pinned torch and transformers of
 # scripts/install-python-deps.sh (--system-site-packages) and adds
 # CTranslate2, ONNX Runtime (with onnx and onnxscript, which
-# torch.onnx.export(dynamo=True) needs), OpenVINO, torchao (the int8/int4
-# weight-only peer of bench/generate.py; 0.18.0 runs with torch 2.15 on
-# CPU, its int4 through aten._weight_int4pack_mm_for_cpu) and
+# torch.onnx.export(dynamo=True) needs), OpenVINO with NNCF (the weight
+# compression of bench/generate.py's openvino-nncf peer), torchao (the
+# int8/int4 weight-only peer of bench/generate.py; 0.18.0 runs with torch
+# 2.15 on CPU, its int4 through aten._weight_int4pack_mm_for_cpu) and
 # llama-cpp-python,
 # each on its own, so that one that does not install leaves the others
 # (the benchmarks report a missing peer and why). llama-cpp-python builds
@@ -27,19 +28,19 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 status=0
 for pkg in ctranslate2==4.8.5 onnx==1.23.2 onnxscript==0.7.2 \
-    onnxruntime==1.32.0 openvino==2026.4.1 torchao==0.18.0; do
+    onnxruntime==1.32.0 openvino==2026.4.1 nncf==3.4.0 torchao==0.18.0; do
   if ! "$venv/bin/pip" install -q "$pkg"; then
     echo "setup-venv: $pkg did not install" >&2
     status=1
   fi
 done
-# Not installed: NNCF's weight compression through optimum-intel (the
-# OpenVINO int8/int4 peer of bench/generate.py --weights). With the pinned
-# transformers 5.23 no optimum-intel release works with OpenVINO 2026:
-# 2.2.0 requires transformers<5.6, and 1.15.0, the newest release pip
-# resolves next to 5.23, imports openvino.runtime, which OpenVINO 2026 no
-# longer has (so optimum.intel reports OpenVINO missing). generate.py
-# reports the peer as not run, with the reason.
+# Not installed: optimum-intel. With the pinned transformers 5.23 no
+# optimum-intel release works with OpenVINO 2026 (2.2.0 requires
+# transformers<5.6; 1.15.0, the newest release pip resolves next to 5.23,
+# imports openvino.runtime, which OpenVINO 2026 no longer has), so the
+# OpenVINO int8/int4 peer of bench/generate.py --weights (openvino-nncf)
+# does optimum's export itself: openvino.convert_model of a decode step,
+# OpenVINO's make-stateful transformation, nncf.compress_weights.
 install_llama_cpp() {
   src=$venv/src
   mkdir -p "$src"
@@ -75,7 +76,8 @@ fi
 "$venv/bin/python" - <<'PY'
 import importlib
 for name in ("torch", "transformers", "ctranslate2", "onnx", "onnxscript",
-             "onnxruntime", "openvino", "torchao", "gguf", "llama_cpp"):
+             "onnxruntime", "openvino", "nncf", "torchao", "gguf",
+             "llama_cpp"):
     try:
         module = importlib.import_module(name)
         print(f"{name} {getattr(module, '__version__', '?')}")
