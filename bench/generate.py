@@ -548,6 +548,7 @@ class OpenVINONNCF(Peer):
         self.compile_s = time.perf_counter() - t
         self.request = compiled.create_infer_request()
         self.notes = [openvino_settings(compiled)]
+        self.size, self.compressed = args.size, ov_model
 
     def step(self, ids, positions):
         """The last position's logits [B, V] of `ids` [B, T] at
@@ -579,6 +580,47 @@ class OpenVINONNCF(Peer):
         got = self.step(ids.numpy().astype(np.int64),
                         np.broadcast_to(np.arange(t), (b, t)))
         return torch.from_numpy(got.copy())
+
+    def own_reference(self):
+        """The f32 eager model with the weights NNCF wrote: every
+        compressed weight (the linear layers and the embedding table) read
+        back through the model's own decompression subgraph (codes,
+        zero point, scale), evaluated by OpenVINO in f32; the norms from
+        the float model. Its difference is then OpenVINO's computation
+        alone (its activations' dynamic quantization, its kernels)."""
+        import openvino as ov
+        from openvino import opset13 as ops
+        weights, names = [], []
+        for op in self.compressed.get_ordered_ops():
+            kind = op.get_type_name()
+            if kind not in ("MatMul", "Gather") or \
+                    not op.get_friendly_name().startswith("__module."):
+                continue
+            # aten::linear: x @ W^T with W [out, in] as the module holds
+            # it; aten::embedding: a Gather of the table's rows.
+            port = op.input_value(1 if kind == "MatMul" else 0)
+            node = port.get_node()
+            while node.get_type_name() != "Constant" and \
+                    node.get_input_size():
+                node = node.input_value(0).get_node()
+            name = node.get_friendly_name()
+            if node.get_type_name() == "Constant" and \
+                    name.startswith("self.model."):
+                weights.append(ops.result(port))
+                names.append((name.removeprefix("self.model."), kind ==
+                              "MatMul" and not op.get_transpose_b()))
+        self.compressed = None  # read once: only the reference needs it
+        request = ov.Core().compile_model(
+            ov.Model(weights, [], "weights"), "CPU",
+            {"INFERENCE_PRECISION_HINT": "f32"}).create_infer_request()
+        request.infer()
+        ref = llama(self.size).float()
+        params = dict(ref.named_parameters())
+        with torch.no_grad():
+            for i, (name, transposed) in enumerate(names):
+                got = torch.from_numpy(request.get_output_tensor(i).data)
+                params[name].copy_(got.t() if transposed else got)
+        return ref.eval()
 
 
 class DecodeStep(torch.nn.Module):
