@@ -101,19 +101,26 @@ decode products quantize their input rows to int8 per block of 32 and
 multiply in integers on a VNNI CPU, as llama.cpp does).
 
 A quantized cell's activations and KV cache are `--quant-dtype` (f32, as
-llama.cpp computes; OpenVINO's KV cache stays in its default, u8). Its decode step reads, per step: every linear
-weight in its quantized layout (`attnfuse.quant` scheme `.nbytes(N, K)`:
-codes, scales, zero points; for a GGUF cell each tensor's own type), one
-embedding row per sequence in float, the norms in float and the KV cache
-at the mean length. For each peer that can give logits (attnfuse,
-llama.cpp, OpenVINO, torchao) the table has the max |logit| difference of one
-prefill (1 x min(--prefill) tokens) from the dequantized float model in
-f32 eager PyTorch: `attnfuse.dequantized_model(model,
-generator.quantized)` for int cells, `GGUFFile(file).model(
-dequantize=True)` for GGUF cells (llama.cpp's differs more: it quantizes
-the activations to 8 bits). The last column is attnfuse's tokens/s over
-llama.cpp's in the same cell (float and GGUF cells). Peak RSS is not
-reported: every peer runs in this one process.
+llama.cpp computes; OpenVINO's KV cache stays in its default, u8). Its
+decode step reads, per step: every linear weight in its quantized layout
+(`attnfuse.quant` scheme `.nbytes(N, K)`: codes, scales, zero points; for
+a GGUF cell each tensor's own type), one embedding row per sequence in
+float, the norms in float and the KV cache at the mean length. For each
+peer that can give logits (attnfuse, llama.cpp, OpenVINO, torchao) the
+table has the max |logit| difference of one prefill (1 x min(--prefill)
+tokens) from the dequantized float model in f32 eager PyTorch:
+`attnfuse.dequantized_model(model, generator.quantized)` for int cells,
+`GGUFFile(file).model(dequantize=True)` for GGUF cells (llama.cpp's
+differs more: it quantizes the activations to 8 bits). OpenVINO's and
+torchao's are also compared with their own dequantized weights (for
+OpenVINO NNCF's decompression subgraphs evaluated in f32: its
+difference there is OpenVINO's int8 dynamic quantization of the
+activations; NNCF's decompression subgraphs are f16, scales and zero
+points included, and its weights differ from attnfuse's by that
+rounding, its int4 codes in a few elements by one step). The
+last column is attnfuse's tokens/s over llama.cpp's in the same cell
+(float and GGUF cells). Peak RSS is not reported: every peer runs in
+this one process.
 
     PYTHONPATH=python /work/bench-venv/bin/python bench/generate.py --size 0.5b \
       --weights bf16,q8_0,q4_0,q4_k_m,int8,int4 --dtypes bf16 --threads 2 \
@@ -587,7 +594,9 @@ class OpenVINONNCF(Peer):
         back through the model's own decompression subgraph (codes,
         zero point, scale), evaluated by OpenVINO in f32; the norms from
         the float model. Its difference is then OpenVINO's computation
-        alone (its activations' dynamic quantization, its kernels)."""
+        alone: its int8 dynamic quantization of the activations and its
+        kernels (a prefill from an empty cache does not read the u8
+        cache)."""
         import openvino as ov
         from openvino import opset13 as ops
         weights, names = [], []
