@@ -530,6 +530,9 @@ class OpenVINONNCF(Peer):
     compile_s is the trace, the compression and the compile."""
     name = "openvino-nncf"
     cells = tuple(INT_WEIGHTS)
+    # The CPU plugin builds its primitives (oneDNN JIT kernels) for each
+    # new input shape at its first request: one untimed call per cell.
+    warmup = True
 
     def setup(self, model, dtype, args):
         try:
