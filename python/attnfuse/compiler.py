@@ -641,8 +641,7 @@ def compile(module, example_inputs, target="cpu", backend="auto",
     `activations="int8"`: the products of the quantized weights quantize
     their input rows to int8 per block of 32 and multiply in integers
     where the CPU has an integer dot (decode products of at most 8 rows;
-    prefill GEMMs of q8_0, q4_0, q4_k, q6_k, int8_sym and int4_sym
-    weights on VNNI;
+    prefill GEMMs of the same weights on VNNI;
     opt-in: the numbers change; None keeps the exact float path;
     docs/quantization.md).
     `progress`: show the

@@ -199,9 +199,10 @@ protected:
 
 /// Integer dots of an lhs quantized to int8 (QuantizedRows) and a
 /// quantized weight whose codes have a fixed offset: one scale per unit of
-/// 32 codes (q8_0, q4_0, int8_sym, int4_sym), or a k-quant's groups (q6_k:
+/// 32 codes (q8_0, q4_0, int8_sym, int4_sym), a k-quant's groups (q6_k:
 /// a scale per 16 elements, offset 32; q4_k: a scale and a min per 32, no
-/// offset). Per k block the weight's codes are packed into an i32 panel
+/// offset), or an asymmetric scheme's units (int8_asym, int4_asym: no
+/// offset, and scale * zero point as the unit's min). Per k block the weight's codes are packed into an i32 panel
 /// [kc / 4, nc], panel[q, c] the 4 unsigned codes of k = 4q .. 4q + 3 of
 /// column c, and per unit its scales (and min) into rows of an f32 panel
 /// [kc / 32 * getScaleRows(), nc]; padding columns get zero codes, scales
@@ -241,8 +242,12 @@ private:
   QuantScheme getScheme() const { return ops.quantizedRhs->format.getScheme(); }
   /// The groups of k of one scale in a unit: 2 for q6_k, else 1.
   int64_t getGroups() const { return getScheme() == QuantScheme::q6_k ? 2 : 1; }
-  /// Whether a unit has a min (q4_k: W = scale * code - min).
-  bool hasMins() const { return getScheme() == QuantScheme::q4_k; }
+  /// Whether a unit has a min (W = scale * code - min): q4_k's, and the
+  /// asymmetric schemes' scale * zero point.
+  bool hasMins() const {
+    return getScheme() == QuantScheme::q4_k ||
+           ops.quantizedRhs->format.hasZeroPoints();
+  }
   /// The rows of the scale panel per unit: its scales, then its min.
   int64_t getScaleRows() const { return getGroups() + hasMins(); }
   /// The units the pack decodes per step of its loop: a k-quant
@@ -485,7 +490,13 @@ IntDotGemmKernel::Unit IntDotGemmKernel::decodeUnit(QuantDecoder &decoder,
   }
   default: {
     QuantDecoder::IntUnit unit = decoder.decodeIntUnit(row, step);
-    return {unit.codes, {unit.scale}, nullptr};
+    if (!hasMins())
+      return {unit.codes, {unit.scale}, nullptr};
+    // Unsigned codes and the unit's zero point: min = scale * zero point.
+    Value zeroPoint =
+        arith::UIToFPOp::create(b, loc, b.getF32Type(), unit.offset);
+    Value min = arith::MulFOp::create(b, loc, unit.scale, zeroPoint);
+    return {unit.codes, {unit.scale}, min};
   }
   }
 }

@@ -59,9 +59,11 @@
 //   the weight's codes out for vpdpbusd (4 k of a column per i32 lane)
 //   beside their scales (q6_k's two per unit, and q4_k's mins), and its
 //   tile sums each unit of 32 k (q6_k: each half) in i32 before scaling
-//   it into f32 (q4_k: one more FMA of the mins). The asymmetric schemes,
-//   and targets without VNNI (AVX2's vpmaddubsw path of the GEMV is exact
-//   only for codes below 128), keep the f32 GEMM.
+//   it into f32 (q4_k: one more FMA of the mins). The asymmetric schemes
+//   (int8_asym, int4_asym) read their codes without offset and take their
+//   zero points as q4_k's mins (W = scale * code - scale * zero point).
+//   Targets without VNNI (AVX2's vpmaddubsw path of the GEMV is exact only
+//   for codes below 128) keep the f32 GEMM.
 //
 // A dynamic R chooses at run time.
 //
@@ -788,8 +790,9 @@ struct QuantizedMatmulOpLowering : OpRewritePattern<QuantizedMatmulOp> {
 
   /// The fixed offset of the codes the integer GEMM reads: that of a
   /// weight of units of 32 codes with one scale (q8_0, q4_0, int8_sym,
-  /// int4_sym), q6_k's 32 and q4_k's 0 (its groups of decodeQ6Groups and
-  /// decodeQ4KGroups); none for the asymmetric schemes.
+  /// int4_sym), q6_k's 32, and 0 for q4_k (its groups of decodeQ4KGroups)
+  /// and the asymmetric schemes' units (their zero points become a min
+  /// per unit, scale * zero point, as q4_k's); none for other weights.
   static std::optional<int64_t>
   getGemmIntOffset(const QuantizedWeight &weight) {
     switch (weight.format.getScheme()) {
@@ -798,6 +801,9 @@ struct QuantizedMatmulOpLowering : OpRewritePattern<QuantizedMatmulOp> {
     case QuantScheme::q4_k:
       return 0;
     default:
+      if (weight.format.hasZeroPoints())
+        return QuantDecoder::hasIntUnits(weight) ? std::optional<int64_t>(0)
+                                                 : std::nullopt;
       return QuantDecoder::getFixedIntOffset(weight);
     }
   }

@@ -50,16 +50,16 @@ func.func @negative_int8_tail(%x: tensor<1x100xf32>, %w: tensor<562xi8>) -> tens
 
 // -----
 
-// Prefill (more than 8 rows: the GEMM) of a weight whose codes have no
-// fixed offset (int4_asym's zero points) keeps the f32 GEMM on
+// Prefill (more than 8 rows: the GEMM) of a weight without units of 32
+// codes of one scale (int8_asym in groups of 20) keeps the f32 GEMM on
 // dequantized panels.
-// INT8-LABEL: func.func @negative_prefill_asym
+// INT8-LABEL: func.func @negative_prefill_asym_tail
 // INT8-NOT: vpdpbusd
 // INT8: return
-func.func @negative_prefill_asym(%x: tensor<9x64xf32>, %w: tensor<1482xi8>) -> tensor<9x37xf32> {
-  %y = attn.quantized_matmul %x, %w {format = #attn.quant<int4_asym, group = 32, scale = f16>}
-      : (tensor<9x64xf32>, tensor<1482xi8>) -> tensor<9x37xf32>
-  return %y : tensor<9x37xf32>
+func.func @negative_prefill_asym_tail(%x: tensor<9x100xf32>, %w: tensor<665xi8>) -> tensor<9x5xf32> {
+  %y = attn.quantized_matmul %x, %w {format = #attn.quant<int8_asym, group = 20, scale = f32>}
+      : (tensor<9x100xf32>, tensor<665xi8>) -> tensor<9x5xf32>
+  return %y : tensor<9x5xf32>
 }
 
 // -----

@@ -158,6 +158,51 @@ func.func @prefill_q4_k(%x: tensor<13x256xf32>, %w: tensor<5328xi8>) -> tensor<1
 
 // -----
 
+// int4_asym in groups of 32 (NNCF's INT4_ASYM), 9 rows, N = 37, K = 64:
+// the pack reads each unit's codes without offset (the nibbles as
+// stored) and stores two rows of the scale panel [2 x 2, 48]: the scale
+// and scale * f32(the unit's zero point), its min; the tile's dots start
+// at 0, and each unit ends with the min's FMA: -(scale * zero point) *
+// (the row's scale * f32(its block's code sum)).
+// WIDE-LABEL: func.func @prefill_int4_asym(
+// WIDE-DAG: %[[XD:.*]] = memref.alloc() {alignment = 64 : i64} : memref<9x2xf32>
+// WIDE-DAG: %[[XS:.*]] = memref.alloc() {alignment = 64 : i64} : memref<9x2xi32>
+// WIDE-DAG: %[[SCALES:.*]] = memref.alloc() {alignment = 64 : i64} : memref<4x48xf32>
+// WIDE: %[[SCALE:.*]] = arith.extf %{{.*}} : f16 to f32
+// WIDE: arith.andi %{{.*}} : vector<16xi8>
+// WIDE-NOT: arith.xori
+// WIDE: %[[ZP:.*]] = arith.extui %{{.*}} : i8 to i32
+// WIDE: %[[FZP:.*]] = arith.uitofp %[[ZP]] : i32 to f32
+// WIDE: %[[MIN:.*]] = arith.mulf %[[SCALE]], %[[FZP]] : f32
+// WIDE: %[[ROW:.*]] = arith.muli %{{.*}}, %c2 : index
+// WIDE: %[[S:.*]] = arith.select %{{.*}}, %[[SCALE]], %{{.*}} : f32
+// WIDE: memref.store %[[S]], %[[SCALES]][%[[ROW]], %{{.*}}] : memref<4x48xf32>
+// WIDE: %[[MROW:.*]] = arith.addi %[[ROW]], %c1 : index
+// WIDE: %[[M:.*]] = arith.select %{{.*}}, %[[MIN]], %{{.*}} : f32
+// WIDE: memref.store %[[M]], %[[SCALES]][%[[MROW]], %{{.*}}] : memref<4x48xf32>
+// WIDE: scf.for %[[U:.*]] = %c0 to %c2 step %c1 iter_args
+// WIDE-NOT: arith.muli %{{.*}} : i32
+// WIDE: llvm.inline_asm "vpdpbusd $2, $1, $0", "=v,v,v,0" %{{.*}}, %{{.*}}, %[[ZERO:cst.*]] : (vector<64xi8>, vector<64xi8>, vector<16xi32>) -> vector<16xi32>
+// WIDE: arith.sitofp %{{.*}} : vector<16xi32> to vector<16xf32>
+// WIDE: %[[NEGM:.*]] = arith.negf %{{.*}} : vector<16xf32>
+// WIDE: %[[SUM:.*]] = memref.load %[[XS]][%{{.*}}, %{{.*}}] : memref<9x2xi32>
+// WIDE: %[[FSUM:.*]] = arith.sitofp %[[SUM]] : i32 to f32
+// WIDE: %[[DS:.*]] = arith.mulf %{{.*}}, %[[FSUM]] : f32
+// WIDE: %[[DSV:.*]] = vector.broadcast %[[DS]] : f32 to vector<16xf32>
+// WIDE: vector.fma %[[NEGM]], %[[DSV]], %{{.*}} : vector<16xf32>
+// WIDE: return
+// YMM-LABEL: func.func @prefill_int4_asym(
+// YMM: llvm.inline_asm "vpdpbusd $2, $1, $0", "=x,x,x,0" %{{.*}} : (vector<32xi8>, vector<32xi8>, vector<8xi32>) -> vector<8xi32>
+// YMM: arith.negf %{{.*}} : vector<8xf32>
+// YMM: return
+func.func @prefill_int4_asym(%x: tensor<9x64xf32>, %w: tensor<1482xi8>) -> tensor<9x37xf32> {
+  %y = attn.quantized_matmul %x, %w {format = #attn.quant<int4_asym, group = 32, scale = f16>}
+      : (tensor<9x64xf32>, tensor<1482xi8>) -> tensor<9x37xf32>
+  return %y : tensor<9x37xf32>
+}
+
+// -----
+
 // q6_k (a scale per 16 elements, offset 32), 13 bf16 rows, N = 5 (one
 // vector of 16 columns, 11 of them padding), K = 256: the quantizer also
 // writes each half block's code sum ([13, 16]: the first half reduced,

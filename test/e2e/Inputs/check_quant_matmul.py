@@ -120,9 +120,11 @@ INT8_WEIGHTS = [
 # of fixed offset on a VNNI target) of some weights, run besides theirs:
 # odd and dynamic row counts, batch dims, K of one unit, several k blocks
 # (544: two blocks of 256 and one unit), several column blocks (N = 70,
-# 1000; N = 5, fewer than a group of 8 packed columns), an asymmetric
-# weight that keeps the f32 GEMM, and the k-quants (q4_k's mins, q6_k's
-# scales per 16 elements) on one and two k blocks.
+# 1000; N = 5, fewer than a group of 8 packed columns), the asymmetric
+# schemes (their zero points as mins per unit: int4_asym in groups of 128,
+# int8_asym per channel, int8_asym in groups of 20 that keeps the f32
+# GEMM), and the k-quants (q4_k's mins, q6_k's scales per 16 elements) on
+# one and two k blocks.
 INT8_PREFILL = [
     (("q8_0", 37, 32, None, None), ((13, "K"), "f32")),
     (("q4_0", 5, 32, None, None), ((9, "K"), "bf16")),
@@ -132,6 +134,10 @@ INT8_PREFILL = [
     (("q4_0", 70, 544, None, None), ((13, "K"), "bf16")),
     (("int8_sym", 70, 544, -1, "f32"), ((37, "K"), "f32")),
     (("int4_asym", 37, 256, 128, "f16"), ((13, "K"), "f32")),
+    (("int4_asym", 70, 544, 32, "f32"), ((2, 19, "K"), "bf16")),
+    (("int8_asym", 37, 64, -1, "f32"), (("?", "K"), "f32", (37,))),
+    (("int8_asym", 70, 544, -1, "f16"), ((13, "K"), "bf16")),
+    (("int8_asym", 37, 100, 20, "f32"), ((9, "K"), "f32")),
     (("q4_k", 37, 256, None, None), ((13, "K"), "f32")),
     (("q4_k", 5, 512, None, None), ((9, "K"), "bf16")),
     (("q4_k", 70, 512, None, None), (("?", "K"), "f32", (37,))),
@@ -165,13 +171,11 @@ def has_int_units(qt):
     return s.bits == 4 or (qt.shape[1] % 32 == 0 and qt.group_size % 32 == 0)
 
 
-def has_fixed_offset(qt):
-    """Whether the integer GEMM reads the weight (codes with a fixed
-    offset: units of 32 with one scale, QuantDecoder::getFixedIntOffset,
-    and the k-quants' groups)."""
-    s = qt.scheme
-    return s.name in ("q8_0", "q4_0", "q4_k", "q6_k") or (
-        s.symmetric and not s.is_gguf and has_int_units(qt))
+def has_int_gemm(qt):
+    """Whether the integer GEMM reads the weight (QuantizedMatmulToCpu's
+    getGemmIntOffset: units of 32 with one scale, symmetric or with a zero
+    point, and the k-quants' groups)."""
+    return has_int_units(qt)
 
 
 def quantize_activations(x):
@@ -294,7 +298,7 @@ def check_case(tools, tmp, name, qt, shape, dtype, sizes, rng,
     rtol = RTOL
     gemv = (rows <= 8 and has_int_units(qt) and
             (int8_dot != "narrow" or not has_byte_codes(qt)))
-    gemm = rows > 8 and int8_dot != "narrow" and has_fixed_offset(qt)
+    gemm = rows > 8 and int8_dot != "narrow" and has_int_gemm(qt)
     if int8_dot and (gemv or gemm):
         x = quantize_activations(x)
         rtol = RTOL_INT8
