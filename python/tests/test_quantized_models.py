@@ -583,6 +583,17 @@ def test_int8_activations_kquant_prefill_quantized_as_decode(scheme):
                                       {"weight": qt})
 
 
+@pytest.mark.parametrize("weights", ["int8", "int4_asym"])
+def test_int8_activations_asym_prefill_quantized_as_decode(weights):
+    """NNCF's INT8_ASYM (per output channel) and INT4_ASYM (groups of 128)
+    layers, N odd (check_prefill_quantized_as_decode): the integer GEMM
+    takes each unit's zero point as a min, as the decode GEMV subtracts
+    it."""
+    torch.manual_seed(7)
+    lin = torch.nn.Linear(256, 37, bias=False).eval()
+    check_prefill_quantized_as_decode(lin, torch.randn(13, 256), weights)
+
+
 def test_activations_refusals_and_cache_key():
     from attnfuse.quantized_weights import activation_args, weight_plan
     lin = torch.nn.Linear(32, 8).eval()
