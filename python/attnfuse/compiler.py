@@ -801,12 +801,13 @@ class UnpaddedCompiledModule:
     recompiling."""
 
     def __init__(self, packed: CompiledModule, signature, names, tokens,
-                 positions: str | None, leaves: frozenset):
+                 constants: dict, positions: str | None, leaves: frozenset):
         self.packed = packed
         self.mlir = packed.mlir
         self.signature = signature
         self.names = names
         self.tokens = tokens
+        self.constants = constants  # the other arguments, fixed
         self.positions = positions  # the position_ids argument it makes
         self.leaves = leaves
 
@@ -821,10 +822,19 @@ class UnpaddedCompiledModule:
 
     def _unpad(self, args, kwargs):
         try:
-            bound = self.signature.bind_partial(*args, **kwargs).arguments
-        except TypeError as e:
+            bound = _bind_by_name(self.signature, args, kwargs)
+        except (TypeError, AttnFuseError) as e:
             raise InputError(f"the compiled module's arguments: {e}") from e
         keep = varlen.padding_keep(bound.get("attention_mask"))
+        for name, value in bound.items():
+            if name != "attention_mask" and \
+                    not isinstance(value, torch.Tensor) and \
+                    (name not in self.constants or
+                     self.constants[name] != value):
+                raise InputError(
+                    f"this module was compiled with "
+                    f"{name}={self.constants.get(name)!r}, called with "
+                    f"{value!r}")
         values = {}
         for name in self.names:
             if name == self.positions and name not in bound:
@@ -878,8 +888,8 @@ def _compile_unpadded(module, example_inputs, dynamic_shapes=None,
     signature = inspect.signature(module.forward)
     example_kwargs = dict(example_kwargs or {})
     try:
-        bound = signature.bind_partial(*tuple(example_inputs),
-                                       **example_kwargs).arguments
+        bound = _bind_by_name(signature, tuple(example_inputs),
+                              example_kwargs)
     except TypeError as e:
         raise AttnFuseError(f"the example does not fit {type(module).__name__}"
                             f".forward: {e}") from e
@@ -930,7 +940,28 @@ def _compile_unpadded(module, example_inputs, dynamic_shapes=None,
         want = module(*tuple(example_inputs), **example_kwargs)
     leaves = _check_unpadded(got, want, keep)
     return UnpaddedCompiledModule(inner, signature, names, frozenset(tokens),
-                                  positions, leaves)
+                                  constants, positions, leaves)
+
+
+def _bind_by_name(signature, args, kwargs) -> dict:
+    """The arguments of a call by parameter name, those of a `**kwargs`
+    parameter under their own names (a TypeError where they do not fit
+    the signature; an AttnFuseError for values of a `*args` parameter,
+    which have no name)."""
+    bound = signature.bind_partial(*args, **kwargs).arguments
+    named = {}
+    for name, value in bound.items():
+        kind = signature.parameters[name].kind
+        if kind is inspect.Parameter.VAR_KEYWORD:
+            named.update(value)
+        elif kind is inspect.Parameter.VAR_POSITIONAL:
+            if value:
+                raise AttnFuseError(
+                    f"skip_padding=True takes the module's arguments by "
+                    f"name: pass those of *{name} by keyword")
+        else:
+            named[name] = value
+    return named
 
 
 def _declared_window(module) -> str | None:

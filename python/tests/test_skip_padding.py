@@ -181,6 +181,30 @@ def test_refused_examples():
                          skip_padding="yes")
 
 
+def test_options_by_name_are_fixed():
+    """An option of the model's **kwargs (output_hidden_states) reaches it
+    by its own name: every hidden state is per token and eager's at the
+    real tokens. Another value of an option than the compiled one is an
+    InputError."""
+    torch.manual_seed(0)
+    model = MODELS["bert"]().eval()
+    ids, mask = batch([9, 4, 6], 9)
+    lib = attnfuse.compile(model, (ids,), example_kwargs={
+        "attention_mask": mask, "output_hidden_states": True},
+        skip_padding=True)
+    ids, mask = batch([5, 2], 5, seed=4)
+    got = lib(ids, attention_mask=mask, output_hidden_states=True)
+    with torch.no_grad():
+        want = model(ids, attention_mask=mask, output_hidden_states=True)
+    keep = mask.bool()
+    assert len(got.hidden_states) == len(want.hidden_states) == 3
+    for g, w in zip(got.hidden_states, want.hidden_states):
+        torch.testing.assert_close(g[keep], w[keep], atol=1e-4, rtol=1e-4)
+    with pytest.raises(InputError, match="compiled with "
+                       "output_hidden_states=True, called with False"):
+        lib(ids, attention_mask=mask, output_hidden_states=False)
+
+
 def test_bad_calls_are_input_errors():
     _, lib = compiled("bert")
     ids, mask = batch([5, 3], 5)
