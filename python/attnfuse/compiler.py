@@ -660,17 +660,12 @@ def compile(module, example_inputs, target="cpu", backend="auto",
     if skip_padding not in (True, False):
         raise AttnFuseError(f"skip_padding must be True or False, not "
                             f"{skip_padding!r}")
-    if skip_padding:
-        return _compile_unpadded(
-            module, example_inputs, target=target, backend=backend,
-            dynamic_shapes=dynamic_shapes, constants=constants,
-            train_dropout=train_dropout, example_kwargs=example_kwargs,
-            prepack_weights=prepack_weights, weights=weights,
-            group_size=group_size, activations=activations, progress=progress,
-            profile=profile)
-    if isinstance(example_inputs, tuple) and \
-            any(varlen.is_jagged(x) for x in example_inputs):
-        return _compile_nested(
+    # The front ends that compile a packed module through this function.
+    packing = _compile_unpadded if skip_padding else \
+        _compile_nested if isinstance(example_inputs, tuple) and \
+        any(varlen.is_jagged(x) for x in example_inputs) else None
+    if packing is not None:
+        return packing(
             module, example_inputs, target=target, backend=backend,
             dynamic_shapes=dynamic_shapes, constants=constants,
             train_dropout=train_dropout, example_kwargs=example_kwargs,

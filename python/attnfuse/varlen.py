@@ -312,10 +312,17 @@ class PackedModule(torch.nn.Module):
                   for n, x in enumerate(inputs)]
         with _PackedMode(lengths, total):
             out = self.module(*inputs)
-        return pytree.tree_map(
-            lambda t: t.squeeze(0) if isinstance(t, torch.Tensor) and
-            t.dim() >= 2 and t.shape[0] == 1 and t.shape[1] == total else t,
-            out)
+        return _tokens_out(out, total)
+
+
+def _tokens_out(out, total):
+    """Each output `[1, total, ...]` of a module run on `total` packed
+    tokens as a batch of one, as `[total, ...]`; other outputs as they
+    are."""
+    return pytree.tree_map(
+        lambda t: t.squeeze(0) if isinstance(t, torch.Tensor) and
+        t.dim() >= 2 and t.shape[0] == 1 and t.shape[1] == total else t,
+        out)
 
 
 def nested_offsets(args) -> torch.Tensor:
@@ -405,10 +412,7 @@ class UnpaddedModule(torch.nn.Module):
             out = self.module(**kwargs, **self.constants)
         if self.causal is None:
             self.causal = mode.causal
-        return pytree.tree_map(
-            lambda t: t.squeeze(0) if isinstance(t, torch.Tensor) and
-            t.dim() >= 2 and t.shape[0] == 1 and t.shape[1] == total else t,
-            out)
+        return _tokens_out(out, total)
 
 
 def padding_keep(mask, name="attention_mask") -> torch.Tensor:
