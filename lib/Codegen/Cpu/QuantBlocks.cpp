@@ -483,6 +483,29 @@ QuantDecoder::IntPair QuantDecoder::decodeIntPair(Value row, Value u) {
   return pair;
 }
 
+bool QuantDecoder::hasIntQuads(const QuantizedWeight &weight) {
+  QuantFormatAttr f = weight.format;
+  return !f.isGguf() && f.getBits() == 4 && !f.hasZeroPoints() &&
+         weight.k % 128 == 0 && f.getGroup() % 128 == 0;
+}
+
+QuantDecoder::IntQuad QuantDecoder::decodeIntQuad(Value row, Value q) {
+  assert(hasIntQuads(weight) && "4-bit codes of one scale per 128");
+  QuantFormatAttr f = weight.format;
+  IntQuad quad;
+  // A row's codes are k / 2 bytes, 16 per unit: a quad's are 64.
+  Value v = loadBytes(add(mul(row, idx(weight.k / 2)), mul(q, idx(64))), 64);
+  quad.low = arith::AndIOp::create(b, loc, v, i8Splat(15, 64));
+  quad.high = arith::ShRUIOp::create(b, loc, v, i8Splat(4, 64));
+  Value group = arith::DivUIOp::create(b, loc, mul(q, idx(128)),
+                                       idx(f.getGroup()));
+  Value i = add(mul(row, idx(weight.k / f.getGroup())), group);
+  quad.scale =
+      loadFloat(add(idx(layout.scales), mul(i, idx(f.getScaleBytes()))),
+                f.getScale().isF32());
+  return quad;
+}
+
 QuantDecoder::IntPair QuantDecoder::decodeQ6Groups(Value row, Value sb,
                                                   int64_t g, int64_t count) {
   assert(weight.format.getScheme() == QuantScheme::q6_k && g % count == 0 &&

@@ -37,7 +37,12 @@
 //   two blocks' -offset * sum (written once with the quantized rows),
 //   converted to f32 and accumulated times the two units' weight scales
 //   (lanes 0-7 and 8-15) times the row's two block scales, also
-//   vectors written once per call. A q6_k weight has a scale per 16
+//   vectors written once per call. An int4_sym weight with K and group
+//   multiples of 128 steps through four units: its 64 bytes of nibbles
+//   read once, the low nibbles times the rows' codes 0-15 of each block
+//   and the high nibbles times codes 16-31 (a copy of the rows in that
+//   order, written once per call), two vpdpbusd into one i32 vector
+//   whose lanes 4j .. 4j + 3 are unit j's. A q6_k weight has a scale per 16
 //   elements: per 32-element group, per-lane scales and a per-lane start
 //   (-32 times each i32 lane's 4 activation codes, written once per call).
 //
@@ -242,6 +247,7 @@ public:
       wide = dot && dot->isWide() &&
              (q6 || q4k || (QuantDecoder::getFixedIntOffset(weight) &&
                      weight.k / QuantDotKernel::kStepBytes % 2 == 0));
+      quad = wide && QuantDecoder::hasIntQuads(weight);
     }
   }
 
@@ -281,6 +287,9 @@ private:
   /// and k-quant steps start from (xdw, xinit, xlane, xsd; see below), from
   /// its codes (vector<32xi32>), scale `d` and code sum `sum`.
   void writeLaneTerms(Value row, Value block, Value codes, Value d, Value sum);
+  /// writeLaneTerms of the quad path: block `block`'s codes in xq4, its
+  /// scale and starting dot in xd4 and xinit4.
+  void writeQuadTerms(Value row, Value block, Value codes, Value d, Value sum);
   /// acc + f32(dot->accumulate(init, codes, x)) * scale, `scale` a vector
   /// of acc's type: the step every integer path ends with.
   Value addScaledDot(Value acc, Value init, Value codes, Value x, Value scale);
@@ -291,6 +300,12 @@ private:
   /// (vector<16xf32>, one per product) += f32(dot(codes, xq) + xinit) *
   /// (scales * xdw).
   void accumulateIntPair(const Tile &t, Value u, SmallVectorImpl<Value> &acc);
+  /// The wide integer path's step over units u .. u + 3 (u a multiple of
+  /// 4) of an int4_sym weight (QuantDecoder::hasIntQuads): acc
+  /// (vector<16xf32>, one per product) += f32(dot(high codes, xhigh) +
+  /// dot(low codes, xlow) + xinit4) * (scale * xd4), the i32 lanes 4j ..
+  /// 4j + 3 unit u + j's.
+  void accumulateIntQuad(const Tile &t, Value u, SmallVectorImpl<Value> &acc);
   /// The integer path of the k-quants over super-block `sb`: per
   /// 32-element group (two per step on a wide kernel), acc += f32(dot(codes,
   /// xq) + start) * (lane scales * row scale), start xlane for q6_k and 0
@@ -306,6 +321,8 @@ private:
   std::optional<QuantDecoder> decoder;
   /// The integer dot product, or null for the f32 path.
   std::unique_ptr<QuantDotKernel> dot;
+  /// The wide integer path over four units per step (accumulateIntQuad).
+  bool quad = false;
   /// The wide integer path (accumulateIntPair, two groups per step of
   /// accumulateKQuantBlock).
   bool wide = false;
@@ -321,6 +338,13 @@ private:
   /// = xd[r, b], xinit[r, 8b] = -offset * xs[r, b] and xinit[r, 8b + i] =
   /// 0 for 0 < i < 8.
   Value xdw, xinit;
+  /// The quad path's input rows (accumulateIntQuad): xq4[r, 128q + 16j +
+  /// i] = xq[r, 128q + 32j + i] and xq4[r, 128q + 64 + 16j + i] = xq[r,
+  /// 128q + 32j + 16 + i] (i < 16, j < 4: the low nibbles' elements of
+  /// a step's four units, then the high nibbles'); xd4[r, 4b + i] = xd[r,
+  /// b]; xinit4[r, 4b] = -8 * xs[r, b] and xinit4[r, 4b + i] = 0 for 0 <
+  /// i < 4.
+  Value xq4, xd4, xinit4;
   /// q6_k's starting dots: xlane[r, k / 4] = -32 * the sum of the 4 codes
   /// of xq[r, k .. k + 3] (k a multiple of 4).
   Value xlane;
@@ -405,9 +429,17 @@ void QuantGemvLowering::quantizeRows() {
   xd = q.scales;
   xs = q.sums;
   int64_t lanesPerBlock = QuantDotKernel::kAccLanes;
-  if (wide)
+  if (quad) {
+    int64_t quadLanes = QuantDotKernel::kWideAccLanes / 4;
+    xq4 = allocAligned(b, loc, b.getIntegerType(8),
+                       {r, b.getIndexAttr(weight.k)});
+    xd4 = allocAligned(b, loc, f32, {r, b.getIndexAttr(blocks * quadLanes)});
+    xinit4 =
+        allocAligned(b, loc, i32, {r, b.getIndexAttr(blocks * quadLanes)});
+  }
+  if (wide && !quad)
     xdw = allocAligned(b, loc, f32, {r, b.getIndexAttr(blocks * lanesPerBlock)});
-  if (wide && !q6)
+  if (wide && !q6 && !quad)
     xinit =
         allocAligned(b, loc, i32, {r, b.getIndexAttr(blocks * lanesPerBlock)});
   if (q6)
@@ -437,6 +469,10 @@ void QuantGemvLowering::writeLaneTerms(Value row, Value block, Value codes,
         vector::InsertOp::create(b, loc, scalar, zeros, ArrayRef<int64_t>{0}),
         buffer, ValueRange{row, at});
   };
+  if (quad) {
+    writeQuadTerms(row, block, codes, d, sum);
+    return;
+  }
   if (wide)
     vector::StoreOp::create(b, loc,
                             vector::BroadcastOp::create(b, loc, laneF, d), xdw,
@@ -468,6 +504,40 @@ void QuantGemvLowering::writeLaneTerms(Value row, Value block, Value codes,
                        arith::ConstantIntOp::create(b, loc, i32, -offset)),
                    laneI, xinit);
   }
+}
+
+void QuantGemvLowering::writeQuadTerms(Value row, Value block, Value codes,
+                                       Value d, Value sum) {
+  Type i8 = b.getIntegerType(8), i32 = b.getI32Type();
+  int64_t half = QuantDotKernel::kStepBytes / 2;
+  int64_t quadLanes = QuantDotKernel::kWideAccLanes / 4;
+  Value bytes = arith::TruncIOp::create(
+      b, loc, VectorType::get({QuantDotKernel::kStepBytes}, i8), codes);
+  // Block b = 4q + j: its first 16 codes at 128q + 16j, the others 64
+  // further.
+  Value j = arith::RemUIOp::create(b, loc, block, idx(4));
+  Value first =
+      add(mul(arith::SubIOp::create(b, loc, block, j), idx(32)), mul(j, idx(half)));
+  for (int64_t h = 0; h < 2; ++h) {
+    Value part = vector::ExtractStridedSliceOp::create(
+        b, loc, bytes, ArrayRef<int64_t>{h * half}, ArrayRef<int64_t>{half},
+        ArrayRef<int64_t>{1});
+    vector::StoreOp::create(b, loc, part, xq4,
+                            ValueRange{row, add(first, idx(h * 64))});
+  }
+  Value at = mul(block, idx(quadLanes));
+  auto laneF = VectorType::get({quadLanes}, b.getF32Type());
+  vector::StoreOp::create(b, loc, vector::BroadcastOp::create(b, loc, laneF, d),
+                          xd4, ValueRange{row, at});
+  auto laneI = VectorType::get({quadLanes}, i32);
+  Value zeros =
+      arith::ConstantOp::create(b, loc, cast<TypedAttr>(b.getZeroAttr(laneI)));
+  Value start = arith::MulIOp::create(
+      b, loc, sum, arith::ConstantIntOp::create(b, loc, i32, -8));
+  vector::StoreOp::create(
+      b, loc,
+      vector::InsertOp::create(b, loc, start, zeros, ArrayRef<int64_t>{0}),
+      xinit4, ValueRange{row, at});
 }
 
 Value QuantGemvLowering::addScaledDot(Value acc, Value init, Value codes,
@@ -533,6 +603,37 @@ void QuantGemvLowering::accumulateIntPair(const Tile &t, Value u,
       Value scales = arith::MulFOp::create(b, loc, w[c].scales, d);
       int64_t a = r * t.cols + c;
       acc[a] = addScaledDot(acc[a], init, w[c].codes, x, scales);
+    }
+  }
+}
+
+void QuantGemvLowering::accumulateIntQuad(const Tile &t, Value u,
+                                          SmallVectorImpl<Value> &acc) {
+  Type i32 = b.getI32Type(), i8 = b.getIntegerType(8), f32 = b.getF32Type();
+  auto accType = VectorType::get({QuantDotKernel::kWideAccLanes}, i32);
+  auto fType = VectorType::get({QuantDotKernel::kWideAccLanes}, f32);
+  auto xType = VectorType::get({QuantDotKernel::kWideStepBytes}, i8);
+  Value q = arith::DivUIOp::create(b, loc, u, idx(4));
+  SmallVector<QuantDecoder::IntQuad> w;
+  for (int64_t c = 0; c < t.cols; ++c)
+    w.push_back(decoder->decodeIntQuad(add(t.c0, idx(c)), q));
+  Value col = mul(u, idx(QuantDotKernel::kStepBytes));
+  Value lane = mul(q, idx(QuantDotKernel::kWideAccLanes));
+  for (int64_t r = 0; r < t.rows; ++r) {
+    Value row = add(t.i0, idx(r));
+    Value low = vector::LoadOp::create(b, loc, xType, xq4, ValueRange{row, col});
+    Value high = vector::LoadOp::create(
+        b, loc, xType, xq4,
+        ValueRange{row, add(col, idx(QuantDotKernel::kWideStepBytes))});
+    Value init =
+        vector::LoadOp::create(b, loc, accType, xinit4, ValueRange{row, lane});
+    Value d = vector::LoadOp::create(b, loc, fType, xd4, ValueRange{row, lane});
+    for (int64_t c = 0; c < t.cols; ++c) {
+      Value scales = arith::MulFOp::create(
+          b, loc, vector::BroadcastOp::create(b, loc, fType, w[c].scale), d);
+      Value ints = dot->accumulate(init, w[c].low, low);
+      int64_t a = r * t.cols + c;
+      acc[a] = addScaledDot(acc[a], ints, w[c].high, high, scales);
     }
   }
 }
@@ -640,7 +741,7 @@ SmallVector<Value> QuantGemvLowering::emitUnits(const Tile &t) {
   // last row the addresses are out of the weight; a prefetch never faults.
   // The wide path steps through pairs of units (a whole number of them
   // per step; its rows have an even number of units).
-  int64_t perStep = wide && !q6 && !q4k ? 2 : 1;
+  int64_t perStep = quad ? 4 : wide && !q6 && !q4k ? 2 : 1;
   int64_t group =
       perStep * std::max<int64_t>(1, 64 / (perStep * decoder->getUnitBytes()));
   int64_t whole = decoder->getWholeUnits();
@@ -654,6 +755,8 @@ SmallVector<Value> QuantGemvLowering::emitUnits(const Tile &t) {
         for (int64_t g = 0; g < group; g += perStep)
           if ((q6 || q4k) && dot)
             accumulateKQuantBlock(t, add(u0, idx(g)), next);
+          else if (quad)
+            accumulateIntQuad(t, add(u0, idx(g)), next);
           else if (wide)
             accumulateIntPair(t, add(u0, idx(g)), next);
           else if (dot)
@@ -670,6 +773,8 @@ SmallVector<Value> QuantGemvLowering::emitUnits(const Tile &t) {
                              SmallVector<Value> next(acc);
                              if ((q6 || q4k) && dot)
                                accumulateKQuantBlock(t, u, next);
+                             else if (quad)
+                               accumulateIntQuad(t, u, next);
                              else if (wide)
                                accumulateIntPair(t, u, next);
                              else if (dot)

@@ -147,18 +147,42 @@ func.func @decode_int8_asym(%x: tensor<3x64xf32>, %w: tensor<389xi8>) -> tensor<
 // LLVM-NOT: alloca_scope
 // LLVM: llvm.inline_asm "vpdpbusd $2, $1, $0"
 // LLVM-NOT: alloca_scope
-// int4_sym: each unit's 16 bytes of nibbles spread to 32 codes in a
-// 128-bit lane pair (a shift right by 4 of the odd lanes as i16, then
-// the low nibbles); both units of a group of 128 share its scale.
+// int4_sym in groups of 128 (K and group multiples of 128): four units
+// per wide step. Each quantized block's codes are also written to xq4,
+// its first 16 codes at 128q + 16j and its last 16 at 128q + 64 + 16j
+// (block 4q + j), beside its scale over 4 lanes (xd4) and -8 * its code
+// sum in its first lane of 4 (xinit4). A step reads a row's 64 bytes of
+// nibbles once: the low nibbles (each unit's codes 0-15) times the first
+// 64 bytes of xq4, the high nibbles (16-31) times the next 64, both dots
+// into one i32 vector whose lanes 4j .. 4j + 3 are unit j's, then one
+// conversion and one FMA with the group's scale times xd4.
 // AVX2LLVM-LABEL: llvm.func @decode_parallel(
 // AVX2LLVM-NOT: alloca_scope
 // AVX2LLVM: omp.wsloop
 // AVX2LLVM: llvm.inline_asm "vpmaddubsw $2, $1, $0"
 // WIDE-LABEL: func.func @decode_parallel(
+// WIDE-DAG: %[[XD4:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1x16xf32>
+// WIDE-DAG: %[[XINIT4:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1x16xi32>
+// WIDE: vector.extract_strided_slice %{{.*}} {offsets = [0], sizes = [16], strides = [1]} : vector<32xi8> to vector<16xi8>
+// WIDE: vector.store %{{.*}}, %[[XQ4:[a-z0-9_]+]][%{{.*}}] : memref<1x128xi8>, vector<16xi8>
+// WIDE: vector.extract_strided_slice %{{.*}} {offsets = [16], sizes = [16], strides = [1]} : vector<32xi8> to vector<16xi8>
+// WIDE: vector.store %{{.*}}, %[[XQ4]][%{{.*}}] : memref<1x128xi8>, vector<16xi8>
+// WIDE: vector.store %{{.*}}, %[[XD4]][%{{.*}}] : memref<1x16xf32>, vector<4xf32>
+// WIDE: arith.muli %{{.*}}, %c-8_i32 : i32
+// WIDE: vector.store %{{.*}}, %[[XINIT4]][%{{.*}}] : memref<1x16xi32>, vector<4xi32>
 // WIDE: scf.forall
-// WIDE: arith.shrui %{{.*}}, %{{.*}} : vector<32xi16>
-// WIDE: arith.andi %{{.*}} : vector<64xi8>
-// WIDE: llvm.inline_asm "vpdpbusd $2, $1, $0", "=v,v,v,0" {{.*}} -> vector<16xi32>
+// WIDE-NOT: vector<32xi16>
+// WIDE: %[[CODES:.*]] = vector.load %{{.*}} : memref<66000xi8, strided<[1], offset: ?>>, vector<64xi8>
+// WIDE-DAG: %[[LOW:.*]] = arith.andi %[[CODES]], %{{.*}} : vector<64xi8>
+// WIDE-DAG: %[[HIGH:.*]] = arith.shrui %[[CODES]], %{{.*}} : vector<64xi8>
+// WIDE-DAG: %[[XLOW:.*]] = vector.load %[[XQ4]][%{{.*}}, %c0] : memref<1x128xi8>, vector<64xi8>
+// WIDE-DAG: %[[XHIGH:.*]] = vector.load %[[XQ4]][%{{.*}}, %c64] : memref<1x128xi8>, vector<64xi8>
+// WIDE-DAG: %[[INIT:.*]] = vector.load %[[XINIT4]][%{{.*}}] : memref<1x16xi32>, vector<16xi32>
+// WIDE: %[[D1:.*]] = llvm.inline_asm "vpdpbusd $2, $1, $0", "=v,v,v,0" %[[LOW]], %[[XLOW]], %[[INIT]] : (vector<64xi8>, vector<64xi8>, vector<16xi32>) -> vector<16xi32>
+// WIDE: %[[D2:.*]] = llvm.inline_asm "vpdpbusd $2, $1, $0", "=v,v,v,0" %[[HIGH]], %[[XHIGH]], %[[D1]] : (vector<64xi8>, vector<64xi8>, vector<16xi32>) -> vector<16xi32>
+// WIDE: arith.sitofp %[[D2]] : vector<16xi32> to vector<16xf32>
+// WIDE: vector.fma
+// WIDE: return
 // WIDELLVM-LABEL: llvm.func @decode_parallel(
 // WIDELLVM-NOT: alloca_scope
 // WIDELLVM: omp.wsloop
@@ -220,4 +244,24 @@ func.func @decode_q4_k(%x: tensor<1x256xf32>, %w: tensor<720xi8>) -> tensor<1x5x
   %y = attn.quantized_matmul %x, %w {format = #attn.quant<q4_k>}
       : (tensor<1x256xf32>, tensor<720xi8>) -> tensor<1x5xf32>
   return %y : tensor<1x5xf32>
+}
+
+// -----
+
+// int4_sym in groups of 64: a group does not cover a step of four units,
+// so the wide step takes two units (each unit's 16 bytes of nibbles
+// spread to 32 codes in a 128-bit lane pair: a shift right by 4 of the
+// odd lanes as i16, then the low nibbles), their two scales in lanes 0-7
+// and 8-15.
+// WIDE-LABEL: func.func @decode_int4_sym_g64(
+// WIDE-NOT: vector<4xi32>
+// WIDE: arith.shrui %{{.*}}, %{{.*}} : vector<32xi16>
+// WIDE: arith.andi %{{.*}} : vector<64xi8>
+// WIDE: llvm.inline_asm "vpdpbusd $2, $1, $0", "=v,v,v,0" {{.*}} -> vector<16xi32>
+// WIDE-NOT: vector<4xi32>
+// WIDE: return
+func.func @decode_int4_sym_g64(%x: tensor<1x128xbf16>, %w: tensor<2516xi8>) -> tensor<1x37xbf16> {
+  %y = attn.quantized_matmul %x, %w {format = #attn.quant<int4_sym, group = 64, scale = f16>}
+      : (tensor<1x128xbf16>, tensor<2516xi8>) -> tensor<1x37xbf16>
+  return %y : tensor<1x37xbf16>
 }

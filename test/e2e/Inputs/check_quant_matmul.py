@@ -111,6 +111,11 @@ INT8_WEIGHTS = [
     # where the target has AVX512-VNNI, a pair across two groups included.
     ("q4_0", 37, 128, None, None), ("int8_sym", 37, 192, 64, "f16"),
     ("int4_sym", 37, 64, 32, "f32"),
+    # int4_sym with K and the group multiples of 128: the wide steps of
+    # four units (one 64-byte read of a row's nibbles), over several steps
+    # and groups, a group of two steps, and per channel.
+    ("int4_sym", 37, 384, 128, "f16"), ("int4_sym", 37, 512, 256, "f32"),
+    ("int4_sym", 37, 256, -1, "f16"),
     # q6_k: a scale per 16 elements, the offset's term per i32 lane; q4_k
     # a scale and a min per 32.
     ("q6_k", 37, 512, None, None), ("q6_k", 5, 256, None, None),

@@ -97,6 +97,20 @@ public:
   };
   IntPair decodeIntPair(Value row, Value u);
 
+  /// Units 4q .. 4q + 3 of a row as one step of two wide integer dots (a
+  /// weight with hasIntQuads: 4-bit codes of offset 8 and one scale over
+  /// the 128 elements): the row's 64 bytes of codes read at once, `low`
+  /// their low nibbles (vector<64xi8>: unit j's elements 0-15 at bytes
+  /// 16j .. 16j + 15) and `high` their high nibbles (unit j's elements
+  /// 16-31 at the same bytes), `scale` the group's scale (f32).
+  struct IntQuad {
+    Value low, high, scale;
+  };
+  IntQuad decodeIntQuad(Value row, Value q);
+  /// Whether decodeIntQuad reads `weight`: int4_sym with K and the group
+  /// multiples of 128 (the 4 units of a step share one scale).
+  static bool hasIntQuads(const QuantizedWeight &weight);
+
   /// q6_k's 32-element groups g .. g + count of super-block `sb` of a row
   /// (g static, count 1 or 2 within one half of the super-block) for the
   /// integer dots: `codes` is vector<32 count x i8> of the 6-bit codes
