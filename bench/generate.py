@@ -65,6 +65,11 @@ float cells above, one per `--dtypes`):
   in u8 and its int8 dynamic quantization of the activations in groups
   of 32 on x86: the peer's row prints the compiled values), generating
   greedily in a Python loop. llama.cpp has no such cell.
+  Peer `attnfuse-float` is attnfuse's float generator (the cell's
+  activation dtype, float weights) run in the quantized cell's rounds:
+  the baseline of "quantized decode against our own bf16 decode",
+  measured interleaved with the quantized peers (its decode GB/s counts
+  the float weights).
   Peer `torchao` (torchao 0.18.0 in the venv, bench/setup-venv.sh)
   quantizes the same float checkpoint, in the cell's dtype, with
   torchao's weight-only configs, every nn.Linear (the LM head included,
@@ -369,6 +374,23 @@ class AttnFuseInt8Activations(AttnFuse):
     name = "attnfuse-int8act"
     cells = tuple(GGUF_WEIGHTS) + tuple(INT_WEIGHTS)
     activations = "int8"
+
+
+class AttnFuseFloatBaseline(AttnFuse):
+    """attnfuse's float generator (the cell's activation dtype, float
+    weights) inside the quantized cells, so that the quantized peers'
+    speed against it is measured in the same interleaved rounds (the
+    issue's "int4 decode against our own bf16 decode"): the float cells
+    run apart and a VM's memory speed can drift between them. Its decode
+    GB/s counts the float weights it reads."""
+    name = "attnfuse-float"
+    cells = tuple(GGUF_WEIGHTS) + tuple(INT_WEIGHTS)
+    reads_float = True
+    reference = None  # not the quantized cell's dequantized model
+
+    def setup(self, model, dtype, args):
+        self.weights, self.gguf = "float", None
+        super().setup(model, dtype, args)
 
 
 class AttnFusePrepacked(AttnFuse):
@@ -879,7 +901,8 @@ class TorchAO(TransformersCompiled):
 
 
 PEERS = {p.name: p for p in (AttnFuse, AttnFusePrepacked,
-                             AttnFuseInt8Activations, Transformers,
+                             AttnFuseInt8Activations, AttnFuseFloatBaseline,
+                             Transformers,
                              TransformersCompiled, CTranslate2, LlamaCpp,
                              OpenVINONNCF, TorchAO)}
 
@@ -1014,6 +1037,7 @@ def measure(peers, model, dtype, args, nbytes=None):
         mean = args.prompt + args.new // 2
         moved = nbytes(b, mean) if nbytes else \
             step_bytes(model, b, mean, dtype)
+        moved_float = step_bytes(model, b, mean, dtype)
         tps = {}
         for name in one.keys() & full.keys():
             step = (full[name] - one[name]) / (args.new - 1)
@@ -1025,8 +1049,10 @@ def measure(peers, model, dtype, args, nbytes=None):
                       f"no decode row; raise --new", file=sys.stderr)
                 continue
             tps[name] = b / step
+            reads = (moved_float if getattr(peers[name], "reads_float", False)
+                     else moved)
             rows[name].append(("decode", b, args.prompt, b / step,
-                               moved / step / 1e9))
+                               reads / step / 1e9))
         progress(f"decode batch {b}", tps)
     return rows
 
@@ -1171,7 +1197,7 @@ def run_cell(names, kind, dname, base, bw, args):
         # The reference: attnfuse's (the dequantized weights it reads);
         # llama.cpp and OpenVINO are compared with the same model.
         ref_peer = next((p for p in peers.values()
-                         if hasattr(p, "reference")), None)
+                         if getattr(p, "reference", None)), None)
         try:
             if ref_peer is None:
                 raise RuntimeError("no attnfuse peer to give the "
