@@ -74,7 +74,9 @@ if os.path.exists("/dev/nvidia0") or os.environ.get("ATTN_HAVE_GPU") == "1":
 # compiled code is not instrumented): the e2e sweeps of many shapes
 # (Inputs/check_matmul.py, Inputs/check_quant_matmul.py) run every
 # ATTN_CHECK_SAMPLE-th case there, every scheme and operation still
-# compiled; the plain build's run checks every case.
+# compiled; the plain build's run checks every case. Runs that build the
+# same sweep for another target whose lowering a Conversion test already
+# runs under the sanitizers are marked `%if !sanitized`.
 if config.attn_sanitize:
     config.available_features.add("sanitized")
     config.environment["ATTN_CHECK_SAMPLE"] = "3"
