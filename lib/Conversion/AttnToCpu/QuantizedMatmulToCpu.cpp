@@ -516,8 +516,8 @@ void QuantGemvLowering::writeQuadTerms(Value row, Value block, Value codes,
   // Block b = 4q + j: its first 16 codes at 128q + 16j, the others 64
   // further.
   Value j = arith::RemUIOp::create(b, loc, block, idx(4));
-  Value first =
-      add(mul(arith::SubIOp::create(b, loc, block, j), idx(32)), mul(j, idx(half)));
+  Value quadStart = mul(arith::SubIOp::create(b, loc, block, j), idx(32));
+  Value first = add(quadStart, mul(j, idx(half)));
   for (int64_t h = 0; h < 2; ++h) {
     Value part = vector::ExtractStridedSliceOp::create(
         b, loc, bytes, ArrayRef<int64_t>{h * half}, ArrayRef<int64_t>{half},
@@ -621,7 +621,8 @@ void QuantGemvLowering::accumulateIntQuad(const Tile &t, Value u,
   Value lane = mul(q, idx(QuantDotKernel::kWideAccLanes));
   for (int64_t r = 0; r < t.rows; ++r) {
     Value row = add(t.i0, idx(r));
-    Value low = vector::LoadOp::create(b, loc, xType, xq4, ValueRange{row, col});
+    Value low =
+        vector::LoadOp::create(b, loc, xType, xq4, ValueRange{row, col});
     Value high = vector::LoadOp::create(
         b, loc, xType, xq4,
         ValueRange{row, add(col, idx(QuantDotKernel::kWideStepBytes))});
