@@ -290,6 +290,10 @@ private:
   /// writeLaneTerms of the quad path: block `block`'s codes in xq4, its
   /// scale and starting dot in xd4 and xinit4.
   void writeQuadTerms(Value row, Value block, Value codes, Value d, Value sum);
+  /// `scalar` in the first lane of a vector of `type` whose other lanes
+  /// are 0, stored at buffer[row, at].
+  void storeInFirstLane(Value scalar, VectorType type, Value buffer, Value row,
+                        Value at);
   /// acc + f32(dot->accumulate(init, codes, x)) * scale, `scale` a vector
   /// of acc's type: the step every integer path ends with.
   Value addScaledDot(Value acc, Value init, Value codes, Value x, Value scale);
@@ -460,14 +464,8 @@ void QuantGemvLowering::writeLaneTerms(Value row, Value block, Value codes,
   auto laneF = VectorType::get({lanes}, f32);
   auto laneI = VectorType::get({lanes}, i32);
   Value at = mul(block, idx(lanes));
-  // `scalar` in the first lane of a vector of zeros, stored at `buffer`.
   auto storeFirstLane = [&](Value scalar, VectorType type, Value buffer) {
-    Value zeros =
-        arith::ConstantOp::create(b, loc, cast<TypedAttr>(b.getZeroAttr(type)));
-    vector::StoreOp::create(
-        b, loc,
-        vector::InsertOp::create(b, loc, scalar, zeros, ArrayRef<int64_t>{0}),
-        buffer, ValueRange{row, at});
+    storeInFirstLane(scalar, type, buffer, row, at);
   };
   if (quad) {
     writeQuadTerms(row, block, codes, d, sum);
@@ -529,15 +527,18 @@ void QuantGemvLowering::writeQuadTerms(Value row, Value block, Value codes,
   auto laneF = VectorType::get({quadLanes}, b.getF32Type());
   vector::StoreOp::create(b, loc, vector::BroadcastOp::create(b, loc, laneF, d),
                           xd4, ValueRange{row, at});
-  auto laneI = VectorType::get({quadLanes}, i32);
-  Value zeros =
-      arith::ConstantOp::create(b, loc, cast<TypedAttr>(b.getZeroAttr(laneI)));
   Value start = arith::MulIOp::create(
       b, loc, sum, arith::ConstantIntOp::create(b, loc, i32, -8));
-  vector::StoreOp::create(
-      b, loc,
-      vector::InsertOp::create(b, loc, start, zeros, ArrayRef<int64_t>{0}),
-      xinit4, ValueRange{row, at});
+  storeInFirstLane(start, VectorType::get({quadLanes}, i32), xinit4, row, at);
+}
+
+void QuantGemvLowering::storeInFirstLane(Value scalar, VectorType type,
+                                         Value buffer, Value row, Value at) {
+  Value zeros =
+      arith::ConstantOp::create(b, loc, cast<TypedAttr>(b.getZeroAttr(type)));
+  Value vector =
+      vector::InsertOp::create(b, loc, scalar, zeros, ArrayRef<int64_t>{0});
+  vector::StoreOp::create(b, loc, vector, buffer, ValueRange{row, at});
 }
 
 Value QuantGemvLowering::addScaledDot(Value acc, Value init, Value codes,
