@@ -1035,9 +1035,8 @@ def measure(peers, model, dtype, args, nbytes=None):
         one = cell(ids, 1, b)
         full = cell(ids, args.new, b)
         mean = args.prompt + args.new // 2
-        moved = nbytes(b, mean) if nbytes else \
-            step_bytes(model, b, mean, dtype)
         moved_float = step_bytes(model, b, mean, dtype)
+        moved = nbytes(b, mean) if nbytes else moved_float
         tps = {}
         for name in one.keys() & full.keys():
             step = (full[name] - one[name]) / (args.new - 1)
