@@ -5,12 +5,13 @@
 // 16. This path puts the head dim along the lanes instead and splits the
 // keys across work items (Flash-Decoding):
 //
-//   scf.forall (query batch dims x key splits)            partial pass
+//   scf.forall (query batch dims, heads in groups that share a key/value
+//               head, x key splits)                       partial pass
 //     per key block (with lengths: only the sequence's keys; with a
 //                    boolean mask and -inf: not the blocks it removes for
 //                    every row, a left-padded cache's padding):
 //       s[r, j] = score step(sum_e q[r, e] k[j, e]) for all rows r at once
-//       (L FMA chains along e sharing each vector of the
+//       (a chain of FMAs along e per row, sharing each vector of the
 //       key row, one horizontal add per row), then per row the block's
 //       online-softmax update, then acc[r, :] = acc * alpha + sum_j p v[j, :]
 //       for all rows (a rows x value-column-vectors register tile: each
@@ -22,8 +23,11 @@
 //     scf.forall (query batch dims x rows)                combine
 //       out = sum_s exp(m_s - M) acc_s / sum_s exp(m_s - M) l_s
 //
-// Each key and value row is read once per query row, as whole vectors, and
-// the splits keep both threads busy when there are few heads. A single
+// The query heads that read one key/value head (grouped-query heads, or a
+// key/value head broadcast to several) are one work item, their L rows
+// each the item's rows (up to kMaxFoldedRows): each key and value vector
+// is read, widened from f16/bf16, and multiplied into all of them at once.
+// The splits keep both threads busy when there are few work items. A single
 // split writes what the combine would (the same operations on one part),
 // without the combine's parallel loop: one fork and join per attention
 // less in a decode step.
@@ -74,6 +78,17 @@ public:
   Value emit();
 
 private:
+  /// A row of a work item: the query batch indices and query row it is.
+  struct QueryRow {
+    SmallVector<Value> qIdx;
+    Value row;
+  };
+  /// Row `r` of the work item whose batch indices are `item` (with
+  /// folded heads, the item's head dim counts groups of `fold` heads).
+  QueryRow getQueryRow(ArrayRef<Value> item, Value r);
+  /// Chooses foldDim and fold.
+  void chooseFold();
+
   Value reduceLoop(Value lo, Value hi, Value step, ValueRange init,
                    function_ref<SmallVector<Value>(Value, ValueRange)> body,
                    unsigned result = 0);
@@ -83,9 +98,9 @@ private:
   void emitSplit(ValueRange ivs);
   /// out[qIdx, r, :] from the one split's max, sum (`stats`) and
   /// accumulator: emitCombine's result for numSplits == 1.
-  void emitSingleSplitResult(ArrayRef<Value> qIdx, Value r, Value stats,
+  void emitSingleSplitResult(ArrayRef<Value> item, Value r, Value stats,
                              function_ref<SmallVector<Value>(Value)> partIdx);
-  void emitScores(ArrayRef<Value> qIdx, ArrayRef<Value> kvIdx, Value kv0,
+  void emitScores(ArrayRef<QueryRow> queryRows, ArrayRef<Value> kvIdx, Value kv0,
                   Value keys, Value scores,
                   const std::optional<SeqBounds> &seq);
   using PartIndexFn = function_ref<SmallVector<Value>(Value row)>;
@@ -104,8 +119,22 @@ private:
   /// numSplits == 1: the partial pass writes the output.
   Value singleSplit;
   /// L (static, at most half the lanes).
+  int64_t queryRows = 1;
+  /// Grouped-query heads folded into the rows: query batch dim `foldDim`
+  /// (-1: none) is split into work items of `fold` consecutive heads that
+  /// read the same keys and values (a group of grouped-query heads, or
+  /// heads of one broadcast key/value head), and their fold x L rows are
+  /// the item's rows (row r: head item * fold + r / L, query row r % L),
+  /// so that each key and value vector is loaded, widened from f16/bf16,
+  /// and multiplied into every row of the group at once.
+  int64_t foldDim = -1, fold = 1;
+  /// The rows of a work item: fold x L.
   int64_t rows = 1;
 };
+
+/// The most rows a work item gets by folding heads (the register tiles of
+/// q.k and p.v hold a few accumulators per row).
+constexpr int64_t kMaxFoldedRows = 8;
 
 } // namespace
 
@@ -121,6 +150,48 @@ Value DecodeLowering::reduceLoop(
         scf::YieldOp::create(b, loc, body(iv, iter));
       });
   return loop.getResult(result);
+}
+
+DecodeLowering::QueryRow DecodeLowering::getQueryRow(ArrayRef<Value> item,
+                                                     Value r) {
+  QueryRow q{SmallVector<Value>(item), r};
+  if (fold == 1)
+    return q;
+  Value head = r;
+  if (queryRows == 1) {
+    q.row = idx(0);
+  } else {
+    head = arith::DivUIOp::create(b, loc, r, idx(queryRows));
+    q.row = arith::RemUIOp::create(b, loc, r, idx(queryRows));
+  }
+  q.qIdx[foldDim] = add(mul(item[foldDim], idx(fold)), head);
+  return q;
+}
+
+void DecodeLowering::chooseFold() {
+  // The heads that share a key/value head: a grouped-query dim's group, or
+  // a static dim whose key/value size is 1. The last such dim (the heads);
+  // not the first with sequence lengths, which are per first index.
+  RankedTensorType qType = op.getQuery().getType();
+  for (int64_t i = plan.numBatch - 1; i >= 0; --i) {
+    int64_t group = 1;
+    if (plan.kvKind[i] == BatchIndexKind::Group)
+      group = plan.kvGroup[i];
+    else if (plan.kvKind[i] == BatchIndexKind::Broadcast &&
+             !qType.isDynamicDim(i))
+      group = qType.getDimSize(i);
+    if (group <= 1 || (i == 0 && (plan.hasQLengths || plan.hasKvLengths)))
+      continue;
+    // The largest divisor of the group that keeps the rows within
+    // kMaxFoldedRows.
+    for (int64_t f = std::min(group, kMaxFoldedRows / queryRows); f > 1; --f) {
+      if (group % f == 0) {
+        foldDim = i;
+        fold = f;
+        return;
+      }
+    }
+  }
 }
 
 /// A vector of `lanes` elements of buf[prefix..., row, col...] in the
@@ -146,7 +217,8 @@ Value DecodeLowering::loadRowScalar(Value buf, ArrayRef<Value> prefix,
 /// `scores` [rows, blockKV]: per key, q[r] . k[key] for all rows at once
 /// (each vector of the key row is loaded once and feeds `rows` independent
 /// FMA chains, one horizontal add per row), then the score step.
-void DecodeLowering::emitScores(ArrayRef<Value> qIdx, ArrayRef<Value> kvIdx,
+void DecodeLowering::emitScores(ArrayRef<QueryRow> queryRowsOf,
+                                ArrayRef<Value> kvIdx,
                                 Value kv0, Value keys, Value scores,
                                 const std::optional<SeqBounds> &seq) {
   Value lanes = idx(t.lanes);
@@ -174,7 +246,8 @@ void DecodeLowering::emitScores(ArrayRef<Value> qIdx, ArrayRef<Value> kvIdx,
             for (int64_t k = 0; k < nk; ++k)
               kv.push_back(load(buf.k, kvIdx, keyOf[k], e));
             for (int64_t r = 0; r < rows; ++r) {
-              Value qv = load(buf.q, qIdx, idx(r), e);
+              const QueryRow &q = queryRowsOf[r];
+              Value qv = load(buf.q, q.qIdx, q.row, e);
               for (int64_t k = 0; k < nk; ++k) {
                 Value a = acc[r * nk + k];
                 next.push_back(
@@ -197,27 +270,28 @@ void DecodeLowering::emitScores(ArrayRef<Value> qIdx, ArrayRef<Value> kvIdx,
           arith::FastMathFlags::reassoc));
     dots = chains(vecEnd, plan.e, idx(1), dots, false);
     for (int64_t r = 0; r < rows; ++r) {
-      Value row = idx(r);
+      const QueryRow &q = queryRowsOf[r];
+      Value row = q.row;
       for (int64_t k = 0; k < nk; ++k) {
         Value key = keyOf[k];
         Value maskElem;
         if (buf.mask)
           maskElem = memref::LoadOp::create(
               b, loc, buf.mask,
-              scoreOperandIndices(b, loc, plan, plan.maskBroadcast, qIdx, row,
-                                  key));
-        ScoreModInputs mod{ValueRange(qIdx), row, key, {}};
+              scoreOperandIndices(b, loc, plan, plan.maskBroadcast, q.qIdx,
+                                  row, key));
+        ScoreModInputs mod{ValueRange(q.qIdx), row, key, {}};
         for (auto [buf, broadcast] :
              llvm::zip_equal(buf.extras, plan.extraBroadcast))
           mod.extras.push_back(memref::LoadOp::create(
               b, loc, buf,
-              scoreOperandIndices(b, loc, plan, broadcast, qIdx, row, key)));
+              scoreOperandIndices(b, loc, plan, broadcast, q.qIdx, row, key)));
         Value seqKeep =
             seq ? buildSeqKeep(b, loc, *seq, row, key) : Value();
         Value s = buildMaskedScore(b, loc, plan, op, dots[r * nk + k],
                                    maskElem, row, key, mod, seqKeep);
         memref::StoreOp::create(b, loc, s, scores,
-                                ValueRange{row, add(j0, idx(k))});
+                                ValueRange{idx(r), add(j0, idx(k))});
       }
     }
   };
@@ -376,17 +450,23 @@ void DecodeLowering::emitPv(ArrayRef<Value> kvIdx, PartIndexFn partIdx,
 /// row over the split's keys (with a band whose outside is -inf, only the
 /// blocks that meet some row's band).
 void DecodeLowering::emitSplit(ValueRange ivs) {
-  SmallVector<Value> qIdx(ivs.drop_back());
+  SmallVector<Value> item(ivs.drop_back());
   Value split = ivs.back();
-  SmallVector<Value> kvIdx = kvBatchIndices(b, loc, plan, qIdx);
+  SmallVector<QueryRow> queryRowsOf;
+  for (int64_t r = 0; r < rows; ++r)
+    queryRowsOf.push_back(getQueryRow(item, idx(r)));
+  // Every row of the item reads the same key/value head.
+  SmallVector<Value> kvIdx =
+      kvBatchIndices(b, loc, plan, queryRowsOf.front().qIdx);
   Value begin = mul(split, idx(t.splitKV));
   Value end = arith::MinUIOp::create(b, loc, plan.s, add(begin, idx(t.splitKV)));
   Value scores = alloc({b.getIndexAttr(rows), b.getIndexAttr(t.blockKV)});
   Value stats = alloc({b.getIndexAttr(rows), b.getIndexAttr(3)});
   Value zero = fconst(0.0);
   auto partIdx = [&](Value r) {
-    SmallVector<Value> indices(qIdx);
-    indices.append({split, r});
+    QueryRow q = getQueryRow(item, r);
+    SmallVector<Value> indices(q.qIdx);
+    indices.append({split, q.row});
     return indices;
   };
   forLoop(idx(0), idx(rows), idx(1), [&](Value r) {
@@ -401,18 +481,18 @@ void DecodeLowering::emitSplit(ValueRange ivs) {
     });
   });
   if (plan.canSkipOutsideBand()) {
-    // Rows 0 .. rows-1 see keys in [0 - left, rows - 1 + right].
+    // Query rows 0 .. L-1 see keys in [0 - left, L - 1 + right].
     if (std::optional<int64_t> left = plan.band.left)
       begin = arith::MaxSIOp::create(b, loc, begin, idx(-*left));
     if (std::optional<int64_t> right = plan.band.right)
-      end = arith::MinSIOp::create(b, loc, end, idx(rows + *right));
+      end = arith::MinSIOp::create(b, loc, end, idx(queryRows + *right));
   }
   // Sequence lengths: only the sequence's keys, none when every row is
   // padding.
   std::optional<SeqBounds> seq;
   if (plan.hasQLengths || plan.hasKvLengths) {
     seq = loadSeqBounds(b, loc, plan, buf.qLengths, buf.kvLengths,
-                        qIdx.front());
+                        item.front());
     begin = arith::MaxSIOp::create(b, loc, begin, seq->kvBegin);
     end = arith::MinSIOp::create(b, loc, end, seq->kvEnd);
     Value live = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
@@ -423,7 +503,7 @@ void DecodeLowering::emitSplit(ValueRange ivs) {
     Value keys = arith::MinUIOp::create(
         b, loc, arith::SubIOp::create(b, loc, end, kv0), idx(t.blockKV));
     auto emitBlock = [&] {
-      emitScores(qIdx, kvIdx, kv0, keys, scores, seq);
+      emitScores(queryRowsOf, kvIdx, kv0, keys, scores, seq);
       forLoop(idx(0), idx(rows), idx(1),
               [&](Value r) { emitSoftmaxStep(r, keys, scores, stats); });
       emitPv(kvIdx, partIdx, kv0, keys, scores, stats);
@@ -438,11 +518,11 @@ void DecodeLowering::emitSplit(ValueRange ivs) {
         b, loc, kv0, add(kv0, keys),
         [&](OpBuilder &, Location, Value key) -> Value {
           Value any;
-          for (int64_t r = 0; r < rows; ++r) {
+          for (const QueryRow &q : queryRowsOf) {
             Value elem = memref::LoadOp::create(
                 b, loc, buf.mask,
-                scoreOperandIndices(b, loc, plan, plan.maskBroadcast, qIdx,
-                                    idx(r), key));
+                scoreOperandIndices(b, loc, plan, plan.maskBroadcast, q.qIdx,
+                                    q.row, key));
             Value keeps = buildMaskKeeps(b, loc, plan, elem);
             any = any ? Value(arith::OrIOp::create(b, loc, any, keeps)) : keeps;
           }
@@ -458,7 +538,7 @@ void DecodeLowering::emitSplit(ValueRange ivs) {
       b, loc, singleSplit,
       [&](OpBuilder &, Location) {
         forLoop(idx(0), idx(rows), idx(1), [&](Value r) {
-          emitSingleSplitResult(qIdx, r, stats, partIdx);
+          emitSingleSplitResult(item, r, stats, partIdx);
         });
         scf::YieldOp::create(b, loc);
       },
@@ -479,8 +559,9 @@ void DecodeLowering::emitSplit(ValueRange ivs) {
 /// safe max, l and each accumulator times it (as the combine's fma onto
 /// 0), so that the output is bit for bit the combine's.
 void DecodeLowering::emitSingleSplitResult(
-    ArrayRef<Value> qIdx, Value r, Value stats,
+    ArrayRef<Value> item, Value r, Value stats,
     function_ref<SmallVector<Value>(Value)> partIdx) {
+  QueryRow q = getQueryRow(item, r);
   Value zero = fconst(0.0);
   Value m = memref::LoadOp::create(b, loc, stats, ValueRange{r, idx(0)});
   Value l = memref::LoadOp::create(b, loc, stats, ValueRange{r, idx(1)});
@@ -488,15 +569,15 @@ void DecodeLowering::emitSingleSplitResult(
       b, loc, arith::SubFOp::create(b, loc, m, buildSafeMax(b, loc, m)));
   Value lw = math::FmaOp::create(b, loc, w, l, zero);
   Value sink =
-      plan.hasSinks ? loadSink(b, loc, plan, buf.sinks, qIdx) : Value();
+      plan.hasSinks ? loadSink(b, loc, plan, buf.sinks, q.qIdx) : Value();
   forLoop(idx(0), plan.ev, idx(1), [&](Value c) {
     SmallVector<Value> indices = partIdx(r);
     indices.push_back(c);
     Value a = memref::LoadOp::create(b, loc, partAcc, indices);
     Value acc = math::FmaOp::create(b, loc, w, a, zero);
     Value out = buildOnlineSoftmaxResult(b, loc, plan, acc, lw, m, sink);
-    SmallVector<Value> outIdx(qIdx);
-    outIdx.append({r, c});
+    SmallVector<Value> outIdx(q.qIdx);
+    outIdx.append({q.row, c});
     memref::StoreOp::create(b, loc, castFloat(b, loc, out, plan.elementType),
                             buf.out, outIdx);
   });
@@ -553,26 +634,34 @@ void DecodeLowering::emitCombine(ValueRange ivs) {
 }
 
 Value DecodeLowering::emit() {
-  rows = *getConstantIntValue(plan.l);
+  queryRows = *getConstantIntValue(plan.l);
+  chooseFold();
+  rows = fold * queryRows;
   buf = getSdpaBuffers(b, loc, op, plan);
 
   numSplits = arith::CeilDivUIOp::create(b, loc, plan.s, idx(t.splitKV));
   singleSplit = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                       numSplits, idx(1));
-  SmallVector<OpFoldResult> partSizes, ubs;
-  for (Value size : plan.qBatch) {
+  // The partial pass's work items (folded heads: groups of `fold`) and
+  // the combine's (every query batch index).
+  SmallVector<OpFoldResult> partSizes, items;
+  RankedTensorType qType = op.getQuery().getType();
+  for (auto [i, size] : llvm::enumerate(plan.qBatch)) {
     partSizes.push_back(getAsOpFoldResult(size));
-    ubs.push_back(getAsOpFoldResult(size));
+    items.push_back(int64_t(i) == foldDim
+                        ? b.getIndexAttr(qType.getDimSize(i) / fold)
+                        : getAsOpFoldResult(size));
   }
+  SmallVector<OpFoldResult> qBatch(partSizes);
   partSizes.append({getAsOpFoldResult(numSplits), getAsOpFoldResult(plan.l)});
   partM = alloc(partSizes);
   partL = alloc(partSizes);
   partSizes.push_back(getAsOpFoldResult(plan.ev));
   partAcc = alloc(partSizes);
 
-  auto emitForall = [&](OpFoldResult last,
+  auto emitForall = [&](ArrayRef<OpFoldResult> batch, OpFoldResult last,
                         function_ref<void(ValueRange)> body) {
-    SmallVector<OpFoldResult> bounds(ubs);
+    SmallVector<OpFoldResult> bounds(batch);
     bounds.push_back(last);
     auto forall =
         scf::ForallOp::create(b, loc, bounds, ValueRange{}, std::nullopt);
@@ -580,13 +669,13 @@ Value DecodeLowering::emit() {
     b.setInsertionPoint(forall.getBody()->getTerminator());
     body(forall.getInductionVars());
   };
-  emitForall(getAsOpFoldResult(numSplits),
+  emitForall(items, getAsOpFoldResult(numSplits),
              [&](ValueRange ivs) { emitSplit(ivs); });
   // No keys (S = 0) make no split: the combine writes the empty rows.
   Value several = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
                                         numSplits, idx(1));
   scf::IfOp::create(b, loc, several, [&](OpBuilder &, Location) {
-    emitForall(getAsOpFoldResult(plan.l),
+    emitForall(qBatch, getAsOpFoldResult(plan.l),
                [&](ValueRange ivs) { emitCombine(ivs); });
     scf::YieldOp::create(b, loc);
   });

@@ -9,23 +9,31 @@
 // CHECK: memref.alloc(%{{.+}}) {{.*}} : memref<1x8x?x2xf32>
 // CHECK: memref.alloc(%{{.+}}) {{.*}} : memref<1x8x?x2xf32>
 // CHECK: memref.alloc(%{{.+}}) {{.*}} : memref<1x8x?x2x128xf32>
-// CHECK: scf.forall (%{{.+}}, %[[H:.+]], %{{.+}}) in (1, 8, %{{.+}}) {
-// Grouped-query heads: key/value head h / 4.
-// CHECK: arith.divui %[[H]], %c4
-// causal: the split's keys end at row 1's diagonal
+// Grouped-query heads folded into the rows: 8 heads read 2 key/value
+// heads, so a work item is a group of 4 heads (key/value head g * 4 / 4)
+// and its 4 x 2 = 8 rows.
+// CHECK: scf.forall (%{{.+}}, %[[G:.+]], %{{.+}}) in (1, 2, %{{.+}}) {
+// CHECK: %[[H0:.+]] = arith.muli %[[G]], %c4
+// CHECK: arith.divui %[[H0]], %c4
+// CHECK: memref.alloc() {{.*}} : memref<8x64xf32>
+// CHECK: memref.alloc() {{.*}} : memref<8x3xf32>
+// Row r is head g * 4 + r / 2, query row r % 2.
+// CHECK: arith.divui %{{.+}}, %c2
+// CHECK: arith.remui %{{.+}}, %c2
+// causal: the split's keys end at query row 1's diagonal
 // CHECK: arith.minsi %{{.+}}, %c2
-// q.k: 2 rows x 2 keys, four independent FMA chains; each key vector is
-// loaded once for both rows, each query vector once for both keys.
-// CHECK: scf.for {{.+}} step %c2 {
-// CHECK: scf.for {{.+}} iter_args({{.+}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>) {
-// CHECK: arith.extf {{.+}} : vector<8xf16> to vector<8xf32>
-// CHECK-COUNT-4: vector.fma
-// CHECK-NEXT: scf.yield
-// CHECK-COUNT-4: vector.reduction <add>
-// p.v: both rows x 4 vectors of value columns (8 accumulators) in
-// registers across the block's keys; each value vector is loaded once.
+// q.k: 8 rows x 1 key, eight independent FMA chains; each key vector is
+// loaded and widened once for the 8 rows of the 4 heads.
+// CHECK: scf.for {{.+}} iter_args({{.+}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>) {
+// CHECK-COUNT-9: arith.extf {{.+}} : vector<8xf16> to vector<8xf32>
+// CHECK-NOT: arith.extf
+// CHECK: scf.yield
+// CHECK-COUNT-8: vector.reduction <add>
+// p.v: the 8 rows x 1 vector of value columns (the 12 accumulators of
+// 256 bits) in registers across the block's keys; each value vector is
+// loaded once.
 // CHECK: scf.for {{.+}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>) {
-// CHECK-COUNT-4: arith.extf {{.+}} : vector<8xf16> to vector<8xf32>
+// CHECK-COUNT-1: arith.extf {{.+}} : vector<8xf16> to vector<8xf32>
 // CHECK-NOT: vector<8xf16>
 // CHECK-COUNT-8: vector.fma
 // CHECK: scf.yield
@@ -59,7 +67,8 @@ func.func @negative_five_rows(%q: tensor<1x8x5x64xf32>, %k: tensor<1x8x4096x64xf
 // CHECK-LABEL: func.func @decode_cache_prefix
 // CHECK: %[[SPLITS:.+]] = arith.ceildivui %{{.+}}, %c1024
 // CHECK: %[[ONE:.+]] = arith.cmpi eq, %[[SPLITS]], %c1
-// CHECK: scf.forall (%{{.+}}, %{{.+}}, %{{.+}}) in (1, 4, %[[SPLITS]]) {
+// (4 heads on 2 key/value heads: items of 2 heads.)
+// CHECK: scf.forall (%{{.+}}, %{{.+}}, %{{.+}}) in (1, 2, %[[SPLITS]]) {
 // CHECK: scf.if %[[ONE]] {
 // CHECK: math.exp
 // CHECK: math.fma
@@ -74,4 +83,73 @@ func.func @negative_five_rows(%q: tensor<1x8x5x64xf32>, %k: tensor<1x8x4096x64xf
 func.func @decode_cache_prefix(%q: tensor<1x4x1x64xf32>, %k: tensor<1x2x?x64xf32>, %v: tensor<1x2x?x64xf32>) -> tensor<1x4x1x64xf32> {
   %o = attn.sdpa %q, %k, %v : (tensor<1x4x1x64xf32>, tensor<1x2x?x64xf32>, tensor<1x2x?x64xf32>) -> tensor<1x4x1x64xf32>
   return %o : tensor<1x4x1x64xf32>
+}
+
+// -----
+
+// One key/value head for 6 query heads (a broadcast head dim): one work
+// item per batch row holds the 6 heads' rows; each row reads its own
+// head's mask.
+// CHECK-LABEL: func.func @decode_fold_broadcast_head
+// CHECK: %[[MASK:.+]] = bufferization.to_buffer %arg3
+// CHECK: scf.forall (%[[B:.+]], %[[G:.+]], %{{.+}}) in (2, 1, %{{.+}}) {
+// CHECK-DAG: %[[H0:.+]] = arith.muli %[[G]], %c6
+// CHECK-DAG: %[[H5:.+]] = arith.addi %{{.+}}, %c5
+// CHECK: memref.alloc() {{.*}} : memref<6x64xf32>
+// CHECK-DAG: memref.load %[[MASK]][%[[B]], %[[H0]], %c0, %{{.+}}]
+// CHECK-DAG: memref.load %[[MASK]][%[[B]], %[[H5]], %c0, %{{.+}}]
+// CHECK: scf.for {{.+}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>) {
+// CHECK-COUNT-7: arith.extf {{.+}} : vector<8xbf16> to vector<8xf32>
+// CHECK-NOT: arith.extf
+// CHECK: scf.yield
+// CHECK: scf.forall (%{{.+}}, %{{.+}}, %{{.+}}) in (2, 6, 1) {
+func.func @decode_fold_broadcast_head(%q: tensor<2x6x1x64xbf16>, %k: tensor<2x1x?x64xbf16>, %v: tensor<2x1x?x64xbf16>, %m: tensor<2x6x1x?xi1>) -> tensor<2x6x1x64xbf16> {
+  %o = attn.sdpa %q, %k, %v, %m : (tensor<2x6x1x64xbf16>, tensor<2x1x?x64xbf16>, tensor<2x1x?x64xbf16>, tensor<2x6x1x?xi1>) -> tensor<2x6x1x64xbf16>
+  return %o : tensor<2x6x1x64xbf16>
+}
+
+// -----
+
+// A group of 8 heads with 2 query rows: folded by 4 (8 rows at most).
+// CHECK-LABEL: func.func @decode_fold_part_of_group
+// CHECK: scf.forall (%{{.+}}, %{{.+}}, %{{.+}}) in (1, 2, %{{.+}}) {
+// CHECK: memref.alloc() {{.*}} : memref<8x64xf32>
+func.func @decode_fold_part_of_group(%q: tensor<1x8x2x64xf32>, %k: tensor<1x1x?x64xf32>, %v: tensor<1x1x?x64xf32>) -> tensor<1x8x2x64xf32> {
+  %o = attn.sdpa %q, %k, %v : (tensor<1x8x2x64xf32>, tensor<1x1x?x64xf32>, tensor<1x1x?x64xf32>) -> tensor<1x8x2x64xf32>
+  return %o : tensor<1x8x2x64xf32>
+}
+
+// -----
+
+// A group of 5 heads with 2 query rows: no divisor of 5 keeps 8 rows or
+// fewer, so each head is its own work item.
+// CHECK-LABEL: func.func @negative_fold_group_of_five
+// CHECK: scf.forall (%{{.+}}, %{{.+}}, %{{.+}}) in (1, 10, %{{.+}}) {
+// CHECK: memref.alloc() {{.*}} : memref<2x64xf32>
+func.func @negative_fold_group_of_five(%q: tensor<1x10x2x64xf32>, %k: tensor<1x2x?x64xf32>, %v: tensor<1x2x?x64xf32>) -> tensor<1x10x2x64xf32> {
+  %o = attn.sdpa %q, %k, %v : (tensor<1x10x2x64xf32>, tensor<1x2x?x64xf32>, tensor<1x2x?x64xf32>) -> tensor<1x10x2x64xf32>
+  return %o : tensor<1x10x2x64xf32>
+}
+
+// -----
+
+// A key/value batch of 1 for 3 query batch rows folds them (rank 3, no
+// lengths)...
+// CHECK-LABEL: func.func @decode_fold_batch
+// CHECK: scf.forall (%{{.+}}, %{{.+}}) in (1, %{{.+}}) {
+// CHECK: memref.alloc() {{.*}} : memref<3x64xf32>
+func.func @decode_fold_batch(%q: tensor<3x1x32xf32>, %k: tensor<1x?x32xf32>, %v: tensor<1x?x32xf32>) -> tensor<3x1x32xf32> {
+  %o = attn.sdpa %q, %k, %v : (tensor<3x1x32xf32>, tensor<1x?x32xf32>, tensor<1x?x32xf32>) -> tensor<3x1x32xf32>
+  return %o : tensor<3x1x32xf32>
+}
+
+// -----
+
+// ... but not with sequence lengths, which are per batch row.
+// CHECK-LABEL: func.func @negative_fold_batch_lengths
+// CHECK: scf.forall (%{{.+}}, %{{.+}}) in (3, %{{.+}}) {
+// CHECK: memref.alloc() {{.*}} : memref<1x64xf32>
+func.func @negative_fold_batch_lengths(%q: tensor<3x1x32xf32>, %k: tensor<1x?x32xf32>, %v: tensor<1x?x32xf32>, %kl: tensor<3xi32>) -> tensor<3x1x32xf32> {
+  %o = attn.sdpa %q, %k, %v kv_lengths(%kl) : (tensor<3x1x32xf32>, tensor<1x?x32xf32>, tensor<1x?x32xf32>, tensor<3xi32>) -> tensor<3x1x32xf32>
+  return %o : tensor<3x1x32xf32>
 }

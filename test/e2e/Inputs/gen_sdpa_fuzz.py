@@ -314,6 +314,14 @@ def directed_configs(rng):
         mshape=[1, 65, 65], const="tril", mv=-3.0, threads=2)
     cfg(dtype="f16", rank=3, qb=[2], kb=[2], L=31, S=100, E=24, Ev=8,
         mask="add", mshape=[31, 100], const="zeros", causal=True, mv=0.5)
+    # Decode with the heads that share a key/value head folded into one
+    # work item's rows: one key/value head for 6 heads, a mask per head and
+    # a bias from the head index; 8 grouped heads on 2 with 2 query rows
+    # (folded by 4), causal, a window and an additive mask per head.
+    cfg(dtype="bf16", rank=4, qb=[2, 6], kb=[2, 1], L=1, S=130, E=40, Ev=24,
+        mask="bool", mshape=[2, 6, 1, 130], mod="alibi", threads=2)
+    cfg(dtype="f16", rank=4, qb=[1, 8], kb=[1, 2], L=2, S=100, E=64, Ev=64,
+        mask="add", mshape=[1, 8, 2, 100], causal=True, wl=17, threads=2)
     return out
 
 
