@@ -88,6 +88,8 @@ private:
   QueryRow getQueryRow(ArrayRef<Value> item, Value r);
   /// Chooses foldDim and fold.
   void chooseFold();
+  /// The lane sum of each vector of `vecs`.
+  SmallVector<Value> reduceEach(ArrayRef<Value> vecs);
 
   Value reduceLoop(Value lo, Value hi, Value step, ValueRange init,
                    function_ref<SmallVector<Value>(Value, ValueRange)> body,
@@ -194,6 +196,72 @@ void DecodeLowering::chooseFold() {
   }
 }
 
+/// The sum of the lanes of each vector of `vecs` (all of one type whose
+/// lane count is a power of 2): with one vector, its vector.reduction;
+/// with several, a tree of two-source shuffles and adds, as for a
+/// transpose, that sums the lanes of up to `lanes` vectors at once.
+/// Level by level, a vector holds m segments of w lanes (m x w = lanes),
+/// segment s the partial sums of one input; two vectors become one of 2m
+/// segments of w / 2 lanes, each the sum of the two halves of an old
+/// segment, and when one vector is left its segments are halved alone (the
+/// vector with them). So 4 vectors of 16 lanes take 6 shuffles and 4 adds
+/// on 16 lanes, then 4 shuffles and 2 adds on 8 and 4, against 4 x 4
+/// shuffles and adds one by one.
+SmallVector<Value> DecodeLowering::reduceEach(ArrayRef<Value> vecs) {
+  if (vecs.size() == 1)
+    return {vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD,
+                                        vecs.front(),
+                                        arith::FastMathFlags::reassoc)};
+  auto type = cast<VectorType>(vecs.front().getType());
+  int64_t width = type.getDimSize(0);
+  SmallVector<Value> sums;
+  for (size_t first = 0; first < vecs.size(); first += width) {
+    size_t count = std::min<size_t>(width, vecs.size() - first);
+    SmallVector<Value> level(vecs.begin() + first,
+                             vecs.begin() + first + count);
+    // Segments per vector and lanes per segment.
+    int64_t m = 1, w = width;
+    // The lanes [half * w / 2, (half + 1) * w / 2) of each of the m
+    // segments of a vector of m * w lanes, as shuffle indices (plus
+    // `offset`: the second source's lanes).
+    auto halves = [&](int64_t half, int64_t offset) {
+      SmallVector<int64_t> mask;
+      for (int64_t seg = 0; seg < m; ++seg)
+        for (int64_t i = 0; i < w / 2; ++i)
+          mask.push_back(offset + seg * w + half * (w / 2) + i);
+      return mask;
+    };
+    while (level.size() > 1) {
+      if (level.size() % 2)
+        level.push_back(createFloatConstantOfType(b, loc, type, 0.0));
+      SmallVector<Value> next;
+      for (size_t i = 0; i < level.size(); i += 2) {
+        SmallVector<int64_t> low = halves(0, 0), high = halves(1, 0);
+        llvm::append_range(low, halves(0, width));
+        llvm::append_range(high, halves(1, width));
+        next.push_back(arith::AddFOp::create(
+            b, loc,
+            vector::ShuffleOp::create(b, loc, level[i], level[i + 1], low),
+            vector::ShuffleOp::create(b, loc, level[i], level[i + 1], high)));
+      }
+      level = std::move(next);
+      m *= 2;
+      w /= 2;
+    }
+    // One vector of m segments of w lanes: halve them alone.
+    Value v = level.front();
+    while (w > 1) {
+      v = arith::AddFOp::create(
+          b, loc, vector::ShuffleOp::create(b, loc, v, v, halves(0, 0)),
+          vector::ShuffleOp::create(b, loc, v, v, halves(1, 0)));
+      w /= 2;
+    }
+    for (size_t i = 0; i < count; ++i)
+      sums.push_back(vector::ExtractOp::create(b, loc, v, int64_t(i)));
+  }
+  return sums;
+}
+
 /// A vector of `lanes` elements of buf[prefix..., row, col...] in the
 /// compute type (f16/bf16 converted on load).
 Value DecodeLowering::loadRowVector(Value buf, ArrayRef<Value> prefix,
@@ -262,12 +330,8 @@ void DecodeLowering::emitScores(ArrayRef<QueryRow> queryRowsOf,
           });
       return SmallVector<Value>(loop.getResults());
     };
-    SmallVector<Value> dots;
-    for (Value acc : chains(idx(0), vecEnd, lanes,
-                            SmallVector<Value>(rows * nk, zeroVec), true))
-      dots.push_back(vector::ReductionOp::create(
-          b, loc, vector::CombiningKind::ADD, acc,
-          arith::FastMathFlags::reassoc));
+    SmallVector<Value> dots = reduceEach(chains(
+        idx(0), vecEnd, lanes, SmallVector<Value>(rows * nk, zeroVec), true));
     dots = chains(vecEnd, plan.e, idx(1), dots, false);
     for (int64_t r = 0; r < rows; ++r) {
       const QueryRow &q = queryRowsOf[r];

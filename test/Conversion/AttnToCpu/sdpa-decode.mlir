@@ -28,7 +28,16 @@
 // CHECK-COUNT-9: arith.extf {{.+}} : vector<8xf16> to vector<8xf32>
 // CHECK-NOT: arith.extf
 // CHECK: scf.yield
-// CHECK-COUNT-8: vector.reduction <add>
+// The 8 chains' lanes summed at once, as in a transpose: pairs of vectors
+// become one of the halves of their segments, 3 levels, then one lane per
+// row.
+// CHECK-NOT: vector.reduction
+// CHECK: vector.shuffle %[[DOTS:.+]]#0, %[[DOTS]]#1 [0, 1, 2, 3, 8, 9, 10, 11]
+// CHECK: vector.shuffle %{{.+}}, %{{.+}} [0, 1, 4, 5, 8, 9, 12, 13]
+// CHECK: vector.shuffle %{{.+}}, %{{.+}} [1, 3, 5, 7, 9, 11, 13, 15]
+// CHECK: %[[SUMS:.+]] = arith.addf %{{.+}}, %{{.+}} : vector<8xf32>
+// CHECK-NOT: vector.reduction
+// CHECK: vector.extract %[[SUMS]][7]
 // p.v: the 8 rows x 1 vector of value columns (the 12 accumulators of
 // 256 bits) in registers across the block's keys; each value vector is
 // loaded once.
