@@ -16,13 +16,19 @@ and the noise only ever slows a run down):
 GFLOP/s = 4*B*H*L*S*D / time (causal: half of that; windowW, causal
 attention to the last W keys: the positions in the band; the work that is
 done; PyTorch gets the band as a boolean mask, having no window argument). With --kv-len S (decode shapes: L from --sizes, S fixed) the table
-also gives GB/s = bytes of k and v / time, against the triad.
+also gives GB/s = bytes of k and v / time, against the triad. With
+--kv-heads G, k and v have G heads (grouped-query attention: --heads / G
+query heads per key/value head; PyTorch with enable_gqa=True), and GB/s
+counts their G heads. With --attn-run-base, a second attn-run (another
+build's) runs the same cases in the same rounds: columns "base" and
+AttnFuse / base, the A/B of a change to the lowering.
 Not a test: nothing here is timed by the test suite.
 
   python3 bench/cpu_attention_bench.py [--threads 1] [--sizes 1024,4096]
       [--dims 64,128] [--variants none,bool,add_ls,add_b11s,causal,window256]
       [--dtype f32|bf16|f16] [--rounds 3] [--markdown out.md]
-      [--kv-len S --heads 32 --triad] [--mattr=-avx512f]
+      [--kv-len S --heads 32 --kv-heads 8 --triad] [--mattr=-avx512f]
+      [--attn-run-base <base build>/bin/attn-run]
 """
 
 import argparse
@@ -53,10 +59,10 @@ def done_keys(variant, l, s):
     return float(l * s)
 
 
-def module_text(variant, b, h, l, s, d, dtype):
+def module_text(variant, b, h, l, s, d, dtype, hkv=None):
     et = TYPES[dtype][0]
     q = f"tensor<{b}x{h}x{l}x{d}x{et}>"
-    kv = f"tensor<{b}x{h}x{s}x{d}x{et}>"
+    kv = f"tensor<{b}x{hkv or h}x{s}x{d}x{et}>"
     args = f"%q: {q}, %k: {kv}, %v: {kv}"
     operands, types, attrs = "%q, %k, %v", f"{q}, {kv}, {kv}", ""
     mask = {"bool": f"tensor<{l}x{s}xi1>", "add_ls": f"tensor<{l}x{s}x{et}>",
@@ -123,12 +129,12 @@ def run_attnfuse(attn_run, path, threads, repeat, mattr=""):
                         ("--backend=flash",), mattr)
 
 
-def torch_inputs(torch, variant, b, h, l, s, d, dtype):
+def torch_inputs(torch, variant, b, h, l, s, d, dtype, hkv=None):
     g = torch.Generator().manual_seed(1)
     t = getattr(torch, TYPES[dtype][1])
     q = torch.randn(b, h, l, d, generator=g).to(t)
-    k = torch.randn(b, h, s, d, generator=g).to(t)
-    v = torch.randn(b, h, s, d, generator=g).to(t)
+    k = torch.randn(b, hkv or h, s, d, generator=g).to(t)
+    v = torch.randn(b, hkv or h, s, d, generator=g).to(t)
     mask = None
     if variant == "bool":
         mask = torch.rand(l, s, generator=g) > 0.1
@@ -149,9 +155,11 @@ def run_torch(torch, inputs, causal, repeat, math):
     from torch.nn.attention import SDPBackend, sdpa_kernel
     q, k, v, mask = inputs
 
+    gqa = {"enable_gqa": True} if k.shape[1] != q.shape[1] else {}
+
     def once():
         return F.scaled_dot_product_attention(q, k, v, attn_mask=mask,
-                                              is_causal=causal)
+                                              is_causal=causal, **gqa)
     best = float("inf")
     with torch.no_grad():
         if math:
@@ -211,6 +219,10 @@ def main():
     p.add_argument("--dtype", default="f32", choices=sorted(TYPES))
     p.add_argument("--batch", type=int, default=1)
     p.add_argument("--heads", type=int, default=8)
+    p.add_argument("--kv-heads", type=int, default=0,
+                   help="key/value heads (default: --heads); a divisor of it")
+    p.add_argument("--attn-run-base",
+                   help="another build's attn-run, timed in the same rounds")
     p.add_argument("--kv-len", type=int, default=0,
                    help="S for every case (default: S = L)")
     p.add_argument("--repeat", type=int, default=0,
@@ -224,6 +236,9 @@ def main():
     torch.set_num_threads(args.threads)
     model, flags = lscpu()
     b, h = args.batch, args.heads
+    hkv = args.kv_heads or h
+    if h % hkv:
+        p.error("--kv-heads must divide --heads")
     with tempfile.TemporaryDirectory() as tmp:
         peak_bin = os.path.join(tmp, "cpu_peak")
         ok, width = build_peak(args.cc, peak_bin, args.mattr)
@@ -244,15 +259,21 @@ def main():
                 s = args.kv_len or l
                 path = os.path.join(tmp, f"{variant}_{l}_{d}.mlir")
                 with open(path, "w") as f:
-                    f.write(module_text(variant, b, h, l, s, d, args.dtype))
+                    f.write(module_text(variant, b, h, l, s, d, args.dtype,
+                                        hkv))
                 repeat = args.repeat or (5 if l * s <= 2048 * 2048 else 2)
-                inputs = torch_inputs(torch, variant, b, h, l, s, d, args.dtype)
+                inputs = torch_inputs(torch, variant, b, h, l, s, d,
+                                      args.dtype, hkv)
                 causal = variant == "causal"
                 times = {"attnfuse": run_attnfuse(args.attn_run, path,
                                                   args.threads, repeat,
                                                   args.mattr),
                          "torch": run_torch(torch, inputs, causal, repeat,
                                             False)}
+                if args.attn_run_base:
+                    times["base"] = run_attnfuse(args.attn_run_base, path,
+                                                 args.threads, repeat,
+                                                 args.mattr)
                 if args.torch_math:
                     times["math"] = run_torch(torch, inputs, causal, repeat,
                                               True)
@@ -264,7 +285,8 @@ def main():
                       flush=True)
 
     lines = [f"Machine: {model}; flags: {flags}",
-             f"Threads: {args.threads}; {args.dtype}; B={b}, H={h}; best of "
+             f"Threads: {args.threads}; {args.dtype}; B={b}, H={h}, "
+             f"key/value heads {hkv}; best of "
              f"{args.rounds} rounds; FMA peak {peak:.1f} GFLOP/s ({width})" +
              (f"; triad {triad:.1f} GB/s" if args.triad else ""),
              f"Command: python3 bench/cpu_attention_bench.py " +
@@ -272,15 +294,19 @@ def main():
              "| variant | D | L | S | AttnFuse GFLOP/s | % of peak | PyTorch GFLOP/s"
              " | AttnFuse / PyTorch |" + (" PyTorch math GFLOP/s |"
                                           if args.torch_math else "") +
-             (" AttnFuse GB/s | % of triad |" if args.kv_len else ""),
+             (" AttnFuse GB/s | % of triad |" if args.kv_len else "") +
+             (" base GFLOP/s | AttnFuse / base |" if args.attn_run_base
+              else ""),
              "|---|---:|---:|---:|---:|---:|---:|---:|" +
              ("---:|" if args.torch_math else "") +
-             ("---:|---:|" if args.kv_len else "")]
+             ("---:|---:|" if args.kv_len else "") +
+             ("---:|---:|" if args.attn_run_base else "")]
     for variant, l, d in cases:
         s = args.kv_len or l
         flop = 4.0 * b * h * done_keys(variant, l, s) * d
         g = {n: flop / best[(variant, l, d, n)] / 1e9
-             for n in ("attnfuse", "torch", "math") if (variant, l, d, n) in best}
+             for n in ("attnfuse", "torch", "math", "base")
+             if (variant, l, d, n) in best}
         line = (f"| {variant} | {d} | {l} | {s} | {g['attnfuse']:.1f} | "
                 f"{100 * g['attnfuse'] / peak:.0f}% | {g['torch']:.1f} | "
                 f"{g['attnfuse'] / g['torch']:.2f} |")
@@ -288,9 +314,12 @@ def main():
             line += f" {g['math']:.1f} |"
         if args.kv_len:
             elem = 4 if args.dtype == "f32" else 2
-            gbs = 2.0 * b * h * s * d * elem / best[(variant, l, d, "attnfuse")] / 1e9
+            gbs = (2.0 * b * hkv * s * d * elem
+                   / best[(variant, l, d, "attnfuse")] / 1e9)
             line += f" {gbs:.1f} | " + (f"{100 * gbs / triad:.0f}% |"
                                         if triad else "- |")
+        if "base" in g:
+            line += f" {g['base']:.1f} | {g['attnfuse'] / g['base']:.2f} |"
         lines.append(line)
     print_table("\n".join(lines), args.markdown)
     return 0
