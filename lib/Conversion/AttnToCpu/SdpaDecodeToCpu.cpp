@@ -102,8 +102,8 @@ private:
   /// accumulator: emitCombine's result for numSplits == 1.
   void emitSingleSplitResult(ArrayRef<Value> item, Value r, Value stats,
                              function_ref<SmallVector<Value>(Value)> partIdx);
-  void emitScores(ArrayRef<QueryRow> queryRows, ArrayRef<Value> kvIdx, Value kv0,
-                  Value keys, Value scores,
+  void emitScores(ArrayRef<QueryRow> queryRowsOf, ArrayRef<Value> kvIdx,
+                  Value kv0, Value keys, Value scores,
                   const std::optional<SeqBounds> &seq);
   using PartIndexFn = function_ref<SmallVector<Value>(Value row)>;
   void emitSoftmaxStep(Value r, Value keys, Value scores, Value stats);
