@@ -12,7 +12,7 @@
 //                    every row, a left-padded cache's padding):
 //       s[r, j] = score step(sum_e q[r, e] k[j, e]) for all rows r at once
 //       (a chain of FMAs along e per row, sharing each vector of the
-//       key row, one horizontal add per row), then per row the block's
+//       key row; the chains' lanes summed by one tree of shuffles), then per row the block's
 //       online-softmax update, then acc[r, :] = acc * alpha + sum_j p v[j, :]
 //       for all rows (a rows x value-column-vectors register tile: each
 //       vector of a value row is loaded once for all rows)
@@ -204,9 +204,9 @@ void DecodeLowering::chooseFold() {
 /// segment s the partial sums of one input; two vectors become one of 2m
 /// segments of w / 2 lanes, each the sum of the two halves of an old
 /// segment, and when one vector is left its segments are halved alone (the
-/// vector with them). So 4 vectors of 16 lanes take 6 shuffles and 4 adds
-/// on 16 lanes, then 4 shuffles and 2 adds on 8 and 4, against 4 x 4
-/// shuffles and adds one by one.
+/// vector with them). So 4 vectors of 16 lanes take 6 shuffles and 3 adds
+/// on 16 lanes, then 4 shuffles and 2 adds on 8 and 4 lanes, where 4
+/// reductions take 4 levels of a shuffle and an add each.
 SmallVector<Value> DecodeLowering::reduceEach(ArrayRef<Value> vecs) {
   if (vecs.size() == 1)
     return {vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD,
@@ -284,7 +284,7 @@ Value DecodeLowering::loadRowScalar(Value buf, ArrayRef<Value> prefix,
 /// The scores of every query row against keys [kv0, kv0 + keys) into
 /// `scores` [rows, blockKV]: per key, q[r] . k[key] for all rows at once
 /// (each vector of the key row is loaded once and feeds `rows` independent
-/// FMA chains, one horizontal add per row), then the score step.
+/// FMA chains, whose lanes reduceEach sums), then the score step.
 void DecodeLowering::emitScores(ArrayRef<QueryRow> queryRowsOf,
                                 ArrayRef<Value> kvIdx,
                                 Value kv0, Value keys, Value scores,
