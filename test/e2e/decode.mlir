@@ -55,10 +55,11 @@ func.func @strict_dyn(%q: tensor<1x3x32xf32>, %k: tensor<1x?x32xf32>, %v: tensor
 // Sixteen heads on 2 key/value heads, one query row: groups of 8 heads are
 // one work item of 8 rows, each row with its head's mask (fully masked
 // rows included); on SSE (4 lanes) the 8 rows' q.k lanes are summed in two
-// trees of 4. On the host and on the 128- and 256-bit targets.
+// trees of 4. On the host and on the 128- and 256-bit targets (the
+// sanitize build skips the 256-bit run: sdpa-decode.mlir lowers it).
 // RUN: attn-run %s --entry fold8_f32 --backend=flash --check | FileCheck %s --check-prefix=FOLD
 // RUN: attn-run %s --entry fold8_f32 --backend=flash --check --mcpu=x86-64 | FileCheck %s --check-prefix=FOLD
-// RUN: attn-run %s --entry fold8_f32 --backend=flash --check --mcpu=x86-64-v3 | FileCheck %s --check-prefix=FOLD
+// RUN: %if !sanitized %{ attn-run %s --entry fold8_f32 --backend=flash --check --mcpu=x86-64-v3 | FileCheck %s --check-prefix=FOLD %}
 // FOLD: result 0: 2x16x1x24xf32 {{.*}} nan=120
 // FOLD: check: {{.*}} ok
 func.func @fold8_f32(%q: tensor<2x16x1x40xf32>, %k: tensor<2x2x1500x40xf32>, %v: tensor<2x2x1500x24xf32>, %m: tensor<2x16x1x1500xi1>) -> tensor<2x16x1x24xf32> {
