@@ -107,6 +107,7 @@ private:
                   const std::optional<SeqBounds> &seq);
   using PartIndexFn = function_ref<SmallVector<Value>(Value row)>;
   void emitSoftmaxStep(Value r, Value keys, Value scores, Value stats);
+  void emitStartRows(Value stats, PartIndexFn partIdx);
   void emitPv(ArrayRef<Value> kvIdx, PartIndexFn partIdx, Value kv0,
               Value keys, Value scores, Value stats);
   void emitCombine(ValueRange ivs);
@@ -526,24 +527,13 @@ void DecodeLowering::emitSplit(ValueRange ivs) {
   Value end = arith::MinUIOp::create(b, loc, plan.s, add(begin, idx(t.splitKV)));
   Value scores = alloc({b.getIndexAttr(rows), b.getIndexAttr(t.blockKV)});
   Value stats = alloc({b.getIndexAttr(rows), b.getIndexAttr(3)});
-  Value zero = fconst(0.0);
   auto partIdx = [&](Value r) {
     QueryRow q = getQueryRow(item, r);
     SmallVector<Value> indices(q.qIdx);
     indices.append({split, q.row});
     return indices;
   };
-  forLoop(idx(0), idx(rows), idx(1), [&](Value r) {
-    memref::StoreOp::create(b, loc,
-                            fconst(-std::numeric_limits<double>::infinity()),
-                            stats, ValueRange{r, idx(0)});
-    memref::StoreOp::create(b, loc, zero, stats, ValueRange{r, idx(1)});
-    forLoop(idx(0), plan.ev, idx(1), [&](Value c) {
-      SmallVector<Value> indices = partIdx(r);
-      indices.push_back(c);
-      memref::StoreOp::create(b, loc, zero, partAcc, indices);
-    });
-  });
+  emitStartRows(stats, partIdx);
   if (plan.canSkipOutsideBand()) {
     // Query rows 0 .. L-1 see keys in [0 - left, L - 1 + right].
     if (std::optional<int64_t> left = plan.band.left)
@@ -616,6 +606,23 @@ void DecodeLowering::emitSplit(ValueRange ivs) {
         });
         scf::YieldOp::create(b, loc);
       });
+}
+
+/// Every row's running max -inf and sum 0 (`stats`), and its accumulator
+/// (at partIdx(row) of partAcc) 0.
+void DecodeLowering::emitStartRows(Value stats, PartIndexFn partIdx) {
+  Value zero = fconst(0.0);
+  forLoop(idx(0), idx(rows), idx(1), [&](Value r) {
+    memref::StoreOp::create(b, loc,
+                            fconst(-std::numeric_limits<double>::infinity()),
+                            stats, ValueRange{r, idx(0)});
+    memref::StoreOp::create(b, loc, zero, stats, ValueRange{r, idx(1)});
+    forLoop(idx(0), plan.ev, idx(1), [&](Value c) {
+      SmallVector<Value> indices = partIdx(r);
+      indices.push_back(c);
+      memref::StoreOp::create(b, loc, zero, partAcc, indices);
+    });
+  });
 }
 
 /// emitCombine's operations for one split: M = m (the combine's max of
