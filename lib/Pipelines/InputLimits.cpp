@@ -104,9 +104,20 @@ private:
     return next < text.size() && llvm::isAlpha(text[next]);
   }
 
+  /// Skips what MLIR's lexer skips between tokens: spaces, tabs, line breaks
+  /// and `//` comments. Not `llvm::isSpace`'s form feed and vertical tab:
+  /// the lexer rejects those, and the integer list must be one the parser
+  /// reads to the end.
   void skipSpaces() {
-    while (pos < text.size() && llvm::isSpace(text[pos]))
-      ++pos;
+    while (pos < text.size()) {
+      char c = text[pos];
+      if (c == ' ' || c == '\t' || c == '\n' || c == '\r')
+        ++pos;
+      else if (c == '/' && peek(1) == '/')
+        skipLine();
+      else
+        return;
+    }
   }
 
   /// After `permutation =` or `dimensions =` of linalg.transpose, broadcast
