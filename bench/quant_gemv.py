@@ -5,7 +5,7 @@ weight bytes and weights read per second. Not a test.
 
   python3 bench/quant_gemv.py [--threads 1 2] [--repeat 50] [--rounds 3]
       [--shapes 5632x1024 1024x5632] [--mb 96] [--attn-run build/bin/attn-run]
-      [--cc cc] [--ymm-rows] [--prefill 128 512]
+      [--cc cc] [--ymm-rows] [--weights q4_k q6_k] [--prefill 128 512]
 
 Each timed call multiplies one row by L distinct copies of the weight
 (separate buffers, about --mb MiB in all: more than the L3, so that they
@@ -13,7 +13,8 @@ stream from memory as a model's layers do) and returns the L results;
 GB/s = L x the weight's bytes / the median time of a call (attn-run
 --repeat), the fastest of --rounds interleaved rounds. The activations are bf16 (the results bf16, or f32 for the bf16
 GEMV, as the exporter's nn.Linear); q8_0 and q4_0 are llama.cpp's blocks,
-int4_sym has f16 scales per group of 128. The rows marked "int8 act" are
+int4_sym has f16 scales per group of 128, q4_k and q6_k (the types of a
+Q4_K_M file) are random valid blocks. The rows marked "int8 act" are
 the same products compiled with --quantized-activations=int8 (integer dot
 products on a VNNI host; the f32 path, so the same numbers, elsewhere).
 With --ymm-rows, the int8 rows of the 4-bit and q8_0 weights are also
@@ -49,7 +50,9 @@ from attnfuse import quant  # noqa: E402
 # (scheme, group, --quantized-activations)
 SCHEMES = [("bf16", None, None), ("q8_0", None, None), ("q8_0", None, "int8"),
            ("q4_0", None, None), ("q4_0", None, "int8"),
-           ("int4_sym", 128, None), ("int4_sym", 128, "int8")]
+           ("int4_sym", 128, None), ("int4_sym", 128, "int8"),
+           ("q4_k", None, None), ("q4_k", None, "int8"),
+           ("q6_k", None, None), ("q6_k", None, "int8")]
 
 
 def quant_module(qt, copies, rows=1):
@@ -102,19 +105,23 @@ def measure(attn_run, tmp, name, module, weight_npy, copies, threads, repeat,
     return float(re.search(r"time: median=([0-9.]+) ms", out).group(1)) * 1e-3
 
 
-def prepare(a, tmp, n, k, w, scheme, group):
+def prepare(a, tmp, n, k, w, scheme, group, rng):
     """Writes the weight's .npy; returns (module, .npy path, bytes, copies)."""
     npy = os.path.join(tmp, f"w_{scheme}_{n}x{k}.npy")
     if scheme == "bf16":
         nbytes = n * k * 2
         np.save(npy, w.to(torch.bfloat16).view(torch.int16).numpy().view(np.uint16))
     else:
-        qt = quant.quantize(w, scheme, group)
+        qt = (random_kquant(scheme, n, k, rng) if scheme in KQUANTS
+              else quant.quantize(w, scheme, group))
         nbytes = qt.nbytes
         np.save(npy, qt.data.view(np.int8))
     copies = max(1, math.ceil(a.mb * 2 ** 20 / nbytes))
     module = bf16_module(n, k, copies) if scheme == "bf16" else quant_module(qt, copies)
     return module, npy, nbytes, copies
+
+
+KQUANTS = ("q4_k", "q6_k")
 
 
 def random_kquant(scheme, n, k, rng):
@@ -146,7 +153,7 @@ def prefill(a, rng):
                 if a.weights and scheme not in a.weights:
                     continue
                 qt = (random_kquant(scheme, n, k, rng)
-                      if scheme in ("q4_k", "q6_k")
+                      if scheme in KQUANTS
                       else quant.quantize(w, scheme, group))
                 npy = os.path.join(tmp, f"w_{scheme}_{n}x{k}.npy")
                 np.save(npy, qt.data.view(np.int8))
@@ -197,16 +204,19 @@ def main():
     p.add_argument("--ymm-rows", action="store_true",
                    help="also the int8 rows with --mattr=-avx512vnni")
     p.add_argument("--weights", nargs="+",
-                   choices=[s for s, _ in PREFILL_WEIGHTS],
-                   help="the --prefill table's weights (default: all)")
+                   choices=sorted({s for s, _, _ in SCHEMES}),
+                   help="the weights to time (default: all; bf16, the "
+                        "GEMV table's baseline, is always timed)")
     p.add_argument("--prefill", type=int, nargs="+", default=None,
                    help="rows of the prefill products to time instead")
     a = p.parse_args()
     if a.prefill:
         prefill(a, np.random.default_rng(0))
         return
-    schemes = SCHEMES + ([(s, g, "int8-ymm") for s, g, act in SCHEMES
-                          if act == "int8"] if a.ymm_rows else [])
+    schemes = [c for c in SCHEMES
+               if c[0] == "bf16" or not a.weights or c[0] in a.weights]
+    schemes += ([(s, g, "int8-ymm") for s, g, act in schemes
+                 if act == "int8"] if a.ymm_rows else [])
     rng = np.random.default_rng(0)
     with tempfile.TemporaryDirectory() as tmp:
         peak = os.path.join(tmp, "cpu_peak")
@@ -224,7 +234,8 @@ def main():
             prepared = {}
             for scheme, group, act in schemes:
                 if scheme not in prepared:
-                    prepared[scheme] = prepare(a, tmp, n, k, w, scheme, group)
+                    prepared[scheme] = prepare(a, tmp, n, k, w, scheme,
+                                               group, rng)
                 for threads in a.threads:
                     configs.append(((n, k), scheme, group, act, threads,
                                     prepared[scheme]))

@@ -258,8 +258,11 @@ private:
                ? kMaxQuantUnit / QuantDotKernel::kStepBytes
                : 1;
   }
-  /// Unit `i` (< getUnitsPerStep()) of step `step` of weight row `row`.
-  Unit decodeUnit(QuantDecoder &decoder, Value row, Value step, int64_t i);
+  /// Unit `i` (< getUnitsPerStep()) of step `step` of weight row `row`;
+  /// a q4_k weight's scales and mins are `q4kScales`, the row's
+  /// decodeQ4KScales of the step (ignored for other schemes).
+  Unit decodeUnit(QuantDecoder &decoder, Value row, Value step, int64_t i,
+                  std::pair<Value, Value> q4kScales);
   /// Codes and scales of the k block at k0 into w.panel and
   /// w.panelScales.
   void packCodes(const GemmWorkItem &w, Value k0, Value depth);
@@ -469,12 +472,12 @@ void IntDotGemmKernel::allocate(GemmWorkItem &w) {
 }
 
 /// The decoders of the GEMV's integer path: decodeIntUnit, or a k-quant's
-/// group `i` of super-block `step` (its scales and min broadcast over
-/// lanes; q6_k's first 16 elements' scale in lanes 0-3, the second's in
-/// 4-7).
-IntDotGemmKernel::Unit IntDotGemmKernel::decodeUnit(QuantDecoder &decoder,
-                                                    Value row, Value step,
-                                                    int64_t i) {
+/// group `i` of super-block `step` (q6_k's first 16 elements' scale in
+/// lanes 0-3 of its scales, the second's in 4-7; q4_k's scale and min
+/// lane i of `q4kScales`, the super-block's decodeQ4KScales).
+IntDotGemmKernel::Unit
+IntDotGemmKernel::decodeUnit(QuantDecoder &decoder, Value row, Value step,
+                             int64_t i, std::pair<Value, Value> q4kScales) {
   auto lane = [&](Value v, int64_t l) {
     return vector::ExtractOp::create(b, loc, v, l).getResult();
   };
@@ -485,8 +488,11 @@ IntDotGemmKernel::Unit IntDotGemmKernel::decodeUnit(QuantDecoder &decoder,
         group.codes, {lane(group.scales, 0), lane(group.scales, 4)}, nullptr};
   }
   case QuantScheme::q4_k: {
-    QuantDecoder::KQuantGroups group = decoder.decodeQ4KGroups(row, step, i, 1);
-    return {group.codes, {lane(group.scales, 0)}, lane(group.mins, 0)};
+    QuantDecoder::KQuantGroups group =
+        decoder.decodeQ4KGroups(row, step, i, 1, q4kScales);
+    return {group.codes,
+            {lane(q4kScales.first, i)},
+            lane(q4kScales.second, i)};
   }
   default: {
     QuantDecoder::IntUnit unit = decoder.decodeIntUnit(row, step);
@@ -521,6 +527,12 @@ void IntDotGemmKernel::packCodes(const GemmWorkItem &w, Value k0, Value depth) {
   Value lastRow = idx(weight.n - 1);
   forLoop(idx(0), w.paddedCols, idx(quads), [&](Value c0) {
     forLoop(idx(0), steps, idx(1), [&](Value s) {
+      // q4_k: each column's 8 scales and mins, decoded once per super-block.
+      SmallVector<std::pair<Value, Value>> q4kScales(quads);
+      if (getScheme() == QuantScheme::q4_k)
+        for (int64_t j = 0; j < quads; ++j)
+          q4kScales[j] = decoder.decodeQ4KScales(
+              minu(add(w.n0, add(c0, idx(j))), lastRow), add(firstStep, s));
       for (int64_t i = 0; i < perStep; ++i) {
         Value u = add(mul(s, idx(perStep)), idx(i));
         SmallVector<Value> columns;
@@ -529,7 +541,7 @@ void IntDotGemmKernel::packCodes(const GemmWorkItem &w, Value k0, Value depth) {
           Value valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
                                               col, w.cols);
           Unit unit = decodeUnit(decoder, minu(add(w.n0, col), lastRow),
-                                 add(firstStep, s), i);
+                                 add(firstStep, s), i, q4kScales[j]);
           Value asQuads =
               vector::BitCastOp::create(b, loc, quadType, unit.codes);
           columns.push_back(

@@ -536,27 +536,78 @@ QuantDecoder::IntPair QuantDecoder::decodeQ6Groups(Value row, Value sb,
   return {concat(codes[0], codes[1]), concat(scales[0], scales[1])};
 }
 
+std::pair<Value, Value> QuantDecoder::decodeQ4KScales(Value row, Value sb) {
+  assert(weight.format.getScheme() == QuantScheme::q4_k && "a q4_k weight");
+  Value base = mul(add(mul(row, idx(weight.k / 256)), sb), idx(144));
+  // The 12 bytes of 6-bit values (bytes 4-15) and 4 bytes of codes after
+  // them, which the shuffles leave out.
+  Value raw = loadBytes(add(base, idx(4)), 16);
+  auto i32x8 = VectorType::get({8}, b.getI32Type());
+  auto pick = [&](ArrayRef<int64_t> lanes) {
+    Value v = vector::ShuffleOp::create(b, loc, raw, raw, lanes);
+    return arith::ExtUIOp::create(b, loc, i32x8, v).getResult();
+  };
+  auto constant = [&](ArrayRef<int32_t> values) {
+    return arith::ConstantOp::create(
+               b, loc, DenseElementsAttr::get(i32x8, values))
+        .getResult();
+  };
+  auto splat32 = [&](int32_t v) {
+    return constant({v, v, v, v, v, v, v, v});
+  };
+  // Sub-block j < 4: scale = byte j & 63, min = byte j + 4 & 63. j >= 4:
+  // scale = (byte j + 4 & 15) | (byte j - 4 >> 6) << 4, min = (byte j + 4
+  // >> 4) | (byte j >> 6) << 4.
+  Value low = pick({0, 1, 2, 3, 8, 9, 10, 11});
+  Value lowMins = pick({4, 5, 6, 7, 8, 9, 10, 11});
+  Value highScales = pick({0, 0, 0, 0, 0, 1, 2, 3});
+  Value highMins = pick({4, 4, 4, 4, 4, 5, 6, 7});
+  Value lowMask = constant({63, 63, 63, 63, 15, 15, 15, 15});
+  Value highMask = constant({0, 0, 0, 0, 48, 48, 48, 48});
+  auto top = [&](Value x) {
+    Value bits = arith::ShLIOp::create(
+        b, loc, arith::ShRUIOp::create(b, loc, x, splat32(6)), splat32(4));
+    return arith::AndIOp::create(b, loc, bits, highMask).getResult();
+  };
+  Value sc = arith::OrIOp::create(
+      b, loc, arith::AndIOp::create(b, loc, low, lowMask), top(highScales));
+  Value shifted = arith::ShRUIOp::create(b, loc, lowMins,
+                                         constant({0, 0, 0, 0, 4, 4, 4, 4}));
+  Value m = arith::OrIOp::create(
+      b, loc, arith::AndIOp::create(b, loc, shifted, lowMask), top(highMins));
+  auto f8 = VectorType::get({8}, b.getF32Type());
+  auto scaled = [&](Value codes, Value factor) {
+    return arith::MulFOp::create(
+        b, loc, vector::BroadcastOp::create(b, loc, f8, factor),
+        arith::UIToFPOp::create(b, loc, f8, codes));
+  };
+  return {scaled(sc, loadFloat(base, false)),
+          scaled(m, loadFloat(add(base, idx(2)), false))};
+}
+
 QuantDecoder::KQuantGroups
-QuantDecoder::decodeQ4KGroups(Value row, Value sb, int64_t g, int64_t count) {
+QuantDecoder::decodeQ4KGroups(Value row, Value sb, int64_t g, int64_t count,
+                              std::pair<Value, Value> scalesAndMins) {
   assert(weight.format.getScheme() == QuantScheme::q4_k && g % count == 0 &&
          "one sub-block, or the pair of one 32 bytes of codes");
-  auto f8 = VectorType::get({8}, b.getF32Type());
   Value base = mul(add(mul(row, idx(weight.k / 256)), sb), idx(144));
   Value qs = loadBytes(add(base, idx(16 + 32 * (g / 2))), 32);
-  SmallVector<Value> codes, scales, mins;
+  SmallVector<Value> codes;
+  SmallVector<int64_t> lanes;
   for (int64_t i = 0; i < count; ++i) {
     int64_t s = g + i;
     codes.push_back(
         s % 2 ? Value(arith::ShRUIOp::create(b, loc, qs, i8Splat(4, 32)))
               : Value(arith::AndIOp::create(b, loc, qs, i8Splat(15, 32))));
-    auto [d1, m1] = loadQ4KScaleMin(base, s);
-    scales.push_back(vector::BroadcastOp::create(b, loc, f8, d1));
-    mins.push_back(vector::BroadcastOp::create(b, loc, f8, m1));
+    lanes.append(8, s);
   }
-  if (count == 1)
-    return {codes[0], scales[0], mins[0]};
-  return {concat(codes[0], codes[1]), concat(scales[0], scales[1]),
-          concat(mins[0], mins[1])};
+  // Each sub-block's value over its 8 lanes.
+  auto spread = [&](Value values) {
+    return vector::ShuffleOp::create(b, loc, values, values, lanes)
+        .getResult();
+  };
+  return {count == 1 ? codes[0] : concat(codes[0], codes[1]),
+          spread(scalesAndMins.first), spread(scalesAndMins.second)};
 }
 
 //===----------------------------------------------------------------------===//

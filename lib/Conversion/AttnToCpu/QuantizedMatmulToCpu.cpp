@@ -647,6 +647,11 @@ void QuantGemvLowering::accumulateKQuantBlock(const Tile &t, Value sb,
   auto accType = VectorType::get({QuantDotKernel::kAccLanes * step}, i32);
   auto fType = VectorType::get({QuantDotKernel::kAccLanes * step}, f32);
   auto xType = VectorType::get({QuantDotKernel::kStepBytes * step}, i8);
+  // q4_k: each weight row's 8 scales and mins, decoded once per super-block.
+  SmallVector<std::pair<Value, Value>> q4kScales;
+  if (q4k)
+    for (int64_t c = 0; c < t.cols; ++c)
+      q4kScales.push_back(decoder->decodeQ4KScales(add(t.c0, idx(c)), sb));
   for (int64_t g = 0; g < 8; g += step) {
     SmallVector<QuantDecoder::KQuantGroups> w;
     for (int64_t c = 0; c < t.cols; ++c) {
@@ -655,7 +660,7 @@ void QuantGemvLowering::accumulateKQuantBlock(const Tile &t, Value sb,
         QuantDecoder::IntPair p = decoder->decodeQ6Groups(row, sb, g, step);
         w.push_back({p.codes, p.scales, nullptr});
       } else {
-        w.push_back(decoder->decodeQ4KGroups(row, sb, g, step));
+        w.push_back(decoder->decodeQ4KGroups(row, sb, g, step, q4kScales[c]));
       }
     }
     // Block (of 32) `unit` of the input rows.

@@ -118,15 +118,21 @@ public:
   /// each i32 lane's scale f32(d) * f32(scales[e / 16]) of the 16
   /// elements its 4 codes are among.
   IntPair decodeQ6Groups(Value row, Value sb, int64_t g, int64_t count);
+  /// q4_k's 8 sub-block scales f32(d) * sc and mins f32(dmin) * m of
+  /// super-block `sb` of a row, each vector<8xf32>: the 12 bytes of 6-bit
+  /// values decoded together with vector shuffles and shifts.
+  std::pair<Value, Value> decodeQ4KScales(Value row, Value sb);
   /// q4_k's sub-blocks g .. g + count of super-block `sb` (g static, count
   /// 1, or 2 with g even: the two sub-blocks of one 32 bytes of codes):
   /// `codes` vector<32 count x i8> of the 4-bit codes (0..15, no offset),
   /// `scales` vector<8 count x f32> each sub-block's f32(d) * sc over its
   /// 8 lanes, `mins` the same of f32(dmin) * m: W = scale * code - min.
+  /// `scalesAndMins` is decodeQ4KScales of the same row and super-block.
   struct KQuantGroups {
     Value codes, scales, mins;
   };
-  KQuantGroups decodeQ4KGroups(Value row, Value sb, int64_t g, int64_t count);
+  KQuantGroups decodeQ4KGroups(Value row, Value sb, int64_t g, int64_t count,
+                               std::pair<Value, Value> scalesAndMins);
 
 private:
   Value idx(int64_t v);
