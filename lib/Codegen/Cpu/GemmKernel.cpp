@@ -488,8 +488,8 @@ IntDotGemmKernel::decodeUnit(QuantDecoder &decoder, Value row, Value step,
         group.codes, {lane(group.scales, 0), lane(group.scales, 4)}, nullptr};
   }
   case QuantScheme::q4_k: {
-    QuantDecoder::KQuantGroups group =
-        decoder.decodeQ4KGroups(row, step, i, 1, q4kScales);
+    QuantDecoder::IntPair group =
+        decoder.decodeQ4KGroups(row, step, i, 1, q4kScales.first);
     return {group.codes,
             {lane(q4kScales.first, i)},
             lane(q4kScales.second, i)};

@@ -585,9 +585,9 @@ std::pair<Value, Value> QuantDecoder::decodeQ4KScales(Value row, Value sb) {
           scaled(m, loadFloat(add(base, idx(2)), false))};
 }
 
-QuantDecoder::KQuantGroups
+QuantDecoder::IntPair
 QuantDecoder::decodeQ4KGroups(Value row, Value sb, int64_t g, int64_t count,
-                              std::pair<Value, Value> scalesAndMins) {
+                              Value scales8) {
   assert(weight.format.getScheme() == QuantScheme::q4_k && g % count == 0 &&
          "one sub-block, or the pair of one 32 bytes of codes");
   Value base = mul(add(mul(row, idx(weight.k / 256)), sb), idx(144));
@@ -601,13 +601,9 @@ QuantDecoder::decodeQ4KGroups(Value row, Value sb, int64_t g, int64_t count,
               : Value(arith::AndIOp::create(b, loc, qs, i8Splat(15, 32))));
     lanes.append(8, s);
   }
-  // Each sub-block's value over its 8 lanes.
-  auto spread = [&](Value values) {
-    return vector::ShuffleOp::create(b, loc, values, values, lanes)
-        .getResult();
-  };
-  return {count == 1 ? codes[0] : concat(codes[0], codes[1]),
-          spread(scalesAndMins.first), spread(scalesAndMins.second)};
+  // Each sub-block's scale over its 8 lanes.
+  Value scales = vector::ShuffleOp::create(b, loc, scales8, scales8, lanes);
+  return {count == 1 ? codes[0] : concat(codes[0], codes[1]), scales};
 }
 
 //===----------------------------------------------------------------------===//

@@ -313,7 +313,8 @@ private:
   /// The integer path of the k-quants over super-block `sb`: per
   /// 32-element group (two per step on a wide kernel), acc += f32(dot(codes,
   /// xq) + start) * (lane scales * row scale), start xlane for q6_k and 0
-  /// for q4_k, and for q4_k acc -= mins * xsd.
+  /// for q4_k, and for q4_k once per super-block acc -= mins * xsd (its 8
+  /// groups' mins in the first 8 lanes).
   void accumulateKQuantBlock(const Tile &t, Value sb,
                              SmallVectorImpl<Value> &acc);
 
@@ -352,9 +353,15 @@ private:
   /// q6_k's starting dots: xlane[r, k / 4] = -32 * the sum of the 4 codes
   /// of xq[r, k .. k + 3] (k a multiple of 4).
   Value xlane;
-  /// q4_k's min terms: xsd[r, 8b] = xd[r, b] * f32(xs[r, b]) and
-  /// xsd[r, 8b + i] = 0 for 0 < i < 8.
+  /// q4_k's min terms, a vector of the accumulators' lanes (L: 16 on a
+  /// wide kernel, else 8) per super-block: xsd[r, L sb + j] = xd[r, 8 sb +
+  /// j] * f32(xs[r, 8 sb + j]) for its 8 blocks j, and 0 in lanes 8 .. L.
   Value xsd;
+  /// The lanes of the k-quants' accumulators: two groups of 8 lanes per
+  /// step on a wide kernel, one otherwise.
+  int64_t getKQuantLanes() const {
+    return QuantDotKernel::kAccLanes * (wide ? 2 : 1);
+  }
 };
 
 } // namespace
@@ -450,7 +457,8 @@ void QuantGemvLowering::quantizeRows() {
     xlane =
         allocAligned(b, loc, i32, {r, b.getIndexAttr(blocks * lanesPerBlock)});
   if (q4k)
-    xsd = allocAligned(b, loc, f32, {r, b.getIndexAttr(blocks * lanesPerBlock)});
+    xsd = allocAligned(b, loc, f32,
+                       {r, b.getIndexAttr(blocks / 8 * getKQuantLanes())});
   quantizer.fill(q, xBuf, m, weight.k,
                  [&](Value row, Value block, Value codes, Value d, Value sum) {
                    writeLaneTerms(row, block, codes, d, sum);
@@ -476,9 +484,20 @@ void QuantGemvLowering::writeLaneTerms(Value row, Value block, Value codes,
                             vector::BroadcastOp::create(b, loc, laneF, d), xdw,
                             ValueRange{row, at});
   if (q4k) {
-    storeFirstLane(arith::MulFOp::create(
-                       b, loc, d, arith::SIToFPOp::create(b, loc, f32, sum)),
-                   laneF, xsd);
+    // Block j of super-block sb at lane j of the super-block's vector, and
+    // a zero in lane 8 + j of a wide one.
+    Value j = arith::RemUIOp::create(b, loc, block, idx(8));
+    Value first = add(mul(arith::DivUIOp::create(b, loc, block, idx(8)),
+                          idx(getKQuantLanes())),
+                      j);
+    memref::StoreOp::create(
+        b, loc,
+        arith::MulFOp::create(b, loc, d,
+                              arith::SIToFPOp::create(b, loc, f32, sum)),
+        xsd, ValueRange{row, first});
+    if (wide)
+      memref::StoreOp::create(b, loc, createFloatConstant(b, loc, f32, 0.0),
+                              xsd, ValueRange{row, add(first, idx(8))});
   } else if (q6) {
     // The 4 codes of each i32 lane summed (code j of every lane as one
     // vector, four added), times -32.
@@ -647,21 +666,41 @@ void QuantGemvLowering::accumulateKQuantBlock(const Tile &t, Value sb,
   auto accType = VectorType::get({QuantDotKernel::kAccLanes * step}, i32);
   auto fType = VectorType::get({QuantDotKernel::kAccLanes * step}, f32);
   auto xType = VectorType::get({QuantDotKernel::kStepBytes * step}, i8);
-  // q4_k: each weight row's 8 scales and mins, decoded once per super-block.
+  // q4_k: each weight row's 8 scales and mins, decoded once per
+  // super-block, and the min's term of the super-block's 8 groups: acc -=
+  // mins * xsd (on a wide kernel the mins in lanes 0-7, zeros after).
   SmallVector<std::pair<Value, Value>> q4kScales;
-  if (q4k)
-    for (int64_t c = 0; c < t.cols; ++c)
+  if (q4k) {
+    auto minType = VectorType::get({getKQuantLanes()}, f32);
+    Value zeros = createFloatConstantOfType(
+        b, loc, VectorType::get({QuantDotKernel::kAccLanes}, f32), 0.0);
+    SmallVector<Value> negMins;
+    for (int64_t c = 0; c < t.cols; ++c) {
       q4kScales.push_back(decoder->decodeQ4KScales(add(t.c0, idx(c)), sb));
+      Value mins = arith::NegFOp::create(b, loc, q4kScales.back().second);
+      negMins.push_back(wide ? vector::ShuffleOp::create(
+                                   b, loc, mins, zeros,
+                                   llvm::to_vector(llvm::seq<int64_t>(0, 16)))
+                                   .getResult()
+                             : mins);
+    }
+    for (int64_t r = 0; r < t.rows; ++r) {
+      Value terms = vector::LoadOp::create(
+          b, loc, minType, xsd,
+          ValueRange{add(t.i0, idx(r)), mul(sb, idx(getKQuantLanes()))});
+      for (int64_t c = 0; c < t.cols; ++c) {
+        int64_t a = r * t.cols + c;
+        acc[a] = vector::FMAOp::create(b, loc, negMins[c], terms, acc[a]);
+      }
+    }
+  }
   for (int64_t g = 0; g < 8; g += step) {
-    SmallVector<QuantDecoder::KQuantGroups> w;
+    SmallVector<QuantDecoder::IntPair> w;
     for (int64_t c = 0; c < t.cols; ++c) {
       Value row = add(t.c0, idx(c));
-      if (q6) {
-        QuantDecoder::IntPair p = decoder->decodeQ6Groups(row, sb, g, step);
-        w.push_back({p.codes, p.scales, nullptr});
-      } else {
-        w.push_back(decoder->decodeQ4KGroups(row, sb, g, step, q4kScales[c]));
-      }
+      w.push_back(q6 ? decoder->decodeQ6Groups(row, sb, g, step)
+                     : decoder->decodeQ4KGroups(row, sb, g, step,
+                                                q4kScales[c].first));
     }
     // Block (of 32) `unit` of the input rows.
     Value unit = add(mul(sb, idx(8)), idx(g));
@@ -677,10 +716,6 @@ void QuantGemvLowering::accumulateKQuantBlock(const Tile &t, Value sb,
              : arith::ConstantOp::create(
                    b, loc, DenseElementsAttr::get(accType, b.getI32IntegerAttr(0)))
                    .getResult();
-      Value minTerms =
-          q4k ? vector::LoadOp::create(b, loc, fType, xsd, ValueRange{row, lane})
-                    .getResult()
-              : Value();
       Value d =
           wide ? vector::LoadOp::create(b, loc, fType, xdw, ValueRange{row, lane})
                      .getResult()
@@ -692,10 +727,6 @@ void QuantGemvLowering::accumulateKQuantBlock(const Tile &t, Value sb,
         Value scales = arith::MulFOp::create(b, loc, w[c].scales, d);
         int64_t a = r * t.cols + c;
         acc[a] = addScaledDot(acc[a], init, w[c].codes, x, scales);
-        if (q4k)
-          acc[a] = vector::FMAOp::create(
-              b, loc, arith::NegFOp::create(b, loc, w[c].mins), minTerms,
-              acc[a]);
       }
     }
   }

@@ -225,18 +225,33 @@ func.func @decode_q6_k(%x: tensor<1x256xf32>, %w: tensor<1050xi8>) -> tensor<1x5
 // -----
 
 // q4_k: codes without offset (the low or high nibbles of a sub-block
-// pair's 32 bytes), a scale and a min per 32 elements: the dots start at
-// 0 and the min's term is one more FMA with xsd (the block's scale times
-// its code sum in the first lane, written once per call).
+// pair's 32 bytes), a scale and a min per 32 elements. A super-block's 8
+// scales and 8 mins are decoded once per weight row, together: the 12
+// bytes of 6-bit values shuffled into 8 lanes, shifted and masked. The
+// dots start at 0; each sub-block's scale is spread over its lanes by a
+// shuffle; the min's term is one FMA per super-block with xsd (each
+// block's scale times its code sum, lane j of its super-block's vector,
+// written once per call).
 // CHECK-LABEL: func.func @decode_q4_k(
-// CHECK-DAG: %[[XSD:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1x64xf32>
-// CHECK: vector.store %{{.*}}, %[[XSD]][%{{.*}}] : memref<1x64xf32>, vector<8xf32>
+// CHECK: %[[SUM:.*]] = arith.sitofp %{{.*}} : i32 to f32
+// CHECK-NEXT: %[[TERM:.*]] = arith.mulf %{{.*}}, %[[SUM]] : f32
+// CHECK-NEXT: memref.store %[[TERM]], %[[XSD:[a-z_0-9]+]][%{{.*}}] : memref<1x8xf32>
+// CHECK: %[[RAW:.*]] = vector.load %{{.*}} : memref<720xi8, strided<[1], offset: ?>>, vector<16xi8>
+// CHECK: vector.shuffle %[[RAW]], %[[RAW]] [0, 1, 2, 3, 8, 9, 10, 11]
+// CHECK: vector.shuffle %[[RAW]], %[[RAW]] [4, 4, 4, 4, 4, 5, 6, 7]
+// CHECK: arith.uitofp %{{.*}} : vector<8xi32> to vector<8xf32>
+// CHECK: %[[NEG:.*]] = arith.negf %{{.*}} : vector<8xf32>
+// CHECK: %[[MINS:.*]] = vector.load %[[XSD]][%{{.*}}] : memref<1x8xf32>, vector<8xf32>
+// CHECK: vector.fma %[[NEG]], %[[MINS]], %{{.*}} : vector<8xf32>
+// CHECK: vector.shuffle %{{.*}} [0, 0, 0, 0, 0, 0, 0, 0] : vector<8xf32>, vector<8xf32>
 // CHECK: llvm.inline_asm "vpdpbusd $2, $1, $0", "=x,x,x,0" {{.*}} -> vector<8xi32>
-// CHECK: %[[MINS:.*]] = vector.load %[[XSD]][%{{.*}}] : memref<1x64xf32>, vector<8xf32>
-// CHECK: arith.negf %{{.*}} : vector<8xf32>
-// CHECK: vector.fma %{{.*}}, %[[MINS]], %{{.*}} : vector<8xf32>
 // CHECK: return
 // WIDE-LABEL: func.func @decode_q4_k(
+// WIDE-DAG: %[[XSD:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1x16xf32>
+// WIDE: %[[NEG:.*]] = vector.shuffle %{{.*}} [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+// WIDE: %[[MINS:.*]] = vector.load %[[XSD]][%{{.*}}] : memref<1x16xf32>, vector<16xf32>
+// WIDE: vector.fma %[[NEG]], %[[MINS]], %{{.*}} : vector<16xf32>
+// WIDE: vector.shuffle %{{.*}} [0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1] : vector<8xf32>, vector<8xf32>
 // WIDE: llvm.inline_asm "vpdpbusd $2, $1, $0", "=v,v,v,0" {{.*}} : (vector<64xi8>, vector<64xi8>, vector<16xi32>) -> vector<16xi32>
 // WIDE: vector.fma %{{.*}} : vector<16xf32>
 // WIDE: return

@@ -126,13 +126,10 @@ public:
   /// 1, or 2 with g even: the two sub-blocks of one 32 bytes of codes):
   /// `codes` vector<32 count x i8> of the 4-bit codes (0..15, no offset),
   /// `scales` vector<8 count x f32> each sub-block's f32(d) * sc over its
-  /// 8 lanes, `mins` the same of f32(dmin) * m: W = scale * code - min.
-  /// `scalesAndMins` is decodeQ4KScales of the same row and super-block.
-  struct KQuantGroups {
-    Value codes, scales, mins;
-  };
-  KQuantGroups decodeQ4KGroups(Value row, Value sb, int64_t g, int64_t count,
-                               std::pair<Value, Value> scalesAndMins);
+  /// 8 lanes, from `scales8`, the first of decodeQ4KScales of the same row
+  /// and super-block (W = scale * code - min, the mins its second).
+  IntPair decodeQ4KGroups(Value row, Value sb, int64_t g, int64_t count,
+                          Value scales8);
 
 private:
   Value idx(int64_t v);
