@@ -435,8 +435,20 @@ Value QuantDecoder::loadScalePair(Value a, Value b8, bool f32) {
                                pair);
 }
 
+Value QuantDecoder::loadBytePair(Value a, Value b8) {
+  auto eight = VectorType::get({8}, b.getI32Type());
+  Value first = vector::BroadcastOp::create(b, loc, eight, loadByte(a));
+  Value second = vector::BroadcastOp::create(b, loc, eight, loadByte(b8));
+  return vector::ShuffleOp::create(b, loc, first, second,
+                                   llvm::to_vector(llvm::seq<int64_t>(0, 16)));
+}
+
+bool QuantDecoder::hasIntPairs(const QuantizedWeight &weight) {
+  return hasIntUnits(weight) && weight.k / 32 % 2 == 0;
+}
+
 QuantDecoder::IntPair QuantDecoder::decodeIntPair(Value row, Value u) {
-  assert(getFixedIntOffset(weight) && "a weight with a fixed code offset");
+  assert(hasIntPairs(weight) && "whole pairs of units of 32 with one scale");
   QuantFormatAttr f = weight.format;
   IntPair pair;
   switch (f.getScheme()) {
@@ -462,15 +474,23 @@ QuantDecoder::IntPair QuantDecoder::decodeIntPair(Value row, Value u) {
     break;
   }
   Value k = mul(u, idx(32));
-  auto scaleAt = [&](Value kk) {
-    Value i = add(mul(row, idx(weight.k / f.getGroup())),
-                  arith::DivUIOp::create(b, loc, kk, idx(f.getGroup())));
-    return add(idx(layout.scales), mul(i, idx(f.getScaleBytes())));
+  // The index of the group of element kk of the row.
+  auto groupAt = [&](Value kk) {
+    return add(mul(row, idx(weight.k / f.getGroup())),
+               arith::DivUIOp::create(b, loc, kk, idx(f.getGroup())));
   };
-  Value firstScale = scaleAt(k), secondScale = scaleAt(add(k, idx(32)));
-  pair.scales = loadScalePair(firstScale, secondScale, f.getScale().isF32());
+  auto scaleAt = [&](Value kk) {
+    return add(idx(layout.scales), mul(groupAt(kk), idx(f.getScaleBytes())));
+  };
+  Value next = add(k, idx(32));
+  pair.scales = loadScalePair(scaleAt(k), scaleAt(next), f.getScale().isF32());
+  bool sym = !f.hasZeroPoints();
+  if (!sym)
+    pair.zeroPoints = loadBytePair(add(idx(layout.zeroPoints), groupAt(k)),
+                                   add(idx(layout.zeroPoints), groupAt(next)));
   if (f.getBits() == 8) {
-    pair.codes = flipSignBits(loadBytes(add(mul(row, idx(weight.k)), k), 64));
+    Value codes = loadBytes(add(mul(row, idx(weight.k)), k), 64);
+    pair.codes = sym ? flipSignBits(codes) : codes;
   } else {
     Value v = loadBytes(add(mul(row, idx(weight.k / 2)), mul(u, idx(16))), 32);
     auto half = [&](int64_t start) {

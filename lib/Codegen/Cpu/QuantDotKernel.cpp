@@ -4,11 +4,38 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
 using namespace mlir::attn::cpu;
 
 QuantDotKernel::~QuantDotKernel() = default;
+
+namespace {
+/// Side-effect-free inline assembly of `text` on `operands` (AT&T order:
+/// the last operand is the destination), with `constraints`.
+Value createAsm(OpBuilder &b, Location loc, Type type, ValueRange operands,
+                StringRef text, StringRef constraints) {
+  return LLVM::InlineAsmOp::create(
+             b, loc, type, operands, text, constraints,
+             /*has_side_effects=*/false, /*is_align_stack=*/false,
+             LLVM::tailcallkind::TailCallKind::None, LLVM::AsmDialectAttr(),
+             ArrayAttr())
+      .getResult(0);
+}
+} // namespace
+
+Value QuantDotKernel::multiplyPairs(Value x, Value y) {
+  auto type = cast<VectorType>(x.getType());
+  auto pairs = VectorType::get({2 * type.getNumElements()}, b.getI16Type());
+  auto asPairs = [&](Value v) {
+    return vector::BitCastOp::create(b, loc, pairs, v).getResult();
+  };
+  // zmm operands (and any of the 32 registers) need the EVEX form.
+  bool zmm = type.getNumElements() * 32 == 512;
+  return createAsm(b, loc, type, ValueRange{asPairs(x), asPairs(y)},
+                   "vpmaddwd $2, $1, $0", zmm ? "=v,v,v" : "=x,x,x");
+}
 
 namespace {
 /// vpdpbusd on ymm registers, u8 x s8 quads summed into i32 lanes without
@@ -35,12 +62,8 @@ public:
            "a zmm step on a ymm kernel");
     // AT&T order: vpdpbusd b (s8), a (u8), dst; dst is tied to acc ($3).
     StringRef text = vex ? "{vex} vpdpbusd $2, $1, $0" : "vpdpbusd $2, $1, $0";
-    return LLVM::InlineAsmOp::create(
-               b, loc, acc.getType(), ValueRange{codes, act, acc}, text,
-               wide ? "=v,v,v,0" : "=x,x,x,0", /*has_side_effects=*/false,
-               /*is_align_stack=*/false, LLVM::tailcallkind::TailCallKind::None,
-               LLVM::AsmDialectAttr(), ArrayAttr())
-        .getResult(0);
+    return createAsm(b, loc, acc.getType(), ValueRange{codes, act, acc}, text,
+                     wide ? "=v,v,v,0" : "=x,x,x,0");
   }
 
 private:
@@ -62,21 +85,16 @@ public:
 
   Value accumulate(Value acc, Value codes, Value act) override {
     auto i16Type = VectorType::get({16}, b.getI16Type());
-    auto asmOp = [&](Type type, ValueRange operands, StringRef text) {
-      return LLVM::InlineAsmOp::create(
-                 b, loc, type, operands, text, "=x,x,x",
-                 /*has_side_effects=*/false, /*is_align_stack=*/false,
-                 LLVM::tailcallkind::TailCallKind::None, LLVM::AsmDialectAttr(),
-                 ArrayAttr())
-          .getResult(0);
-    };
     // AT&T order: vpmaddubsw b (s8), a (u8), dst.
-    Value pairs = asmOp(i16Type, ValueRange{codes, act},
-                        "vpmaddubsw $2, $1, $0");
+    Value pairs = createAsm(b, loc, i16Type, ValueRange{codes, act},
+                            "vpmaddubsw $2, $1, $0", "=x,x,x");
     Value ones = arith::ConstantOp::create(
         b, loc, DenseElementsAttr::get(i16Type, b.getI16IntegerAttr(1)));
-    Value quads =
-        asmOp(acc.getType(), ValueRange{pairs, ones}, "vpmaddwd $2, $1, $0");
+    auto laneType = cast<VectorType>(acc.getType());
+    auto asLanes = [&](Value v) {
+      return vector::BitCastOp::create(b, loc, laneType, v).getResult();
+    };
+    Value quads = multiplyPairs(asLanes(pairs), asLanes(ones));
     return arith::AddIOp::create(b, loc, acc, quads);
   }
 };

@@ -30,14 +30,16 @@
 //   scale, per input row an i32 dot of the codes and the row's block
 //   (QuantDotKernel::accumulate, started from -offset * sum in lane 0),
 //   converted to f32 and accumulated times weight scale * row scale.
-//   On a wide kernel (AVX512-VNNI on zmm) a weight whose codes have a
-//   fixed offset (q8_0, q4_0, int8_sym, int4_sym) and whose rows have an
-//   even number of units steps through two units at a time: one vpdpbusd
-//   of 64 codes and 64 activations started from a per-row vector of the
-//   two blocks' -offset * sum (written once with the quantized rows),
-//   converted to f32 and accumulated times the two units' weight scales
-//   (lanes 0-7 and 8-15) times the row's two block scales, also
-//   vectors written once per call. An int4_sym weight with K and group
+//   On a wide kernel (AVX512-VNNI on zmm) a weight of units of 32 with
+//   one scale whose rows have an even number of units steps through two
+//   units at a time: one vpdpbusd of 64 codes and 64 activations started
+//   from a per-row vector of the two blocks' -offset * sum (written once
+//   with the quantized rows; for the asymmetric schemes the sums, times
+//   the weight row's two negated zero points per step in one vpmaddwd),
+//   converted to f32
+//   and accumulated times the two units' weight scales (lanes 0-7 and
+//   8-15) times the row's two block scales, also vectors written once per
+//   call. An int4_sym weight with K and group
 //   multiples of 128 steps through four units: its 64 bytes of nibbles
 //   read once, the low nibbles times the rows' codes 0-15 of each block
 //   and the high nibbles times codes 16-31 (a copy of the rows in that
@@ -245,9 +247,10 @@ public:
       if (dot && fullBytes && !dot->takesFullBytes())
         dot.reset();
       wide = dot && dot->isWide() &&
-             (q6 || q4k || (QuantDecoder::getFixedIntOffset(weight) &&
-                     weight.k / QuantDotKernel::kStepBytes % 2 == 0));
+             (q6 || q4k || QuantDecoder::hasIntPairs(weight));
       quad = wide && QuantDecoder::hasIntQuads(weight);
+      rowScale = wide && !quad && !q6 && !q4k && !weight.format.isGguf() &&
+                 weight.format.getGroup() == weight.k;
     }
   }
 
@@ -301,8 +304,9 @@ private:
   /// product) += f32(dot(codes - offset, xq)) * (scale * xd).
   void accumulateIntUnit(const Tile &t, Value u, SmallVectorImpl<Value> &acc);
   /// The wide integer path's step over units u and u + 1: acc
-  /// (vector<16xf32>, one per product) += f32(dot(codes, xq) + xinit) *
-  /// (scales * xdw).
+  /// (vector<16xf32>, one per product) += f32(dot(codes, xq) + start) *
+  /// (scales * xdw), start xinit, or for an asymmetric weight xinit times
+  /// the units' negated zero points.
   void accumulateIntPair(const Tile &t, Value u, SmallVectorImpl<Value> &acc);
   /// The wide integer path's step over units u .. u + 3 (u a multiple of
   /// 4) of an int4_sym weight (QuantDecoder::hasIntQuads): acc
@@ -331,6 +335,10 @@ private:
   /// The wide integer path (accumulateIntPair, two groups per step of
   /// accumulateKQuantBlock).
   bool wide = false;
+  /// The wide pairs of an int scheme with one group per row: the steps
+  /// scale the dots by the input rows' scales only, and each product's
+  /// sum is multiplied by the weight row's scale once (emitTile).
+  bool rowScale = false;
   /// A q6_k weight: on the integer path its groups of 32 have a scale per
   /// 16 elements, so the offset's term is per i32 lane (xlane).
   bool q6 = false;
@@ -340,8 +348,8 @@ private:
   Value xBuf, outBuf, m;
   Value xq, xd, xs;
   /// The wide path's per-lane row scales and starting dots: xdw[r, 8b + i]
-  /// = xd[r, b], xinit[r, 8b] = -offset * xs[r, b] and xinit[r, 8b + i] =
-  /// 0 for 0 < i < 8.
+  /// = xd[r, b], xinit[r, 8b] = -offset * xs[r, b] (xs[r, b] for an
+  /// asymmetric weight) and xinit[r, 8b + i] = 0 for 0 < i < 8.
   Value xdw, xinit;
   /// The quad path's input rows (accumulateIntQuad): xq4[r, 128q + 16j +
   /// i] = xq[r, 128q + 32j + i] and xq4[r, 128q + 64 + 16j + i] = xq[r,
@@ -515,11 +523,20 @@ void QuantGemvLowering::writeLaneTerms(Value row, Value block, Value codes,
                             arith::MulIOp::create(b, loc, sums, minus32), xlane,
                             ValueRange{row, at});
   } else if (wide) {
-    int64_t offset = *QuantDecoder::getFixedIntOffset(weight);
-    storeFirstLane(arith::MulIOp::create(
-                       b, loc, sum,
-                       arith::ConstantIntOp::create(b, loc, i32, -offset)),
-                   laneI, xinit);
+    // An asymmetric weight's zero points multiply the sum per weight row
+    // (accumulateIntPair).
+    std::optional<int64_t> offset = QuantDecoder::getFixedIntOffset(weight);
+    if (offset)
+      storeFirstLane(arith::MulIOp::create(
+                         b, loc, sum,
+                         arith::ConstantIntOp::create(b, loc, i32, -*offset)),
+                     laneI, xinit);
+    else // The sum as the pair (sum, 0) of i16 (|sum| <= 32 * 127).
+      storeFirstLane(
+          arith::ExtUIOp::create(
+              b, loc, i32,
+              arith::TruncIOp::create(b, loc, b.getI16Type(), sum)),
+          laneI, xinit);
   }
 }
 
@@ -611,6 +628,15 @@ void QuantGemvLowering::accumulateIntPair(const Tile &t, Value u,
     w.push_back(decoder->decodeIntPair(add(t.c0, idx(c)), u));
   Value col = mul(u, idx(QuantDotKernel::kStepBytes));
   Value lane = mul(u, idx(QuantDotKernel::kAccLanes));
+  // Asymmetric weights: each weight row's negated zero points, which
+  // multiply the rows' sums (xinit) into the dots' start.
+  SmallVector<Value> negZeroPoints;
+  for (int64_t c = 0; c < t.cols && w[c].zeroPoints; ++c)
+    negZeroPoints.push_back(arith::SubIOp::create(
+        b, loc,
+        arith::ConstantOp::create(
+            b, loc, DenseElementsAttr::get(accType, b.getI32IntegerAttr(0))),
+        w[c].zeroPoints));
   for (int64_t r = 0; r < t.rows; ++r) {
     Value row = add(t.i0, idx(r));
     Value x = vector::LoadOp::create(
@@ -620,9 +646,16 @@ void QuantGemvLowering::accumulateIntPair(const Tile &t, Value u,
         vector::LoadOp::create(b, loc, accType, xinit, ValueRange{row, lane});
     Value d = vector::LoadOp::create(b, loc, fType, xdw, ValueRange{row, lane});
     for (int64_t c = 0; c < t.cols; ++c) {
-      Value scales = arith::MulFOp::create(b, loc, w[c].scales, d);
+      Value scales =
+          rowScale ? d : arith::MulFOp::create(b, loc, w[c].scales, d);
+      // sum_j (code_j - zp) * x_j = sum_j code_j * x_j - zp * sum_j x_j,
+      // exact in i32 (|zp * sum| <= 255 * 32 * 127): -zp * sum is the
+      // product of the i16 pairs (sum, 0) and (-zp, *).
+      Value start = negZeroPoints.empty()
+                        ? init
+                        : dot->multiplyPairs(init, negZeroPoints[c]);
       int64_t a = r * t.cols + c;
-      acc[a] = addScaledDot(acc[a], init, w[c].codes, x, scales);
+      acc[a] = addScaledDot(acc[a], start, w[c].codes, x, scales);
     }
   }
 }
@@ -837,6 +870,14 @@ SmallVector<Value> QuantGemvLowering::emitUnits(const Tile &t) {
 
 void QuantGemvLowering::emitTile(const Tile &t) {
   SmallVector<Value> dots = emitUnits(t);
+  if (rowScale) {
+    for (int64_t c = 0; c < t.cols; ++c) {
+      Value scale = decoder->loadGroupParams(add(t.c0, idx(c)), idx(0)).first;
+      for (int64_t r = 0; r < t.rows; ++r)
+        dots[r * t.cols + c] =
+            arith::MulFOp::create(b, loc, dots[r * t.cols + c], scale);
+    }
+  }
   int64_t whole = decoder->getWholeUnits() * decoder->getUnitElements();
   if (whole < weight.k) {
     // The last K % 32 elements of an int8 row, one by one.

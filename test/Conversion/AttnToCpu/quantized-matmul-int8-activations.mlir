@@ -18,15 +18,16 @@
 // at every vector width.
 //
 // With vnni-512 (AVX512-VNNI and AVX512-BW on 512-bit vectors), a weight
-// whose codes have a fixed offset (q8_0, q4_0, int8_sym, int4_sym) and
-// whose rows have an even number of units steps through two units at a
+// of units of 32 with one scale (q8_0, q4_0, the int schemes) whose rows
+// have an even number of units steps through two units at a
 // time: 64 codes (each unit's 16 bytes of nibbles spread over two 128-bit
 // lanes, the odd lanes shifted right by 4, the low nibbles kept) times 64
 // activations in one vpdpbusd on zmm ("v" operands), started from the
 // row's vector of both blocks' -offset * sum (xinit, written once with
 // the quantized rows beside the per-lane row scales), and the two units'
-// scales in lanes 0-7 and 8-15. Odd unit counts (q4_0 of K = 96) and the
-// asymmetric schemes keep the ymm step.
+// scales in lanes 0-7 and 8-15. The asymmetric schemes' steps start from
+// the rows' block sums times the units' negated zero points (vpmaddwd).
+// Odd unit counts (q4_0 of K = 96) keep the ymm step.
 //
 // With avx2 and no vnni, the same steps multiply with vpmaddubsw (u8 x s8
 // pairs into saturating i16) and vpmaddwd by ones (pairs into i32 lanes),
@@ -119,11 +120,28 @@ func.func @decode_q8_0(%x: tensor<1x64xbf16>, %w: tensor<340xi8>) -> tensor<1x5x
 // CHECK: arith.extui %{{.*}} : i8 to i32
 // CHECK: llvm.inline_asm "vpdpbusd $2, $1, $0"
 // CHECK: return
-// A zero point per group: no fixed offset, the ymm step.
+// The wide step: each pair's row sums (xinit, as pairs of i16: the sum
+// truncated and zero-extended) times the weight row's negated zero points
+// (one per unit, in lanes 0-7 and 8-15) in one vpmaddwd, the dot started
+// from that; one group per row, so the steps scale by the input rows'
+// scales only and the weight row's scale multiplies each sum once.
 // WIDE-LABEL: func.func @decode_int8_asym(
-// WIDE-NOT: vector<64xi8>
-// WIDE: llvm.inline_asm "vpdpbusd $2, $1, $0", "=v,v,v,0" %{{.*}} : (vector<32xi8>, vector<32xi8>, vector<8xi32>) -> vector<8xi32>
-// WIDE-NOT: vector<64xi8>
+// WIDE: %[[SUM16:.*]] = arith.trunci %{{.*}} : i32 to i16
+// WIDE: arith.extui %[[SUM16]] : i16 to i32
+// WIDE: %[[ZP:.*]] = arith.extui %{{.*}} : i8 to i32
+// WIDE: %[[ZPS:.*]] = vector.broadcast %[[ZP]] : i32 to vector<8xi32>
+// WIDE: %[[PAIR:.*]] = vector.shuffle %[[ZPS]], %[[ZPS]] [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]
+// WIDE: %[[CODES:.*]] = vector.load %{{.*}} : memref<389xi8, strided<[1], offset: ?>>, vector<64xi8>
+// WIDE: %[[NEG:.*]] = arith.subi %{{.*}}, %[[PAIR]] : vector<16xi32>
+// WIDE: %[[X:.*]] = vector.load %{{.*}} : memref<3x64xi8>, vector<64xi8>
+// WIDE: %[[NEGPAIRS:.*]] = vector.bitcast %[[NEG]] : vector<16xi32> to vector<32xi16>
+// WIDE: %[[START:.*]] = llvm.inline_asm "vpmaddwd $2, $1, $0", "=v,v,v" %{{.*}}, %[[NEGPAIRS]] : (vector<32xi16>, vector<32xi16>) -> vector<16xi32>
+// WIDE: %[[DOT:.*]] = llvm.inline_asm "vpdpbusd $2, $1, $0", "=v,v,v,0" %[[CODES]], %[[X]], %[[START]] : (vector<64xi8>, vector<64xi8>, vector<16xi32>) -> vector<16xi32>
+// WIDE: %[[F:.*]] = arith.sitofp %[[DOT]] : vector<16xi32> to vector<16xf32>
+// WIDE-NOT: arith.mulf %{{.*}} : vector<16xf32>
+// WIDE: vector.fma %[[F]], %{{.*}} : vector<16xf32>
+// WIDE: %[[RED:.*]] = vector.reduction <add>, %{{.*}} : vector<16xf32> into f32
+// WIDE: arith.mulf %[[RED]], %{{.*}} : f32
 // WIDE: return
 func.func @decode_int8_asym(%x: tensor<3x64xf32>, %w: tensor<389xi8>) -> tensor<3x5xf32> {
   %y = attn.quantized_matmul %x, %w {format = #attn.quant<int8_asym, group = 64, scale = f32>}

@@ -111,6 +111,13 @@ INT8_WEIGHTS = [
     # where the target has AVX512-VNNI, a pair across two groups included.
     ("q4_0", 37, 128, None, None), ("int8_sym", 37, 192, 64, "f16"),
     ("int4_sym", 37, 64, 32, "f32"),
+    # The asymmetric schemes' wide steps: the zero points of a pair's two
+    # units (across two groups of 32, within one of 64) times the rows'
+    # block sums.
+    ("int8_asym", 37, 128, 32, "f16"), ("int4_asym", 37, 192, 64, "f32"),
+    # One group per row on the wide steps: the row's scale once per
+    # product, after its dots.
+    ("int8_sym", 37, 128, -1, "f16"), ("int4_asym", 37, 128, -1, "f32"),
     # int4_sym with K and the group multiples of 128: the wide steps of
     # four units (one 64-byte read of a row's nibbles), over several steps
     # and groups, a group of two steps, and per channel.

@@ -86,14 +86,22 @@ public:
   /// unit (q8_0 and int8_sym 128, q4_0 and int4_sym 8), else none (the
   /// asymmetric schemes' zero points).
   static std::optional<int64_t> getFixedIntOffset(const QuantizedWeight &weight);
+  /// The int schemes' scale and zero point (f32; null without one) of row
+  /// `row`, group `group`.
+  std::pair<Value, Value> loadGroupParams(Value row, Value group);
+  /// Whether decodeIntPair reads `weight`: hasIntUnits and an even number
+  /// of units per row.
+  static bool hasIntPairs(const QuantizedWeight &weight);
 
   /// Units u and u + 1 of a row as one wide step of the integer dots (a
-  /// weight with getFixedIntOffset): `codes` is vector<64xi8>, unit u's 32
-  /// codes of decodeIntUnit then unit u + 1's; `scales` is vector<16xf32>,
-  /// unit u's scale in lanes 0-7 and unit u + 1's in lanes 8-15 (the i32
-  /// lanes of vpdpbusd on zmm that each unit's codes reach).
+  /// weight with getFixedIntOffset or zero points, hasIntUnits): `codes`
+  /// is vector<64xi8>, unit u's 32 codes of decodeIntUnit then unit u +
+  /// 1's; `scales` is vector<16xf32>, unit u's scale in lanes 0-7 and unit
+  /// u + 1's in lanes 8-15 (the i32 lanes of vpdpbusd on zmm that each
+  /// unit's codes reach); `zeroPoints` (asymmetric schemes only, else
+  /// null) is vector<16xi32>, the two units' zero points in the same lanes.
   struct IntPair {
-    Value codes, scales;
+    Value codes, scales, zeroPoints;
   };
   IntPair decodeIntPair(Value row, Value u);
 
@@ -170,6 +178,9 @@ private:
   /// The scales at `a` and `b` (f16, or f32 with `f32`) as vector<16xf32>:
   /// a's in lanes 0-7, b's in lanes 8-15.
   Value loadScalePair(Value a, Value b, bool f32);
+  /// The bytes at `a` and `b` as vector<16xi32>: a's in lanes 0-7, b's in
+  /// lanes 8-15.
+  Value loadBytePair(Value a, Value b);
 
   Value decodeQ8_0(Value row, Value u, int64_t e);
   Value decodeQ4_0(Value row, Value u, int64_t e);
@@ -179,9 +190,6 @@ private:
   std::pair<Value, Value> loadQ4KScaleMin(Value base, int64_t s);
   Value decodeQ6_K(Value row, Value u, int64_t e);
   Value decodeInt(Value row, Value u, int64_t e);
-  /// The int schemes' scale and zero point (f32; null without one) of row
-  /// `row`, group `group`.
-  std::pair<Value, Value> loadGroupParams(Value row, Value group);
   /// The int8 schemes' per-lane scales and zero points of the vector at
   /// element `k` of `row` where its lanes span groups.
   std::pair<Value, Value> loadLaneParams(Value row, Value k);

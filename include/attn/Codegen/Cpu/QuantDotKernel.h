@@ -54,6 +54,12 @@ public:
   /// vector<16xi32> with vector<64xi8> operands.
   virtual Value accumulate(Value acc, Value codes, Value act) = 0;
 
+  /// Lane i of `x` and `y` (vector<8xi32>, or vector<16xi32> on a wide
+  /// kernel) as pairs of i16, multiplied and added (vpmaddwd): x[i] & 0xffff
+  /// times y[i] & 0xffff plus the two high halves' product, each half
+  /// signed; exact.
+  Value multiplyPairs(Value x, Value y);
+
 protected:
   QuantDotKernel(OpBuilder &b, Location loc) : b(b), loc(loc) {}
 
