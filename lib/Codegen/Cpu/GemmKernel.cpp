@@ -487,13 +487,10 @@ IntDotGemmKernel::decodeUnit(QuantDecoder &decoder, Value row, Value step,
     return {
         group.codes, {lane(group.scales, 0), lane(group.scales, 4)}, nullptr};
   }
-  case QuantScheme::q4_k: {
-    QuantDecoder::IntPair group =
-        decoder.decodeQ4KGroups(row, step, i, 1, q4kScales.first);
-    return {group.codes,
+  case QuantScheme::q4_k:
+    return {decoder.decodeQ4KCodes(row, step, i, 1),
             {lane(q4kScales.first, i)},
             lane(q4kScales.second, i)};
-  }
   default: {
     QuantDecoder::IntUnit unit = decoder.decodeIntUnit(row, step);
     if (!hasMins())

@@ -142,46 +142,21 @@ Value QuantDecoder::centredNibbles(Value nibbles) {
 /// q4_k: `f16 d; f16 dmin; u8 scales[12]; u8 qs[128]`; sub-block s = e / 32
 /// has a 6-bit scale and min; w = (f32(d) * sc) * f32(q) - f32(dmin) * m.
 Value QuantDecoder::decodeQ4_K(Value row, Value u, int64_t e) {
-  Value block = add(mul(row, idx(weight.k / 256)), u);
-  Value base = mul(block, idx(144));
+  Value base = getQ4KBase(row, u);
   int64_t s = e / 32;
-  auto [d1, m1] = loadQ4KScaleMin(base, s);
+  // The super-block's scales and mins (one decode per super-block once
+  // CSE merges the vectors'), lane s.
+  auto [scales, mins] = decodeQ4KScales(row, u);
+  Value d1 = vector::ExtractOp::create(b, loc, scales, s);
+  Value m1 = vector::ExtractOp::create(b, loc, mins, s);
   Value nibbles =
       loadNibbles(add(base, idx(16 + 32 * (s / 2) + e % 32)), s % 2 == 1);
   Value w = arith::MulFOp::create(b, loc, splat(d1), toF32(nibbles, false));
   return arith::SubFOp::create(b, loc, w, splat(m1));
 }
 
-std::pair<Value, Value> QuantDecoder::loadQ4KScaleMin(Value base, int64_t s) {
-  auto scaleByte = [&](int64_t i) { return loadByte(add(base, idx(4 + i))); };
-  auto i32 = [&](int64_t v) {
-    return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
-  };
-  auto andi = [&](Value x, int64_t m) {
-    return arith::AndIOp::create(b, loc, x, i32(m));
-  };
-  auto shr = [&](Value x, int64_t n) {
-    return arith::ShRUIOp::create(b, loc, x, i32(n));
-  };
-  // The high two bits of a 6-bit value of sub-block s >= 4, moved up.
-  auto top = [&](Value x) {
-    return arith::ShLIOp::create(b, loc, shr(x, 6), i32(4));
-  };
-  Value sc, m;
-  if (s < 4) {
-    sc = andi(scaleByte(s), 63);
-    m = andi(scaleByte(s + 4), 63);
-  } else {
-    Value packed = scaleByte(s + 4);
-    sc = arith::OrIOp::create(b, loc, andi(packed, 15), top(scaleByte(s - 4)));
-    m = arith::OrIOp::create(b, loc, shr(packed, 4), top(scaleByte(s)));
-  }
-  Type f32 = b.getF32Type();
-  Value d1 = arith::MulFOp::create(b, loc, loadFloat(base, false),
-                                   arith::UIToFPOp::create(b, loc, f32, sc));
-  Value m1 = arith::MulFOp::create(b, loc, loadFloat(add(base, idx(2)), false),
-                                   arith::UIToFPOp::create(b, loc, f32, m));
-  return {d1, m1};
+Value QuantDecoder::getQ4KBase(Value row, Value sb) {
+  return mul(add(mul(row, idx(weight.k / 256)), sb), idx(144));
 }
 
 /// q6_k: `u8 ql[128]; u8 qh[64]; int8 scales[16]; f16 d`; the 32 elements
@@ -558,7 +533,7 @@ QuantDecoder::IntPair QuantDecoder::decodeQ6Groups(Value row, Value sb,
 
 std::pair<Value, Value> QuantDecoder::decodeQ4KScales(Value row, Value sb) {
   assert(weight.format.getScheme() == QuantScheme::q4_k && "a q4_k weight");
-  Value base = mul(add(mul(row, idx(weight.k / 256)), sb), idx(144));
+  Value base = getQ4KBase(row, sb);
   // The 12 bytes of 6-bit values (bytes 4-15) and 4 bytes of codes after
   // them, which the shuffles leave out.
   Value raw = loadBytes(add(base, idx(4)), 16);
@@ -605,25 +580,28 @@ std::pair<Value, Value> QuantDecoder::decodeQ4KScales(Value row, Value sb) {
           scaled(m, loadFloat(add(base, idx(2)), false))};
 }
 
-QuantDecoder::IntPair
-QuantDecoder::decodeQ4KGroups(Value row, Value sb, int64_t g, int64_t count,
-                              Value scales8) {
+Value QuantDecoder::decodeQ4KCodes(Value row, Value sb, int64_t g,
+                                   int64_t count) {
   assert(weight.format.getScheme() == QuantScheme::q4_k && g % count == 0 &&
          "one sub-block, or the pair of one 32 bytes of codes");
-  Value base = mul(add(mul(row, idx(weight.k / 256)), sb), idx(144));
-  Value qs = loadBytes(add(base, idx(16 + 32 * (g / 2))), 32);
+  Value qs = loadBytes(add(getQ4KBase(row, sb), idx(16 + 32 * (g / 2))), 32);
   SmallVector<Value> codes;
-  SmallVector<int64_t> lanes;
-  for (int64_t i = 0; i < count; ++i) {
-    int64_t s = g + i;
+  for (int64_t s = g; s < g + count; ++s)
     codes.push_back(
         s % 2 ? Value(arith::ShRUIOp::create(b, loc, qs, i8Splat(4, 32)))
               : Value(arith::AndIOp::create(b, loc, qs, i8Splat(15, 32))));
-    lanes.append(8, s);
-  }
+  return count == 1 ? codes[0] : concat(codes[0], codes[1]);
+}
+
+QuantDecoder::IntPair
+QuantDecoder::decodeQ4KGroups(Value row, Value sb, int64_t g, int64_t count,
+                              Value scales8) {
   // Each sub-block's scale over its 8 lanes.
+  SmallVector<int64_t> lanes;
+  for (int64_t s = g; s < g + count; ++s)
+    lanes.append(8, s);
   Value scales = vector::ShuffleOp::create(b, loc, scales8, scales8, lanes);
-  return {count == 1 ? codes[0] : concat(codes[0], codes[1]), scales};
+  return {decodeQ4KCodes(row, sb, g, count), scales, nullptr};
 }
 
 //===----------------------------------------------------------------------===//

@@ -104,18 +104,24 @@ func.func @decode_parallel(%x: tensor<2x512xf32>, %w: tensor<108800xi8>) -> tens
 
 // -----
 
-// q4_k: per sub-block the 6-bit scale and min from the 12 packed bytes
-// (and 63; for sub-blocks 4..7 the low bits and, shifted, the top two bits
-// of another byte), d * scale and dmin * min, and w = d1 * q - m1.
+// q4_k: a super-block's 8 scales and 8 mins decoded once per weight row
+// from their 12 packed bytes (QuantDecoder::decodeQ4KScales: one 16-byte
+// load, byte shuffles, masks and shifts on 8 lanes, times d and dmin),
+// sub-block s's d1 and m1 their lane s, and w = d1 * q - m1. The vectors
+// of the super-block's later sub-blocks extract from the same decode.
 // CHECK-LABEL: func.func @decode_q4_k(
-// CHECK: arith.andi %{{.*}}, %c63_i32 : i32
-// CHECK: arith.uitofp %{{.*}} : i32 to f32
-// CHECK: arith.mulf %{{.*}} : f32
+// CHECK: %[[RAW:.*]] = vector.load %{{.*}} : memref<5328xi8, strided<[1], offset: ?>>, vector<16xi8>
+// CHECK: vector.shuffle %[[RAW]], %[[RAW]] [0, 1, 2, 3, 8, 9, 10, 11] : vector<16xi8>, vector<16xi8>
+// CHECK: %[[SCALES:.*]] = arith.mulf %{{.*}} : vector<8xf32>
+// CHECK: %[[MINS:.*]] = arith.mulf %{{.*}} : vector<8xf32>
+// CHECK: %[[D1:.*]] = vector.extract %[[SCALES]][0] : f32 from vector<8xf32>
+// CHECK: %[[M1:.*]] = vector.extract %[[MINS]][0] : f32 from vector<8xf32>
 // CHECK: arith.uitofp %{{.*}} : vector<{{.*}}xi8> to vector<{{.*}}xf32>
 // CHECK: arith.mulf
 // CHECK: arith.subf
 // CHECK: vector.fma
-// CHECK: arith.shrui %{{.*}}, %c6_i32 : i32
+// CHECK: vector.extract %[[SCALES]][7] : f32 from vector<8xf32>
+// CHECK: vector.extract %[[MINS]][7] : f32 from vector<8xf32>
 // CHECK: return
 func.func @decode_q4_k(%x: tensor<1x256xf32>, %w: tensor<5328xi8>) -> tensor<1x37xf32> {
   %y = attn.quantized_matmul %x, %w {format = #attn.quant<q4_k>} : (tensor<1x256xf32>, tensor<5328xi8>) -> tensor<1x37xf32>

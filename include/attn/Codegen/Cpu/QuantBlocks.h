@@ -138,6 +138,8 @@ public:
   /// and super-block (W = scale * code - min, the mins its second).
   IntPair decodeQ4KGroups(Value row, Value sb, int64_t g, int64_t count,
                           Value scales8);
+  /// The codes of decodeQ4KGroups alone.
+  Value decodeQ4KCodes(Value row, Value sb, int64_t g, int64_t count);
 
 private:
   Value idx(int64_t v);
@@ -185,9 +187,8 @@ private:
   Value decodeQ8_0(Value row, Value u, int64_t e);
   Value decodeQ4_0(Value row, Value u, int64_t e);
   Value decodeQ4_K(Value row, Value u, int64_t e);
-  /// q4_k's f32(d) * sc and f32(dmin) * m of sub-block `s` of the
-  /// super-block at byte `base`.
-  std::pair<Value, Value> loadQ4KScaleMin(Value base, int64_t s);
+  /// The first byte of q4_k super-block `sb` of a row.
+  Value getQ4KBase(Value row, Value sb);
   Value decodeQ6_K(Value row, Value u, int64_t e);
   Value decodeInt(Value row, Value u, int64_t e);
   /// The int8 schemes' per-lane scales and zero points of the vector at
