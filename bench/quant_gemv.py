@@ -5,16 +5,20 @@ weight bytes and weights read per second. Not a test.
 
   python3 bench/quant_gemv.py [--threads 1 2] [--repeat 50] [--rounds 3]
       [--shapes 5632x1024 1024x5632] [--mb 96] [--attn-run build/bin/attn-run]
-      [--cc cc] [--ymm-rows] [--weights q4_k q6_k] [--prefill 128 512]
+      [--cc cc] [--ymm-rows] [--weights q4_k q6_k] [--rows 8]
+      [--prefill 128 512]
 
-Each timed call multiplies one row by L distinct copies of the weight
+Each timed call multiplies one row (--rows R: R rows, a batch of R
+sequences' decode step) by L distinct copies of the weight
 (separate buffers, about --mb MiB in all: more than the L3, so that they
 stream from memory as a model's layers do) and returns the L results;
 GB/s = L x the weight's bytes / the median time of a call (attn-run
 --repeat), the fastest of --rounds interleaved rounds. The activations are bf16 (the results bf16, or f32 for the bf16
 GEMV, as the exporter's nn.Linear); q8_0 and q4_0 are llama.cpp's blocks,
 int4_sym has f16 scales per group of 128, q4_k and q6_k (the types of a
-Q4_K_M file) are random valid blocks. The rows marked "int8 act" are
+Q4_K_M file) are random valid blocks, int8_asym (`weights="int8"`,
+NNCF's INT8_ASYM) has one f32 scale and zero point per row. The rows
+marked "int8 act" are
 the same products compiled with --quantized-activations=int8 (integer dot
 products on a VNNI host; the f32 path, so the same numbers, elsewhere).
 With --ymm-rows, the int8 rows of the 4-bit and q8_0 weights are also
@@ -52,7 +56,8 @@ SCHEMES = [("bf16", None, None), ("q8_0", None, None), ("q8_0", None, "int8"),
            ("q4_0", None, None), ("q4_0", None, "int8"),
            ("int4_sym", 128, None), ("int4_sym", 128, "int8"),
            ("q4_k", None, None), ("q4_k", None, "int8"),
-           ("q6_k", None, None), ("q6_k", None, "int8")]
+           ("q6_k", None, None), ("q6_k", None, "int8"),
+           ("int8_asym", None, None), ("int8_asym", None, "int8")]
 
 
 def quant_module(qt, copies, rows=1):
@@ -71,9 +76,9 @@ def quant_module(qt, copies, rows=1):
             f"{body}  return {results} : {', '.join([y] * copies)}\n}}\n")
 
 
-def bf16_module(n, k, copies):
-    x, w, wt = f"tensor<1x{k}xbf16>", f"tensor<{n}x{k}xbf16>", f"tensor<{k}x{n}xbf16>"
-    acc = f"tensor<1x{n}xf32>"
+def bf16_module(n, k, copies, rows=1):
+    x, w, wt = f"tensor<{rows}x{k}xbf16>", f"tensor<{n}x{k}xbf16>", f"tensor<{k}x{n}xbf16>"
+    acc = f"tensor<{rows}x{n}xf32>"
     args = ", ".join(f"%w{i}: {w}" for i in range(copies))
     body = (f"  %z = arith.constant 0.0 : f32\n  %e = tensor.empty() : {acc}\n"
             f"  %i = linalg.fill ins(%z : f32) outs(%e : {acc}) -> {acc}\n")
@@ -117,7 +122,8 @@ def prepare(a, tmp, n, k, w, scheme, group, rng):
         nbytes = qt.nbytes
         np.save(npy, qt.data.view(np.int8))
     copies = max(1, math.ceil(a.mb * 2 ** 20 / nbytes))
-    module = bf16_module(n, k, copies) if scheme == "bf16" else quant_module(qt, copies)
+    module = (bf16_module(n, k, copies, a.rows) if scheme == "bf16"
+              else quant_module(qt, copies, a.rows))
     return module, npy, nbytes, copies
 
 
@@ -209,6 +215,9 @@ def main():
                         "GEMV table's baseline, is always timed)")
     p.add_argument("--prefill", type=int, nargs="+", default=None,
                    help="rows of the prefill products to time instead")
+    p.add_argument("--rows", type=int, default=1,
+                   help="input rows of the decode products (a batch of "
+                        "1-8 sequences' decode step)")
     a = p.parse_args()
     if a.prefill:
         prefill(a, np.random.default_rng(0))
@@ -228,7 +237,7 @@ def main():
         for shape in a.shapes:
             n, k = (int(d) for d in shape.split("x"))
             w = torch.from_numpy(rng.standard_normal((n, k)).astype(np.float32))
-            x = torch.from_numpy(rng.uniform(-1, 1, (1, k)).astype(np.float32))
+            x = torch.from_numpy(rng.uniform(-1, 1, (a.rows, k)).astype(np.float32))
             np.save(os.path.join(tmp, f"x_{k}.npy"),
                     x.to(torch.bfloat16).view(torch.int16).numpy().view(np.uint16))
             prepared = {}

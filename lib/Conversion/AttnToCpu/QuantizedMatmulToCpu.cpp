@@ -109,6 +109,15 @@ constexpr int64_t kQuantGemvMaxRows = 8;
 /// waking another).
 constexpr int64_t kQuantGemvParallelMinBytes = 1 << 16;
 
+/// The most bytes of per-row buffers (codes, block sums and scales) that an
+/// asymmetric weight's wide steps read per tile of input rows: 3 bytes per
+/// element and row (xq, and xinit and xdw's 4-byte lanes, 8 per block of
+/// 32). Past it the tile's rows no longer stay in L1 across the weight
+/// rows, and the 8-lane step (1.25 bytes per element) is faster (measured
+/// on Zen 4, 32 KiB L1: 8 rows of K = 5632, 135 KiB, 0.8x the 8-lane
+/// step's speed; 4 rows, 68 KiB, 1.17x).
+constexpr int64_t kQuantAsymWideMaxRowBytes = 96 << 10;
+
 /// The int8 activations of both products (llama.cpp's quantize_row_q8_0
 /// on x86): each row of the input quantized per block of 32 along K, scale
 /// d = max|x| / 127, codes round(x * (127 / max|x|)) to nearest even (0 for
@@ -247,7 +256,10 @@ public:
       if (dot && fullBytes && !dot->takesFullBytes())
         dot.reset();
       wide = dot && dot->isWide() &&
-             (q6 || q4k || QuantDecoder::hasIntPairs(weight));
+             (q6 || q4k ||
+              (QuantDecoder::hasIntPairs(weight) &&
+               (!weight.format.hasZeroPoints() ||
+                mr * weight.k * 3 <= kQuantAsymWideMaxRowBytes)));
       quad = wide && QuantDecoder::hasIntQuads(weight);
       rowScale = wide && !quad && !q6 && !q4k && !weight.format.isGguf() &&
                  weight.format.getGroup() == weight.k;

@@ -298,3 +298,19 @@ func.func @decode_int4_sym_g64(%x: tensor<1x128xbf16>, %w: tensor<2516xi8>) -> t
       : (tensor<1x128xbf16>, tensor<2516xi8>) -> tensor<1x37xbf16>
   return %y : tensor<1x37xbf16>
 }
+
+// -----
+
+// An asymmetric weight whose wide steps would read more than 96 KiB of
+// the input rows' buffers per tile (8 rows x K = 4160 x 3 bytes) keeps the
+// ymm step: those rows no longer stay in L1 across the weight rows.
+// WIDE-LABEL: func.func @decode_int8_asym_long(
+// WIDE-NOT: vpmaddwd
+// WIDE: llvm.inline_asm "vpdpbusd $2, $1, $0", "=v,v,v,0" %{{.*}} : (vector<32xi8>, vector<32xi8>, vector<8xi32>) -> vector<8xi32>
+// WIDE-NOT: vpmaddwd
+// WIDE: return
+func.func @decode_int8_asym_long(%x: tensor<8x4160xf32>, %w: tensor<8386xi8>) -> tensor<8x2xf32> {
+  %y = attn.quantized_matmul %x, %w {format = #attn.quant<int8_asym, group = 4160, scale = f32>}
+      : (tensor<8x4160xf32>, tensor<8386xi8>) -> tensor<8x2xf32>
+  return %y : tensor<8x2xf32>
+}
