@@ -36,10 +36,9 @@
 //   from a per-row vector of the two blocks' -offset * sum (written once
 //   with the quantized rows; for the asymmetric schemes the sums, times
 //   the weight row's two negated zero points per step in one vpmaddwd),
-//   converted to f32
-//   and accumulated times the two units' weight scales (lanes 0-7 and
-//   8-15) times the row's two block scales, also vectors written once per
-//   call. An int4_sym weight with K and group
+//   converted to f32 and accumulated times the two units' weight scales
+//   (lanes 0-7 and 8-15) times the row's two block scales, also vectors
+//   written once per call. An int4_sym weight with K and group
 //   multiples of 128 steps through four units: its 64 bytes of nibbles
 //   read once, the low nibbles times the rows' codes 0-15 of each block
 //   and the high nibbles times codes 16-31 (a copy of the rows in that
