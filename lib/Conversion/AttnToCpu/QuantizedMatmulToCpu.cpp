@@ -34,8 +34,8 @@
 //   one scale whose rows have an even number of units steps through two
 //   units at a time: one vpdpbusd of 64 codes and 64 activations started
 //   from a per-row vector of the two blocks' -offset * sum (written once
-//   with the quantized rows; for the asymmetric schemes the sums, times
-//   the weight row's two negated zero points per step in one vpmaddwd),
+//   with the quantized rows; for the asymmetric schemes -sum, times the
+//   weight row's two zero points per step in one vpmaddwd),
 //   converted to f32 and accumulated times the two units' weight scales
 //   (lanes 0-7 and 8-15) times the row's two block scales, also vectors
 //   written once per call. An int4_sym weight with K and group
@@ -317,7 +317,7 @@ private:
   /// The wide integer path's step over units u and u + 1: acc
   /// (vector<16xf32>, one per product) += f32(dot(codes, xq) + start) *
   /// (scales * xdw), start xinit, or for an asymmetric weight xinit times
-  /// the units' negated zero points.
+  /// the units' zero points.
   void accumulateIntPair(const Tile &t, Value u, SmallVectorImpl<Value> &acc);
   /// The wide integer path's step over units u .. u + 3 (u a multiple of
   /// 4) of an int4_sym weight (QuantDecoder::hasIntQuads): acc
@@ -359,7 +359,7 @@ private:
   Value xBuf, outBuf, m;
   Value xq, xd, xs;
   /// The wide path's per-lane row scales and starting dots: xdw[r, 8b + i]
-  /// = xd[r, b], xinit[r, 8b] = -offset * xs[r, b] (xs[r, b] for an
+  /// = xd[r, b], xinit[r, 8b] = -offset * xs[r, b] (-xs[r, b] for an
   /// asymmetric weight) and xinit[r, 8b + i] = 0 for 0 < i < 8.
   Value xdw, xinit;
   /// The quad path's input rows (accumulateIntQuad): xq4[r, 128q + 16j +
@@ -542,11 +542,15 @@ void QuantGemvLowering::writeLaneTerms(Value row, Value block, Value codes,
                          b, loc, sum,
                          arith::ConstantIntOp::create(b, loc, i32, -*offset)),
                      laneI, xinit);
-    else // The sum as the pair (sum, 0) of i16 (|sum| <= 32 * 127).
+    else // -sum as the pair (-sum, 0) of i16 (|sum| <= 32 * 127).
       storeFirstLane(
           arith::ExtUIOp::create(
               b, loc, i32,
-              arith::TruncIOp::create(b, loc, b.getI16Type(), sum)),
+              arith::TruncIOp::create(
+                  b, loc, b.getI16Type(),
+                  arith::SubIOp::create(
+                      b, loc, arith::ConstantIntOp::create(b, loc, i32, 0),
+                      sum))),
           laneI, xinit);
   }
 }
@@ -639,15 +643,6 @@ void QuantGemvLowering::accumulateIntPair(const Tile &t, Value u,
     w.push_back(decoder->decodeIntPair(add(t.c0, idx(c)), u));
   Value col = mul(u, idx(QuantDotKernel::kStepBytes));
   Value lane = mul(u, idx(QuantDotKernel::kAccLanes));
-  // Asymmetric weights: each weight row's negated zero points, which
-  // multiply the rows' sums (xinit) into the dots' start.
-  SmallVector<Value> negZeroPoints;
-  for (int64_t c = 0; c < t.cols && w[c].zeroPoints; ++c)
-    negZeroPoints.push_back(arith::SubIOp::create(
-        b, loc,
-        arith::ConstantOp::create(
-            b, loc, DenseElementsAttr::get(accType, b.getI32IntegerAttr(0))),
-        w[c].zeroPoints));
   for (int64_t r = 0; r < t.rows; ++r) {
     Value row = add(t.i0, idx(r));
     Value x = vector::LoadOp::create(
@@ -661,10 +656,10 @@ void QuantGemvLowering::accumulateIntPair(const Tile &t, Value u,
           rowScale ? d : arith::MulFOp::create(b, loc, w[c].scales, d);
       // sum_j (code_j - zp) * x_j = sum_j code_j * x_j - zp * sum_j x_j,
       // exact in i32 (|zp * sum| <= 255 * 32 * 127): -zp * sum is the
-      // product of the i16 pairs (sum, 0) and (-zp, *).
-      Value start = negZeroPoints.empty()
-                        ? init
-                        : dot->multiplyPairs(init, negZeroPoints[c]);
+      // product of the i16 pairs (-sum, 0) and (zp, 0).
+      Value start = w[c].zeroPoints
+                        ? dot->multiplyPairs(init, w[c].zeroPoints)
+                        : init;
       int64_t a = r * t.cols + c;
       acc[a] = addScaledDot(acc[a], start, w[c].codes, x, scales);
     }

@@ -120,22 +120,22 @@ func.func @decode_q8_0(%x: tensor<1x64xbf16>, %w: tensor<340xi8>) -> tensor<1x5x
 // CHECK: arith.extui %{{.*}} : i8 to i32
 // CHECK: llvm.inline_asm "vpdpbusd $2, $1, $0"
 // CHECK: return
-// The wide step: each pair's row sums (xinit, as pairs of i16: the sum
-// truncated and zero-extended) times the weight row's negated zero points
+// The wide step: each pair's negated row sums (xinit, as pairs of i16:
+// -sum truncated and zero-extended) times the weight row's zero points
 // (one per unit, in lanes 0-7 and 8-15) in one vpmaddwd, the dot started
 // from that; one group per row, so the steps scale by the input rows'
 // scales only and the weight row's scale multiplies each sum once.
 // WIDE-LABEL: func.func @decode_int8_asym(
-// WIDE: %[[SUM16:.*]] = arith.trunci %{{.*}} : i32 to i16
+// WIDE: %[[NEGSUM:.*]] = arith.subi %c0_i32, %{{.*}} : i32
+// WIDE: %[[SUM16:.*]] = arith.trunci %[[NEGSUM]] : i32 to i16
 // WIDE: arith.extui %[[SUM16]] : i16 to i32
 // WIDE: %[[ZP:.*]] = arith.extui %{{.*}} : i8 to i32
 // WIDE: %[[ZPS:.*]] = vector.broadcast %[[ZP]] : i32 to vector<8xi32>
 // WIDE: %[[PAIR:.*]] = vector.shuffle %[[ZPS]], %[[ZPS]] [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]
 // WIDE: %[[CODES:.*]] = vector.load %{{.*}} : memref<389xi8, strided<[1], offset: ?>>, vector<64xi8>
-// WIDE: %[[NEG:.*]] = arith.subi %{{.*}}, %[[PAIR]] : vector<16xi32>
 // WIDE: %[[X:.*]] = vector.load %{{.*}} : memref<3x64xi8>, vector<64xi8>
-// WIDE: %[[NEGPAIRS:.*]] = vector.bitcast %[[NEG]] : vector<16xi32> to vector<32xi16>
-// WIDE: %[[START:.*]] = llvm.inline_asm "vpmaddwd $2, $1, $0", "=v,v,v" %{{.*}}, %[[NEGPAIRS]] : (vector<32xi16>, vector<32xi16>) -> vector<16xi32>
+// WIDE: %[[ZPPAIRS:.*]] = vector.bitcast %[[PAIR]] : vector<16xi32> to vector<32xi16>
+// WIDE: %[[START:.*]] = llvm.inline_asm "vpmaddwd $2, $1, $0", "=v,v,v" %{{.*}}, %[[ZPPAIRS]] : (vector<32xi16>, vector<32xi16>) -> vector<16xi32>
 // WIDE: %[[DOT:.*]] = llvm.inline_asm "vpdpbusd $2, $1, $0", "=v,v,v,0" %[[CODES]], %[[X]], %[[START]] : (vector<64xi8>, vector<64xi8>, vector<16xi32>) -> vector<16xi32>
 // WIDE: %[[F:.*]] = arith.sitofp %[[DOT]] : vector<16xi32> to vector<16xf32>
 // WIDE-NOT: arith.mulf %{{.*}} : vector<16xf32>
